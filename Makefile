@@ -1,0 +1,51 @@
+# Steward — set-up, run and test. Every target installs what it needs first.
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install test lint typecheck unit demo serve worker run sandbox bench clean redis
+
+$(STAMP): pyproject.toml
+	@PYBIN=$$(scripts/find-python) || exit 1; \
+	  if [ ! -x $(PY) ]; then echo "creating $(VENV) with $$PYBIN"; "$$PYBIN" -m venv $(VENV) || exit 1; fi
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+redis:
+	@scripts/ensure-redis
+
+lint: install
+	$(VENV)/bin/ruff check bot handlers tests bench
+	$(VENV)/bin/ruff format --check bot handlers
+
+typecheck: install
+	$(VENV)/bin/mypy
+
+unit: install redis
+	$(PY) -m pytest
+
+test: lint typecheck unit
+
+demo: install redis
+	$(VENV)/bin/steward demo
+
+serve: install
+	$(VENV)/bin/steward serve
+
+worker: install
+	$(VENV)/bin/steward worker
+
+run: install
+	$(VENV)/bin/steward run
+
+sandbox: install
+	$(VENV)/bin/steward sandbox --port 8700 --user maintainer=maintainer-token --user steward-bot=bot-token
+
+bench: install redis
+	$(PY) bench/receiver.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
