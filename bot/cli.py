@@ -1,0 +1,168 @@
+"""The ``steward`` command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot import logs
+from bot.settings import Settings
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    settings = Settings()
+    overrides = {k: getattr(args, k) for k in ("host", "port") if getattr(args, k, None) is not None}
+    return settings.model_copy(update=overrides) if overrides else settings
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from bot.web import create_app
+
+    settings = _settings(args)
+    logs.configure(settings.log_level, settings.log_format)
+    uvicorn.run(
+        create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level,
+        access_log=False, timeout_graceful_shutdown=20,
+    )
+    return 0
+
+
+async def _worker_main(settings: Settings, burst: bool) -> None:
+    from bot.worker import create_worker
+
+    worker = create_worker(settings, burst=burst)
+    try:
+        await worker.async_run()
+    except asyncio.CancelledError:
+        pass
+    finally:
+        await worker.close()
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    logs.configure(settings.log_level, settings.log_format)
+    asyncio.run(_worker_main(settings, args.burst))
+    return 0
+
+
+async def run_all(settings: Settings) -> None:
+    """Receiver and worker in one process: small installs and the demo."""
+    import uvicorn
+
+    from bot.web import create_app
+    from bot.worker import create_worker
+
+    worker = create_worker(settings, handle_signals=False)
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level,
+            access_log=False, timeout_graceful_shutdown=20,
+        )
+    )
+    worker_task = asyncio.create_task(worker.async_run())
+    try:
+        await server.serve()
+    finally:
+        # Stop picking jobs, let running ones finish (arq re-queues what is cut off).
+        worker.handle_sig_wait_for_completion(signal.SIGTERM)
+        with contextlib.suppress(asyncio.CancelledError):
+            await worker_task
+        await worker.close()
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    logs.configure(settings.log_level, settings.log_format)
+    asyncio.run(run_all(settings))
+    return 0
+
+
+def _parse_users(pairs: Sequence[str]) -> dict[str, str]:
+    users: dict[str, str] = {}
+    for pair in pairs:
+        login, sep, token = pair.partition("=")
+        if not sep or not login or not token:
+            raise SystemExit(f"--user expects LOGIN=TOKEN, got {pair!r}")
+        users[login] = token
+    return users
+
+
+def cmd_sandbox(args: argparse.Namespace) -> int:
+    from bot.sandbox.server import run
+
+    logs.configure("info")
+    run(args.host or "127.0.0.1", args.port, _parse_users(args.user), args.state)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from bot.demo import main as demo_main
+
+    return demo_main(keep_running=args.keep)
+
+
+def cmd_refine(argv: list[str]) -> int:
+    module = importlib.import_module("handlers.bug_refinement.cli")
+    return int(module.main(argv))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="steward", description="Steward: a disciplined issue-to-fix workflow bot.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the webhook receiver")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.set_defaults(func=cmd_serve)
+
+    worker = sub.add_parser("worker", help="run a worker (several may share one Redis)")
+    worker.add_argument("--burst", action="store_true", help="exit once the queue is empty")
+    worker.set_defaults(func=cmd_worker)
+
+    run = sub.add_parser("run", help="receiver and worker in one process")
+    run.add_argument("--host")
+    run.add_argument("--port", type=int)
+    run.set_defaults(func=cmd_run)
+
+    sandbox = sub.add_parser("sandbox", help="run the local forge emulator")
+    sandbox.add_argument("--host", default="127.0.0.1")
+    sandbox.add_argument("--port", type=int, default=8700)
+    sandbox.add_argument("--state", type=Path, help="load and save the sandbox's state in this JSON file")
+    sandbox.add_argument("--user", action="append", default=[], metavar="LOGIN=TOKEN",
+                         help="a user and the token that authenticates as it (repeatable)")
+    sandbox.set_defaults(func=cmd_sandbox)
+
+    demo = sub.add_parser("demo", help="sandbox + receiver + worker + a scripted walk-through")
+    demo.add_argument("--keep", action="store_true", help="keep everything running after the walk-through")
+    demo.set_defaults(func=cmd_demo)
+
+    sub.add_parser("refine", help="refine a bug document (RA9): steward refine <bug-id | path> [--json]",
+                   add_help=False)
+    sub.add_parser("version", help="print the version")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "refine":
+        return cmd_refine(argv[1:])
+    if argv and argv[0] == "version":
+        from bot.version import steward_version
+
+        print(steward_version())
+        return 0
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""What a handler is given: the event, the forge port, settings and a few safe effects."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot import sticky
+from bot.commands import Command
+from bot.events import CommentSnapshot, Event
+from bot.forge import Forge, ReactionContent, RepoRef, User
+from bot.registry import Registry
+from bot.settings import HandlerSettings
+
+
+class CommandError(Exception):
+    """A failure the user caused (bad arguments, wrong state): answered in the thread."""
+
+
+@dataclass
+class EventContext:
+    event: Event
+    forge: Forge
+    me: User
+    settings: HandlerSettings
+    registry: Registry
+    log: Any
+    prefix: str = "steward"
+
+    @property
+    def repo(self) -> RepoRef:
+        if self.event.repo is None:
+            raise RuntimeError("this event names no repository")
+        return self.event.repo
+
+    @property
+    def number(self) -> int:
+        if self.event.issue is None:
+            raise RuntimeError("this event names no issue")
+        return self.event.issue.number
+
+    async def upsert_sticky(
+        self, kind: str, key: str, text: str, *, data: Any = None, number: int | None = None
+    ) -> sticky.UpsertResult:
+        result = await sticky.upsert(
+            self.forge,
+            self.repo,
+            self.number if number is None else number,
+            bot_login=self.me.login,
+            kind=kind,
+            key=key,
+            text=text,
+            data=data,
+        )
+        self.log.info("sticky comment", kind=kind, key=key, outcome=result.outcome)
+        return result
+
+
+@dataclass
+class CommandContext(EventContext):
+    command: Command = field(default=None)  # type: ignore[assignment]
+    comment: CommentSnapshot = field(default=None)  # type: ignore[assignment]
+    occurrence: int = 0
+    replied: bool = False
+
+    @property
+    def actor(self) -> str:
+        return self.comment.author
+
+    @property
+    def reply_key(self) -> str:
+        """Stable per command in its comment, so a replayed job edits instead of reposting."""
+        digest = hashlib.sha256(f"{self.command.name}\0{'\0'.join(self.command.args)}".encode()).hexdigest()[:10]
+        return f"{self.comment.id}-{digest}-{self.occurrence}"
+
+    async def reply(self, text: str) -> None:
+        await self.upsert_sticky("reply", self.reply_key, text)
+        self.replied = True
+
+    async def react(self, content: ReactionContent) -> None:
+        await self.forge.add_reaction(self.repo, self.comment.id, content)

@@ -1,0 +1,256 @@
+"""One forge-neutral ``Event`` and the normalisers that build it from webhook payloads.
+
+The receiver normalises before enqueueing, so a job carries a small, validated Event
+rather than a payload of up to 25 MiB, and handlers never see a payload dict.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, cast
+
+from bot.forge import ForgeKind, RepoRef
+
+EventName = Literal["issues", "issue_comment", "pull_request", "milestone", "push", "installation"]
+
+# What Steward handles, per forge event: the actions it accepts (None = any action).
+GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
+    "issues": frozenset(
+        {"opened", "edited", "labeled", "unlabeled", "closed", "reopened", "milestoned", "demilestoned"}
+    ),
+    "issue_comment": frozenset({"created", "edited", "deleted"}),
+    "pull_request": frozenset({"opened", "edited", "synchronize", "reopened", "closed", "labeled"}),
+    "milestone": frozenset({"created", "opened", "closed", "edited", "deleted"}),
+    "push": None,
+    "installation": None,
+}
+
+
+class Unhandled(Exception):
+    """The delivery is well-formed but Steward has nothing to do with it (answered 202 ignored)."""
+
+
+class MalformedPayload(Exception):
+    """The payload lacks fields that its event must have (answered 400)."""
+
+
+@dataclass(frozen=True)
+class IssueSnapshot:
+    number: int
+    title: str
+    body: str
+    state: str
+    author: str
+    labels: tuple[str, ...] = ()
+    milestone: int | None = None
+    is_pull_request: bool = False
+
+
+@dataclass(frozen=True)
+class CommentSnapshot:
+    id: int
+    body: str
+    author: str
+
+
+@dataclass(frozen=True)
+class MilestoneSnapshot:
+    number: int
+    title: str
+    state: str
+
+
+@dataclass(frozen=True)
+class Event:
+    forge: ForgeKind
+    delivery_id: str
+    name: EventName
+    action: str
+    sender: str
+    sender_is_bot: bool = False
+    repo: RepoRef | None = None
+    installation_id: int | None = None
+    issue: IssueSnapshot | None = None
+    comment: CommentSnapshot | None = None
+    # The body before an edit (issue or comment), when the forge says.
+    previous_body: str | None = None
+    # The label that changed on labeled/unlabeled. Gitea sends the whole set instead:
+    # then ``label`` is None and ``labels_are_full_set`` is True.
+    label: str | None = None
+    labels_are_full_set: bool = False
+    milestone: MilestoneSnapshot | None = None
+    ref: str | None = None
+    after: str | None = None
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def issue_key(self) -> str | None:
+        """A key naming the issue this event touches, for per-issue serialisation."""
+        if self.repo is None:
+            return None
+        if self.issue is not None:
+            return f"{self.forge}:{self.repo.full_name}#{self.issue.number}"
+        if self.milestone is not None:
+            return f"{self.forge}:{self.repo.full_name}%{self.milestone.number}"
+        return f"{self.forge}:{self.repo.full_name}"
+
+    @property
+    def kind(self) -> str:
+        return f"{self.name}.{self.action}" if self.action else self.name
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), separators=(",", ":"), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> Event:
+        data = json.loads(raw)
+        repo = data.pop("repo")
+        issue = data.pop("issue")
+        comment = data.pop("comment")
+        milestone = data.pop("milestone")
+        if issue is not None:
+            issue["labels"] = tuple(issue["labels"])
+        return cls(
+            repo=RepoRef(**repo) if repo else None,
+            issue=IssueSnapshot(**issue) if issue else None,
+            comment=CommentSnapshot(**comment) if comment else None,
+            milestone=MilestoneSnapshot(**milestone) if milestone else None,
+            **data,
+        )
+
+
+# --- GitHub -------------------------------------------------------------------------------------
+
+
+def _obj(payload: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = payload.get(key)
+    if not isinstance(value, Mapping):
+        raise MalformedPayload(f"the payload has no {key!r} object")
+    return value
+
+
+def _login(user: Any) -> str:
+    if isinstance(user, Mapping) and isinstance(user.get("login"), str):
+        return cast(str, user["login"])
+    return ""
+
+
+def _github_repo(payload: Mapping[str, Any]) -> RepoRef | None:
+    repo = payload.get("repository")
+    if not isinstance(repo, Mapping):
+        return None
+    full_name = repo.get("full_name")
+    if isinstance(full_name, str) and "/" in full_name:
+        return RepoRef.parse(full_name)
+    owner = _login(repo.get("owner"))
+    name = repo.get("name")
+    if owner and isinstance(name, str):
+        return RepoRef(owner, name)
+    raise MalformedPayload("the repository has no full_name")
+
+
+def _github_issue(raw: Mapping[str, Any], *, is_pr: bool = False) -> IssueSnapshot:
+    number = raw.get("number")
+    if not isinstance(number, int):
+        raise MalformedPayload("the issue has no number")
+    labels = tuple(
+        str(label["name"]) for label in raw.get("labels") or () if isinstance(label, Mapping) and "name" in label
+    )
+    milestone = raw.get("milestone")
+    return IssueSnapshot(
+        number=number,
+        title=str(raw.get("title") or ""),
+        body=str(raw.get("body") or ""),
+        state=str(raw.get("state") or "open"),
+        author=_login(raw.get("user")),
+        labels=labels,
+        milestone=milestone.get("number") if isinstance(milestone, Mapping) else None,
+        is_pull_request=is_pr or isinstance(raw.get("pull_request"), Mapping),
+    )
+
+
+def _github_milestone(raw: Any) -> MilestoneSnapshot | None:
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("number"), int):
+        return None
+    return MilestoneSnapshot(number=raw["number"], title=str(raw.get("title") or ""), state=str(raw.get("state")))
+
+
+def _previous_body(payload: Mapping[str, Any]) -> str | None:
+    changes = payload.get("changes")
+    if isinstance(changes, Mapping):
+        body = changes.get("body")
+        if isinstance(body, Mapping) and isinstance(body.get("from"), str):
+            return cast(str, body["from"])
+    return None
+
+
+def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
+    """Build an Event from a GitHub delivery, or raise Unhandled / MalformedPayload."""
+    if not isinstance(payload, Mapping):
+        raise MalformedPayload("the payload is not a JSON object")
+    if event_name not in GITHUB_HANDLED:
+        raise Unhandled(f"event {event_name!r} is not handled")
+    action = payload.get("action")
+    allowed = GITHUB_HANDLED[event_name]
+    if allowed is not None:
+        if not isinstance(action, str):
+            raise MalformedPayload(f"a {event_name} payload must have an action")
+        if action not in allowed:
+            raise Unhandled(f"action {event_name}.{action} is not handled")
+    sender = payload.get("sender")
+    installation = payload.get("installation")
+    common: dict[str, Any] = {
+        "forge": "github",
+        "delivery_id": delivery_id,
+        "name": event_name,
+        "action": action if isinstance(action, str) else "",
+        "sender": _login(sender),
+        "sender_is_bot": isinstance(sender, Mapping) and sender.get("type") == "Bot",
+        "repo": _github_repo(payload),
+        "installation_id": installation.get("id") if isinstance(installation, Mapping) else None,
+    }
+    if event_name in ("issues", "issue_comment", "pull_request") and common["repo"] is None:
+        raise MalformedPayload(f"a {event_name} payload must name its repository")
+    if event_name == "issues":
+        label = payload.get("label")
+        return Event(
+            **common,
+            issue=_github_issue(_obj(payload, "issue")),
+            previous_body=_previous_body(payload),
+            label=str(label["name"]) if isinstance(label, Mapping) and "name" in label else None,
+            milestone=_github_milestone(payload.get("milestone")),
+        )
+    if event_name == "issue_comment":
+        raw = _obj(payload, "comment")
+        if not isinstance(raw.get("id"), int):
+            raise MalformedPayload("the comment has no id")
+        comment = CommentSnapshot(id=raw["id"], body=str(raw.get("body") or ""), author=_login(raw.get("user")))
+        return Event(
+            **common,
+            issue=_github_issue(_obj(payload, "issue")),
+            comment=comment,
+            previous_body=_previous_body(payload),
+        )
+    if event_name == "pull_request":
+        label = payload.get("label")
+        return Event(
+            **common,
+            issue=_github_issue(_obj(payload, "pull_request"), is_pr=True),
+            previous_body=_previous_body(payload),
+            label=str(label["name"]) if isinstance(label, Mapping) and "name" in label else None,
+        )
+    if event_name == "milestone":
+        milestone = _github_milestone(_obj(payload, "milestone"))
+        if milestone is None:
+            raise MalformedPayload("the milestone has no number")
+        return Event(**common, milestone=milestone)
+    if event_name == "push":
+        ref = payload.get("ref")
+        if not isinstance(ref, str):
+            raise MalformedPayload("a push payload must have a ref")
+        after = payload.get("after")
+        return Event(**common, ref=ref, after=after if isinstance(after, str) else None)
+    # installation
+    return Event(**common)

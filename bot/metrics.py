@@ -1,0 +1,49 @@
+"""Prometheus metrics. Label values are closed sets or names: never a secret or a body."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+DELIVERIES = Counter(
+    "steward_deliveries",
+    "Webhook deliveries received, by forge, event and outcome",
+    ["forge", "event", "outcome"],
+    registry=REGISTRY,
+)
+ENQUEUE_SECONDS = Histogram(
+    "steward_enqueue_seconds",
+    "Time from receiving a delivery to its job being durably enqueued",
+    ["forge"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+    registry=REGISTRY,
+)
+JOBS = Counter(
+    "steward_jobs",
+    "Jobs run by the worker, by handler and outcome",
+    ["handler", "outcome"],
+    registry=REGISTRY,
+)
+FORGE_CALLS = Counter(
+    "steward_forge_calls",
+    "HTTP calls made to a forge, by forge, method and status",
+    ["forge", "method", "status"],
+    registry=REGISTRY,
+)
+BUDGET_WAITS = Counter(
+    "steward_budget_waits",
+    "Times a worker waited for write budget",
+    ["forge"],
+    registry=REGISTRY,
+)
+BUDGET_WAIT_SECONDS = Counter(
+    "steward_budget_wait_seconds",
+    "Seconds spent waiting for write budget",
+    ["forge"],
+    registry=REGISTRY,
+)
+
+
+def render() -> bytes:
+    return generate_latest(REGISTRY)

@@ -1,0 +1,86 @@
+"""Process settings, read from the environment (``STEWARD_*``).
+
+Secrets are ``SecretStr`` so they never print in a repr, a log line or an exception.
+Behaviour settings that handlers use (label names, permissions, limits) live in
+``HandlerSettings``: one typed object with defaults that the per-repository
+configuration file overrides later without the handlers changing.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+Permission = Literal["anyone", "author", "triage", "write", "maintain", "admin"]
+
+
+def _split_csv(value: object) -> object:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="STEWARD_", extra="ignore")
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    log_level: str = "info"
+    log_format: Literal["console", "json"] = "console"
+
+    github_api_url: str = "https://api.github.com"
+    github_token: SecretStr | None = None
+    github_app_id: str | None = None
+    github_private_key_path: Path | None = None
+    github_webhook_secrets: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
+
+    gitea_url: str | None = None
+    gitea_token: SecretStr | None = None
+    gitea_webhook_secrets: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
+
+    # The bot's own login; discovered from the forge when empty.
+    bot_login: str | None = None
+    # The name of the canonical command prefix: `/steward help`.
+    command_prefix: str = "steward"
+
+    max_body_bytes: int = 25 * 1024 * 1024
+    dedupe_ttl_seconds: int = 7 * 24 * 3600
+    http_timeout_seconds: float = 10.0
+
+    # Write budget for content-creating forge calls, per token or installation.
+    write_budget_per_minute: int = 80
+    write_budget_per_hour: int = 500
+    # Retry policy for forge calls.
+    retry_attempts: int = 5
+    retry_base_delay: float = 0.5
+    retry_max_delay: float = 60.0
+
+    # Worker
+    max_jobs: int = 10
+    job_timeout_seconds: int = 300
+    job_tries: int = 5
+
+    @field_validator("github_webhook_secrets", "gitea_webhook_secrets", mode="before")
+    @classmethod
+    def _csv(cls, value: object) -> object:
+        return _split_csv(value)
+
+
+class HandlerSettings(BaseModel):
+    """Behaviour settings for handlers; defaults here, per-repo overrides later."""
+
+    model_config = {"frozen": True}
+
+    command_permissions: dict[str, Permission] = Field(default_factory=dict)
+    label_colors: dict[str, str] = Field(default_factory=dict)
+    max_comment_chars: int = 60_000
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,148 @@
+"""The receiver (DESIGN §1): verify ▸ size limit ▸ parse ▸ normalise ▸ dedupe ▸ enqueue ▸ 202.
+
+It never calls the forge and never runs handler logic, so it answers well within the
+forges' delivery timeouts; it answers 2xx only once the job is durably in Redis.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from arq.connections import ArqRedis
+from redis.exceptions import RedisError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from bot import logs, metrics
+from bot.events import Event, MalformedPayload, Unhandled, normalise_github
+from bot.queue import enqueue_event, make_redis
+from bot.settings import Settings
+from bot.signatures import verify_github
+
+log = logs.get("steward.web")
+
+
+class TooLarge(Exception):
+    pass
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise TooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _answer(forge: str, event: str, outcome: str, status: int, content: dict[str, Any]) -> JSONResponse:
+    metrics.DELIVERIES.labels(forge, event or "-", outcome).inc()
+    return JSONResponse(content, status_code=status)
+
+
+class Receiver:
+    def __init__(self, settings: Settings, redis: ArqRedis) -> None:
+        self.settings = settings
+        self.redis = redis
+        self.github_secrets = [s.get_secret_value() for s in settings.github_webhook_secrets]
+
+    async def github(self, request: Request) -> Response:
+        started = time.perf_counter()
+        event_name = request.headers.get("x-github-event", "")
+        delivery = request.headers.get("x-github-delivery", "")
+        if not event_name or not delivery:
+            return _answer("github", event_name, "bad_request", 400,
+                           {"error": "missing X-GitHub-Event or X-GitHub-Delivery header"})
+        try:
+            body = await read_body(request, self.settings.max_body_bytes)
+        except TooLarge:
+            return _answer("github", event_name, "too_large", 413,
+                           {"error": f"body larger than {self.settings.max_body_bytes} bytes"})
+        if not self.github_secrets:
+            log.error("github delivery refused: no webhook secret configured", delivery=delivery)
+            return _answer("github", event_name, "bad_signature", 401,
+                           {"error": "no webhook secret is configured (STEWARD_GITHUB_WEBHOOK_SECRETS)"})
+        if not verify_github(body, request.headers.get("x-hub-signature-256"), self.github_secrets):
+            return _answer("github", event_name, "bad_signature", 401,
+                           {"error": "missing or wrong X-Hub-Signature-256"})
+        try:
+            payload = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _answer("github", event_name, "bad_request", 400, {"error": "the body is not valid JSON"})
+        if event_name == "ping":
+            return _answer("github", event_name, "ping", 200, {"pong": True})
+        try:
+            event = normalise_github(event_name, delivery, payload)
+        except Unhandled as exc:
+            return _answer("github", event_name, "ignored", 202, {"ignored": str(exc)})
+        except MalformedPayload as exc:
+            return _answer("github", event_name, "bad_request", 400, {"error": str(exc)})
+        return await self._enqueue(event, started)
+
+    async def gitea(self, request: Request) -> Response:
+        # Gitea/Forgejo deliveries arrive with the "Gitea parity" work; refuse clearly until then.
+        return _answer("gitea", request.headers.get("x-gitea-event", ""), "unsupported", 501,
+                       {"error": "Gitea webhooks are not supported by this version of Steward yet"})
+
+    async def _enqueue(self, event: Event, started: float) -> Response:
+        bot_login = self.settings.bot_login
+        if bot_login and event.sender.casefold() == bot_login.casefold():
+            return _answer(event.forge, event.name, "ignored", 202, {"ignored": "sent by Steward itself"})
+        try:
+            result = await enqueue_event(self.redis, event, dedupe_ttl=self.settings.dedupe_ttl_seconds)
+        except (RedisError, OSError) as exc:
+            log.error("cannot enqueue: Redis unavailable", delivery=event.delivery_id, error=type(exc).__name__)
+            return _answer(event.forge, event.name, "unavailable", 503,
+                           {"error": "the queue is unavailable; redeliver later"})
+        metrics.ENQUEUE_SECONDS.labels(event.forge).observe(time.perf_counter() - started)
+        if result.outcome == "duplicate":
+            return _answer(event.forge, event.name, "duplicate", 200, {"duplicate": True})
+        log.info("delivery enqueued", delivery=event.delivery_id, kind=event.kind, job=result.job_id)
+        return _answer(event.forge, event.name, "accepted", 202, {"job": result.job_id})
+
+    async def healthz(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def readyz(self, request: Request) -> Response:
+        try:
+            await self.redis.ping()
+        except (RedisError, OSError):
+            return JSONResponse({"status": "unavailable", "redis": "unreachable"}, status_code=503)
+        return JSONResponse({"status": "ok", "redis": "ok"})
+
+    async def metrics(self, request: Request) -> Response:
+        return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+def create_app(settings: Settings, redis_factory: Callable[[], ArqRedis] | None = None) -> Starlette:
+    redis = redis_factory() if redis_factory else make_redis(settings.redis_url)
+    receiver = Receiver(settings, redis)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await redis.aclose()
+
+    app = Starlette(
+        routes=[
+            Route("/webhooks/github", receiver.github, methods=["POST"]),
+            Route("/webhooks/gitea", receiver.gitea, methods=["POST"]),
+            Route("/healthz", receiver.healthz, methods=["GET"]),
+            Route("/readyz", receiver.readyz, methods=["GET"]),
+            Route("/metrics", receiver.metrics, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.receiver = receiver
+    return app

@@ -1,0 +1,208 @@
+"""The arq worker: one job per delivery, dispatched to the registered handlers.
+
+- Jobs that touch the same issue never run at once: a Redis lock per issue. A job that
+  finds the lock taken waits briefly, then defers itself, so an event that arrives while
+  another runs is processed after it (no lost update) without holding a worker slot.
+- Forge failures: ``RateLimited`` defers the job until the limit resets; ``ForgeUnavailable``
+  (retries inside the call already spent) re-runs the job later with backoff, a bounded
+  number of times; anything else fails the job, logged with the delivery id and counted.
+- SIGTERM: in-flight jobs get ``job_completion_wait`` seconds to finish, then are cancelled
+  and re-queued by arq; handlers are idempotent, so a re-run writes nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import random
+import uuid
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, cast
+
+import httpx2
+from arq import Retry
+from arq.connections import ArqRedis
+from arq.worker import Worker, func
+
+from bot import logs, metrics
+from bot.budget import WriteBudget
+from bot.context import EventContext
+from bot.dispatch import dispatch
+from bot.events import Event
+from bot.forge import Forge, ForgeError, ForgeUnavailable, RateLimited, User
+from bot.forge.github import GitHubForges
+from bot.queue import JOB_FUNCTION, QUEUE_NAME, make_redis
+from bot.registry import Registry
+from bot.settings import HandlerSettings, Settings
+
+log = logs.get("steward.worker")
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+JOB_MAX_TRIES = 1000  # contention deferrals are not failures; failures are bounded separately
+
+
+def load_registry(module: str = "handlers") -> Registry:
+    registry = importlib.import_module(module).registry
+    if not isinstance(registry, Registry):
+        raise TypeError(f"{module}.registry is not a bot.registry.Registry")
+    return registry
+
+
+@dataclass
+class Runtime:
+    """What every job shares in one process."""
+
+    settings: Settings
+    redis: ArqRedis
+    http: httpx2.AsyncClient
+    registry: Registry
+    github: GitHubForges | None = None
+    handler_settings: HandlerSettings = field(default_factory=HandlerSettings)
+
+    async def forge_for(self, event: Event) -> Forge:
+        if event.forge == "github":
+            if self.github is None:
+                raise ForgeError("GitHub is not configured (STEWARD_GITHUB_TOKEN or STEWARD_GITHUB_APP_ID)")
+            return await self.github.for_event(event.installation_id, event.repo)
+        raise ForgeError(f"forge {event.forge!r} is not configured")
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+
+def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None = None) -> Runtime:
+    http = httpx2.AsyncClient(
+        timeout=httpx2.Timeout(settings.http_timeout_seconds, connect=min(5.0, settings.http_timeout_seconds)),
+        limits=httpx2.Limits(max_connections=settings.max_jobs * 4, max_keepalive_connections=settings.max_jobs * 2),
+    )
+    budget = WriteBudget(
+        redis,
+        [(settings.write_budget_per_minute, 60.0), (settings.write_budget_per_hour, 3600.0)],
+    )
+    github = None
+    if settings.github_token or settings.github_app_id:
+        github = GitHubForges.from_settings(settings, http, budget)
+    return Runtime(settings, redis, http, registry or load_registry(), github)
+
+
+@asynccontextmanager
+async def issue_lock(redis: ArqRedis, key: str, *, ttl: float, wait: float) -> AsyncIterator[bool]:
+    """Hold the per-issue lock; yields False when it stayed taken for ``wait`` seconds."""
+    token = uuid.uuid4().hex
+    name = f"steward:lock:{key}"
+    deadline = asyncio.get_running_loop().time() + wait
+    acquired = False
+    while True:
+        if await redis.set(name, token, nx=True, px=int(ttl * 1000)):
+            acquired = True
+            break
+        if asyncio.get_running_loop().time() >= deadline:
+            break
+        await asyncio.sleep(0.02 + random.random() * 0.03)
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            await cast(Awaitable[Any], redis.eval(_RELEASE, 1, name, token))
+
+
+async def _failures(redis: ArqRedis, job_id: str) -> int:
+    key = f"steward:failures:{job_id}"
+    count = int(await redis.incr(key))
+    await redis.expire(key, 86400)
+    return count
+
+
+async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
+    runtime: Runtime = ctx["runtime"]
+    event = Event.from_json(raw_event)
+    job_id = str(ctx.get("job_id", ""))
+    jlog = log.bind(delivery=event.delivery_id, kind=event.kind, repo=str(event.repo), job=job_id)
+    try:
+        forge = await runtime.forge_for(event)
+        me: User = await forge.whoami()
+    except RateLimited as exc:
+        raise Retry(defer=exc.retry_after) from None
+    except ForgeError as exc:
+        return await _failed(runtime, job_id, jlog, "setup", exc)
+    if event.sender and event.sender.casefold() == me.login.casefold():
+        metrics.JOBS.labels("-", "own_event").inc()
+        return "ignored: sent by Steward itself"
+    key = event.issue_key or f"{event.forge}:global"
+    async with issue_lock(runtime.redis, key, ttl=runtime.settings.job_timeout_seconds + 30, wait=2.0) as got:
+        if not got:
+            metrics.JOBS.labels("-", "deferred_busy").inc()
+            raise Retry(defer=0.1 + random.random() * 0.4)
+        ectx = EventContext(
+            event=event,
+            forge=forge,
+            me=me,
+            settings=runtime.handler_settings,
+            registry=runtime.registry,
+            log=jlog,
+            prefix=runtime.settings.command_prefix,
+        )
+        try:
+            ran = await dispatch(ectx, prefix=runtime.settings.command_prefix)
+        except RateLimited as exc:
+            jlog.warning("rate limited; job deferred", retry_after=exc.retry_after)
+            metrics.JOBS.labels("-", "rate_limited").inc()
+            raise Retry(defer=exc.retry_after) from None
+        except ForgeUnavailable as exc:
+            failures = await _failures(runtime.redis, job_id)
+            if failures < runtime.settings.job_tries:
+                delay = min(60.0, 2.0**failures) * (0.5 + random.random() / 2)
+                jlog.warning("forge unavailable; job will run again", error=str(exc), failure=failures, defer=delay)
+                metrics.JOBS.labels("-", "retried").inc()
+                raise Retry(defer=delay) from None
+            return await _failed(runtime, job_id, jlog, "dispatch", exc)
+        except ForgeError as exc:
+            return await _failed(runtime, job_id, jlog, "dispatch", exc)
+    for name in ran:
+        metrics.JOBS.labels(name, "ok").inc()
+    jlog.info("event handled", handlers=ran)
+    return f"ok: {', '.join(ran) or 'nothing to do'}"
+
+
+async def _failed(runtime: Runtime, job_id: str, jlog: Any, stage: str, exc: Exception) -> str:
+    metrics.JOBS.labels(stage, "failed").inc()
+    jlog.error("job failed", stage=stage, error=str(exc), error_type=type(exc).__name__)
+    return f"failed: {type(exc).__name__}"
+
+
+def create_worker(
+    settings: Settings,
+    *,
+    handle_signals: bool = True,
+    registry: Registry | None = None,
+    burst: bool = False,
+) -> Worker:
+    redis = make_redis(settings.redis_url)
+    runtime = build_runtime(settings, redis, registry)
+
+    async def startup(ctx: dict[str, Any]) -> None:
+        ctx["runtime"] = runtime
+
+    async def shutdown(ctx: dict[str, Any]) -> None:
+        await runtime.aclose()
+
+    return Worker(
+        functions=[func(process_event, name=JOB_FUNCTION, max_tries=JOB_MAX_TRIES)],
+        redis_pool=redis,
+        queue_name=QUEUE_NAME,
+        on_startup=startup,
+        on_shutdown=shutdown,
+        poll_delay=0.05,
+        keep_result=60,
+        max_jobs=settings.max_jobs,
+        job_timeout=settings.job_timeout_seconds,
+        job_completion_wait=20,
+        handle_signals=handle_signals,
+        burst=burst,
+        health_check_interval=30,
+    )

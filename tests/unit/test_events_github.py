@@ -1,0 +1,92 @@
+"""The GitHub normaliser, on every octokit example of the events Steward handles."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.events import GITHUB_HANDLED, Event, MalformedPayload, Unhandled, normalise_github
+
+WEBHOOKS = Path(__file__).parent.parent / "fixtures" / "github" / "webhooks"
+
+
+def _examples(handled: bool) -> list[tuple[str, Path]]:
+    cases = []
+    for path in sorted(WEBHOOKS.glob("*/*.json")):
+        event = path.parent.name
+        action = json.loads(path.read_bytes()).get("action")
+        allowed = GITHUB_HANDLED.get(event, frozenset())
+        is_handled = event in GITHUB_HANDLED and (allowed is None or action in allowed)
+        if is_handled == handled:
+            cases.append((event, path))
+    return cases
+
+
+HANDLED = _examples(True)
+UNHANDLED = _examples(False)
+
+
+def test_every_handled_event_has_examples() -> None:
+    events = {event for event, _ in HANDLED}
+    assert {"issues", "issue_comment", "pull_request", "milestone", "push", "installation"} <= events
+
+
+@pytest.mark.parametrize(("event_name", "path"), HANDLED, ids=[f"{e}/{p.name}" for e, p in HANDLED])
+def test_handled_examples_normalise(event_name: str, path: Path) -> None:
+    payload = json.loads(path.read_bytes())
+    event = normalise_github(event_name, "d-1", payload)
+    assert event.forge == "github" and event.name == event_name
+    assert event.action == payload.get("action", "")
+    assert event.sender == payload["sender"]["login"]
+    assert event.sender_is_bot == (payload["sender"]["type"] == "Bot")
+    if "repository" in payload:
+        assert event.repo is not None and event.repo.full_name == payload["repository"]["full_name"]
+    if "installation" in payload:
+        assert event.installation_id == payload["installation"]["id"]
+    if event_name in ("issues", "issue_comment"):
+        assert event.issue is not None
+        assert event.issue.number == payload["issue"]["number"]
+        assert event.issue.body == (payload["issue"]["body"] or "")
+        assert event.issue.labels == tuple(label["name"] for label in payload["issue"]["labels"])
+        assert event.issue.is_pull_request == ("pull_request" in payload["issue"])
+    if event_name == "issue_comment":
+        assert event.comment is not None and event.comment.id == payload["comment"]["id"]
+        assert event.comment.body == payload["comment"]["body"]
+        if payload["action"] == "edited":
+            assert event.previous_body == payload["changes"]["body"]["from"]
+    if event_name == "issues" and payload["action"] in ("labeled", "unlabeled"):
+        assert event.label == payload["label"]["name"]
+    if event_name == "pull_request":
+        assert event.issue is not None and event.issue.is_pull_request
+    if event_name == "milestone":
+        assert event.milestone is not None and event.milestone.number == payload["milestone"]["number"]
+    if event_name == "push":
+        assert event.ref == payload["ref"] and event.after == payload["after"]
+    # The event survives the queue unchanged.
+    assert Event.from_json(event.to_json()) == event
+
+
+@pytest.mark.parametrize(("event_name", "path"), UNHANDLED, ids=[f"{e}/{p.name}" for e, p in UNHANDLED])
+def test_unhandled_examples_are_ignored_with_a_reason(event_name: str, path: Path) -> None:
+    with pytest.raises(Unhandled) as excinfo:
+        normalise_github(event_name, "d-1", json.loads(path.read_bytes()))
+    assert event_name in str(excinfo.value)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [[], "x", 3, None, {"action": "opened"}, {"action": "opened", "issue": "nope"},
+     {"action": "created", "issue": {"number": 1}, "comment": {}, "repository": {"full_name": "a/b"}}],
+)
+def test_malformed_payloads_are_refused(payload: object) -> None:
+    with pytest.raises(MalformedPayload):
+        normalise_github("issue_comment" if isinstance(payload, dict) and "comment" in payload else "issues",
+                         "d", payload)
+
+
+def test_issue_key_serialises_per_issue() -> None:
+    payload = json.loads((WEBHOOKS / "issue_comment" / "created.json").read_bytes())
+    event = normalise_github("issue_comment", "d", payload)
+    assert event.issue_key == f"github:{payload['repository']['full_name']}#{payload['issue']['number']}"

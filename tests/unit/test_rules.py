@@ -1,0 +1,126 @@
+"""Pure rules of the machinery: signatures, sticky data blocks, retry policy, permissions."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot import sticky
+from bot.forge import Comment
+from bot.forge.retry import RetryPolicy, classify, transport_error
+from bot.permissions import decide, who_may
+from bot.signatures import sign_sha256, verify_github
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+VECTORS = json.loads((FIXTURES / "github" / "signature-vectors.json").read_bytes())["vectors"]
+
+
+@pytest.mark.parametrize("vector", VECTORS)
+def test_githubs_documented_vector_verifies(vector: dict[str, str]) -> None:
+    body = vector["payload"].encode()
+    assert sign_sha256(vector["secret"], body) == vector["signature"]
+    assert verify_github(body, vector["x_hub_signature_256"], [vector["secret"]])
+    # Rotation: any configured secret may match.
+    assert verify_github(body, vector["x_hub_signature_256"], ["old-secret", vector["secret"]])
+
+
+@pytest.mark.parametrize("header", [None, "", "sha256=", "sha1=abc", "sha256=" + "0" * 64, "757107ea"])
+def test_wrong_or_missing_signatures_fail(header: str | None) -> None:
+    assert not verify_github(b"Hello, World!", header, ["It's a Secret to Everybody"])
+
+
+def test_no_secret_verifies_nothing() -> None:
+    assert not verify_github(b"x", "sha256=" + sign_sha256("s", b"x"), [])
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(json_values)
+def test_sticky_data_reads_back_exactly(data: object) -> None:
+    body = sticky.render("verdict", "42", "The verdict", data=data)
+    assert sticky.decode_data(body) == data
+    data_line = body.splitlines()[1]
+    # Nothing inside can close the HTML comment early.
+    assert "--" not in data_line[len("<!--") : -len("-->")]
+
+
+def test_sticky_find_ignores_markers_pasted_by_users() -> None:
+    body = sticky.render("verdict", "7", "approved")
+    comments = [Comment(1, "mallory", body), Comment(2, "steward-bot", body)]
+    found = sticky.find(comments, bot_login="steward-bot", kind="verdict", key="7")
+    assert found is not None and found.id == 2
+    assert sticky.find(comments[:1], bot_login="steward-bot", kind="verdict", key="7") is None
+
+
+def test_sticky_marker_refuses_unsafe_keys() -> None:
+    with pytest.raises(ValueError):
+        sticky.marker("reply", "x -->")
+
+
+POLICY = RetryPolicy(attempts=4, base_delay=0.5, max_delay=30)
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 504, 429])
+def test_server_errors_and_429_are_retried_with_backoff(status: int) -> None:
+    rng = random.Random(1)
+    delays = [classify(status, {}, attempt=n, policy=POLICY, now=0, rng=rng) for n in (1, 2, 3)]
+    assert all(d.action == "retry" for d in delays)
+    assert 0.25 <= delays[0].delay <= 0.5 and 0.5 <= delays[1].delay <= 1.0 and 1.0 <= delays[2].delay <= 2.0
+    assert classify(status, {}, attempt=4, policy=POLICY, now=0).action == "fail"
+
+
+def test_retry_after_is_honoured() -> None:
+    decision = classify(429, {"Retry-After": "1"}, attempt=1, policy=POLICY, now=0)
+    assert decision.action == "retry" and decision.delay == 1.0
+    secondary = classify(403, {"retry-after": "7"}, attempt=1, policy=POLICY, now=0)
+    assert secondary.action == "retry" and secondary.delay == 7.0
+
+
+def test_spent_primary_limit_waits_for_reset_or_defers_the_job() -> None:
+    soon = classify(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "110"}, attempt=1, policy=POLICY, now=100)
+    assert soon.action == "retry" and soon.delay == pytest.approx(11.0)
+    later = classify(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "4000"}, attempt=1, policy=POLICY,
+                     now=100)
+    assert later.action == "defer" and later.delay > POLICY.max_delay
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+def test_client_errors_are_not_retried(status: int) -> None:
+    assert classify(status, {}, attempt=1, policy=POLICY, now=0).action == "fail"
+
+
+def test_transport_errors_are_retried_a_bounded_number_of_times() -> None:
+    assert transport_error(1, POLICY).action == "retry"
+    assert transport_error(4, POLICY).action == "fail"
+
+
+@pytest.mark.parametrize(
+    ("permission", "actor", "level", "allowed"),
+    [
+        ("anyone", "x", "none", True),
+        ("author", "alice", "none", True),
+        ("author", "bob", "read", False),
+        ("author", "bob", "triage", True),
+        ("triage", "bob", "read", False),
+        ("triage", "bob", "triage", True),
+        ("write", "bob", "triage", False),
+        ("write", "bob", "admin", True),
+        ("maintain", "bob", "write", False),
+        ("admin", "bob", "maintain", False),
+        ("admin", "bob", "admin", True),
+    ],
+)
+def test_permission_rules(permission: str, actor: str, level: str, allowed: bool) -> None:
+    decision = decide(permission, actor=actor, author="alice", actor_level=level)  # type: ignore[arg-type]
+    assert decision.allowed is allowed
+    assert who_may(permission)  # type: ignore[arg-type]
