@@ -29,8 +29,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     logs.configure(settings.log_level, settings.log_format)
     uvicorn.run(
-        create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level,
-        access_log=False, timeout_graceful_shutdown=20,
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=False,
+        timeout_graceful_shutdown=20,
     )
     return 0
 
@@ -64,8 +68,12 @@ async def run_all(settings: Settings) -> None:
     worker = create_worker(settings, handle_signals=False)
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level,
-            access_log=False, timeout_graceful_shutdown=20,
+            create_app(settings),
+            host=settings.host,
+            port=settings.port,
+            log_level=settings.log_level,
+            access_log=False,
+            timeout_graceful_shutdown=20,
         )
     )
     worker_task = asyncio.create_task(worker.async_run())
@@ -116,7 +124,9 @@ def cmd_refine(argv: list[str]) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="steward", description="Steward: a disciplined issue-to-fix workflow bot.")
+    parser = argparse.ArgumentParser(
+        prog="steward", description="Steward: a disciplined issue-to-fix workflow bot."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the webhook receiver")
@@ -137,16 +147,22 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox.add_argument("--host", default="127.0.0.1")
     sandbox.add_argument("--port", type=int, default=8700)
     sandbox.add_argument("--state", type=Path, help="load and save the sandbox's state in this JSON file")
-    sandbox.add_argument("--user", action="append", default=[], metavar="LOGIN=TOKEN",
-                         help="a user and the token that authenticates as it (repeatable)")
+    sandbox.add_argument(
+        "--user",
+        action="append",
+        default=[],
+        metavar="LOGIN=TOKEN",
+        help="a user and the token that authenticates as it (repeatable)",
+    )
     sandbox.set_defaults(func=cmd_sandbox)
 
     demo = sub.add_parser("demo", help="sandbox + receiver + worker + a scripted walk-through")
     demo.add_argument("--keep", action="store_true", help="keep everything running after the walk-through")
     demo.set_defaults(func=cmd_demo)
 
-    sub.add_parser("refine", help="refine a bug document (RA9): steward refine <bug-id | path> [--json]",
-                   add_help=False)
+    sub.add_parser(
+        "refine", help="refine a bug document (RA9): steward refine <bug-id | path> [--json]", add_help=False
+    )
     sub.add_parser("version", help="print the version")
     return parser
 

@@ -71,7 +71,9 @@ class CommandContext(EventContext):
     @property
     def reply_key(self) -> str:
         """Stable per command in its comment, so a replayed job edits instead of reposting."""
-        digest = hashlib.sha256(f"{self.command.name}\0{'\0'.join(self.command.args)}".encode()).hexdigest()[:10]
+        digest = hashlib.sha256(f"{self.command.name}\0{'\0'.join(self.command.args)}".encode()).hexdigest()[
+            :10
+        ]
         return f"{self.comment.id}-{digest}-{self.occurrence}"
 
     async def reply(self, text: str) -> None:

@@ -156,7 +156,9 @@ def _github_issue(raw: Mapping[str, Any], *, is_pr: bool = False) -> IssueSnapsh
     if not isinstance(number, int):
         raise MalformedPayload("the issue has no number")
     labels = tuple(
-        str(label["name"]) for label in raw.get("labels") or () if isinstance(label, Mapping) and "name" in label
+        str(label["name"])
+        for label in raw.get("labels") or ()
+        if isinstance(label, Mapping) and "name" in label
     )
     milestone = raw.get("milestone")
     return IssueSnapshot(
@@ -174,7 +176,9 @@ def _github_issue(raw: Mapping[str, Any], *, is_pr: bool = False) -> IssueSnapsh
 def _github_milestone(raw: Any) -> MilestoneSnapshot | None:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("number"), int):
         return None
-    return MilestoneSnapshot(number=raw["number"], title=str(raw.get("title") or ""), state=str(raw.get("state")))
+    return MilestoneSnapshot(
+        number=raw["number"], title=str(raw.get("title") or ""), state=str(raw.get("state"))
+    )
 
 
 def _previous_body(payload: Mapping[str, Any]) -> str | None:
@@ -226,7 +230,9 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
         raw = _obj(payload, "comment")
         if not isinstance(raw.get("id"), int):
             raise MalformedPayload("the comment has no id")
-        comment = CommentSnapshot(id=raw["id"], body=str(raw.get("body") or ""), author=_login(raw.get("user")))
+        comment = CommentSnapshot(
+            id=raw["id"], body=str(raw.get("body") or ""), author=_login(raw.get("user"))
+        )
         return Event(
             **common,
             issue=_github_issue(_obj(payload, "issue")),

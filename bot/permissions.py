@@ -32,9 +32,7 @@ class Decision:
     actor_level: PermissionLevel
 
 
-def decide(
-    permission: Permission, *, actor: str, author: str, actor_level: PermissionLevel
-) -> Decision:
+def decide(permission: Permission, *, actor: str, author: str, actor_level: PermissionLevel) -> Decision:
     """The pure rule: may ``actor`` (with ``actor_level``) run a command needing ``permission``?"""
     if permission == "anyone":
         return Decision(True, actor_level)
@@ -44,9 +42,7 @@ def decide(
     return Decision(permission_at_least(actor_level, permission), actor_level)
 
 
-async def check(
-    forge: Forge, repo: RepoRef, permission: Permission, *, actor: str, author: str
-) -> Decision:
+async def check(forge: Forge, repo: RepoRef, permission: Permission, *, actor: str, author: str) -> Decision:
     if permission == "anyone":
         return Decision(True, "none")
     if permission == "author" and author and actor.casefold() == author.casefold():

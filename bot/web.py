@@ -62,20 +62,36 @@ class Receiver:
         event_name = request.headers.get("x-github-event", "")
         delivery = request.headers.get("x-github-delivery", "")
         if not event_name or not delivery:
-            return _answer("github", event_name, "bad_request", 400,
-                           {"error": "missing X-GitHub-Event or X-GitHub-Delivery header"})
+            return _answer(
+                "github",
+                event_name,
+                "bad_request",
+                400,
+                {"error": "missing X-GitHub-Event or X-GitHub-Delivery header"},
+            )
         try:
             body = await read_body(request, self.settings.max_body_bytes)
         except TooLarge:
-            return _answer("github", event_name, "too_large", 413,
-                           {"error": f"body larger than {self.settings.max_body_bytes} bytes"})
+            return _answer(
+                "github",
+                event_name,
+                "too_large",
+                413,
+                {"error": f"body larger than {self.settings.max_body_bytes} bytes"},
+            )
         if not self.github_secrets:
             log.error("github delivery refused: no webhook secret configured", delivery=delivery)
-            return _answer("github", event_name, "bad_signature", 401,
-                           {"error": "no webhook secret is configured (STEWARD_GITHUB_WEBHOOK_SECRETS)"})
+            return _answer(
+                "github",
+                event_name,
+                "bad_signature",
+                401,
+                {"error": "no webhook secret is configured (STEWARD_GITHUB_WEBHOOK_SECRETS)"},
+            )
         if not verify_github(body, request.headers.get("x-hub-signature-256"), self.github_secrets):
-            return _answer("github", event_name, "bad_signature", 401,
-                           {"error": "missing or wrong X-Hub-Signature-256"})
+            return _answer(
+                "github", event_name, "bad_signature", 401, {"error": "missing or wrong X-Hub-Signature-256"}
+            )
         try:
             payload = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError):
@@ -92,8 +108,13 @@ class Receiver:
 
     async def gitea(self, request: Request) -> Response:
         # Gitea/Forgejo deliveries arrive with the "Gitea parity" work; refuse clearly until then.
-        return _answer("gitea", request.headers.get("x-gitea-event", ""), "unsupported", 501,
-                       {"error": "Gitea webhooks are not supported by this version of Steward yet"})
+        return _answer(
+            "gitea",
+            request.headers.get("x-gitea-event", ""),
+            "unsupported",
+            501,
+            {"error": "Gitea webhooks are not supported by this version of Steward yet"},
+        )
 
     async def _enqueue(self, event: Event, started: float) -> Response:
         bot_login = self.settings.bot_login
@@ -102,9 +123,16 @@ class Receiver:
         try:
             result = await enqueue_event(self.redis, event, dedupe_ttl=self.settings.dedupe_ttl_seconds)
         except (RedisError, OSError) as exc:
-            log.error("cannot enqueue: Redis unavailable", delivery=event.delivery_id, error=type(exc).__name__)
-            return _answer(event.forge, event.name, "unavailable", 503,
-                           {"error": "the queue is unavailable; redeliver later"})
+            log.error(
+                "cannot enqueue: Redis unavailable", delivery=event.delivery_id, error=type(exc).__name__
+            )
+            return _answer(
+                event.forge,
+                event.name,
+                "unavailable",
+                503,
+                {"error": "the queue is unavailable; redeliver later"},
+            )
         metrics.ENQUEUE_SECONDS.labels(event.forge).observe(time.perf_counter() - started)
         if result.outcome == "duplicate":
             return _answer(event.forge, event.name, "duplicate", 200, {"duplicate": True})

@@ -16,9 +16,9 @@ import asyncio
 import importlib
 import random
 import uuid
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from collections.abc import AsyncIterator, Awaitable
 from typing import Any, cast
 
 import httpx2
@@ -77,8 +77,12 @@ class Runtime:
 
 def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None = None) -> Runtime:
     http = httpx2.AsyncClient(
-        timeout=httpx2.Timeout(settings.http_timeout_seconds, connect=min(5.0, settings.http_timeout_seconds)),
-        limits=httpx2.Limits(max_connections=settings.max_jobs * 4, max_keepalive_connections=settings.max_jobs * 2),
+        timeout=httpx2.Timeout(
+            settings.http_timeout_seconds, connect=min(5.0, settings.http_timeout_seconds)
+        ),
+        limits=httpx2.Limits(
+            max_connections=settings.max_jobs * 4, max_keepalive_connections=settings.max_jobs * 2
+        ),
     )
     budget = WriteBudget(
         redis,
@@ -157,7 +161,9 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
             failures = await _failures(runtime.redis, job_id)
             if failures < runtime.settings.job_tries:
                 delay = min(60.0, 2.0**failures) * (0.5 + random.random() / 2)
-                jlog.warning("forge unavailable; job will run again", error=str(exc), failure=failures, defer=delay)
+                jlog.warning(
+                    "forge unavailable; job will run again", error=str(exc), failure=failures, defer=delay
+                )
                 metrics.JOBS.labels("-", "retried").inc()
                 raise Retry(defer=delay) from None
             return await _failed(runtime, job_id, jlog, "dispatch", exc)

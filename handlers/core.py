@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from bot.context import CommandContext
+from dataclasses import replace
+
+from bot.context import CommandContext, EventContext
+from bot.events import IssueSnapshot
 from bot.permissions import who_may
+from bot.settings import Permission
 from bot.version import steward_version
 from handlers import registry
 
 
-def render_help(prefix: str, commands: list[tuple[str, str, str, str]]) -> str:
+def render_help(prefix: str, commands: list[tuple[str, str, str, Permission]]) -> str:
     """The help text, from (name, usage, help, permission) rows."""
     lines = [
         "**Steward commands**",
@@ -20,7 +24,7 @@ def render_help(prefix: str, commands: list[tuple[str, str, str, str]]) -> str:
         "|---|---|---|",
     ]
     for _name, usage, text, permission in sorted(commands):
-        lines.append(f"| `/{prefix} {usage}` | {text} | {who_may(permission)} |")  # type: ignore[arg-type]
+        lines.append(f"| `/{prefix} {usage}` | {text} | {who_may(permission)} |")
     return "\n".join(lines)
 
 
@@ -33,7 +37,51 @@ async def help_command(ctx: CommandContext) -> None:
     await ctx.reply(render_help(ctx.prefix, rows))
 
 
-@registry.command("ping", usage="ping", help="Check that Steward is listening; replies with its version.",
-                  permission="anyone")
+@registry.command(
+    "ping",
+    usage="ping",
+    help="Check that Steward is listening; replies with its version.",
+    permission="anyone",
+)
 async def ping_command(ctx: CommandContext) -> None:
     await ctx.reply(f"pong — Steward {steward_version()}")
+
+
+@registry.command(
+    "refresh",
+    usage="refresh",
+    help="Re-run Steward's checks on this issue now, from its current state.",
+    permission="triage",
+)
+async def refresh_command(ctx: CommandContext) -> None:
+    issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
+    snapshot = IssueSnapshot(
+        number=issue.number,
+        title=issue.title,
+        body=issue.body,
+        state=issue.state,
+        author=issue.author,
+        labels=issue.labels,
+        milestone=issue.milestone,
+        is_pull_request=issue.is_pull_request,
+    )
+    event = replace(
+        ctx.event, name="issues", action="edited", issue=snapshot, comment=None, previous_body=None
+    )
+    ran: list[str] = []
+    for spec in ctx.registry.handlers_for("issues", "edited"):
+        sub = EventContext(
+            event=event,
+            forge=ctx.forge,
+            me=ctx.me,
+            settings=ctx.settings,
+            registry=ctx.registry,
+            log=ctx.log,
+            prefix=ctx.prefix,
+        )
+        await spec.handler(sub)
+        ran.append(spec.handler.__name__)
+    if ran:
+        await ctx.reply(f"Re-checked this issue: ran {', '.join(f'`{name}`' for name in ran)}.")
+    else:
+        await ctx.reply("Re-checked this issue: no check applies to it yet.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import time
 from collections import OrderedDict
@@ -127,7 +128,11 @@ class _RetryingAPI(GitHubAPI):
         self, *, method: str, url: str, exception: gidgethub.HTTPException, attempt: int
     ) -> bool:
         decision = classify(
-            int(exception.status_code), exception.headers, attempt=attempt, policy=self.policy, now=time.time()
+            int(exception.status_code),
+            exception.headers,
+            attempt=attempt,
+            policy=self.policy,
+            now=time.time(),
         )
         if decision.action == "retry":
             await asyncio.sleep(decision.delay)
@@ -224,13 +229,19 @@ class GitHubForge:
 
     async def create_comment(self, repo: RepoRef, number: int, body: str) -> Comment:
         raw = await self._write(
-            "post", f"/repos/{repo.full_name}/issues/{number}/comments", f"comment on {repo}#{number}", {"body": body}
+            "post",
+            f"/repos/{repo.full_name}/issues/{number}/comments",
+            f"comment on {repo}#{number}",
+            {"body": body},
         )
         return _comment(raw)
 
     async def edit_comment(self, repo: RepoRef, comment_id: int, body: str) -> Comment:
         raw = await self._write(
-            "patch", f"/repos/{repo.full_name}/issues/comments/{comment_id}", f"comment {comment_id}", {"body": body}
+            "patch",
+            f"/repos/{repo.full_name}/issues/comments/{comment_id}",
+            f"comment {comment_id}",
+            {"body": body},
         )
         return _comment(raw)
 
@@ -287,14 +298,12 @@ class GitHubForge:
         return tuple(item["name"] for item in raw)
 
     async def remove_label(self, repo: RepoRef, number: int, name: str) -> None:
-        try:
+        with contextlib.suppress(NotFound):
             await self._write(
                 "delete",
                 f"/repos/{repo.full_name}/issues/{number}/labels/{quote(name, safe='')}",
                 f"label {name!r} of {repo}#{number}",
             )
-        except NotFound:
-            pass
 
     # --- people and files ----------------------------------------------------------------------
 
@@ -319,7 +328,9 @@ class GitHubForge:
             return None
         if not isinstance(raw, Mapping) or raw.get("type", "file") != "file":
             return None
-        content = base64.b64decode(raw.get("content") or "") if raw.get("encoding", "base64") == "base64" else b""
+        content = (
+            base64.b64decode(raw.get("content") or "") if raw.get("encoding", "base64") == "base64" else b""
+        )
         return FileContent(path=raw.get("path") or path, content=content, sha=raw.get("sha") or "")
 
 
@@ -438,7 +449,9 @@ class GitHubForges:
                 return cached[0]
             api = self._api(token=None, budget_key=f"app:{self._app_id}")
             try:
-                raw = await api.post(f"/app/installations/{installation_id}/access_tokens", data=b"", jwt=self._app_jwt())
+                raw = await api.post(
+                    f"/app/installations/{installation_id}/access_tokens", data=b"", jwt=self._app_jwt()
+                )
             except gidgethub.GitHubException as exc:
                 raise _translate(exc, f"a token for installation {installation_id}") from None
             expires = datetime.fromisoformat(str(raw["expires_at"]).replace("Z", "+00:00")).timestamp()
@@ -459,7 +472,9 @@ class GitHubForges:
     async def for_event(self, installation_id: int | None, repo: RepoRef | None) -> GitHubForge:
         if self._token:
             if self._token_forge is None:
-                self._token_forge = GitHubForge(self._api(token=self._token, budget_key=_budget_key(self._token)))
+                self._token_forge = GitHubForge(
+                    self._api(token=self._token, budget_key=_budget_key(self._token))
+                )
             return self._token_forge
         if installation_id is None:
             if repo is None:

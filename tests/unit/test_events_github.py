@@ -77,13 +77,21 @@ def test_unhandled_examples_are_ignored_with_a_reason(event_name: str, path: Pat
 
 @pytest.mark.parametrize(
     "payload",
-    [[], "x", 3, None, {"action": "opened"}, {"action": "opened", "issue": "nope"},
-     {"action": "created", "issue": {"number": 1}, "comment": {}, "repository": {"full_name": "a/b"}}],
+    [
+        [],
+        "x",
+        3,
+        None,
+        {"action": "opened"},
+        {"action": "opened", "issue": "nope"},
+        {"action": "created", "issue": {"number": 1}, "comment": {}, "repository": {"full_name": "a/b"}},
+    ],
 )
 def test_malformed_payloads_are_refused(payload: object) -> None:
     with pytest.raises(MalformedPayload):
-        normalise_github("issue_comment" if isinstance(payload, dict) and "comment" in payload else "issues",
-                         "d", payload)
+        normalise_github(
+            "issue_comment" if isinstance(payload, dict) and "comment" in payload else "issues", "d", payload
+        )
 
 
 def test_issue_key_serialises_per_issue() -> None:

@@ -87,10 +87,13 @@ def test_retry_after_is_honoured() -> None:
 
 
 def test_spent_primary_limit_waits_for_reset_or_defers_the_job() -> None:
-    soon = classify(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "110"}, attempt=1, policy=POLICY, now=100)
+    soon = classify(
+        403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "110"}, attempt=1, policy=POLICY, now=100
+    )
     assert soon.action == "retry" and soon.delay == pytest.approx(11.0)
-    later = classify(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "4000"}, attempt=1, policy=POLICY,
-                     now=100)
+    later = classify(
+        403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "4000"}, attempt=1, policy=POLICY, now=100
+    )
     assert later.action == "defer" and later.delay > POLICY.max_delay
 
 

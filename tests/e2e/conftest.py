@@ -1,0 +1,98 @@
+"""End-to-end fixtures: the sandbox forge, and a Steward (receiver + worker) wired to it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from bot.sandbox.server import SandboxServer
+from bot.settings import Settings
+from bot.web import create_app
+from tests.e2e.stack import SECRET, ForgeUser, ThreadedServer, ThreadedWorker, settle
+
+USERS = {
+    "maintainer": "tok-maintainer",
+    "triager": "tok-triager",
+    "outsider": "tok-outsider",
+    "steward-bot": "tok-bot",
+}
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> Iterator[SandboxServer]:
+    with SandboxServer(USERS) as server:
+        yield server
+
+
+@dataclass
+class Steward:
+    sandbox: SandboxServer
+    redis_url: str
+    receiver: ThreadedServer
+    workers: list[ThreadedWorker]
+    settings: Settings
+    maintainer: ForgeUser
+    triager: ForgeUser
+    outsider: ForgeUser
+    bot: ForgeUser
+
+    def new_repo(self) -> str:
+        repo = self.maintainer.create_repo()
+        self.maintainer.add_collaborator(repo, "steward-bot", "push")
+        self.maintainer.add_collaborator(repo, "triager", "triage")
+        self.maintainer.add_hook(repo, f"{self.receiver.url}/webhooks/github")
+        self.settle()
+        return repo
+
+    def settle(self, timeout: float = 30.0) -> None:
+        settle(self.sandbox.url, self.redis_url, timeout)
+
+    def faults(self, *faults: dict[str, Any]) -> None:
+        for fault in faults:
+            self.maintainer.client.post(f"{self.sandbox.url}/_sandbox/faults", json=fault).raise_for_status()
+
+    def bot_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        return [c for c in self.maintainer.comments(repo, number) if c["user"]["login"] == "steward-bot"]
+
+
+def make_settings(sandbox_url: str, redis_url: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "redis_url": redis_url,
+        "github_api_url": sandbox_url,
+        "github_token": "tok-bot",
+        "github_webhook_secrets": SECRET,
+        "write_budget_per_minute": 10_000,
+        "write_budget_per_hour": 100_000,
+        "retry_base_delay": 0.05,
+        "retry_max_delay": 5.0,
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+@pytest.fixture
+def steward(sandbox: SandboxServer, redis_url: str, request: pytest.FixtureRequest) -> Iterator[Steward]:
+    marker = request.node.get_closest_marker("settings")
+    settings = make_settings(sandbox.url, redis_url, **(marker.kwargs if marker else {}))
+    receiver = ThreadedServer(create_app(settings)).start()
+    worker = ThreadedWorker(settings).start()
+    users = {login: ForgeUser(sandbox.url, login, token) for login, token in USERS.items()}
+    sandbox.maintainer_client = users["maintainer"].client  # type: ignore[attr-defined]
+    users["maintainer"].client.delete("/_sandbox/faults")
+    yield Steward(
+        sandbox,
+        redis_url,
+        receiver,
+        [worker],
+        settings,
+        users["maintainer"],
+        users["triager"],
+        users["outsider"],
+        users["steward-bot"],
+    )
+    users["maintainer"].client.delete("/_sandbox/faults")
+    worker.stop()
+    receiver.stop()

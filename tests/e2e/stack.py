@@ -1,0 +1,155 @@
+"""Real parts for end-to-end tests: uvicorn receivers and arq workers in threads, users of the
+sandbox forge over HTTP, and polling helpers with deadlines (no sleeps to wait for work)."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import httpx2
+import redis
+
+from bot.runner import ThreadedServer, ThreadedWorker, free_port
+from bot.signatures import sign_sha256
+
+__all__ = ["ThreadedServer", "ThreadedWorker", "free_port"]
+
+T = TypeVar("T")
+SECRET = "e2e-webhook-secret"
+
+
+def wait_for[T](check: Callable[[], T | None], *, timeout: float = 20.0, what: str = "a condition") -> T:
+    """Poll ``check`` until it returns something truthy, or fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(delay)
+        delay = min(delay * 1.5, 0.2)
+
+
+class ForgeUser:
+    """Someone using the sandbox forge over its GitHub API."""
+
+    def __init__(self, base_url: str, login: str, token: str) -> None:
+        self.login = login
+        self.client = httpx2.Client(
+            base_url=base_url,
+            headers={"Authorization": f"token {token}", "Accept": "application/vnd.github+json"},
+            timeout=10,
+        )
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        expect: int | tuple[int, ...] = (200, 201, 202, 204),
+    ) -> Any:
+        response = self.client.request(method, path, json=body)
+        wanted = (expect,) if isinstance(expect, int) else expect
+        assert response.status_code in wanted, (
+            f"{method} {path}: {response.status_code} {response.text[:500]}"
+        )
+        return response.json() if response.content else None
+
+    def create_repo(self, name: str | None = None) -> str:
+        repo = self.call("POST", "/user/repos", {"name": name or f"repo-{uuid.uuid4().hex[:8]}"})
+        return str(repo["full_name"])
+
+    def add_collaborator(self, repo: str, login: str, permission: str) -> None:
+        self.call("PUT", f"/repos/{repo}/collaborators/{login}", {"permission": permission})
+
+    def add_hook(self, repo: str, url: str, secret: str = SECRET) -> int:
+        hook = self.call(
+            "POST",
+            f"/repos/{repo}/hooks",
+            {
+                "config": {"url": url, "content_type": "json", "secret": secret},
+                "events": ["*"],
+                "active": True,
+            },
+        )
+        return int(hook["id"])
+
+    def open_issue(self, repo: str, title: str, body: str = "", labels: list[str] | None = None) -> int:
+        issue = self.call(
+            "POST", f"/repos/{repo}/issues", {"title": title, "body": body, "labels": labels or []}
+        )
+        return int(issue["number"])
+
+    def comment(self, repo: str, number: int, body: str) -> int:
+        return int(self.call("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})["id"])
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
+        self.call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", {"body": body})
+
+    def comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            batch = self.call("GET", f"/repos/{repo}/issues/{number}/comments?per_page=100&page={page}")
+            out += batch
+            if len(batch) < 100:
+                return out
+            page += 1
+
+    def reactions(self, repo: str, comment_id: int) -> list[str]:
+        return [
+            r["content"] for r in self.call("GET", f"/repos/{repo}/issues/comments/{comment_id}/reactions")
+        ]
+
+
+def signed_delivery(
+    url: str,
+    event: str,
+    payload: bytes,
+    *,
+    delivery: str | None = None,
+    secret: str = SECRET,
+    client: httpx2.Client | None = None,
+) -> httpx2.Response:
+    headers = {
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+        "X-Hub-Signature-256": "sha256=" + sign_sha256(secret, payload),
+        "Content-Type": "application/json",
+    }
+    http = client or httpx2.Client(timeout=30)
+    return http.post(f"{url}/webhooks/github", content=payload, headers=headers)
+
+
+def queue_idle(redis_url: str) -> bool:
+    """No job queued or in progress."""
+    r = redis.Redis.from_url(redis_url)
+    try:
+        return r.zcard("steward:queue") == 0 and not r.keys("arq:in-progress:*")
+    finally:
+        r.close()
+
+
+def settle(sandbox_url: str, redis_url: str, timeout: float = 30.0) -> None:
+    """Wait until the sandbox has delivered everything and the workers have done everything,
+    twice in a row (a job's writes cause new deliveries)."""
+    http = httpx2.Client(base_url=sandbox_url, timeout=timeout + 5)
+
+    def quiet() -> bool:
+        idle = http.get("/_sandbox/deliveries/idle", params={"timeout": 5}).json().get("idle")
+        return bool(idle) and queue_idle(redis_url)
+
+    def twice() -> bool:
+        return quiet() and quiet()
+
+    wait_for(twice, timeout=timeout, what="deliveries and jobs to settle")
+
+
+def dumps(payload: Any) -> bytes:
+    return json.dumps(payload).encode()

@@ -1,0 +1,211 @@
+"""Steward end to end: the sandbox forge delivers signed webhooks to a real receiver, a real
+worker answers through gidgethub over HTTP. Each test asserts what a user would see."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import httpx2
+import pytest
+
+from tests.e2e.conftest import Steward
+from tests.e2e.stack import signed_delivery
+
+
+def replies(steward: Steward, repo: str, number: int) -> list[str]:
+    return [c["body"] for c in steward.bot_comments(repo, number)]
+
+
+def test_help_is_answered_once_with_every_command_and_who_may_run_it(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "Something is broken")
+    comment = steward.maintainer.comment(repo, number, "/steward help")
+    steward.settle()
+    bodies = replies(steward, repo, number)
+    assert len(bodies) == 1
+    assert "`/steward help`" in bodies[0] and "`/steward ping`" in bodies[0] and "anyone" in bodies[0]
+    assert "eyes" in steward.maintainer.reactions(repo, comment)
+
+
+def test_ping_replies_with_the_version(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "hello")
+    steward.outsider.comment(repo, number, "/ping")
+    steward.settle()
+    [body] = replies(steward, repo, number)
+    assert "pong — Steward" in body
+
+
+def test_a_replayed_delivery_gives_one_reply(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "replay me")
+    steward.maintainer.comment(repo, number, "/steward ping")
+    steward.settle()
+    deliveries = steward.maintainer.call(
+        "GET", f"{steward.sandbox.url}/_sandbox/deliveries?event=issue_comment"
+    )
+    mine = [d for d in deliveries if d["action"] == "created"][-1]
+    for _ in range(5):
+        steward.maintainer.call("POST", f"{steward.sandbox.url}/_sandbox/deliveries/{mine['id']}/redeliver")
+    steward.settle()
+    assert len(replies(steward, repo, number)) == 1
+
+
+def test_the_same_event_under_a_new_delivery_id_still_writes_nothing_new(steward: Steward) -> None:
+    """Idempotent handlers: even when dedupe cannot help (Redis flushed), a replay edits nothing."""
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "idempotent")
+    steward.maintainer.comment(repo, number, "/steward help")
+    steward.settle()
+    before = steward.bot_comments(repo, number)
+    deliveries = steward.maintainer.call(
+        "GET", f"{steward.sandbox.url}/_sandbox/deliveries?event=issue_comment"
+    )
+    mine = [d for d in deliveries if d["action"] == "created"][-1]
+    payload = steward.maintainer.call("GET", f"{steward.sandbox.url}/_sandbox/deliveries/{mine['id']}")[
+        "payload"
+    ]
+    signed_delivery(
+        steward.receiver.url, "issue_comment", json.dumps(payload).encode(), delivery=str(uuid.uuid4())
+    )
+    steward.settle()
+    after = steward.bot_comments(repo, number)
+    assert [(c["id"], c["body"], c["updated_at"]) for c in after] == [
+        (c["id"], c["body"], c["updated_at"]) for c in before
+    ]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "```\n/steward ping\n```",
+        "~~~\n/steward ping\n~~~",
+        "Try `/steward ping` to check.",
+        "> /steward ping",
+        "<!-- /steward ping -->",
+        "    /steward ping",
+    ],
+    ids=["fence", "tilde-fence", "inline-code", "quote", "html-comment", "indented-code"],
+)
+def test_commands_in_code_quotes_or_comments_do_nothing(steward: Steward, body: str) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "quoted")
+    comment = steward.maintainer.comment(repo, number, body)
+    steward.settle()
+    assert replies(steward, repo, number) == []
+    assert steward.maintainer.reactions(repo, comment) == []
+
+
+def test_an_edited_comment_runs_only_the_commands_it_added(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "edits")
+    comment = steward.maintainer.comment(repo, number, "/steward ping")
+    steward.settle()
+    assert len(replies(steward, repo, number)) == 1
+    steward.maintainer.edit_comment(repo, comment, "/steward ping\n\nfixed a typo")
+    steward.settle()
+    assert len(replies(steward, repo, number)) == 1
+    steward.maintainer.edit_comment(repo, comment, "/steward ping\n\n/steward help")
+    steward.settle()
+    bodies = replies(steward, repo, number)
+    assert len(bodies) == 2 and any("Steward commands" in b for b in bodies)
+
+
+def test_the_bots_own_comment_never_triggers_work(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "self")
+    comment = steward.bot.comment(repo, number, "/steward ping")
+    steward.settle()
+    assert [c["id"] for c in steward.bot_comments(repo, number)] == [comment]
+    assert steward.maintainer.reactions(repo, comment) == []
+
+
+def test_an_outsider_is_refused_with_who_may_run_it(steward: Steward) -> None:
+    from handlers import registry
+
+    @registry.command("e2e-secret", usage="e2e-secret", help="A test-only command.", permission="write")
+    async def secret(ctx) -> None:  # type: ignore[no-untyped-def]
+        await ctx.reply("secret ran")
+
+    try:
+        repo = steward.new_repo()
+        number = steward.maintainer.open_issue(repo, "perm")
+        comment = steward.outsider.comment(repo, number, "/steward e2e-secret")
+        steward.settle()
+        [body] = replies(steward, repo, number)
+        assert "@outsider" in body and "can only be run by people with write access or more" in body
+        assert "`none`" in body or "`read`" in body
+        assert "confused" in steward.maintainer.reactions(repo, comment)
+        steward.maintainer.comment(repo, number, "/steward e2e-secret")
+        steward.settle()
+        assert any(b.endswith("secret ran\n") or "secret ran" in b for b in replies(steward, repo, number))
+    finally:
+        registry.commands.pop("e2e-secret")
+
+
+def test_an_unknown_command_is_answered_with_the_closest_one(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "typo")
+    steward.maintainer.comment(repo, number, "/steward hlep")
+    steward.settle()
+    [body] = replies(steward, repo, number)
+    assert "I don't know the command `/steward hlep`" in body and "Did you mean `/steward help`?" in body
+
+
+def test_server_errors_are_retried_into_one_comment(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "flaky forge")
+    steward.faults(
+        {"method": "POST", "path": rf"/repos/{repo}/issues/{number}/comments$", "status": 500, "times": 2}
+    )
+    steward.maintainer.client.delete(f"{steward.sandbox.url}/_sandbox/requests")
+    steward.maintainer.comment(repo, number, "/steward ping")
+    steward.settle()
+    assert len(replies(steward, repo, number)) == 1
+
+
+def test_429_with_retry_after_waits_then_succeeds(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "rate limited")
+    steward.faults(
+        {
+            "method": "POST",
+            "path": rf"/repos/{repo}/issues/{number}/comments$",
+            "status": 429,
+            "times": 1,
+            "headers": {"Retry-After": "1"},
+        }
+    )
+    steward.maintainer.comment(repo, number, "/steward ping")
+    steward.settle()
+    assert len(replies(steward, repo, number)) == 1
+    log = steward.maintainer.call("GET", f"{steward.sandbox.url}/_sandbox/requests")
+    posts = [
+        r
+        for r in log
+        if r["method"] == "POST"
+        and r["path"] == f"/repos/{repo}/issues/{number}/comments"
+        and r["login"] == "steward-bot"
+    ]
+    assert [p["status"] for p in posts] == [429, 201]
+
+
+def test_fifty_deliveries_for_one_issue_are_each_answered_once(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "busy issue")
+    with httpx2.Client(
+        base_url=steward.sandbox.url, headers={"Authorization": "token tok-maintainer"}
+    ) as http:
+        ids = [
+            http.post(
+                f"/repos/{repo}/issues/{number}/comments", json={"body": f"/steward ping\n\nrun {i}"}
+            ).json()["id"]
+            for i in range(50)
+        ]
+    steward.settle(timeout=120)
+    bodies = replies(steward, repo, number)
+    assert len(bodies) == 50
+    markers = {b.splitlines()[0] for b in bodies}
+    assert len(markers) == 50, "each command has its own reply"
+    assert all(f"steward:reply:{i}-" in "".join(markers) for i in ids)
