@@ -56,7 +56,9 @@ def _settle(sandbox_url: str, redis_url: str, timeout: float = 60.0) -> None:
             if time.monotonic() > deadline:
                 raise RuntimeError("Steward did not finish within a minute")
             idle = http.get("/_sandbox/deliveries/idle", params={"timeout": 5}).json()["idle"]
-            jobs = client.zcard("steward:queue") + len(client.keys("arq:in-progress:*"))
+            queued = int(client.zcard("steward:queue"))  # type: ignore[arg-type]
+            running = len(list(client.scan_iter("arq:in-progress:*", count=1000)))
+            jobs = queued + running
             quiet_rounds = quiet_rounds + 1 if idle and not jobs else 0
             if quiet_rounds < 2:
                 time.sleep(0.05)
@@ -146,7 +148,8 @@ def main(*, keep_running: bool = False) -> int:
                 {"body": "Can the bot look again?\n\n/steward refresh"},
             )
             _say(
-                "4. @outsider (no access to the repository) commented `/steward refresh`, which needs triage access."
+                "4. @outsider (no access to the repository) commented `/steward refresh`, "
+                "which needs triage access."
             )
             _settle(sandbox.url, settings.redis_url)
             _say("5. Steward answered. The thread now reads:")
@@ -154,7 +157,8 @@ def main(*, keep_running: bool = False) -> int:
             deliveries = maintainer("GET", "/_sandbox/deliveries")
             codes = sorted({str(d["status_code"]) for d in deliveries})
             _say(
-                f"\n{len(deliveries)} signed webhook deliveries; receiver answered with HTTP {', '.join(codes)}."
+                f"\n{len(deliveries)} signed webhook deliveries; "
+                f"the receiver answered with HTTP {', '.join(codes)}."
             )
             if keep_running:
                 _say("Everything keeps running; press Ctrl-C to stop.")

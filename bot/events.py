@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal, cast
+
+import orjson
 
 from bot.forge import ForgeKind, RepoRef
 
@@ -101,7 +103,27 @@ class Event:
         return f"{self.name}.{self.action}" if self.action else self.name
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"), sort_keys=True)
+        # Hand-built rather than dataclasses.asdict: this runs once per delivery in the receiver.
+        data = {
+            "forge": self.forge,
+            "delivery_id": self.delivery_id,
+            "name": self.name,
+            "action": self.action,
+            "sender": self.sender,
+            "sender_is_bot": self.sender_is_bot,
+            "repo": {"owner": self.repo.owner, "name": self.repo.name} if self.repo else None,
+            "installation_id": self.installation_id,
+            "issue": self.issue.__dict__ if self.issue else None,
+            "comment": self.comment.__dict__ if self.comment else None,
+            "previous_body": self.previous_body,
+            "label": self.label,
+            "labels_are_full_set": self.labels_are_full_set,
+            "milestone": self.milestone.__dict__ if self.milestone else None,
+            "ref": self.ref,
+            "after": self.after,
+            "extra": dict(self.extra),
+        }
+        return orjson.dumps(data).decode()
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> Event:

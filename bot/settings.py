@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     max_jobs: int = 10
     job_timeout_seconds: int = 300
     job_tries: int = 5
+    # Serve the worker's own Prometheus metrics on this port (the receiver serves /metrics).
+    worker_metrics_port: int | None = None
 
     @field_validator("github_webhook_secrets", "gitea_webhook_secrets", mode="before")
     @classmethod

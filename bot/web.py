@@ -6,12 +6,12 @@ forges' delivery timeouts; it answers 2xx only once the job is durably in Redis.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import orjson
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 from starlette.applications import Starlette
@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from bot import logs, metrics
 from bot.events import Event, MalformedPayload, Unhandled, normalise_github
-from bot.queue import enqueue_event, make_redis
+from bot.queue import Enqueuer, make_redis
 from bot.settings import Settings
 from bot.signatures import verify_github
 
@@ -55,6 +55,7 @@ class Receiver:
     def __init__(self, settings: Settings, redis: ArqRedis) -> None:
         self.settings = settings
         self.redis = redis
+        self.enqueuer = Enqueuer(redis, dedupe_ttl=settings.dedupe_ttl_seconds)
         self.github_secrets = [s.get_secret_value() for s in settings.github_webhook_secrets]
 
     async def github(self, request: Request) -> Response:
@@ -93,8 +94,8 @@ class Receiver:
                 "github", event_name, "bad_signature", 401, {"error": "missing or wrong X-Hub-Signature-256"}
             )
         try:
-            payload = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            payload = orjson.loads(body)
+        except orjson.JSONDecodeError:
             return _answer("github", event_name, "bad_request", 400, {"error": "the body is not valid JSON"})
         if event_name == "ping":
             return _answer("github", event_name, "ping", 200, {"pong": True})
@@ -121,7 +122,7 @@ class Receiver:
         if bot_login and event.sender.casefold() == bot_login.casefold():
             return _answer(event.forge, event.name, "ignored", 202, {"ignored": "sent by Steward itself"})
         try:
-            result = await enqueue_event(self.redis, event, dedupe_ttl=self.settings.dedupe_ttl_seconds)
+            result = await self.enqueuer.enqueue(event)
         except (RedisError, OSError) as exc:
             log.error(
                 "cannot enqueue: Redis unavailable", delivery=event.delivery_id, error=type(exc).__name__

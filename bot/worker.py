@@ -25,6 +25,7 @@ import httpx2
 from arq import Retry
 from arq.connections import ArqRedis
 from arq.worker import Worker, func
+from prometheus_client import start_http_server
 
 from bot import logs, metrics
 from bot.budget import WriteBudget
@@ -193,6 +194,8 @@ def create_worker(
 
     async def startup(ctx: dict[str, Any]) -> None:
         ctx["runtime"] = runtime
+        if settings.worker_metrics_port:
+            start_http_server(settings.worker_metrics_port, registry=metrics.REGISTRY)
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         await runtime.aclose()

@@ -98,3 +98,11 @@ def test_issue_key_serialises_per_issue() -> None:
     payload = json.loads((WEBHOOKS / "issue_comment" / "created.json").read_bytes())
     event = normalise_github("issue_comment", "d", payload)
     assert event.issue_key == f"github:{payload['repository']['full_name']}#{payload['issue']['number']}"
+
+
+def test_the_queued_form_carries_every_field() -> None:
+    from dataclasses import fields
+
+    payload = json.loads((WEBHOOKS / "issues" / "labeled.json").read_bytes())
+    event = normalise_github("issues", "d", payload)
+    assert set(json.loads(event.to_json())) == {f.name for f in fields(Event)}

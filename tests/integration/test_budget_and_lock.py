@@ -1,0 +1,70 @@
+"""The write budget and the per-issue lock against a real Redis, shared by several clients."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from redis.asyncio import Redis
+
+from bot.budget import WriteBudget
+from bot.queue import make_redis
+from bot.worker import issue_lock
+
+
+async def test_the_budget_is_shared_and_a_writer_waits_for_it(redis_url: str) -> None:
+    first, second = Redis.from_url(redis_url), Redis.from_url(redis_url)
+    waits: list[float] = []
+    a = WriteBudget(first, [(3, 1.0)], on_wait=waits.append)
+    b = WriteBudget(second, [(3, 1.0)], on_wait=waits.append)
+    try:
+        assert [await a.try_take("tok") for _ in range(2)] == [0.0, 0.0]
+        assert await b.try_take("tok") == 0.0
+        # Three taken in this second by two clients: the fourth must wait, not fail.
+        assert await b.try_take("tok") > 0
+        assert await a.try_take("other-token") == 0.0, "budgets are per token"
+        started = time.monotonic()
+        waited = await b.take("tok")
+        assert waited > 0 and waits
+        assert time.monotonic() - started >= waited * 0.9
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
+async def test_the_tightest_window_decides(redis_url: str) -> None:
+    client = Redis.from_url(redis_url)
+    budget = WriteBudget(client, [(100, 1.0), (2, 30.0)])
+    try:
+        assert await budget.try_take("k") == 0.0
+        assert await budget.try_take("k") == 0.0
+        wait = await budget.try_take("k")
+        assert 25 < wait <= 30, "the hourly-style window holds even when the short one has room"
+    finally:
+        await client.aclose()
+
+
+async def test_one_issue_at_a_time(redis_url: str) -> None:
+    redis = make_redis(redis_url)
+    inside = 0
+    most = 0
+
+    async def job() -> None:
+        nonlocal inside, most
+        while True:
+            async with issue_lock(redis, "github:o/r#1", ttl=10, wait=0.5) as got:
+                if not got:
+                    continue
+                inside += 1
+                most = max(most, inside)
+                await asyncio.sleep(0.01)
+                inside -= 1
+                return
+
+    try:
+        await asyncio.gather(*(job() for _ in range(20)))
+        assert most == 1
+        async with issue_lock(redis, "github:o/r#2", ttl=10, wait=0) as got:
+            assert got, "another issue is not blocked"
+    finally:
+        await redis.aclose()
