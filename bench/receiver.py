@@ -35,9 +35,22 @@ REDIS_URL = os.environ.get("STEWARD_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14
 def start(app_spec: str, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", app_spec, "--host", "127.0.0.1", "--port", str(port),
-         "--no-access-log", "--log-level", "warning", *(["--factory"] if "factory" in app_spec else [])],
-        cwd=ROOT, env={**os.environ, **env},
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            app_spec,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-access-log",
+            "--log-level",
+            "warning",
+            *(["--factory"] if "factory" in app_spec else []),
+        ],
+        cwd=ROOT,
+        env={**os.environ, **env},
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 20
@@ -148,7 +161,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=6.0)
     args = parser.parse_args()
     redis.Redis.from_url(REDIS_URL).flushdb()
-    env = {"STEWARD_REDIS_URL": REDIS_URL, "STEWARD_GITHUB_WEBHOOK_SECRETS": SECRET, "STEWARD_LOG_LEVEL": "warning"}
+    env = {
+        "STEWARD_REDIS_URL": REDIS_URL,
+        "STEWARD_GITHUB_WEBHOOK_SECRETS": SECRET,
+        "STEWARD_LOG_LEVEL": "warning",
+    }
     results: dict[str, dict[str, float]] = {}
     for name, spec in (("bare", "bench.bare_app:app"), ("steward", "bench.receiver_app:app")):
         proc, url = start(spec, env)
@@ -163,11 +180,15 @@ def main() -> None:
     queued = redis.Redis.from_url(REDIS_URL).zcard("steward:queue")
     redis.Redis.from_url(REDIS_URL).flushdb()
     bare, steward = results["bare"], results["steward"]
-    print(f"{'endpoint':<10}{'deliveries/s':>14}{'p50 ms':>10}{'p99 ms':>10}   (latency at {args.rate:.0f}/s)")
+    print(
+        f"{'endpoint':<10}{'deliveries/s':>14}{'p50 ms':>10}{'p99 ms':>10}   (latency at {args.rate:.0f}/s)"
+    )
     for name, r in results.items():
         print(f"{name:<10}{r['rps']:>14.0f}{r['p50']:>10.2f}{r['p99']:>10.2f}")
     print(f"throughput ratio steward/bare: {steward['rps'] / bare['rps']:.2f}  (aim ≥ 0.35)")
-    print(f"p99 ratio steward/bare: {steward['p99'] / bare['p99']:.2f}; steward p99 {steward['p99']:.1f} ms (aim < 20)")
+    print(
+        f"p99 ratio steward/bare: {steward['p99'] / bare['p99']:.2f}; steward p99 {steward['p99']:.1f} ms (aim < 20)"
+    )
     print(f"jobs enqueued by the steward run: {queued}")
 
 

@@ -157,7 +157,13 @@ def test_server_errors_are_retried_into_one_comment(steward: Steward) -> None:
     repo = steward.new_repo()
     number = steward.maintainer.open_issue(repo, "flaky forge")
     steward.faults(
-        {"method": "POST", "path": rf"/repos/{repo}/issues/{number}/comments$", "status": 500, "times": 2}
+        {
+            "method": "POST",
+            "path": rf"/repos/{repo}/issues/{number}/comments$",
+            "status": 500,
+            "times": 2,
+            "login": "steward-bot",
+        }
     )
     steward.maintainer.client.delete(f"{steward.sandbox.url}/_sandbox/requests")
     steward.maintainer.comment(repo, number, "/steward ping")
@@ -175,6 +181,7 @@ def test_429_with_retry_after_waits_then_succeeds(steward: Steward) -> None:
             "status": 429,
             "times": 1,
             "headers": {"Retry-After": "1"},
+            "login": "steward-bot",
         }
     )
     steward.maintainer.comment(repo, number, "/steward ping")

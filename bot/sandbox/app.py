@@ -1,0 +1,46 @@
+"""Assembles the sandbox forge: state, runtime, middleware, the GitHub API and the admin API."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+
+from . import admin, github
+from .plumbing import ApiError, ApiMiddleware, api_error_handler, http_error_handler
+from .runtime import Sandbox
+from .state import SandboxState
+
+
+def create_app(users: dict[str, str], state_file: Path | None = None) -> Starlette:
+    """A sandbox forge where each `users` entry (login -> token) authenticates as that login.
+
+    With `state_file`, state is loaded from it when it exists and saved to it after every change."""
+    forge = (
+        SandboxState.load(state_file) if state_file is not None and state_file.exists() else SandboxState()
+    )
+    for login, token in users.items():
+        forge.add_token(login, token)
+    sandbox = Sandbox(forge, state_file)
+    sandbox.save()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await sandbox.deliverer.aclose()
+
+    app = Starlette(
+        routes=[*admin.routes(), *github.routes()],
+        middleware=[Middleware(ApiMiddleware, sandbox=sandbox)],
+        exception_handlers={ApiError: api_error_handler, HTTPException: http_error_handler},
+        lifespan=lifespan,
+    )
+    app.state.forge = forge
+    app.state.sandbox = sandbox
+    return app

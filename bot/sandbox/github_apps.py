@@ -1,0 +1,132 @@
+"""GitHub App endpoints: the app itself (JWT), its installations, and installation access tokens."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from .github_ctx import Ctx
+from .github_shapes import Shapes
+from .plumbing import ApiError, json_response, paginate
+from .state import App, Installation
+
+PERMISSIONS = {
+    "issues": "write",
+    "contents": "write",
+    "metadata": "read",
+    "pull_requests": "write",
+    "statuses": "write",
+    "checks": "write",
+}
+
+
+def _app(ctx: Ctx) -> App:
+    if ctx.who.app is None:
+        raise ApiError(401, ctx.who.error or "A JSON web token could not be decoded")
+    return ctx.who.app
+
+
+def installation_shape(shapes: Shapes, inst: Installation) -> dict[str, Any]:
+    app = shapes.forge.apps[inst.app_id]
+    owner = shapes.forge.user(inst.owner)
+    api = f"{shapes.base}/app/installations/{inst.id}"
+    return {
+        "id": inst.id,
+        "account": shapes.user(inst.owner),
+        "repository_selection": "selected",
+        "access_tokens_url": f"{api}/access_tokens",
+        "repositories_url": f"{shapes.base}/installation/repositories",
+        "html_url": f"{shapes.base}/settings/installations/{inst.id}",
+        "app_id": app.id,
+        "app_slug": app.slug,
+        "target_id": owner.id if owner else 0,
+        "target_type": "User",
+        "permissions": PERMISSIONS,
+        "events": ["issues", "issue_comment", "label", "milestone", "push", "pull_request"],
+        "created_at": inst.created_at,
+        "updated_at": inst.created_at,
+        "single_file_name": None,
+        "suspended_by": None,
+        "suspended_at": None,
+    }
+
+
+async def get_app(request: Request) -> Response:
+    ctx = Ctx(request)
+    app = _app(ctx)
+    installs = sum(1 for i in ctx.forge.installations.values() if i.app_id == app.id)
+    return json_response(request, {**ctx.shapes.app(app), "installations_count": installs})
+
+
+async def list_installations(request: Request) -> Response:
+    ctx = Ctx(request)
+    app = _app(ctx)
+    found = [i for i in ctx.forge.installations.values() if i.app_id == app.id]
+    chunk, headers = paginate(request, found)
+    return json_response(request, [installation_shape(ctx.shapes, i) for i in chunk], headers=headers)
+
+
+def _installation(ctx: Ctx, app: App) -> Installation:
+    inst = ctx.forge.installations.get(ctx.int_param("installation_id"))
+    if inst is None or inst.app_id != app.id:
+        raise ApiError(404, "Not Found")
+    return inst
+
+
+async def get_installation(request: Request) -> Response:
+    ctx = Ctx(request)
+    return json_response(request, installation_shape(ctx.shapes, _installation(ctx, _app(ctx))))
+
+
+async def repo_installation(request: Request) -> Response:
+    ctx = Ctx(request)
+    app = _app(ctx)
+    repo = ctx.forge.repo(ctx.param("owner"), ctx.param("repo"))
+    inst = ctx.forge.installation_for(repo) if repo is not None else None
+    if inst is None or inst.app_id != app.id:
+        raise ApiError(404, "Not Found")
+    return json_response(request, installation_shape(ctx.shapes, inst))
+
+
+async def create_access_token(request: Request) -> Response:
+    ctx = Ctx(request)
+    inst = _installation(ctx, _app(ctx))
+    expires = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    token = ctx.forge.issue_installation_token(inst, expires)
+    body = {
+        "token": token.token,
+        "expires_at": expires,
+        "permissions": PERMISSIONS,
+        "repository_selection": "selected",
+    }
+    return json_response(request, body, status=201)
+
+
+async def installation_repositories(request: Request) -> Response:
+    ctx = Ctx(request)
+    _ = ctx.login
+    token = ctx.who.token
+    inst = ctx.forge.installations.get(token.installation_id) if token and token.installation_id else None
+    if inst is None:
+        raise ApiError(403, "This endpoint requires an installation access token")
+    repos = [r for name in inst.repos if (r := ctx.forge.repo(inst.owner, name)) is not None]
+    chunk, headers = paginate(request, repos)
+    body = {"total_count": len(repos), "repositories": [ctx.shapes.repo(r, ctx.login) for r in chunk]}
+    return json_response(request, body, headers=headers)
+
+
+def routes(r: str) -> list[BaseRoute]:
+    return [
+        Route("/app", get_app, methods=["GET"]),
+        Route("/app/installations", list_installations, methods=["GET"]),
+        Route("/app/installations/{installation_id:int}", get_installation, methods=["GET"]),
+        Route(
+            "/app/installations/{installation_id:int}/access_tokens", create_access_token, methods=["POST"]
+        ),
+        Route("/installation/repositories", installation_repositories, methods=["GET"]),
+        Route(r + "/installation", repo_installation, methods=["GET"]),
+    ]

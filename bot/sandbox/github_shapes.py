@@ -1,0 +1,483 @@
+"""GitHub's JSON shapes for sandbox objects (REST responses and webhook payloads share them)."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+
+from . import gitmodel
+from .state import (
+    REACTIONS,
+    App,
+    Comment,
+    CommitStatus,
+    GitCommit,
+    Hook,
+    Issue,
+    Label,
+    Milestone,
+    Reaction,
+    Repo,
+    SandboxState,
+    Signature,
+    User,
+)
+
+
+def node_id(kind: str, ident: int | str) -> str:
+    return base64.b64encode(f"0:{kind}{ident}".encode()).decode()
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """Renders state as GitHub JSON, with URLs under the sandbox's own base URL."""
+
+    forge: SandboxState
+    base: str
+
+    # users --------------------------------------------------------------------------------------------
+
+    def user(self, login: str) -> dict[str, Any]:
+        user = self.forge.user(login) or User(id=0, login=login)
+        u = f"{self.base}/users/{user.login}"
+        return {
+            "login": user.login,
+            "id": user.id,
+            "node_id": node_id("User" if user.type != "Bot" else "Bot", user.id),
+            "avatar_url": f"{self.base}/avatars/{user.login}",
+            "gravatar_id": "",
+            "url": u,
+            "html_url": f"{self.base}/{user.login}",
+            "followers_url": f"{u}/followers",
+            "following_url": f"{u}/following{{/other_user}}",
+            "gists_url": f"{u}/gists{{/gist_id}}",
+            "starred_url": f"{u}/starred{{/owner}}{{/repo}}",
+            "subscriptions_url": f"{u}/subscriptions",
+            "organizations_url": f"{u}/orgs",
+            "repos_url": f"{u}/repos",
+            "events_url": f"{u}/events{{/privacy}}",
+            "received_events_url": f"{u}/received_events",
+            "type": user.type,
+            "site_admin": False,
+        }
+
+    def public_user(self, login: str) -> dict[str, Any]:
+        user = self.forge.user(login) or User(id=0, login=login)
+        return {
+            **self.user(login),
+            "name": user.name,
+            "email": user.email,
+            "company": None,
+            "blog": "",
+            "location": None,
+            "hireable": None,
+            "bio": None,
+            "twitter_username": None,
+            "public_repos": sum(1 for r in self.forge.repos.values() if r.owner == user.login),
+            "public_gists": 0,
+            "followers": 0,
+            "following": 0,
+            "created_at": user.created_at,
+            "updated_at": user.created_at,
+        }
+
+    # repositories -------------------------------------------------------------------------------------
+
+    def repo(self, repo: Repo, viewer: str | None = None) -> dict[str, Any]:
+        api = f"{self.base}/repos/{repo.full_name}"
+        html = f"{self.base}/{repo.full_name}"
+        open_count = sum(1 for i in repo.issues.values() if i.state == "open")
+        data: dict[str, Any] = {
+            "id": repo.id,
+            "node_id": node_id("Repository", repo.id),
+            "name": repo.name,
+            "full_name": repo.full_name,
+            "private": repo.private,
+            "owner": self.user(repo.owner),
+            "html_url": html,
+            "description": repo.description,
+            "fork": False,
+            "url": api,
+            "forks_url": f"{api}/forks",
+            "keys_url": f"{api}/keys{{/key_id}}",
+            "collaborators_url": f"{api}/collaborators{{/collaborator}}",
+            "teams_url": f"{api}/teams",
+            "hooks_url": f"{api}/hooks",
+            "issue_events_url": f"{api}/issues/events{{/number}}",
+            "events_url": f"{api}/events",
+            "assignees_url": f"{api}/assignees{{/user}}",
+            "branches_url": f"{api}/branches{{/branch}}",
+            "tags_url": f"{api}/tags",
+            "blobs_url": f"{api}/git/blobs{{/sha}}",
+            "git_tags_url": f"{api}/git/tags{{/sha}}",
+            "git_refs_url": f"{api}/git/refs{{/sha}}",
+            "trees_url": f"{api}/git/trees{{/sha}}",
+            "statuses_url": f"{api}/statuses/{{sha}}",
+            "languages_url": f"{api}/languages",
+            "stargazers_url": f"{api}/stargazers",
+            "contributors_url": f"{api}/contributors",
+            "subscribers_url": f"{api}/subscribers",
+            "subscription_url": f"{api}/subscription",
+            "commits_url": f"{api}/commits{{/sha}}",
+            "git_commits_url": f"{api}/git/commits{{/sha}}",
+            "comments_url": f"{api}/comments{{/number}}",
+            "issue_comment_url": f"{api}/issues/comments{{/number}}",
+            "contents_url": f"{api}/contents/{{+path}}",
+            "compare_url": f"{api}/compare/{{base}}...{{head}}",
+            "merges_url": f"{api}/merges",
+            "archive_url": f"{api}/{{archive_format}}{{/ref}}",
+            "downloads_url": f"{api}/downloads",
+            "issues_url": f"{api}/issues{{/number}}",
+            "pulls_url": f"{api}/pulls{{/number}}",
+            "milestones_url": f"{api}/milestones{{/number}}",
+            "notifications_url": f"{api}/notifications{{?since,all,participating}}",
+            "labels_url": f"{api}/labels{{/name}}",
+            "releases_url": f"{api}/releases{{/id}}",
+            "deployments_url": f"{api}/deployments",
+            "created_at": repo.created_at,
+            "updated_at": repo.updated_at,
+            "pushed_at": repo.pushed_at,
+            "git_url": f"{html}.git".replace("http://", "git://").replace("https://", "git://"),
+            "ssh_url": f"git@sandbox:{repo.full_name}.git",
+            "clone_url": f"{html}.git",
+            "svn_url": html,
+            "homepage": None,
+            "size": 0,
+            "stargazers_count": 0,
+            "watchers_count": 0,
+            "language": None,
+            "has_issues": True,
+            "has_projects": True,
+            "has_downloads": True,
+            "has_wiki": True,
+            "has_pages": False,
+            "forks_count": 0,
+            "mirror_url": None,
+            "archived": False,
+            "disabled": False,
+            "open_issues_count": open_count,
+            "license": None,
+            "forks": 0,
+            "open_issues": open_count,
+            "watchers": 0,
+            "default_branch": repo.default_branch,
+            "is_template": False,
+            "web_commit_signoff_required": False,
+            "topics": [],
+            "visibility": "private" if repo.private else "public",
+            "custom_properties": {},
+        }
+        if viewer is not None:
+            data["permissions"] = {
+                "admin": self.forge.can(repo, viewer, "admin"),
+                "maintain": self.forge.can(repo, viewer, "maintain"),
+                "push": self.forge.can(repo, viewer, "push"),
+                "triage": self.forge.can(repo, viewer, "triage"),
+                "pull": self.forge.can(repo, viewer, "pull"),
+            }
+        return data
+
+    def full_repo(self, repo: Repo, viewer: str | None) -> dict[str, Any]:
+        return {
+            **self.repo(repo, viewer),
+            "network_count": 0,
+            "subscribers_count": 0,
+            "allow_squash_merge": True,
+            "allow_merge_commit": True,
+            "allow_rebase_merge": True,
+            "allow_auto_merge": False,
+            "delete_branch_on_merge": False,
+            "allow_forking": True,
+        }
+
+    # issues and friends -------------------------------------------------------------------------------
+
+    def association(self, repo: Repo, login: str) -> str:
+        if login.casefold() == repo.owner.casefold():
+            return "OWNER"
+        if self.forge.role_of(repo, login) is not None:
+            return "COLLABORATOR"
+        return "NONE"
+
+    def reactions(self, url: str, reactions: list[Reaction]) -> dict[str, Any]:
+        rollup: dict[str, Any] = {"url": url, "total_count": len(reactions)}
+        for content in REACTIONS:
+            rollup[content] = sum(1 for r in reactions if r.content == content)
+        return rollup
+
+    def reaction(self, reaction: Reaction) -> dict[str, Any]:
+        return {
+            "id": reaction.id,
+            "node_id": node_id("Reaction", reaction.id),
+            "user": self.user(reaction.user),
+            "content": reaction.content,
+            "created_at": reaction.created_at,
+        }
+
+    def label(self, repo: Repo, label: Label) -> dict[str, Any]:
+        return {
+            "id": label.id,
+            "node_id": node_id("Label", label.id),
+            "url": f"{self.base}/repos/{repo.full_name}/labels/{label.name.replace(' ', '%20')}",
+            "name": label.name,
+            "color": label.color,
+            "default": label.default,
+            "description": label.description,
+        }
+
+    def milestone(self, repo: Repo, ms: Milestone) -> dict[str, Any]:
+        api = f"{self.base}/repos/{repo.full_name}/milestones/{ms.number}"
+        open_, closed = repo.milestone_counts(ms.number)
+        return {
+            "url": api,
+            "html_url": f"{self.base}/{repo.full_name}/milestone/{ms.number}",
+            "labels_url": f"{api}/labels",
+            "id": ms.id,
+            "node_id": node_id("Milestone", ms.id),
+            "number": ms.number,
+            "title": ms.title,
+            "description": ms.description,
+            "creator": self.user(ms.creator),
+            "open_issues": open_,
+            "closed_issues": closed,
+            "state": ms.state,
+            "created_at": ms.created_at,
+            "updated_at": ms.updated_at,
+            "due_on": ms.due_on,
+            "closed_at": ms.closed_at,
+        }
+
+    def app(self, app: App) -> dict[str, Any]:
+        owner = app.owner or next(iter(self.forge.users.values())).login
+        return {
+            "id": app.id,
+            "slug": app.slug,
+            "node_id": node_id("App", app.id),
+            "owner": self.user(owner),
+            "name": app.name,
+            "description": None,
+            "external_url": f"{self.base}/apps/{app.slug}",
+            "html_url": f"{self.base}/apps/{app.slug}",
+            "created_at": app.created_at,
+            "updated_at": app.created_at,
+            "permissions": {
+                "issues": "write",
+                "contents": "write",
+                "metadata": "read",
+                "pull_requests": "write",
+                "statuses": "write",
+                "checks": "write",
+            },
+            "events": ["issues", "issue_comment", "label", "milestone", "push", "pull_request"],
+        }
+
+    def _via_app(self, app_id: int | None) -> dict[str, Any] | None:
+        app = self.forge.apps.get(app_id) if app_id is not None else None
+        return self.app(app) if app is not None else None
+
+    def issue(self, repo: Repo, issue: Issue) -> dict[str, Any]:
+        api = f"{self.base}/repos/{repo.full_name}/issues/{issue.number}"
+        ms = repo.milestones.get(issue.milestone) if issue.milestone is not None else None
+        assignees = [self.user(a) for a in issue.assignees]
+        return {
+            "url": api,
+            "repository_url": f"{self.base}/repos/{repo.full_name}",
+            "labels_url": f"{api}/labels{{/name}}",
+            "comments_url": f"{api}/comments",
+            "events_url": f"{api}/events",
+            "html_url": f"{self.base}/{repo.full_name}/issues/{issue.number}",
+            "id": issue.id,
+            "node_id": node_id("Issue", issue.id),
+            "number": issue.number,
+            "title": issue.title,
+            "user": self.user(issue.user),
+            "labels": [self.label(repo, repo.labels[i]) for i in issue.label_ids if i in repo.labels],
+            "state": issue.state,
+            "locked": issue.locked,
+            "assignee": assignees[0] if assignees else None,
+            "assignees": assignees,
+            "milestone": self.milestone(repo, ms) if ms is not None else None,
+            "comments": sum(1 for c in repo.comments.values() if c.issue_number == issue.number),
+            "created_at": issue.created_at,
+            "updated_at": issue.updated_at,
+            "closed_at": issue.closed_at,
+            "author_association": self.association(repo, issue.user),
+            "active_lock_reason": None,
+            "body": issue.body,
+            "reactions": self.reactions(f"{api}/reactions", issue.reactions),
+            "timeline_url": f"{api}/timeline",
+            "performed_via_github_app": self._via_app(issue.via_app),
+            "state_reason": issue.state_reason,
+        }
+
+    def rest_issue(self, repo: Repo, issue: Issue) -> dict[str, Any]:
+        closed_by = self.user(issue.closed_by) if issue.closed_by else None
+        return {**self.issue(repo, issue), "closed_by": closed_by}
+
+    def comment(self, repo: Repo, comment: Comment) -> dict[str, Any]:
+        api = f"{self.base}/repos/{repo.full_name}/issues/comments/{comment.id}"
+        html = f"{self.base}/{repo.full_name}/issues/{comment.issue_number}"
+        return {
+            "url": api,
+            "html_url": f"{html}#issuecomment-{comment.id}",
+            "issue_url": f"{self.base}/repos/{repo.full_name}/issues/{comment.issue_number}",
+            "id": comment.id,
+            "node_id": node_id("IssueComment", comment.id),
+            "user": self.user(comment.user),
+            "created_at": comment.created_at,
+            "updated_at": comment.updated_at,
+            "author_association": self.association(repo, comment.user),
+            "body": comment.body,
+            "reactions": self.reactions(f"{api}/reactions", comment.reactions),
+            "performed_via_github_app": self._via_app(comment.via_app),
+        }
+
+    def hook(self, repo: Repo, hook: Hook) -> dict[str, Any]:
+        api = f"{self.base}/repos/{repo.full_name}/hooks/{hook.id}"
+        config: dict[str, Any] = {
+            "content_type": hook.content_type,
+            "insecure_ssl": hook.insecure_ssl,
+            "url": hook.url,
+        }
+        if hook.secret:
+            config["secret"] = "********"
+        return {
+            "type": "Repository",
+            "id": hook.id,
+            "name": "web",
+            "active": hook.active,
+            "events": hook.events,
+            "config": config,
+            "updated_at": hook.updated_at,
+            "created_at": hook.created_at,
+            "url": api,
+            "test_url": f"{api}/test",
+            "ping_url": f"{api}/pings",
+            "deliveries_url": f"{api}/deliveries",
+            "last_response": {"code": None, "status": "unused", "message": None},
+        }
+
+    # git ----------------------------------------------------------------------------------------------
+
+    def signature(self, sig: Signature) -> dict[str, Any]:
+        return {"name": sig.name, "email": sig.email, "date": sig.date}
+
+    def git_commit(self, repo: Repo, commit: GitCommit) -> dict[str, Any]:
+        api = f"{self.base}/repos/{repo.full_name}"
+        return {
+            "sha": commit.sha,
+            "node_id": node_id("Commit", commit.sha),
+            "url": f"{api}/git/commits/{commit.sha}",
+            "html_url": f"{self.base}/{repo.full_name}/commit/{commit.sha}",
+            "author": self.signature(commit.author),
+            "committer": self.signature(commit.committer),
+            "message": commit.message,
+            "tree": {"sha": commit.tree, "url": f"{api}/git/trees/{commit.tree}"},
+            "parents": [
+                {
+                    "sha": p,
+                    "url": f"{api}/git/commits/{p}",
+                    "html_url": f"{self.base}/{repo.full_name}/commit/{p}",
+                }
+                for p in commit.parents
+            ],
+            "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None},
+        }
+
+    def commit(self, repo: Repo, commit: GitCommit) -> dict[str, Any]:
+        """The `commit` shape of GET /repos/{o}/{r}/commits/{ref}."""
+        api = f"{self.base}/repos/{repo.full_name}"
+        git = self.git_commit(repo, commit)
+        added, removed, modified = gitmodel.changed_paths(repo, commit)
+        files = [{"filename": p, "status": "added"} for p in added]
+        files += [{"filename": p, "status": "removed"} for p in removed]
+        files += [{"filename": p, "status": "modified"} for p in modified]
+        return {
+            "url": f"{api}/commits/{commit.sha}",
+            "sha": commit.sha,
+            "node_id": git["node_id"],
+            "html_url": git["html_url"],
+            "comments_url": f"{api}/commits/{commit.sha}/comments",
+            "commit": {
+                "url": git["url"],
+                "author": git["author"],
+                "committer": git["committer"],
+                "message": commit.message,
+                "comment_count": 0,
+                "tree": git["tree"],
+                "verification": git["verification"],
+            },
+            "author": None,
+            "committer": None,
+            "parents": git["parents"],
+            "files": files,
+        }
+
+    def tree(self, repo: Repo, sha: str) -> dict[str, Any]:
+        api = f"{self.base}/repos/{repo.full_name}/git"
+        entries = []
+        for e in repo.trees[sha].entries:
+            entry: dict[str, Any] = {"path": e.name, "mode": e.mode, "type": e.type, "sha": e.sha}
+            if e.type == "blob":
+                entry["size"] = len(gitmodel.blob_bytes(repo, e.sha))
+                entry["url"] = f"{api}/blobs/{e.sha}"
+            else:
+                entry["url"] = f"{api}/trees/{e.sha}"
+            entries.append(entry)
+        return {"sha": sha, "url": f"{api}/trees/{sha}", "tree": entries, "truncated": False}
+
+    def content(self, repo: Repo, path: str, sha: str, ref: str, with_body: bool = True) -> dict[str, Any]:
+        api = f"{self.base}/repos/{repo.full_name}"
+        raw = gitmodel.blob_bytes(repo, sha)
+        self_url = f"{api}/contents/{path}?ref={ref}"
+        html = f"{self.base}/{repo.full_name}/blob/{ref}/{path}"
+        git_url = f"{api}/git/blobs/{sha}"
+        data: dict[str, Any] = {
+            "type": "file",
+            "size": len(raw),
+            "name": path.rsplit("/", 1)[-1],
+            "path": path,
+            "sha": sha,
+            "url": self_url,
+            "git_url": git_url,
+            "html_url": html,
+            "download_url": f"{self.base}/{repo.full_name}/raw/{ref}/{path}",
+            "_links": {"self": self_url, "git": git_url, "html": html},
+        }
+        if with_body:
+            encoded = base64.b64encode(raw).decode()
+            data["encoding"] = "base64"
+            data["content"] = "\n".join(encoded[i : i + 60] for i in range(0, len(encoded), 60)) + "\n"
+        return data
+
+    def status(self, repo: Repo, status: CommitStatus) -> dict[str, Any]:
+        return {
+            "url": f"{self.base}/repos/{repo.full_name}/statuses/{status.sha}",
+            "avatar_url": f"{self.base}/avatars/{status.creator}",
+            "id": status.id,
+            "node_id": node_id("StatusContext", status.id),
+            "state": status.state,
+            "description": status.description,
+            "target_url": status.target_url,
+            "context": status.context,
+            "created_at": status.created_at,
+            "updated_at": status.updated_at,
+            "creator": self.user(status.creator),
+        }
+
+    def push_commit(self, repo: Repo, commit: GitCommit) -> dict[str, Any]:
+        added, removed, modified = gitmodel.changed_paths(repo, commit)
+        return {
+            "id": commit.sha,
+            "tree_id": commit.tree,
+            "distinct": True,
+            "message": commit.message,
+            "timestamp": commit.committer.date,
+            "url": f"{self.base}/{repo.full_name}/commit/{commit.sha}",
+            "author": {"name": commit.author.name, "email": commit.author.email},
+            "committer": {"name": commit.committer.name, "email": commit.committer.email},
+            "added": added,
+            "removed": removed,
+            "modified": modified,
+        }

@@ -1,0 +1,213 @@
+"""HTTP plumbing shared by the forge APIs: errors, JSON with ETags, pagination, and the API middleware."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import math
+import secrets
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .runtime import Principal, Sandbox
+
+DOCS = "https://docs.github.com/rest"
+T = TypeVar("T")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, errors: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.errors = errors
+
+
+def not_found() -> ApiError:
+    return ApiError(404, "Not Found")
+
+
+def validation_failed(resource: str, field: str, code: str, message: str | None = None) -> ApiError:
+    error: dict[str, Any] = {"resource": resource, "field": field, "code": code}
+    if message:
+        error["message"] = message
+    return ApiError(422, "Validation Failed", [error])
+
+
+def dumps(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False).encode()
+
+
+def json_response(
+    request: Request, data: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    """A JSON response; GETs carry a strong ETag and answer 304 when If-None-Match matches."""
+    body = dumps(data)
+    out = dict(headers or {})
+    if request.method in ("GET", "HEAD") and status == 200:
+        etag = '"' + hashlib.sha256(body).hexdigest()[:40] + '"'
+        out["ETag"] = etag
+        wanted = {t.strip().removeprefix("W/") for t in request.headers.get("if-none-match", "").split(",")}
+        if etag in wanted or "*" in wanted:
+            return Response(status_code=304, headers=out)
+    return Response(body, status_code=status, headers=out, media_type="application/json; charset=utf-8")
+
+
+def no_content() -> Response:
+    return Response(status_code=204)
+
+
+def error_response(status: int, message: str, errors: list[dict[str, Any]] | None = None) -> Response:
+    data: dict[str, Any] = {"message": message, "documentation_url": DOCS}
+    if errors:
+        data["errors"] = errors
+    return Response(dumps(data), status_code=status, media_type="application/json; charset=utf-8")
+
+
+async def api_error_handler(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(exc.status, exc.message, exc.errors)
+
+
+async def http_error_handler(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return error_response(exc.status_code, "Not Found" if exc.status_code == 404 else str(exc.detail))
+
+
+async def body_json(request: Request) -> Any:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise ApiError(400, "Problems parsing JSON") from None
+
+
+async def body_object(request: Request) -> dict[str, Any]:
+    data = await body_json(request)
+    if not isinstance(data, dict):
+        raise ApiError(400, "Problems parsing JSON")
+    return data
+
+
+def paginate[T](request: Request, items: Sequence[T]) -> tuple[list[T], dict[str, str]]:
+    """GitHub-style `page`/`per_page` (default 30, max 100) with a Link header of absolute URLs."""
+    try:
+        per_page = min(max(int(request.query_params.get("per_page", "30")), 1), 100)
+        page = max(int(request.query_params.get("page", "1")), 1)
+    except ValueError:
+        per_page, page = 30, 1
+    last = max(math.ceil(len(items) / per_page), 1)
+    chunk = list(items[(page - 1) * per_page : page * per_page])
+
+    def url(n: int) -> str:
+        params = dict(request.query_params)
+        params["per_page"] = str(per_page)
+        params["page"] = str(n)
+        query = "&".join(f"{k}={v}" for k, v in params.items())
+        return str(request.url.replace(query=query))
+
+    links: list[str] = []
+    if page > 1:
+        links.append(f'<{url(min(page - 1, last))}>; rel="prev"')
+    if page < last:
+        links.append(f'<{url(page + 1)}>; rel="next"')
+        links.append(f'<{url(last)}>; rel="last"')
+    if page > 1:
+        links.append(f'<{url(1)}>; rel="first"')
+    return chunk, ({"Link": ", ".join(links)} if links else {})
+
+
+def principal(request: Request) -> Principal:
+    found = request.scope.get("state", {}).get("principal")
+    return found if isinstance(found, Principal) else Principal(error="Requires authentication")
+
+
+def require_login(request: Request) -> str:
+    who = principal(request)
+    if who.login is None:
+        raise ApiError(401, who.error or "Bad credentials")
+    return who.login
+
+
+class ApiMiddleware:
+    """Wraps the REST APIs (not `/_sandbox/`): auth, faults, rate-limit and request-id headers,
+    the request log, and saving state after each successful write."""
+
+    def __init__(self, app: ASGIApp, sandbox: Sandbox) -> None:
+        self.app = app
+        self.sandbox = sandbox
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"].startswith("/_sandbox"):
+            await self.app(scope, receive, send)
+            return
+        method: str = scope["method"]
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        who = self.sandbox.authenticate(headers.get("authorization"))
+        scope.setdefault("state", {})["principal"] = who
+        entry: dict[str, Any] = {
+            "method": method,
+            "path": scope["path"],
+            "query": scope.get("query_string", b"").decode("latin-1"),
+            "status": None,
+            "login": who.label,
+        }
+        self.sandbox.requests.append(entry)
+        request_id = f"{secrets.token_hex(4).upper()}:{secrets.token_hex(4).upper()}"
+        fault = self.sandbox.take_fault(method, scope["path"], who.label)
+        if fault is not None:
+            entry["fault"] = True
+            if fault.hang:
+                await _hang(receive, fault.hang_seconds)
+                entry["status"] = "hang"
+                return
+            extra = {**self.sandbox.rate_headers(who.label, count=True), "X-GitHub-Request-Id": request_id}
+            response = (
+                Response(
+                    dumps(fault.body), status_code=fault.status, media_type="application/json; charset=utf-8"
+                )
+                if fault.body is not None
+                else error_response(fault.status, "Sandbox fault")
+            )
+            for key, value in {**extra, **fault.headers}.items():
+                response.headers[key] = value
+            entry["status"] = fault.status
+            await response(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                entry["status"] = status
+                out = MutableHeaders(scope=message)
+                for key, value in self.sandbox.rate_headers(who.label, count=status != 304).items():
+                    out[key] = value
+                out["X-GitHub-Request-Id"] = request_id
+                out["X-GitHub-Media-Type"] = "github.v3; format=json"
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+        status = entry["status"]
+        if method not in ("GET", "HEAD") and isinstance(status, int) and status < 400:
+            self.sandbox.save()
+
+
+async def _hang(receive: Receive, limit: float) -> None:
+    """Never answer: wait until the client gives up (disconnects) or `limit` seconds pass."""
+
+    async def until_disconnect() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(until_disconnect(), limit)

@@ -1,0 +1,144 @@
+"""What a running sandbox holds besides its forge state: deliveries, faults, the request log, auth."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jwt
+
+from .hooks import Deliverer
+from .state import App, SandboxState, Token
+
+
+@dataclass
+class Principal:
+    """Who a request authenticates as: a user or bot (`login`), or a GitHub App by its JWT (`app`)."""
+
+    login: str | None = None
+    token: Token | None = None
+    app: App | None = None
+    error: str | None = None
+
+    @property
+    def label(self) -> str | None:
+        if self.app is not None:
+            return f"app:{self.app.id}"
+        return self.login
+
+
+@dataclass
+class Fault:
+    method: str
+    path: str
+    status: int = 500
+    times: int = 1
+    headers: dict[str, str] = field(default_factory=dict)
+    body: Any = None
+    hang: bool = False
+    hang_seconds: float = 3600.0
+    login: str | None = None
+
+    def matches(self, method: str, path: str, login: str | None) -> bool:
+        return (
+            self.times > 0
+            and self.method in ("*", method)
+            and (self.login is None or self.login == login)
+            and re.search(self.path, path) is not None
+        )
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "path": self.path,
+            "status": self.status,
+            "times": self.times,
+            "headers": self.headers,
+            "body": self.body,
+            "hang": self.hang,
+            "login": self.login,
+        }
+
+
+RATE_LIMIT = 5000
+
+
+@dataclass
+class RateWindow:
+    reset: int
+    used: int = 0
+
+
+class Sandbox:
+    """The runtime around one SandboxState; the app exposes it as `app.state.sandbox`."""
+
+    def __init__(self, forge: SandboxState, state_file: Path | None = None) -> None:
+        self.forge = forge
+        self.state_file = state_file
+        self.deliverer = Deliverer()
+        self.faults: list[Fault] = []
+        self.requests: list[dict[str, Any]] = []
+        self._rates: dict[str, RateWindow] = {}
+
+    def save(self) -> None:
+        if self.state_file is not None:
+            self.forge.save(self.state_file)
+
+    def take_fault(self, method: str, path: str, login: str | None) -> Fault | None:
+        for fault in self.faults:
+            if fault.matches(method, path, login):
+                fault.times -= 1
+                return fault
+        return None
+
+    def rate_headers(self, who: str | None, count: bool) -> dict[str, str]:
+        now = int(time.time())
+        key = who or "anonymous"
+        window = self._rates.get(key)
+        if window is None or window.reset <= now:
+            window = self._rates[key] = RateWindow(reset=now + 3600)
+        if count:
+            window.used += 1
+        return {
+            "X-RateLimit-Limit": str(RATE_LIMIT),
+            "X-RateLimit-Remaining": str(max(RATE_LIMIT - window.used, 0)),
+            "X-RateLimit-Reset": str(window.reset),
+            "X-RateLimit-Used": str(window.used),
+            "X-RateLimit-Resource": "core",
+        }
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        if not authorization:
+            return Principal(error="Requires authentication")
+        scheme, _, credential = authorization.strip().partition(" ")
+        credential = credential.strip()
+        if scheme.lower() not in ("token", "bearer") or not credential:
+            return Principal(error="Bad credentials")
+        if scheme.lower() == "bearer" and credential.count(".") == 2:
+            return self._authenticate_app(credential)
+        token = self.forge.login_for_token(credential)
+        if token is None:
+            return Principal(error="Bad credentials")
+        return Principal(login=token.login, token=token)
+
+    def _authenticate_app(self, credential: str) -> Principal:
+        try:
+            claims = jwt.decode(credential, options={"verify_signature": False})
+            app = self.forge.apps.get(int(claims["iss"]))
+            if app is None:
+                return Principal(error="Integration not found")
+            jwt.decode(
+                credential,
+                app.public_key_pem,
+                algorithms=["RS256"],
+                options={"require": ["iat", "exp", "iss"]},
+                leeway=60,
+            )
+            if int(claims["exp"]) - int(claims["iat"]) > 660:
+                return Principal(error="'Expiration time' claim ('exp') is too far in the future")
+        except (jwt.PyJWTError, KeyError, ValueError, TypeError):
+            return Principal(error="A JSON web token could not be decoded")
+        return Principal(app=app)

@@ -1,0 +1,321 @@
+"""The sandbox's forge-neutral data model and its persistence.
+
+Everything a forge remembers lives here as plain pydantic models, so one state can be served as GitHub's
+REST API, Gitea's, or both. Shapes (what a forge returns) belong to the forge modules, not to this one.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Flavor = Literal["github", "gitea"]
+Role = Literal["pull", "triage", "push", "maintain", "admin"]
+ROLE_ORDER: tuple[Role, ...] = ("pull", "triage", "push", "maintain", "admin")
+REACTIONS: tuple[str, ...] = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class User(BaseModel):
+    id: int
+    login: str
+    type: Literal["User", "Bot", "Organization"] = "User"
+    name: str | None = None
+    email: str | None = None
+    created_at: str = Field(default_factory=now_iso)
+
+
+class Token(BaseModel):
+    token: str
+    login: str
+    installation_id: int | None = None
+    expires_at: str | None = None
+
+
+class Label(BaseModel):
+    id: int
+    name: str
+    color: str = "ededed"
+    description: str | None = None
+    default: bool = False
+
+
+class Milestone(BaseModel):
+    id: int
+    number: int
+    title: str
+    description: str | None = None
+    state: Literal["open", "closed"] = "open"
+    due_on: str | None = None
+    creator: str
+    created_at: str = Field(default_factory=now_iso)
+    updated_at: str = Field(default_factory=now_iso)
+    closed_at: str | None = None
+
+
+class Reaction(BaseModel):
+    id: int
+    user: str
+    content: str
+    created_at: str = Field(default_factory=now_iso)
+
+
+class Issue(BaseModel):
+    id: int
+    number: int
+    title: str
+    body: str | None = None
+    user: str
+    state: Literal["open", "closed"] = "open"
+    state_reason: str | None = None
+    label_ids: list[int] = Field(default_factory=list)
+    milestone: int | None = None
+    assignees: list[str] = Field(default_factory=list)
+    locked: bool = False
+    reactions: list[Reaction] = Field(default_factory=list)
+    created_at: str = Field(default_factory=now_iso)
+    updated_at: str = Field(default_factory=now_iso)
+    closed_at: str | None = None
+    closed_by: str | None = None
+    via_app: int | None = None
+
+
+class Comment(BaseModel):
+    id: int
+    issue_number: int
+    user: str
+    body: str
+    reactions: list[Reaction] = Field(default_factory=list)
+    created_at: str = Field(default_factory=now_iso)
+    updated_at: str = Field(default_factory=now_iso)
+    via_app: int | None = None
+
+
+class Hook(BaseModel):
+    id: int
+    url: str
+    content_type: Literal["json", "form"] = "json"
+    secret: str | None = None
+    insecure_ssl: str = "0"
+    events: list[str] = Field(default_factory=lambda: ["push"])
+    active: bool = True
+    created_at: str = Field(default_factory=now_iso)
+    updated_at: str = Field(default_factory=now_iso)
+
+
+class Signature(BaseModel):
+    name: str
+    email: str
+    date: str = Field(default_factory=now_iso)
+
+
+class TreeEntry(BaseModel):
+    name: str
+    mode: str
+    type: Literal["blob", "tree", "commit"]
+    sha: str
+
+
+class GitTree(BaseModel):
+    sha: str
+    entries: list[TreeEntry]
+
+
+class GitCommit(BaseModel):
+    sha: str
+    tree: str
+    parents: list[str]
+    message: str
+    author: Signature
+    committer: Signature
+
+
+class CommitStatus(BaseModel):
+    id: int
+    sha: str
+    state: Literal["error", "failure", "pending", "success"]
+    target_url: str | None = None
+    description: str | None = None
+    context: str = "default"
+    creator: str
+    created_at: str = Field(default_factory=now_iso)
+    updated_at: str = Field(default_factory=now_iso)
+
+
+class Repo(BaseModel):
+    id: int
+    owner: str
+    name: str
+    flavor: Flavor = "github"
+    description: str | None = None
+    private: bool = False
+    default_branch: str = "main"
+    created_at: str = Field(default_factory=now_iso)
+    updated_at: str = Field(default_factory=now_iso)
+    pushed_at: str | None = None
+    collaborators: dict[str, Role] = Field(default_factory=dict)
+    next_number: int = 1
+    next_milestone: int = 1
+    issues: dict[int, Issue] = Field(default_factory=dict)
+    comments: dict[int, Comment] = Field(default_factory=dict)
+    labels: dict[int, Label] = Field(default_factory=dict)
+    milestones: dict[int, Milestone] = Field(default_factory=dict)
+    hooks: dict[int, Hook] = Field(default_factory=dict)
+    blobs: dict[str, str] = Field(default_factory=dict, description="sha -> base64 content")
+    trees: dict[str, GitTree] = Field(default_factory=dict)
+    commits: dict[str, GitCommit] = Field(default_factory=dict)
+    refs: dict[str, str] = Field(default_factory=dict, description="full ref name -> commit sha")
+    statuses: list[CommitStatus] = Field(default_factory=list)
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+    def label_named(self, name: str) -> Label | None:
+        folded = name.casefold()
+        return next((lb for lb in self.labels.values() if lb.name.casefold() == folded), None)
+
+    def milestone_counts(self, number: int) -> tuple[int, int]:
+        open_ = closed = 0
+        for issue in self.issues.values():
+            if issue.milestone == number:
+                if issue.state == "open":
+                    open_ += 1
+                else:
+                    closed += 1
+        return open_, closed
+
+
+class App(BaseModel):
+    id: int
+    slug: str
+    name: str
+    public_key_pem: str
+    owner: str | None = None
+    created_at: str = Field(default_factory=now_iso)
+
+    @property
+    def bot_login(self) -> str:
+        return f"{self.slug}[bot]"
+
+
+class Installation(BaseModel):
+    id: int
+    app_id: int
+    owner: str
+    repos: list[str]
+    created_at: str = Field(default_factory=now_iso)
+
+
+class SandboxState(BaseModel):
+    """All persistent sandbox state. Request handlers mutate it synchronously on one event loop."""
+
+    next_id: int = 1000
+    users: dict[str, User] = Field(default_factory=dict)
+    tokens: dict[str, Token] = Field(default_factory=dict)
+    repos: dict[str, Repo] = Field(default_factory=dict, description="keyed by lowercased owner/name")
+    apps: dict[int, App] = Field(default_factory=dict)
+    installations: dict[int, Installation] = Field(default_factory=dict)
+
+    def new_id(self) -> int:
+        self.next_id += 1
+        return self.next_id
+
+    # users and tokens ---------------------------------------------------------------------------------
+
+    def ensure_user(self, login: str, kind: Literal["User", "Bot", "Organization"] = "User") -> User:
+        user = self.user(login)
+        if user is None:
+            user = User(id=self.new_id(), login=login, type=kind)
+            self.users[login.casefold()] = user
+        return user
+
+    def user(self, login: str) -> User | None:
+        return self.users.get(login.casefold())
+
+    def add_token(self, login: str, token: str) -> None:
+        self.ensure_user(login)
+        self.tokens[token] = Token(token=token, login=login)
+
+    def login_for_token(self, token: str) -> Token | None:
+        found = self.tokens.get(token)
+        if found is None:
+            return None
+        if found.expires_at is not None and found.expires_at <= now_iso():
+            return None
+        return found
+
+    def issue_installation_token(self, installation: Installation, expires_at: str) -> Token:
+        app = self.apps[installation.app_id]
+        token = Token(
+            token="ghs_" + secrets.token_hex(18),
+            login=app.bot_login,
+            installation_id=installation.id,
+            expires_at=expires_at,
+        )
+        self.tokens[token.token] = token
+        return token
+
+    # repositories -------------------------------------------------------------------------------------
+
+    def repo(self, owner: str, name: str) -> Repo | None:
+        return self.repos.get(f"{owner}/{name}".casefold())
+
+    def add_repo(self, repo: Repo) -> None:
+        self.repos[repo.full_name.casefold()] = repo
+
+    def installation_for(self, repo: Repo) -> Installation | None:
+        for inst in self.installations.values():
+            if inst.owner.casefold() == repo.owner.casefold() and repo.name.casefold() in {
+                r.casefold() for r in inst.repos
+            }:
+                return inst
+        return None
+
+    def role_of(self, repo: Repo, login: str | None) -> Role | None:
+        """The role `login` holds on `repo`; None means no access beyond what visibility grants."""
+        if login is None:
+            return None
+        if login.casefold() == repo.owner.casefold():
+            return "admin"
+        for who, role in repo.collaborators.items():
+            if who.casefold() == login.casefold():
+                return role
+        for inst in self.installations.values():
+            app = self.apps.get(inst.app_id)
+            if app is not None and app.bot_login == login and self.installation_for(repo) is inst:
+                return "push"
+        return None
+
+    def can(self, repo: Repo, login: str | None, needed: Role) -> bool:
+        role = self.role_of(repo, login)
+        if role is None:
+            return needed == "pull" and not repo.private
+        return ROLE_ORDER.index(role) >= ROLE_ORDER.index(needed)
+
+    # persistence --------------------------------------------------------------------------------------
+
+    def save(self, path: Path) -> None:
+        """Write atomically: a crash mid-write never leaves a truncated state file."""
+        data = self.model_dump_json(indent=1)
+        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    @classmethod
+    def load(cls, path: Path) -> SandboxState:
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
