@@ -187,7 +187,8 @@ def main() -> None:
         print(f"{name:<10}{r['rps']:>14.0f}{r['p50']:>10.2f}{r['p99']:>10.2f}")
     print(f"throughput ratio steward/bare: {steward['rps'] / bare['rps']:.2f}  (aim ≥ 0.35)")
     print(
-        f"p99 ratio steward/bare: {steward['p99'] / bare['p99']:.2f}; steward p99 {steward['p99']:.1f} ms (aim < 20)"
+        f"p99 ratio steward/bare: {steward['p99'] / bare['p99']:.2f}; "
+        f"steward p99 {steward['p99']:.1f} ms (aim < 20)"
     )
     print(f"jobs enqueued by the steward run: {queued}")
 

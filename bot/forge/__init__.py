@@ -70,6 +70,8 @@ class Issue:
     milestone: int | None = None
     is_pull_request: bool = False
     html_url: str = ""
+    # The forge's global id (GitHub's dependency API wants it rather than the number).
+    id: int = 0
 
     def has_label(self, name: str) -> bool:
         wanted = name.casefold()
@@ -176,6 +178,13 @@ class Forge(Protocol):
     async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel: ...
 
     async def read_file(self, repo: RepoRef, path: str, ref: str | None = None) -> FileContent | None: ...
+
+    # Issue relations. A forge without sub-issues answers []; dependencies exist on both forges.
+    async def list_sub_issues(self, repo: RepoRef, number: int) -> list[Issue]: ...
+
+    async def list_blocked_by(self, repo: RepoRef, number: int) -> list[int]: ...
+
+    async def add_blocked_by(self, repo: RepoRef, number: int, blocker: int) -> None: ...
 
 
 def permission_at_least(have: PermissionLevel, need: PermissionLevel) -> bool:

@@ -333,6 +333,34 @@ class GitHubForge:
         )
         return FileContent(path=raw.get("path") or path, content=content, sha=raw.get("sha") or "")
 
+    # --- issue relations ------------------------------------------------------------------------
+
+    async def list_sub_issues(self, repo: RepoRef, number: int) -> list[Issue]:
+        try:
+            items = await self._iter(
+                f"/repos/{repo.full_name}/issues/{number}/sub_issues?per_page=100",
+                f"sub-issues of {repo}#{number}",
+            )
+        except NotFound:
+            return []
+        return [_issue(item) for item in items]
+
+    async def list_blocked_by(self, repo: RepoRef, number: int) -> list[int]:
+        items = await self._iter(
+            f"/repos/{repo.full_name}/issues/{number}/dependencies/blocked_by?per_page=100",
+            f"dependencies of {repo}#{number}",
+        )
+        return [int(item["number"]) for item in items]
+
+    async def add_blocked_by(self, repo: RepoRef, number: int, blocker: int) -> None:
+        blocking = await self.get_issue(repo, blocker)
+        await self._write(
+            "post",
+            f"/repos/{repo.full_name}/issues/{number}/dependencies/blocked_by",
+            f"dependency of {repo}#{number} on #{blocker}",
+            {"issue_id": blocking.id},
+        )
+
 
 def _issue(raw: Mapping[str, Any]) -> Issue:
     milestone = raw.get("milestone")
@@ -346,6 +374,7 @@ def _issue(raw: Mapping[str, Any]) -> Issue:
         milestone=milestone.get("number") if isinstance(milestone, Mapping) else None,
         is_pull_request=isinstance(raw.get("pull_request"), Mapping),
         html_url=raw.get("html_url") or "",
+        id=int(raw.get("id") or 0),
     )
 
 
