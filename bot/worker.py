@@ -95,15 +95,31 @@ def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None
     return Runtime(settings, redis, http, registry or load_registry(), github)
 
 
+_ACQUIRE = """
+local current = redis.call('GET', KEYS[1])
+if current == false or current == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+"""
+
+
 @asynccontextmanager
-async def issue_lock(redis: ArqRedis, key: str, *, ttl: float, wait: float) -> AsyncIterator[bool]:
-    """Hold the per-issue lock; yields False when it stayed taken for ``wait`` seconds."""
-    token = uuid.uuid4().hex
+async def issue_lock(
+    redis: ArqRedis, key: str, *, ttl: float, wait: float, owner: str | None = None
+) -> AsyncIterator[bool]:
+    """Hold the per-issue lock; yields False when it stayed taken for ``wait`` seconds.
+
+    ``owner`` is the job id: a job re-run after its worker died or was cut off by shutdown
+    takes back its own lock instead of waiting for it to expire.
+    """
+    token = owner or uuid.uuid4().hex
     name = f"steward:lock:{key}"
     deadline = asyncio.get_running_loop().time() + wait
     acquired = False
     while True:
-        if await redis.set(name, token, nx=True, px=int(ttl * 1000)):
+        if await cast(Awaitable[Any], redis.eval(_ACQUIRE, 1, name, token, str(int(ttl * 1000)))):
             acquired = True
             break
         if asyncio.get_running_loop().time() >= deadline:
@@ -113,7 +129,8 @@ async def issue_lock(redis: ArqRedis, key: str, *, ttl: float, wait: float) -> A
         yield acquired
     finally:
         if acquired:
-            await cast(Awaitable[Any], redis.eval(_RELEASE, 1, name, token))
+            # Shielded: a job cancelled at shutdown must still give its lock back.
+            await asyncio.shield(cast(Awaitable[Any], redis.eval(_RELEASE, 1, name, token)))
 
 
 async def _failures(redis: ArqRedis, job_id: str) -> int:
@@ -139,7 +156,8 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
         metrics.JOBS.labels("-", "own_event").inc()
         return "ignored: sent by Steward itself"
     key = event.issue_key or f"{event.forge}:global"
-    async with issue_lock(runtime.redis, key, ttl=runtime.settings.job_timeout_seconds + 30, wait=2.0) as got:
+    lock_ttl = runtime.settings.job_timeout_seconds + 30
+    async with issue_lock(runtime.redis, key, ttl=lock_ttl, wait=2.0, owner=job_id or None) as got:
         if not got:
             metrics.JOBS.labels("-", "deferred_busy").inc()
             raise Retry(defer=0.1 + random.random() * 0.4)

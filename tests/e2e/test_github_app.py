@@ -1,0 +1,78 @@
+"""Steward installed as a GitHub App: JWT → installation token (cached) → acting as `<slug>[bot]`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from bot.runner import ThreadedServer, ThreadedWorker
+from bot.sandbox.server import SandboxServer
+from bot.web import create_app
+from tests.e2e.stack import SECRET, ForgeUser, settle
+
+APP_ID = 7001
+USERS = {"owner": "tok-owner", "visitor": "tok-visitor"}
+
+
+@pytest.fixture
+def app_sandbox() -> Iterator[SandboxServer]:
+    with SandboxServer(USERS) as server:
+        yield server
+
+
+def test_an_app_installation_answers_as_its_bot_and_reuses_its_token(
+    app_sandbox: SandboxServer, redis_url: str, tmp_path: Path
+) -> None:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    key_path = tmp_path / "app.pem"
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    admin = httpx2.Client(base_url=app_sandbox.url)
+    admin.post(
+        "/_sandbox/apps", json={"app_id": APP_ID, "slug": "steward-app", "public_key_pem": public.decode()}
+    ).raise_for_status()
+    owner = ForgeUser(app_sandbox.url, "owner", USERS["owner"])
+    repo = owner.create_repo()
+    admin.post(
+        f"/_sandbox/apps/{APP_ID}/installations", json={"owner": "owner", "repos": [repo.split("/")[1]]}
+    ).raise_for_status()
+
+    from bot.settings import Settings
+
+    settings = Settings(
+        redis_url=redis_url,
+        github_api_url=app_sandbox.url,
+        github_app_id=str(APP_ID),
+        github_private_key_path=key_path,
+        github_webhook_secrets=SECRET,  # type: ignore[arg-type]
+    )
+    receiver = ThreadedServer(create_app(settings)).start()
+    worker = ThreadedWorker(settings).start()
+    try:
+        owner.add_hook(repo, f"{receiver.url}/webhooks/github")
+        number = owner.open_issue(repo, "as an app")
+        visitor = ForgeUser(app_sandbox.url, "visitor", USERS["visitor"])
+        visitor.comment(repo, number, "/steward ping")
+        visitor.comment(repo, number, "/steward help")
+        settle(app_sandbox.url, redis_url)
+        bot_comments = [c for c in owner.comments(repo, number) if c["user"]["login"] == "steward-app[bot]"]
+        assert len(bot_comments) == 2
+        assert any("pong" in c["body"] for c in bot_comments)
+        log = admin.get("/_sandbox/requests").json()
+        token_requests = [r for r in log if r["path"].endswith("/access_tokens")]
+        assert len(token_requests) == 1, "the installation token is cached until shortly before it expires"
+        assert all(r["login"] == f"app:{APP_ID}" for r in token_requests)
+    finally:
+        worker.stop()
+        receiver.stop()
