@@ -15,6 +15,11 @@ from bot.context import CommandContext, CommandError, EventContext
 from bot.permissions import check, who_may
 
 
+# Commands are read from the first 128 KiB of a comment: GitHub caps comments at 65,536
+# characters, and a hostile Gitea comment must not hold a worker's event loop for seconds.
+MAX_COMMAND_SCAN = 128 * 1024
+
+
 def _format(prefix: str, name: str) -> str:
     return f"`/{prefix} {name}`"
 
@@ -35,9 +40,11 @@ def _commands_of(ctx: EventContext, prefix: str) -> list[Command]:
     if comment is None:
         return []
     known = ctx.registry.short_names()
+    body = comment.body[:MAX_COMMAND_SCAN]
     if ctx.event.action == "edited":
-        return added_commands(ctx.event.previous_body, comment.body, known=known, prefix=prefix)
-    return parse_commands(comment.body, known=known, prefix=prefix)
+        previous = (ctx.event.previous_body or "")[:MAX_COMMAND_SCAN]
+        return added_commands(previous, body, known=known, prefix=prefix)
+    return parse_commands(body, known=known, prefix=prefix)
 
 
 async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:

@@ -1,0 +1,41 @@
+"""Hostile markdown and huge bodies get a clear, bounded answer and lose nothing."""
+
+from __future__ import annotations
+
+from tests.e2e.conftest import Steward
+
+
+def test_hostile_markdown_runs_only_the_real_command(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "hostile")
+    body = (
+        "> > > /steward ping\n\n"
+        "<details><summary>/steward ping</summary>\n\n```\n/steward ping\n```\n</details>\n\n"
+        "`` /steward ping ``\n\n"
+        "<!-- \n/steward ping\n -->\n\n"
+        "/steward help\n\n"
+        "```unclosed fence\n/steward ping\n"
+    )
+    comment = steward.maintainer.comment(repo, number, body)
+    steward.settle()
+    bodies = [c["body"] for c in steward.bot_comments(repo, number)]
+    assert len(bodies) == 1 and "Steward commands" in bodies[0]
+    assert "eyes" in steward.maintainer.reactions(repo, comment)
+
+
+def test_commands_past_the_scan_limit_are_not_read(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "huge")
+    filler = ("lorem ipsum " * 10 + "\n") * 2000  # ~240 KiB of prose
+    steward.maintainer.comment(repo, number, "/steward ping\n\n" + filler + "\n/steward help\n")
+    steward.settle()
+    bodies = [c["body"] for c in steward.bot_comments(repo, number)]
+    assert len(bodies) == 1 and "pong" in bodies[0]
+
+
+def test_at_most_twenty_commands_per_comment(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "many")
+    steward.maintainer.comment(repo, number, "\n\n".join(f"/steward ping {i}" for i in range(40)))
+    steward.settle(timeout=60)
+    assert len(steward.bot_comments(repo, number)) == 20
