@@ -10,6 +10,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from bot import logs
 from bot.settings import Settings
@@ -21,14 +22,12 @@ def _settings(args: argparse.Namespace) -> Settings:
     return settings.model_copy(update=overrides) if overrides else settings
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
+def receiver_config(settings: Settings) -> Any:
     import uvicorn
 
     from bot.web import create_app
 
-    settings = _settings(args)
-    logs.configure(settings.log_level, settings.log_format)
-    uvicorn.run(
+    return uvicorn.Config(
         create_app(settings),
         host=settings.host,
         port=settings.port,
@@ -36,6 +35,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         access_log=False,
         timeout_graceful_shutdown=20,
     )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    settings = _settings(args)
+    logs.configure(settings.log_level, settings.log_format)
+    uvicorn.Server(receiver_config(settings)).run()
     return 0
 
 
@@ -62,20 +69,10 @@ async def run_all(settings: Settings) -> None:
     """Receiver and worker in one process: small installs and the demo."""
     import uvicorn
 
-    from bot.web import create_app
     from bot.worker import create_worker
 
     worker = create_worker(settings, handle_signals=False)
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(settings),
-            host=settings.host,
-            port=settings.port,
-            log_level=settings.log_level,
-            access_log=False,
-            timeout_graceful_shutdown=20,
-        )
-    )
+    server = uvicorn.Server(receiver_config(settings))
     worker_task = asyncio.create_task(worker.async_run())
     try:
         await server.serve()

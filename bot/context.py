@@ -28,6 +28,18 @@ class EventContext:
     log: Any
     prefix: str = "steward"
 
+    def for_event(self, event: Event) -> EventContext:
+        """The same context around another event (e.g. an issue re-read from the forge)."""
+        return EventContext(
+            event=event,
+            forge=self.forge,
+            me=self.me,
+            settings=self.settings,
+            registry=self.registry,
+            log=self.log,
+            prefix=self.prefix,
+        )
+
     @property
     def repo(self) -> RepoRef:
         if self.event.repo is None:

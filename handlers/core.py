@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.context import CommandContext, EventContext
+from bot.context import CommandContext
 from bot.events import IssueSnapshot
 from bot.permissions import who_may
 from bot.settings import Permission
@@ -70,16 +70,7 @@ async def refresh_command(ctx: CommandContext) -> None:
     )
     ran: list[str] = []
     for spec in ctx.registry.handlers_for("issues", "edited"):
-        sub = EventContext(
-            event=event,
-            forge=ctx.forge,
-            me=ctx.me,
-            settings=ctx.settings,
-            registry=ctx.registry,
-            log=ctx.log,
-            prefix=ctx.prefix,
-        )
-        await spec.handler(sub)
+        await spec.handler(ctx.for_event(event))
         ran.append(spec.handler.__name__)
     if ran:
         await ctx.reply(f"Re-checked this issue: ran {', '.join(f'`{name}`' for name in ran)}.")

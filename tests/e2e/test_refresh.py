@@ -1,0 +1,50 @@
+"""`/steward refresh` re-runs the level-triggered checks from the issue's current state."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from bot.context import EventContext
+from handlers import registry
+from tests.e2e.conftest import Steward
+
+
+@pytest.fixture
+def title_check() -> Iterator[None]:
+    """A check that mirrors whether the title says WIP into a label, as a handler would."""
+
+    async def wip_label(ctx: EventContext) -> None:
+        assert ctx.event.issue is not None
+        if "wip" in ctx.event.issue.title.lower() and not any(
+            label == "wip" for label in ctx.event.issue.labels
+        ):
+            await ctx.forge.ensure_label(ctx.repo, "wip", color="fbca04", description="work in progress")
+            await ctx.forge.add_labels(ctx.repo, ctx.number, ["wip"])
+
+    registry.on("issues", "edited")(wip_label)
+    yield
+    registry.events[:] = [spec for spec in registry.events if spec.handler is not wip_label]
+
+
+def test_triage_can_refresh_and_the_checks_see_the_current_issue(steward: Steward, title_check: None) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "WIP: new parser")
+    steward.triager.comment(repo, number, "/steward refresh")
+    steward.settle()
+    [reply] = [c["body"] for c in steward.bot_comments(repo, number)]
+    assert "Re-checked this issue: ran `wip_label`." in reply
+    labels = [
+        label["name"] for label in steward.maintainer.call("GET", f"/repos/{repo}/issues/{number}")["labels"]
+    ]
+    assert labels == ["wip"]
+
+
+def test_refresh_is_refused_to_people_without_triage(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "refresh me")
+    steward.outsider.comment(repo, number, "/refresh")
+    steward.settle()
+    [reply] = [c["body"] for c in steward.bot_comments(repo, number)]
+    assert "can only be run by people with triage access or more" in reply
