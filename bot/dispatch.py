@@ -14,7 +14,6 @@ from bot.commands import Command, added_commands, closest_command, parse_command
 from bot.context import CommandContext, CommandError, EventContext
 from bot.permissions import check, who_may
 
-
 # Commands are read from the first 128 KiB of a comment: GitHub caps comments at 65,536
 # characters, and a hostile Gitea comment must not hold a worker's event loop for seconds.
 MAX_COMMAND_SCAN = 128 * 1024
