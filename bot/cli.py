@@ -120,6 +120,11 @@ def cmd_refine(argv: list[str]) -> int:
     return int(module.main(argv))
 
 
+def cmd_ledger(argv: list[str]) -> int:
+    module = importlib.import_module("handlers.backlog.cli")
+    return int(module.main(argv))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="steward", description="Steward: a disciplined issue-to-fix workflow bot."
@@ -160,6 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "refine", help="refine a bug document (RA9): steward refine <bug-id | path> [--json]", add_help=False
     )
+    sub.add_parser(
+        "ledger",
+        help="gap-ledger tools: steward ledger verdict --round R --last-probe new_gaps|no_new_gaps "
+        "[--user-enough] [--cap N] [--json] < ledger.json",
+        add_help=False,
+    )
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -168,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "refine":
         return cmd_refine(argv[1:])
+    if argv and argv[0] == "ledger":
+        return cmd_ledger(argv[1:])
     if argv and argv[0] == "version":
         from bot.version import steward_version
 

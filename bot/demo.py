@@ -23,10 +23,15 @@ USERS = {
 
 
 class Person:
-    def __init__(self, base_url: str, login: str) -> None:
+    """Someone using the sandbox through GitHub's API (`/`) or Gitea's (`/api/v1`)."""
+
+    def __init__(self, base_url: str, login: str, flavor: str = "github") -> None:
         self.login = login
+        self.flavor = flavor
         self.http = httpx2.Client(
-            base_url=base_url, headers={"Authorization": f"token {USERS[login]}"}, timeout=30
+            base_url=base_url + ("/api/v1" if flavor == "gitea" else ""),
+            headers={"Authorization": f"token {USERS[login]}"},
+            timeout=30,
         )
 
     def __call__(self, method: str, path: str, body: Any = None) -> Any:
@@ -84,6 +89,52 @@ def _show_thread(person: Person, repo: str, number: int) -> None:
         _say("\n".join(f"    │ {line}".rstrip() for line in body.strip().splitlines()))
 
 
+def _walk_through(sandbox_url: str, receiver_url: str, redis_url: str, secret: str, flavor: str) -> None:
+    """The same exchange on a GitHub-flavoured and on a Gitea-flavoured sandbox repository."""
+    maintainer, outsider = Person(sandbox_url, "maintainer", flavor), Person(sandbox_url, "outsider", flavor)
+    name = "GitHub" if flavor == "github" else "Gitea"
+    hook_url = f"{receiver_url}/webhooks/{flavor}"
+    repo = maintainer("POST", "/user/repos", {"name": f"demo-{flavor}-{secrets.token_hex(3)}"})["full_name"]
+    _say(
+        f"\n═══ On {name} (the sandbox's {name} API{' at /api/v1' if flavor == 'gitea' else ''}) " + "═" * 30
+    )
+    _say(
+        f"1. @maintainer created {repo} and installed Steward: a webhook to {hook_url}, "
+        "and @steward-bot as a collaborator."
+    )
+    config = {"url": hook_url, "content_type": "json", "secret": secret}
+    if flavor == "gitea":
+        maintainer("PUT", f"/repos/{repo}/collaborators/steward-bot", {"permission": "write"})
+        events = ["issues", "issue_comment", "pull_request", "push"]
+        maintainer(
+            "POST",
+            f"/repos/{repo}/hooks",
+            {"type": "gitea", "config": config, "events": events, "active": True},
+        )
+    else:
+        maintainer("PUT", f"/repos/{repo}/collaborators/steward-bot", {"permission": "push"})
+        maintainer("POST", f"/repos/{repo}/hooks", {"config": config, "events": ["*"]})
+    number = maintainer(
+        "POST",
+        f"/repos/{repo}/issues",
+        {"title": "Login fails after password reset", "body": "Steps to follow."},
+    )["number"]
+    _say(f"2. @maintainer opened issue #{number}.")
+    maintainer("POST", f"/repos/{repo}/issues/{number}/comments", {"body": "/steward help"})
+    _say("3. @maintainer commented `/steward help`.")
+    outsider(
+        "POST",
+        f"/repos/{repo}/issues/{number}/comments",
+        {"body": "Can the bot look again?\n\n/steward refresh"},
+    )
+    _say(
+        "4. @outsider (no access to the repository) commented `/steward refresh`, which needs triage access."
+    )
+    _settle(sandbox_url, redis_url)
+    _say("5. Steward answered. The thread now reads:")
+    _show_thread(maintainer, repo, number)
+
+
 def main(*, keep_running: bool = False) -> int:
     base = Settings()
     if not _redis_ok(base.redis_url):
@@ -101,11 +152,14 @@ def main(*, keep_running: bool = False) -> int:
         settings = Settings.model_validate(
             {
                 **base.model_dump(
-                    exclude={"github_webhook_secrets", "github_token", "gitea_webhook_secrets"}
+                    exclude={"github_webhook_secrets", "github_token", "gitea_webhook_secrets", "gitea_token"}
                 ),
                 "github_api_url": sandbox.url,
                 "github_token": USERS["steward-bot"],
                 "github_webhook_secrets": secret,
+                "gitea_url": sandbox.url,
+                "gitea_token": USERS["steward-bot"],
+                "gitea_webhook_secrets": secret,
             }
         )
         receiver = ThreadedServer(create_app(settings)).start()
@@ -115,49 +169,12 @@ def main(*, keep_running: bool = False) -> int:
                 f"Sandbox forge at {sandbox.url}; Steward's receiver at {receiver.url}; one worker; Redis at "
                 f"{settings.redis_url}."
             )
-            maintainer, outsider = Person(sandbox.url, "maintainer"), Person(sandbox.url, "outsider")
-            repo = maintainer("POST", "/user/repos", {"name": f"demo-{secrets.token_hex(3)}"})["full_name"]
-            _say(
-                f"1. @maintainer created {repo} and installed Steward: a webhook to "
-                f"{receiver.url}/webhooks/github, and @steward-bot as a collaborator."
-            )
-            maintainer("PUT", f"/repos/{repo}/collaborators/steward-bot", {"permission": "push"})
-            maintainer(
-                "POST",
-                f"/repos/{repo}/hooks",
-                {
-                    "config": {
-                        "url": f"{receiver.url}/webhooks/github",
-                        "content_type": "json",
-                        "secret": secret,
-                    },
-                    "events": ["*"],
-                },
-            )
-            number = maintainer(
-                "POST",
-                f"/repos/{repo}/issues",
-                {"title": "Login fails after password reset", "body": "Steps to follow."},
-            )["number"]
-            _say(f"2. @maintainer opened issue #{number}.")
-            maintainer("POST", f"/repos/{repo}/issues/{number}/comments", {"body": "/steward help"})
-            _say("3. @maintainer commented `/steward help`.")
-            outsider(
-                "POST",
-                f"/repos/{repo}/issues/{number}/comments",
-                {"body": "Can the bot look again?\n\n/steward refresh"},
-            )
-            _say(
-                "4. @outsider (no access to the repository) commented `/steward refresh`, "
-                "which needs triage access."
-            )
-            _settle(sandbox.url, settings.redis_url)
-            _say("5. Steward answered. The thread now reads:")
-            _show_thread(maintainer, repo, number)
-            deliveries = maintainer("GET", "/_sandbox/deliveries")
+            for flavor in ("github", "gitea"):
+                _walk_through(sandbox.url, receiver.url, settings.redis_url, secret, flavor)
+            deliveries = httpx2.get(f"{sandbox.url}/_sandbox/deliveries", timeout=30).json()
             codes = sorted({str(d["status_code"]) for d in deliveries})
             _say(
-                f"\n{len(deliveries)} signed webhook deliveries; "
+                f"\n{len(deliveries)} signed webhook deliveries (GitHub- and Gitea-shaped); "
                 f"the receiver answered with HTTP {', '.join(codes)}."
             )
             if keep_running:

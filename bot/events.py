@@ -282,3 +282,200 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
         return Event(**common, ref=ref, after=after if isinstance(after, str) else None)
     # installation
     return Event(**common)
+
+
+# --- Gitea and Forgejo --------------------------------------------------------------------------
+#
+# Gitea names its events in two levels: ``X-Gitea-Event`` is the broad event (``issues``,
+# ``issue_comment``, ``pull_request``, ``push``) and ``X-Gitea-Event-Type`` the specific one
+# (``issue_label``, ``pull_request_sync``, ``pull_request_comment``, …). Steward keys on the broad
+# event, as handlers register for GitHub's names, and maps Gitea's actions onto GitHub's where they
+# mean the same thing:
+#
+#   Gitea action                         Event.action     notes
+#   ----------------------------------   --------------   -----------------------------------------
+#   opened, edited, closed, reopened     same             issues and pull_request
+#   synchronized                         synchronize      pull_request (X-Gitea-Event-Type pull_request_sync)
+#   label_updated, label_cleared         labeled          the payload carries the whole label set, not the
+#                                                         label that changed: ``label`` is None,
+#                                                         ``labels_are_full_set`` is True and
+#                                                         ``issue.labels`` is the set now on the issue, so
+#                                                         handlers work from "the issue now has label X"
+#   milestoned, demilestoned             same             issues only; ``milestone.number`` is the
+#                                                         milestone's id (Gitea milestones have no number)
+#   assigned                             same             issues only
+#   created, edited, deleted             same             issue_comment, on issues and on pull requests
+#                                                         (X-Gitea-Event-Type pull_request_comment)
+#   (push has no action)
+#
+# Older Gitea versions (and some test suites) put the specific type in X-Gitea-Event; it is mapped
+# back to the broad event first. Gitea has no milestone event: the milestone gate polls there.
+
+GITEA_HANDLED: dict[str, frozenset[str] | None] = {
+    "issues": frozenset(
+        {
+            "opened",
+            "edited",
+            "closed",
+            "reopened",
+            "label_updated",
+            "label_cleared",
+            "milestoned",
+            "demilestoned",
+            "assigned",
+        }
+    ),
+    "issue_comment": frozenset({"created", "edited", "deleted"}),
+    "pull_request": frozenset(
+        {"opened", "synchronized", "edited", "closed", "reopened", "label_updated", "label_cleared"}
+    ),
+    "push": None,
+}
+
+# X-Gitea-Event-Type → X-Gitea-Event (go-gitea/gitea modules/webhook/type.go).
+GITEA_EVENT_OF_TYPE: dict[str, str] = {
+    "issue_assign": "issues",
+    "issue_label": "issues",
+    "issue_milestone": "issues",
+    "pull_request_assign": "pull_request",
+    "pull_request_label": "pull_request",
+    "pull_request_milestone": "pull_request",
+    "pull_request_review_request": "pull_request",
+    "pull_request_sync": "pull_request",
+    "pull_request_comment": "issue_comment",
+    "pull_request_review_approved": "pull_request_approved",
+    "pull_request_review_rejected": "pull_request_rejected",
+    "pull_request_review_comment": "pull_request_comment",
+}
+
+GITEA_ACTIONS: dict[str, str] = {
+    "synchronized": "synchronize",
+    "label_updated": "labeled",
+    "label_cleared": "labeled",
+}
+
+
+def _gitea_login(user: Any) -> str:
+    if isinstance(user, Mapping):
+        for key in ("login", "username"):
+            if isinstance(user.get(key), str) and user[key]:
+                return cast(str, user[key])
+    return ""
+
+
+def _gitea_repo(payload: Mapping[str, Any]) -> RepoRef | None:
+    repo = payload.get("repository")
+    if not isinstance(repo, Mapping):
+        return None
+    full_name = repo.get("full_name")
+    if isinstance(full_name, str) and "/" in full_name:
+        return RepoRef.parse(full_name)
+    owner = _gitea_login(repo.get("owner"))
+    name = repo.get("name")
+    if owner and isinstance(name, str):
+        return RepoRef(owner, name)
+    raise MalformedPayload("the repository has no full_name")
+
+
+def _gitea_issue(raw: Mapping[str, Any], *, number: Any = None, is_pr: bool = False) -> IssueSnapshot:
+    # Some Gitea pull_request payloads carry the number only at the top level.
+    found = raw.get("number", number)
+    if not isinstance(found, int):
+        raise MalformedPayload("the issue has no number")
+    labels = tuple(
+        str(label["name"])
+        for label in raw.get("labels") or ()
+        if isinstance(label, Mapping) and "name" in label
+    )
+    milestone = raw.get("milestone")
+    return IssueSnapshot(
+        number=found,
+        title=str(raw.get("title") or ""),
+        body=str(raw.get("body") or ""),
+        state="closed" if raw.get("state") == "closed" else "open",
+        author=_gitea_login(raw.get("user")),
+        labels=labels,
+        milestone=milestone.get("id") if isinstance(milestone, Mapping) else None,
+        is_pull_request=is_pr or isinstance(raw.get("pull_request"), Mapping),
+    )
+
+
+def _gitea_milestone(raw: Any) -> MilestoneSnapshot | None:
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("id"), int):
+        return None
+    return MilestoneSnapshot(number=raw["id"], title=str(raw.get("title") or ""), state=str(raw.get("state")))
+
+
+def gitea_event_name(event: str, event_type: str = "") -> str:
+    """The broad event for a delivery's X-Gitea-Event (and X-Gitea-Event-Type) headers."""
+    event = event.strip().lower()
+    return GITEA_EVENT_OF_TYPE.get(event, event) or GITEA_EVENT_OF_TYPE.get(event_type, event_type)
+
+
+def normalise_gitea(event_name: str, delivery_id: str, payload: Any, *, event_type: str = "") -> Event:
+    """Build an Event from a Gitea or Forgejo delivery, or raise Unhandled / MalformedPayload."""
+    if not isinstance(payload, Mapping):
+        raise MalformedPayload("the payload is not a JSON object")
+    name = gitea_event_name(event_name, event_type)
+    if name not in GITEA_HANDLED:
+        raise Unhandled(f"event {name!r} is not handled")
+    raw_action = payload.get("action")
+    allowed = GITEA_HANDLED[name]
+    if allowed is not None:
+        if not isinstance(raw_action, str):
+            raise MalformedPayload(f"a {name} payload must have an action")
+        if raw_action not in allowed:
+            raise Unhandled(f"action {name}.{raw_action} is not handled")
+    action = raw_action if isinstance(raw_action, str) else ""
+    extra = {"gitea_event_type": event_type or event_name}
+    if action:
+        extra["gitea_action"] = action
+    common: dict[str, Any] = {
+        "forge": "gitea",
+        "delivery_id": delivery_id,
+        "name": name,
+        "action": GITEA_ACTIONS.get(action, action),
+        "sender": _gitea_login(payload.get("sender")),
+        "sender_is_bot": False,
+        "repo": _gitea_repo(payload),
+        "extra": extra,
+    }
+    if name in ("issues", "issue_comment", "pull_request") and common["repo"] is None:
+        raise MalformedPayload(f"a {name} payload must name its repository")
+    full_set = action in ("label_updated", "label_cleared")
+    if name == "issues":
+        issue = _gitea_issue(_obj(payload, "issue"), number=payload.get("number"))
+        return Event(
+            **common,
+            issue=issue,
+            previous_body=_previous_body(payload),
+            labels_are_full_set=full_set,
+            milestone=_gitea_milestone(_obj(payload, "issue").get("milestone")),
+        )
+    if name == "issue_comment":
+        raw = _obj(payload, "comment")
+        if not isinstance(raw.get("id"), int):
+            raise MalformedPayload("the comment has no id")
+        comment = CommentSnapshot(
+            id=raw["id"], body=str(raw.get("body") or ""), author=_gitea_login(raw.get("user"))
+        )
+        is_pr = payload.get("is_pull") is True or event_type == "pull_request_comment"
+        return Event(
+            **common,
+            issue=_gitea_issue(_obj(payload, "issue"), is_pr=is_pr),
+            comment=comment,
+            previous_body=_previous_body(payload),
+        )
+    if name == "pull_request":
+        return Event(
+            **common,
+            issue=_gitea_issue(_obj(payload, "pull_request"), number=payload.get("number"), is_pr=True),
+            previous_body=_previous_body(payload),
+            labels_are_full_set=full_set,
+        )
+    # push
+    ref = payload.get("ref")
+    if not isinstance(ref, str):
+        raise MalformedPayload("a push payload must have a ref")
+    after = payload.get("after")
+    return Event(**common, ref=ref, after=after if isinstance(after, str) else None)

@@ -14,9 +14,11 @@ from bot.settings import Permission
 
 if TYPE_CHECKING:
     from bot.context import CommandContext, EventContext
+    from bot.periodic import PeriodicContext
 
 EventHandler = Callable[["EventContext"], Awaitable[None]]
 CommandHandler = Callable[["CommandContext"], Awaitable[None]]
+PeriodicHandler = Callable[["PeriodicContext"], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -43,10 +45,20 @@ class EventSpec:
         return self.name == name and (self.actions is None or action in self.actions)
 
 
+@dataclass(frozen=True)
+class PeriodicSpec:
+    """A job run every ``seconds`` (aligned to the clock: every 5 minutes runs at :00, :05, …)."""
+
+    name: str
+    seconds: int
+    handler: PeriodicHandler
+
+
 @dataclass
 class Registry:
     commands: dict[str, CommandSpec] = field(default_factory=dict)
     events: list[EventSpec] = field(default_factory=list)
+    periodic: list[PeriodicSpec] = field(default_factory=list)
 
     def command(
         self,
@@ -73,6 +85,31 @@ class Registry:
     def on(self, name: str, *actions: str) -> Callable[[EventHandler], EventHandler]:
         def register(handler: EventHandler) -> EventHandler:
             self.events.append(EventSpec(name, frozenset(actions) if actions else None, handler))
+            return handler
+
+        return register
+
+    def every(
+        self, *, seconds: int = 0, minutes: int = 0, hours: int = 0, name: str | None = None
+    ) -> Callable[[PeriodicHandler], PeriodicHandler]:
+        """Run the handler periodically, once per slot however many workers run (arq cron jobs).
+
+        Gitea has no milestone webhook, so e.g. the milestone gate polls there. The interval must
+        divide a minute (seconds), an hour (minutes) or a day (hours), so slots line up on the clock.
+        """
+        interval = seconds + 60 * minutes + 3600 * hours
+        if interval <= 0 or not (
+            (interval < 60 and 60 % interval == 0)
+            or (interval < 3600 and interval % 60 == 0 and 3600 % interval == 0)
+            or (interval % 3600 == 0 and 86400 % interval == 0)
+        ):
+            raise ValueError(f"an interval of {interval}s does not divide a minute, an hour or a day")
+
+        def register(handler: PeriodicHandler) -> PeriodicHandler:
+            key = name if name else str(getattr(handler, "__qualname__", repr(handler)))
+            if any(spec.name == key for spec in self.periodic):
+                raise ValueError(f"periodic job {key!r} registered twice")
+            self.periodic.append(PeriodicSpec(key, interval, handler))
             return handler
 
         return register

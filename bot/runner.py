@@ -50,8 +50,9 @@ class ThreadedServer:
 class ThreadedWorker:
     """A real arq worker with its own event loop, in a thread."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, registry: Any = None) -> None:
         self.settings = settings
+        self.registry = registry
         self.loop = asyncio.new_event_loop()
         self.worker: Any = None
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -63,7 +64,7 @@ class ThreadedWorker:
         asyncio.set_event_loop(self.loop)
 
         async def main() -> None:
-            self.worker = create_worker(self.settings, handle_signals=False)
+            self.worker = create_worker(self.settings, handle_signals=False, registry=self.registry)
             try:
                 await self.worker.async_run()
             except asyncio.CancelledError:

@@ -73,6 +73,54 @@ class Settings(BaseSettings):
         return _split_csv(value)
 
 
+class BacklogSettings(BaseModel):
+    """Backlog refinement (``handlers.backlog``): label names and interview limits."""
+
+    model_config = {"frozen": True}
+
+    refine_label: str = "refine"
+    epic_label: str = "epic"
+    bug_label: str = "bug"
+    approved_label: str = "refinement:approved"
+    level_label_prefix: str = "level:"
+    # The stop gate's cap: rounds of answers per interview before the bot stops asking.
+    round_cap: int = Field(default=5, ge=1, le=50)
+    # Questions shown per round (the issue asks for 1–4).
+    max_questions: int = Field(default=4, ge=1, le=4)
+
+
+class BugRefinementSettings(BaseModel):
+    """RA9 bug refinement (``handlers.bug_refinement``): the trigger label and the verdict labels."""
+
+    model_config = {"frozen": True}
+
+    refine_label: str = "refine"
+    bug_label: str = "bug"
+    pending_label: str = "refinement:pending"
+    rejected_label: str = "refinement:rejected"
+    approved_label: str = "refinement:approved"
+    pending_color: str = "fbca04"
+    rejected_color: str = "d73a4a"
+    approved_color: str = "0e8a16"
+
+    def verdict_labels(self) -> tuple[str, str, str]:
+        return (self.pending_label, self.rejected_label, self.approved_label)
+
+    def label_for(self, verdict: str) -> str:
+        labels = {"pending": self.pending_label, "rejected": self.rejected_label}
+        return labels.get(verdict, self.approved_label)
+
+    def color_for(self, verdict: str) -> str:
+        colors = {"pending": self.pending_color, "rejected": self.rejected_color}
+        return colors.get(verdict, self.approved_color)
+
+    def description_for(self, verdict: str) -> str:
+        return {
+            "pending": "Steward: this bug report awaits refinement",
+            "rejected": "Steward: refinement found blockers (see the verdict comment)",
+        }.get(verdict, "Steward: refinement approved")
+
+
 class HandlerSettings(BaseModel):
     """Behaviour settings for handlers; defaults here, per-repo overrides later."""
 
@@ -81,6 +129,8 @@ class HandlerSettings(BaseModel):
     command_permissions: dict[str, Permission] = Field(default_factory=dict)
     label_colors: dict[str, str] = Field(default_factory=dict)
     max_comment_chars: int = 60_000
+    backlog: BacklogSettings = Field(default_factory=BacklogSettings)
+    bug_refinement: BugRefinementSettings = Field(default_factory=BugRefinementSettings)
 
 
 @lru_cache(maxsize=1)

@@ -20,10 +20,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bot import logs, metrics
-from bot.events import Event, MalformedPayload, Unhandled, normalise_github
+from bot.events import Event, MalformedPayload, Unhandled, normalise_gitea, normalise_github
 from bot.queue import Enqueuer, make_redis
 from bot.settings import Settings
-from bot.signatures import verify_github
+from bot.signatures import verify_gitea, verify_github
 
 log = logs.get("steward.web")
 
@@ -57,6 +57,7 @@ class Receiver:
         self.redis = redis
         self.enqueuer = Enqueuer(redis, dedupe_ttl=settings.dedupe_ttl_seconds)
         self.github_secrets = [s.get_secret_value() for s in settings.github_webhook_secrets]
+        self.gitea_secrets = [s.get_secret_value() for s in settings.gitea_webhook_secrets]
 
     async def github(self, request: Request) -> Response:
         started = time.perf_counter()
@@ -108,14 +109,60 @@ class Receiver:
         return await self._enqueue(event, started)
 
     async def gitea(self, request: Request) -> Response:
-        # Gitea/Forgejo deliveries arrive with the "Gitea parity" work; refuse clearly until then.
-        return _answer(
-            "gitea",
-            request.headers.get("x-gitea-event", ""),
-            "unsupported",
-            501,
-            {"error": "Gitea webhooks are not supported by this version of Steward yet"},
-        )
+        """Gitea and Forgejo deliveries: the same rules as GitHub's, Gitea's headers and signature."""
+        started = time.perf_counter()
+        headers = request.headers
+        event_name = headers.get("x-gitea-event") or headers.get("x-forgejo-event", "")
+        event_type = headers.get("x-gitea-event-type") or headers.get("x-forgejo-event-type", "")
+        delivery = headers.get("x-gitea-delivery") or headers.get("x-forgejo-delivery", "")
+        if not event_name or not delivery:
+            return _answer(
+                "gitea",
+                event_name,
+                "bad_request",
+                400,
+                {"error": "missing X-Gitea-Event or X-Gitea-Delivery header"},
+            )
+        try:
+            body = await read_body(request, self.settings.max_body_bytes)
+        except TooLarge:
+            return _answer(
+                "gitea",
+                event_name,
+                "too_large",
+                413,
+                {"error": f"body larger than {self.settings.max_body_bytes} bytes"},
+            )
+        if not self.gitea_secrets:
+            log.error("gitea delivery refused: no webhook secret configured", delivery=delivery)
+            return _answer(
+                "gitea",
+                event_name,
+                "bad_signature",
+                401,
+                {"error": "no webhook secret is configured (STEWARD_GITEA_WEBHOOK_SECRETS)"},
+            )
+        # Gitea signs twice with the same HMAC: bare hex in X-Gitea-Signature and GitHub-style in
+        # X-Hub-Signature-256. Either is enough; an empty X-Gitea-Signature (no secret on the hook) is not.
+        signature = headers.get("x-gitea-signature") or headers.get("x-forgejo-signature")
+        if not (
+            verify_gitea(body, signature, self.gitea_secrets)
+            or verify_github(body, headers.get("x-hub-signature-256"), self.gitea_secrets)
+        ):
+            return _answer(
+                "gitea", event_name, "bad_signature", 401, {"error": "missing or wrong X-Gitea-Signature"}
+            )
+        try:
+            payload = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return _answer("gitea", event_name, "bad_request", 400, {"error": "the body is not valid JSON"})
+        try:
+            event = normalise_gitea(event_name, delivery, payload, event_type=event_type)
+        except Unhandled as exc:
+            return _answer("gitea", event_name, "ignored", 202, {"ignored": str(exc)})
+        except MalformedPayload as exc:
+            return _answer("gitea", event_name, "bad_request", 400, {"error": str(exc)})
+        return await self._enqueue(event, started)
 
     async def _enqueue(self, event: Event, started: float) -> Response:
         bot_login = self.settings.bot_login

@@ -32,8 +32,10 @@ from bot.budget import WriteBudget
 from bot.context import EventContext
 from bot.dispatch import dispatch
 from bot.events import Event
-from bot.forge import Forge, ForgeError, ForgeUnavailable, RateLimited, User
+from bot.forge import Forge, ForgeError, ForgeKind, ForgeUnavailable, RateLimited, RepoRef, User
+from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
+from bot.periodic import cron_jobs
 from bot.queue import JOB_FUNCTION, QUEUE_NAME, make_redis
 from bot.registry import Registry
 from bot.settings import HandlerSettings, Settings
@@ -63,6 +65,7 @@ class Runtime:
     http: httpx2.AsyncClient
     registry: Registry
     github: GitHubForges | None = None
+    gitea: GiteaForge | None = None
     handler_settings: HandlerSettings = field(default_factory=HandlerSettings)
 
     async def forge_for(self, event: Event) -> Forge:
@@ -70,10 +73,33 @@ class Runtime:
             if self.github is None:
                 raise ForgeError("GitHub is not configured (STEWARD_GITHUB_TOKEN or STEWARD_GITHUB_APP_ID)")
             return await self.github.for_event(event.installation_id, event.repo)
+        if event.forge == "gitea":
+            if self.gitea is None:
+                raise ForgeError("Gitea is not configured (STEWARD_GITEA_URL and STEWARD_GITEA_TOKEN)")
+            return self.gitea
         raise ForgeError(f"forge {event.forge!r} is not configured")
+
+    async def forge(self, kind: ForgeKind, repo: RepoRef | None = None) -> Forge:
+        """A forge without an event (periodic work): GitHub by token, or the App's installation on `repo`."""
+        if kind == "github" and self.github is not None:
+            return await self.github.for_event(None, repo)
+        if kind == "gitea" and self.gitea is not None:
+            return self.gitea
+        raise ForgeError(f"forge {kind!r} is not configured")
+
+    @property
+    def forge_kinds(self) -> tuple[ForgeKind, ...]:
+        kinds: list[ForgeKind] = []
+        if self.github is not None:
+            kinds.append("github")
+        if self.gitea is not None:
+            kinds.append("gitea")
+        return tuple(kinds)
 
     async def aclose(self) -> None:
         await self.http.aclose()
+        if self.gitea is not None:
+            self.gitea.close()
 
 
 def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None = None) -> Runtime:
@@ -92,7 +118,10 @@ def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None
     github = None
     if settings.github_token or settings.github_app_id:
         github = GitHubForges.from_settings(settings, http, budget)
-    return Runtime(settings, redis, http, registry or load_registry(), github)
+    gitea = None
+    if settings.gitea_url and settings.gitea_token:
+        gitea = GiteaForge.from_settings(settings, budget)
+    return Runtime(settings, redis, http, registry or load_registry(), github, gitea)
 
 
 _ACQUIRE = """
@@ -218,8 +247,16 @@ def create_worker(
     async def shutdown(ctx: dict[str, Any]) -> None:
         await runtime.aclose()
 
+    periodic = cron_jobs(
+        runtime.registry,
+        settings=runtime.handler_settings,
+        find_forge=runtime.forge,
+        forges=runtime.forge_kinds,
+        timeout=settings.job_timeout_seconds,
+    )
     return Worker(
         functions=[func(process_event, name=JOB_FUNCTION, max_tries=JOB_MAX_TRIES)],
+        cron_jobs=periodic,
         redis_pool=redis,
         queue_name=QUEUE_NAME,
         on_startup=startup,

@@ -5,5 +5,7 @@ from bot.registry import Registry
 
 registry = Registry()
 
-# Each module registers its events and commands on import.
-from handlers import core  # noqa: E402, F401
+# Each module registers its events and commands on import (one line each, in any order).
+from handlers import core  # noqa: E402, F401, I001
+from handlers import backlog  # noqa: E402, F401
+from handlers.bug_refinement import bot as bug_refinement_bot  # noqa: E402, F401

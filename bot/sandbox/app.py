@@ -10,7 +10,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
-from . import admin, github
+from . import admin, gitea, github
 from .plumbing import ApiError, ApiMiddleware, api_error_handler, http_error_handler
 from .runtime import Sandbox
 from .state import SandboxState
@@ -36,7 +36,7 @@ def create_app(users: dict[str, str], state_file: Path | None = None) -> Starlet
             await sandbox.deliverer.aclose()
 
     app = Starlette(
-        routes=[*admin.routes(), *github.routes()],
+        routes=[*admin.routes(), *gitea.routes(), *github.routes()],
         middleware=[Middleware(ApiMiddleware, sandbox=sandbox)],
         exception_handlers={ApiError: api_error_handler, HTTPException: http_error_handler},
         lifespan=lifespan,

@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import github_apps, github_git, github_issues, gitmodel
+from . import github_apps, github_git, github_issues, github_relations, gitmodel
 from .github_ctx import Ctx
 from .plumbing import ApiError, body_object, json_response, no_content, paginate, validation_failed
 from .state import ROLE_ORDER, Hook, Repo, Role, Signature, now_iso
@@ -198,6 +198,7 @@ def routes() -> list[BaseRoute]:
         Route(R + "/hooks/{hook_id:int}", update_hook, methods=["PATCH"]),
         Route(R + "/hooks/{hook_id:int}", delete_hook, methods=["DELETE"]),
         *github_issues.routes(R),
+        *github_relations.routes(R),
         *github_git.routes(R),
         *github_apps.routes(R),
     ]

@@ -71,6 +71,11 @@ class Ctx:
 
     def emit(self, repo: Repo, event: str, action: str | None, **fields: Any) -> None:
         """Deliver `event` to every active hook of `repo` that subscribes to it."""
+        if repo.flavor == "gitea":  # webhooks follow the repository's flavour
+            from .gitea_webhooks import from_github
+
+            from_github(self.request, self.login, repo, event, action, fields)
+            return
         hooks = [h for h in repo.hooks.values() if h.active and (event in h.events or "*" in h.events)]
         if not hooks:
             return

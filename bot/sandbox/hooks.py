@@ -10,6 +10,7 @@ import json
 import time
 import urllib.parse
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,8 +109,15 @@ class Deliverer:
         self._client: httpx2.AsyncClient | None = None
 
     def enqueue(
-        self, hook: Hook, event: str, action: str | None, payload: dict[str, Any], repository: str | None
+        self,
+        hook: Hook,
+        event: str,
+        action: str | None,
+        payload: dict[str, Any],
+        repository: str | None,
+        headers: Callable[[Hook, str, bytes], dict[str, str]] | None = None,
     ) -> Delivery:
+        """Queue a delivery; `headers(hook, guid, body)` makes its headers (GitHub's by default)."""
         raw = json.dumps(payload, separators=(",", ":")).encode()
         if hook.content_type == "form":
             raw = urllib.parse.urlencode({"payload": raw.decode()}).encode()
@@ -121,7 +129,7 @@ class Deliverer:
             event=event,
             action=action,
             body=raw,
-            headers=github_headers(hook, event, guid, raw),
+            headers=headers(hook, guid, raw) if headers else github_headers(hook, event, guid, raw),
             repository=repository,
         )
         self._submit(delivery)

@@ -72,14 +72,29 @@ def error_response(status: int, message: str, errors: list[dict[str, Any]] | Non
     return Response(dumps(data), status_code=status, media_type="application/json; charset=utf-8")
 
 
+def gitea_error_response(request: Request, status: int, message: str) -> Response:
+    """Gitea's APIError shape: {"message", "url"}."""
+    data = {"message": message, "url": f"{str(request.base_url).rstrip('/')}/api/swagger"}
+    return Response(dumps(data), status_code=status, media_type="application/json; charset=utf-8")
+
+
+def is_gitea(path: str) -> bool:
+    return path == "/api/v1" or path.startswith("/api/v1/")
+
+
 async def api_error_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
+    if is_gitea(request.url.path):
+        return gitea_error_response(request, exc.status, exc.message)
     return error_response(exc.status, exc.message, exc.errors)
 
 
 async def http_error_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    return error_response(exc.status_code, "Not Found" if exc.status_code == 404 else str(exc.detail))
+    message = "Not Found" if exc.status_code == 404 else str(exc.detail)
+    if is_gitea(request.url.path):
+        return gitea_error_response(request, exc.status_code, message)
+    return error_response(exc.status_code, message)
 
 
 async def body_json(request: Request) -> Any:
@@ -186,7 +201,9 @@ class ApiMiddleware:
             return
 
         async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
+            if message["type"] == "http.response.start" and is_gitea(scope["path"]):
+                entry["status"] = int(message["status"])  # Gitea sends no GitHub headers
+            elif message["type"] == "http.response.start":
                 status = int(message["status"])
                 entry["status"] = status
                 out = MutableHeaders(scope=message)

@@ -87,6 +87,10 @@ class Issue(BaseModel):
     closed_at: str | None = None
     closed_by: str | None = None
     via_app: int | None = None
+    # Relations by global issue id, any repository: the issues that block this one (both forges'
+    # dependencies) and this issue's sub-issues (GitHub only).
+    blocked_by: list[int] = Field(default_factory=list)
+    sub_issues: list[int] = Field(default_factory=list)
 
 
 class Comment(BaseModel):
@@ -108,6 +112,8 @@ class Hook(BaseModel):
     insecure_ssl: str = "0"
     events: list[str] = Field(default_factory=lambda: ["push"])
     active: bool = True
+    # Gitea's hook type ("gitea", "forgejo", …) for hooks made through its API.
+    hook_type: str | None = None
     created_at: str = Field(default_factory=now_iso)
     updated_at: str = Field(default_factory=now_iso)
 

@@ -1,4 +1,8 @@
-"""End-to-end fixtures: the sandbox forge, and a Steward (receiver + worker) wired to it."""
+"""End-to-end fixtures: the sandbox forge, and a Steward (receiver + worker) wired to it.
+
+The `steward` fixture runs every test that uses it twice: on a GitHub-flavoured sandbox repository
+(GitHub's API, GitHub's webhooks, the gidgethub adapter) and on a Gitea-flavoured one (Gitea's API at
+`/api/v1`, Gitea's webhooks to `/webhooks/gitea`, the py-gitea adapter)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import pytest
 from bot.sandbox.server import SandboxServer
 from bot.settings import Settings
 from bot.web import create_app
-from tests.e2e.stack import SECRET, ForgeUser, ThreadedServer, ThreadedWorker, settle
+from tests.e2e.stack import SECRET, ForgeUser, ThreadedServer, ThreadedWorker, settle, signed_delivery
 
 USERS = {
     "maintainer": "tok-maintainer",
@@ -27,8 +31,12 @@ def sandbox() -> Iterator[SandboxServer]:
         yield server
 
 
+FORGES = ["github", "gitea"]
+
+
 @dataclass
 class Steward:
+    forge: str
     sandbox: SandboxServer
     redis_url: str
     receiver: ThreadedServer
@@ -43,7 +51,7 @@ class Steward:
         repo = self.maintainer.create_repo()
         self.maintainer.add_collaborator(repo, "steward-bot", "push")
         self.maintainer.add_collaborator(repo, "triager", "triage")
-        self.maintainer.add_hook(repo, f"{self.receiver.url}/webhooks/github")
+        self.maintainer.add_hook(repo, f"{self.receiver.url}{self.maintainer.webhook_path}")
         self.settle()
         return repo
 
@@ -57,6 +65,10 @@ class Steward:
     def bot_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
         return [c for c in self.maintainer.comments(repo, number) if c["user"]["login"] == "steward-bot"]
 
+    def deliver(self, event: str, payload: bytes, *, delivery: str | None = None) -> Any:
+        """Send a delivery to the receiver, signed the way this forge signs it."""
+        return signed_delivery(self.receiver.url, event, payload, delivery=delivery, flavor=self.forge)
+
 
 def make_settings(sandbox_url: str, redis_url: str, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
@@ -64,6 +76,9 @@ def make_settings(sandbox_url: str, redis_url: str, **overrides: Any) -> Setting
         "github_api_url": sandbox_url,
         "github_token": "tok-bot",
         "github_webhook_secrets": SECRET,
+        "gitea_url": sandbox_url,
+        "gitea_token": "tok-bot",
+        "gitea_webhook_secrets": SECRET,
         "write_budget_per_minute": 10_000,
         "write_budget_per_hour": 100_000,
         "retry_base_delay": 0.05,
@@ -73,16 +88,17 @@ def make_settings(sandbox_url: str, redis_url: str, **overrides: Any) -> Setting
     return Settings(**values)
 
 
-@pytest.fixture
+@pytest.fixture(params=FORGES)
 def steward(sandbox: SandboxServer, redis_url: str, request: pytest.FixtureRequest) -> Iterator[Steward]:
     marker = request.node.get_closest_marker("settings")
     settings = make_settings(sandbox.url, redis_url, **(marker.kwargs if marker else {}))
     receiver = ThreadedServer(create_app(settings)).start()
     worker = ThreadedWorker(settings).start()
-    users = {login: ForgeUser(sandbox.url, login, token) for login, token in USERS.items()}
+    users = {login: ForgeUser(sandbox.url, login, token, request.param) for login, token in USERS.items()}
     sandbox.maintainer_client = users["maintainer"].client  # type: ignore[attr-defined]
-    users["maintainer"].client.delete("/_sandbox/faults")
+    users["maintainer"].client.delete(f"{sandbox.url}/_sandbox/faults")
     yield Steward(
+        request.param,
         sandbox,
         redis_url,
         receiver,
@@ -93,6 +109,6 @@ def steward(sandbox: SandboxServer, redis_url: str, request: pytest.FixtureReque
         users["outsider"],
         users["steward-bot"],
     )
-    users["maintainer"].client.delete("/_sandbox/faults")
+    users["maintainer"].client.delete(f"{sandbox.url}/_sandbox/faults")
     worker.stop()
     receiver.stop()

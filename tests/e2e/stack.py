@@ -35,16 +35,31 @@ def wait_for[T](check: Callable[[], T | None], *, timeout: float = 20.0, what: s
         delay = min(delay * 1.5, 0.2)
 
 
-class ForgeUser:
-    """Someone using the sandbox forge over its GitHub API."""
+# GitHub roles → Gitea's access modes. Gitea has no triage or maintain: a triager there is a write
+# collaborator, the least that may label issues.
+GITEA_ACCESS = {"pull": "read", "read": "read", "triage": "write", "push": "write", "write": "write"}
+GITEA_ACCESS |= {"maintain": "write", "admin": "admin"}
+GITEA_HOOK_EVENTS = ["issues", "issue_comment", "pull_request", "push"]
 
-    def __init__(self, base_url: str, login: str, token: str) -> None:
+
+class ForgeUser:
+    """Someone using the sandbox forge over its GitHub API (`flavor="github"`) or its Gitea API
+    (`flavor="gitea"`, at `/api/v1`). Paths are the same on both (`/repos/{owner}/{repo}/...`);
+    where the APIs differ (hooks, labels by id, permission names) the methods translate."""
+
+    def __init__(self, base_url: str, login: str, token: str, flavor: str = "github") -> None:
         self.login = login
+        self.flavor = flavor
+        self.base_url = base_url
         self.client = httpx2.Client(
-            base_url=base_url,
+            base_url=base_url + ("/api/v1" if flavor == "gitea" else ""),
             headers={"Authorization": f"token {token}", "Accept": "application/vnd.github+json"},
             timeout=10,
         )
+
+    @property
+    def webhook_path(self) -> str:
+        return f"/webhooks/{self.flavor}"
 
     def call(
         self,
@@ -66,25 +81,41 @@ class ForgeUser:
         return str(repo["full_name"])
 
     def add_collaborator(self, repo: str, login: str, permission: str) -> None:
-        self.call("PUT", f"/repos/{repo}/collaborators/{login}", {"permission": permission})
+        level = GITEA_ACCESS[permission] if self.flavor == "gitea" else permission
+        self.call("PUT", f"/repos/{repo}/collaborators/{login}", {"permission": level})
 
     def add_hook(self, repo: str, url: str, secret: str = SECRET) -> int:
-        hook = self.call(
-            "POST",
-            f"/repos/{repo}/hooks",
-            {
-                "config": {"url": url, "content_type": "json", "secret": secret},
-                "events": ["*"],
-                "active": True,
-            },
-        )
-        return int(hook["id"])
+        config = {"url": url, "content_type": "json", "secret": secret}
+        if self.flavor == "gitea":
+            body = {"type": "gitea", "config": config, "events": GITEA_HOOK_EVENTS, "active": True}
+        else:
+            body = {"config": config, "events": ["*"], "active": True}
+        return int(self.call("POST", f"/repos/{repo}/hooks", body)["id"])
+
+    def _label_ids(self, repo: str, names: list[str]) -> list[int]:
+        existing = {lb["name"]: lb["id"] for lb in self.call("GET", f"/repos/{repo}/labels?limit=50")}
+        for name in names:
+            if name not in existing:
+                made = self.call("POST", f"/repos/{repo}/labels", {"name": name, "color": "ededed"})
+                existing[name] = made["id"]
+        return [existing[name] for name in names]
 
     def open_issue(self, repo: str, title: str, body: str = "", labels: list[str] | None = None) -> int:
-        issue = self.call(
-            "POST", f"/repos/{repo}/issues", {"title": title, "body": body, "labels": labels or []}
-        )
+        wanted: list[Any] = list(labels or [])
+        if self.flavor == "gitea":
+            wanted = self._label_ids(repo, wanted)
+        issue = self.call("POST", f"/repos/{repo}/issues", {"title": title, "body": body, "labels": wanted})
         return int(issue["number"])
+
+    def add_labels(self, repo: str, number: int, names: list[str]) -> None:
+        wanted: list[Any] = self._label_ids(repo, names) if self.flavor == "gitea" else names
+        self.call("POST", f"/repos/{repo}/issues/{number}/labels", {"labels": wanted})
+
+    def edit_issue(self, repo: str, number: int, **fields: Any) -> None:
+        self.call("PATCH", f"/repos/{repo}/issues/{number}", fields)
+
+    def labels_of(self, repo: str, number: int) -> list[str]:
+        return sorted(label["name"] for label in self.call("GET", f"/repos/{repo}/issues/{number}")["labels"])
 
     def comment(self, repo: str, number: int, body: str) -> int:
         return int(self.call("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})["id"])
@@ -93,6 +124,8 @@ class ForgeUser:
         self.call("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", {"body": body})
 
     def comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        if self.flavor == "gitea":  # Gitea answers an issue's comments whole
+            return list(self.call("GET", f"/repos/{repo}/issues/{number}/comments"))
         out: list[dict[str, Any]] = []
         page = 1
         while True:
@@ -116,7 +149,19 @@ def signed_delivery(
     delivery: str | None = None,
     secret: str = SECRET,
     client: httpx2.Client | None = None,
+    flavor: str = "github",
 ) -> httpx2.Response:
+    """POST a delivery signed the way `flavor`'s forge signs it to the receiver at `url`."""
+    if flavor == "gitea":
+        gitea = {
+            "X-Gitea-Event": event,
+            "X-Gitea-Delivery": delivery or str(uuid.uuid4()),
+            "X-Gitea-Signature": sign_sha256(secret, payload),
+            "Content-Type": "application/json",
+        }
+        return (client or httpx2.Client(timeout=30)).post(
+            f"{url}/webhooks/gitea", content=payload, headers=gitea
+        )
     headers = {
         "X-GitHub-Event": event,
         "X-GitHub-Delivery": delivery or str(uuid.uuid4()),

@@ -1,0 +1,241 @@
+"""Webhooks that follow the repository's flavour.
+
+A Gitea-flavoured repository delivers Gitea-shaped, Gitea-signed webhooks (``X-Gitea-Event`` broad,
+``X-Gitea-Event-Type`` specific, ``X-Gitea-Signature`` bare hex, plus the ``X-Gogs-*``/``X-GitHub-*``
+copies and ``X-Hub-Signature(-256)`` that Gitea also sends) whichever API changed it; a GitHub-flavoured
+one delivers GitHub's. The Gitea API's routes call the functions here with state objects; the GitHub
+API's ``Ctx.emit`` hands events on Gitea-flavoured repositories to ``from_github``.
+
+Subscriptions follow Gitea's hook API: an event type is delivered when the hook lists it, or lists its
+family (``issues`` covers issue_assign/issue_label/issue_milestone/issue_comment; ``pull_request`` covers
+the pull_request_* types), or ``*``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Callable
+from typing import Any
+
+from starlette.requests import Request
+
+from . import gitmodel
+from .gitea_shapes import GiteaShapes
+from .runtime import Sandbox
+from .state import Comment, Hook, Issue, Repo
+
+ZERO = "0" * 40
+ISSUE_TYPES = frozenset({"issues", "issue_assign", "issue_label", "issue_milestone", "issue_comment"})
+PULL_TYPES = frozenset(
+    {
+        "pull_request",
+        "pull_request_assign",
+        "pull_request_label",
+        "pull_request_milestone",
+        "pull_request_comment",
+        "pull_request_review",
+        "pull_request_sync",
+        "pull_request_review_request",
+    }
+)
+
+
+def gitea_headers(event: str, event_type: str) -> Callable[[Hook, str, bytes], dict[str, str]]:
+    """The headers go-gitea/gitea's deliverer sets (see tests/fixtures/gitea/webhooks/headers.json)."""
+
+    def make(hook: Hook, guid: str, body: bytes) -> dict[str, str]:
+        key = (hook.secret or "").encode()
+        sha256 = hmac.new(key, body, hashlib.sha256).hexdigest() if hook.secret else ""
+        sha1 = hmac.new(key, body, hashlib.sha1).hexdigest() if hook.secret else ""
+        headers = {
+            "User-Agent": "GiteaServer",
+            "Content-Type": "application/json"
+            if hook.content_type == "json"
+            else "application/x-www-form-urlencoded",
+            "X-Gitea-Delivery": guid,
+            "X-Gitea-Event": event,
+            "X-Gitea-Event-Type": event_type,
+            "X-Gitea-Signature": sha256,
+            "X-Gitea-Hook-Installation-Target-Type": "repository",
+            "X-Gogs-Delivery": guid,
+            "X-Gogs-Event": event,
+            "X-Gogs-Event-Type": event_type,
+            "X-Gogs-Signature": sha256,
+            "X-GitHub-Delivery": guid,
+            "X-GitHub-Event": event,
+            "X-GitHub-Event-Type": event_type,
+            "X-GitHub-Hook-Installation-Target-Type": "repository",
+        }
+        if hook.secret:
+            headers["X-Hub-Signature"] = "sha1=" + sha1
+            headers["X-Hub-Signature-256"] = "sha256=" + sha256
+        return headers
+
+    return make
+
+
+def subscribed(hook: Hook, event_type: str) -> bool:
+    events = {e.lower() for e in hook.events}
+    return (
+        "*" in events
+        or event_type in events
+        or (event_type in ISSUE_TYPES and "issues" in events)
+        or (event_type in PULL_TYPES and "pull_request" in events)
+    )
+
+
+class Emitter:
+    """Emits the webhooks for one request's changes, in the repository's flavour."""
+
+    def __init__(self, request: Request, sender: str) -> None:
+        self.request = request
+        self.sandbox: Sandbox = request.app.state.sandbox
+        self.base = str(request.base_url).rstrip("/")
+        self.shapes = GiteaShapes(self.sandbox.forge, self.base)
+        self.sender = sender
+
+    def _github(self) -> Any:
+        from .github_ctx import Ctx
+
+        return Ctx(self.request)
+
+    def _deliver(
+        self, repo: Repo, event: str, event_type: str, action: str | None, fields: dict[str, Any]
+    ) -> None:
+        hooks = [h for h in repo.hooks.values() if h.active and subscribed(h, event_type)]
+        if not hooks:
+            return
+        payload: dict[str, Any] = {} if action is None else {"action": action}
+        payload.update(fields)
+        payload["repository"] = self.shapes.repo(repo)
+        payload["sender"] = self.shapes.user(self.sender)
+        make = gitea_headers(event, event_type)
+        for hook in hooks:
+            self.sandbox.deliverer.enqueue(hook, event, action, payload, repo.full_name, headers=make)
+
+    # the domain's events ------------------------------------------------------------------------------
+
+    def issue(self, repo: Repo, issue: Issue, action: str, changes: dict[str, Any] | None = None) -> None:
+        """opened, edited, closed, reopened."""
+        if repo.flavor == "github":
+            gh = self._github()
+            extra = {"changes": changes} if changes else {}
+            gh.emit(repo, "issues", action, issue=gh.shapes.issue(repo, issue), **extra)
+            return
+        fields: dict[str, Any] = {"number": issue.number, "issue": self.shapes.issue(repo, issue)}
+        if changes:
+            fields["changes"] = changes
+        fields["commit_id"] = ""
+        self._deliver(repo, "issues", "issues", action, fields)
+
+    def labels(self, repo: Repo, issue: Issue, added: list[int], removed: list[int]) -> None:
+        if not added and not removed:
+            return
+        if repo.flavor == "github":
+            gh = self._github()
+            for label_id, action in [(i, "unlabeled") for i in removed] + [(i, "labeled") for i in added]:
+                label = gh.shapes.label(repo, repo.labels[label_id])
+                gh.emit(repo, "issues", action, issue=gh.shapes.issue(repo, issue), label=label)
+            return
+        action = "label_cleared" if not issue.label_ids else "label_updated"
+        fields = {"number": issue.number, "issue": self.shapes.issue(repo, issue), "commit_id": ""}
+        self._deliver(repo, "issues", "issue_label", action, fields)
+
+    def milestone(self, repo: Repo, issue: Issue, old: int | None) -> None:
+        if repo.flavor == "github":
+            gh = self._github()
+            if old is not None and old in repo.milestones:
+                shape = gh.shapes.milestone(repo, repo.milestones[old])
+                gh.emit(repo, "issues", "demilestoned", issue=gh.shapes.issue(repo, issue), milestone=shape)
+            if issue.milestone is not None:
+                shape = gh.shapes.milestone(repo, repo.milestones[issue.milestone])
+                gh.emit(repo, "issues", "milestoned", issue=gh.shapes.issue(repo, issue), milestone=shape)
+            return
+        action = "milestoned" if issue.milestone is not None else "demilestoned"
+        fields = {"number": issue.number, "issue": self.shapes.issue(repo, issue), "commit_id": ""}
+        self._deliver(repo, "issues", "issue_milestone", action, fields)
+
+    def comment(
+        self, repo: Repo, comment: Comment, action: str, changes: dict[str, Any] | None = None
+    ) -> None:
+        """created, edited, deleted (called before a deleted comment leaves the state)."""
+        issue = repo.issues[comment.issue_number]
+        if repo.flavor == "github":
+            gh = self._github()
+            extra = {"changes": changes} if changes else {}
+            gh.emit(
+                repo,
+                "issue_comment",
+                action,
+                **extra,
+                issue=gh.shapes.issue(repo, issue),
+                comment=gh.shapes.comment(repo, comment),
+            )
+            return
+        fields: dict[str, Any] = {
+            "issue": self.shapes.issue(repo, issue),
+            "pull_request": None,
+            "comment": self.shapes.comment(repo, comment),
+        }
+        if changes:
+            fields["changes"] = changes
+        fields["is_pull"] = False
+        self._deliver(repo, "issue_comment", "issue_comment", action, fields)
+
+    def push(self, repo: Repo, ref: str, before: str | None, after: str | None) -> None:
+        if repo.flavor == "github":
+            from .github_git import emit_push
+
+            emit_push(self._github(), repo, ref, before, after)
+            return
+        commits = (
+            [self.shapes.push_commit(repo, c) for c in gitmodel.new_commits(repo, before, after)]
+            if after
+            else []
+        )
+        old, new = before or ZERO, after or ZERO
+        fields = {
+            "ref": ref,
+            "before": old,
+            "after": new,
+            "compare_url": f"{self.base}/{repo.full_name}/compare/{old[:10]}...{new[:10]}",
+            "commits": commits,
+            "total_commits": len(commits),
+            "head_commit": commits[-1] if commits else None,
+            "pusher": self.shapes.user(self.sender),
+        }
+        self._deliver(repo, "push", "push", None, fields)
+
+
+def from_github(
+    request: Request, sender: str, repo: Repo, event: str, action: str | None, fields: dict[str, Any]
+) -> None:
+    """A GitHub-API change on a Gitea-flavoured repository, delivered the way Gitea would."""
+    emitter = Emitter(request, sender)
+    issue_raw = fields.get("issue")
+    issue = repo.issues.get(issue_raw["number"]) if isinstance(issue_raw, dict) else None
+    if event == "issues" and issue is not None and action is not None:
+        if action in ("opened", "edited", "closed", "reopened"):
+            emitter.issue(repo, issue, action, fields.get("changes"))
+        elif action in ("labeled", "unlabeled"):
+            label_id = int(fields["label"]["id"])
+            emitter.labels(
+                repo,
+                issue,
+                [label_id] if action == "labeled" else [],
+                [label_id] if action == "unlabeled" else [],
+            )
+        elif action in ("milestoned", "demilestoned"):
+            fields_ms = fields.get("milestone") or {}
+            emitter.milestone(repo, issue, fields_ms.get("number") if action == "demilestoned" else None)
+    elif event == "issue_comment" and action is not None:
+        comment = repo.comments.get(int(fields["comment"]["id"]))
+        if comment is not None:
+            emitter.comment(repo, comment, action, fields.get("changes"))
+    elif event == "push":
+        before, after = fields.get("before"), fields.get("after")
+        emitter.push(
+            repo, str(fields["ref"]), None if before == ZERO else before, None if after == ZERO else after
+        )
+    # label, milestone, ping, …: Gitea has no such webhooks.

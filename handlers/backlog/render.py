@@ -1,0 +1,237 @@
+"""The text of the interview and spec comments. Pure: the same state renders the same text, so a
+re-run that changes nothing writes nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Final
+
+from handlers.backlog.interview import DepRecord, Interview
+from handlers.backlog.spec import Spec, SpecRecord
+
+__all__ = ["render_interview", "render_spec"]
+
+_CELL_LIMIT: Final = 240
+_BACKTICKS: Final = re.compile(r"`+")
+
+
+def _cell(text: str | None, limit: int = _CELL_LIMIT) -> str:
+    if text is None:
+        return "—"
+    flat = " ".join(text.split())
+    if len(flat) > limit:
+        flat = flat[: limit - 1].rstrip() + "…"
+    return flat.replace("|", "\\|") or "—"
+
+
+def _json_block(data: Any, summary: str) -> str:
+    if isinstance(data, list):  # one row a line: readable, and a third the size of indent=2
+        text = "[\n" + ",\n".join("  " + json.dumps(item, ensure_ascii=False) for item in data) + "\n]"
+    else:
+        text = json.dumps(data, ensure_ascii=False, indent=2)
+    longest = max((len(m.group()) for m in _BACKTICKS.finditer(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"<details><summary>{summary}</summary>\n\n{fence}json\n{text}\n{fence}\n\n</details>"
+
+
+def _cmd(prefix: str, command: str) -> str:
+    return f"`/{prefix} {command}`"
+
+
+def render_deps(deps: Sequence[DepRecord]) -> str:
+    parts: list[str] = []
+    for dep in deps:
+        if dep.state == "declared":
+            parts.append(f"#{dep.number} (declared as blocking this issue)")
+        elif dep.state == "listed":
+            parts.append(f"#{dep.number} (listed here: {dep.note or 'this forge has no issue dependencies'})")
+        else:
+            parts.append(f"#{dep.number} — refused: {dep.note}")
+    return "; ".join(parts)
+
+
+def render_interview(interview: Interview, *, author: str, cap: int, prefix: str, spec_version: int) -> str:
+    cycle_round = interview.round - interview.cycle_start + 1
+    lines: list[str] = []
+    if interview.status == "interviewing":
+        lines += [
+            f"### Backlog refinement — round {cycle_round} of at most {cap}",
+            "",
+            f"@{author}, a few questions to make this item concrete. Answer with "
+            f"{_cmd(prefix, 'answer <id> <text>')} (the text may continue on the next lines; several "
+            f"answers may share a comment); {_cmd(prefix, 'enough')} ends the interview. The issue's author "
+            "or anyone with triage access may answer.",
+            "",
+        ]
+        if interview.asking:
+            lines.append("**Questions this round**")
+            lines.append("")
+            for n, row_id in enumerate(interview.asking, 1):
+                row = interview.ledger.row(row_id)
+                if row is not None:
+                    lines.append(f"{n}. **{row.id}** · {row.dimension.value} — {row.question}")
+            lines.append("")
+        else:
+            lines += [
+                "Every row is resolved. Amend any row with "
+                f"{_cmd(prefix, 'answer <id> <text>')}, then I draft the next spec; "
+                f"{_cmd(prefix, 'enough')} drafts it now.",
+                "",
+            ]
+    elif interview.status == "stopped":
+        lines += [
+            "### Backlog refinement — interview stopped",
+            "",
+            f"Stop gate: **{interview.gate}** — {interview.gate_reason}. See **Spec v{spec_version}** below; "
+            f"{_cmd(prefix, 'edit-spec')} reopens the interview.",
+            "",
+        ]
+    elif interview.status == "approved":
+        lines += [
+            "### Backlog refinement — approved",
+            "",
+            f"Spec v{spec_version} is approved and locked. {_cmd(prefix, 'refine')} (triage or more) "
+            "starts a new version.",
+            "",
+        ]
+    else:
+        lines += [
+            "### Backlog refinement — cancelled",
+            "",
+            f"The draft was discarded. {_cmd(prefix, 'refine')} (triage or more) starts again.",
+            "",
+        ]
+    if interview.found:
+        lines += ["**Found in the description:** " + "; ".join(interview.found), ""]
+    if interview.probes:
+        lines.append("**Probe-scan**")
+        lines.append("")
+        for probe in interview.probes[-10:]:
+            lines.append(f"- Round {probe.round}: {probe.reason}")
+        lines.append("")
+    if interview.status == "interviewing" and interview.gate:
+        lines += [f"**Stop gate:** {interview.gate} — {interview.gate_reason}.", ""]
+    if interview.deps:
+        lines += [f"**Blocked by:** {render_deps(interview.deps)}", ""]
+    lines += [
+        "#### Gap ledger",
+        "",
+        "| id | dimension | status | source | question | answer |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in interview.ledger.rows:
+        lines.append(
+            f"| {row.id} | {row.dimension.value} | {row.status} | {row.source} | {_cell(row.question)} "
+            f"| {_cell(row.answer)} |"
+        )
+    if not interview.ledger.rows:
+        lines.append("| — | — | — | — | no gaps found | — |")
+    lines += ["", _json_block(interview.ledger.public(), "Ledger JSON (for `steward ledger verdict`)")]
+    return "\n".join(lines)
+
+
+def _spec_body(spec: Spec, *, heading: str, open_heading: str = "## Open Questions") -> list[str]:
+    lines = [heading, "", f"**Goal.** {spec.goal}", "", "**Requirements**", ""]
+    lines += [f"- {line}" for line in spec.requirements] or ["- (none yet)"]
+    if spec.blocked_by:
+        lines += ["", "blocked-by: " + ", ".join(f"#{n}" for n in spec.blocked_by)]
+    lines += ["", "**Q&A**", ""]
+    if spec.qa:
+        lines += ["| id | question | answer |", "|---|---|---|"]
+        lines += [f"| {q.id} | {_cell(q.question)} | {_cell(q.answer)} |" for q in spec.qa]
+    else:
+        lines.append("No question was asked: the description covered every dimension.")
+    lines += ["", open_heading, ""]
+    if spec.open_questions:
+        lines += [f"- **{q.id}** · {q.dimension} — {q.question}" for q in spec.open_questions]
+    else:
+        lines.append("None.")
+    return lines
+
+
+def _status_title(spec: Spec) -> str:
+    if spec.status == "approved":
+        return "approved"
+    if spec.status == "discarded":
+        return "discarded"
+    if spec.status == "superseded":
+        return "superseded"
+    if spec.verdict == "STOP-DEGRADED":
+        return "draft — not refined (stopped degraded)"
+    return "draft — awaiting approval"
+
+
+def render_spec(
+    record: SpecRecord,
+    *,
+    title: str,
+    prefix: str,
+    current_level: str | None,
+    level_prefix: str,
+    approved_label: str,
+    deps: Sequence[DepRecord] = (),
+) -> str:
+    spec = record.current
+    lines: list[str] = []
+    if spec is None:
+        lines += [
+            "### Spec — no current version",
+            "",
+            f"The last draft was discarded. {_cmd(prefix, 'refine')} (triage or more) starts again.",
+        ]
+    else:
+        lines += _spec_body(
+            spec, heading=f"### Spec v{spec.version} — {_cell(title, 120)} ({_status_title(spec)})"
+        )
+        refused = [d for d in deps if d.state == "refused"]
+        if refused:
+            lines += ["", "**Dependencies refused:** " + "; ".join(f"#{d.number}: {d.note}" for d in refused)]
+        lines += ["", f"**Verdict:** {spec.verdict}."]
+        if spec.verdict == "STOP-DEGRADED":
+            lines += [
+                "",
+                "> [!WARNING]",
+                "> The interview hit its round cap with a core dimension (WHAT, SCOPE or ACCEPTANCE) still "
+                "open, so this is **not** presented as refined. Recommendation: split the card into smaller "
+                "items, or run an exploration spike first, then refine again.",
+            ]
+        lines += ["", f"**Level:** scored **{spec.level}** ({'; '.join(spec.level_reasons)})."]
+        if spec.status == "approved":
+            decision = f" Level: {spec.level_decision}." if spec.level_decision else ""
+            lines += [
+                "",
+                f"**Approved** by @{spec.approved_by} and locked; `{approved_label}` is set.{decision} "
+                f"{_cmd(prefix, 'refine')} (triage or more) starts a new version.",
+            ]
+        elif spec.status == "draft":
+            level_note = ""
+            if current_level is None:
+                level_note = (
+                    f" The issue has no `{level_prefix}*` label; {_cmd(prefix, 'approve-spec apply')} "
+                    f"also sets `{level_prefix}{spec.level}`."
+                )
+            elif current_level != spec.level:
+                level_note = (
+                    f" The issue is labelled `{level_prefix}{current_level}` but the spec scores "
+                    f"**{spec.level}**: approve with {_cmd(prefix, 'approve-spec apply')} (set "
+                    f"`{level_prefix}{spec.level}`), {_cmd(prefix, 'approve-spec keep')} (keep "
+                    f"`{level_prefix}{current_level}`) or {_cmd(prefix, 'approve-spec L1|L2|L3')}."
+                )
+            lines += [
+                "",
+                f"**Awaiting approval.** {_cmd(prefix, 'approve-spec')} (the author or triage+) locks it and "
+                f"sets `{approved_label}`; {_cmd(prefix, 'edit-spec')} reopens the interview for another "
+                f"round; {_cmd(prefix, 'cancel-refine')} discards this draft.{level_note}",
+            ]
+        lines += ["", _json_block(spec.authored(), f"Spec v{spec.version} JSON")]
+    if record.history:
+        lines += ["", "<details><summary>Earlier versions</summary>", ""]
+        for old in reversed(record.history):
+            lines += _spec_body(
+                old, heading=f"#### Spec v{old.version} ({old.status})", open_heading="**Open Questions**"
+            )
+            lines.append("")
+        lines.append("</details>")
+    return "\n".join(lines)

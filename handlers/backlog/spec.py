@@ -1,0 +1,258 @@
+"""Spec synthesis: from the issue and its ledger to a structured spec, and the record of its versions.
+
+The spec's three authored fields:
+
+* ``goal`` — one or two sentences: *what* (the first sentence of the latest WHAT answer, else of the
+  issue's first WHAT evidence, else the title) then *why* (the first sentence of the latest WHY answer,
+  else of the issue's first WHY evidence), the second left out when the first already says it.
+* ``requirements`` — lines with a prefix, in this order: ``REQ:`` (WHAT evidence and answers),
+  ``AC: WHEN … THE SYSTEM SHALL …`` (EARS lines keep their trigger and response; a Gherkin scenario
+  becomes ``WHEN <when>, given <given>, THE SYSTEM SHALL <then>``; any other criterion becomes ``WHEN
+  the change is delivered THE SYSTEM SHALL satisfy: <criterion>``), ``SCOPE(IN):`` and ``SCOPE(OUT):``
+  (by the section or an ``In:``/``Out:``/``Fora:`` prefix), ``CONSTRAINT:``, ``EDGE:``, and
+  ``SOURCE: <url>`` for each link that appears literally in the issue or its answers — never invented.
+  Answers are split into lines (list markers removed); duplicates are dropped.
+* ``qa`` — one ``{question, answer}`` per question asked or answered, ``answer: null`` when unanswered.
+
+The bot adds ``version`` (+1 per saved spec), the stop verdict, the residual OPEN rows (the spec's
+``## Open Questions``), the scored level and the blocked-by issues.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from handlers.backlog.gaps import BodyScan, Dimension, Evidence, scope_item
+from handlers.backlog.ledger import GapLedger, GapRow
+from handlers.backlog.text import fold, prose_lines, sentences, strip_item, urls
+
+__all__ = ["QA", "OpenQuestion", "Spec", "SpecRecord", "synthesize", "to_ac"]
+
+MAX_REQUIREMENTS: Final = 80
+MAX_LINE: Final = 400
+MAX_HISTORY: Final = 20
+
+SpecStatus = Literal["draft", "approved", "discarded", "superseded"]
+
+
+class QA(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    question: str
+    answer: str | None = None
+
+
+class OpenQuestion(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    dimension: str
+    question: str
+
+
+class Spec(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    version: int
+    goal: str
+    requirements: tuple[str, ...] = ()
+    qa: tuple[QA, ...] = ()
+    open_questions: tuple[OpenQuestion, ...] = ()
+    verdict: str = "STOP-CLEAN"
+    level: str = "L2"
+    level_reasons: tuple[str, ...] = ()
+    blocked_by: tuple[int, ...] = ()
+    origin: str = ""
+    status: SpecStatus = "draft"
+    approved_by: str | None = None
+    level_decision: str | None = None
+
+    def authored(self) -> dict[str, Any]:
+        """The spec object: the three authored fields and the version the bot assigned."""
+        return {
+            "version": self.version,
+            "goal": self.goal,
+            "requirements": list(self.requirements),
+            "qa": [{"question": q.question, "answer": q.answer} for q in self.qa],
+        }
+
+
+class SpecRecord(BaseModel):
+    """The spec comment's data: the current spec (if any), the earlier versions, the last version used."""
+
+    model_config = ConfigDict(frozen=True)
+
+    current: Spec | None = None
+    history: tuple[Spec, ...] = ()
+    last_version: int = 0
+
+    def with_new(self, spec: Spec) -> SpecRecord:
+        """Save ``spec`` as the current one; the one it replaces joins the history (superseded)."""
+        history = self.history
+        if self.current is not None:
+            retired = self.current
+            if retired.status == "draft":
+                retired = retired.model_copy(update={"status": "superseded"})
+            history = (*history, retired)[-MAX_HISTORY:]
+        return SpecRecord(current=spec, history=history, last_version=max(self.last_version, spec.version))
+
+    def discard(self) -> SpecRecord:
+        if self.current is None or self.current.status != "draft":
+            return self
+        retired = self.current.model_copy(update={"status": "discarded"})
+        return SpecRecord(
+            current=None, history=(*self.history, retired)[-MAX_HISTORY:], last_version=self.last_version
+        )
+
+
+_EARS_EN: Final = re.compile(
+    r"^(?:(?P<kw>when|while|if|where)\s+(?P<trigger>.+?)[,\s]+)?the\s+[\w -]{1,40}?\s+shall\s+(?P<resp>.+)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_EARS_PT: Final = re.compile(
+    r"^(?:quando|enquanto|se|caso|onde)\s+(?P<trigger>.+?)[,\s]+o\s+[\w -]{1,40}?\s+deve(?:r[áa])?\s+"
+    r"(?P<resp>.+)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_GHERKIN: Final = re.compile(r"^(?P<g>.+?) / (?P<w>.+?) / (?P<t>.+)$", re.DOTALL)
+_ONE_LINE: Final = re.compile(r"^Given (?P<g>.+?), when (?P<w>.+?), then (?P<t>.+)$", re.DOTALL)
+_LEADING_KEYWORD: Final = re.compile(
+    r"^(?:given|when|then|and|dad[oa]s?|quando|ent[aã]o|e)\s+", re.IGNORECASE
+)
+
+
+def _tidy(text: str) -> str:
+    text = " ".join(text.split()).rstrip(" .;")
+    return text if len(text) <= MAX_LINE else text[: MAX_LINE - 1].rstrip() + "…"
+
+
+def to_ac(text: str, kind: str = "") -> str:
+    """One acceptance criterion as an ``AC: WHEN … THE SYSTEM SHALL …`` line (see the module docstring)."""
+    plain = strip_item(text)
+    for pattern in (_EARS_EN, _EARS_PT):
+        ears = pattern.match(plain)
+        if ears is not None:
+            trigger = ears.groupdict().get("trigger") or "the feature is used"
+            return f"AC: WHEN {_tidy(trigger)} THE SYSTEM SHALL {_tidy(ears.group('resp'))}"
+    gherkin = (_GHERKIN.match(plain) if kind == "gherkin" else None) or _ONE_LINE.match(plain)
+    if gherkin is not None:
+        given, when, then = (_LEADING_KEYWORD.sub("", gherkin.group(k).strip()) for k in ("g", "w", "t"))
+        return f"AC: WHEN {_tidy(when)}, given {_tidy(given)}, THE SYSTEM SHALL {_tidy(then)}"
+    return f"AC: WHEN the change is delivered THE SYSTEM SHALL satisfy: {_tidy(plain)}"
+
+
+def _answer_lines(answer: str) -> list[str]:
+    lines = [strip_item(line) for line in answer.replace("\r\n", "\n").split("\n")]
+    return [line for line in lines if line and not line.startswith(("```", "~~~"))]
+
+
+def _requirements_of(
+    dimension: Dimension, evidence: Iterable[Evidence], answers: Iterable[GapRow]
+) -> list[str]:
+    out: list[str] = []
+    for item in evidence:
+        out.extend(_requirement(dimension, item.text, item.kind))
+    for row in answers:
+        for line in _answer_lines(row.answer or ""):
+            out.extend(_requirement(dimension, line, ""))
+    return out
+
+
+_NONE_ANSWERS: Final = frozenset({"none", "n a", "na", "nothing", "nenhum", "nenhuma", "nada", "no", "nao"})
+
+
+def _requirement(dimension: Dimension, text: str, kind: str) -> list[str]:
+    if " ".join(re.findall(r"\w+", fold(text))) in _NONE_ANSWERS:
+        return []
+    if dimension == Dimension.WHAT:
+        return [f"REQ: {_tidy(text)}"]
+    if dimension == Dimension.ACCEPTANCE:
+        return [to_ac(text, kind)]
+    if dimension == Dimension.SCOPE:
+        side, rest = scope_item(text, kind)
+        return [f"SCOPE({side.upper()}): {_tidy(rest)}"] if rest else []
+    if dimension == Dimension.CONSTRAINTS:
+        return [f"CONSTRAINT: {_tidy(text)}"]
+    if dimension == Dimension.EDGE:
+        return [f"EDGE: {_tidy(text)}"]
+    return []
+
+
+def _first_sentence(text: str) -> str:
+    found = sentences(text)
+    return _tidy(found[0]) if found else ""
+
+
+def _latest_answer(ledger: GapLedger, dimension: Dimension) -> str:
+    answered = [r for r in ledger.rows if r.dimension == dimension and r.answer and r.status == "RESOLVED"]
+    answered.sort(key=lambda r: (r.answered_in or 0, r.id))
+    return answered[-1].answer or "" if answered else ""
+
+
+def _goal(title: str, found: BodyScan, ledger: GapLedger) -> str:
+    what = _first_sentence(_latest_answer(ledger, Dimension.WHAT))
+    if not what:
+        evidence = found.of(Dimension.WHAT)
+        what = _first_sentence(evidence[0].text) if evidence else _tidy(title)
+    why = _first_sentence(_latest_answer(ledger, Dimension.WHY))
+    if not why:
+        evidence = found.of(Dimension.WHY)
+        why = _first_sentence(evidence[0].text) if evidence else ""
+    goal = what.rstrip(".") + "."
+    if why and fold(why.rstrip(".")) not in fold(what):
+        goal += " " + why.rstrip(".") + "."
+    return goal
+
+
+def synthesize(
+    *,
+    title: str,
+    body: str,
+    found: BodyScan,
+    ledger: GapLedger,
+    verdict: str,
+    version: int,
+    origin: str,
+) -> Spec:
+    """A new spec (draft) from the issue, its scan and its ledger; level and blockers come later."""
+    requirements: list[str] = []
+    for dimension in (
+        Dimension.WHAT,
+        Dimension.ACCEPTANCE,
+        Dimension.SCOPE,
+        Dimension.CONSTRAINTS,
+        Dimension.EDGE,
+    ):
+        answered = [
+            r for r in ledger.rows if r.dimension == dimension and r.status == "RESOLVED" and r.answer
+        ]
+        requirements.extend(_requirements_of(dimension, found.of(dimension), answered))
+    order = ("REQ:", "AC:", "SCOPE(IN):", "SCOPE(OUT):", "CONSTRAINT:", "EDGE:")
+    requirements.sort(key=lambda line: next(i for i, p in enumerate(order) if line.startswith(p)))
+    visible_body = "\n".join(line.text for line in prose_lines(body))
+    texts = [title, visible_body, *(r.answer or "" for r in ledger.rows)]
+    for url in urls("\n".join(texts)):
+        requirements.append(f"SOURCE: {url}")
+    requirements = list(dict.fromkeys(requirements))[:MAX_REQUIREMENTS]
+    qa = tuple(
+        QA(id=r.id, question=r.question, answer=r.answer if r.status == "RESOLVED" else None)
+        for r in ledger.rows
+        if r.asked_in is not None or r.answer is not None
+    )
+    open_questions = tuple(
+        OpenQuestion(id=r.id, dimension=r.dimension.value, question=r.question) for r in ledger.open_rows
+    )
+    return Spec(
+        version=version,
+        goal=_goal(title, found, ledger),
+        requirements=tuple(requirements),
+        qa=qa,
+        open_questions=open_questions,
+        verdict=verdict,
+        origin=origin,
+    )

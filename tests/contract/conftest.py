@@ -1,0 +1,163 @@
+"""The contract suite's fixtures: one sandbox forge, and each adapter (GitHub via gidgethub, Gitea via
+py-gitea) talking to it over HTTP, with a real Redis behind the write budget.
+
+``site`` arranges state through the forge's own API as a maintainer would (GitHub's at ``/``, Gitea's at
+``/api/v1``), so what an adapter reads was written the way that forge writes it.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
+
+import httpx2
+import pytest
+from redis.asyncio import Redis
+
+from bot.budget import WriteBudget
+from bot.forge import Forge, RepoRef
+from bot.forge.gitea import GiteaForge
+from bot.forge.github import GitHubForges
+from bot.forge.retry import RetryPolicy
+from bot.sandbox.server import SandboxServer
+
+USERS = {"owner": "tok-owner", "steward-bot": "tok-bot", "reader": "tok-reader", "outsider": "tok-outsider"}
+FORGES = ["github", "gitea"]
+# GitHub roles → Gitea's access modes (Gitea has no triage or maintain).
+GITEA_ACCESS = {"pull": "read", "triage": "write", "push": "write", "maintain": "write", "admin": "admin"}
+
+
+class Site:
+    """A maintainer using one forge's API on the sandbox."""
+
+    def __init__(self, kind: str, base_url: str, token: str) -> None:
+        self.kind = kind
+        self.prefix = "/api/v1" if kind == "gitea" else ""
+        self.client = httpx2.Client(
+            base_url=base_url + self.prefix, headers={"Authorization": f"token {token}"}, timeout=10
+        )
+        self.admin = httpx2.Client(base_url=base_url, timeout=10)
+
+    def call(self, method: str, path: str, body: Any = None) -> Any:
+        response = self.client.request(method, path, json=body)
+        assert response.status_code < 300, f"{method} {path}: {response.status_code} {response.text[:300]}"
+        return response.json() if response.content else None
+
+    def new_repo(self) -> RepoRef:
+        repo = self.call("POST", "/user/repos", {"name": f"c-{uuid.uuid4().hex[:8]}"})
+        ref = RepoRef.parse(repo["full_name"])
+        self.add_collaborator(ref, "steward-bot", "push")
+        self.add_collaborator(ref, "reader", "pull")
+        return ref
+
+    def add_collaborator(self, repo: RepoRef, login: str, role: str) -> None:
+        level = GITEA_ACCESS[role] if self.kind == "gitea" else role
+        self.call("PUT", f"/repos/{repo}/collaborators/{login}", {"permission": level})
+
+    def open_issue(self, repo: RepoRef, title: str, body: str = "") -> int:
+        return int(self.call("POST", f"/repos/{repo}/issues", {"title": title, "body": body})["number"])
+
+    def close_issue(self, repo: RepoRef, number: int) -> None:
+        self.call("PATCH", f"/repos/{repo}/issues/{number}", {"state": "closed"})
+
+    def comment(self, repo: RepoRef, number: int, body: str) -> int:
+        return int(self.call("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})["id"])
+
+    def create_label(self, repo: RepoRef, name: str, color: str = "ededed") -> None:
+        self.call("POST", f"/repos/{repo}/labels", {"name": name, "color": color})
+
+    def labels_of(self, repo: RepoRef, number: int) -> list[str]:
+        return sorted(label["name"] for label in self.call("GET", f"/repos/{repo}/issues/{number}")["labels"])
+
+    def repo_labels(self, repo: RepoRef) -> dict[str, dict[str, Any]]:
+        size = "limit" if self.kind == "gitea" else "per_page"
+        found: dict[str, dict[str, Any]] = {}
+        page = 1
+        while batch := self.call("GET", f"/repos/{repo}/labels?{size}=50&page={page}"):
+            found.update({label["name"]: label for label in batch})
+            page += 1
+        return found
+
+    def reactions(self, repo: RepoRef, comment_id: int) -> list[str]:
+        return [
+            r["content"] for r in self.call("GET", f"/repos/{repo}/issues/comments/{comment_id}/reactions")
+        ]
+
+    def put_file(self, repo: RepoRef, path: str, content: bytes) -> None:
+        body = {"message": f"add {path}", "content": base64.b64encode(content).decode()}
+        self.call("POST" if self.kind == "gitea" else "PUT", f"/repos/{repo}/contents/{path}", body)
+
+    def issue_id(self, repo: RepoRef, number: int) -> int:
+        return int(self.call("GET", f"/repos/{repo}/issues/{number}")["id"])
+
+    def api_path(self, repo: RepoRef, suffix: str) -> str:
+        return f"{self.prefix}/repos/{repo}{suffix}"
+
+    def fault(self, **fault: Any) -> None:
+        self.admin.post("/_sandbox/faults", json={"login": "steward-bot", **fault}).raise_for_status()
+
+    def requests_to(self, method: str, path: str) -> list[dict[str, Any]]:
+        log = self.admin.get("/_sandbox/requests").json()
+        return [r for r in log if r["method"] == method and r["path"] == path and r["login"] == "steward-bot"]
+
+    def close(self) -> None:
+        self.admin.delete("/_sandbox/faults")
+        self.client.close()
+        self.admin.close()
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> Iterator[SandboxServer]:
+    with SandboxServer(USERS) as server:
+        yield server
+
+
+@pytest.fixture(params=FORGES)
+def site(request: pytest.FixtureRequest, sandbox: SandboxServer) -> Iterator[Site]:
+    found = Site(request.param, sandbox.url, USERS["owner"])
+    found.admin.delete("/_sandbox/faults")
+    yield found
+    found.close()
+
+
+MakeForge = Callable[..., Awaitable[Forge]]
+
+
+@pytest.fixture
+async def make_forge(site: Site, sandbox: SandboxServer, redis_url: str) -> AsyncIterator[MakeForge]:
+    """Builds the adapter for `site`'s forge: `await make_forge(http_timeout=…, attempts=…, budget=…)`."""
+    redis = Redis.from_url(redis_url)
+    closers: list[Callable[[], Awaitable[None] | None]] = []
+
+    async def make(
+        *,
+        http_timeout: float = 10.0,
+        attempts: int = 3,
+        budget: WriteBudget | None = None,
+    ) -> Forge:
+        budget = budget or WriteBudget(redis, [(10_000, 60.0)])
+        policy = RetryPolicy(attempts=attempts, base_delay=0.01, max_delay=2.0)
+        if site.kind == "github":
+            http = httpx2.AsyncClient(timeout=httpx2.Timeout(http_timeout, connect=min(5.0, http_timeout)))
+            closers.append(http.aclose)
+            forges = GitHubForges(http, base_url=sandbox.url, policy=policy, budget=budget, token="tok-bot")
+            return await forges.for_event(None, None)
+        gitea = GiteaForge(
+            sandbox.url, "tok-bot", policy=policy, budget=budget, timeout=http_timeout, max_threads=4
+        )
+        closers.append(gitea.close)
+        return gitea
+
+    yield make
+    for close in closers:
+        result = close()
+        if result is not None:
+            await result
+    await redis.aclose()
+
+
+@pytest.fixture
+async def forge(make_forge: MakeForge) -> Forge:
+    return await make_forge()

@@ -1,0 +1,114 @@
+"""RA9 bug refinement in the forge, end to end: the label, the verdict comment, the labels that mirror
+it, the lock on approval, stories, redelivery and permissions — on both forges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.e2e.conftest import Steward
+
+DATA = Path(__file__).parent / "data"
+REJECTED = (DATA / "bug-rejected.md").read_text()
+APPROVED = (DATA / "bug-approved.md").read_text()
+STORY = (DATA / "story-approved.md").read_text()
+
+
+def verdict_comments(steward: Steward, repo: str, number: int) -> list[dict[str, object]]:
+    return [c for c in steward.bot_comments(repo, number) if "steward:ra9-verdict:" in str(c["body"])]
+
+
+def refinement_labels(steward: Steward, repo: str, number: int) -> list[str]:
+    return [label for label in steward.maintainer.labels_of(repo, number) if label.startswith("refinement:")]
+
+
+def test_a_new_bug_is_pending_then_refined_rejected_then_approved_and_locked(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.outsider.open_issue(repo, "Login button does nothing on Safari", REJECTED)
+    labelled = steward.maintainer.open_issue(repo, "Checkout is slow", "It takes a minute.", labels=["bug"])
+    plain = steward.maintainer.open_issue(repo, "Add dark mode", "Please.")
+    steward.settle()
+    assert refinement_labels(steward, repo, number) == ["refinement:pending"], "RA9 sections make a bug"
+    assert refinement_labels(steward, repo, labelled) == ["refinement:pending"], "so does the bug label"
+    assert refinement_labels(steward, repo, plain) == []
+
+    steward.maintainer.add_labels(repo, number, ["refine"])
+    steward.settle()
+    [comment] = verdict_comments(steward, repo, number)
+    body = str(comment["body"])
+    assert "Refinement verdict: **rejected**" in body
+    for code in (
+        "VISION_EMPTY",
+        "AC_MISSING_GHERKIN",
+        "RECIPE_MISSING_STEPS",
+        "ROOT_CAUSE_TOO_SHORT",
+        "REGRESSION_SLOT_MISSING",
+        "MISSING_SECTION_8",
+    ):
+        assert f"`{code}` — " in body
+    assert "## Refinement Verdict" in body and "status: rejected" in body
+    assert refinement_labels(steward, repo, number) == ["refinement:rejected"]
+    assert steward.maintainer.call("GET", f"/repos/{repo}/issues/{number}")["body"] == REJECTED, (
+        "never edited"
+    )
+
+    steward.outsider.edit_issue(repo, number, body=APPROVED)
+    steward.settle()
+    [approved] = verdict_comments(steward, repo, number)
+    assert approved["id"] == comment["id"], "the verdict comment is edited in place"
+    assert "Refinement verdict: **approved**" in str(approved["body"]) and "blockers: []" in str(
+        approved["body"]
+    )
+    assert refinement_labels(steward, repo, number) == ["refinement:approved"]
+
+    steward.outsider.edit_issue(repo, number, body=REJECTED)
+    steward.settle()
+    [locked] = verdict_comments(steward, repo, number)
+    assert "Refinement verdict: **approved**" in str(locked["body"])
+    assert "The description changed after approval" in str(locked["body"])
+    assert refinement_labels(steward, repo, number) == ["refinement:approved"]
+
+
+def test_refining_again_with_the_same_outcome_writes_nothing(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "bug", REJECTED, labels=["bug", "refine"])
+    steward.settle()
+    assert len(verdict_comments(steward, repo, number)) == 1
+    steward.maintainer.client.delete(f"{steward.sandbox.url}/_sandbox/requests")
+    steward.maintainer.edit_issue(repo, number, title="bug (retitled)")
+    for delivery in steward.maintainer.call("GET", f"{steward.sandbox.url}/_sandbox/deliveries"):
+        steward.maintainer.call(
+            "POST", f"{steward.sandbox.url}/_sandbox/deliveries/{delivery['id']}/redeliver"
+        )
+    steward.settle()
+    log = steward.maintainer.call("GET", f"{steward.sandbox.url}/_sandbox/requests")
+    writes = [r for r in log if r["login"] == "steward-bot" and r["method"] != "GET"]
+    assert writes == [], "a re-run with the same outcome writes nothing"
+    assert len(verdict_comments(steward, repo, number)) == 1
+
+
+def test_stories_of_an_approved_bug_get_their_own_verdicts(steward: Steward) -> None:
+    repo = steward.new_repo()
+    good = steward.maintainer.open_issue(repo, "Story: keep promotions", STORY)
+    bad = steward.maintainer.open_issue(repo, "Story: vague", "## 1. Vision\n\nMake it work.\n")
+    body = APPROVED + f"\n\n## Stories\n\n- [ ] #{good}\n- [ ] #{bad}\n"
+    bug = steward.maintainer.open_issue(repo, "Cart total ignores discount", body, labels=["bug", "refine"])
+    steward.settle()
+    assert refinement_labels(steward, repo, bug) == ["refinement:approved"]
+    assert refinement_labels(steward, repo, good) == ["refinement:approved"]
+    assert refinement_labels(steward, repo, bad) == ["refinement:rejected"]
+    [story_comment] = [c for c in steward.bot_comments(repo, bad) if "steward:ra9-story:" in c["body"]]
+    assert "STORY_AC_MISSING_GHERKIN" in story_comment["body"] and f"#{bug}" in story_comment["body"]
+
+
+def test_refine_command_is_for_the_author_or_triage(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "bug", REJECTED, labels=["bug"])
+    steward.outsider.comment(repo, number, "/refine")
+    steward.settle()
+    refusal = [c["body"] for c in steward.bot_comments(repo, number) if "steward:reply:" in c["body"]]
+    assert len(refusal) == 1 and "can only be run by" in refusal[0]
+    assert verdict_comments(steward, repo, number) == []
+    steward.maintainer.comment(repo, number, "/refine")
+    steward.settle()
+    [verdict] = verdict_comments(steward, repo, number)
+    assert "**rejected**" in str(verdict["body"])

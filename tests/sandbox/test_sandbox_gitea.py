@@ -1,0 +1,331 @@
+"""The sandbox's Gitea side: API v1 answers in the shapes of Gitea's vendored OpenAPI description,
+Gitea auth and pagination, and Gitea-shaped signed webhooks that follow the repository's flavour."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from openapi_core import OpenAPI
+from openapi_core.datatypes import RequestParameters
+from werkzeug.datastructures import Headers, ImmutableMultiDict
+
+from bot.events import normalise_gitea
+from bot.sandbox.server import SandboxServer
+from bot.signatures import verify_gitea, verify_github
+
+from .helpers import CaptureServer, _OARequest, _OAResponse, idle
+
+GITEA = Path(__file__).resolve().parent.parent / "fixtures" / "gitea"
+SECRET = "gitea-hook-secret"
+
+
+def _strip_nulls(data: Any) -> Any:
+    """Gitea sends null for nil pointers (milestone, closed_at, …) but its swagger marks nothing
+    nullable; a null is read as "absent" before validating."""
+    if isinstance(data, dict):
+        return {k: _strip_nulls(v) for k, v in data.items() if v is not None}
+    if isinstance(data, list):
+        return [_strip_nulls(v) for v in data]
+    return data
+
+
+@dataclass
+class GiteaApiCheck:
+    spec: dict[str, Any]
+    openapi: OpenAPI
+    checked: set[str] = field(default_factory=set)
+
+    @classmethod
+    def load(cls) -> GiteaApiCheck:
+        spec = json.loads((GITEA / "openapi3.v1.json").read_text())
+        spec["servers"] = [{"url": "http://sandbox/api/v1"}]
+        return cls(spec, OpenAPI.from_dict(spec))
+
+    def _operation(self, method: str, path: str) -> tuple[str, str, dict[str, str]]:
+        relative = path.removeprefix("/api/v1")
+        best: tuple[str, str, dict[str, str]] | None = None
+        for template, item in self.spec["paths"].items():
+            op = item.get(method.lower())
+            if not isinstance(op, dict):
+                continue
+            pattern = re.sub(r"\{filepath\}", r"(?P<filepath>.+)", template)
+            pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", pattern)
+            found = re.match("^" + pattern + "$", relative)
+            # a literal segment beats a parameter: prefer the template with the fewest parameters
+            if found and (best is None or template.count("{") < best[1].count("{")):
+                best = (op["operationId"], template, found.groupdict())
+        assert best is not None, f"{method} {path} is not in Gitea's OpenAPI description"
+        return best
+
+    def __call__(self, response: httpx2.Response) -> httpx2.Response:
+        assert response.status_code < 400, f"{response.status_code} {response.text[:300]}"
+        request = response.request
+        op_id, template, params = self._operation(request.method, request.url.path)
+        data = _strip_nulls(response.json()) if response.content else None
+        self.openapi.validate_response(
+            _OARequest(
+                method=request.method.lower(),
+                path=request.url.path,
+                parameters=RequestParameters(
+                    query=ImmutableMultiDict(list(request.url.params.multi_items())),
+                    header=Headers(list(request.headers.items())),
+                    cookie={},
+                    path=params,
+                ),
+                body=request.content or None,
+                content_type="application/json",
+                path_pattern="/api/v1" + template,
+                host_url="http://sandbox",
+            ),
+            _OAResponse(
+                status_code=response.status_code,
+                content_type=response.headers.get("content-type", "application/json").split(";")[0],
+                headers=Headers(list(response.headers.items())),
+                data=json.dumps(data).encode() if data is not None else None,
+            ),
+        )
+        self.checked.add(op_id)
+        return response
+
+
+@pytest.fixture(scope="session")
+def gitea_api() -> GiteaApiCheck:
+    return GiteaApiCheck.load()
+
+
+def gitea_client(server: SandboxServer, token: str | None) -> httpx2.Client:
+    headers = {"Authorization": f"token {token}"} if token else {}
+    return httpx2.Client(base_url=server.url + "/api/v1", headers=headers, timeout=10)
+
+
+@pytest.fixture
+def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
+    with gitea_client(sandbox, "alice-token") as c:
+        yield c
+
+
+@pytest.fixture
+def grepo(g: httpx2.Client) -> str:
+    assert g.post("/user/repos", json={"name": "gdemo", "description": "gitea demo"}).status_code == 201
+    return "/repos/alice/gdemo"
+
+
+def test_every_implemented_operation_matches_giteas_description(
+    sandbox: SandboxServer, g: httpx2.Client, grepo: str, gitea_api: GiteaApiCheck
+) -> None:
+    check = gitea_api
+    check(g.get("/user"))
+    check(g.get("/users/bob"))
+    check(g.get(grepo))
+    assert g.put(grepo + "/collaborators/bob", json={"permission": "write"}).status_code == 204
+    assert check(g.get(grepo + "/collaborators/bob/permission")).json()["permission"] == "write"
+    assert g.get(grepo + "/collaborators/alice/permission").json()["permission"] == "owner"
+
+    hook = check(
+        g.post(
+            grepo + "/hooks", json={"type": "gitea", "config": {"url": "http://x", "content_type": "json"}}
+        )
+    ).json()
+    check(g.get(grepo + "/hooks"))
+    check(g.get(f"{grepo}/hooks/{hook['id']}"))
+    check(g.patch(f"{grepo}/hooks/{hook['id']}", json={"active": False}))
+    assert g.delete(f"{grepo}/hooks/{hook['id']}").status_code == 204
+
+    bug = check(
+        g.post(grepo + "/labels", json={"name": "bug", "color": "#d73a4a", "description": "broken"})
+    ).json()
+    assert bug["color"] == "d73a4a"
+    check(g.get(grepo + "/labels"))
+    check(g.get(f"{grepo}/labels/{bug['id']}"))
+    check(g.patch(f"{grepo}/labels/{bug['id']}", json={"description": "very broken"}))
+    ms = check(g.post(grepo + "/milestones", json={"title": "v1"})).json()
+    check(g.get(grepo + "/milestones"))
+    check(g.get(f"{grepo}/milestones/{ms['id']}"))
+    check(g.patch(f"{grepo}/milestones/{ms['id']}", json={"description": "first"}))
+
+    issue = check(
+        g.post(grepo + "/issues", json={"title": "Crash", "body": "boom", "labels": [bug["id"]]})
+    ).json()
+    n = issue["number"]
+    assert [lb["name"] for lb in issue["labels"]] == ["bug"]
+    check(g.get(grepo + "/issues"))
+    check(g.get(f"{grepo}/issues/{n}"))
+    edited = check(
+        g.patch(f"{grepo}/issues/{n}", json={"title": "Crash on start", "milestone": ms["id"]})
+    ).json()
+    assert edited["milestone"]["id"] == ms["id"]
+    other = g.post(grepo + "/labels", json={"name": "ui", "color": "00aabb"}).json()
+    check(g.post(f"{grepo}/issues/{n}/labels", json={"labels": [other["id"]]}))
+    check(g.put(f"{grepo}/issues/{n}/labels", json={"labels": ["bug"]}))
+    check(g.get(f"{grepo}/issues/{n}/labels"))
+    assert g.delete(f"{grepo}/issues/{n}/labels/{bug['id']}").status_code == 204
+
+    comment = check(g.post(f"{grepo}/issues/{n}/comments", json={"body": "/steward help"})).json()
+    check(g.get(f"{grepo}/issues/{n}/comments"))
+    check(g.get(f"{grepo}/issues/comments/{comment['id']}"))
+    check(g.patch(f"{grepo}/issues/comments/{comment['id']}", json={"body": "edited"}))
+    reaction = check(g.post(f"{grepo}/issues/comments/{comment['id']}/reactions", json={"content": "eyes"}))
+    assert reaction.status_code == 201
+    again = g.post(f"{grepo}/issues/comments/{comment['id']}/reactions", json={"content": "eyes"})
+    assert check(again).status_code == 200
+    check(g.get(f"{grepo}/issues/comments/{comment['id']}/reactions"))
+
+    blocker = g.post(grepo + "/issues", json={"title": "blocker"}).json()["number"]
+    check(
+        g.post(f"{grepo}/issues/{n}/dependencies", json={"owner": "alice", "repo": "gdemo", "index": blocker})
+    )
+    assert [i["number"] for i in check(g.get(f"{grepo}/issues/{n}/dependencies")).json()] == [blocker]
+    assert [i["number"] for i in check(g.get(f"{grepo}/issues/{blocker}/blocks")).json()] == [n]
+
+    import base64
+
+    made = g.post(
+        grepo + "/contents/docs/a.md", json={"content": base64.b64encode(b"hello").decode(), "message": "add"}
+    )
+    check(made)
+    sha = made.json()["content"]["sha"]
+    check(
+        g.put(grepo + "/contents/docs/a.md", json={"content": base64.b64encode(b"bye").decode(), "sha": sha})
+    )
+    got = check(g.get(grepo + "/contents/docs/a.md")).json()
+    assert base64.b64decode(got["content"]) == b"bye"
+    # A directory answers a list, which Gitea's description does not say (it documents one object).
+    assert [entry["name"] for entry in g.get(grepo + "/contents/docs").json()] == ["a.md"]
+    assert g.delete(f"{grepo}/issues/comments/{comment['id']}").status_code == 204
+    assert len(check.checked) >= 30
+
+
+def test_gitea_auth_errors_and_flavour(sandbox: SandboxServer, g: httpx2.Client, grepo: str) -> None:
+    with gitea_client(sandbox, None) as anonymous:
+        assert anonymous.get("/user").status_code == 401
+    with gitea_client(sandbox, "wrong") as wrong:
+        assert wrong.get("/user").status_code == 401
+    missing = g.get("/repos/alice/nope")
+    assert missing.status_code == 404 and set(missing.json()) == {"message", "url"}
+    with gitea_client(sandbox, "bob-token") as bob:
+        refused = bob.post(grepo + "/labels", json={"name": "x", "color": "ffffff"})
+        assert refused.status_code == 403
+    assert sandbox.forge.repo("alice", "gdemo").flavor == "gitea"  # type: ignore[union-attr]
+    assert "X-GitHub-Request-Id" not in g.get(grepo).headers
+
+
+def test_gitea_pagination_has_link_and_total_count(g: httpx2.Client, grepo: str) -> None:
+    for i in range(65):
+        g.post(grepo + "/labels", json={"name": f"l{i:02}", "color": "ededed"})
+    first = g.get(grepo + "/labels", params={"limit": 1000})
+    assert len(first.json()) == 50, "limit is capped at Gitea's MAX_RESPONSE_ITEMS"
+    assert first.headers["X-Total-Count"] == "65"
+    assert 'rel="next"' in first.headers["Link"] and "page=2" in first.headers["Link"]
+    second = g.get(grepo + "/labels", params={"page": 2, "limit": 50})
+    assert len(second.json()) == 15 and 'rel="next"' not in second.headers["Link"]
+    assert len(g.get(grepo + "/labels").json()) == 30, "the default page is 30"
+
+
+def test_faults_and_hangs_apply_to_the_gitea_api(
+    sandbox: SandboxServer, g: httpx2.Client, grepo: str
+) -> None:
+    httpx2.post(sandbox.url + "/_sandbox/faults", json={"path": "/api/v1/repos/alice/gdemo$", "status": 503})
+    assert g.get(grepo).status_code == 503
+    assert g.get(grepo).status_code == 200
+    httpx2.post(
+        sandbox.url + "/_sandbox/faults", json={"path": "/api/v1/user$", "hang": True, "hang_seconds": 5}
+    )
+    with pytest.raises(httpx2.ReadTimeout):
+        g.get("/user", timeout=0.3)
+
+
+def _hook(g: httpx2.Client, repo: str, url: str, events: list[str]) -> None:
+    body = {
+        "type": "gitea",
+        "config": {"url": url, "content_type": "json", "secret": SECRET},
+        "events": events,
+        "active": True,
+    }
+    assert g.post(repo + "/hooks", json=body).status_code == 201
+
+
+def test_gitea_webhooks_are_signed_and_shaped_like_giteas(
+    sandbox: SandboxServer, g: httpx2.Client, grepo: str, capture: CaptureServer
+) -> None:
+    _hook(g, grepo, capture.hook_url, ["issues", "issue_comment"])
+    bug = g.post(grepo + "/labels", json={"name": "bug", "color": "ff0000"}).json()
+    n = g.post(grepo + "/issues", json={"title": "t", "body": "b"}).json()["number"]
+    g.post(f"{grepo}/issues/{n}/labels", json={"labels": [bug["id"]]})
+    comment = g.post(f"{grepo}/issues/{n}/comments", json={"body": "/steward ping"}).json()
+    g.patch(f"{grepo}/issues/comments/{comment['id']}", json={"body": "/steward help"})
+    received = capture.capture.wait_for(4)
+    idle(sandbox)
+    kinds = [
+        (r.headers["x-gitea-event"], r.headers["x-gitea-event-type"], r.payload.get("action"))
+        for r in received
+    ]
+    assert kinds == [
+        ("issues", "issues", "opened"),
+        ("issues", "issue_label", "label_updated"),
+        ("issue_comment", "issue_comment", "created"),
+        ("issue_comment", "issue_comment", "edited"),
+    ]
+    for r in received:
+        assert verify_gitea(r.body, r.headers["x-gitea-signature"], [SECRET])
+        assert verify_github(r.body, r.headers["x-hub-signature-256"], [SECRET])
+        assert r.headers["x-gitea-delivery"] == r.headers["x-gogs-delivery"] == r.headers["x-github-delivery"]
+        assert r.headers["x-github-event"] == r.headers["x-gitea-event"]
+        assert r.headers["x-hub-signature"].startswith("sha1=")
+        event = normalise_gitea(
+            r.headers["x-gitea-event"],
+            r.headers["x-gitea-delivery"],
+            r.payload,
+            event_type=r.headers["x-gitea-event-type"],
+        )
+        assert event.repo is not None and event.repo.full_name == "alice/gdemo" and event.sender == "alice"
+    labelled = normalise_gitea("issues", "d", received[1].payload, event_type="issue_label")
+    assert labelled.action == "labeled" and labelled.labels_are_full_set and labelled.issue.labels == ("bug",)  # type: ignore[union-attr]
+    edited = normalise_gitea("issue_comment", "d", received[3].payload)
+    assert edited.previous_body == "/steward ping" and edited.comment.body == "/steward help"  # type: ignore[union-attr]
+
+
+def test_hooks_only_get_the_events_they_chose(
+    sandbox: SandboxServer, g: httpx2.Client, grepo: str, capture: CaptureServer
+) -> None:
+    _hook(g, grepo, capture.hook_url, ["issue_comment"])
+    n = g.post(grepo + "/issues", json={"title": "t"}).json()["number"]
+    g.post(f"{grepo}/issues/{n}/comments", json={"body": "hi"})
+    idle(sandbox)
+    assert [r.headers["x-gitea-event"] for r in capture.capture.received] == ["issue_comment"]
+
+
+def test_webhooks_follow_the_repositorys_flavour_whichever_api_changes_it(
+    sandbox: SandboxServer, g: httpx2.Client, alice: httpx2.Client, capture: CaptureServer
+) -> None:
+    """A Gitea-flavoured repository changed through GitHub's API still sends Gitea's webhooks, and the
+    other way round; `sandbox_flavor` on GitHub's `POST /user/repos` picks the flavour too."""
+    made = alice.post("/user/repos", json={"name": "mixed", "sandbox_flavor": "gitea"})
+    assert made.status_code == 201
+    _hook(g, "/repos/alice/mixed", capture.hook_url, ["issues", "issue_comment"])
+    number = alice.post("/repos/alice/mixed/issues", json={"title": "via GitHub's API"}).json()["number"]
+    alice.post(f"/repos/alice/mixed/issues/{number}/comments", json={"body": "hello"})
+    capture.capture.wait_for(2)
+    assert [r.headers.get("x-gitea-event-type") for r in capture.capture.received] == [
+        "issues",
+        "issue_comment",
+    ]
+    assert capture.capture.received[0].payload["issue"]["number"] == number
+
+    assert alice.post("/user/repos", json={"name": "hub"}).status_code == 201
+    hook = {"config": {"url": capture.hook_url, "content_type": "json", "secret": SECRET}, "events": ["*"]}
+    assert alice.post("/repos/alice/hub/hooks", json=hook).status_code == 201
+    number = g.post("/repos/alice/hub/issues", json={"title": "via Gitea's API"}).json()["number"]
+    received = capture.capture.wait_for(4)
+    github = [r for r in received[2:] if "x-gitea-event" not in r.headers]
+    assert [(r.headers["x-github-event"], r.payload.get("action")) for r in github] == [
+        ("ping", None),
+        ("issues", "opened"),
+    ]
+    assert github[1].payload["issue"]["number"] == number
