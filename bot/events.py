@@ -7,7 +7,7 @@ rather than a payload of up to 25 MiB, and handlers never see a payload dict.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -159,22 +159,29 @@ def _login(user: Any) -> str:
     return ""
 
 
-def _github_repo(payload: Mapping[str, Any]) -> RepoRef | None:
+def _repo(payload: Mapping[str, Any], login: Callable[[Any], str]) -> RepoRef | None:
+    """The payload's repository; ``login`` reads its owner (Gitea may name users ``username``)."""
     repo = payload.get("repository")
     if not isinstance(repo, Mapping):
         return None
     full_name = repo.get("full_name")
     if isinstance(full_name, str) and "/" in full_name:
         return RepoRef.parse(full_name)
-    owner = _login(repo.get("owner"))
+    owner = login(repo.get("owner"))
     name = repo.get("name")
     if owner and isinstance(name, str):
         return RepoRef(owner, name)
     raise MalformedPayload("the repository has no full_name")
 
 
-def _github_issue(raw: Mapping[str, Any], *, is_pr: bool = False) -> IssueSnapshot:
-    number = raw.get("number")
+def _github_repo(payload: Mapping[str, Any]) -> RepoRef | None:
+    return _repo(payload, _login)
+
+
+def _issue_snapshot(
+    raw: Mapping[str, Any], number: Any, *, login: Callable[[Any], str], milestone_key: str, is_pr: bool
+) -> IssueSnapshot:
+    """An issue or pull request from a payload; GitHub names milestones by number, Gitea by id."""
     if not isinstance(number, int):
         raise MalformedPayload("the issue has no number")
     labels = tuple(
@@ -187,12 +194,16 @@ def _github_issue(raw: Mapping[str, Any], *, is_pr: bool = False) -> IssueSnapsh
         number=number,
         title=str(raw.get("title") or ""),
         body=str(raw.get("body") or ""),
-        state=str(raw.get("state") or "open"),
-        author=_login(raw.get("user")),
+        state="closed" if raw.get("state") == "closed" else "open",
+        author=login(raw.get("user")),
         labels=labels,
-        milestone=milestone.get("number") if isinstance(milestone, Mapping) else None,
+        milestone=milestone.get(milestone_key) if isinstance(milestone, Mapping) else None,
         is_pull_request=is_pr or isinstance(raw.get("pull_request"), Mapping),
     )
+
+
+def _github_issue(raw: Mapping[str, Any], *, is_pr: bool = False) -> IssueSnapshot:
+    return _issue_snapshot(raw, raw.get("number"), login=_login, milestone_key="number", is_pr=is_pr)
 
 
 def _github_milestone(raw: Any) -> MilestoneSnapshot | None:
@@ -364,40 +375,13 @@ def _gitea_login(user: Any) -> str:
 
 
 def _gitea_repo(payload: Mapping[str, Any]) -> RepoRef | None:
-    repo = payload.get("repository")
-    if not isinstance(repo, Mapping):
-        return None
-    full_name = repo.get("full_name")
-    if isinstance(full_name, str) and "/" in full_name:
-        return RepoRef.parse(full_name)
-    owner = _gitea_login(repo.get("owner"))
-    name = repo.get("name")
-    if owner and isinstance(name, str):
-        return RepoRef(owner, name)
-    raise MalformedPayload("the repository has no full_name")
+    return _repo(payload, _gitea_login)
 
 
 def _gitea_issue(raw: Mapping[str, Any], *, number: Any = None, is_pr: bool = False) -> IssueSnapshot:
     # Some Gitea pull_request payloads carry the number only at the top level.
     found = raw.get("number", number)
-    if not isinstance(found, int):
-        raise MalformedPayload("the issue has no number")
-    labels = tuple(
-        str(label["name"])
-        for label in raw.get("labels") or ()
-        if isinstance(label, Mapping) and "name" in label
-    )
-    milestone = raw.get("milestone")
-    return IssueSnapshot(
-        number=found,
-        title=str(raw.get("title") or ""),
-        body=str(raw.get("body") or ""),
-        state="closed" if raw.get("state") == "closed" else "open",
-        author=_gitea_login(raw.get("user")),
-        labels=labels,
-        milestone=milestone.get("id") if isinstance(milestone, Mapping) else None,
-        is_pull_request=is_pr or isinstance(raw.get("pull_request"), Mapping),
-    )
+    return _issue_snapshot(raw, found, login=_gitea_login, milestone_key="id", is_pr=is_pr)
 
 
 def _gitea_milestone(raw: Any) -> MilestoneSnapshot | None:

@@ -21,20 +21,14 @@ from typing import Final
 from bot.context import CommandContext
 from handlers import registry
 from handlers.backlog.text import fold, words
+from handlers.bug_refinement.document import BUG_SECTION_NAMES, STORY_SECTION_NAMES
 
 __all__ = ["RA9_SECTIONS", "is_bug_report", "refine_command"]
 
-# RA9's numbered sections (bug and story documents), as the bug-refinement issue names them.
+# RA9's numbered sections, bug and story documents together (a story's section 7 is its dependencies).
 RA9_SECTIONS: Final[dict[int, tuple[str, ...]]] = {
-    1: ("Visão", "Vision"),
-    2: ("Persona & Cenário de Uso", "Persona & Usage Scenario"),
-    3: ("Entrega de Valor", "Value Delivery"),
-    4: ("Critérios de Aceite", "Acceptance Criteria"),
-    5: ("Reproduction Recipe", "Receita de Reprodução"),
-    6: ("Root-Cause Hypothesis", "Hipótese de Causa Raiz"),
-    7: ("Regression Test Slot", "Slot de Teste de Regressão", "Dependências", "Dependencies"),
-    8: ("Dependências", "Dependencies"),
-    9: ("Histórico de Decisão", "Decision History"),
+    n: tuple(dict.fromkeys((*BUG_SECTION_NAMES.get(n, ()), *STORY_SECTION_NAMES.get(n, ()))))
+    for n in range(1, 10)
 }
 _NUMBERED_HEADING: Final = re.compile(r"^ {0,3}#{1,6}[ \t]+(\d)[.)][ \t]*(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 _NAMES: Final = {n: {" ".join(words(name)) for name in names} for n, names in RA9_SECTIONS.items()}

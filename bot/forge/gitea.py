@@ -30,7 +30,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import hashlib
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -65,6 +64,7 @@ from bot.forge import (
     ValidationFailed,
 )
 from bot.forge.retry import RetryPolicy, classify, transport_error
+from bot.forge.shapes import budget_key, comment_from_json, issue_from_json, label_from_json
 
 USER_AGENT = "steward-bot"
 # Gitea's default [api] MAX_RESPONSE_ITEMS; a larger `limit` is silently capped by the server.
@@ -145,11 +145,6 @@ def _seg(value: str | int) -> str:
     return quote(str(value), safe="")
 
 
-def _budget_key(token: str) -> str:
-    # The budget is per token; the key is a digest so the token never reaches Redis.
-    return "gitea:" + hashlib.sha256(token.encode()).hexdigest()[:16]
-
-
 class GiteaForge:
     """The Forge port for one Gitea or Forgejo instance and one token."""
 
@@ -170,7 +165,7 @@ class GiteaForge:
             raise ValueError("Gitea needs STEWARD_GITEA_TOKEN")
         self._policy = policy or RetryPolicy()
         self._budget = budget
-        self._budget_key = _budget_key(token)
+        self._budget_key = budget_key("gitea", token)
         self._executor = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix="steward-gitea")
         connect = connect_timeout if connect_timeout is not None else min(5.0, timeout)
         self._session = _Session(timeout=(connect, timeout), pool_size=max_threads)
@@ -317,24 +312,24 @@ class GiteaForge:
 
     async def get_issue(self, repo: RepoRef, number: int) -> Issue:
         raw = await self._get(f"{self._r(repo)}/issues/{number}", f"issue {repo}#{number}")
-        return _issue(raw)
+        return issue_from_json(raw, milestone_key="id")
 
     async def list_comments(self, repo: RepoRef, number: int) -> list[Comment]:
         # Gitea answers this list whole (it takes no page/limit).
         raw = await self._get(f"{self._r(repo)}/issues/{number}/comments", f"comments of {repo}#{number}")
-        return [_comment(item) for item in raw or []]
+        return [comment_from_json(item) for item in raw or []]
 
     async def create_comment(self, repo: RepoRef, number: int, body: str) -> Comment:
         raw = await self._post(
             f"{self._r(repo)}/issues/{number}/comments", f"comment on {repo}#{number}", {"body": body}
         )
-        return _comment(raw)
+        return comment_from_json(raw)
 
     async def edit_comment(self, repo: RepoRef, comment_id: int, body: str) -> Comment:
         raw = await self._patch(
             f"{self._r(repo)}/issues/comments/{comment_id}", f"comment {comment_id}", {"body": body}
         )
-        return _comment(raw)
+        return comment_from_json(raw)
 
     async def add_reaction(self, repo: RepoRef, comment_id: int, content: ReactionContent) -> None:
         await self._post(
@@ -347,7 +342,7 @@ class GiteaForge:
 
     async def _fetch_labels(self, repo: RepoRef) -> list[tuple[int, Label]]:
         items = await self._pages(f"{self._r(repo)}/labels", f"labels of {repo}")
-        found = [(int(item["id"]), _label(item)) for item in items]
+        found = [(int(item["id"]), label_from_json(item)) for item in items]
         self._label_ids[repo.full_name.casefold()] = {
             label.name.casefold(): label_id for label_id, label in reversed(found)
         }
@@ -397,7 +392,7 @@ class GiteaForge:
                 return label
         label_id = await self._create_label(repo, name, color, description)
         raw = await self._get(f"{self._r(repo)}/labels/{label_id}", f"label {name!r}")
-        return _label(raw)
+        return label_from_json(raw)
 
     async def _change_labels(
         self, method: str, repo: RepoRef, number: int, names: list[str]
@@ -480,38 +475,3 @@ class GiteaForge:
             f"dependency of {repo}#{number} on #{blocker}",
             {"owner": repo.owner, "repo": repo.name, "index": blocker},
         )
-
-
-def _issue(raw: Mapping[str, Any]) -> Issue:
-    milestone = raw.get("milestone")
-    return Issue(
-        number=int(raw["number"]),
-        title=raw.get("title") or "",
-        body=raw.get("body") or "",
-        state="closed" if raw.get("state") == "closed" else "open",
-        author=(raw.get("user") or {}).get("login") or "",
-        labels=tuple(label["name"] for label in raw.get("labels") or ()),
-        milestone=milestone.get("id") if isinstance(milestone, Mapping) else None,
-        is_pull_request=isinstance(raw.get("pull_request"), Mapping),
-        html_url=raw.get("html_url") or "",
-        id=int(raw.get("id") or 0),
-    )
-
-
-def _comment(raw: Mapping[str, Any]) -> Comment:
-    return Comment(
-        id=int(raw["id"]),
-        author=(raw.get("user") or {}).get("login") or "",
-        body=raw.get("body") or "",
-        created_at=raw.get("created_at") or "",
-        updated_at=raw.get("updated_at") or "",
-        html_url=raw.get("html_url") or "",
-    )
-
-
-def _label(raw: Mapping[str, Any]) -> Label:
-    return Label(
-        name=raw["name"],
-        color=str(raw.get("color") or "").lstrip("#"),
-        description=raw.get("description") or "",
-    )

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -45,6 +44,7 @@ from bot.forge import (
     ValidationFailed,
 )
 from bot.forge.retry import RetryPolicy, classify, transport_error
+from bot.forge.shapes import budget_key, comment_from_json, issue_from_json, label_from_json
 
 USER_AGENT = "steward-bot"
 _WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
@@ -219,13 +219,13 @@ class GitHubForge:
 
     async def get_issue(self, repo: RepoRef, number: int) -> Issue:
         raw = await self._get(f"/repos/{repo.full_name}/issues/{number}", f"issue {repo}#{number}")
-        return _issue(raw)
+        return issue_from_json(raw)
 
     async def list_comments(self, repo: RepoRef, number: int) -> list[Comment]:
         items = await self._iter(
             f"/repos/{repo.full_name}/issues/{number}/comments?per_page=100", f"comments of {repo}#{number}"
         )
-        return [_comment(item) for item in items]
+        return [comment_from_json(item) for item in items]
 
     async def create_comment(self, repo: RepoRef, number: int, body: str) -> Comment:
         raw = await self._write(
@@ -234,7 +234,7 @@ class GitHubForge:
             f"comment on {repo}#{number}",
             {"body": body},
         )
-        return _comment(raw)
+        return comment_from_json(raw)
 
     async def edit_comment(self, repo: RepoRef, comment_id: int, body: str) -> Comment:
         raw = await self._write(
@@ -243,7 +243,7 @@ class GitHubForge:
             f"comment {comment_id}",
             {"body": body},
         )
-        return _comment(raw)
+        return comment_from_json(raw)
 
     async def add_reaction(self, repo: RepoRef, comment_id: int, content: ReactionContent) -> None:
         await self._write(
@@ -257,14 +257,14 @@ class GitHubForge:
 
     async def list_repo_labels(self, repo: RepoRef) -> list[Label]:
         items = await self._iter(f"/repos/{repo.full_name}/labels?per_page=100", f"labels of {repo}")
-        return [_label(item) for item in items]
+        return [label_from_json(item) for item in items]
 
     async def ensure_label(
         self, repo: RepoRef, name: str, *, color: str = "ededed", description: str = ""
     ) -> Label:
         url = f"/repos/{repo.full_name}/labels"
         try:
-            return _label(await self._get(f"{url}/{quote(name, safe='')}", f"label {name!r}"))
+            return label_from_json(await self._get(f"{url}/{quote(name, safe='')}", f"label {name!r}"))
         except NotFound:
             pass
         try:
@@ -276,8 +276,8 @@ class GitHubForge:
             )
         except ValidationFailed:
             # Created meanwhile by another worker: read the winner's.
-            return _label(await self._get(f"{url}/{quote(name, safe='')}", f"label {name!r}"))
-        return _label(raw)
+            return label_from_json(await self._get(f"{url}/{quote(name, safe='')}", f"label {name!r}"))
+        return label_from_json(raw)
 
     async def set_labels(self, repo: RepoRef, number: int, names: list[str]) -> tuple[str, ...]:
         raw = await self._write(
@@ -343,7 +343,7 @@ class GitHubForge:
             )
         except NotFound:
             return []
-        return [_issue(item) for item in items]
+        return [issue_from_json(item) for item in items]
 
     async def list_blocked_by(self, repo: RepoRef, number: int) -> list[int]:
         items = await self._iter(
@@ -360,42 +360,6 @@ class GitHubForge:
             f"dependency of {repo}#{number} on #{blocker}",
             {"issue_id": blocking.id},
         )
-
-
-def _issue(raw: Mapping[str, Any]) -> Issue:
-    milestone = raw.get("milestone")
-    return Issue(
-        number=int(raw["number"]),
-        title=raw.get("title") or "",
-        body=raw.get("body") or "",
-        state="closed" if raw.get("state") == "closed" else "open",
-        author=(raw.get("user") or {}).get("login") or "",
-        labels=tuple(label["name"] for label in raw.get("labels") or ()),
-        milestone=milestone.get("number") if isinstance(milestone, Mapping) else None,
-        is_pull_request=isinstance(raw.get("pull_request"), Mapping),
-        html_url=raw.get("html_url") or "",
-        id=int(raw.get("id") or 0),
-    )
-
-
-def _comment(raw: Mapping[str, Any]) -> Comment:
-    return Comment(
-        id=int(raw["id"]),
-        author=(raw.get("user") or {}).get("login") or "",
-        body=raw.get("body") or "",
-        created_at=raw.get("created_at") or "",
-        updated_at=raw.get("updated_at") or "",
-        html_url=raw.get("html_url") or "",
-    )
-
-
-def _label(raw: Mapping[str, Any]) -> Label:
-    return Label(name=raw["name"], color=raw.get("color") or "", description=raw.get("description") or "")
-
-
-def _budget_key(secret: str) -> str:
-    # The budget is per token; the key is a digest so the token never reaches Redis.
-    return "github:" + hashlib.sha256(secret.encode()).hexdigest()[:16]
 
 
 class GitHubForges:
@@ -502,7 +466,7 @@ class GitHubForges:
         if self._token:
             if self._token_forge is None:
                 self._token_forge = GitHubForge(
-                    self._api(token=self._token, budget_key=_budget_key(self._token))
+                    self._api(token=self._token, budget_key=budget_key("github", self._token))
                 )
             return self._token_forge
         if installation_id is None:

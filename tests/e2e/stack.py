@@ -117,6 +117,11 @@ class ForgeUser:
     def labels_of(self, repo: str, number: int) -> list[str]:
         return sorted(label["name"] for label in self.call("GET", f"/repos/{repo}/issues/{number}")["labels"])
 
+    def blocked_by(self, repo: str, number: int) -> list[int]:
+        """The issues this one is declared blocked by (GitHub's and Gitea's dependency APIs)."""
+        path = "dependencies" if self.flavor == "gitea" else "dependencies/blocked_by"
+        return [int(item["number"]) for item in self.call("GET", f"/repos/{repo}/issues/{number}/{path}")]
+
     def comment(self, repo: str, number: int, body: str) -> int:
         return int(self.call("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})["id"])
 

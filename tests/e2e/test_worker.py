@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx2
 import pytest
@@ -141,7 +142,12 @@ async def test_repeated_reads_are_served_from_the_etag_cache(sandbox: SandboxSer
     assert statuses == [200, 304]
 
 
-def test_sigterm_lets_a_running_job_finish(sandbox: SandboxServer, redis_url: str) -> None:
+@contextmanager
+def ping_while_the_forge_hangs(
+    sandbox: SandboxServer, redis_url: str, *, hang_seconds: float
+) -> Iterator[tuple[ForgeUser, str, int, ThreadedWorker, Settings]]:
+    """A receiver and a worker; `/steward ping` is commented and the bot's reply hangs in the forge for
+    ``hang_seconds``. Yields once the bot's request is hanging."""
     owner = ForgeUser(sandbox.url, "owner", "tok-owner")
     repo = owner.create_repo()
     owner.add_collaborator(repo, "steward-bot", "push")
@@ -152,70 +158,51 @@ def test_sigterm_lets_a_running_job_finish(sandbox: SandboxServer, redis_url: st
         owner.add_hook(repo, f"{receiver.url}/webhooks/github")
         number = owner.open_issue(repo, "slow forge")
         settle(sandbox.url, redis_url)
-        # The bot's reply hangs for a moment in the forge; the worker is told to stop meanwhile.
-        owner.call(
-            "POST",
-            "/_sandbox/faults",
-            {
-                "method": "POST",
-                "path": "/comments$",
-                "status": 500,
-                "times": 1,
-                "hang": True,
-                "hang_seconds": 1.5,
-                "login": "steward-bot",
-            },
-        )
+        fault = {
+            "method": "POST",
+            "path": "/comments$",
+            "status": 500,
+            "times": 1,
+            "hang": True,
+            "hang_seconds": hang_seconds,
+            "login": "steward-bot",
+        }
+        owner.call("POST", "/_sandbox/faults", fault)
         owner.comment(repo, number, "/steward ping")
-
-        def hanging() -> bool:
-            return any(f.get("times") == 0 for f in owner.call("GET", "/_sandbox/faults")) or any(
-                r.get("fault") for r in owner.call("GET", "/_sandbox/requests")
-            )
-
-        wait_for(hanging, timeout=20, what="the bot's request to reach the hanging forge")
-        worker.stop()
-        assert not worker.thread.is_alive()
-        bodies = [c["body"] for c in owner.comments(repo, number) if c["user"]["login"] == "steward-bot"]
-        assert len(bodies) == 1 and "pong" in bodies[0], "the in-flight job finished before the worker exited"
+        wait_for(
+            lambda: any(r.get("fault") for r in owner.call("GET", "/_sandbox/requests")),
+            timeout=20,
+            what="the bot's request to reach the hanging forge",
+        )
+        yield owner, repo, number, worker, settings
     finally:
         worker.stop()
         receiver.stop()
         httpx2.delete(f"{sandbox.url}/_sandbox/faults")
 
 
+def bot_replies(owner: ForgeUser, repo: str, number: int) -> list[str]:
+    return [c["body"] for c in owner.comments(repo, number) if c["user"]["login"] == "steward-bot"]
+
+
+def test_sigterm_lets_a_running_job_finish(sandbox: SandboxServer, redis_url: str) -> None:
+    with ping_while_the_forge_hangs(sandbox, redis_url, hang_seconds=1.5) as (owner, repo, number, worker, _):
+        worker.stop()
+        assert not worker.thread.is_alive()
+        bodies = bot_replies(owner, repo, number)
+        assert len(bodies) == 1 and "pong" in bodies[0], "the in-flight job finished before the worker exited"
+
+
 def test_a_job_cut_off_by_shutdown_runs_again_on_the_next_worker(
     sandbox: SandboxServer, redis_url: str
 ) -> None:
-    owner = ForgeUser(sandbox.url, "owner", "tok-owner")
-    repo = owner.create_repo()
-    owner.add_collaborator(repo, "steward-bot", "push")
-    settings = _settings(sandbox, redis_url)
-    receiver = ThreadedServer(create_app(settings)).start()
-    worker = ThreadedWorker(settings).start()
-    try:
-        owner.add_hook(repo, f"{receiver.url}/webhooks/github")
-        number = owner.open_issue(repo, "cut off")
-        settle(sandbox.url, redis_url)
-        owner.call(
-            "POST",
-            "/_sandbox/faults",
-            {
-                "method": "POST",
-                "path": "/comments$",
-                "status": 500,
-                "times": 1,
-                "hang": True,
-                "hang_seconds": 5,
-                "login": "steward-bot",
-            },
-        )
-        owner.comment(repo, number, "/steward ping")
-        wait_for(
-            lambda: any(r.get("fault") for r in owner.call("GET", "/_sandbox/requests")),
-            timeout=20,
-            what="the hanging request",
-        )
+    with ping_while_the_forge_hangs(sandbox, redis_url, hang_seconds=5) as (
+        owner,
+        repo,
+        number,
+        worker,
+        settings,
+    ):
         worker.worker._job_completion_wait = 0.2  # cut the running job off
         worker.stop()
         second = ThreadedWorker(settings).start()
@@ -223,8 +210,5 @@ def test_a_job_cut_off_by_shutdown_runs_again_on_the_next_worker(
             settle(sandbox.url, redis_url, timeout=60)
         finally:
             second.stop()
-        bodies = [c["body"] for c in owner.comments(repo, number) if c["user"]["login"] == "steward-bot"]
+        bodies = bot_replies(owner, repo, number)
         assert len(bodies) == 1 and "pong" in bodies[0], "the cut-off job ran again and answered once"
-    finally:
-        receiver.stop()
-        httpx2.delete(f"{sandbox.url}/_sandbox/faults")
