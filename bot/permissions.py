@@ -22,8 +22,19 @@ _WHO = {
 }
 
 
-def who_may(permission: Permission) -> str:
-    return _WHO[permission]
+_WHO_SHORT = {
+    "anyone": "anyone",
+    "author": "the author, or triage+",
+    "triage": "triage+",
+    "write": "write+",
+    "maintain": "maintain+",
+    "admin": "admins",
+}
+
+
+def who_may(permission: Permission, *, short: bool = False) -> str:
+    """Who may run a command needing ``permission``: a sentence, or a table cell when ``short``."""
+    return (_WHO_SHORT if short else _WHO)[permission]
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,14 @@ def render_help(prefix: str, commands: list[tuple[str, str, str, Permission]]) -
         "**Steward commands**",
         "",
         f"Write a command on its own line. `/{prefix} <command>` always works; the short form "
-        "`/<command>` works too.",
+        "`/<command>` works too. *triage+* means triage access or more.",
         "",
         "| Command | What it does | Who may run it |",
         "|---|---|---|",
     ]
     for _name, usage, text, permission in sorted(commands):
-        lines.append(f"| `/{prefix} {usage}` | {text} | {who_may(permission)} |")
+        cells = (f"`/{prefix} {usage}`", text, who_may(permission, short=True))
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines)
 
 

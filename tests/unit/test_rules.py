@@ -127,3 +127,12 @@ def test_permission_rules(permission: str, actor: str, level: str, allowed: bool
     decision = decide(permission, actor=actor, author="alice", actor_level=level)  # type: ignore[arg-type]
     assert decision.allowed is allowed
     assert who_may(permission)  # type: ignore[arg-type]
+
+
+def test_help_table_cells_escape_pipes_so_the_table_stays_whole() -> None:
+    from handlers.core import render_help
+
+    text = render_help("steward", [("approve-spec", "approve-spec [apply|keep]", "Approve.", "author")])
+    row = text.splitlines()[-1]
+    assert row == "| `/steward approve-spec [apply\\|keep]` | Approve. | the author, or triage+ |"
+    assert row.count(" | ") == 2
