@@ -1,0 +1,115 @@
+"""The `steward` command as a maintainer runs it: sandbox, receiver and worker as separate processes,
+then `steward run` (both in one), each stopped with SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx2
+
+from bot.runner import free_port
+from tests.e2e.stack import SECRET, ForgeUser, settle, wait_for
+
+
+@contextmanager
+def process(*args: str, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    # The log goes to a file (a pipe nobody reads would fill and block the process).
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", *args],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    proc.log = log  # type: ignore[attr-defined]
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _up(url: str) -> bool:
+    try:
+        return httpx2.get(url, timeout=1).status_code < 500
+    except httpx2.TransportError:
+        return False
+
+
+def stopped_cleanly(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM: the server drains and shuts down, then uvicorn exits by re-raising the signal (status
+    143, which systemd and Kubernetes count as a clean stop)."""
+    proc.send_signal(signal.SIGTERM)
+    code = proc.wait(30)
+    proc.log.seek(0)  # type: ignore[attr-defined]
+    log = proc.log.read().decode()  # type: ignore[attr-defined]
+    assert code in (0, -signal.SIGTERM), log[-3000:]
+    assert "Application shutdown complete" in log
+
+
+def _env(sandbox_url: str, redis_url: str, port: int) -> dict[str, str]:
+    return {
+        "STEWARD_REDIS_URL": redis_url,
+        "STEWARD_GITHUB_API_URL": sandbox_url,
+        "STEWARD_GITHUB_TOKEN": "proc-bot-token",
+        "STEWARD_GITHUB_WEBHOOK_SECRETS": SECRET,
+        "STEWARD_PORT": str(port),
+        "STEWARD_LOG_LEVEL": "info",
+    }
+
+
+def _ping_round_trip(sandbox_url: str, redis_url: str, receiver_url: str) -> None:
+    owner = ForgeUser(sandbox_url, "owner", "proc-owner-token")
+    repo = owner.create_repo()
+    owner.add_collaborator(repo, "bot", "push")
+    owner.add_hook(repo, f"{receiver_url}/webhooks/github")
+    number = owner.open_issue(repo, "processes")
+    owner.comment(repo, number, "/steward ping")
+    settle(sandbox_url, redis_url)
+    replies = [c["body"] for c in owner.comments(repo, number) if c["user"]["login"] == "bot"]
+    assert len(replies) == 1 and "pong — Steward" in replies[0]
+
+
+def test_sandbox_serve_and_worker_as_separate_processes(redis_url: str) -> None:
+    sandbox_port, port = free_port(), free_port()
+    sandbox_url, receiver_url = f"http://127.0.0.1:{sandbox_port}", f"http://127.0.0.1:{port}"
+    users = ["--user", "owner=proc-owner-token", "--user", "bot=proc-bot-token"]
+    env = _env(sandbox_url, redis_url, port)
+    with (
+        process("sandbox", "--port", str(sandbox_port), *users, env=env),
+        process("serve", env=env) as serve,
+        process("worker", env=env) as worker,
+    ):
+        wait_for(lambda: _up(f"{sandbox_url}/_sandbox/state"), timeout=30, what="the sandbox")
+        wait_for(lambda: _up(f"{receiver_url}/healthz"), timeout=30, what="the receiver")
+        assert httpx2.get(f"{receiver_url}/readyz").json() == {"status": "ok", "redis": "ok"}
+        _ping_round_trip(sandbox_url, redis_url, receiver_url)
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(30) == 0
+        stopped_cleanly(serve)
+
+
+def test_run_is_receiver_and_worker_in_one_process(redis_url: str) -> None:
+    sandbox_port, port = free_port(), free_port()
+    sandbox_url, receiver_url = f"http://127.0.0.1:{sandbox_port}", f"http://127.0.0.1:{port}"
+    users = ["--user", "owner=proc-owner-token", "--user", "bot=proc-bot-token"]
+    env = _env(sandbox_url, redis_url, port)
+    with (
+        process("sandbox", "--port", str(sandbox_port), *users, env=env),
+        process("run", env=env) as run,
+    ):
+        wait_for(lambda: _up(f"{sandbox_url}/_sandbox/state"), timeout=30, what="the sandbox")
+        wait_for(lambda: _up(f"{receiver_url}/healthz"), timeout=30, what="steward run")
+        _ping_round_trip(sandbox_url, redis_url, receiver_url)
+        stopped_cleanly(run)
