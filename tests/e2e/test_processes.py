@@ -20,24 +20,24 @@ from tests.e2e.stack import SECRET, ForgeUser, settle, wait_for
 @contextmanager
 def process(*args: str, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
     # The log goes to a file (a pipe nobody reads would fill and block the process).
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", *args],
-        env={**os.environ, **env},
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
-    proc.log = log  # type: ignore[attr-defined]
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", *args],
+            env={**os.environ, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+        proc.log = log  # type: ignore[attr-defined]
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
 
 
 def _up(url: str) -> bool:
