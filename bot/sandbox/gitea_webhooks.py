@@ -3,8 +3,9 @@
 A Gitea-flavoured repository delivers Gitea-shaped, Gitea-signed webhooks (``X-Gitea-Event`` broad,
 ``X-Gitea-Event-Type`` specific, ``X-Gitea-Signature`` bare hex, plus the ``X-Gogs-*``/``X-GitHub-*``
 copies and ``X-Hub-Signature(-256)`` that Gitea also sends) whichever API changed it; a GitHub-flavoured
-one delivers GitHub's. The Gitea API's routes call the functions here with state objects; the GitHub
-API's ``Ctx.emit`` hands events on Gitea-flavoured repositories to ``from_github``.
+one delivers GitHub's. Both APIs announce issue, comment, label and milestone changes through
+``Emitter`` (``Caller.events``) with state objects; the GitHub API's own events (``Ctx.emit``) on
+Gitea-flavoured repositories are handed to ``from_github``.
 
 Subscriptions follow Gitea's hook API: an event type is delivered when the hook lists it, or lists its
 family (``issues`` covers issue_assign/issue_label/issue_milestone/issue_comment; ``pull_request`` covers
@@ -23,7 +24,7 @@ from starlette.requests import Request
 from . import gitmodel
 from .gitea_shapes import GiteaShapes
 from .runtime import Sandbox
-from .state import Comment, Hook, Issue, Repo
+from .state import Comment, Hook, Issue, Label, Milestone, Repo
 
 ZERO = "0" * 40
 ISSUE_TYPES = frozenset({"issues", "issue_assign", "issue_label", "issue_milestone", "issue_comment"})
@@ -155,6 +156,20 @@ class Emitter:
         action = "milestoned" if issue.milestone is not None else "demilestoned"
         fields = {"number": issue.number, "issue": self.shapes.issue(repo, issue), "commit_id": ""}
         self._deliver(repo, "issues", "issue_milestone", action, fields)
+
+    def repo_event(
+        self, repo: Repo, item: Label | Milestone, action: str, changes: dict[str, Any] | None = None
+    ) -> None:
+        """A label or milestone created, edited, closed, opened or deleted: GitHub's `label` and
+        `milestone` events (Gitea has no such webhooks)."""
+        if repo.flavor != "github":
+            return
+        gh = self._github()
+        extra = {"changes": changes} if changes else {}
+        if isinstance(item, Label):
+            gh.emit(repo, "label", action, label=gh.shapes.label(repo, item), **extra)
+        else:
+            gh.emit(repo, "milestone", action, milestone=gh.shapes.milestone(repo, item), **extra)
 
     def comment(
         self, repo: Repo, comment: Comment, action: str, changes: dict[str, Any] | None = None

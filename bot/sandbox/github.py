@@ -8,10 +8,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import github_apps, github_git, github_issues, github_relations, gitmodel
+from . import github_apps, github_git, github_issues, github_relations, repo_ops
 from .github_ctx import Ctx
 from .plumbing import ApiError, body_object, json_response, no_content, paginate, validation_failed
-from .state import ROLE_ORDER, Hook, Repo, Role, Signature, now_iso
+from .state import ROLE_ORDER, Flavor, Hook, Repo, Role
 
 PERMISSION_OF_ROLE: dict[Role, tuple[str, str]] = {
     "admin": ("admin", "admin"),
@@ -35,7 +35,7 @@ async def get_user(request: Request) -> Response:
     _ = ctx.login
     user = ctx.forge.user(ctx.param("login"))
     if user is None:
-        raise ApiError(404, "Not Found")
+        raise ctx.not_found()
     return json_response(request, ctx.shapes.public_user(user.login))
 
 
@@ -45,37 +45,21 @@ async def create_repo(request: Request) -> Response:
     if ctx.via_app is not None:
         raise ApiError(403, "Resource not accessible by integration")
     body = await body_object(request)
-    name = body.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise validation_failed("Repository", "name", "missing_field")
+    name = repo_ops.required_name(ctx, body.get("name"), "Repository", "name")
     if ctx.forge.repo(owner, name) is not None:
         raise validation_failed("Repository", "name", "custom", "name already exists on this account")
-    flavor = body.get("sandbox_flavor", "github")
-    repo = Repo(
-        id=ctx.forge.new_id(),
-        owner=ctx.forge.ensure_user(owner).login,
-        name=name,
-        flavor=flavor if flavor in ("github", "gitea") else "github",
-        description=body.get("description"),
-        private=bool(body.get("private", False)),
-        default_branch=str(body.get("default_branch") or "main"),
-    )
-    author = Signature(name=owner, email=f"{owner}@users.noreply.sandbox")
-    gitmodel.init_repo(repo, author)
-    repo.pushed_at = now_iso()
-    ctx.forge.add_repo(repo)
+    flavor: Flavor = "gitea" if body.get("sandbox_flavor") == "gitea" else "github"
+    repo = repo_ops.create_repo(ctx, name, body, flavor, f"{owner}@users.noreply.sandbox")
     return json_response(request, ctx.shapes.full_repo(repo, owner), status=201)
 
 
-async def get_repo(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo()
+@Ctx.on_repo()
+async def get_repo(request: Request, ctx: Ctx, repo: Repo) -> Response:
     return json_response(request, ctx.shapes.full_repo(repo, ctx.login))
 
 
-async def put_collaborator(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("admin")
+@Ctx.on_repo("admin")
+async def put_collaborator(request: Request, ctx: Ctx, repo: Repo) -> Response:
     body = await body_object(request)
     wanted = str(body.get("permission", "push"))
     role = ROLE_ALIASES.get(wanted, wanted)
@@ -83,14 +67,13 @@ async def put_collaborator(request: Request) -> Response:
         raise validation_failed("Repository", "permission", "invalid")
     user = ctx.forge.user(ctx.param("username"))
     if user is None:
-        raise ApiError(404, "Not Found")
+        raise ctx.not_found()
     repo.collaborators[user.login] = role
     return no_content()
 
 
-async def collaborator_permission(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("push")
+@Ctx.on_repo("push")
+async def collaborator_permission(request: Request, ctx: Ctx, repo: Repo) -> Response:
     user = ctx.forge.user(ctx.param("username"))
     if user is None:
         raise ApiError(404, f"{ctx.param('username')} is not a user")
@@ -105,29 +88,14 @@ async def collaborator_permission(request: Request) -> Response:
 
 def _hook_from(body: dict[str, Any], hook: Hook) -> Hook:
     config = body.get("config", {})
-    if not isinstance(config, dict):
-        raise validation_failed("Hook", "config", "invalid")
-    if "url" in config:
-        hook.url = str(config["url"])
-    if "content_type" in config:
-        if config["content_type"] not in ("json", "form"):
-            raise validation_failed("Hook", "content_type", "invalid")
-        hook.content_type = config["content_type"]
-    if "secret" in config:
-        hook.secret = str(config["secret"]) or None
+    repo_ops.configure_hook(hook, body, config, lambda field: validation_failed("Hook", field, "invalid"))
     if "insecure_ssl" in config:
         hook.insecure_ssl = str(config["insecure_ssl"])
-    if "events" in body:
-        hook.events = [str(e) for e in body["events"]]
-    if "active" in body:
-        hook.active = bool(body["active"])
-    hook.updated_at = now_iso()
     return hook
 
 
-async def create_hook(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("admin")
+@Ctx.on_repo("admin")
+async def create_hook(request: Request, ctx: Ctx, repo: Repo) -> Response:
     body = await body_object(request)
     if not isinstance(body.get("config"), dict) or not body["config"].get("url"):
         raise validation_failed("Hook", "url", "missing_field")
@@ -145,39 +113,30 @@ async def create_hook(request: Request) -> Response:
     return json_response(request, shape, status=201)
 
 
-async def list_hooks(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("admin")
+@Ctx.on_repo("admin")
+async def list_hooks(request: Request, ctx: Ctx, repo: Repo) -> Response:
     chunk, headers = paginate(request, list(repo.hooks.values()))
     return json_response(request, [ctx.shapes.hook(repo, h) for h in chunk], headers=headers)
 
 
 def _hook(ctx: Ctx, repo: Repo) -> Hook:
-    hook = repo.hooks.get(ctx.int_param("hook_id"))
-    if hook is None:
-        raise ApiError(404, "Not Found")
-    return hook
+    return ctx.lookup(repo.hooks, ctx.int_param("hook_id"))
 
 
-async def get_hook(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("admin")
+@Ctx.on_repo("admin")
+async def get_hook(request: Request, ctx: Ctx, repo: Repo) -> Response:
     return json_response(request, ctx.shapes.hook(repo, _hook(ctx, repo)))
 
 
-async def update_hook(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("admin")
+@Ctx.on_repo("admin")
+async def update_hook(request: Request, ctx: Ctx, repo: Repo) -> Response:
     hook = _hook_from(await body_object(request), _hook(ctx, repo))
     return json_response(request, ctx.shapes.hook(repo, hook))
 
 
-async def delete_hook(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("admin")
-    hook = _hook(ctx, repo)
-    del repo.hooks[hook.id]
-    ctx.sandbox.deliverer.forget_hook(hook.id)
+@Ctx.on_repo("admin")
+async def delete_hook(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    repo_ops.delete_hook(ctx, repo, _hook(ctx, repo))
     return no_content()
 
 

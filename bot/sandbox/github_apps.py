@@ -10,18 +10,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from .github_ctx import Ctx
-from .github_shapes import Shapes
+from .github_shapes import APP_EVENTS, APP_PERMISSIONS, Shapes
 from .plumbing import ApiError, json_response, paginate
 from .state import App, Installation
-
-PERMISSIONS = {
-    "issues": "write",
-    "contents": "write",
-    "metadata": "read",
-    "pull_requests": "write",
-    "statuses": "write",
-    "checks": "write",
-}
 
 
 def _app(ctx: Ctx) -> App:
@@ -45,8 +36,8 @@ def installation_shape(shapes: Shapes, inst: Installation) -> dict[str, Any]:
         "app_slug": app.slug,
         "target_id": owner.id if owner else 0,
         "target_type": "User",
-        "permissions": PERMISSIONS,
-        "events": ["issues", "issue_comment", "label", "milestone", "push", "pull_request"],
+        "permissions": APP_PERMISSIONS,
+        "events": list(APP_EVENTS),
         "created_at": inst.created_at,
         "updated_at": inst.created_at,
         "single_file_name": None,
@@ -100,7 +91,7 @@ async def create_access_token(request: Request) -> Response:
     body = {
         "token": token.token,
         "expires_at": expires,
-        "permissions": PERMISSIONS,
+        "permissions": APP_PERMISSIONS,
         "repository_selection": "selected",
     }
     return json_response(request, body, status=201)

@@ -1,4 +1,4 @@
-"""Per-request context for the GitHub routes: who is asking, which repo, and emitting webhooks."""
+"""Per-request context for the GitHub routes: GitHub's wording, shapes, and its webhook emission."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from typing import Any
 
 from starlette.requests import Request
 
+from .caller import Caller
 from .github_shapes import Shapes, node_id
-from .plumbing import ApiError, principal
-from .runtime import Principal, Sandbox
-from .state import Repo, Role, SandboxState
+from .plumbing import ApiError, validation_failed
+from .state import Repo, Role
 
 ROLE_WORDS: dict[Role, str] = {
     "pull": "read",
@@ -20,54 +20,24 @@ ROLE_WORDS: dict[Role, str] = {
 }
 
 
-class Ctx:
+class Ctx(Caller):
+    NOT_FOUND = "Not Found"
+    GITHUB_EVENTS = True
+
     def __init__(self, request: Request) -> None:
-        self.request = request
-        self.sandbox: Sandbox = request.app.state.sandbox
-        self.forge: SandboxState = self.sandbox.forge
-        self.base = str(request.base_url).rstrip("/")
+        super().__init__(request)
         self.shapes = Shapes(self.forge, self.base)
-        self.who: Principal = principal(request)
 
-    def param(self, name: str) -> str:
-        return str(self.request.path_params[name])
+    def unauthenticated(self) -> ApiError:
+        return ApiError(401, self.who.error or "Bad credentials")
 
-    def int_param(self, name: str) -> int:
-        return int(self.request.path_params[name])
+    def denied(self, needed: Role) -> ApiError:
+        if self.via_app is not None:
+            return ApiError(403, "Resource not accessible by integration")
+        return ApiError(403, f"Must have {ROLE_WORDS[needed]} access to repository.")
 
-    @property
-    def login(self) -> str:
-        if self.who.login is None:
-            raise ApiError(401, self.who.error or "Bad credentials")
-        return self.who.login
-
-    @property
-    def via_app(self) -> int | None:
-        token = self.who.token
-        if token is None or token.installation_id is None:
-            return None
-        inst = self.forge.installations.get(token.installation_id)
-        return inst.app_id if inst is not None else None
-
-    def repo(self, needed: Role = "pull") -> Repo:
-        """The repo named by the path, if the caller may act on it with `needed`.
-
-        Like GitHub: a repo you cannot read is 404, one you can read but not change is 403."""
-        login = self.login
-        repo = self.forge.repo(self.param("owner"), self.param("repo"))
-        if repo is None or not self.forge.can(repo, login, "pull"):
-            raise ApiError(404, "Not Found")
-        self.require(repo, needed)
-        return repo
-
-    def allowed(self, repo: Repo, needed: Role) -> bool:
-        return self.forge.can(repo, self.login, needed)
-
-    def require(self, repo: Repo, needed: Role) -> None:
-        if not self.allowed(repo, needed):
-            if self.via_app is not None:
-                raise ApiError(403, "Resource not accessible by integration")
-            raise ApiError(403, f"Must have {ROLE_WORDS[needed]} access to repository.")
+    def missing(self, resource: str, field: str) -> ApiError:
+        return validation_failed(resource, field, "missing_field")
 
     def emit(self, repo: Repo, event: str, action: str | None, **fields: Any) -> None:
         """Deliver `event` to every active hook of `repo` that subscribes to it."""

@@ -70,9 +70,8 @@ def _path(ctx: Ctx) -> str:
     return str(ctx.request.path_params.get("path", "")).strip("/")
 
 
-async def get_content(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo()
+@Ctx.on_repo()
+async def get_content(request: Request, ctx: Ctx, repo: Repo) -> Response:
     ref = request.query_params.get("ref") or repo.default_branch
     sha = gitmodel.resolve(repo, ref)
     if sha is None:
@@ -123,9 +122,8 @@ def _check_sha(path: str, current: str | None, given: Any) -> None:
         raise ApiError(409, f"{path} does not match {given}")
 
 
-async def put_content(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("push")
+@Ctx.on_repo("push")
+async def put_content(request: Request, ctx: Ctx, repo: Repo) -> Response:
     body = await body_object(request)
     path = _path(ctx)
     if not isinstance(body.get("message"), str) or not isinstance(body.get("content"), str):
@@ -151,9 +149,8 @@ async def put_content(request: Request) -> Response:
     return json_response(request, out, status=200 if current else 201)
 
 
-async def delete_content(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("push")
+@Ctx.on_repo("push")
+async def delete_content(request: Request, ctx: Ctx, repo: Repo) -> Response:
     body = await body_object(request)
     path = _path(ctx)
     branch = str(body.get("branch") or repo.default_branch)
@@ -193,27 +190,24 @@ def _ref_shape(ctx: Ctx, repo: Repo, ref: str) -> dict[str, Any]:
     }
 
 
-async def get_ref(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo()
+@Ctx.on_repo()
+async def get_ref(request: Request, ctx: Ctx, repo: Repo) -> Response:
     ref = gitmodel.full_ref(ctx.param("ref"))
     if ref not in repo.refs:
         raise ApiError(404, "Not Found")
     return json_response(request, _ref_shape(ctx, repo, ref))
 
 
-async def matching_refs(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo()
+@Ctx.on_repo()
+async def matching_refs(request: Request, ctx: Ctx, repo: Repo) -> Response:
     prefix = gitmodel.full_ref(ctx.param("ref"))
     found = sorted(r for r in repo.refs if r.startswith(prefix))
     chunk, headers = paginate(request, found)
     return json_response(request, [_ref_shape(ctx, repo, r) for r in chunk], headers=headers)
 
 
-async def create_ref(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("push")
+@Ctx.on_repo("push")
+async def create_ref(request: Request, ctx: Ctx, repo: Repo) -> Response:
     body = await body_object(request)
     ref, sha = body.get("ref"), body.get("sha")
     if not isinstance(ref, str) or not ref.startswith("refs/") or ref.count("/") < 2:
@@ -227,9 +221,8 @@ async def create_ref(request: Request) -> Response:
     return json_response(request, _ref_shape(ctx, repo, ref), status=201)
 
 
-async def update_ref(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("push")
+@Ctx.on_repo("push")
+async def update_ref(request: Request, ctx: Ctx, repo: Repo) -> Response:
     ref = gitmodel.full_ref(ctx.param("ref"))
     body = await body_object(request)
     sha = body.get("sha")
@@ -247,9 +240,8 @@ async def update_ref(request: Request) -> Response:
     return json_response(request, _ref_shape(ctx, repo, ref))
 
 
-async def delete_ref(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("push")
+@Ctx.on_repo("push")
+async def delete_ref(request: Request, ctx: Ctx, repo: Repo) -> Response:
     ref = gitmodel.full_ref(ctx.param("ref"))
     if ref not in repo.refs:
         raise ApiError(422, "Reference does not exist")
@@ -261,9 +253,8 @@ async def delete_ref(request: Request) -> Response:
 # git objects ---------------------------------------------------------------------------------------------
 
 
-async def create_blob(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("push")
+@Ctx.on_repo("push")
+async def create_blob(request: Request, ctx: Ctx, repo: Repo) -> Response:
     body = await body_object(request)
     content = body.get("content")
     if not isinstance(content, str):
@@ -277,9 +268,8 @@ async def create_blob(request: Request) -> Response:
     return json_response(request, {"url": url, "sha": sha}, status=201)
 
 
-async def get_blob(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo()
+@Ctx.on_repo()
+async def get_blob(request: Request, ctx: Ctx, repo: Repo) -> Response:
     sha = ctx.param("sha")
     if sha not in repo.blobs:
         raise ApiError(404, "Not Found")
@@ -297,9 +287,8 @@ async def get_blob(request: Request) -> Response:
     )
 
 
-async def create_tree(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("push")
+@Ctx.on_repo("push")
+async def create_tree(request: Request, ctx: Ctx, repo: Repo) -> Response:
     body = await body_object(request)
     entries = body.get("tree")
     if not isinstance(entries, list):
@@ -329,9 +318,8 @@ async def create_tree(request: Request) -> Response:
     return json_response(request, ctx.shapes.tree(repo, tree), status=201)
 
 
-async def get_tree(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo()
+@Ctx.on_repo()
+async def get_tree(request: Request, ctx: Ctx, repo: Repo) -> Response:
     sha = ctx.param("sha")
     resolved = sha if sha in repo.trees else gitmodel.resolve(repo, sha)
     if resolved in repo.commits:
@@ -353,9 +341,8 @@ async def get_tree(request: Request) -> Response:
     return json_response(request, shape)
 
 
-async def create_commit(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("push")
+@Ctx.on_repo("push")
+async def create_commit(request: Request, ctx: Ctx, repo: Repo) -> Response:
     body = await body_object(request)
     if not isinstance(body.get("message"), str) or not isinstance(body.get("tree"), str):
         raise validation_failed("Commit", "message", "missing_field")
@@ -376,27 +363,24 @@ def _commit_for(ctx: Ctx, repo: Repo) -> GitCommit:
     return repo.commits[sha]
 
 
-async def get_git_commit(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo()
+@Ctx.on_repo()
+async def get_git_commit(request: Request, ctx: Ctx, repo: Repo) -> Response:
     commit = repo.commits.get(ctx.param("sha"))
     if commit is None:
         raise ApiError(404, "Not Found")
     return json_response(request, ctx.shapes.git_commit(repo, commit))
 
 
-async def get_commit(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo()
+@Ctx.on_repo()
+async def get_commit(request: Request, ctx: Ctx, repo: Repo) -> Response:
     return json_response(request, ctx.shapes.commit(repo, _commit_for(ctx, repo)))
 
 
 # statuses ------------------------------------------------------------------------------------------------
 
 
-async def create_status(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo("push")
+@Ctx.on_repo("push")
+async def create_status(request: Request, ctx: Ctx, repo: Repo) -> Response:
     sha = ctx.param("sha")
     if sha not in repo.commits:
         raise ApiError(422, f"No commit found for SHA: {sha}")
@@ -416,18 +400,16 @@ async def create_status(request: Request) -> Response:
     return json_response(request, ctx.shapes.status(repo, status), status=201)
 
 
-async def list_statuses(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo()
+@Ctx.on_repo()
+async def list_statuses(request: Request, ctx: Ctx, repo: Repo) -> Response:
     commit = _commit_for(ctx, repo)
     found = [s for s in reversed(repo.statuses) if s.sha == commit.sha]
     chunk, headers = paginate(request, found)
     return json_response(request, [ctx.shapes.status(repo, s) for s in chunk], headers=headers)
 
 
-async def combined_status(request: Request) -> Response:
-    ctx = Ctx(request)
-    repo = ctx.repo()
+@Ctx.on_repo()
+async def combined_status(request: Request, ctx: Ctx, repo: Repo) -> Response:
     commit = _commit_for(ctx, repo)
     latest: dict[str, CommitStatus] = {}
     for status in repo.statuses:

@@ -24,6 +24,17 @@ from .state import (
     User,
 )
 
+# What every sandbox GitHub App may do and hears of.
+APP_PERMISSIONS = {
+    "issues": "write",
+    "contents": "write",
+    "metadata": "read",
+    "pull_requests": "write",
+    "statuses": "write",
+    "checks": "write",
+}
+APP_EVENTS = ("issues", "issue_comment", "label", "milestone", "push", "pull_request")
+
 
 def node_id(kind: str, ident: int | str) -> str:
     return base64.b64encode(f"0:{kind}{ident}".encode()).decode()
@@ -261,15 +272,8 @@ class Shapes:
             "html_url": f"{self.base}/apps/{app.slug}",
             "created_at": app.created_at,
             "updated_at": app.created_at,
-            "permissions": {
-                "issues": "write",
-                "contents": "write",
-                "metadata": "read",
-                "pull_requests": "write",
-                "statuses": "write",
-                "checks": "write",
-            },
-            "events": ["issues", "issue_comment", "label", "milestone", "push", "pull_request"],
+            "permissions": dict(APP_PERMISSIONS),
+            "events": list(APP_EVENTS),
         }
 
     def _via_app(self, app_id: int | None) -> dict[str, Any] | None:
