@@ -131,7 +131,13 @@ async def latency(url: str, rate: float, seconds: float) -> list[float]:
     async def one() -> None:
         conn = idle.pop() if idle else await Connection.open(url)
         sent = time.perf_counter()
-        status = await conn.post()
+        try:
+            status = await conn.post()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            # The server closed a connection that sat idle past its keep-alive timeout: redial.
+            conn = await Connection.open(url)
+            sent = time.perf_counter()
+            status = await conn.post()
         samples.append(time.perf_counter() - sent)
         assert status == 202, status
         idle.append(conn)

@@ -193,3 +193,18 @@ def _pings(url: str) -> bool:
         return False
     finally:
         client.close()
+
+
+def test_concurrent_copies_of_one_delivery_enqueue_one_job(receiver: ThreadedServer, redis_url: str) -> None:
+    """Deliveries arriving together share one Redis call; a delivery repeated within it is still one job."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def send(delivery: str) -> int:
+        return signed_delivery(receiver.url, "issue_comment", COMMENT, delivery=delivery).status_code
+
+    with ThreadPoolExecutor(16) as pool:
+        same = list(pool.map(send, ["same-id"] * 16))
+        distinct = list(pool.map(send, [f"id-{i}" for i in range(16)]))
+    assert sorted(same) == [200] * 15 + [202]
+    assert distinct == [202] * 16
+    assert queued(redis_url) == 17
