@@ -81,17 +81,24 @@ def _ping_round_trip(sandbox_url: str, redis_url: str, receiver_url: str) -> Non
     assert len(replies) == 1 and "pong — Steward" in replies[0]
 
 
-def test_sandbox_serve_and_worker_as_separate_processes(redis_url: str) -> None:
+@contextmanager
+def sandbox_process(redis_url: str) -> Iterator[tuple[str, str, dict[str, str]]]:
+    """`steward sandbox` running; yields its URL, the receiver URL to use, and Steward's environment."""
     sandbox_port, port = free_port(), free_port()
     sandbox_url, receiver_url = f"http://127.0.0.1:{sandbox_port}", f"http://127.0.0.1:{port}"
     users = ["--user", "owner=proc-owner-token", "--user", "bot=proc-bot-token"]
     env = _env(sandbox_url, redis_url, port)
+    with process("sandbox", "--port", str(sandbox_port), *users, env=env):
+        wait_for(lambda: _up(f"{sandbox_url}/_sandbox/state"), timeout=30, what="the sandbox")
+        yield sandbox_url, receiver_url, env
+
+
+def test_sandbox_serve_and_worker_as_separate_processes(redis_url: str) -> None:
     with (
-        process("sandbox", "--port", str(sandbox_port), *users, env=env),
+        sandbox_process(redis_url) as (sandbox_url, receiver_url, env),
         process("serve", env=env) as serve,
         process("worker", env=env) as worker,
     ):
-        wait_for(lambda: _up(f"{sandbox_url}/_sandbox/state"), timeout=30, what="the sandbox")
         wait_for(lambda: _up(f"{receiver_url}/healthz"), timeout=30, what="the receiver")
         assert httpx2.get(f"{receiver_url}/readyz").json() == {"status": "ok", "redis": "ok"}
         _ping_round_trip(sandbox_url, redis_url, receiver_url)
@@ -101,15 +108,10 @@ def test_sandbox_serve_and_worker_as_separate_processes(redis_url: str) -> None:
 
 
 def test_run_is_receiver_and_worker_in_one_process(redis_url: str) -> None:
-    sandbox_port, port = free_port(), free_port()
-    sandbox_url, receiver_url = f"http://127.0.0.1:{sandbox_port}", f"http://127.0.0.1:{port}"
-    users = ["--user", "owner=proc-owner-token", "--user", "bot=proc-bot-token"]
-    env = _env(sandbox_url, redis_url, port)
     with (
-        process("sandbox", "--port", str(sandbox_port), *users, env=env),
+        sandbox_process(redis_url) as (sandbox_url, receiver_url, env),
         process("run", env=env) as run,
     ):
-        wait_for(lambda: _up(f"{sandbox_url}/_sandbox/state"), timeout=30, what="the sandbox")
         wait_for(lambda: _up(f"{receiver_url}/healthz"), timeout=30, what="steward run")
         _ping_round_trip(sandbox_url, redis_url, receiver_url)
         stopped_cleanly(run)

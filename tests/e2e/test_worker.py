@@ -61,28 +61,28 @@ def _failed(stage: str) -> float:
     )
 
 
-async def test_a_non_retryable_forge_error_fails_the_job_with_its_delivery_id_logged(
-    sandbox: SandboxServer, redis_url: str
-) -> None:
+def ping_with_a_fault(sandbox: SandboxServer, fault: dict[str, object]) -> tuple[ForgeUser, str]:
+    """A repo where the owner commented `/steward ping` and the bot's calls matching ``fault`` fail;
+    returns the owner and the job's event, ready for ``process_event``."""
     owner = ForgeUser(sandbox.url, "owner", "tok-owner")
     repo = owner.create_repo()
     owner.add_collaborator(repo, "steward-bot", "push")
     number = owner.open_issue(repo, "x")
     comment = owner.comment(repo, number, "/steward ping")
-    owner.call(
-        "POST",
-        "/_sandbox/faults",
-        {"method": "POST", "path": "/comments$", "status": 403, "times": 5, "login": "steward-bot"},
-    )
+    owner.call("POST", "/_sandbox/faults", {**fault, "login": "steward-bot"})
+    return owner, _comment_event(repo, number, comment, "/steward ping").to_json()
+
+
+async def test_a_non_retryable_forge_error_fails_the_job_with_its_delivery_id_logged(
+    sandbox: SandboxServer, redis_url: str
+) -> None:
+    _, event = ping_with_a_fault(sandbox, {"method": "POST", "path": "/comments$", "status": 403, "times": 5})
     redis = make_redis(redis_url)
     runtime = build_runtime(_settings(sandbox, redis_url), redis)
     before = _failed("dispatch")
     try:
         with structlog.testing.capture_logs() as logs:
-            result = await process_event(
-                {"runtime": runtime, "job_id": "j1"},
-                _comment_event(repo, number, comment, "/steward ping").to_json(),
-            )
+            result = await process_event({"runtime": runtime, "job_id": "j1"}, event)
     finally:
         await runtime.aclose()
         await redis.aclose()
@@ -96,20 +96,12 @@ async def test_a_non_retryable_forge_error_fails_the_job_with_its_delivery_id_lo
 async def test_an_unavailable_forge_re_runs_the_job_later_a_bounded_number_of_times(
     sandbox: SandboxServer, redis_url: str
 ) -> None:
-    owner = ForgeUser(sandbox.url, "owner", "tok-owner")
-    repo = owner.create_repo()
-    owner.add_collaborator(repo, "steward-bot", "push")
-    number = owner.open_issue(repo, "x")
-    comment = owner.comment(repo, number, "/steward ping")
-    owner.call(
-        "POST",
-        "/_sandbox/faults",
-        {"method": "*", "path": "/comments", "status": 502, "times": 1000, "login": "steward-bot"},
+    owner, event = ping_with_a_fault(
+        sandbox, {"method": "*", "path": "/comments", "status": 502, "times": 1000}
     )
     redis = make_redis(redis_url)
     settings = _settings(sandbox, redis_url).model_copy(update={"job_tries": 2})
     runtime = build_runtime(settings, redis)
-    event = _comment_event(repo, number, comment, "/steward ping").to_json()
     try:
         with pytest.raises(Retry):
             await process_event({"runtime": runtime, "job_id": "j2"}, event)
