@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -51,6 +52,23 @@ def _answer(forge: str, event: str, outcome: str, status: int, content: dict[str
     return JSONResponse(content, status_code=status)
 
 
+@dataclass(frozen=True)
+class Delivery:
+    """What a forge's headers say about one delivery, and how to check and read it."""
+
+    forge: str
+    event: str
+    delivery: str
+    # The headers' names, for the answers that refuse a delivery.
+    names: str
+    secrets_variable: str
+    signature_header: str
+    signed: Callable[[bytes, list[str]], bool]
+    normalise: Callable[[Any], Event]
+    # GitHub sends `ping` when a hook is created; Gitea has no such event.
+    answers_ping: bool = False
+
+
 class Receiver:
     def __init__(self, settings: Settings, redis: ArqRedis) -> None:
         self.settings = settings
@@ -60,108 +78,97 @@ class Receiver:
         self.gitea_secrets = [s.get_secret_value() for s in settings.gitea_webhook_secrets]
 
     async def github(self, request: Request) -> Response:
-        started = time.perf_counter()
-        event_name = request.headers.get("x-github-event", "")
-        delivery = request.headers.get("x-github-delivery", "")
-        if not event_name or not delivery:
-            return _answer(
-                "github",
-                event_name,
-                "bad_request",
-                400,
-                {"error": "missing X-GitHub-Event or X-GitHub-Delivery header"},
-            )
-        try:
-            body = await read_body(request, self.settings.max_body_bytes)
-        except TooLarge:
-            return _answer(
-                "github",
-                event_name,
-                "too_large",
-                413,
-                {"error": f"body larger than {self.settings.max_body_bytes} bytes"},
-            )
-        if not self.github_secrets:
-            log.error("github delivery refused: no webhook secret configured", delivery=delivery)
-            return _answer(
-                "github",
-                event_name,
-                "bad_signature",
-                401,
-                {"error": "no webhook secret is configured (STEWARD_GITHUB_WEBHOOK_SECRETS)"},
-            )
-        if not verify_github(body, request.headers.get("x-hub-signature-256"), self.github_secrets):
-            return _answer(
-                "github", event_name, "bad_signature", 401, {"error": "missing or wrong X-Hub-Signature-256"}
-            )
-        try:
-            payload = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            return _answer("github", event_name, "bad_request", 400, {"error": "the body is not valid JSON"})
-        if event_name == "ping":
-            return _answer("github", event_name, "ping", 200, {"pong": True})
-        try:
-            event = normalise_github(event_name, delivery, payload)
-        except Unhandled as exc:
-            return _answer("github", event_name, "ignored", 202, {"ignored": str(exc)})
-        except MalformedPayload as exc:
-            return _answer("github", event_name, "bad_request", 400, {"error": str(exc)})
-        return await self._enqueue(event, started)
+        headers = request.headers
+        event_name = headers.get("x-github-event", "")
+        delivery = headers.get("x-github-delivery", "")
+        return await self._receive(
+            request,
+            Delivery(
+                forge="github",
+                event=event_name,
+                delivery=delivery,
+                names="X-GitHub-Event or X-GitHub-Delivery",
+                secrets_variable="STEWARD_GITHUB_WEBHOOK_SECRETS",
+                signature_header="X-Hub-Signature-256",
+                signed=lambda body, secrets: verify_github(body, headers.get("x-hub-signature-256"), secrets),
+                normalise=lambda payload: normalise_github(event_name, delivery, payload),
+                answers_ping=True,
+            ),
+            self.github_secrets,
+        )
 
     async def gitea(self, request: Request) -> Response:
         """Gitea and Forgejo deliveries: the same rules as GitHub's, Gitea's headers and signature."""
-        started = time.perf_counter()
         headers = request.headers
         event_name = headers.get("x-gitea-event") or headers.get("x-forgejo-event", "")
         event_type = headers.get("x-gitea-event-type") or headers.get("x-forgejo-event-type", "")
         delivery = headers.get("x-gitea-delivery") or headers.get("x-forgejo-delivery", "")
-        if not event_name or not delivery:
-            return _answer(
-                "gitea",
-                event_name,
-                "bad_request",
-                400,
-                {"error": "missing X-Gitea-Event or X-Gitea-Delivery header"},
+
+        def signed(body: bytes, secrets: list[str]) -> bool:
+            # Gitea signs twice with the same HMAC: bare hex in X-Gitea-Signature and GitHub-style in
+            # X-Hub-Signature-256. Either is enough; an empty X-Gitea-Signature (no secret on the hook)
+            # is not.
+            signature = headers.get("x-gitea-signature") or headers.get("x-forgejo-signature")
+            return verify_gitea(body, signature, secrets) or verify_github(
+                body, headers.get("x-hub-signature-256"), secrets
             )
+
+        return await self._receive(
+            request,
+            Delivery(
+                forge="gitea",
+                event=event_name,
+                delivery=delivery,
+                names="X-Gitea-Event or X-Gitea-Delivery",
+                secrets_variable="STEWARD_GITEA_WEBHOOK_SECRETS",
+                signature_header="X-Gitea-Signature",
+                signed=signed,
+                normalise=lambda payload: normalise_gitea(
+                    event_name, delivery, payload, event_type=event_type
+                ),
+            ),
+            self.gitea_secrets,
+        )
+
+    async def _receive(self, request: Request, d: Delivery, secrets: list[str]) -> Response:
+        started = time.perf_counter()
+        if not d.event or not d.delivery:
+            return _answer(d.forge, d.event, "bad_request", 400, {"error": f"missing {d.names} header"})
         try:
             body = await read_body(request, self.settings.max_body_bytes)
         except TooLarge:
             return _answer(
-                "gitea",
-                event_name,
+                d.forge,
+                d.event,
                 "too_large",
                 413,
                 {"error": f"body larger than {self.settings.max_body_bytes} bytes"},
             )
-        if not self.gitea_secrets:
-            log.error("gitea delivery refused: no webhook secret configured", delivery=delivery)
+        if not secrets:
+            log.error(f"{d.forge} delivery refused: no webhook secret configured", delivery=d.delivery)
             return _answer(
-                "gitea",
-                event_name,
+                d.forge,
+                d.event,
                 "bad_signature",
                 401,
-                {"error": "no webhook secret is configured (STEWARD_GITEA_WEBHOOK_SECRETS)"},
+                {"error": f"no webhook secret is configured ({d.secrets_variable})"},
             )
-        # Gitea signs twice with the same HMAC: bare hex in X-Gitea-Signature and GitHub-style in
-        # X-Hub-Signature-256. Either is enough; an empty X-Gitea-Signature (no secret on the hook) is not.
-        signature = headers.get("x-gitea-signature") or headers.get("x-forgejo-signature")
-        if not (
-            verify_gitea(body, signature, self.gitea_secrets)
-            or verify_github(body, headers.get("x-hub-signature-256"), self.gitea_secrets)
-        ):
+        if not d.signed(body, secrets):
             return _answer(
-                "gitea", event_name, "bad_signature", 401, {"error": "missing or wrong X-Gitea-Signature"}
+                d.forge, d.event, "bad_signature", 401, {"error": f"missing or wrong {d.signature_header}"}
             )
         try:
             payload = orjson.loads(body)
         except orjson.JSONDecodeError:
-            return _answer("gitea", event_name, "bad_request", 400, {"error": "the body is not valid JSON"})
+            return _answer(d.forge, d.event, "bad_request", 400, {"error": "the body is not valid JSON"})
+        if d.answers_ping and d.event == "ping":
+            return _answer(d.forge, d.event, "ping", 200, {"pong": True})
         try:
-            event = normalise_gitea(event_name, delivery, payload, event_type=event_type)
+            event = d.normalise(payload)
         except Unhandled as exc:
-            return _answer("gitea", event_name, "ignored", 202, {"ignored": str(exc)})
+            return _answer(d.forge, d.event, "ignored", 202, {"ignored": str(exc)})
         except MalformedPayload as exc:
-            return _answer("gitea", event_name, "bad_request", 400, {"error": str(exc)})
+            return _answer(d.forge, d.event, "bad_request", 400, {"error": str(exc)})
         return await self._enqueue(event, started)
 
     async def _enqueue(self, event: Event, started: float) -> Response:
