@@ -223,19 +223,27 @@ def _previous_body(payload: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _handled_action(
+    handled: Mapping[str, frozenset[str] | None], name: str, payload: Mapping[str, Any]
+) -> Any:
+    """The payload's action, or Unhandled when Steward has nothing to do with this event or action."""
+    if name not in handled:
+        raise Unhandled(f"event {name!r} is not handled")
+    action = payload.get("action")
+    allowed = handled[name]
+    if allowed is not None:
+        if not isinstance(action, str):
+            raise MalformedPayload(f"a {name} payload must have an action")
+        if action not in allowed:
+            raise Unhandled(f"action {name}.{action} is not handled")
+    return action
+
+
 def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
     """Build an Event from a GitHub delivery, or raise Unhandled / MalformedPayload."""
     if not isinstance(payload, Mapping):
         raise MalformedPayload("the payload is not a JSON object")
-    if event_name not in GITHUB_HANDLED:
-        raise Unhandled(f"event {event_name!r} is not handled")
-    action = payload.get("action")
-    allowed = GITHUB_HANDLED[event_name]
-    if allowed is not None:
-        if not isinstance(action, str):
-            raise MalformedPayload(f"a {event_name} payload must have an action")
-        if action not in allowed:
-            raise Unhandled(f"action {event_name}.{action} is not handled")
+    action = _handled_action(GITHUB_HANDLED, event_name, payload)
     sender = payload.get("sender")
     installation = payload.get("installation")
     common: dict[str, Any] = {
@@ -401,15 +409,7 @@ def normalise_gitea(event_name: str, delivery_id: str, payload: Any, *, event_ty
     if not isinstance(payload, Mapping):
         raise MalformedPayload("the payload is not a JSON object")
     name = gitea_event_name(event_name, event_type)
-    if name not in GITEA_HANDLED:
-        raise Unhandled(f"event {name!r} is not handled")
-    raw_action = payload.get("action")
-    allowed = GITEA_HANDLED[name]
-    if allowed is not None:
-        if not isinstance(raw_action, str):
-            raise MalformedPayload(f"a {name} payload must have an action")
-        if raw_action not in allowed:
-            raise Unhandled(f"action {name}.{raw_action} is not handled")
+    raw_action = _handled_action(GITEA_HANDLED, name, payload)
     action = raw_action if isinstance(raw_action, str) else ""
     extra = {"gitea_event_type": event_type or event_name}
     if action:
