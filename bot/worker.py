@@ -69,21 +69,19 @@ class Runtime:
     handler_settings: HandlerSettings = field(default_factory=HandlerSettings)
 
     async def forge_for(self, event: Event) -> Forge:
-        if event.forge == "github":
+        return await self.forge(event.forge, event.repo, installation_id=event.installation_id)
+
+    async def forge(
+        self, kind: ForgeKind, repo: RepoRef | None = None, *, installation_id: int | None = None
+    ) -> Forge:
+        """The forge for an event, or for periodic work (GitHub: the token, or the App's installation)."""
+        if kind == "github":
             if self.github is None:
                 raise ForgeError("GitHub is not configured (STEWARD_GITHUB_TOKEN or STEWARD_GITHUB_APP_ID)")
-            return await self.github.for_event(event.installation_id, event.repo)
-        if event.forge == "gitea":
+            return await self.github.for_event(installation_id, repo)
+        if kind == "gitea":
             if self.gitea is None:
                 raise ForgeError("Gitea is not configured (STEWARD_GITEA_URL and STEWARD_GITEA_TOKEN)")
-            return self.gitea
-        raise ForgeError(f"forge {event.forge!r} is not configured")
-
-    async def forge(self, kind: ForgeKind, repo: RepoRef | None = None) -> Forge:
-        """A forge without an event (periodic work): GitHub by token, or the App's installation on `repo`."""
-        if kind == "github" and self.github is not None:
-            return await self.github.for_event(None, repo)
-        if kind == "gitea" and self.gitea is not None:
             return self.gitea
         raise ForgeError(f"forge {kind!r} is not configured")
 
