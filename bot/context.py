@@ -9,7 +9,7 @@ from typing import Any
 from bot import sticky
 from bot.commands import Command
 from bot.events import CommentSnapshot, Event
-from bot.forge import Forge, ReactionContent, RepoRef, User
+from bot.forge import Comment, Forge, ReactionContent, RepoRef, User
 from bot.registry import Registry
 from bot.settings import HandlerSettings
 
@@ -53,8 +53,17 @@ class EventContext:
         return self.event.issue.number
 
     async def upsert_sticky(
-        self, kind: str, key: str, text: str, *, data: Any = None, number: int | None = None
+        self,
+        kind: str,
+        key: str,
+        text: str,
+        *,
+        data: Any = None,
+        number: int | None = None,
+        comments: list[Comment] | None = None,
     ) -> sticky.UpsertResult:
+        """Create, edit or leave the bot's ``kind``/``key`` comment; ``comments``: the thread, when
+        the caller has just read it."""
         result = await sticky.upsert(
             self.forge,
             self.repo,
@@ -64,6 +73,7 @@ class EventContext:
             key=key,
             text=text,
             data=data,
+            comments=comments,
         )
         self.log.info("sticky comment", kind=kind, key=key, outcome=result.outcome)
         return result

@@ -386,18 +386,7 @@ async def _upsert(ctx: EventContext, thread: Thread, kind: str, text: str, data:
         # The visible JSON blocks are the first thing to go: the data block still holds everything.
         cut = text.rfind("<details><summary>")
         text = (text[:cut] if cut > 0 else text[: limit // 2]) + "\n\n_(Too long to show in full here.)_"
-    result = await sticky.upsert(
-        ctx.forge,
-        ctx.repo,
-        thread.issue.number,
-        bot_login=ctx.me.login,
-        kind=kind,
-        key=KEY,
-        text=text,
-        data=data,
-        comments=thread.comments,
-    )
-    ctx.log.info("sticky comment", kind=kind, outcome=result.outcome)
+    await ctx.upsert_sticky(kind, KEY, text, data=data, number=thread.issue.number, comments=thread.comments)
 
 
 async def save(ctx: EventContext, compute: Callable[[Thread], Plan], thread: Thread | None = None) -> Plan:

@@ -19,9 +19,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.context import CommandContext, EventContext
-from bot.forge import Forge, Issue, RepoRef
+from bot.forge import Comment, Forge, Issue, RepoRef
 from bot.settings import BugRefinementSettings
-from bot.sticky import decode_data, find, upsert
+from bot.sticky import decode_data, find
 from handlers import registry
 from handlers.bug_refinement.rules import (
     BugVerdict,
@@ -157,14 +157,26 @@ async def _mirror_labels(ctx: EventContext, issue: Issue, verdict: Verdict) -> N
         await ctx.forge.remove_label(ctx.repo, issue.number, name)
 
 
+def _recorded(
+    comments: list[Comment], *, bot_login: str, kind: str, key: int
+) -> tuple[Comment | None, RecordedVerdict | None]:
+    """Steward's verdict comment of ``kind`` among ``comments``, and the verdict it records."""
+    comment = find(comments, bot_login=bot_login, kind=kind, key=str(key))
+    return comment, read_verdict_block(comment.body) if comment else None
+
+
 async def recorded_verdict(
-    forge: Forge, repo: RepoRef, number: int, *, bot_login: str
+    forge: Forge,
+    repo: RepoRef,
+    number: int,
+    *,
+    bot_login: str,
+    kind: str = VERDICT_KIND,
+    key: int | None = None,
 ) -> RecordedVerdict | None:
-    """The verdict Steward recorded on an issue (its sticky comment), if any."""
-    comment = find(
-        await forge.list_comments(repo, number), bot_login=bot_login, kind=VERDICT_KIND, key=str(number)
-    )
-    return read_verdict_block(comment.body) if comment else None
+    """The verdict Steward recorded on an issue: its own (``VERDICT_KIND``), or as a story of bug ``key``."""
+    comments = await forge.list_comments(repo, number)
+    return _recorded(comments, bot_login=bot_login, kind=kind, key=number if key is None else key)[1]
 
 
 async def is_issue_refined(ctx: EventContext, number: int, story: int | None = None) -> bool:
@@ -172,20 +184,16 @@ async def is_issue_refined(ctx: EventContext, number: int, story: int | None = N
     bug = await recorded_verdict(ctx.forge, ctx.repo, number, bot_login=ctx.me.login)
     if story is None:
         return is_refined(bug)
-    comment = find(
-        await ctx.forge.list_comments(ctx.repo, story),
-        bot_login=ctx.me.login,
-        kind=STORY_KIND,
-        key=str(number),
+    as_story = await recorded_verdict(
+        ctx.forge, ctx.repo, story, bot_login=ctx.me.login, kind=STORY_KIND, key=number
     )
-    return is_refined(bug, read_verdict_block(comment.body) if comment else None)
+    return is_refined(bug, as_story)
 
 
 async def refine_issue(ctx: EventContext, issue: Issue) -> str:
     """Refine one bug issue; returns what happened (for logs and replies)."""
     comments = await ctx.forge.list_comments(ctx.repo, issue.number)
-    existing = find(comments, bot_login=ctx.me.login, kind=VERDICT_KIND, key=str(issue.number))
-    recorded = read_verdict_block(existing.body) if existing else None
+    existing, recorded = _recorded(comments, bot_login=ctx.me.login, kind=VERDICT_KIND, key=issue.number)
     data: dict[str, Any] = (decode_data(existing.body) or {}) if existing else {}
     digest = body_digest(issue.body)
     if existing is not None and recorded is not None and is_locked(recorded):
@@ -198,28 +206,25 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
                 (),
                 (),
             )
-            text = render_bug_comment(locked, changed_after_approval=True)
             await ctx.upsert_sticky(
                 VERDICT_KIND,
                 str(issue.number),
-                text,
+                render_bug_comment(locked, changed_after_approval=True),
                 data={**data, "changedAfterApproval": True},
                 number=issue.number,
+                comments=comments,
             )
         await _mirror_labels(ctx, issue, "approved")
         await _refine_stories(ctx, issue, recorded)
         return "locked"
     verdict = refine_bug(issue.body, bug_id=bug_id_of(ctx.repo, issue.number), refined_at=datetime.now(UTC))
     if not same_outcome(recorded, verdict):
-        await upsert(
-            ctx.forge,
-            ctx.repo,
-            issue.number,
-            bot_login=ctx.me.login,
-            kind=VERDICT_KIND,
-            key=str(issue.number),
-            text=render_bug_comment(verdict),
+        await ctx.upsert_sticky(
+            VERDICT_KIND,
+            str(issue.number),
+            render_bug_comment(verdict),
             data={"bugId": verdict.bug_id, "body": digest},
+            number=issue.number,
             comments=comments,
         )
         recorded = RecordedVerdict(
@@ -241,21 +246,17 @@ async def _refine_stories(ctx: EventContext, bug: Issue, recorded: RecordedVerdi
     for number in numbers:
         story = await ctx.forge.get_issue(ctx.repo, number)
         comments = await ctx.forge.list_comments(ctx.repo, number)
-        existing = find(comments, bot_login=ctx.me.login, kind=STORY_KIND, key=str(bug.number))
-        story_recorded = read_verdict_block(existing.body) if existing else None
+        _, story_recorded = _recorded(comments, bot_login=ctx.me.login, kind=STORY_KIND, key=bug.number)
         if is_locked(story_recorded):
             await _mirror_labels(ctx, story, "approved")
             continue
         verdict = refine_story(story.body, bug_id=bug_id, story=f"#{number}", refined_at=datetime.now(UTC))
         if not same_outcome(story_recorded, verdict):
-            await upsert(
-                ctx.forge,
-                ctx.repo,
-                number,
-                bot_login=ctx.me.login,
-                kind=STORY_KIND,
-                key=str(bug.number),
-                text=render_story_comment(verdict, f"#{bug.number}"),
+            await ctx.upsert_sticky(
+                STORY_KIND,
+                str(bug.number),
+                render_story_comment(verdict, f"#{bug.number}"),
+                number=number,
                 comments=comments,
             )
         await _mirror_labels(ctx, story, verdict.verdict)
