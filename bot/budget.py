@@ -16,6 +16,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from bot import metrics
+
 _TAKE = """
 local now = tonumber(ARGV[1])
 local member = ARGV[2]
@@ -66,12 +68,16 @@ class WriteBudget:
         wait_ms = await self._script(keys=keys, args=args)
         return float(wait_ms) / 1000.0
 
-    async def take(self, key: str) -> float:
-        """Wait until budget is available for ``key``, take it, and return the seconds waited."""
+    async def take(self, key: str, *, forge: str | None = None) -> float:
+        """Wait until budget is available for ``key``, take it, and return the seconds waited
+        (counted in the budget-wait metrics under ``forge`` when given)."""
         waited = 0.0
         while True:
             wait = await self.try_take(key)
             if wait <= 0:
+                if waited and forge is not None:
+                    metrics.BUDGET_WAITS.labels(forge).inc()
+                    metrics.BUDGET_WAIT_SECONDS.labels(forge).inc(waited)
                 return waited
             wait = min(wait + 0.005, 60.0)
             if self._on_wait is not None:

@@ -216,10 +216,7 @@ class GiteaForge:
     async def _call[T](self, method: str, what: str, fn: Callable[[], T]) -> T:
         write = method != "GET"
         if write and self._budget is not None:
-            waited = await self._budget.take(self._budget_key)
-            if waited:
-                metrics.BUDGET_WAITS.labels("gitea").inc()
-                metrics.BUDGET_WAIT_SECONDS.labels("gitea").inc(waited)
+            await self._budget.take(self._budget_key, forge="gitea")
         loop = asyncio.get_running_loop()
         attempt = 0
         while True:
@@ -239,9 +236,8 @@ class GiteaForge:
                     ) from None
                 raise _translate(failure, what) from None
             except _TransportFailure as failure:
-                decision = transport_error(attempt, self._policy)
-                # A write that may have reached Gitea is not resent: the job re-runs and re-reads instead.
-                if decision.action != "retry" or (failure.sent and write):
+                decision = transport_error(attempt, self._policy, unsafe_to_resend=failure.sent and write)
+                if decision.action != "retry":
                     raise ForgeUnavailable(f"{what}: {failure.kind}") from None
                 await asyncio.sleep(decision.delay)
 

@@ -102,10 +102,7 @@ class _RetryingAPI(GitHubAPI):
         self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
     ) -> tuple[int, Mapping[str, str], bytes]:
         if method in _WRITE_METHODS and self.budget is not None:
-            waited = await self.budget.take(self.budget_key)
-            if waited:
-                metrics.BUDGET_WAITS.labels("github").inc()
-                metrics.BUDGET_WAIT_SECONDS.labels("github").inc(waited)
+            await self.budget.take(self.budget_key, forge="github")
         attempt = 0
         while True:
             attempt += 1
@@ -113,11 +110,11 @@ class _RetryingAPI(GitHubAPI):
                 status, response_headers, content = await super()._request(method, url, headers, body)
             except httpx2.TransportError as exc:
                 metrics.FORGE_CALLS.labels("github", method, "transport_error").inc()
-                # A write whose request may have reached GitHub is not resent blindly:
-                # the job is retried instead and re-reads the state first.
                 sent = not isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout)
-                decision = transport_error(attempt, self.policy)
-                if decision.action != "retry" or (sent and method in _WRITE_METHODS):
+                decision = transport_error(
+                    attempt, self.policy, unsafe_to_resend=sent and method in _WRITE_METHODS
+                )
+                if decision.action != "retry":
                     raise ForgeUnavailable(f"{method} {_path(url)}: {type(exc).__name__}") from None
                 await asyncio.sleep(decision.delay)
                 continue

@@ -74,7 +74,13 @@ def classify(
     return RetryDecision("fail", reason=f"status {status} is not retried")
 
 
-def transport_error(attempt: int, policy: RetryPolicy, rng: random.Random | None = None) -> RetryDecision:
+def transport_error(
+    attempt: int, policy: RetryPolicy, rng: random.Random | None = None, *, unsafe_to_resend: bool = False
+) -> RetryDecision:
+    """``unsafe_to_resend``: a write whose request may have reached the forge. It is not sent again
+    (that could post twice); the job re-runs instead and re-reads the state first."""
+    if unsafe_to_resend:
+        return RetryDecision("fail", reason="a write that may have reached the forge is not resent")
     return _retry(attempt, policy, rng, "transport error")
 
 

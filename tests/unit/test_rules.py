@@ -136,3 +136,8 @@ def test_help_table_cells_escape_pipes_so_the_table_stays_whole() -> None:
     row = text.splitlines()[-1]
     assert row == "| `/steward approve-spec [apply\\|keep]` | Approve. | the author, or triage+ |"
     assert row.count(" | ") == 2
+
+
+def test_a_write_that_may_have_reached_the_forge_is_not_resent() -> None:
+    decision = transport_error(1, POLICY, unsafe_to_resend=True)
+    assert decision.action == "fail" and "not resent" in decision.reason
