@@ -9,6 +9,7 @@ Lua script, so concurrent workers never overspend.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -17,6 +18,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bot import metrics
+from bot.forge import RateLimited
 
 _TAKE = """
 local now = tonumber(ARGV[1])
@@ -50,12 +52,16 @@ class WriteBudget:
         *,
         on_wait: Callable[[float], Awaitable[None] | None] | None = None,
         prefix: str = "steward:budget",
+        max_wait: float | None = None,
     ) -> None:
+        """``max_wait``: the longest a caller waits for budget in all; a longer wait raises
+        ``RateLimited`` so the job is deferred instead of sleeping past its time limit."""
         self._redis = redis
         self._limits = [(count, window) for count, window in limits if count > 0]
         self._script: Any = redis.register_script(_TAKE)
         self._on_wait = on_wait
         self._prefix = prefix
+        self._max_wait = max_wait
 
     async def try_take(self, key: str) -> float:
         """Take one unit for ``key`` now and return 0, or return the seconds to wait."""
@@ -80,9 +86,59 @@ class WriteBudget:
                     metrics.BUDGET_WAIT_SECONDS.labels(forge).inc(waited)
                 return waited
             wait = min(wait + 0.005, 60.0)
+            if self._max_wait is not None and waited + wait > self._max_wait:
+                if forge is not None:
+                    metrics.BUDGET_DEFERRALS.labels(forge).inc()
+                raise RateLimited(f"the write budget is spent for {wait:.1f}s more", retry_after=wait)
             if self._on_wait is not None:
                 result = self._on_wait(wait)
                 if result is not None:
                     await result
             await asyncio.sleep(wait)
             waited += wait
+
+
+_TAKE_COMMAND = """
+local now, window, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZSCORE', KEYS[1], ARGV[4]) then return 0 end
+if redis.call('ZCARD', KEYS[1]) >= limit then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return math.max(1, tonumber(oldest[2]) + window - now)
+end
+redis.call('ZADD', KEYS[1], now, ARGV[4])
+redis.call('PEXPIRE', KEYS[1], window + 1000)
+return 0
+"""
+
+
+class CommandBudget:
+    """How many commands one person may run on one repository in a sliding minute (DESIGN §3.6: one
+    comment with twenty commands must not become twenty replies, nor a hundred comments a thousand).
+
+    Each command is counted under its own name (the comment and its place in it), so a job that runs
+    again counts it once. Keys are digests: a login never becomes a Redis key as it is (DESIGN §3.9)."""
+
+    def __init__(self, redis: Redis, *, window: float = 60.0, prefix: str = "steward:commands") -> None:
+        self._redis = redis
+        self._script: Any = redis.register_script(_TAKE_COMMAND)
+        self._window_ms = int(window * 1000)
+        self._prefix = prefix
+
+    def _key(self, kind: str, forge: str, repo: str, login: str) -> str:
+        digest = hashlib.sha256(f"{forge}\0{repo.casefold()}\0{login.casefold()}".encode()).hexdigest()[:20]
+        return f"{self._prefix}:{kind}:{digest}"
+
+    async def take(self, *, forge: str, repo: str, login: str, command: str, limit: int) -> float:
+        """Count ``command`` for ``login`` and return 0, or the seconds until the budget has room."""
+        if limit <= 0:
+            return 0.0
+        key = self._key("count", forge, repo, login)
+        args = [int(time.time() * 1000), self._window_ms, limit, command]
+        wait_ms = await self._script(keys=[key], args=args)
+        return float(wait_ms) / 1000.0
+
+    async def first_notice(self, *, forge: str, repo: str, login: str) -> bool:
+        """True once per window for a person over budget: they get one reply a minute, not one each."""
+        key = self._key("notice", forge, repo, login)
+        return bool(await self._redis.set(key, "1", nx=True, px=self._window_ms))

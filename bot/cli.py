@@ -109,6 +109,54 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _dead(args: argparse.Namespace, settings: Settings) -> int:
+    import json
+
+    from redis.exceptions import RedisError
+
+    from bot.deadletter import DeadLetters
+    from bot.queue import make_redis
+
+    redis = make_redis(settings.redis_url)
+    dead = DeadLetters(redis)
+    try:
+        if args.dead_command == "list":
+            entries = await dead.list()
+            if args.json:
+                print(json.dumps([e.summary() for e in entries], indent=2))
+            elif not entries:
+                print("No dead jobs: every delivery was handled or is still queued.")
+            else:
+                print(f"{len(entries)} dead job(s); replay with `steward dead retry ID` or `--all`:")
+                for e in entries:
+                    when = e.summary()["failed_at"]
+                    where = f"{e.forge} {e.repo} {e.event}"
+                    print(f"  {e.job_id}  {when}  {where}  after {e.tries} tries: {e.error}")
+            return 0
+        targets = [e.job_id for e in await dead.list()] if args.all else list(args.ids)
+        if not targets:
+            print("Nothing to retry." if args.all else "Name a job id (see `steward dead list`) or --all.")
+            return 0 if args.all else 2
+        status = 0
+        for job_id in targets:
+            new_id = await dead.retry(job_id)
+            if new_id is None:
+                print(f"{job_id}: no such dead job", file=sys.stderr)
+                status = 1
+            else:
+                print(f"{job_id}: queued again as {new_id}")
+        return status
+    except (RedisError, OSError) as exc:
+        print(f"Redis is not answering at {settings.redis_url}: {type(exc).__name__}", file=sys.stderr)
+        return 3
+    finally:
+        await redis.aclose()
+
+
+def cmd_dead(args: argparse.Namespace) -> int:
+    return asyncio.run(_dead(args, _settings(args)))
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from bot.demo import main as demo_main
 
@@ -157,6 +205,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="a user and the token that authenticates as it (repeatable)",
     )
     sandbox.set_defaults(func=cmd_sandbox)
+
+    dead = sub.add_parser(
+        "dead",
+        help="jobs that failed for good: list them, or queue them again",
+        description="Jobs that failed for good are parked in Redis with their delivery. Exit 0 done, "
+        "1 an id was unknown, 2 bad arguments, 3 Redis unreachable.",
+    )
+    dead_sub = dead.add_subparsers(dest="dead_command", required=True)
+    dead_list = dead_sub.add_parser("list", help="list the dead jobs (oldest first)")
+    dead_list.add_argument("--json", action="store_true", help="print them as JSON")
+    dead_retry = dead_sub.add_parser("retry", help="queue dead jobs again (each under a new job id)")
+    dead_retry.add_argument("ids", nargs="*", metavar="ID", help="job ids from `steward dead list`")
+    dead_retry.add_argument("--all", action="store_true", help="queue every dead job again")
+    dead.set_defaults(func=cmd_dead)
 
     demo = sub.add_parser("demo", help="sandbox + receiver + worker + a scripted walk-through")
     demo.add_argument("--keep", action="store_true", help="keep everything running after the walk-through")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot import sticky
+from bot.budget import CommandBudget
 from bot.commands import Command
 from bot.events import CommentSnapshot, Event
 from bot.forge import Comment, Forge, ReactionContent, RepoRef, User
@@ -27,6 +28,8 @@ class EventContext:
     registry: Registry
     log: Any
     prefix: str = "steward"
+    # Commands per person and repository (``HandlerSettings.limits``); None: unlimited (tests without Redis).
+    command_budget: CommandBudget | None = None
 
     def for_event(self, event: Event) -> EventContext:
         """The same context around another event (e.g. an issue re-read from the forge)."""
@@ -38,6 +41,7 @@ class EventContext:
             registry=self.registry,
             log=self.log,
             prefix=self.prefix,
+            command_budget=self.command_budget,
         )
 
     @property

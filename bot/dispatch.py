@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from bot.commands import Command, added_commands, closest_command, parse_commands
 from bot.context import CommandContext, CommandError, EventContext
-from bot.permissions import check, who_may
+from bot.permissions import PermissionsUnreadable, check, who_may
 
 # Commands are read from the first 128 KiB of a comment: GitHub caps comments at 65,536
 # characters, and a hostile Gitea comment must not hold a worker's event loop for seconds.
@@ -46,6 +46,51 @@ def _commands_of(ctx: EventContext, prefix: str) -> list[Command]:
     return parse_commands(body, known=known, prefix=prefix)
 
 
+_UNREADABLE_WARNED: set[str] = set()
+
+
+def _unreadable_text(ctx: EventContext, actor: str, command: str) -> str:
+    return (
+        f"@{actor}: Steward cannot read permissions on this repository, so I cannot tell whether you may "
+        f"run {command}. A repository admin needs to give `{ctx.me.login}` **Administrator** access "
+        "(Settings → Collaborators): Gitea shows other people's permissions only to repository admins."
+    )
+
+
+def _warn_unreadable(ctx: EventContext) -> None:
+    """One warning per repository and process, not one per event."""
+    key = f"{ctx.event.forge}:{ctx.repo.full_name.casefold()}"
+    if key not in _UNREADABLE_WARNED:
+        _UNREADABLE_WARNED.add(key)
+        ctx.log.warning(
+            "the forge refuses to show permissions on this repository; commands that need them are "
+            f"refused until {ctx.me.login} is a repository administrator",
+            repo=ctx.repo.full_name,
+        )
+
+
+async def _over_budget(ctx: CommandContext, limit: int) -> bool:
+    """Count the command against its author's budget; when over, answer once a minute and refuse."""
+    budget = ctx.command_budget
+    if budget is None or limit <= 0:
+        return False
+    person = dict(forge=ctx.event.forge, repo=ctx.repo.full_name, login=ctx.actor)
+    wait = await budget.take(
+        **person, command=f"{ctx.comment.id}:{ctx.command.line}:{ctx.occurrence}", limit=limit
+    )
+    if wait <= 0:
+        return False
+    await ctx.react("confused")
+    if await budget.first_notice(**person):
+        await ctx.reply(
+            f"@{ctx.actor}: you have run {limit} commands here in the last minute, the most I take from one "
+            f"person, so I skipped {_format(ctx.prefix, ctx.command.name)} and what follows it. "
+            f"Try again in {max(1, round(wait))} s."
+        )
+    ctx.log.info("command over budget", actor=ctx.actor, retry_in=round(wait, 1))
+    return True
+
+
 async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:
     comment = ctx.event.comment
     issue = ctx.event.issue
@@ -60,51 +105,62 @@ async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:
         seen[(command.name, command.args)] += 1
         name = command.name or "help"
         cctx = CommandContext(
-            **{f: getattr(ctx, f) for f in ("event", "forge", "me", "settings", "registry", "prefix")},
+            **{
+                f: getattr(ctx, f)
+                for f in ("event", "forge", "me", "settings", "registry", "prefix", "command_budget")
+            },
             log=ctx.log.bind(command=name),
             command=replace(command, name=name),
             comment=comment,
             occurrence=occurrence,
         )
-        spec = ctx.registry.commands.get(name)
-        if spec is None:
-            suggestion = closest_command(name, list(ctx.registry.commands))
-            hint = f" Did you mean {_format(prefix, suggestion)}?" if suggestion else ""
-            await cctx.react("confused")
-            await cctx.reply(
-                f"@{comment.author}: I don't know the command {_format(prefix, name)}.{hint} "
-                f"{_format(prefix, 'help')} lists the commands I know."
-            )
-            ran.append(f"unknown:{name}")
+        if await _over_budget(cctx, ctx.settings.limits.commands_per_minute):
+            ran.append(f"over-budget:{name}")
             continue
-        where_ok = spec.on_pulls if issue.is_pull_request else spec.on_issues
-        if not where_ok:
-            place = "pull requests" if issue.is_pull_request else "issues"
-            await cctx.react("confused")
-            await cctx.reply(f"@{comment.author}: {_format(prefix, name)} does not work on {place}.")
-            ran.append(f"misplaced:{name}")
-            continue
-        permission = ctx.settings.command_permissions.get(name, spec.permission)
-        decision = await check(ctx.forge, ctx.repo, permission, actor=comment.author, author=issue.author)
+        ran.append(await _run_one(ctx, cctx, issue.is_pull_request, issue.author))
+    return ran
+
+
+async def _run_one(ctx: EventContext, cctx: CommandContext, on_pull: bool, author: str) -> str:
+    """Run one command, or say why not; returns what happened, for the logs."""
+    prefix, name, actor = cctx.prefix, cctx.command.name, cctx.actor
+    spec = ctx.registry.commands.get(name)
+    if spec is None:
+        suggestion = closest_command(name, list(ctx.registry.commands))
+        hint = f" Did you mean {_format(prefix, suggestion)}?" if suggestion else ""
+        await cctx.react("confused")
+        await cctx.reply(
+            f"@{actor}: I don't know the command {_format(prefix, name)}.{hint} "
+            f"{_format(prefix, 'help')} lists the commands I know."
+        )
+        return f"unknown:{name}"
+    if not (spec.on_pulls if on_pull else spec.on_issues):
+        place = "pull requests" if on_pull else "issues"
+        await cctx.react("confused")
+        await cctx.reply(f"@{actor}: {_format(prefix, name)} does not work on {place}.")
+        return f"misplaced:{name}"
+    permission = ctx.settings.command_permissions.get(name, spec.permission)
+    try:
+        decision = await check(ctx.forge, ctx.repo, permission, actor=actor, author=author)
         if not decision.allowed:
             await cctx.react("confused")
             await cctx.reply(
-                f"@{comment.author}: {_format(prefix, name)} can only be run by {who_may(permission)}; "
-                f"your access to this repository is `{decision.actor_level}`. "
-                f"Ask someone who may run it, or a maintainer to change `{name}` in the repository's "
-                "Steward configuration."
+                f"@{actor}: {_format(prefix, name)} can only be run by "
+                f"{who_may(permission, forge=ctx.event.forge)}; your access to this repository is "
+                f"`{decision.actor_level}`. Ask someone who may run it."
             )
-            ran.append(f"refused:{name}")
-            continue
+            return f"refused:{name}"
         await cctx.react("eyes")
-        try:
-            await spec.handler(cctx)
-        except CommandError as exc:
-            await cctx.react("confused")
-            await cctx.reply(f"@{comment.author}: {exc}")
-            ran.append(f"error:{name}")
-            continue
-        if not cctx.replied:
-            await cctx.react("+1")
-        ran.append(name)
-    return ran
+        await spec.handler(cctx)
+    except PermissionsUnreadable:
+        _warn_unreadable(ctx)
+        await cctx.react("confused")
+        await cctx.reply(_unreadable_text(ctx, actor, _format(prefix, name)))
+        return f"unreadable-permissions:{name}"
+    except CommandError as exc:
+        await cctx.react("confused")
+        await cctx.reply(f"@{actor}: {exc}")
+        return f"error:{name}"
+    if not cctx.replied:
+        await cctx.react("+1")
+    return name

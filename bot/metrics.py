@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 
@@ -37,10 +37,23 @@ BUDGET_WAITS = Counter(
     ["forge"],
     registry=REGISTRY,
 )
+BUDGET_DEFERRALS = Counter(
+    "steward_budget_deferrals",
+    "Jobs deferred because the write budget would have kept them waiting too long",
+    ["forge"],
+    registry=REGISTRY,
+)
 BUDGET_WAIT_SECONDS = Counter(
     "steward_budget_wait_seconds",
     "Seconds spent waiting for write budget",
     ["forge"],
+    registry=REGISTRY,
+)
+
+
+DEAD_JOBS = Gauge(
+    "steward_dead_jobs",
+    "Jobs that failed for good and wait in the dead-letter list (steward dead list)",
     registry=REGISTRY,
 )
 

@@ -81,17 +81,21 @@ def _job_fields(event: Event, dedupe_ttl: int) -> tuple[str, list[str], list[Any
     return job_id, keys, [expires_extra_ms, job, now_ms, job_id, dedupe_ttl]
 
 
-# One call for a batch of deliveries, atomically: each is refused when it was seen or its job exists
-# (queued, or with a result kept), else its job is written exactly as arq's ``enqueue_job`` writes it
-# (job key with expiry, queue entry) together with the dedupe key. KEYS come four per delivery, ARGV
-# five per delivery after the count; returns 1 (enqueued) or 0 (duplicate) per delivery, in order.
+# One call for a batch of deliveries, atomically: each is refused when it was seen (its dedupe key) or its
+# job is queued, else its job is written exactly as arq's ``enqueue_job`` writes it (job key with expiry,
+# queue entry) together with the dedupe key. Unlike ``enqueue_job`` a kept result does not refuse it: the
+# dedupe key outlives every result, and when it is gone on purpose (a job parked in the dead-letter list)
+# the forge's "Redeliver" must run the job again, so the stale result is dropped instead. KEYS come four
+# per delivery, ARGV five per delivery after the count; returns 1 (enqueued) or 0 (duplicate) per
+# delivery, in order.
 _ENQUEUE_BATCH = """
 local out = {}
 for i = 0, tonumber(ARGV[1]) - 1 do
   local k, a = i * 4, 1 + i * 5
-  if redis.call('EXISTS', KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]) > 0 then
+  if redis.call('EXISTS', KEYS[k + 1], KEYS[k + 2]) > 0 then
     out[i + 1] = 0
   else
+    redis.call('DEL', KEYS[k + 3])
     redis.call('PSETEX', KEYS[k + 2], ARGV[a + 1], ARGV[a + 2])
     redis.call('ZADD', KEYS[k + 4], ARGV[a + 3], ARGV[a + 4])
     redis.call('SET', KEYS[k + 1], ARGV[a + 4], 'EX', ARGV[a + 5])

@@ -40,6 +40,9 @@ class EventSpec:
     name: str
     actions: frozenset[str] | None
     handler: EventHandler
+    # What the handler checks, in a maintainer's words ("the bug report's refinement verdict"): what
+    # `/steward refresh` says it re-checked.
+    checks: str = ""
 
     def matches(self, name: str, action: str) -> bool:
         return self.name == name and (self.actions is None or action in self.actions)
@@ -82,9 +85,9 @@ class Registry:
 
         return register
 
-    def on(self, name: str, *actions: str) -> Callable[[EventHandler], EventHandler]:
+    def on(self, name: str, *actions: str, checks: str = "") -> Callable[[EventHandler], EventHandler]:
         def register(handler: EventHandler) -> EventHandler:
-            self.events.append(EventSpec(name, frozenset(actions) if actions else None, handler))
+            self.events.append(EventSpec(name, frozenset(actions) if actions else None, handler, checks))
             return handler
 
         return register

@@ -50,9 +50,10 @@ class ThreadedServer:
 class ThreadedWorker:
     """A real arq worker with its own event loop, in a thread."""
 
-    def __init__(self, settings: Settings, registry: Any = None) -> None:
+    def __init__(self, settings: Settings, registry: Any = None, handler_settings: Any = None) -> None:
         self.settings = settings
         self.registry = registry
+        self.handler_settings = handler_settings
         self.loop = asyncio.new_event_loop()
         self.worker: Any = None
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -64,7 +65,12 @@ class ThreadedWorker:
         asyncio.set_event_loop(self.loop)
 
         async def main() -> None:
-            self.worker = create_worker(self.settings, handle_signals=False, registry=self.registry)
+            self.worker = create_worker(
+                self.settings,
+                handle_signals=False,
+                registry=self.registry,
+                handler_settings=self.handler_settings,
+            )
             try:
                 await self.worker.async_run()
             except asyncio.CancelledError:

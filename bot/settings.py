@@ -59,6 +59,8 @@ class Settings(BaseSettings):
     retry_attempts: int = 5
     retry_base_delay: float = 0.5
     retry_max_delay: float = 60.0
+    # The longest a job waits for write budget; a longer wait defers the job instead (arq Retry).
+    budget_max_wait_seconds: float = 5.0
 
     # Worker
     max_jobs: int = 10
@@ -121,12 +123,26 @@ class BugRefinementSettings(BaseModel):
         }.get(verdict, "Steward: refinement approved")
 
 
+class LimitSettings(BaseModel):
+    """Bounds on what one person's text can make Steward do (DESIGN §3.9)."""
+
+    model_config = {"frozen": True}
+
+    # Commands one person may run on one repository in a minute; beyond it one short reply a minute.
+    commands_per_minute: int = Field(default=10, ge=0, le=1000)
+    # `Blocked by #N` references handled per issue; the rest are listed as skipped.
+    references_per_issue: int = Field(default=20, ge=0, le=200)
+    # Stories refined per bug.
+    stories_per_bug: int = Field(default=20, ge=0, le=200)
+
+
 class HandlerSettings(BaseModel):
     """Behaviour settings for handlers; defaults here, per-repo overrides later."""
 
     model_config = {"frozen": True}
 
     command_permissions: dict[str, Permission] = Field(default_factory=dict)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
     label_colors: dict[str, str] = Field(default_factory=dict)
     max_comment_chars: int = 60_000
     backlog: BacklogSettings = Field(default_factory=BacklogSettings)

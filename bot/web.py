@@ -21,12 +21,24 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from bot import logs, metrics
-from bot.events import Event, MalformedPayload, Unhandled, normalise_gitea, normalise_github
+from bot.events import (
+    GITEA_HANDLED,
+    GITHUB_HANDLED,
+    Event,
+    MalformedPayload,
+    Unhandled,
+    gitea_event_name,
+    normalise_gitea,
+    normalise_github,
+)
 from bot.queue import Enqueuer, make_redis
 from bot.settings import Settings
 from bot.signatures import verify_gitea, verify_github
 
 log = logs.get("steward.web")
+
+GITHUB_KNOWN = frozenset({*GITHUB_HANDLED, "ping"})
+GITEA_KNOWN = frozenset(GITEA_HANDLED)
 
 
 class TooLarge(Exception):
@@ -48,7 +60,8 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def _answer(forge: str, event: str, outcome: str, status: int, content: dict[str, Any]) -> JSONResponse:
-    metrics.DELIVERIES.labels(forge, event or "-", outcome).inc()
+    """``event`` must be a metric-safe label (see ``Delivery.label``), never a raw header."""
+    metrics.DELIVERIES.labels(forge, event, outcome).inc()
     return JSONResponse(content, status_code=status)
 
 
@@ -65,8 +78,16 @@ class Delivery:
     signature_header: str
     signed: Callable[[bytes, list[str]], bool]
     normalise: Callable[[Any], Event]
+    # The event names Steward knows on this forge: the only ones that become metric labels.
+    known: frozenset[str] = frozenset()
     # GitHub sends `ping` when a hook is created; Gitea has no such event.
     answers_ping: bool = False
+
+    def label(self, verified: bool) -> str:
+        """The event as a metric label: untrusted input never makes a new series (DESIGN §3.9)."""
+        if not verified:
+            return "unverified"
+        return self.event if self.event in self.known else "other"
 
 
 class Receiver:
@@ -92,6 +113,7 @@ class Receiver:
                 signature_header="X-Hub-Signature-256",
                 signed=lambda body, secrets: verify_github(body, headers.get("x-hub-signature-256"), secrets),
                 normalise=lambda payload: normalise_github(event_name, delivery, payload),
+                known=GITHUB_KNOWN,
                 answers_ping=True,
             ),
             self.github_secrets,
@@ -100,8 +122,9 @@ class Receiver:
     async def gitea(self, request: Request) -> Response:
         """Gitea and Forgejo deliveries: the same rules as GitHub's, Gitea's headers and signature."""
         headers = request.headers
-        event_name = headers.get("x-gitea-event") or headers.get("x-forgejo-event", "")
+        raw_event = headers.get("x-gitea-event") or headers.get("x-forgejo-event", "")
         event_type = headers.get("x-gitea-event-type") or headers.get("x-forgejo-event-type", "")
+        event_name = gitea_event_name(raw_event, event_type) if raw_event else ""
         delivery = headers.get("x-gitea-delivery") or headers.get("x-forgejo-delivery", "")
 
         def signed(body: bytes, secrets: list[str]) -> bool:
@@ -124,51 +147,54 @@ class Receiver:
                 signature_header="X-Gitea-Signature",
                 signed=signed,
                 normalise=lambda payload: normalise_gitea(
-                    event_name, delivery, payload, event_type=event_type
+                    raw_event, delivery, payload, event_type=event_type
                 ),
+                known=GITEA_KNOWN,
             ),
             self.gitea_secrets,
         )
 
     async def _receive(self, request: Request, d: Delivery, secrets: list[str]) -> Response:
         started = time.perf_counter()
+        unverified = d.label(verified=False)
         if not d.event or not d.delivery:
-            return _answer(d.forge, d.event, "bad_request", 400, {"error": f"missing {d.names} header"})
+            return _answer(d.forge, unverified, "bad_request", 400, {"error": f"missing {d.names} header"})
         try:
             body = await read_body(request, self.settings.max_body_bytes)
         except TooLarge:
             return _answer(
                 d.forge,
-                d.event,
+                unverified,
                 "too_large",
                 413,
                 {"error": f"body larger than {self.settings.max_body_bytes} bytes"},
             )
         if not secrets:
-            log.error(f"{d.forge} delivery refused: no webhook secret configured", delivery=d.delivery)
+            log.error(f"{d.forge} delivery refused: no webhook secret configured", delivery=d.delivery[:64])
             return _answer(
                 d.forge,
-                d.event,
+                unverified,
                 "bad_signature",
                 401,
                 {"error": f"no webhook secret is configured ({d.secrets_variable})"},
             )
         if not d.signed(body, secrets):
             return _answer(
-                d.forge, d.event, "bad_signature", 401, {"error": f"missing or wrong {d.signature_header}"}
+                d.forge, unverified, "bad_signature", 401, {"error": f"missing or wrong {d.signature_header}"}
             )
+        event_label = d.label(verified=True)
         try:
             payload = orjson.loads(body)
         except orjson.JSONDecodeError:
-            return _answer(d.forge, d.event, "bad_request", 400, {"error": "the body is not valid JSON"})
+            return _answer(d.forge, event_label, "bad_request", 400, {"error": "the body is not valid JSON"})
         if d.answers_ping and d.event == "ping":
-            return _answer(d.forge, d.event, "ping", 200, {"pong": True})
+            return _answer(d.forge, event_label, "ping", 200, {"pong": True})
         try:
             event = d.normalise(payload)
         except Unhandled as exc:
-            return _answer(d.forge, d.event, "ignored", 202, {"ignored": str(exc)})
+            return _answer(d.forge, event_label, "ignored", 202, {"ignored": str(exc)})
         except MalformedPayload as exc:
-            return _answer(d.forge, d.event, "bad_request", 400, {"error": str(exc)})
+            return _answer(d.forge, event_label, "bad_request", 400, {"error": str(exc)})
         return await self._enqueue(event, started)
 
     async def _enqueue(self, event: Event, started: float) -> Response:

@@ -3,9 +3,11 @@
 - Jobs that touch the same issue never run at once: a Redis lock per issue. A job that
   finds the lock taken waits briefly, then defers itself, so an event that arrives while
   another runs is processed after it (no lost update) without holding a worker slot.
-- Forge failures: ``RateLimited`` defers the job until the limit resets; ``ForgeUnavailable``
-  (retries inside the call already spent) re-runs the job later with backoff, a bounded
-  number of times; anything else fails the job, logged with the delivery id and counted.
+- Failures: ``RateLimited`` (the forge's limit, or a write budget that would keep the job
+  waiting) defers the job until there is room. A refusal another try cannot change (404, 403,
+  422) parks the job in the dead-letter list at once. Everything else — the forge down, a
+  dropped connection, Redis gone, a job out of time, an error in Steward — re-runs the job
+  with backoff up to ``STEWARD_JOB_TRIES`` times, then parks it (``bot.deadletter``).
 - SIGTERM: in-flight jobs get ``job_completion_wait`` seconds to finish, then are cancelled
   and re-queued by arq; handlers are idempotent, so a re-run writes nothing twice.
 """
@@ -28,11 +30,22 @@ from arq.worker import Worker, func
 from prometheus_client import start_http_server
 
 from bot import logs, metrics
-from bot.budget import WriteBudget
+from bot.budget import CommandBudget, WriteBudget
 from bot.context import EventContext
+from bot.deadletter import DeadLetters
 from bot.dispatch import dispatch
 from bot.events import Event
-from bot.forge import Forge, ForgeError, ForgeKind, ForgeUnavailable, RateLimited, RepoRef, User
+from bot.forge import (
+    Forge,
+    ForgeError,
+    ForgeKind,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    RepoRef,
+    User,
+    ValidationFailed,
+)
 from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
 from bot.periodic import cron_jobs
@@ -67,6 +80,11 @@ class Runtime:
     github: GitHubForges | None = None
     gitea: GiteaForge | None = None
     handler_settings: HandlerSettings = field(default_factory=HandlerSettings)
+    command_budget: CommandBudget | None = None
+    dead: DeadLetters = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.dead = DeadLetters(self.redis)
 
     async def forge_for(self, event: Event) -> Forge:
         return await self.forge(event.forge, event.repo, installation_id=event.installation_id)
@@ -112,6 +130,7 @@ def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None
     budget = WriteBudget(
         redis,
         [(settings.write_budget_per_minute, 60.0), (settings.write_budget_per_hour, 3600.0)],
+        max_wait=settings.budget_max_wait_seconds,
     )
     github = None
     if settings.github_token or settings.github_app_id:
@@ -119,7 +138,9 @@ def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None
     gitea = None
     if settings.gitea_url and settings.gitea_token:
         gitea = GiteaForge.from_settings(settings, budget)
-    return Runtime(settings, redis, http, registry or load_registry(), github, gitea)
+    return Runtime(
+        settings, redis, http, registry or load_registry(), github, gitea, command_budget=CommandBudget(redis)
+    )
 
 
 _ACQUIRE = """
@@ -167,18 +188,63 @@ async def _failures(redis: ArqRedis, job_id: str) -> int:
     return count
 
 
+# Forge answers that another try cannot change: the request itself was refused (the thing is gone, the
+# bot may not do it, the forge rejected the content). Anything else — the forge down or slow, Redis gone,
+# a job that ran out of time, an error in Steward — may pass, so the job is tried again.
+_PERMANENT = (NotFound, PermissionDenied, ValidationFailed)
+
+
+def _is_permanent(exc: BaseException) -> bool:
+    if isinstance(exc, _PERMANENT):
+        return True
+    status = getattr(exc, "status", None)
+    return isinstance(exc, ForgeError) and isinstance(status, int) and 400 <= status < 500 and status != 429
+
+
 async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
+    """One delivery's job. Failures the bot did not cause are retried with backoff up to
+    ``STEWARD_JOB_TRIES`` times; a job that fails for good goes to the dead-letter list."""
     runtime: Runtime = ctx["runtime"]
     event = Event.from_json(raw_event)
     job_id = str(ctx.get("job_id", ""))
     jlog = log.bind(delivery=event.delivery_id, kind=event.kind, repo=str(event.repo), job=job_id)
     try:
-        forge = await runtime.forge_for(event)
-        me: User = await forge.whoami()
+        async with asyncio.timeout(runtime.settings.job_timeout_seconds):
+            outcome = await _handle(runtime, event, job_id, jlog)
+    except Retry:
+        raise
     except RateLimited as exc:
+        jlog.warning("rate limited; job deferred", retry_after=round(exc.retry_after, 2))
+        metrics.JOBS.labels("-", "rate_limited").inc()
         raise Retry(defer=exc.retry_after) from None
-    except ForgeError as exc:
-        return await _failed(runtime, job_id, jlog, "setup", exc)
+    except Exception as exc:
+        if not _is_permanent(exc):
+            failures = await _failures(runtime.redis, job_id)
+            if failures < runtime.settings.job_tries:
+                delay = min(60.0, 2.0**failures) * (0.5 + random.random() / 2)
+                jlog.warning(
+                    "job failed; it will run again",
+                    error=_describe(exc),
+                    error_type=type(exc).__name__,
+                    failure=failures,
+                    defer=round(delay, 2),
+                )
+                metrics.JOBS.labels("-", "retried").inc()
+                raise Retry(defer=delay) from None
+        return await _dead(runtime, event, raw_event, job_id, jlog, exc)
+    await runtime.redis.delete(f"steward:failures:{job_id}")
+    return outcome
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"the job ran out of time ({type(exc).__name__})"
+    return str(exc) or type(exc).__name__
+
+
+async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str:
+    forge = await runtime.forge_for(event)
+    me: User = await forge.whoami()
     if event.sender and event.sender.casefold() == me.login.casefold():
         metrics.JOBS.labels("-", "own_event").inc()
         return "ignored: sent by Steward itself"
@@ -196,35 +262,29 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
             registry=runtime.registry,
             log=jlog,
             prefix=runtime.settings.command_prefix,
+            command_budget=runtime.command_budget,
         )
-        try:
-            ran = await dispatch(ectx, prefix=runtime.settings.command_prefix)
-        except RateLimited as exc:
-            jlog.warning("rate limited; job deferred", retry_after=exc.retry_after)
-            metrics.JOBS.labels("-", "rate_limited").inc()
-            raise Retry(defer=exc.retry_after) from None
-        except ForgeUnavailable as exc:
-            failures = await _failures(runtime.redis, job_id)
-            if failures < runtime.settings.job_tries:
-                delay = min(60.0, 2.0**failures) * (0.5 + random.random() / 2)
-                jlog.warning(
-                    "forge unavailable; job will run again", error=str(exc), failure=failures, defer=delay
-                )
-                metrics.JOBS.labels("-", "retried").inc()
-                raise Retry(defer=delay) from None
-            return await _failed(runtime, job_id, jlog, "dispatch", exc)
-        except ForgeError as exc:
-            return await _failed(runtime, job_id, jlog, "dispatch", exc)
+        ran = await dispatch(ectx, prefix=runtime.settings.command_prefix)
     for name in ran:
         metrics.JOBS.labels(name, "ok").inc()
     jlog.info("event handled", handlers=ran)
     return f"ok: {', '.join(ran) or 'nothing to do'}"
 
 
-async def _failed(runtime: Runtime, job_id: str, jlog: Any, stage: str, exc: Exception) -> str:
-    metrics.JOBS.labels(stage, "failed").inc()
-    jlog.error("job failed", stage=stage, error=str(exc), error_type=type(exc).__name__)
-    return f"failed: {type(exc).__name__}"
+async def _dead(
+    runtime: Runtime, event: Event, raw_event: str, job_id: str, jlog: Any, exc: BaseException
+) -> str:
+    tries = int(await runtime.redis.get(f"steward:failures:{job_id}") or 0) + 1
+    await runtime.dead.add(job_id=job_id, event=event, raw_event=raw_event, exc=exc, tries=tries)
+    await runtime.redis.delete(f"steward:failures:{job_id}")
+    metrics.JOBS.labels("-", "dead").inc()
+    jlog.error(
+        "job failed for good; parked in the dead-letter list (steward dead list)",
+        error=_describe(exc),
+        error_type=type(exc).__name__,
+        tries=tries,
+    )
+    return f"dead: {type(exc).__name__}"
 
 
 def create_worker(
@@ -233,9 +293,13 @@ def create_worker(
     handle_signals: bool = True,
     registry: Registry | None = None,
     burst: bool = False,
+    handler_settings: HandlerSettings | None = None,
 ) -> Worker:
+    """``handler_settings``: the defaults every repository starts from (tests and the demo lift limits)."""
     redis = make_redis(settings.redis_url)
     runtime = build_runtime(settings, redis, registry)
+    if handler_settings is not None:
+        runtime.handler_settings = handler_settings
 
     async def startup(ctx: dict[str, Any]) -> None:
         ctx["runtime"] = runtime
@@ -262,7 +326,8 @@ def create_worker(
         poll_delay=0.05,
         keep_result=60,
         max_jobs=settings.max_jobs,
-        job_timeout=settings.job_timeout_seconds,
+        # Steward's own time limit (in process_event) fires first and retries the job; arq's is a backstop.
+        job_timeout=settings.job_timeout_seconds + 30,
         job_completion_wait=20,
         handle_signals=handle_signals,
         burst=burst,

@@ -6,25 +6,29 @@ from dataclasses import replace
 
 from bot.context import CommandContext
 from bot.events import IssueSnapshot
+from bot.forge import ForgeKind
 from bot.permissions import who_may
 from bot.settings import Permission
 from bot.version import steward_version
 from handlers import registry
 
 
-def render_help(prefix: str, commands: list[tuple[str, str, str, Permission]]) -> str:
+def render_help(
+    prefix: str, commands: list[tuple[str, str, str, Permission]], forge: ForgeKind = "github"
+) -> str:
     """The help text, from (name, usage, help, permission) rows."""
+    floor = who_may("triage", short=True, forge=forge)
     lines = [
         "**Steward commands**",
         "",
         f"Write a command on its own line. `/{prefix} <command>` always works; the short form "
-        "`/<command>` works too. *triage+* means triage access or more.",
+        f"`/<command>` works too. *{floor}* means {floor.rstrip('+')} access or more.",
         "",
         "| Command | What it does | Who may run it |",
         "|---|---|---|",
     ]
     for _name, usage, text, permission in sorted(commands):
-        cells = (f"`/{prefix} {usage}`", text, who_may(permission, short=True))
+        cells = (f"`/{prefix} {usage}`", text, who_may(permission, short=True, forge=forge))
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines)
 
@@ -35,7 +39,7 @@ async def help_command(ctx: CommandContext) -> None:
         (spec.name, spec.usage, spec.help, ctx.settings.command_permissions.get(spec.name, spec.permission))
         for spec in ctx.registry.commands.values()
     ]
-    await ctx.reply(render_help(ctx.prefix, rows))
+    await ctx.reply(render_help(ctx.prefix, rows, ctx.event.forge))
 
 
 @registry.command(
@@ -69,11 +73,12 @@ async def refresh_command(ctx: CommandContext) -> None:
     event = replace(
         ctx.event, name="issues", action="edited", issue=snapshot, comment=None, previous_body=None
     )
-    ran: list[str] = []
+    checked: list[str] = []
     for spec in ctx.registry.handlers_for("issues", "edited"):
         await spec.handler(ctx.for_event(event))
-        ran.append(spec.handler.__name__)
-    if ran:
-        await ctx.reply(f"Re-checked this issue: ran {', '.join(f'`{name}`' for name in ran)}.")
+        if spec.checks and spec.checks not in checked:
+            checked.append(spec.checks)
+    if checked:
+        await ctx.reply(f"Re-checked this issue from its current state: {'; '.join(checked)}.")
     else:
         await ctx.reply("Re-checked this issue: no check applies to it yet.")

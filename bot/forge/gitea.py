@@ -63,7 +63,7 @@ from bot.forge import (
     User,
     ValidationFailed,
 )
-from bot.forge.retry import RetryPolicy, classify, transport_error
+from bot.forge.retry import RetryPolicy, classify, resendable, transport_error
 from bot.forge.shapes import budget_key, comment_from_json, issue_from_json, label_from_json
 
 USER_AGENT = "steward-bot"
@@ -213,8 +213,10 @@ class GiteaForge:
         ).inc()
         return result
 
-    async def _call[T](self, method: str, what: str, fn: Callable[[], T]) -> T:
+    async def _call[T](self, method: str, what: str, fn: Callable[[], T], path: str = "") -> T:
+        """Run ``fn`` (a py-gitea call of ``method`` on ``path``) under the retry policy and budget."""
         write = method != "GET"
+        resend_ok = resendable(method, path)
         if write and self._budget is not None:
             await self._budget.take(self._budget_key, forge="gitea")
         loop = asyncio.get_running_loop()
@@ -225,7 +227,12 @@ class GiteaForge:
                 return await loop.run_in_executor(self._executor, self._in_thread, method, fn)
             except _HTTPFailure as failure:
                 decision = classify(
-                    failure.status, failure.headers, attempt=attempt, policy=self._policy, now=time.time()
+                    failure.status,
+                    failure.headers,
+                    attempt=attempt,
+                    policy=self._policy,
+                    now=time.time(),
+                    resend_ok=resend_ok,
                 )
                 if decision.action == "retry":
                     await asyncio.sleep(decision.delay)
@@ -236,19 +243,23 @@ class GiteaForge:
                     ) from None
                 raise _translate(failure, what) from None
             except _TransportFailure as failure:
-                decision = transport_error(attempt, self._policy, unsafe_to_resend=failure.sent and write)
+                decision = transport_error(
+                    attempt, self._policy, unsafe_to_resend=failure.sent and not resend_ok
+                )
                 if decision.action != "retry":
                     raise ForgeUnavailable(f"{what}: {failure.kind}") from None
                 await asyncio.sleep(decision.delay)
 
     async def _get(self, endpoint: str, what: str, params: dict[str, Any] | None = None) -> Any:
-        return await self._call("GET", what, lambda: self._gitea.requests_get(endpoint, params or {}))
+        return await self._call(
+            "GET", what, lambda: self._gitea.requests_get(endpoint, params or {}), endpoint
+        )
 
     async def _post(self, endpoint: str, what: str, data: dict[str, Any]) -> Any:
-        return await self._call("POST", what, lambda: self._gitea.requests_post(endpoint, data))
+        return await self._call("POST", what, lambda: self._gitea.requests_post(endpoint, data), endpoint)
 
     async def _patch(self, endpoint: str, what: str, data: dict[str, Any]) -> Any:
-        return await self._call("PATCH", what, lambda: self._gitea.requests_patch(endpoint, data))
+        return await self._call("PATCH", what, lambda: self._gitea.requests_patch(endpoint, data), endpoint)
 
     async def _put(self, endpoint: str, what: str, data: dict[str, Any]) -> Any:
         def put() -> Any:
@@ -256,10 +267,10 @@ class GiteaForge:
             response = self._session.last_response
             return response.json() if response is not None and response.content else None
 
-        return await self._call("PUT", what, put)
+        return await self._call("PUT", what, put, endpoint)
 
     async def _delete(self, endpoint: str, what: str) -> None:
-        await self._call("DELETE", what, lambda: self._gitea.requests_delete(endpoint))
+        await self._call("DELETE", what, lambda: self._gitea.requests_delete(endpoint), endpoint)
 
     async def _pages(self, endpoint: str, what: str, params: dict[str, Any] | None = None) -> list[Any]:
         """Every item of a paginated list (``page``/``limit``; stops at X-Total-Count or a short page)."""
@@ -276,7 +287,7 @@ class GiteaForge:
                     int(total) if total and total.isdigit() else None
                 )
 
-            batch, total = await self._call("GET", what, fetch)
+            batch, total = await self._call("GET", what, fetch, endpoint)
             items.extend(batch)
             if len(batch) < PAGE_LIMIT or (total is not None and len(items) >= total):
                 return items

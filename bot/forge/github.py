@@ -43,7 +43,7 @@ from bot.forge import (
     User,
     ValidationFailed,
 )
-from bot.forge.retry import RetryPolicy, classify, transport_error
+from bot.forge.retry import RetryPolicy, classify, resendable, transport_error
 from bot.forge.shapes import budget_key, comment_from_json, issue_from_json, label_from_json
 
 USER_AGENT = "steward-bot"
@@ -112,7 +112,7 @@ class _RetryingAPI(GitHubAPI):
                 metrics.FORGE_CALLS.labels("github", method, "transport_error").inc()
                 sent = not isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout)
                 decision = transport_error(
-                    attempt, self.policy, unsafe_to_resend=sent and method in _WRITE_METHODS
+                    attempt, self.policy, unsafe_to_resend=sent and not resendable(method, _path(url))
                 )
                 if decision.action != "retry":
                     raise ForgeUnavailable(f"{method} {_path(url)}: {type(exc).__name__}") from None
@@ -130,6 +130,7 @@ class _RetryingAPI(GitHubAPI):
             attempt=attempt,
             policy=self.policy,
             now=time.time(),
+            resend_ok=resendable(method, _path(url)),
         )
         if decision.action == "retry":
             await asyncio.sleep(decision.delay)

@@ -10,6 +10,7 @@ deferred instead, so a worker slot is not held for an hour.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -50,6 +51,25 @@ def _float(value: str | None) -> float | None:
         return None
 
 
+# POSTs whose repetition changes nothing: a reaction or a label the issue already has is not added twice,
+# and git objects are addressed by their content. Every other POST creates something (a comment, a ref, a
+# pull request, a status, a dependency) and may have done so before the forge failed to answer.
+_RESENDABLE_POSTS = re.compile(
+    r"/reactions$|/issues/\d+/labels$|/git/(?:blobs|trees|commits)$|/access_tokens$"
+)
+
+
+def resendable(method: str, path: str) -> bool:
+    """Whether a request may be sent again after a 5xx or a dropped connection (DESIGN §3.10).
+
+    Reads are; PUT, PATCH and DELETE are as Steward uses them (each sets an absolute value: a body, a
+    label set, a state, a ref); a POST only when repeating it changes nothing (``_RESENDABLE_POSTS``)."""
+    method = method.upper()
+    if method != "POST":
+        return True
+    return _RESENDABLE_POSTS.search(path.split("?", 1)[0]) is not None
+
+
 def classify(
     status: int,
     headers: Mapping[str, str],
@@ -58,8 +78,14 @@ def classify(
     policy: RetryPolicy,
     now: float,
     rng: random.Random | None = None,
+    resend_ok: bool = True,
 ) -> RetryDecision:
-    """What to do after an HTTP error ``status`` on the ``attempt``-th try (1-based)."""
+    """What to do after an HTTP error ``status`` on the ``attempt``-th try (1-based).
+
+    ``resend_ok`` False: the request is a write the forge may have applied although it answered 5xx (a
+    proxy timing out after the write); it fails at once, and the job re-runs from a fresh read instead.
+    A rate-limit answer (429, or 403 with ``Retry-After`` or a spent limit) means the forge refused the
+    request, so waiting and resending is safe for every request."""
     retry_after = _float(_header(headers, "retry-after"))
     remaining = _header(headers, "x-ratelimit-remaining")
     reset = _float(_header(headers, "x-ratelimit-reset"))
@@ -69,6 +95,8 @@ def classify(
         return _wait(max(0.0, reset - now) + 1.0, attempt, policy, "primary rate limit spent")
     if status == 429:
         return _retry(attempt, policy, rng, "too many requests")
+    if status >= 500 and not resend_ok:
+        return RetryDecision("fail", reason=f"server error {status} after a write that may have been applied")
     if status >= 500:
         return _retry(attempt, policy, rng, f"server error {status}")
     return RetryDecision("fail", reason=f"status {status} is not retried")

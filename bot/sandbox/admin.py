@@ -77,6 +77,8 @@ async def add_fault(request: Request) -> Response:
         hang=bool(body.get("hang", False)),
         hang_seconds=float(body.get("hang_seconds", 3600.0)),
         login=str(body["login"]) if body.get("login") else None,
+        apply=bool(body.get("apply", False)),
+        drop=bool(body.get("drop", False)),
     )
     _sandbox(request).faults.append(fault)
     return _json(fault.public(), 201)

@@ -72,8 +72,18 @@ async def put_collaborator(request: Request, ctx: GCtx, repo: Repo) -> Response:
     return Response(status_code=204)
 
 
-@GCtx.on_repo("push")
+@GCtx.on_repo()
 async def collaborator_permission(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    # Gitea `routers/api/v1/repo/collaborators.go` GetRepoPermissions: only a site admin, an admin of the
+    # repository or the user asking about themselves may read a permission (FORGE-FACTS, "Permissions").
+    # The sandbox has no site admins.
+    asked = ctx.param("username")
+    if asked.casefold() != ctx.login.casefold() and not ctx.allowed(repo, "admin"):
+        raise ApiError(
+            403,
+            "Only admins can query all permissions, repo admins can query all repo permissions, "
+            "collaborators can query only their own",
+        )
     user = ctx.forge.user(ctx.param("username"))
     if user is None:
         raise ApiError(404, "user does not exist")

@@ -186,6 +186,18 @@ class ApiMiddleware:
                 await _hang(receive, fault.hang_seconds)
                 entry["status"] = "hang"
                 return
+            if fault.apply or fault.drop:
+                applied = await _apply_silently(self.app, scope, receive)
+                if applied < 400 and method not in ("GET", "HEAD"):
+                    self.sandbox.save()
+                entry["applied"] = applied
+            if fault.drop:
+                # Headers promising a body that never comes, then the connection closes: the client sees a
+                # reset mid-answer, as when a proxy or the network drops it after the forge did the work.
+                entry["status"] = "dropped"
+                promised = [(b"content-type", b"application/json"), (b"content-length", b"64")]
+                await send({"type": "http.response.start", "status": 200, "headers": promised})
+                return
             extra = {**self.sandbox.rate_headers(who.label, count=True), "X-GitHub-Request-Id": request_id}
             response = (
                 Response(
@@ -217,6 +229,19 @@ class ApiMiddleware:
         status = entry["status"]
         if method not in ("GET", "HEAD") and isinstance(status, int) and status < 400:
             self.sandbox.save()
+
+
+async def _apply_silently(app: ASGIApp, scope: Scope, receive: Receive) -> int:
+    """Run the request through the API and swallow its answer; returns the status it would have had."""
+    status = 0
+
+    async def swallow(message: Message) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = int(message["status"])
+
+    await app(scope, receive, swallow)
+    return status
 
 
 async def _hang(receive: Receive, limit: float) -> None:

@@ -32,6 +32,13 @@ class Principal:
 
 @dataclass
 class Fault:
+    """An injected failure for requests matching `method`, `path` (a regex) and `login`, `times` times.
+
+    By default the request is refused: answered `status` without being applied. With `apply`, the request
+    is applied first and then answered `status` — a proxy that timed out after the forge did the write — or,
+    with `drop`, its connection is closed before a complete answer (FORGE-FACTS: "A 5xx or a dropped
+    connection after a write does not mean the write did not happen"). `hang` never answers."""
+
     method: str
     path: str
     status: int = 500
@@ -41,6 +48,8 @@ class Fault:
     hang: bool = False
     hang_seconds: float = 3600.0
     login: str | None = None
+    apply: bool = False
+    drop: bool = False
 
     def matches(self, method: str, path: str, login: str | None) -> bool:
         return (
@@ -60,6 +69,8 @@ class Fault:
             "body": self.body,
             "hang": self.hang,
             "login": self.login,
+            "apply": self.apply,
+            "drop": self.drop,
         }
 
 

@@ -268,7 +268,14 @@ def _is_bug(ctx: EventContext, issue: Issue) -> bool:
     )
 
 
-@registry.on("issues", "opened", "labeled", "edited", "reopened")
+@registry.on(
+    "issues",
+    "opened",
+    "labeled",
+    "edited",
+    "reopened",
+    checks="the bug report's refinement verdict (RA9), when it is a bug report",
+)
 async def on_issue(ctx: EventContext) -> None:
     """Refine labelled bugs; stamp a new bug ``refinement:pending``."""
     issue = await ctx.forge.get_issue(ctx.repo, ctx.number)

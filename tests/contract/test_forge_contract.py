@@ -10,7 +10,7 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.budget import WriteBudget
-from bot.forge import PERMISSION_ORDER, Forge, ForgeUnavailable, NotFound, RepoRef
+from bot.forge import PERMISSION_ORDER, Forge, ForgeUnavailable, NotFound, PermissionDenied, RepoRef
 from tests.contract.conftest import MakeForge, Site
 
 
@@ -125,13 +125,30 @@ async def test_a_label_deleted_behind_the_adapters_back_is_recreated(forge: Forg
 
 
 async def test_permissions(forge: Forge, site: Site) -> None:
+    """The bot reads others' permissions with the access the README asks for: write on GitHub, and
+    Administrator on Gitea (where a write collaborator may read only its own)."""
     repo = site.new_repo()
+    if site.kind == "gitea":
+        site.add_collaborator(repo, "steward-bot", "admin")
     assert await forge.permission_of(repo, "owner") == "admin"
-    assert await forge.permission_of(repo, "steward-bot") == "write"
+    assert await forge.permission_of(repo, "steward-bot") == ("admin" if site.kind == "gitea" else "write")
     assert await forge.permission_of(repo, "reader") == "read"
     assert await forge.permission_of(repo, "outsider") == "read", "anyone may read a public repository"
     assert await forge.permission_of(repo, "nobody-at-all") == "none"
     assert all(level in PERMISSION_ORDER for level in ["admin", "write", "read", "none"])
+
+
+async def test_with_write_access_only_gitea_refuses_and_the_adapter_says_so(forge: Forge, site: Site) -> None:
+    """FORGE-FACTS: GitHub lets a collaborator with push access read every permission; Gitea lets a Write
+    collaborator read only its own (403). The adapter raises PermissionDenied rather than answering "none",
+    so a command is never refused or allowed on a guess."""
+    repo = site.new_repo()
+    if site.kind == "github":
+        assert await forge.permission_of(repo, "owner") == "admin"
+    else:
+        with pytest.raises(PermissionDenied):
+            await forge.permission_of(repo, "owner")
+    assert await forge.permission_of(repo, "steward-bot") == "write"
 
 
 async def test_files_are_read_at_a_ref(forge: Forge, site: Site) -> None:
@@ -190,15 +207,50 @@ async def test_a_5xx_storm_is_retried_then_surfaces_as_forge_unavailable(
     assert [r["status"] for r in site.requests_to("GET", path)] == [503, 503, 503]
 
 
-async def test_a_short_5xx_burst_is_retried_into_success(make_forge: MakeForge, site: Site) -> None:
+async def test_a_short_5xx_burst_on_a_resendable_write_is_retried_into_success(
+    make_forge: MakeForge, site: Site
+) -> None:
+    """Setting an issue's labels sets an absolute value: sending it again after a 502 changes nothing."""
     forge = await make_forge(attempts=4)
     repo = site.new_repo()
     number = site.open_issue(repo, "burst")
+    path = site.api_path(repo, f"/issues/{number}/labels")
+    site.fault(method="PUT", path=f"{path}$", status=502, times=2)
+    assert await forge.set_labels(repo, number, ["triaged"]) == ("triaged",)
+    assert [r["status"] for r in site.requests_to("PUT", path)] == [502, 502, 200]
+
+
+@pytest.mark.parametrize(
+    "fault", [{"status": 502}, {"drop": True}], ids=["apply-then-502", "apply-then-drop"]
+)
+async def test_a_comment_the_forge_applied_but_did_not_confirm_is_not_posted_twice(
+    make_forge: MakeForge, site: Site, fault: dict[str, object]
+) -> None:
+    """FORGE-FACTS: a 5xx or a dropped connection after a write does not mean the write did not happen.
+    A comment POST is not resent: the call fails (the job re-runs from a fresh read); one comment exists."""
+    forge = await make_forge(attempts=4)
+    repo = site.new_repo()
+    number = site.open_issue(repo, "uncertain write")
     path = site.api_path(repo, f"/issues/{number}/comments")
-    site.fault(method="POST", path=f"{path}$", status=502, times=2)
-    await forge.create_comment(repo, number, "made it")
-    assert [r["status"] for r in site.requests_to("POST", path)] == [502, 502, 201]
-    assert [c.body for c in await forge.list_comments(repo, number)] == ["made it"]
+    site.fault(method="POST", path=f"{path}$", apply=True, times=1, **fault)
+    with pytest.raises(ForgeUnavailable):
+        await forge.create_comment(repo, number, "exactly once")
+    assert len(site.requests_to("POST", path)) == 1, "the write was not sent again"
+    assert [c.body for c in await forge.list_comments(repo, number)] == ["exactly once"]
+
+
+async def test_a_reaction_the_forge_applied_but_answered_502_is_resent_harmlessly(
+    make_forge: MakeForge, site: Site
+) -> None:
+    """A reaction is added once per person and content, so resending it is safe and the call succeeds."""
+    forge = await make_forge(attempts=4)
+    repo = site.new_repo()
+    number = site.open_issue(repo, "react")
+    comment = site.comment(repo, number, "/steward ping")
+    path = site.api_path(repo, f"/issues/comments/{comment}/reactions")
+    site.fault(method="POST", path=f"{path}$", apply=True, status=502, times=1)
+    await forge.add_reaction(repo, comment, "eyes")
+    assert site.reactions(repo, comment) == ["eyes"]
 
 
 async def test_429_with_retry_after_waits_then_succeeds(make_forge: MakeForge, site: Site) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bot.sandbox.server import SandboxServer
-from bot.settings import Settings
+from bot.settings import HandlerSettings, Settings
 from bot.web import create_app
 from tests.e2e.stack import SECRET, ForgeUser, ThreadedServer, ThreadedWorker, settle, signed_delivery
 
@@ -49,7 +49,9 @@ class Steward:
 
     def new_repo(self) -> str:
         repo = self.maintainer.create_repo()
-        self.maintainer.add_collaborator(repo, "steward-bot", "push")
+        # As the README asks: write on GitHub; Administrator on Gitea, which shows other people's
+        # permissions only to repository admins.
+        self.maintainer.add_collaborator(repo, "steward-bot", "admin" if self.forge == "gitea" else "push")
         self.maintainer.add_collaborator(repo, "triager", "triage")
         self.maintainer.add_hook(repo, f"{self.receiver.url}{self.maintainer.webhook_path}")
         self.settle()
@@ -92,8 +94,10 @@ def make_settings(sandbox_url: str, redis_url: str, **overrides: Any) -> Setting
 def steward(sandbox: SandboxServer, redis_url: str, request: pytest.FixtureRequest) -> Iterator[Steward]:
     marker = request.node.get_closest_marker("settings")
     settings = make_settings(sandbox.url, redis_url, **(marker.kwargs if marker else {}))
+    handler_marker = request.node.get_closest_marker("handler_settings")
+    handler_settings = HandlerSettings.model_validate(handler_marker.kwargs if handler_marker else {})
     receiver = ThreadedServer(create_app(settings)).start()
-    worker = ThreadedWorker(settings).start()
+    worker = ThreadedWorker(settings, handler_settings=handler_settings).start()
     users = {login: ForgeUser(sandbox.url, login, token, request.param) for login, token in USERS.items()}
     sandbox.maintainer_client = users["maintainer"].client  # type: ignore[attr-defined]
     users["maintainer"].client.delete(f"{sandbox.url}/_sandbox/faults")

@@ -195,6 +195,7 @@ def test_429_with_retry_after_waits_then_succeeds(steward: Steward) -> None:
     assert [p["status"] for p in posts] == [429, 201]
 
 
+@pytest.mark.handler_settings(limits={"commands_per_minute": 100})
 def test_fifty_deliveries_for_one_issue_are_each_answered_once(steward: Steward) -> None:
     repo = steward.new_repo()
     number = steward.maintainer.open_issue(repo, "busy issue")
@@ -205,3 +206,52 @@ def test_fifty_deliveries_for_one_issue_are_each_answered_once(steward: Steward)
     markers = {b.splitlines()[0] for b in bodies}
     assert len(markers) == 50, "each command has its own reply"
     assert all(f"steward:reply:{i}-" in "".join(markers) for i in ids)
+
+
+def test_a_person_over_the_command_budget_gets_one_short_answer_not_twenty(steward: Steward) -> None:
+    """Abuse of the write budget: one comment with twenty commands (the grammar's cap) runs the first ten
+    (the default budget a person has per minute and repository); the rest get one 😕 on the comment and
+    one reply saying when to try again — not ten more replies."""
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "spam")
+    flood = "\n\n".join(f"/steward ping {i}" for i in range(20))
+    comment = steward.outsider.comment(repo, number, flood)
+    steward.settle()
+    bodies = replies(steward, repo, number)
+    pongs = [b for b in bodies if "pong" in b]
+    refusals = [b for b in bodies if "commands here in the last minute" in b]
+    assert len(pongs) == 10 and len(refusals) == 1
+    assert "@outsider" in refusals[0] and "Try again in " in refusals[0]
+    assert sorted(steward.maintainer.reactions(repo, comment)) == ["confused", "eyes"]
+    steward.outsider.comment(repo, number, "/steward ping again")
+    steward.settle()
+    assert len(replies(steward, repo, number)) == 11, "still over budget: no new reply within the minute"
+
+
+def test_the_command_budget_is_per_person(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "spam")
+    steward.outsider.comment(repo, number, "\n\n".join(f"/steward ping {i}" for i in range(12)))
+    steward.settle()
+    steward.maintainer.comment(repo, number, "/steward ping mine")
+    steward.settle()
+    assert any("pong" in b for b in replies(steward, repo, number)[-1:]), "another person is not held back"
+
+
+def test_on_gitea_a_bot_with_write_access_says_what_to_change_instead_of_going_silent(
+    steward: Steward,
+) -> None:
+    """FORGE-FACTS: Gitea refuses a Write collaborator the permission API. A command that needs it is
+    answered in the thread with what a maintainer must change; on GitHub, write access is enough."""
+    repo = steward.maintainer.create_repo()
+    steward.maintainer.add_collaborator(repo, "steward-bot", "push")
+    steward.maintainer.add_hook(repo, f"{steward.receiver.url}{steward.maintainer.webhook_path}")
+    number = steward.maintainer.open_issue(repo, "check me")
+    steward.outsider.comment(repo, number, "/steward refresh")
+    steward.settle()
+    [reply] = replies(steward, repo, number)
+    if steward.forge == "gitea":
+        assert reply.splitlines()[-1].startswith("@outsider: Steward cannot read permissions on this")
+        assert "give `steward-bot` **Administrator** access" in reply
+    else:
+        assert "can only be run by people with triage access or more" in reply

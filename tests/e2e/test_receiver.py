@@ -139,6 +139,34 @@ def test_health_readiness_and_metrics(receiver: ThreadedServer) -> None:
     assert SECRET not in text
 
 
+def _series(text: str) -> set[str]:
+    return {line.split(" ")[0] for line in text.splitlines() if line.startswith("steward_deliveries_total{")}
+
+
+@pytest.mark.parametrize("forge", ["github", "gitea"])
+def test_unsigned_requests_never_make_new_metric_series(receiver: ThreadedServer, forge: str) -> None:
+    """Metric labels from untrusted input: 200 unsigned requests with made-up event names add at most the
+    one `unverified` series; a signed delivery of an event Steward does not know is labelled `other`."""
+    header = "X-GitHub-Event" if forge == "github" else "X-Gitea-Event"
+    delivery = "X-GitHub-Delivery" if forge == "github" else "X-Gitea-Delivery"
+    http = httpx2.Client(timeout=10)
+    for i in range(200):
+        http.post(
+            f"{receiver.url}/webhooks/{forge}",
+            content=b"{}",
+            headers={header: f"made-up-{i}", delivery: f"d-{i}", "X-Hub-Signature-256": "sha256=00"},
+        )
+    series = _series(httpx2.get(f"{receiver.url}/metrics").text)
+    assert not any("made-up" in s for s in series)
+    assert any('event="unverified"' in s and f'forge="{forge}"' in s for s in series)
+    if forge == "github":
+        signed = signed_delivery(receiver.url, "made-up-but-signed", b"{}", delivery="signed-1")
+        assert signed.status_code == 202
+        text = httpx2.get(f"{receiver.url}/metrics").text
+        assert 'steward_deliveries_total{event="other",forge="github",outcome="ignored"}' in text
+        assert "made-up-but-signed" not in text
+
+
 def test_redis_down_gives_503_and_recovers_when_it_is_back() -> None:
     port = free_port()
     workdir = tempfile.mkdtemp()

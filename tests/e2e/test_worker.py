@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import httpx2
 import pytest
@@ -11,14 +11,16 @@ import structlog
 from arq import Retry
 
 from bot import metrics
+from bot.context import CommandContext
 from bot.events import CommentSnapshot, Event, IssueSnapshot
 from bot.forge import RepoRef
-from bot.queue import make_redis
+from bot.queue import dedupe_key, make_redis
 from bot.runner import ThreadedServer, ThreadedWorker
 from bot.sandbox.server import SandboxServer
 from bot.settings import Settings
 from bot.web import create_app
-from bot.worker import build_runtime, process_event
+from bot.worker import Runtime, build_runtime, process_event
+from handlers import registry
 from tests.e2e.stack import SECRET, ForgeUser, settle, wait_for
 
 USERS = {"owner": "tok-owner", "steward-bot": "tok-bot"}
@@ -54,9 +56,9 @@ def _comment_event(repo: str, number: int, comment_id: int, body: str) -> Event:
     )
 
 
-def _failed(stage: str) -> float:
+def _jobs(outcome: str, stage: str = "-") -> float:
     return (
-        metrics.REGISTRY.get_sample_value("steward_jobs_total", {"handler": stage, "outcome": "failed"})
+        metrics.REGISTRY.get_sample_value("steward_jobs_total", {"handler": stage, "outcome": outcome})
         or 0.0
     )
 
@@ -73,43 +75,150 @@ def ping_with_a_fault(sandbox: SandboxServer, fault: dict[str, object]) -> tuple
     return owner, _comment_event(repo, number, comment, "/steward ping").to_json()
 
 
-async def test_a_non_retryable_forge_error_fails_the_job_with_its_delivery_id_logged(
-    sandbox: SandboxServer, redis_url: str
-) -> None:
-    _, event = ping_with_a_fault(sandbox, {"method": "POST", "path": "/comments$", "status": 403, "times": 5})
-    redis = make_redis(redis_url)
-    runtime = build_runtime(_settings(sandbox, redis_url), redis)
-    before = _failed("dispatch")
+@asynccontextmanager
+async def runtime_for(settings: Settings) -> AsyncIterator[Runtime]:
+    redis = make_redis(settings.redis_url)
+    runtime = build_runtime(settings, redis)
     try:
-        with structlog.testing.capture_logs() as logs:
-            result = await process_event({"runtime": runtime, "job_id": "j1"}, event)
+        yield runtime
     finally:
         await runtime.aclose()
         await redis.aclose()
-    assert result == "failed: PermissionDenied"
-    assert _failed("dispatch") == before + 1
-    failure = [entry for entry in logs if entry["event"] == "job failed"]
+
+
+async def run_until_done(runtime: Runtime, event: str, job_id: str, tries: int = 20) -> tuple[str, int]:
+    """Run the job as arq would, again after each Retry; returns its result and how many runs it took."""
+    for n in range(1, tries + 1):
+        try:
+            return await process_event({"runtime": runtime, "job_id": job_id}, event), n
+        except Retry:
+            continue
+    raise AssertionError(f"the job still asked to be retried after {tries} runs")
+
+
+async def test_a_refusal_no_retry_can_change_parks_the_job_at_once_with_its_delivery_id(
+    sandbox: SandboxServer, redis_url: str
+) -> None:
+    _, event = ping_with_a_fault(sandbox, {"method": "POST", "path": "/comments$", "status": 403, "times": 5})
+    before = _jobs("dead")
+    async with runtime_for(_settings(sandbox, redis_url)) as runtime:
+        await runtime.redis.set(dedupe_key("github", "delivery-under-test"), "x")
+        with structlog.testing.capture_logs() as logs:
+            result, runs = await run_until_done(runtime, event, "j1")
+        [dead] = await runtime.dead.list()
+        assert await runtime.redis.exists(dedupe_key("github", "delivery-under-test")) == 0
+    assert (result, runs) == ("dead: PermissionDenied", 1)
+    assert _jobs("dead") == before + 1
+    assert (dead.delivery_id, dead.job_id, dead.error_type, dead.event) == (
+        "delivery-under-test",
+        "j1",
+        "PermissionDenied",
+        "issue_comment.created",
+    )
+    failure = [entry for entry in logs if entry["event"].startswith("job failed for good")]
     assert failure and failure[0]["delivery"] == "delivery-under-test" and failure[0]["log_level"] == "error"
     assert "tok-bot" not in repr(logs), "secrets never reach the log"
 
 
-async def test_an_unavailable_forge_re_runs_the_job_later_a_bounded_number_of_times(
+async def test_an_unavailable_forge_re_runs_the_job_a_bounded_number_of_times_then_parks_it(
     sandbox: SandboxServer, redis_url: str
 ) -> None:
     owner, event = ping_with_a_fault(
         sandbox, {"method": "*", "path": "/comments", "status": 502, "times": 1000}
     )
-    redis = make_redis(redis_url)
-    settings = _settings(sandbox, redis_url).model_copy(update={"job_tries": 2})
-    runtime = build_runtime(settings, redis)
+    settings = _settings(sandbox, redis_url).model_copy(update={"job_tries": 3})
     try:
-        with pytest.raises(Retry):
-            await process_event({"runtime": runtime, "job_id": "j2"}, event)
-        assert await process_event({"runtime": runtime, "job_id": "j2"}, event) == "failed: ForgeUnavailable"
+        async with runtime_for(settings) as runtime:
+            result, runs = await run_until_done(runtime, event, "j2")
+            assert [d.job_id for d in await runtime.dead.list()] == ["j2"]
     finally:
-        await runtime.aclose()
-        await redis.aclose()
         owner.call("DELETE", "/_sandbox/faults")
+    assert (result, runs) == ("dead: ForgeUnavailable", 3)
+
+
+async def test_a_forge_unavailable_while_setting_up_the_job_is_retried(
+    sandbox: SandboxServer, redis_url: str
+) -> None:
+    """Lost deliveries: a failure before any handler ran (who am I) used to end the job for good."""
+    owner, event = ping_with_a_fault(sandbox, {"method": "GET", "path": "^/user$", "status": 503, "times": 3})
+    async with runtime_for(_settings(sandbox, redis_url)) as runtime:
+        result, runs = await run_until_done(runtime, event, "j3")
+    assert result == "ok: ping" and runs == 2
+    assert [b for b in bot_replies(owner, *_where(event)) if "pong" in b]
+
+
+def _where(event: str) -> tuple[str, int]:
+    parsed = Event.from_json(event)
+    assert parsed.repo is not None and parsed.issue is not None
+    return parsed.repo.full_name, parsed.issue.number
+
+
+@pytest.fixture
+def broken_command() -> Iterator[list[int]]:
+    """`/steward explode` fails with an error in Steward itself the first two times it runs."""
+    calls: list[int] = []
+
+    async def explode(ctx: CommandContext) -> None:
+        calls.append(1)
+        if len(calls) <= 2:
+            raise RuntimeError("a bug in a handler")
+        await ctx.reply("it worked this time")
+
+    registry.command("explode", usage="explode", help="test only", permission="anyone")(explode)
+    yield calls
+    del registry.commands["explode"]
+
+
+async def test_an_error_in_steward_itself_is_retried_not_dropped(
+    sandbox: SandboxServer, redis_url: str, broken_command: list[int]
+) -> None:
+    owner = ForgeUser(sandbox.url, "owner", "tok-owner")
+    repo = owner.create_repo()
+    owner.add_collaborator(repo, "steward-bot", "push")
+    number = owner.open_issue(repo, "x")
+    comment = owner.comment(repo, number, "/steward explode")
+    event = _comment_event(repo, number, comment, "/steward explode").to_json()
+    async with runtime_for(_settings(sandbox, redis_url)) as runtime:
+        result, runs = await run_until_done(runtime, event, "j4")
+    assert (result, runs, len(broken_command)) == ("ok: explode", 3, 3)
+    assert bot_replies(owner, repo, number) == [ANY_REPLY("it worked this time")]
+
+
+class ANY_REPLY(str):
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and str(self) in other
+
+    __hash__ = str.__hash__
+
+
+async def test_a_job_out_of_time_is_retried(sandbox: SandboxServer, redis_url: str) -> None:
+    """The forge hangs longer than the job's time limit: the job is retried, not lost."""
+    owner, event = ping_with_a_fault(
+        sandbox, {"method": "POST", "path": "/comments$", "hang": True, "hang_seconds": 5, "times": 1}
+    )
+    settings = _settings(sandbox, redis_url).model_copy(
+        update={"job_timeout_seconds": 1, "http_timeout_seconds": 30}
+    )
+    async with runtime_for(settings) as runtime:
+        with pytest.raises(Retry):
+            await process_event({"runtime": runtime, "job_id": "j5"}, event)
+        result, _ = await run_until_done(runtime, event, "j5")
+    assert result == "ok: ping"
+    assert len([b for b in bot_replies(owner, *_where(event)) if "pong" in b]) == 1
+
+
+async def test_a_long_wait_for_write_budget_defers_the_job_instead_of_sleeping_in_it(
+    sandbox: SandboxServer, redis_url: str
+) -> None:
+    owner, event = ping_with_a_fault(sandbox, {"method": "GET", "path": "^/nothing$", "times": 0})
+    settings = _settings(sandbox, redis_url).model_copy(
+        update={"write_budget_per_minute": 1, "budget_max_wait_seconds": 1.0}
+    )
+    async with runtime_for(settings) as runtime:
+        with pytest.raises(Retry) as deferred:
+            await process_event({"runtime": runtime, "job_id": "j6"}, event)
+    assert deferred.value.defer_score is not None and deferred.value.defer_score > 10_000
+    assert bot_replies(owner, *_where(event)) == [], "the reply waits for budget; nothing half-done"
 
 
 async def test_repeated_reads_are_served_from_the_etag_cache(sandbox: SandboxServer, redis_url: str) -> None:
@@ -138,8 +247,8 @@ async def test_repeated_reads_are_served_from_the_etag_cache(sandbox: SandboxSer
 def ping_while_the_forge_hangs(
     sandbox: SandboxServer, redis_url: str, *, hang_seconds: float
 ) -> Iterator[tuple[ForgeUser, str, int, ThreadedWorker, Settings]]:
-    """A receiver and a worker; `/steward ping` is commented and the bot's reply hangs in the forge for
-    ``hang_seconds``. Yields once the bot's request is hanging."""
+    """A receiver and a worker; `/steward ping` is commented and the bot's reading of the thread hangs in
+    the forge for ``hang_seconds``. Yields once the bot's request is hanging."""
     owner = ForgeUser(sandbox.url, "owner", "tok-owner")
     repo = owner.create_repo()
     owner.add_collaborator(repo, "steward-bot", "push")
@@ -150,8 +259,9 @@ def ping_while_the_forge_hangs(
         owner.add_hook(repo, f"{receiver.url}/webhooks/github")
         number = owner.open_issue(repo, "slow forge")
         settle(sandbox.url, redis_url)
+        # The bot reads the thread before it replies; a read is safe to send again after the 500.
         fault = {
-            "method": "POST",
+            "method": "GET",
             "path": "/comments$",
             "status": 500,
             "times": 1,

@@ -216,6 +216,22 @@ def test_gitea_auth_errors_and_flavour(sandbox: SandboxServer, g: httpx2.Client,
     assert "X-GitHub-Request-Id" not in g.get(grepo).headers
 
 
+def test_gitea_lets_only_repository_admins_read_another_users_permission(
+    sandbox: SandboxServer, g: httpx2.Client, grepo: str
+) -> None:
+    """FORGE-FACTS: Gitea answers GET /collaborators/{user}/permission with 403 unless the caller is a site
+    admin, an admin of the repository, or asks about itself (GetRepoPermissions)."""
+    g.put(grepo + "/collaborators/bob", json={"permission": "write"})
+    g.put(grepo + "/collaborators/carol", json={"permission": "admin"})
+    with gitea_client(sandbox, "bob-token") as bob:
+        refused = bob.get(grepo + "/collaborators/alice/permission")
+        assert refused.status_code == 403
+        assert refused.json()["message"].startswith("Only admins can query all permissions")
+        assert bob.get(grepo + "/collaborators/bob/permission").json()["permission"] == "write"
+    with gitea_client(sandbox, "carol-token") as carol:
+        assert carol.get(grepo + "/collaborators/bob/permission").json()["permission"] == "write"
+
+
 def test_gitea_pagination_has_link_and_total_count(g: httpx2.Client, grepo: str) -> None:
     for i in range(65):
         g.post(grepo + "/labels", json={"name": f"l{i:02}", "color": "ededed"})

@@ -124,6 +124,30 @@ def test_a_rate_limit_fault_carries_its_headers_and_body(
     assert alice.post(repo + "/issues", json={"title": "x"}).status_code == 201
 
 
+def test_an_apply_then_502_fault_does_the_write_and_still_answers_502(
+    sandbox: SandboxServer, alice: httpx2.Client, repo: str
+) -> None:
+    """FORGE-FACTS: both forges can apply a write and still answer 502/504 (a proxy timing out)."""
+    fault = {"method": "POST", "path": "/issues$", "status": 502, "apply": True}
+    httpx2.post(sandbox.url + "/_sandbox/faults", json=fault)
+    assert alice.post(repo + "/issues", json={"title": "applied"}).status_code == 502
+    assert [i["title"] for i in alice.get(repo + "/issues").json()] == ["applied"]
+
+
+def test_an_apply_then_drop_fault_does_the_write_and_cuts_the_answer(
+    sandbox: SandboxServer, alice: httpx2.Client, repo: str
+) -> None:
+    """FORGE-FACTS: a dropped connection after a write does not mean the write did not happen."""
+    fault = {"method": "POST", "path": "/issues$", "drop": True}
+    httpx2.post(sandbox.url + "/_sandbox/faults", json=fault)
+    with pytest.raises(httpx2.TransportError):
+        alice.post(repo + "/issues", json={"title": "applied, then the line went dead"})
+    assert [i["title"] for i in alice.get(repo + "/issues").json()] == ["applied, then the line went dead"]
+    log = httpx2.get(sandbox.url + "/_sandbox/requests").json()
+    posts = [e["status"] for e in log if e["method"] == "POST" and e["path"].endswith("/issues")]
+    assert posts == ["dropped"]
+
+
 def test_a_hanging_fault_never_answers(sandbox: SandboxServer, alice: httpx2.Client, repo: str) -> None:
     httpx2.post(sandbox.url + "/_sandbox/faults", json={"method": "*", "path": "^/user$", "hang": True})
     with pytest.raises(httpx2.TimeoutException):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from bot import sticky
 from bot.forge import Comment
-from bot.forge.retry import RetryPolicy, classify, transport_error
+from bot.forge.retry import RetryPolicy, classify, resendable, transport_error
 from bot.permissions import decide, who_may
 from bot.signatures import sign_sha256, verify_github
 
@@ -141,3 +141,38 @@ def test_help_table_cells_escape_pipes_so_the_table_stays_whole() -> None:
 def test_a_write_that_may_have_reached_the_forge_is_not_resent() -> None:
     decision = transport_error(1, POLICY, unsafe_to_resend=True)
     assert decision.action == "fail" and "not resent" in decision.reason
+
+
+@pytest.mark.parametrize("status", [500, 502, 504])
+def test_a_5xx_after_a_write_that_may_have_been_applied_fails_at_once(status: int) -> None:
+    decision = classify(status, {}, attempt=1, policy=POLICY, now=0, resend_ok=False)
+    assert decision.action == "fail" and "may have been applied" in decision.reason
+
+
+def test_a_rate_limit_refusal_is_waited_out_even_for_a_write() -> None:
+    """429 and a secondary-limit 403 mean the forge refused the request: resending it is safe."""
+    decision = classify(429, {"Retry-After": "2"}, attempt=1, policy=POLICY, now=0, resend_ok=False)
+    assert decision.action == "retry" and decision.delay == 2.0
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "ok"),
+    [
+        ("GET", "/repos/o/r/issues/1", True),
+        ("PATCH", "/repos/o/r/issues/comments/5", True),
+        ("PUT", "/repos/o/r/issues/1/labels", True),
+        ("DELETE", "/repos/o/r/issues/1/labels/bug", True),
+        ("POST", "/repos/o/r/issues/1/comments", False),
+        ("POST", "/api/v1/repos/o/r/issues/1/comments", False),
+        ("POST", "/repos/o/r/git/refs", False),
+        ("POST", "/repos/o/r/pulls", False),
+        ("POST", "/repos/o/r/statuses/abc", False),
+        ("POST", "/repos/o/r/issues/1/dependencies/blocked_by", False),
+        ("POST", "/repos/o/r/issues/comments/5/reactions", True),
+        ("POST", "/repos/o/r/issues/1/labels", True),
+        ("POST", "/repos/o/r/git/blobs", True),
+        ("POST", "/repos/o/r/issues/1/labels?x=1", True),
+    ],
+)
+def test_which_requests_may_be_resent(method: str, path: str, ok: bool) -> None:
+    assert resendable(method, path) is ok
