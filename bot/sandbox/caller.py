@@ -118,6 +118,10 @@ class Caller(ABC):
         self.require(repo, "push")
 
     @abstractmethod
+    def check_body(self, resource: str, text: object) -> None:
+        """Refuse a body the forge would refuse (GitHub: more than 65,536 characters)."""
+
+    @abstractmethod
     def unauthenticated(self) -> ApiError: ...
 
     @abstractmethod

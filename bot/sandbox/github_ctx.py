@@ -11,6 +11,8 @@ from .github_shapes import Shapes, node_id
 from .plumbing import ApiError, validation_failed
 from .state import Repo, Role
 
+BODY_LIMIT = 65_536
+
 ROLE_WORDS: dict[Role, str] = {
     "pull": "read",
     "triage": "triage",
@@ -38,6 +40,15 @@ class Ctx(Caller):
 
     def missing(self, resource: str, field: str) -> ApiError:
         return validation_failed(resource, field, "missing_field")
+
+    def check_body(self, resource: str, text: object) -> None:
+        # FORGE-FACTS "Sizes and limits": GitHub refuses issue, comment and PR bodies over 65,536 characters
+        # with 422 {"resource": …, "code": "unprocessable", "field": "data", "message": "Body is too long
+        # (maximum is 65536 characters)"} (as reported by API users, e.g. telia-oss/github-pr-resource#259).
+        if isinstance(text, str) and len(text) > BODY_LIMIT:
+            raise validation_failed(
+                resource, "data", "unprocessable", f"Body is too long (maximum is {BODY_LIMIT} characters)"
+            )
 
     def emit(self, repo: Repo, event: str, action: str | None, **fields: Any) -> None:
         """Deliver `event` to every active hook of `repo` that subscribes to it."""

@@ -49,6 +49,7 @@ async def create_issue(request: Request, ctx: Ctx, repo: Repo) -> Response:
     title = body.get("title")
     if not isinstance(title, str | int) or not str(title).strip():
         raise validation_failed("Issue", "title", "missing_field")
+    ctx.check_body("Issue", body.get("body"))
     issue = ops.new_issue(ctx, repo, str(title), body.get("body"))
     # like GitHub, labels, milestone and assignees are silently dropped without triage access
     if ctx.allowed(repo, "triage"):
@@ -106,6 +107,7 @@ async def update_issue(request: Request, ctx: Ctx, repo: Repo) -> Response:
     body = await body_object(request)
     text: dict[str, Any] = {f: body[f] for f in ("title", "body") if f in body}
     text = {f: v for f, v in text.items() if v != getattr(issue, f)}
+    ctx.check_body("Issue", text.get("body"))
     state = body.get("state")
     ops.check_edit(ctx, repo, issue, text, state, validation_failed("Issue", "state", "invalid"))
     triage = ctx.allowed(repo, "triage")

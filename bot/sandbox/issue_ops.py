@@ -166,6 +166,7 @@ async def comment_body(caller: Caller) -> str:
     body = (await body_object(caller.request)).get("body")
     if not isinstance(body, str) or not body:
         raise caller.missing("IssueComment", "body")
+    caller.check_body("IssueComment", body)
     return body
 
 

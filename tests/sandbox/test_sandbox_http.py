@@ -192,3 +192,21 @@ def test_state_survives_a_restart_through_the_state_file(tmp_path: Path) -> None
     ):
         assert c.get("/repos/alice/kept/issues/1").json()["title"] == "remember me"
         assert c.post("/repos/alice/kept/issues", json={"title": "next"}).json()["number"] == 2
+
+
+@pytest.mark.parametrize("where", ["issue", "issue edit", "comment", "comment edit"])
+def test_github_refuses_bodies_over_65536_characters(alice: httpx2.Client, repo: str, where: str) -> None:
+    """FORGE-FACTS: GitHub comment and issue/PR bodies are at most 65,536 characters; past it the API
+    answers 422 "Body is too long (maximum is 65536 characters)"."""
+    issue = alice.post(repo + "/issues", json={"title": "t", "body": "x" * 65_536}).json()
+    comment = alice.post(f"{repo}/issues/{issue['number']}/comments", json={"body": "y" * 65_536}).json()
+    too_long = "z" * 65_537
+    comment_url = f"{repo}/issues/comments/{comment['id']}"
+    answer = {
+        "issue": lambda: alice.post(repo + "/issues", json={"title": "t", "body": too_long}),
+        "issue edit": lambda: alice.patch(f"{repo}/issues/{issue['number']}", json={"body": too_long}),
+        "comment": lambda: alice.post(f"{repo}/issues/{issue['number']}/comments", json={"body": too_long}),
+        "comment edit": lambda: alice.patch(comment_url, json={"body": too_long}),
+    }[where]()
+    assert answer.status_code == 422
+    assert answer.json()["errors"][0]["message"] == "Body is too long (maximum is 65536 characters)"
