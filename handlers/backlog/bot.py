@@ -27,6 +27,7 @@ from handlers import registry
 from handlers.backlog import interview as iv
 from handlers.backlog.deps import describe_cycle, find_cycle
 from handlers.backlog.gaps import blocked_by_refs, scan
+from handlers.backlog.hints import DEFAULT_PERMISSIONS, NEW_VERSION, Hints
 from handlers.backlog.level import score
 from handlers.backlog.render import render_interview, render_spec
 from handlers.backlog.spec import SpecRecord, synthesize
@@ -49,6 +50,7 @@ KIND_NOTICE: Final = "backlog-notice"
 KEY: Final = "issue"
 LEVELS: Final = ("L1", "L2", "L3")
 MAX_GRAPH: Final = 50
+DEFAULT_HINTS: Final = Hints()
 
 
 # --- the pure part -------------------------------------------------------------------------------------
@@ -163,18 +165,25 @@ def plan_start(
     )
 
 
+def _none_running(hints: Hints) -> CommandError:
+    return CommandError(f"no backlog refinement is running on this issue; {hints.run('refine')} starts one.")
+
+
 def plan_answers(
-    thread: Thread, answers: Sequence[iv.Answer], cfg: BacklogSettings, *, deps: Sequence[iv.DepRecord] = ()
+    thread: Thread,
+    answers: Sequence[iv.Answer],
+    cfg: BacklogSettings,
+    *,
+    deps: Sequence[iv.DepRecord] = (),
+    hints: Hints = DEFAULT_HINTS,
 ) -> Plan:
     current = thread.interview
     if current is None:
-        raise CommandError(
-            "no backlog refinement is running on this issue; `/refine` (triage or more) starts one."
-        )
+        raise _none_running(hints)
     if all(a.key in current.applied for a in answers):
         return Plan()
     if current.status != "interviewing":
-        raise CommandError(_not_interviewing(current))
+        raise CommandError(_not_interviewing(current, hints))
     issue = thread.issue
     interview, gate = iv.record_answers(
         current, answers, title=issue.title, body=issue.body, cap=cfg.round_cap, limit=cfg.max_questions
@@ -184,47 +193,48 @@ def plan_answers(
     return Plan(interview=interview, spec=spec)
 
 
-def _not_interviewing(current: iv.Interview) -> str:
+def _not_interviewing(current: iv.Interview, hints: Hints = DEFAULT_HINTS) -> str:
     if current.status == "stopped":
-        return "the interview has ended and a spec draft awaits approval; `/edit-spec` reopens it."
+        return (
+            f"the interview has ended and a spec draft awaits approval; {hints.run('edit-spec')} reopens it."
+        )
     if current.status == "approved":
-        return "this refinement is approved and locked; `/refine` (triage or more) starts a new version."
-    return "this refinement was cancelled; `/refine` (triage or more) starts it again."
+        return f"this refinement is approved and locked; {hints.new_version()} starts a new version."
+    return f"this refinement was cancelled; {hints.run('refine')} starts it again."
 
 
-def plan_enough(thread: Thread, cfg: BacklogSettings, *, key: str) -> Plan:
+def plan_enough(thread: Thread, cfg: BacklogSettings, *, key: str, hints: Hints = DEFAULT_HINTS) -> Plan:
     current = thread.interview
     if _handled(thread, key):
         return Plan()
     if current is None:
-        raise CommandError(
-            "no backlog refinement is running on this issue; `/refine` (triage or more) starts one."
-        )
+        raise _none_running(hints)
     if current.status != "interviewing":
-        raise CommandError(_not_interviewing(current))
+        raise CommandError(_not_interviewing(current, hints))
     interview, _ = iv.enough(current, cap=cfg.round_cap)
     interview = interview.with_handled(key)
     return Plan(interview=interview, spec=_draft(thread, interview))
 
 
-def plan_edit(thread: Thread, cfg: BacklogSettings, *, key: str) -> Plan:
+def plan_edit(thread: Thread, cfg: BacklogSettings, *, key: str, hints: Hints = DEFAULT_HINTS) -> Plan:
     current = thread.interview
     if _handled(thread, key):
         return Plan()
     if current is None or thread.spec.current is None:
-        raise CommandError("there is no spec draft to edit; `/refine` (triage or more) starts a refinement.")
+        raise CommandError(f"there is no spec draft to edit; {hints.run('refine')} starts a refinement.")
     if current.status == "interviewing":
         raise CommandError(
-            "the interview is already open: answer the questions, or `/enough` to draft the spec."
+            "the interview is already open: answer the questions, or "
+            f"{hints.cmd('enough')} to draft the spec."
         )
     if current.status != "stopped":
-        raise CommandError(_not_interviewing(current))
+        raise CommandError(_not_interviewing(current, hints))
     issue = thread.issue
     interview = iv.reopen(current, title=issue.title, body=issue.body, limit=cfg.max_questions)
     return Plan(interview=interview.with_handled(key))
 
 
-def plan_cancel(thread: Thread, cfg: BacklogSettings, *, key: str) -> Plan:
+def plan_cancel(thread: Thread, cfg: BacklogSettings, *, key: str, hints: Hints = DEFAULT_HINTS) -> Plan:
     current = thread.interview
     if _handled(thread, key):
         return Plan()
@@ -241,18 +251,27 @@ def plan_cancel(thread: Thread, cfg: BacklogSettings, *, key: str) -> Plan:
 
 
 def plan_approve(
-    thread: Thread, cfg: BacklogSettings, *, key: str, actor: str, choice: str | None, prefix: str = "steward"
+    thread: Thread,
+    cfg: BacklogSettings,
+    *,
+    key: str,
+    actor: str,
+    choice: str | None,
+    hints: Hints = DEFAULT_HINTS,
 ) -> Plan:
+    prefix = hints.prefix
     current = thread.interview
     if _handled(thread, key):
         return Plan()
     spec = thread.spec.current
     if current is None or spec is None:
-        raise CommandError("there is no spec to approve yet; `/refine` (triage or more) starts a refinement.")
+        raise CommandError(f"there is no spec to approve yet; {hints.run('refine')} starts a refinement.")
     if current.status == "interviewing":
-        raise CommandError("the interview is still open: `/enough` ends it and drafts the spec to approve.")
+        raise CommandError(
+            f"the interview is still open: {hints.run('enough')} ends it and drafts the spec to approve."
+        )
     if current.status != "stopped" or spec.status != "draft":
-        raise CommandError(_not_interviewing(current))
+        raise CommandError(_not_interviewing(current, hints))
     issue = thread.issue
     have = level_label(issue.labels, cfg.level_label_prefix)
     wanted = (choice or "").strip()
@@ -329,32 +348,53 @@ async def load(ctx: EventContext, issue: Issue | None = None) -> Thread:
 
 async def _write(ctx: EventContext, thread: Thread, plan: Plan) -> None:
     cfg = ctx.settings.backlog
+    hints = hints_for(ctx)
     issue = thread.issue
     labels = [label for label in issue.labels if label not in plan.remove_labels] + list(plan.add_labels)
     have = level_label(labels, cfg.level_label_prefix)
     interview = plan.interview or thread.interview
     spec_record = plan.spec or thread.spec
     spec_version = spec_record.current.version if spec_record.current else spec_record.last_version
+    notices: list[tuple[str, str]] = []
     if plan.spec is not None:
         text = render_spec(
             plan.spec,
             title=issue.title,
-            prefix=ctx.prefix,
+            hints=hints,
             current_level=have[1] if have else None,
             level_prefix=cfg.level_label_prefix,
             approved_label=cfg.approved_label,
             deps=interview.deps if interview else (),
         )
-        await _upsert(ctx, thread, KIND_SPEC, text, plan.spec.model_dump(mode="json"))
+        written = await _upsert(ctx, thread, KIND_SPEC, text, plan.spec.model_dump(mode="json"))
+        current = plan.spec.current
+        if current is not None and current.status == "draft":
+            notices.append(
+                (
+                    f"spec-v{current.version}",
+                    f"@{issue.author}: **Spec v{current.version}** is ready — [read it]("
+                    f"{written.comment.html_url}). {hints.run('approve-spec')} approves it; "
+                    f"{hints.run('edit-spec')} asks for another round.",
+                )
+            )
     if plan.interview is not None:
         text = render_interview(
-            plan.interview,
-            author=issue.author,
-            cap=cfg.round_cap,
-            prefix=ctx.prefix,
-            spec_version=spec_version,
+            plan.interview, author=issue.author, cap=cfg.round_cap, hints=hints, spec_version=spec_version
         )
-        await _upsert(ctx, thread, KIND_INTERVIEW, text, plan.interview.model_dump(mode="json"))
+        written = await _upsert(ctx, thread, KIND_INTERVIEW, text, plan.interview.model_dump(mode="json"))
+        asked = plan.interview.asking
+        if plan.interview.status == "interviewing" and asked:
+            cycle_round = plan.interview.round - plan.interview.cycle_start + 1
+            notices.append(
+                (
+                    f"round-c{plan.interview.cycle}r{plan.interview.round}",
+                    f"@{issue.author}: round {cycle_round} of the refinement — {len(asked)} "
+                    f"question{'s' if len(asked) != 1 else ''} for you in [the interview]("
+                    f"{written.comment.html_url}). Answer with {hints.cmd('answer <id> <text>')}.",
+                )
+            )
+    for key, text in notices:
+        await _notify(ctx, thread, key, text)
     for name in plan.add_labels:
         if not issue.has_label(name):
             await ctx.forge.ensure_label(
@@ -371,6 +411,15 @@ async def _write(ctx: EventContext, thread: Thread, plan: Plan) -> None:
             await ctx.forge.remove_label(ctx.repo, issue.number, name)
 
 
+async def _notify(ctx: EventContext, thread: Thread, key: str, text: str) -> None:
+    """One short new comment that mentions the author when they must act (an edit notifies nobody); its
+    key (round, spec version) makes a replay write nothing."""
+    author = thread.issue.author
+    if not author or author.casefold() == ctx.me.login.casefold():
+        return
+    await ctx.upsert_sticky(KIND_NOTICE, key, text, number=thread.issue.number, comments=thread.comments)
+
+
 def _describe(name: str, cfg: BacklogSettings) -> str:
     if name == cfg.approved_label:
         return "Steward: the refined spec was approved"
@@ -379,14 +428,10 @@ def _describe(name: str, cfg: BacklogSettings) -> str:
     return "Steward: level of the refined scope"
 
 
-async def _upsert(ctx: EventContext, thread: Thread, kind: str, text: str, data: Any) -> None:
-    limit = ctx.settings.max_comment_chars
-    body = sticky.render(kind, KEY, text, data)
-    if len(body) > limit:
-        # The visible JSON blocks are the first thing to go: the data block still holds everything.
-        cut = text.rfind("<details><summary>")
-        text = (text[:cut] if cut > 0 else text[: limit // 2]) + "\n\n_(Too long to show in full here.)_"
-    await ctx.upsert_sticky(kind, KEY, text, data=data, number=thread.issue.number, comments=thread.comments)
+async def _upsert(ctx: EventContext, thread: Thread, kind: str, text: str, data: Any) -> sticky.UpsertResult:
+    return await ctx.upsert_sticky(
+        kind, KEY, text, data=data, number=thread.issue.number, comments=thread.comments
+    )
 
 
 async def save(ctx: EventContext, compute: Callable[[Thread], Plan], thread: Thread | None = None) -> Plan:
@@ -537,15 +582,25 @@ async def refine_command(ctx: CommandContext, issue: Issue) -> None:
     thread = await load(ctx, issue)
     if thread.interview is not None and thread.interview.status == "approved":
         # An approved refinement is locked: only triage+ may start a new spec version.
-        decision = await check(ctx.forge, ctx.repo, "triage", actor=ctx.actor, author="")
+        decision = await check(ctx.forge, ctx.repo, NEW_VERSION, actor=ctx.actor, author="")
         if not decision.allowed:
             raise CommandError(
-                f"the refinement of #{issue.number} is approved and locked; only {who_may('triage')} "
-                "may start a new spec version with `/refine`."
+                f"the refinement of #{issue.number} is approved and locked; only "
+                f"{who_may(NEW_VERSION, forge=ctx.event.forge)} may start a new spec version with "
+                f"{hints_for(ctx).cmd('refine')}."
             )
     plan = await _start(ctx, issue, key=ctx.reply_key, by_command=True)
     if plan is not None and plan.reply:
         await ctx.reply(plan.reply)
+
+
+def hints_for(ctx: EventContext) -> Hints:
+    """Command hints that match each command's permission here (default or overridden)."""
+    permissions = {
+        name: ctx.settings.command_permissions.get(name, default)
+        for name, default in DEFAULT_PERMISSIONS.items()
+    }
+    return Hints(prefix=ctx.prefix, forge=ctx.event.forge, permissions=permissions)
 
 
 async def _backlog_issue(ctx: CommandContext) -> Issue:
@@ -573,7 +628,7 @@ def _answers_in(ctx: CommandContext) -> list[iv.Answer]:
     "answer",
     usage="answer <id> <text>",
     help="Answer a refinement question (the text may continue on the next lines).",
-    permission="author",
+    permission=DEFAULT_PERMISSIONS["answer"],
     on_pulls=False,
 )
 async def answer_command(ctx: CommandContext) -> None:
@@ -587,13 +642,11 @@ async def answer_command(ctx: CommandContext) -> None:
     thread = await load(ctx, issue)
     current = thread.interview
     if current is None:
-        raise CommandError(
-            "no backlog refinement is running on this issue; `/refine` (triage or more) starts one."
-        )
+        raise _none_running(hints_for(ctx))
     if f"{ctx.comment.id}:{row_id}" in current.applied:
         return
     if current.status != "interviewing":
-        raise CommandError(_not_interviewing(current))
+        raise CommandError(_not_interviewing(current, hints_for(ctx)))
     if current.ledger.row(row_id) is None:
         ids = ", ".join(r.id for r in current.ledger.rows) or "none"
         raise CommandError(f"there is no ledger row `{row_id}` (rows: {ids}).")
@@ -603,20 +656,24 @@ async def answer_command(ctx: CommandContext) -> None:
         wanted += [n for n in blocked_by_refs(answer.text) if n not in wanted]
     deps = await sync_dependencies(ctx, issue, wanted, current.deps)
     cfg = ctx.settings.backlog
-    await _save_or_report(ctx, lambda t: plan_answers(t, answers, cfg, deps=deps), thread)
+    hints = hints_for(ctx)
+    await _save_or_report(ctx, lambda t: plan_answers(t, answers, cfg, deps=deps, hints=hints), thread)
 
 
 @registry.command(
     "enough",
     usage="enough",
     help="End the refinement interview now; the spec is drafted with the open rows as Open Questions.",
-    permission="author",
+    permission=DEFAULT_PERMISSIONS["enough"],
     on_pulls=False,
 )
 async def enough_command(ctx: CommandContext) -> None:
     issue = await _backlog_issue(ctx)
     cfg = ctx.settings.backlog
-    await _save_or_report(ctx, lambda t: plan_enough(t, cfg, key=ctx.reply_key), await load(ctx, issue))
+    hints = hints_for(ctx)
+    await _save_or_report(
+        ctx, lambda t: plan_enough(t, cfg, key=ctx.reply_key, hints=hints), await load(ctx, issue)
+    )
 
 
 @registry.command(
@@ -624,7 +681,7 @@ async def enough_command(ctx: CommandContext) -> None:
     usage="approve-spec [apply|keep|L1|L2|L3]",
     help="Approve the spec draft: locks it and sets the approved label; the argument answers the level "
     "question.",
-    permission="author",
+    permission=DEFAULT_PERMISSIONS["approve-spec"],
     on_pulls=False,
 )
 async def approve_spec_command(ctx: CommandContext) -> None:
@@ -635,7 +692,9 @@ async def approve_spec_command(ctx: CommandContext) -> None:
     cfg = ctx.settings.backlog
     await _save_or_report(
         ctx,
-        lambda t: plan_approve(t, cfg, key=ctx.reply_key, actor=ctx.actor, choice=choice, prefix=ctx.prefix),
+        lambda t: plan_approve(
+            t, cfg, key=ctx.reply_key, actor=ctx.actor, choice=choice, hints=hints_for(ctx)
+        ),
         await load(ctx, issue),
     )
 
@@ -644,23 +703,29 @@ async def approve_spec_command(ctx: CommandContext) -> None:
     "edit-spec",
     usage="edit-spec",
     help="Reopen the refinement interview for another round before approving.",
-    permission="author",
+    permission=DEFAULT_PERMISSIONS["edit-spec"],
     on_pulls=False,
 )
 async def edit_spec_command(ctx: CommandContext) -> None:
     issue = await _backlog_issue(ctx)
     cfg = ctx.settings.backlog
-    await _save_or_report(ctx, lambda t: plan_edit(t, cfg, key=ctx.reply_key), await load(ctx, issue))
+    hints = hints_for(ctx)
+    await _save_or_report(
+        ctx, lambda t: plan_edit(t, cfg, key=ctx.reply_key, hints=hints), await load(ctx, issue)
+    )
 
 
 @registry.command(
     "cancel-refine",
     usage="cancel-refine",
     help="Stop the refinement and discard the spec draft.",
-    permission="author",
+    permission=DEFAULT_PERMISSIONS["cancel-refine"],
     on_pulls=False,
 )
 async def cancel_refine_command(ctx: CommandContext) -> None:
     issue = await _backlog_issue(ctx)
     cfg = ctx.settings.backlog
-    await _save_or_report(ctx, lambda t: plan_cancel(t, cfg, key=ctx.reply_key), await load(ctx, issue))
+    hints = hints_for(ctx)
+    await _save_or_report(
+        ctx, lambda t: plan_cancel(t, cfg, key=ctx.reply_key, hints=hints), await load(ctx, issue)
+    )

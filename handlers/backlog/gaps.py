@@ -319,6 +319,21 @@ _SCOPE_PREFIX: Final = re.compile(
 )
 
 
+_INLINE_SCOPE: Final = re.compile(
+    r"[\s.;,]+(?=(?:out of scope|non-goals?|out|fora do escopo|fora)\s*:)", re.IGNORECASE
+)
+
+
+def scope_items(text: str, kind: str = "") -> list[tuple[str, str]]:
+    """``scope_item`` for each part of a line that holds both sides: ``In: a, b. Out: c`` is two items."""
+    return [scope_item(part.strip(), kind) for part in _INLINE_SCOPE.split(text) if part.strip()]
+
+
+def is_limit(text: str) -> bool:
+    """Whether ``text`` states a limit (``must not``, ``at most 3``, ``within 2 s``…): a constraint."""
+    return _CONSTRAINT.search(fold(text)) is not None
+
+
 def scope_item(text: str, kind: str = "") -> tuple[str, str]:
     """``("in"|"out", text)`` for a scope item: an ``In:``/``Out:``/``Fora:`` prefix decides, else ``kind``
     (the section's), else in."""

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from handlers.backlog.ledger import GapLedger
 
-__all__ = ["DEFAULT_CAP", "GateResult", "LastProbe", "Verdict", "verdict"]
+__all__ = ["DEFAULT_CAP", "GateResult", "LastProbe", "Verdict", "plain", "verdict"]
 
 DEFAULT_CAP = 5
 LastProbe = Literal["new_gaps", "no_new_gaps"]
@@ -87,20 +87,40 @@ def verdict(
 
     if user_enough:
         return result(Verdict.STOP_ENOUGH, "the user ended the interview")
+    done = f"{round} round{'s' if round != 1 else ''} of answers"
     if round >= cap and core:
         return result(
-            Verdict.STOP_DEGRADED, f"round {round} reached the cap of {cap} with {', '.join(core)} unresolved"
+            Verdict.STOP_DEGRADED, f"{done} reached the cap of {cap} with {', '.join(core)} unresolved"
         )
     if round >= cap:
         return result(
             Verdict.STOP_CLEAN,
-            f"round {round} reached the cap of {cap} with the core resolved"
+            f"{done} reached the cap of {cap} with the core resolved"
             + (f"; {len(open_rows)} row(s) left as residual" if open_rows else ""),
         )
     if not open_rows and last_probe == "no_new_gaps":
         return result(Verdict.STOP_CLEAN, "no OPEN row and the last probe found no new gaps")
+    upcoming = f"round {round + 1} of at most {cap} comes next"
     if not open_rows:
-        return result(Verdict.CONTINUE, "the last probe found new gaps the ledger does not hold yet")
-    return result(
-        Verdict.CONTINUE, f"{len(open_rows)} OPEN row(s) and round {round} is below the cap of {cap}"
-    )
+        return result(
+            Verdict.CONTINUE, f"the last probe found new gaps the ledger does not hold yet; {upcoming}"
+        )
+    return result(Verdict.CONTINUE, f"{len(open_rows)} OPEN row(s); {upcoming}")
+
+
+PLAIN: dict[Verdict, str] = {
+    Verdict.STOP_CLEAN: "the questions are answered",
+    Verdict.CONTINUE: "questions are still open",
+    Verdict.STOP_DEGRADED: (
+        "the round cap was reached while a core question (what, scope or acceptance) was still open"
+    ),
+    Verdict.STOP_ENOUGH: "someone ended the interview with /enough",
+}
+
+
+def plain(label: str | None) -> str:
+    """What a stop-gate verdict means, in a reader's words (``STOP-CLEAN`` → "the questions are answered")."""
+    for v, words in PLAIN.items():
+        if v.label == label:
+            return words
+    return "the interview stopped"

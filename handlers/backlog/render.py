@@ -8,6 +8,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
+from handlers.backlog.gate import plain
+from handlers.backlog.hints import Hints
 from handlers.backlog.interview import DepRecord, Interview
 from handlers.backlog.spec import Spec, SpecRecord
 
@@ -36,10 +38,6 @@ def _json_block(data: Any, summary: str) -> str:
     return f"<details><summary>{summary}</summary>\n\n{fence}json\n{text}\n{fence}\n\n</details>"
 
 
-def _cmd(prefix: str, command: str) -> str:
-    return f"`/{prefix} {command}`"
-
-
 def render_deps(deps: Sequence[DepRecord]) -> str:
     parts: list[str] = []
     for dep in deps:
@@ -52,22 +50,50 @@ def render_deps(deps: Sequence[DepRecord]) -> str:
     return "; ".join(parts)
 
 
-def render_interview(interview: Interview, *, author: str, cap: int, prefix: str, spec_version: int) -> str:
+def _gate_details(interview: Interview, cap: int, hints: Hints) -> str:
+    explain = (
+        f"The interview continues while questions are open (CONTINUE) and stops when they are answered "
+        f"(STOP-CLEAN), when {cap} rounds are done (STOP-CLEAN when what, scope and acceptance are settled, "
+        f"else STOP-DEGRADED), or on {hints.cmd('enough')} (STOP-ENOUGH)."
+    )
+    now = f"Now: **{interview.gate}** — {interview.gate_reason}." if interview.gate else ""
+    return "\n".join(
+        [
+            "<details><summary>How the interview ends (the stop gate)</summary>",
+            "",
+            explain,
+            "",
+            now,
+            "",
+            "</details>",
+        ]
+    )
+
+
+def render_interview(
+    interview: Interview,
+    *,
+    author: str,
+    cap: int,
+    spec_version: int,
+    hints: Hints | None = None,
+    prefix: str = "steward",
+) -> str:
+    hints = hints or Hints(prefix=prefix)
     cycle_round = interview.round - interview.cycle_start + 1
     lines: list[str] = []
     if interview.status == "interviewing":
         lines += [
-            f"### Backlog refinement — round {cycle_round} of at most {cap}",
+            f"## Backlog refinement — round {cycle_round} of at most {cap}",
             "",
-            f"@{author}, a few questions to make this item concrete. Answer with "
-            f"{_cmd(prefix, 'answer <id> <text>')} (the text may continue on the next lines; several "
-            f"answers may share a comment); {_cmd(prefix, 'enough')} ends the interview. The issue's author "
-            "or anyone with triage access may answer.",
+            f"**Next step:** answer the questions below with {hints.cmd('answer <id> <text>')} (the text "
+            "may continue on the next lines; several answers may share a comment), or "
+            f"{hints.cmd('enough')} to end the interview and draft the spec now. Who may answer: "
+            f"{hints.who('answer')}.",
             "",
         ]
         if interview.asking:
-            lines.append("**Questions this round**")
-            lines.append("")
+            lines += ["### Questions this round", ""]
             for n, row_id in enumerate(interview.asking, 1):
                 row = interview.ledger.row(row_id)
                 if row is not None:
@@ -76,47 +102,47 @@ def render_interview(interview: Interview, *, author: str, cap: int, prefix: str
         else:
             lines += [
                 "Every row is resolved. Amend any row with "
-                f"{_cmd(prefix, 'answer <id> <text>')}, then I draft the next spec; "
-                f"{_cmd(prefix, 'enough')} drafts it now.",
+                f"{hints.cmd('answer <id> <text>')}, then I draft the next spec; "
+                f"{hints.cmd('enough')} drafts it now.",
                 "",
             ]
     elif interview.status == "stopped":
         lines += [
-            "### Backlog refinement — interview stopped",
+            "## Backlog refinement — interview ended",
             "",
-            f"Stop gate: **{interview.gate}** — {interview.gate_reason}. See **Spec v{spec_version}** below; "
-            f"{_cmd(prefix, 'edit-spec')} reopens the interview.",
+            f"**Next step:** review **Spec v{spec_version}** in the spec comment; "
+            f"{hints.run('approve-spec')} approves it, {hints.run('edit-spec')} reopens the interview for "
+            "another round.",
+            "",
+            f"The interview ended because {plain(interview.gate)}.",
             "",
         ]
     elif interview.status == "approved":
         lines += [
-            "### Backlog refinement — approved",
+            "## Backlog refinement — approved",
             "",
-            f"Spec v{spec_version} is approved and locked. {_cmd(prefix, 'refine')} (triage or more) "
-            "starts a new version.",
+            f"Nothing to do: Spec v{spec_version} is approved and locked. {hints.new_version()} starts a new "
+            "version.",
             "",
         ]
     else:
         lines += [
-            "### Backlog refinement — cancelled",
+            "## Backlog refinement — cancelled",
             "",
-            f"The draft was discarded. {_cmd(prefix, 'refine')} (triage or more) starts again.",
+            f"The draft was discarded. {hints.run('refine')} starts again.",
             "",
         ]
     if interview.found:
         lines += ["**Found in the description:** " + "; ".join(interview.found), ""]
     if interview.probes:
-        lines.append("**Probe-scan**")
-        lines.append("")
+        lines += ["### Probe-scan", ""]
         for probe in interview.probes[-10:]:
-            lines.append(f"- Round {probe.round}: {probe.reason}")
+            lines.append(f"- Round {probe.round}: {_cell(probe.reason, 600)}")
         lines.append("")
-    if interview.status == "interviewing" and interview.gate:
-        lines += [f"**Stop gate:** {interview.gate} — {interview.gate_reason}.", ""]
     if interview.deps:
         lines += [f"**Blocked by:** {render_deps(interview.deps)}", ""]
     lines += [
-        "#### Gap ledger",
+        "### Gap ledger",
         "",
         "| id | dimension | status | source | question | answer |",
         "|---|---|---|---|---|---|",
@@ -128,6 +154,7 @@ def render_interview(interview: Interview, *, author: str, cap: int, prefix: str
         )
     if not interview.ledger.rows:
         lines.append("| — | — | — | — | no gaps found | — |")
+    lines += ["", _gate_details(interview, cap, hints)]
     lines += ["", _json_block(interview.ledger.public(), "Ledger JSON (for `steward ledger verdict`)")]
     return "\n".join(lines)
 
@@ -167,28 +194,33 @@ def render_spec(
     record: SpecRecord,
     *,
     title: str,
-    prefix: str,
     current_level: str | None,
     level_prefix: str,
     approved_label: str,
     deps: Sequence[DepRecord] = (),
+    hints: Hints | None = None,
+    prefix: str = "steward",
 ) -> str:
+    hints = hints or Hints(prefix=prefix)
     spec = record.current
     lines: list[str] = []
     if spec is None:
         lines += [
-            "### Spec — no current version",
+            "## Spec — no current version",
             "",
-            f"The last draft was discarded. {_cmd(prefix, 'refine')} (triage or more) starts again.",
+            f"The last draft was discarded. {hints.run('refine')} starts again.",
         ]
     else:
         lines += _spec_body(
-            spec, heading=f"### Spec v{spec.version} — {_cell(title, 120)} ({_status_title(spec)})"
+            spec, heading=f"## Spec v{spec.version} — {_cell(title, 120)} ({_status_title(spec)})"
         )
         refused = [d for d in deps if d.state == "refused"]
         if refused:
             lines += ["", "**Dependencies refused:** " + "; ".join(f"#{d.number}: {d.note}" for d in refused)]
-        lines += ["", f"**Verdict:** {spec.verdict}."]
+        lines += [
+            "",
+            f"**How the interview ended:** {plain(spec.verdict)} <sub>(stop gate: {spec.verdict})</sub>.",
+        ]
         if spec.verdict == "STOP-DEGRADED":
             lines += [
                 "",
@@ -203,27 +235,27 @@ def render_spec(
             lines += [
                 "",
                 f"**Approved** by @{spec.approved_by} and locked; `{approved_label}` is set.{decision} "
-                f"{_cmd(prefix, 'refine')} (triage or more) starts a new version.",
+                f"{hints.new_version()} starts a new version.",
             ]
         elif spec.status == "draft":
             level_note = ""
             if current_level is None:
                 level_note = (
-                    f" The issue has no `{level_prefix}*` label; {_cmd(prefix, 'approve-spec apply')} "
+                    f" The issue has no `{level_prefix}*` label; {hints.cmd('approve-spec apply')} "
                     f"also sets `{level_prefix}{spec.level}`."
                 )
             elif current_level != spec.level:
                 level_note = (
                     f" The issue is labelled `{level_prefix}{current_level}` but the spec scores "
-                    f"**{spec.level}**: approve with {_cmd(prefix, 'approve-spec apply')} (set "
-                    f"`{level_prefix}{spec.level}`), {_cmd(prefix, 'approve-spec keep')} (keep "
-                    f"`{level_prefix}{current_level}`) or {_cmd(prefix, 'approve-spec L1|L2|L3')}."
+                    f"**{spec.level}**: approve with {hints.cmd('approve-spec apply')} (set "
+                    f"`{level_prefix}{spec.level}`), {hints.cmd('approve-spec keep')} (keep "
+                    f"`{level_prefix}{current_level}`) or {hints.cmd('approve-spec L1|L2|L3')}."
                 )
             lines += [
                 "",
-                f"**Awaiting approval.** {_cmd(prefix, 'approve-spec')} (the author or triage+) locks it and "
-                f"sets `{approved_label}`; {_cmd(prefix, 'edit-spec')} reopens the interview for another "
-                f"round; {_cmd(prefix, 'cancel-refine')} discards this draft.{level_note}",
+                f"**Next step: approval.** {hints.run('approve-spec')} locks it and sets `{approved_label}`; "
+                f"{hints.run('edit-spec')} reopens the interview for another round; "
+                f"{hints.run('cancel-refine')} discards this draft.{level_note}",
             ]
         lines += ["", _json_block(spec.authored(), f"Spec v{spec.version} JSON")]
     if record.history:

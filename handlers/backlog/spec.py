@@ -3,13 +3,16 @@
 The spec's three authored fields:
 
 * ``goal`` — one or two sentences: *what* (the first sentence of the latest WHAT answer, else of the
-  issue's first WHAT evidence, else the title) then *why* (the first sentence of the latest WHY answer,
-  else of the issue's first WHY evidence), the second left out when the first already says it.
+  issue's first WHAT evidence, else the title) then *why* (the first sentence of the issue's first WHY
+  evidence, else of the answer to the original WHY question), the second left out when the first already
+  says it. A follow-up WHY row never replaces the reason; its answer becomes a ``CONSTRAINT:`` when it
+  states a limit.
 * ``requirements`` — lines with a prefix, in this order: ``REQ:`` (WHAT evidence and answers),
   ``AC: WHEN … THE SYSTEM SHALL …`` (EARS lines keep their trigger and response; a Gherkin scenario
   becomes ``WHEN <when>, given <given>, THE SYSTEM SHALL <then>``; any other criterion becomes ``WHEN
   the change is delivered THE SYSTEM SHALL satisfy: <criterion>``), ``SCOPE(IN):`` and ``SCOPE(OUT):``
-  (by the section or an ``In:``/``Out:``/``Fora:`` prefix), ``CONSTRAINT:``, ``EDGE:``, and
+  (by the section or an ``In:``/``Out:``/``Fora:`` prefix, also both on one line: ``In: a. Out: b``),
+  ``CONSTRAINT:``, ``EDGE:``, and
   ``SOURCE: <url>`` for each link that appears literally in the issue or its answers — never invented.
   Answers are split into lines (list markers removed); duplicates are dropped.
 * ``qa`` — one ``{question, answer}`` per question asked or answered, ``answer: null`` when unanswered.
@@ -26,7 +29,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from handlers.backlog.gaps import BodyScan, Dimension, Evidence, scope_item
+from handlers.backlog.gaps import BodyScan, Dimension, Evidence, is_limit, scope_items
 from handlers.backlog.ledger import GapLedger, GapRow
 from handlers.backlog.text import fold, prose_lines, sentences, strip_item, urls
 
@@ -174,8 +177,7 @@ def _requirement(dimension: Dimension, text: str, kind: str) -> list[str]:
     if dimension == Dimension.ACCEPTANCE:
         return [to_ac(text, kind)]
     if dimension == Dimension.SCOPE:
-        side, rest = scope_item(text, kind)
-        return [f"SCOPE({side.upper()}): {_tidy(rest)}"] if rest else []
+        return [f"SCOPE({side.upper()}): {_tidy(rest)}" for side, rest in scope_items(text, kind) if rest]
     if dimension == Dimension.CONSTRAINTS:
         return [f"CONSTRAINT: {_tidy(text)}"]
     if dimension == Dimension.EDGE:
@@ -194,15 +196,39 @@ def _latest_answer(ledger: GapLedger, dimension: Dimension) -> str:
     return answered[-1].answer or "" if answered else ""
 
 
+def _reason(found: BodyScan, ledger: GapLedger) -> str:
+    """The motivation: what the description says, else the answer to the original WHY question. A
+    follow-up row under WHY refines the reason (often with a limit); it never replaces it."""
+    evidence = found.of(Dimension.WHY)
+    if evidence:
+        return _first_sentence(evidence[0].text)
+    original = [
+        r
+        for r in ledger.rows
+        if r.dimension == Dimension.WHY and r.source == "original" and r.answer and r.status == "RESOLVED"
+    ]
+    if original:
+        return _first_sentence(original[0].answer or "")
+    return _first_sentence(_latest_answer(ledger, Dimension.WHY))
+
+
+def _why_limits(ledger: GapLedger) -> list[str]:
+    """Follow-up WHY answers that state a limit: they become constraints of the spec."""
+    return [
+        f"CONSTRAINT: {_tidy(line)}"
+        for r in ledger.rows
+        if r.dimension == Dimension.WHY and r.source != "original" and r.answer and r.status == "RESOLVED"
+        for line in _answer_lines(r.answer)
+        if is_limit(line)
+    ]
+
+
 def _goal(title: str, found: BodyScan, ledger: GapLedger) -> str:
     what = _first_sentence(_latest_answer(ledger, Dimension.WHAT))
     if not what:
         evidence = found.of(Dimension.WHAT)
         what = _first_sentence(evidence[0].text) if evidence else _tidy(title)
-    why = _first_sentence(_latest_answer(ledger, Dimension.WHY))
-    if not why:
-        evidence = found.of(Dimension.WHY)
-        why = _first_sentence(evidence[0].text) if evidence else ""
+    why = _reason(found, ledger)
     goal = what.rstrip(".") + "."
     if why and fold(why.rstrip(".")) not in fold(what):
         goal += " " + why.rstrip(".") + "."
@@ -232,6 +258,7 @@ def synthesize(
             r for r in ledger.rows if r.dimension == dimension and r.status == "RESOLVED" and r.answer
         ]
         requirements.extend(_requirements_of(dimension, found.of(dimension), answered))
+    requirements.extend(_why_limits(ledger))
     order = ("REQ:", "AC:", "SCOPE(IN):", "SCOPE(OUT):", "CONSTRAINT:", "EDGE:")
     requirements.sort(key=lambda line: next(i for i, p in enumerate(order) if line.startswith(p)))
     visible_body = "\n".join(line.text for line in prose_lines(body))

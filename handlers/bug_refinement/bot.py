@@ -14,36 +14,46 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from bot.context import CommandContext, EventContext
-from bot.forge import Comment, Forge, Issue, RepoRef
+from bot.forge import Comment, Forge, Issue, NotFound, RepoRef
 from bot.settings import BugRefinementSettings
 from bot.sticky import decode_data, find
 from handlers import registry
+from handlers.bug_refinement.comment import (
+    StoryNote,
+    notice_text,
+    render_bug_comment,
+    render_story_comment,
+    template,
+)
+from handlers.bug_refinement.document import parse_document
 from handlers.bug_refinement.rules import (
     BugVerdict,
     RecordedVerdict,
-    StoryVerdict,
     Verdict,
+    document_language,
     is_locked,
     is_refined,
     read_verdict_block,
     refine_bug,
     refine_story,
-    render_verdict_block,
     same_outcome,
+    warning_for,
 )
+from handlers.bug_refinement.sections import Language
 from handlers.refine_router import is_bug_report
 
 VERDICT_KIND = "ra9-verdict"
 STORY_KIND = "ra9-story"
+NOTICE_KIND = "ra9-notice"
 _STORY_REF = re.compile(r"^[ \t]*[-*+][ \t]+\[[ xX]\][ \t]+#(\d+)\b", re.MULTILINE)
 _STORIES_HEADING = re.compile(r"^ {0,3}##[ \t]+(?:stories|histórias|historias)[ \t]*#*[ \t]*$", re.I | re.M)
 _NEXT_HEADING = re.compile(r"^ {0,3}#{1,2}[ \t]+\S", re.M)
-_ICON = {"approved": "✅", "rejected": "❌", "pending": "⏳"}
 
 
 # --- pure rules ---------------------------------------------------------------------------------------------
@@ -73,49 +83,40 @@ def story_numbers(body: str) -> list[int]:
     return seen
 
 
-def render_bug_comment(verdict: BugVerdict, *, changed_after_approval: bool = False) -> str:
-    lines = [f"### {_ICON[verdict.verdict]} Refinement verdict: **{verdict.verdict}**", ""]
-    lines.append(f"Bug `{verdict.bug_id}` was refined against the RA9 format at `{verdict.refined_at}`.")
-    if verdict.verdict == "approved":
-        lines.append("Every section checks out; the verdict is locked — later edits do not change it.")
-    else:
-        lines.append(
-            "Fix what is listed below in the issue description; Steward refines it again when you save."
-        )
-    if verdict.blockers:
-        lines += ["", f"**Blockers ({len(verdict.blockers)})**", ""]
-        lines += [f"- `{b.code}` — {b.message}" for b in verdict.blockers]
-    if verdict.warnings:
-        lines += ["", "**Warnings** (not blocking)", ""]
-        lines += [f"- `{w.code}` — {w.message}" for w in verdict.warnings]
-    if changed_after_approval:
-        lines += [
-            "",
-            "> [!NOTE]",
-            "> The description changed after approval. The approved verdict stands; "
-            "a new bug report is the way to change an approved one.",
-        ]
-    lines += [
-        "",
-        render_verdict_block(verdict.verdict, verdict.verdict_hash, verdict.refined_at, verdict.blockers),
-    ]
-    return "\n".join(lines)
+def select_stories(
+    bug: Issue,
+    sub_issues: Sequence[Issue],
+    listed: Sequence[int],
+    found: Mapping[int, Issue | None],
+    *,
+    limit: int,
+) -> tuple[list[Issue], list[StoryNote]]:
+    """Which issues to refine as stories of ``bug``, and which to skip and why (DESIGN §3.9: trust follows
+    the person). A sub-issue was put there by someone allowed to; an issue the body's ``## Stories`` list
+    names counts only when the bug's author opened it, so an outsider's bug cannot make Steward comment on
+    and label a maintainer's issues. Pull requests are never stories. At most ``limit`` are refined.
 
-
-def render_story_comment(verdict: StoryVerdict, bug_ref: str) -> str:
-    lines = [
-        f"### {_ICON[verdict.verdict]} Story verdict: **{verdict.verdict}**",
-        "",
-        f"Story `{verdict.story}` of the approved bug {bug_ref}, refined at `{verdict.refined_at}`.",
-    ]
-    if verdict.blockers:
-        lines += ["", f"**Blockers ({len(verdict.blockers)})**", ""]
-        lines += [f"- `{b.code}` — {b.message}" for b in verdict.blockers]
-    lines += [
-        "",
-        render_verdict_block(verdict.verdict, verdict.verdict_hash, verdict.refined_at, verdict.blockers),
-    ]
-    return "\n".join(lines)
+    ``found`` holds each listed issue read from the forge (None: it does not exist); a listed number past
+    the limit need not have been read."""
+    chosen: list[Issue] = []
+    skipped: list[StoryNote] = []
+    subs = {issue.number for issue in sub_issues}
+    candidates: list[tuple[int, Issue | None]] = [(issue.number, issue) for issue in sub_issues]
+    candidates += [(n, found.get(n)) for n in listed if n not in subs and n != bug.number]
+    for number, story in candidates:
+        if len(chosen) >= limit:
+            skipped.append(
+                StoryNote(number, skipped=f"the bug already has {limit} stories, the most I refine")
+            )
+        elif story is None:
+            skipped.append(StoryNote(number, skipped="there is no such issue in this repository"))
+        elif story.is_pull_request:
+            skipped.append(StoryNote(number, skipped="it is a pull request, not an issue"))
+        elif number not in subs and story.author.casefold() != bug.author.casefold():
+            skipped.append(StoryNote(number, skipped="it is not a sub-issue and was opened by someone else"))
+        else:
+            chosen.append(story)
+    return chosen, skipped
 
 
 @dataclass(frozen=True)
@@ -190,76 +191,142 @@ async def is_issue_refined(ctx: EventContext, number: int, story: int | None = N
     return is_refined(bug, as_story)
 
 
+MAX_STORY_NOTES = 20
+
+
+def _notes_for_comment(notes: Sequence[StoryNote]) -> list[StoryNote]:
+    """At most ``MAX_STORY_NOTES`` lines of stories in the verdict comment (DESIGN §3.11)."""
+    if len(notes) <= MAX_STORY_NOTES:
+        return list(notes)
+    rest = len(notes) - MAX_STORY_NOTES + 1
+    return [*notes[: MAX_STORY_NOTES - 1], StoryNote(0, skipped=f"… and {rest} more")]
+
+
 async def refine_issue(ctx: EventContext, issue: Issue) -> str:
     """Refine one bug issue; returns what happened (for logs and replies)."""
     comments = await ctx.forge.list_comments(ctx.repo, issue.number)
     existing, recorded = _recorded(comments, bot_login=ctx.me.login, kind=VERDICT_KIND, key=issue.number)
     data: dict[str, Any] = (decode_data(existing.body) or {}) if existing else {}
     digest = body_digest(issue.body)
+    bug_id = bug_id_of(ctx.repo, issue.number)
     if existing is not None and recorded is not None and is_locked(recorded):
-        if data.get("body") != digest and not data.get("changedAfterApproval"):
-            locked = BugVerdict(
-                data.get("bugId", bug_id_of(ctx.repo, issue.number)),
-                "approved",
-                recorded.verdict_hash,
-                recorded.refined_at,
-                (),
-                (),
-            )
-            await ctx.upsert_sticky(
-                VERDICT_KIND,
-                str(issue.number),
-                render_bug_comment(locked, changed_after_approval=True),
-                data={**data, "changedAfterApproval": True},
-                number=issue.number,
-                comments=comments,
-            )
-        await _mirror_labels(ctx, issue, "approved")
-        await _refine_stories(ctx, issue, recorded)
-        return "locked"
-    verdict = refine_bug(issue.body, bug_id=bug_id_of(ctx.repo, issue.number), refined_at=datetime.now(UTC))
-    if not same_outcome(recorded, verdict):
+        notes = await _refine_stories(ctx, issue)
+        changed = bool(data.get("changedAfterApproval")) or data.get("body", digest) != digest
+        locked = BugVerdict(
+            str(data.get("bugId", bug_id)),
+            "approved",
+            recorded.verdict_hash,
+            recorded.refined_at,
+            (),
+            tuple(warning_for(str(code)) for code in data.get("warnings", ())),
+        )
+        text = render_bug_comment(
+            locked,
+            language=_language(data),
+            changed_after_approval=changed,
+            stories=_notes_for_comment(notes),
+        )
         await ctx.upsert_sticky(
             VERDICT_KIND,
             str(issue.number),
-            render_bug_comment(verdict),
-            data={"bugId": verdict.bug_id, "body": digest},
+            text,
+            data={**data, "changedAfterApproval": changed} if changed else data,
             number=issue.number,
             comments=comments,
         )
-        recorded = RecordedVerdict(
-            verdict.verdict, verdict.verdict_hash, verdict.refined_at, verdict.blocker_codes
+        await _mirror_labels(ctx, issue, "approved")
+        return "locked"
+    verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=datetime.now(UTC))
+    language = document_language(parse_document(issue.body))
+    if not same_outcome(recorded, verdict):
+        notes = await _refine_stories(ctx, issue) if verdict.verdict == "approved" else []
+        text = render_bug_comment(
+            verdict,
+            language=language,
+            template_text=template(issue.body, issue.title) if verdict.verdict == "rejected" else None,
+            stories=_notes_for_comment(notes),
         )
+        written = await ctx.upsert_sticky(
+            VERDICT_KIND,
+            str(issue.number),
+            text,
+            data={
+                "bugId": verdict.bug_id,
+                "body": digest,
+                "warnings": list(verdict.warning_codes),
+                "language": language,
+            },
+            number=issue.number,
+            comments=comments,
+        )
+        if verdict.verdict == "rejected":
+            await _notify_author(ctx, issue, verdict, written.comment, comments)
     await _mirror_labels(ctx, issue, verdict.verdict)
-    if verdict.verdict == "approved":
-        await _refine_stories(ctx, issue, recorded)
     ctx.log.info("bug refined", verdict=verdict.verdict, blockers=list(verdict.blocker_codes))
     return verdict.verdict
 
 
-async def _refine_stories(ctx: EventContext, bug: Issue, recorded: RecordedVerdict | None) -> None:
-    if recorded is None or recorded.status != "approved":
+def _language(data: Mapping[str, Any]) -> Language:
+    return "pt" if data.get("language") == "pt" else "en"
+
+
+async def _notify_author(
+    ctx: EventContext, issue: Issue, verdict: BugVerdict, sticky: Comment, comments: list[Comment]
+) -> None:
+    """One short new comment that mentions the author (editing the verdict notifies nobody), once per set
+    of blockers: a replayed or repeated refinement with the same outcome writes nothing."""
+    if not issue.author or issue.author.casefold() == ctx.me.login.casefold():
         return
-    numbers = [sub.number for sub in await ctx.forge.list_sub_issues(ctx.repo, bug.number)]
-    numbers += [n for n in story_numbers(bug.body) if n not in numbers and n != bug.number]
+    digest = hashlib.sha256("\n".join(verdict.blocker_codes).encode()).hexdigest()[:12]
+    await ctx.upsert_sticky(
+        NOTICE_KIND,
+        f"{issue.number}-rejected-{digest}",
+        notice_text(issue.author, verdict, sticky.html_url),
+        number=issue.number,
+        comments=comments,
+    )
+
+
+async def _refine_stories(ctx: EventContext, bug: Issue) -> list[StoryNote]:
+    """Refine the stories of an approved bug; returns a note per story (refined or skipped, and why)."""
+    limit = ctx.settings.limits.stories_per_bug
+    sub_issues = await ctx.forge.list_sub_issues(ctx.repo, bug.number)
+    listed = [n for n in story_numbers(bug.body) if n != bug.number]
+    found: dict[int, Issue | None] = {}
+    subs = {s.number for s in sub_issues}
+    room = max(0, limit - len(sub_issues))
+    for number in [n for n in listed if n not in subs][:room]:
+        try:
+            found[number] = await ctx.forge.get_issue(ctx.repo, number)
+        except NotFound:
+            found[number] = None
+    chosen, skipped = select_stories(bug, sub_issues, listed, found, limit=limit)
+    notes: list[StoryNote] = []
     bug_id = bug_id_of(ctx.repo, bug.number)
-    for number in numbers:
-        story = await ctx.forge.get_issue(ctx.repo, number)
-        comments = await ctx.forge.list_comments(ctx.repo, number)
+    for story in chosen:
+        comments = await ctx.forge.list_comments(ctx.repo, story.number)
         _, story_recorded = _recorded(comments, bot_login=ctx.me.login, kind=STORY_KIND, key=bug.number)
         if is_locked(story_recorded):
             await _mirror_labels(ctx, story, "approved")
+            notes.append(StoryNote(story.number, verdict="approved"))
             continue
-        verdict = refine_story(story.body, bug_id=bug_id, story=f"#{number}", refined_at=datetime.now(UTC))
+        verdict = refine_story(
+            story.body, bug_id=bug_id, story=f"#{story.number}", refined_at=datetime.now(UTC)
+        )
         if not same_outcome(story_recorded, verdict):
+            language = document_language(parse_document(story.body))
             await ctx.upsert_sticky(
                 STORY_KIND,
                 str(bug.number),
-                render_story_comment(verdict, f"#{bug.number}"),
-                number=number,
+                render_story_comment(verdict, f"#{bug.number}", language),
+                number=story.number,
                 comments=comments,
             )
         await _mirror_labels(ctx, story, verdict.verdict)
+        notes.append(StoryNote(story.number, verdict=verdict.verdict))
+    if skipped:
+        ctx.log.info("stories skipped", skipped=[n.number for n in skipped][:MAX_STORY_NOTES])
+    return [*notes, *skipped]
 
 
 def _is_bug(ctx: EventContext, issue: Issue) -> bool:
@@ -294,8 +361,16 @@ async def on_issue(ctx: EventContext) -> None:
 
 
 async def refine_command(ctx: CommandContext) -> None:
-    """``/refine`` on a bug report (routed here by ``handlers.refine_router``)."""
+    """``/refine`` on a bug report (routed here by ``handlers.refine_router``). It also adds the trigger
+    label, so later edits of the description are checked again, as the verdict comment promises."""
     issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
+    settings = _settings(ctx)
+    if not issue.has_label(settings.refine_label):
+        await ctx.forge.ensure_label(
+            ctx.repo, settings.refine_label, color="c5def5", description="Steward: refine this issue"
+        )
+        labels = await ctx.forge.add_labels(ctx.repo, issue.number, [settings.refine_label])
+        issue = replace(issue, labels=labels)
     outcome = await refine_issue(ctx, issue)
     if outcome == "locked":
         await ctx.reply("This bug's refinement is approved and locked; the verdict comment above stands.")

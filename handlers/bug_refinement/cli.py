@@ -16,11 +16,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
-from .document import BUG_SECTION_NAMES
+from . import sections
+from .document import parse_document
 from .rules import (
     BugVerdict,
     StoryVerdict,
     apply_verdict,
+    document_language,
     format_refined_at,
     is_locked,
     read_verdict_block,
@@ -195,16 +197,22 @@ def result_json(
     }
 
 
-def render_report(verdict: BugVerdict, transition: str | None, stories: list[StoryVerdict]) -> str:
-    """The readable report shown on a terminal: each section ✓ or ✗ with what to fix."""
+def render_report(
+    verdict: BugVerdict,
+    transition: str | None,
+    stories: list[StoryVerdict],
+    language: sections.Language = "en",
+) -> str:
+    """The readable report shown on a terminal: each section ✓ or ✗ with what to fix, sections named in
+    the document's language."""
     by_section: dict[int | None, list[str]] = {}
     for b in verdict.blockers:
         by_section.setdefault(section_of(b.code), []).append(f"{b.code}: {b.message}")
     out = [f"Refining {verdict.bug_id}", ""]
-    for n, names in BUG_SECTION_NAMES.items():
+    for n in sections.BUG_SECTIONS:
         problems = by_section.get(n, [])
         mark = "✗" if problems else "✓"
-        out.append(f"  {mark} {n}. {names[1]}")
+        out.append(f"  {mark} {n}. {sections.name(n, language)}")
         out.extend(f"      {p}" for p in problems)
     for p in by_section.get(None, []):
         out.append(f"  ✗ {p}")
@@ -250,7 +258,8 @@ def run(options: Options, cwd: Path, now: datetime, out: TextIO) -> int:
         refine_stories(bug_id, path.resolve().parent, refined_at) if verdict.verdict == "approved" else []
     )
     if options.interactive and not options.json_only and out.isatty():
-        out.write(render_report(verdict, transition, stories))
+        language = document_language(parse_document(loaded.text))
+        out.write(render_report(verdict, transition, stories, language))
     _emit(result_json(verdict, transition, stories), out)
     return EXIT_OK
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import bisect
 import operator
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -23,6 +22,9 @@ from typing import NamedTuple
 import yaml
 from markdown_it.common.html_blocks import block_names
 from markdown_it.common.html_re import HTML_OPEN_CLOSE_TAG_STR
+
+from .sections import BUG_SECTIONS, STORY_SECTIONS
+from .text import fold
 
 __all__ = [
     "BUG_SECTION_NAMES",
@@ -39,26 +41,10 @@ __all__ = [
     "strip_html_comments",
 ]
 
-# Section names as the issue's table gives them; matching folds case and accents (see `fold`).
-BUG_SECTION_NAMES: Mapping[int, tuple[str, ...]] = {
-    1: ("Visão", "Vision"),
-    2: ("Persona & Cenário de Uso", "Persona & Usage Scenario"),
-    3: ("Entrega de Valor", "Value Delivery"),
-    4: ("Critérios de Aceite", "Acceptance Criteria"),
-    5: ("Reproduction Recipe", "Receita de Reprodução"),
-    6: ("Root-Cause Hypothesis", "Hipótese de Causa Raiz"),
-    7: ("Regression Test Slot", "Slot de Teste de Regressão"),
-    8: ("Dependências", "Dependencies"),
-    9: ("Histórico de Decisão", "Decision History"),
-}
-
-# A story's section 7 is its dependencies (not the bug's regression slot).
-STORY_SECTION_NAMES: Mapping[int, tuple[str, ...]] = {
-    1: BUG_SECTION_NAMES[1],
-    4: BUG_SECTION_NAMES[4],
-    5: BUG_SECTION_NAMES[5],
-    7: ("Dependências", "Dependencies"),
-}
+# The names a section may have, in English and Portuguese (``sections`` holds them); matching folds case and
+# accents (see `fold`).
+BUG_SECTION_NAMES: Mapping[int, tuple[str, ...]] = {n: pair for n, pair in BUG_SECTIONS.items()}
+STORY_SECTION_NAMES: Mapping[int, tuple[str, ...]] = {n: pair for n, pair in STORY_SECTIONS.items()}
 
 # Level-3 sub-sections of section 5, found by their number (`5.2`) or, unnumbered, by one of these names.
 RECIPE_SUBSECTION_NAMES: Mapping[str, tuple[str, ...]] = {
@@ -67,16 +53,6 @@ RECIPE_SUBSECTION_NAMES: Mapping[str, tuple[str, ...]] = {
     "5.3": ("Observed vs", "Observed x", "Observado vs", "Observado x"),
     "5.4": ("Artifacts", "Artefatos"),
 }
-
-_COMBINING = re.compile(r"[\u0300-\u036f]")
-
-
-def fold(text: str) -> str:
-    """Case- and accent-insensitive form of `text` (`Visão` and `VISAO` fold to the same string)."""
-    if text.isascii():
-        return text.lower()
-    return _COMBINING.sub("", unicodedata.normalize("NFKD", text)).casefold()
-
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 

@@ -14,6 +14,7 @@ from typing import Literal, cast, get_args
 
 import yaml
 
+from . import sections
 from .document import (
     _HTML_COMMENT,
     BUG_SECTION_NAMES,
@@ -27,6 +28,7 @@ from .document import (
     parse_document,
     strip_html_comments,
 )
+from .sections import Language
 
 __all__ = [
     "BLOCKER_CODES",
@@ -53,6 +55,7 @@ __all__ = [
     "section_of",
     "story_verdict_hash",
     "verdict_hash",
+    "warning_for",
 ]
 
 Verdict = Literal["pending", "rejected", "approved"]
@@ -118,71 +121,71 @@ class RecordedVerdict:
 # --- blocker and warning codes ----------------------------------------------------------------------------
 
 
-def _section_label(n: int) -> str:
-    pt, en = BUG_SECTION_NAMES[n][0], BUG_SECTION_NAMES[n][1]
-    return f"`## {n}. {en}` (`{pt}`)" if pt != en else f"`## {n}. {en}`"
+def _bug_messages(lang: Language) -> dict[str, str]:
+    """What each bug blocker asks for, naming sections in the document's language."""
+    h = {n: f"`{sections.heading(n, lang)}`" for n in sections.BUG_SECTIONS}
+    sub = {key: f"`{sections.subsection(key, lang)}`" for key in sections.RECIPE_SUBSECTIONS}
+    f = {key: sections.field(key, lang) for key in sections.FIELDS}
+    other: Language = "en" if lang == "pt" else "pt"
+    g = {key: sections.field(key, other) for key in ("given", "when", "then")}
+    return {
+        **{
+            f"MISSING_SECTION_{n}": f"Add a level-2 heading {sections.label(n, lang)} and fill it in."
+            for n in sections.BUG_SECTIONS
+        },
+        "VISION_EMPTY": f"Under {h[1]}, write at least one line: who is affected and what goes wrong.",
+        "AC_MISSING_GHERKIN": (
+            f"Under {h[4]}, write a scenario with a `{f['given']}` line, then a `{f['when']}` line, "
+            f"then a `{f['then']}` line (`{g['given']}`/`{g['when']}`/`{g['then']}` work too)."
+        ),
+        "RECIPE_MISSING_ENV": f"Under {h[5]}, add {sub['5.1']} with the version, OS and runtime.",
+        "RECIPE_MISSING_STEPS": (
+            f"Under {h[5]}, add {sub['5.2']} with at least two numbered steps (`1.`, `2.`)."
+        ),
+        "RECIPE_MISSING_OBSERVED_EXPECTED": (
+            f"Under {h[5]}, add {sub['5.3']} with an `{f['observed']}:` line and an `{f['expected']}:` "
+            "line, both filled in."
+        ),
+        "RECIPE_MISSING_ARTIFACTS": (
+            f"Under {h[5]}, add {sub['5.4']} with a log path, link, screenshot or attachment."
+        ),
+        "ROOT_CAUSE_TOO_SHORT": f"Under {h[6]}, write at least 10 characters on what you suspect is wrong.",
+        "REGRESSION_SLOT_MISSING": (
+            f"Under {h[7]}, name the test file (such as `tests/test_cart.py`) or write `TBD`."
+        ),
+        "STATUS_LINE_MISSING": "Add a `**Status:** Pendente` line near the top of the body.",
+    }
 
 
-_BUG_MESSAGES: dict[str, str] = {
-    **{
-        f"MISSING_SECTION_{n}": f"Add a level-2 heading {_section_label(n)} and fill it in."
-        for n in BUG_SECTION_NAMES
-    },
-    "VISION_EMPTY": "Under `## 1. Vision`, write at least one line: who is affected and what goes wrong.",
-    "AC_MISSING_GHERKIN": (
-        "Under `## 4. Acceptance Criteria`, write a scenario with a `Given` line, then a `When` line, "
-        "then a `Then` line (`Dado`/`Quando`/`Então`)."
-    ),
-    "RECIPE_MISSING_ENV": (
-        "Under `## 5. Reproduction Recipe`, add `### 5.1 Environment` with the version, OS and runtime."
-    ),
-    "RECIPE_MISSING_STEPS": (
-        "Under `## 5. Reproduction Recipe`, add `### 5.2 Steps to Reproduce` with at least two numbered "
-        "steps (`1.`, `2.`)."
-    ),
-    "RECIPE_MISSING_OBSERVED_EXPECTED": (
-        "Under `## 5. Reproduction Recipe`, add `### 5.3 Observed vs Expected` with an `Observed:` line and "
-        "an `Expected:` line, both filled in."
-    ),
-    "RECIPE_MISSING_ARTIFACTS": (
-        "Under `## 5. Reproduction Recipe`, add `### 5.4 Artifacts` with a log path, link, screenshot or "
-        "attachment."
-    ),
-    "ROOT_CAUSE_TOO_SHORT": (
-        "Under `## 6. Root-Cause Hypothesis`, write at least 10 characters on what you suspect is wrong."
-    ),
-    "REGRESSION_SLOT_MISSING": (
-        "Under `## 7. Regression Test Slot`, name the test file (such as `tests/test_cart.py`) "
-        "or write `TBD`."
-    ),
-    "STATUS_LINE_MISSING": "Add a `**Status:** Pendente` line near the top of the body.",
-}
+def _story_messages(lang: Language) -> dict[str, str]:
+    h = {n: f"`{sections.heading(n, lang, story=True)}`" for n in sections.STORY_SECTIONS}
+    f = {key: sections.field(key, lang) for key in sections.FIELDS}
+    return {
+        "STORY_VISION_EMPTY": f"In the story, add {h[1]} with at least one line on what the story delivers.",
+        "STORY_AC_MISSING_GHERKIN": (
+            f"In the story, add {h[4]} with a `{f['given']}` line, then a `{f['when']}` line, "
+            f"then a `{f['then']}` line."
+        ),
+        "STORY_RECIPE_INCOMPLETE": (
+            f"In the story, add {h[5]} with the sub-sections `{sections.subsection('5.1', lang)}` "
+            f"and `{sections.subsection('5.3', lang)}`."
+        ),
+        "STORY_DEPS_MISSING": (
+            f"In the story, add {h[7]} with a `**Blocked By:**` line naming the blocker, or `—` for none."
+        ),
+    }
 
-_STORY_MESSAGES: dict[str, str] = {
-    "STORY_VISION_EMPTY": (
-        "In the story, add `## 1. Vision` with at least one line on what the story delivers."
-    ),
-    "STORY_AC_MISSING_GHERKIN": (
-        "In the story, add `## 4. Acceptance Criteria` with a `Given` line, then a `When` line, "
-        "then a `Then` line."
-    ),
-    "STORY_RECIPE_INCOMPLETE": (
-        "In the story, add `## 5. Reproduction Recipe` with the sub-sections `### 5.1 Environment` "
-        "and `### 5.3 Observed vs Expected`."
-    ),
-    "STORY_DEPS_MISSING": (
-        "In the story, add `## 7. Dependencies` with a `**Blocked By:**` line naming the blocker, "
-        "or `—` for none."
-    ),
-}
+
+_BUG_MESSAGES: dict[Language, dict[str, str]] = {lang: _bug_messages(lang) for lang in ("en", "pt")}
+_STORY_MESSAGES: dict[Language, dict[str, str]] = {lang: _story_messages(lang) for lang in ("en", "pt")}
 
 _WARNING_MESSAGES: dict[str, str] = {
     "SEVERITY_MISSING": "Set `severity:` in the front matter or add a `**Severity:**` line (not required).",
     "SCOPE_MISSING": "Set `scope:` in the front matter or add a `**Scope:**` line (not required).",
 }
 
-BLOCKER_CODES: tuple[str, ...] = tuple(_BUG_MESSAGES)
-STORY_BLOCKER_CODES: tuple[str, ...] = tuple(_STORY_MESSAGES)
+BLOCKER_CODES: tuple[str, ...] = tuple(_BUG_MESSAGES["en"])
+STORY_BLOCKER_CODES: tuple[str, ...] = tuple(_STORY_MESSAGES["en"])
 WARNING_CODES: tuple[str, ...] = tuple(_WARNING_MESSAGES)
 
 _SECTION_OF: dict[str, int] = {
@@ -202,10 +205,17 @@ _SECTION_OF: dict[str, int] = {
 }
 
 
-def blocker_for(code: str) -> Blocker:
-    """The blocker with `code` and its standard message (also for codes read back from a verdict block)."""
-    message = _BUG_MESSAGES.get(code) or _STORY_MESSAGES.get(code) or f"Fix `{code}`."
+def blocker_for(code: str, language: Language = "en") -> Blocker:
+    """The blocker with `code` and its standard message (also for codes read back from a verdict block),
+    naming sections in `language`."""
+    message = _BUG_MESSAGES[language].get(code) or _STORY_MESSAGES[language].get(code) or f"Fix `{code}`."
     return Blocker(code, message)
+
+
+def document_language(doc: Document) -> Language:
+    """The language the document's RA9 headings are written in (English when it has none)."""
+    found = find_sections(doc, BUG_SECTION_NAMES)
+    return sections.language_of(section.title for section in found.values())
 
 
 def section_of(code: str) -> int | None:
@@ -213,8 +223,9 @@ def section_of(code: str) -> int | None:
     return _SECTION_OF.get(code)
 
 
-def _warning(code: str) -> RefinementWarning:
-    return RefinementWarning(code, _WARNING_MESSAGES[code])
+def warning_for(code: str) -> RefinementWarning:
+    """The warning with `code` and its message (also for codes read back from a verdict comment)."""
+    return RefinementWarning(code, _WARNING_MESSAGES.get(code, f"Consider `{code}`."))
 
 
 # --- content checks ---------------------------------------------------------------------------------------
@@ -419,8 +430,9 @@ def _bug_warnings(doc: Document) -> list[str]:
 def refine_bug(text: str, *, bug_id: str, refined_at: datetime | str) -> BugVerdict:
     """Check a bug document against the RA9 rules: `approved` when nothing blocks it, else `rejected`."""
     doc = parse_document(text)
-    blockers = tuple(blocker_for(code) for code in _bug_blockers(doc))
-    warnings = tuple(_warning(code) for code in _bug_warnings(doc))
+    language = document_language(doc)
+    blockers = tuple(blocker_for(code, language) for code in _bug_blockers(doc))
+    warnings = tuple(warning_for(code) for code in _bug_warnings(doc))
     verdict: Verdict = "rejected" if blockers else "approved"
     at = format_refined_at(refined_at)
     return BugVerdict(bug_id, verdict, verdict_hash(bug_id, verdict, at), at, blockers, warnings)
@@ -456,7 +468,7 @@ def refine_story(text: str, *, bug_id: str, story: str, refined_at: datetime | s
         verdict,
         story_verdict_hash(bug_id, name, verdict, at),
         at,
-        tuple(blocker_for(code) for code in codes),
+        tuple(blocker_for(code, document_language(doc)) for code in codes),
     )
 
 

@@ -219,3 +219,45 @@ def test_dependency_cycles_are_found_and_spelled_out() -> None:
     assert find_cycle(graph, 5, 9) is None
     assert find_cycle(graph, 5, 5) == [5, 5]
     assert find_cycle({1: [2], 2: [1]}, 3, 1) is None
+
+
+def _answered(i: int, dimension: Dimension, answer: str, source: str = "original", when: int = 1) -> GapRow:
+    return GapRow(
+        id=f"g{i}", dimension=dimension, status="RESOLVED", answer=answer, source=source,
+        asked_in=when, answered_in=when, question=f"q{i}",
+    )  # fmt: skip
+
+
+def test_a_follow_up_under_why_keeps_the_reason_and_adds_its_limit_as_a_constraint() -> None:
+    """"What, then why" keeps the original motivation; a follow-up WHY answer that states a limit is a
+    constraint, not a new reason."""
+    ledger = GapLedger(
+        rows=(
+            _answered(1, Dimension.WHAT, "Shoppers sign in with email."),
+            _answered(2, Dimension.WHY, "Carts are lost when the browser closes."),
+            _answered(3, Dimension.WHY, "It must not take more than 2 seconds.", "raised-by-answer-R1", 2),
+        )
+    )
+    spec = synthesize(
+        title="Login", body="", found=scan("Login", ""), ledger=ledger,
+        verdict="STOP-CLEAN", version=1, origin="o",
+    )  # fmt: skip
+    assert spec.goal == "Shoppers sign in with email. Carts are lost when the browser closes."
+    assert "CONSTRAINT: It must not take more than 2 seconds" in spec.requirements
+
+
+@pytest.mark.parametrize(
+    ("answer", "wanted"),
+    [
+        ("In: email login. Out: social login", ["SCOPE(IN): email login", "SCOPE(OUT): social login"]),
+        ("In: web; Out of scope: mobile", ["SCOPE(IN): web", "SCOPE(OUT): mobile"]),
+        ("Dentro: web, Fora: app", ["SCOPE(IN): web", "SCOPE(OUT): app"]),
+        ("Only the checkout page", ["SCOPE(IN): Only the checkout page"]),
+    ],
+)
+def test_a_one_line_in_and_out_scope_answer_is_split(answer: str, wanted: list[str]) -> None:
+    ledger = GapLedger(rows=(_answered(1, Dimension.SCOPE, answer),))
+    spec = synthesize(
+        title="t", body="", found=scan("t", ""), ledger=ledger, verdict="STOP-CLEAN", version=1, origin="o"
+    )
+    assert [r for r in spec.requirements if r.startswith("SCOPE")] == wanted

@@ -72,6 +72,7 @@ def test_an_interview_from_label_to_an_approved_spec(steward: Steward) -> None:
     assert [ledger[i]["dimension"] for i in state["asking"]] == ["WHAT", "SCOPE", "ACCEPTANCE", "DEPS"]
     interview = sticky_of(steward, repo, number, "backlog-interview")
     assert interview is not None and "round 1 of at most 5" in interview["body"]
+    assert "round 0" not in interview["body"], "one round counter, the same everywhere"
     assert "| id | dimension | status | source | question | answer |" in interview["body"]
     assert "Ledger JSON" in interview["body"]
 
@@ -145,7 +146,7 @@ def test_an_interview_from_label_to_an_approved_spec(steward: Steward) -> None:
     spec_comment = sticky_of(steward, repo, number, "backlog-spec")
     assert spec_comment is not None
     body = spec_comment["body"]
-    assert "### Spec v1" in body and "## Open Questions" in body
+    assert "## Spec v1" in body and "## Open Questions" in body
     assert f"**{by_dim['CONSTRAINTS']}**" in body and f"**{by_dim['EDGE']}**" in body
     spec = data_of(steward, repo, number, "backlog-spec")["current"]
     assert spec["version"] == 1 and spec["verdict"] == "STOP-ENOUGH" and spec["status"] == "draft"
@@ -262,3 +263,38 @@ See https://example.com/design for the mock-ups.
     assert spec["version"] == 1 and spec["qa"] == []
     assert "SOURCE: https://example.com/design" in spec["requirements"]
     assert "AC: WHEN a shopper signs in THE SYSTEM SHALL restore the cart" in spec["requirements"]
+
+
+def notices_of(steward: Steward, repo: str, number: int) -> list[str]:
+    head = "<!-- steward:backlog-notice:"
+    return [c["body"] for c in steward.bot_comments(repo, number) if c["body"].startswith(head)]
+
+
+def test_only_triage_may_approve_a_spec_and_the_author_is_told_when_to_act(steward: Steward) -> None:
+    """An outsider who opens an issue may answer and end the interview, but not stamp the spec approved;
+    each new round and each spec ready for approval mentions the author in one short new comment."""
+    repo = steward.new_repo()
+    number = steward.outsider.open_issue(repo, "Add login", FEATURE)
+    steward.maintainer.add_labels(repo, number, ["refine"])
+    steward.settle()
+    [round_one] = notices_of(steward, repo, number)
+    assert "@outsider: round 1 of the refinement — " in round_one
+    assert "questions for you in [the interview](" in round_one
+    steward.outsider.comment(repo, number, "/enough")
+    steward.settle()
+    ready = [n for n in notices_of(steward, repo, number) if "Spec v1** is ready" in n]
+    assert len(ready) == 1 and ready[0].splitlines()[-1].startswith("@outsider: ")
+    floor = "write" if steward.forge == "gitea" else "triage"
+    assert f"`/steward approve-spec` ({floor}+) approves it" in ready[0], "the hint matches the permission"
+    attempt = steward.outsider.comment(repo, number, "/approve-spec")
+    steward.settle()
+    assert any(
+        "@outsider: `/steward approve-spec` can only be run by" in r and f"{floor} access or more" in r
+        for r in replies(steward, repo, number)
+    )
+    assert "confused" in steward.maintainer.reactions(repo, attempt)
+    assert "refinement:approved" not in labels_of(steward, repo, number)
+    steward.triager.comment(repo, number, "/approve-spec")
+    steward.settle()
+    assert "refinement:approved" in labels_of(steward, repo, number)
+    assert len(notices_of(steward, repo, number)) == 2, "no notice is written twice"

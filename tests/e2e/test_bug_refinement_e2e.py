@@ -35,7 +35,7 @@ def test_a_new_bug_is_pending_then_refined_rejected_then_approved_and_locked(ste
     steward.settle()
     [comment] = verdict_comments(steward, repo, number)
     body = str(comment["body"])
-    assert "Refinement verdict: **rejected**" in body
+    assert body.splitlines()[2].startswith("## ❌ Bug report not ready: ")
     for code in (
         "VISION_EMPTY",
         "AC_MISSING_GHERKIN",
@@ -44,7 +44,7 @@ def test_a_new_bug_is_pending_then_refined_rejected_then_approved_and_locked(ste
         "REGRESSION_SLOT_MISSING",
         "MISSING_SECTION_8",
     ):
-        assert f"`{code}` — " in body
+        assert f"<sub>`{code}`</sub>" in body
     assert "## Refinement Verdict" in body and "status: rejected" in body
     assert refinement_labels(steward, repo, number) == ["refinement:rejected"]
     assert steward.maintainer.call("GET", f"/repos/{repo}/issues/{number}")["body"] == REJECTED, (
@@ -55,15 +55,14 @@ def test_a_new_bug_is_pending_then_refined_rejected_then_approved_and_locked(ste
     steward.settle()
     [approved] = verdict_comments(steward, repo, number)
     assert approved["id"] == comment["id"], "the verdict comment is edited in place"
-    assert "Refinement verdict: **approved**" in str(approved["body"]) and "blockers: []" in str(
-        approved["body"]
-    )
+    assert "## ✅ Bug report refined: approved" in str(approved["body"])
+    assert "blockers: []" in str(approved["body"])
     assert refinement_labels(steward, repo, number) == ["refinement:approved"]
 
     steward.outsider.edit_issue(repo, number, body=REJECTED)
     steward.settle()
     [locked] = verdict_comments(steward, repo, number)
-    assert "Refinement verdict: **approved**" in str(locked["body"])
+    assert "## ✅ Bug report refined: approved" in str(locked["body"])
     assert "The description changed after approval" in str(locked["body"])
     assert refinement_labels(steward, repo, number) == ["refinement:approved"]
 
@@ -111,4 +110,67 @@ def test_refine_command_is_for_the_author_or_triage(steward: Steward) -> None:
     steward.maintainer.comment(repo, number, "/refine")
     steward.settle()
     [verdict] = verdict_comments(steward, repo, number)
-    assert "**rejected**" in str(verdict["body"])
+    assert "## ❌ Bug report not ready" in str(verdict["body"])
+
+
+def notices(steward: Steward, repo: str, number: int) -> list[str]:
+    return [str(c["body"]) for c in steward.bot_comments(repo, number) if "steward:ra9-notice:" in c["body"]]
+
+
+def test_an_outsiders_bug_cannot_make_steward_label_a_maintainers_issue_as_its_story(
+    steward: Steward,
+) -> None:
+    """Security: the issues a `## Stories` list names are refined only when they are sub-issues of the
+    bug or were opened by the bug's author; the verdict comment says which were skipped and why."""
+    repo = steward.new_repo()
+    theirs = steward.maintainer.open_issue(repo, "Roadmap", "The maintainer's own planning issue.")
+    own = steward.outsider.open_issue(repo, "Story: vague", "## 1. Vision\n\nMake it work.\n")
+    body = APPROVED + f"\n\n## Stories\n\n- [ ] #{theirs}\n- [ ] #{own}\n"
+    bug = steward.outsider.open_issue(repo, "Cart total ignores discount", body)
+    steward.maintainer.add_labels(repo, bug, ["refine"])
+    steward.settle()
+    assert refinement_labels(steward, repo, bug) == ["refinement:approved"]
+    assert steward.bot_comments(repo, theirs) == [] and steward.maintainer.labels_of(repo, theirs) == []
+    assert refinement_labels(steward, repo, own) == ["refinement:rejected"], "the author's own story counts"
+    [verdict] = verdict_comments(steward, repo, bug)
+    assert (
+        f"#{theirs} was not refined as a story: it is not a sub-issue and was opened by someone else"
+        in str(verdict["body"])
+    )
+
+
+def test_refine_on_a_bug_adds_the_label_so_later_edits_are_checked_again(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.outsider.open_issue(repo, "bug", REJECTED)
+    steward.outsider.comment(repo, number, "/refine")
+    steward.settle()
+    assert "refine" in steward.maintainer.labels_of(repo, number)
+    assert refinement_labels(steward, repo, number) == ["refinement:rejected"]
+    steward.outsider.edit_issue(repo, number, body=APPROVED)
+    steward.settle()
+    assert refinement_labels(steward, repo, number) == ["refinement:approved"], "the edit was re-checked"
+
+
+def test_a_rejection_notifies_the_author_once_with_a_link_and_a_prefilled_template(steward: Steward) -> None:
+    """An edit notifies nobody: a rejected verdict gets one short new comment mentioning the author; a
+    casual report gets the RA9 template, pre-filled with what it says, folded in the verdict."""
+    repo = steward.new_repo()
+    number = steward.outsider.open_issue(repo, "App crashes", "App crashes when I open it")
+    steward.maintainer.add_labels(repo, number, ["bug", "refine"])
+    steward.settle()
+    [verdict] = verdict_comments(steward, repo, number)
+    body = str(verdict["body"])
+    assert "<details><summary>A template to paste into the description" in body
+    assert "## 1. Vision\nApp crashes when I open it" in body
+    [notice] = notices(steward, repo, number)
+    assert "@outsider: this bug report needs " in notice and str(verdict["html_url"]) in notice
+    for delivery in steward.maintainer.call("GET", f"{steward.sandbox.url}/_sandbox/deliveries"):
+        if delivery["repository"] == repo:
+            steward.maintainer.call(
+                "POST", f"{steward.sandbox.url}/_sandbox/deliveries/{delivery['id']}/redeliver"
+            )
+    steward.settle()
+    assert len(notices(steward, repo, number)) == 1, "a replay writes nothing"
+    steward.outsider.edit_issue(repo, number, body="## 1. Vision\n\nIt crashes.\n")
+    steward.settle()
+    assert len(notices(steward, repo, number)) == 2, "a changed verdict is a new notice"

@@ -1,0 +1,133 @@
+"""What the RA9 bot writes, as pure rules: the verdict comment (action first, machine data folded), the
+notice that mentions the author, the pre-filled template, section names in one order, and which issues
+may be refined as stories."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bot.forge import Issue
+from handlers.bug_refinement.bot import select_stories
+from handlers.bug_refinement.comment import StoryNote, notice_text, render_bug_comment, template
+from handlers.bug_refinement.rules import read_verdict_block, refine_bug
+
+AT = "2026-01-02T03:04:05Z"
+CASUAL = "App crashes when I open it"
+
+
+def _headings(text: str) -> list[tuple[int, str]]:
+    return [(len(m.group(1)), m.group(2)) for m in re.finditer(r"^(#{1,6}) (.*)$", text, re.M)]
+
+
+def test_a_rejection_leads_with_what_to_do_and_folds_the_machine_data() -> None:
+    verdict = refine_bug(CASUAL, bug_id="o/r#1", refined_at=AT)
+    text = render_bug_comment(verdict, template_text=template(CASUAL))
+    lines = text.splitlines()
+    assert lines[0].startswith("## ❌ Bug report not ready: ")
+    assert lines[2].startswith("**Next step:** edit the issue description")
+    first_level = _headings(text)[0][0]
+    assert all(level >= first_level for level, _ in _headings(text)), "no heading above the title's level"
+    record_at = text.index("## Refinement Verdict")
+    assert text.rfind("<details><summary>Verdict record", 0, record_at) > text.index("### What to fix")
+    assert "```yaml" not in text[: text.index("<details>")], "the YAML block is folded away"
+    recorded = read_verdict_block(text)
+    assert recorded is not None and recorded.status == "rejected"
+    assert recorded.blockers == verdict.blocker_codes
+    for blocker in verdict.blockers:
+        line = next(ln for ln in lines if blocker.code in ln)
+        assert line.index(blocker.message) < line.index(blocker.code), "the words come before the code"
+
+
+def test_an_approval_says_there_is_nothing_to_do() -> None:
+    from tests.e2e.test_bug_refinement_e2e import APPROVED
+
+    verdict = refine_bug(APPROVED, bug_id="o/r#1", refined_at=AT)
+    text = render_bug_comment(verdict, stories=[StoryNote(12, verdict="approved")])
+    assert text.splitlines()[0] == "## ✅ Bug report refined: approved"
+    assert "Nothing to do" in text.splitlines()[2]
+    assert "- #12: ✅ approved" in text
+    assert read_verdict_block(text) is not None
+
+
+def test_the_notice_mentions_the_author_and_links_the_verdict() -> None:
+    verdict = refine_bug(CASUAL, bug_id="o/r#1", refined_at=AT)
+    text = notice_text("octocat", verdict, "https://forge/o/r/issues/1#issuecomment-9")
+    assert text.startswith("@octocat: this bug report needs ")
+    assert "(https://forge/o/r/issues/1#issuecomment-9)" in text and len(text) < 400
+
+
+def test_a_casual_report_gets_a_template_prefilled_with_what_it_says() -> None:
+    text = template(CASUAL, "Crash on start")
+    assert "## 1. Vision\nApp crashes when I open it" in text
+    for n in range(1, 10):
+        assert re.search(rf"^## {n}\. ", text, re.M)
+    for key in ("5.1", "5.2", "5.3", "5.4"):
+        assert f"### {key} " in text
+    pasted = refine_bug(text, bug_id="o/r#1", refined_at=AT)
+    assert not [c for c in pasted.blocker_codes if c.startswith("MISSING_SECTION_")]
+    assert "STATUS_LINE_MISSING" not in pasted.blocker_codes
+
+
+def test_the_template_keeps_the_sections_already_written_in_their_language() -> None:
+    body = "## 1. Visão\nO app fecha.\n\n## 5. Receita de Reprodução\n### 5.1 Ambiente\nAndroid 14\n"
+    text = template(body)
+    assert "## 1. Visão\nO app fecha." in text and "### 5.1 Ambiente\nAndroid 14" in text
+    assert "## 6. Hipótese de Causa Raiz" in text and "Observado:" in text
+
+
+def test_the_template_is_bounded_however_long_the_report() -> None:
+    text = template("x " * 100_000)
+    assert len(text) < 20_000
+
+
+def test_messages_name_sections_english_first_with_the_portuguese_beside_them() -> None:
+    verdict = refine_bug(CASUAL, bug_id="o/r#1", refined_at=AT)
+    messages = {b.code: b.message for b in verdict.blockers}
+    for n, (en, pt) in {1: ("Vision", "Visão"), 5: ("Reproduction Recipe", "Receita de Reprodução")}.items():
+        wanted = f"Add a level-2 heading `## {n}. {en}` (or `{pt}`) and fill it in."
+        assert messages[f"MISSING_SECTION_{n}"] == wanted
+    assert "`## 7. Regression Test Slot` (or `Slot de Teste de Regressão`)" in messages["MISSING_SECTION_7"]
+
+
+def test_a_portuguese_report_is_answered_with_its_own_section_names() -> None:
+    body = (
+        "## 1. Visão\n\n## 4. Critérios de Aceite\nnada\n\n## 5. Receita de Reprodução\n\n"
+        "## 6. Hipótese de Causa Raiz\nx\n"
+    )
+    messages = {b.code: b.message for b in refine_bug(body, bug_id="o/r#1", refined_at=AT).blockers}
+    assert messages["VISION_EMPTY"].startswith("Under `## 1. Visão`")
+    assert messages["RECIPE_MISSING_ENV"] == (
+        "Under `## 5. Receita de Reprodução`, add `### 5.1 Ambiente` with the version, OS and runtime."
+    )
+    assert messages["MISSING_SECTION_7"] == (
+        "Add a level-2 heading `## 7. Slot de Teste de Regressão` and fill it in."
+    )
+    assert "`Dado` line" in messages["AC_MISSING_GHERKIN"]
+
+
+def _issue(number: int, author: str, *, pr: bool = False) -> Issue:
+    return Issue(number, f"#{number}", "", "open", author, is_pull_request=pr)
+
+
+def test_only_sub_issues_and_the_bug_authors_own_issues_are_refined_as_stories() -> None:
+    bug = _issue(1, "outsider")
+    subs = [_issue(2, "maintainer")]
+    found = {3: _issue(3, "outsider"), 4: _issue(4, "maintainer"), 5: _issue(5, "outsider", pr=True), 6: None}
+    chosen, skipped = select_stories(bug, subs, [2, 3, 4, 5, 6, 1], found, limit=20)
+    assert [s.number for s in chosen] == [2, 3]
+    assert [note.line() for note in skipped] == [
+        "- #4 was not refined as a story: it is not a sub-issue and was opened by someone else.",
+        "- #5 was not refined as a story: it is a pull request, not an issue.",
+        "- #6 was not refined as a story: there is no such issue in this repository.",
+    ]
+
+
+@pytest.mark.parametrize("limit", [0, 1, 3])
+def test_stories_are_capped(limit: int) -> None:
+    bug = _issue(1, "a")
+    found = {n: _issue(n, "a") for n in range(2, 10)}
+    chosen, skipped = select_stories(bug, [], list(found), found, limit=limit)
+    assert len(chosen) == limit and len(skipped) == 8 - limit
+    assert all("the most I refine" in (note.skipped or "") for note in skipped)
