@@ -3,16 +3,29 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit demo serve worker run sandbox bench clean redis
+.PHONY: install test lint typecheck unit demo serve worker run sandbox bench clean redis lock
 
-$(STAMP): pyproject.toml
+# requirements.lock pins the runtime dependencies to the versions the tests ran with; the venv is held
+# to it (-c) so that `make test` tests what the Docker image and the systemd install ship.
+LOCK   := requirements.lock
+
+$(STAMP): pyproject.toml $(LOCK)
 	@PYBIN=$$(scripts/find-python) || exit 1; \
 	  if [ ! -x $(PY) ]; then echo "creating $(VENV) with $$PYBIN"; "$$PYBIN" -m venv $(VENV) || exit 1; fi
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test]' -c $(LOCK)
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+# Rewrite the lock from what .venv has. A new dependency in pyproject.toml is installed first (without
+# the lock, which does not know it yet); to move a pin, `.venv/bin/pip install 'pkg==X'`, `make test`,
+# then `make lock`.
+lock:
+	@PYBIN=$$(scripts/find-python) || exit 1; \
+	  if [ ! -x $(PY) ]; then echo "creating $(VENV) with $$PYBIN"; "$$PYBIN" -m venv $(VENV) || exit 1; fi
+	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) scripts/lock-requirements --write
 
 redis:
 	@scripts/ensure-redis
