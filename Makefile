@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit demo serve worker run sandbox bench clean redis lock
+.PHONY: install test lint typecheck unit demo serve worker run sandbox bench clean redis lock lint-deploy test-deploy
 
 # requirements.lock pins the runtime dependencies to the versions the tests ran with; the venv is held
 # to it (-c) so that `make test` tests what the Docker image and the systemd install ship.
@@ -40,7 +40,15 @@ typecheck: install
 unit: install redis
 	$(PY) -m pytest
 
-test: lint typecheck unit
+# The Dockerfile's lint; the chart, the image's inputs and the systemd units are checked by tests/deploy.
+lint-deploy: install
+	$(VENV)/bin/hadolint Dockerfile
+
+test: lint lint-deploy typecheck unit
+
+# Only the deployment checks (hadolint, then tests/deploy: helm lint/template, schemas, units, lock).
+test-deploy: lint-deploy redis
+	$(PY) -m pytest tests/deploy
 
 demo: install redis
 	$(VENV)/bin/steward demo
