@@ -166,7 +166,7 @@ class _Steward(BaseHTTPRequestHandler):
 @pytest.fixture
 def steward_port() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Steward)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield str(server.server_address[1])
     server.shutdown()
