@@ -3,16 +3,29 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit demo serve worker run sandbox bench clean redis
+.PHONY: install test lint typecheck unit demo serve worker run sandbox bench clean redis lock lint-deploy test-deploy
 
-$(STAMP): pyproject.toml
+# requirements.lock pins the runtime dependencies to the versions the tests ran with; the venv is held
+# to it (-c) so that `make test` tests what the Docker image and the systemd install ship.
+LOCK   := requirements.lock
+
+$(STAMP): pyproject.toml $(LOCK)
 	@PYBIN=$$(scripts/find-python) || exit 1; \
 	  if [ ! -x $(PY) ]; then echo "creating $(VENV) with $$PYBIN"; "$$PYBIN" -m venv $(VENV) || exit 1; fi
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test]' -c $(LOCK)
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+# Rewrite the lock from what .venv has. A new dependency in pyproject.toml is installed first (without
+# the lock, which does not know it yet); to move a pin, `.venv/bin/pip install 'pkg==X'`, `make test`,
+# then `make lock`.
+lock:
+	@PYBIN=$$(scripts/find-python) || exit 1; \
+	  if [ ! -x $(PY) ]; then echo "creating $(VENV) with $$PYBIN"; "$$PYBIN" -m venv $(VENV) || exit 1; fi
+	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) scripts/lock-requirements --write
 
 redis:
 	@scripts/ensure-redis
@@ -27,7 +40,15 @@ typecheck: install
 unit: install redis
 	$(PY) -m pytest
 
-test: lint typecheck unit
+# The Dockerfile's lint; the chart, the image's inputs and the systemd units are checked by tests/deploy.
+lint-deploy: install
+	$(VENV)/bin/hadolint Dockerfile
+
+test: lint lint-deploy typecheck unit
+
+# Only the deployment checks (hadolint, then tests/deploy: helm lint/template, schemas, units, lock).
+test-deploy: lint-deploy redis
+	$(PY) -m pytest tests/deploy
 
 demo: install redis
 	$(VENV)/bin/steward demo

@@ -1,0 +1,166 @@
+{{/* The chart's name, or nameOverride. */}}
+{{- define "steward.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The resource name prefix: fullnameOverride, or <release>-<name> (just <release> when it holds the name). */}}
+{{- define "steward.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* A component's resource name: <fullname>-receiver, <fullname>-worker. Call with (list $ "receiver"). */}}
+{{- define "steward.componentName" -}}
+{{- $root := index . 0 -}}
+{{- printf "%s-%s" (include "steward.fullname" $root | trunc 54 | trimSuffix "-") (index . 1) }}
+{{- end }}
+
+{{- define "steward.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels on every resource. */}}
+{{- define "steward.labels" -}}
+helm.sh/chart: {{ include "steward.chart" . }}
+app.kubernetes.io/name: {{ include "steward.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: steward
+{{- end }}
+
+{{/* Selector labels of one component. Call with (list $ "receiver"). */}}
+{{- define "steward.selectorLabels" -}}
+{{- $root := index . 0 -}}
+app.kubernetes.io/name: {{ include "steward.name" $root }}
+app.kubernetes.io/instance: {{ $root.Release.Name }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end }}
+
+{{/* All labels of one component's resources. Call with (list $ "receiver"). */}}
+{{- define "steward.componentLabels" -}}
+{{ include "steward.labels" (index . 0) }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end }}
+
+{{- define "steward.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "steward.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "steward.image" -}}
+{{- $tag := default .Chart.AppVersion .Values.image.tag }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository $tag }}
+{{- end }}
+{{- end }}
+
+{{/* A value as an environment variable's text: whole numbers without an exponent (YAML numbers reach
+templates as floats, and 10485760 would print as 1.048576e+07). */}}
+{{- define "steward.envValue" -}}
+{{- if and (kindIs "float64" .) (eq (floor .) .) }}
+{{- . | int64 | toString }}
+{{- else }}
+{{- . | toString }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret with the forge credentials and webhook secrets: the chart's, or existingSecret. */}}
+{{- define "steward.secretName" -}}
+{{- default (include "steward.fullname" .) .Values.secrets.existingSecret }}
+{{- end }}
+
+{{/* Where the GitHub App's private key is mounted in the workers. */}}
+{{- define "steward.githubKeyDir" -}}/etc/steward/github-app{{- end }}
+
+{{/* One optional variable from the Secret. Call with (list $ "STEWARD_X" "key"). */}}
+{{- define "steward.secretEnv" -}}
+- name: {{ index . 1 }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "steward.secretName" (index . 0) }}
+      key: {{ index . 2 }}
+      optional: true
+{{- end }}
+
+{{/* Variables both components need: the Redis URL when it comes from a Secret. */}}
+{{- define "steward.commonEnv" -}}
+{{- if .Values.redis.existingSecret }}
+- name: STEWARD_REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.redis.existingSecret }}
+      key: {{ .Values.redis.existingSecretKey }}
+{{- end }}
+{{- end }}
+
+{{/* Pod annotations that roll the pods when their configuration changes. */}}
+{{- define "steward.checksums" -}}
+checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
+{{- if not .Values.secrets.existingSecret }}
+checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
+{{- end }}
+{{- end }}
+
+{{/* KEDA's view of redis.url: address (host:port), database and TLS, unless set in worker.keda. */}}
+{{- define "steward.keda.address" -}}
+{{- $keda := .Values.worker.keda }}
+{{- if $keda.address }}
+{{- $keda.address }}
+{{- else if .Values.redis.url }}
+{{- $host := (urlParse .Values.redis.url).host }}
+{{- if regexMatch ":[0-9]+$" $host }}
+{{- $host }}
+{{- else }}
+{{- printf "%s:6379" $host }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "steward.keda.databaseIndex" -}}
+{{- if not (kindIs "invalid" .Values.worker.keda.databaseIndex) }}
+{{- .Values.worker.keda.databaseIndex }}
+{{- else if .Values.redis.url }}
+{{- default "0" (trimPrefix "/" (urlParse .Values.redis.url).path) }}
+{{- else }}0{{- end }}
+{{- end }}
+
+{{- define "steward.keda.enableTLS" -}}
+{{- if not (kindIs "invalid" .Values.worker.keda.enableTLS) }}
+{{- .Values.worker.keda.enableTLS }}
+{{- else if .Values.redis.url }}
+{{- eq (urlParse .Values.redis.url).scheme "rediss" }}
+{{- else }}false{{- end }}
+{{- end }}
+
+{{/* Refuse combinations that cannot work, with the fix in the message. */}}
+{{- define "steward.validate" -}}
+{{- if and (not .Values.redis.url) (not .Values.redis.existingSecret) }}
+{{- fail "redis.url (or redis.existingSecret) is required: Steward needs a Redis" }}
+{{- end }}
+{{- if and .Values.redis.url (urlParse .Values.redis.url).userinfo }}
+{{- fail "redis.url holds credentials and would land in a ConfigMap: put the whole URL in a Secret and set redis.existingSecret" }}
+{{- end }}
+{{- if and .Values.github.appId (not .Values.secrets.existingSecret) (not .Values.secrets.githubAppPrivateKey) }}
+{{- fail "github.appId needs the App's private key: set secrets.githubAppPrivateKey (or github-app-private-key in secrets.existingSecret)" }}
+{{- end }}
+{{- if and .Values.worker.keda.enabled .Values.worker.autoscaling.enabled }}
+{{- fail "worker.keda.enabled and worker.autoscaling.enabled both make an HPA for the workers: choose one" }}
+{{- end }}
+{{- if and .Values.worker.keda.enabled (not (include "steward.keda.address" .)) }}
+{{- fail "worker.keda needs Redis' address: set worker.keda.address (host:port) or redis.url" }}
+{{- end }}
+{{- end }}
