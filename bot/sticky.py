@@ -16,6 +16,14 @@ from bot.forge import Comment, Forge, RepoRef
 
 _SAFE = re.compile(r"^[A-Za-z0-9_.#/@=+-]{1,200}$")
 _DATA_RE = re.compile(r"^<!-- steward:data (?P<json>.*) -->$", re.MULTILINE)
+# DESIGN §3.11: GitHub refuses bodies over 65,536 characters; every comment stays under this, with room.
+MAX_CHARS = 60_000
+_DETAILS = re.compile(r"<details>.*?</details>", re.DOTALL)
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+
+
+class CommentTooLong(ValueError):
+    """A comment's data block alone does not fit: the handler must bound what it keeps (a bug)."""
 
 
 def marker(kind: str, key: str) -> str:
@@ -56,6 +64,47 @@ def render(kind: str, key: str, text: str, data: Any = None) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _close_fences(text: str) -> str:
+    """Close a code fence a cut left open, so the rest of the comment does not render as code."""
+    opened: str | None = None
+    for match in _FENCE_LINE.finditer(text):
+        mark = match.group(1)
+        if opened is None:
+            opened = mark
+        elif mark[0] == opened[0] and len(mark) >= len(opened):
+            opened = None
+    return text + f"\n{opened}" if opened else text
+
+
+def shrink(text: str, room: int) -> str:
+    """``text`` cut to ``room`` characters for a reader: folded ``<details>`` sections go first (from the
+    last), then the text is cut at a line break; a note says so. The data block is not part of ``text``."""
+    if len(text) <= room:
+        return text
+    note = "\n\n<sub>(Part of this comment was too long to show here; nothing was lost.)</sub>"
+    budget = max(0, room - len(note))
+    while len(text) > budget and (blocks := list(_DETAILS.finditer(text))):
+        last = blocks[-1]
+        text = text[: last.start()].rstrip() + text[last.end() :]
+    if len(text) > budget:
+        cut = text.rfind("\n", 0, max(0, budget - 16))
+        text = _close_fences(text[: cut if cut > 0 else max(0, budget - 16)])
+    return text + note
+
+
+def fit(kind: str, key: str, text: str, data: Any = None, *, limit: int = MAX_CHARS) -> str:
+    """The comment's body, at most ``limit`` characters: the visible text is shrunk when needed; the data
+    block never is (``CommentTooLong`` when it alone leaves no room)."""
+    body = render(kind, key, text, data)
+    if len(body) <= limit:
+        return body
+    frame = len(render(kind, key, "", data))
+    room = limit - frame - 1
+    if room < 1_000:
+        raise CommentTooLong(f"the data block of {kind}:{key} takes {frame} of {limit} characters")
+    return render(kind, key, shrink(text, room), data)
+
+
 def find(comments: list[Comment], *, bot_login: str, kind: str, key: str) -> Comment | None:
     head = marker(kind, key)
     for comment in comments:
@@ -86,9 +135,11 @@ async def upsert(
     text: str,
     data: Any = None,
     comments: list[Comment] | None = None,
+    limit: int = MAX_CHARS,
 ) -> UpsertResult:
-    """Create the sticky comment, edit it when its text changed, or write nothing."""
-    body = render(kind, key, text, data)
+    """Create the sticky comment, edit it when its text changed, or write nothing. The body is kept under
+    ``limit`` characters (see ``fit``)."""
+    body = fit(kind, key, text, data, limit=limit)
     if comments is None:
         comments = await forge.list_comments(repo, number)
     existing = find(comments, bot_login=bot_login, kind=kind, key=key)

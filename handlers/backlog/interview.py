@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 MAX_ROWS: Final = 30
-MAX_ANSWER_CHARS: Final = 1000
+MAX_ANSWER_CHARS: Final = 600
 MAX_HANDLED: Final = 200
 
 Status = Literal["interviewing", "stopped", "approved", "cancelled"]
@@ -223,7 +223,7 @@ def record_answers(
         update={
             "ledger": ledger,
             "probes": (*interview.probes, probe),
-            "applied": (*interview.applied, *(a.key for a in fresh)),
+            "applied": (*interview.applied, *(a.key for a in fresh))[-MAX_HANDLED:],
         }
     )
     gate = verdict(

@@ -258,8 +258,10 @@ def render_spec(
                 f"{hints.run('cancel-refine')} discards this draft.{level_note}",
             ]
         lines += ["", _json_block(spec.authored(), f"Spec v{spec.version} JSON")]
-    if record.history:
+    if record.history or record.folded:
         lines += ["", "<details><summary>Earlier versions</summary>", ""]
+        if record.folded:
+            lines += [f"{record.folded} older version(s) are no longer kept here.", ""]
         for old in reversed(record.history):
             lines += _spec_body(
                 old, heading=f"#### Spec v{old.version} ({old.status})", open_heading="**Open Questions**"

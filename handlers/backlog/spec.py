@@ -36,8 +36,12 @@ from handlers.backlog.text import fold, prose_lines, sentences, strip_item, urls
 __all__ = ["QA", "OpenQuestion", "Spec", "SpecRecord", "synthesize", "to_ac"]
 
 MAX_REQUIREMENTS: Final = 80
-MAX_LINE: Final = 400
+MAX_LINE: Final = 300
 MAX_HISTORY: Final = 20
+# DESIGN §3.11: the spec comment's data block is bounded in characters, whatever the issue holds: the
+# requirements of one version, and the earlier versions kept (the oldest are folded into a count).
+REQUIREMENTS_CHARS: Final = 10_000
+HISTORY_CHARS: Final = 14_000
 
 SpecStatus = Literal["draft", "approved", "discarded", "superseded"]
 
@@ -93,24 +97,34 @@ class SpecRecord(BaseModel):
     current: Spec | None = None
     history: tuple[Spec, ...] = ()
     last_version: int = 0
+    # Earlier versions no longer kept in ``history`` (it is bounded in characters).
+    folded: int = 0
+
+    def _retire(self, spec: Spec) -> tuple[tuple[Spec, ...], int]:
+        history, folded = (*self.history, spec), self.folded
+        while history and (
+            len(history) > MAX_HISTORY or sum(len(old.model_dump_json()) for old in history) > HISTORY_CHARS
+        ):
+            history, folded = history[1:], folded + 1
+        return history, folded
 
     def with_new(self, spec: Spec) -> SpecRecord:
         """Save ``spec`` as the current one; the one it replaces joins the history (superseded)."""
-        history = self.history
+        history, folded = self.history, self.folded
         if self.current is not None:
             retired = self.current
             if retired.status == "draft":
                 retired = retired.model_copy(update={"status": "superseded"})
-            history = (*history, retired)[-MAX_HISTORY:]
-        return SpecRecord(current=spec, history=history, last_version=max(self.last_version, spec.version))
+            history, folded = self._retire(retired)
+        return SpecRecord(
+            current=spec, history=history, last_version=max(self.last_version, spec.version), folded=folded
+        )
 
     def discard(self) -> SpecRecord:
         if self.current is None or self.current.status != "draft":
             return self
-        retired = self.current.model_copy(update={"status": "discarded"})
-        return SpecRecord(
-            current=None, history=(*self.history, retired)[-MAX_HISTORY:], last_version=self.last_version
-        )
+        history, folded = self._retire(self.current.model_copy(update={"status": "discarded"}))
+        return SpecRecord(current=None, history=history, last_version=self.last_version, folded=folded)
 
 
 _EARS_EN: Final = re.compile(
@@ -235,6 +249,23 @@ def _goal(title: str, found: BodyScan, ledger: GapLedger) -> str:
     return goal
 
 
+def _bounded(requirements: list[str]) -> list[str]:
+    """At most ``MAX_REQUIREMENTS`` lines and ``REQUIREMENTS_CHARS`` characters; a last line counts
+    the rest."""
+    kept: list[str] = []
+    size = 0
+    for line in requirements:
+        if len(kept) >= MAX_REQUIREMENTS - 1 or size + len(line) > REQUIREMENTS_CHARS:
+            rest = len(requirements) - len(kept)
+            return [
+                *kept,
+                f"REQ: … {rest} more line{'s' if rest != 1 else ''} in the issue, too many to list",
+            ]
+        kept.append(line)
+        size += len(line)
+    return kept
+
+
 def synthesize(
     *,
     title: str,
@@ -265,7 +296,7 @@ def synthesize(
     texts = [title, visible_body, *(r.answer or "" for r in ledger.rows)]
     for url in urls("\n".join(texts)):
         requirements.append(f"SOURCE: {url}")
-    requirements = list(dict.fromkeys(requirements))[:MAX_REQUIREMENTS]
+    requirements = _bounded(list(dict.fromkeys(requirements)))
     qa = tuple(
         QA(id=r.id, question=r.question, answer=r.answer if r.status == "RESOLVED" else None)
         for r in ledger.rows

@@ -176,3 +176,31 @@ def test_a_rate_limit_refusal_is_waited_out_even_for_a_write() -> None:
 )
 def test_which_requests_may_be_resent(method: str, path: str, ok: bool) -> None:
     assert resendable(method, path) is ok
+
+
+def test_a_comment_too_long_for_the_forge_folds_its_details_first_and_keeps_its_data() -> None:
+    data = {"rows": ["x" * 100] * 50}
+    text = "**Next step:** do this.\n\n" + "line\n" * 100 + "<details><summary>big</summary>\n\n" + "y" * 70_000
+    text += "\n\n</details>\n\nthe end"
+    body = sticky.fit("spec", "issue", text, data, limit=60_000)
+    assert len(body) <= 60_000
+    assert sticky.decode_data(body) == data, "the data block is never cut"
+    assert "**Next step:** do this." in body and "the end" in body and "y" * 100 not in body
+
+
+@given(st.text(max_size=200_000), st.integers(min_value=2_000, max_value=65_536))
+def test_every_comment_fits_its_limit_whatever_the_text(text: str, limit: int) -> None:
+    body = sticky.fit("reply", "1", text, {"k": "v"}, limit=limit)
+    assert len(body) <= limit and sticky.decode_data(body) == {"k": "v"}
+    assert body.startswith(sticky.marker("reply", "1"))
+
+
+def test_a_cut_inside_a_code_fence_closes_the_fence() -> None:
+    text = "intro\n\n```yaml\n" + "key: value\n" * 10_000
+    body = sticky.fit("reply", "1", text, limit=5_000)
+    assert len(body) <= 5_000 and body.count("```") == 2
+
+
+def test_data_that_leaves_no_room_is_a_bug_not_a_broken_comment() -> None:
+    with pytest.raises(sticky.CommentTooLong):
+        sticky.fit("spec", "issue", "text", {"huge": "z" * 70_000}, limit=60_000)
