@@ -62,8 +62,10 @@ worker: install
 run: install
 	$(VENV)/bin/steward run
 
+PORT ?= 8700
 sandbox: install
-	$(VENV)/bin/steward sandbox --port 8700 --user maintainer=maintainer-token --user steward-bot=bot-token
+	$(VENV)/bin/steward sandbox --port $(PORT) --user maintainer=maintainer-token \
+	  --user outsider=outsider-token --user steward-bot=bot-token
 
 bench: install redis
 	$(PY) bench/receiver.py

@@ -174,14 +174,17 @@ def cmd_ledger(argv: list[str]) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from bot.version import steward_version
+
     parser = argparse.ArgumentParser(
         prog="steward", description="Steward: a disciplined issue-to-fix workflow bot."
     )
+    parser.add_argument("-V", "--version", action="version", version=f"steward {steward_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the webhook receiver")
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
+    serve.add_argument("--host", help="address to listen on (default: STEWARD_HOST, 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to listen on (default: STEWARD_PORT, 8000)")
     serve.set_defaults(func=cmd_serve)
 
     worker = sub.add_parser("worker", help="run a worker (several may share one Redis)")
@@ -189,13 +192,13 @@ def build_parser() -> argparse.ArgumentParser:
     worker.set_defaults(func=cmd_worker)
 
     run = sub.add_parser("run", help="receiver and worker in one process")
-    run.add_argument("--host")
-    run.add_argument("--port", type=int)
+    run.add_argument("--host", help="address to listen on (default: STEWARD_HOST, 127.0.0.1)")
+    run.add_argument("--port", type=int, help="port to listen on (default: STEWARD_PORT, 8000)")
     run.set_defaults(func=cmd_run)
 
     sandbox = sub.add_parser("sandbox", help="run the local forge emulator")
-    sandbox.add_argument("--host", default="127.0.0.1")
-    sandbox.add_argument("--port", type=int, default=8700)
+    sandbox.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    sandbox.add_argument("--port", type=int, default=8700, help="port to listen on (default 8700)")
     sandbox.add_argument("--state", type=Path, help="load and save the sandbox's state in this JSON file")
     sandbox.add_argument(
         "--user",
@@ -225,7 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
 
     sub.add_parser(
-        "refine", help="refine a bug document (RA9): steward refine <bug-id | path> [--json]", add_help=False
+        "refine",
+        help="refine a bug document (RA9): steward refine <bug-id | path> [--json] (steward refine --help)",
+        add_help=False,
     )
     sub.add_parser(
         "ledger",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +13,7 @@ from bot.budget import CommandBudget
 from bot.commands import Command
 from bot.events import CommentSnapshot, Event
 from bot.forge import Comment, Forge, ReactionContent, RepoRef, User
+from bot.locks import IssueLocks, issue_key
 from bot.registry import Registry
 from bot.settings import HandlerSettings
 
@@ -30,6 +33,8 @@ class EventContext:
     prefix: str = "steward"
     # Commands per person and repository (``HandlerSettings.limits``); None: unlimited (tests without Redis).
     command_budget: CommandBudget | None = None
+    # The locks of other issues this job writes on; None: no locking (tests without Redis).
+    locks: IssueLocks | None = None
 
     def for_event(self, event: Event) -> EventContext:
         """The same context around another event (e.g. an issue re-read from the forge)."""
@@ -42,6 +47,7 @@ class EventContext:
             log=self.log,
             prefix=self.prefix,
             command_budget=self.command_budget,
+            locks=self.locks,
         )
 
     @property
@@ -55,6 +61,15 @@ class EventContext:
         if self.event.issue is None:
             raise RuntimeError("this event names no issue")
         return self.event.issue.number
+
+    @asynccontextmanager
+    async def holding(self, number: int) -> AsyncIterator[None]:
+        """Hold issue ``number``'s lock while writing on it (the job already holds its own issue's)."""
+        if self.locks is None or (self.event.issue is not None and number == self.event.issue.number):
+            yield
+            return
+        async with self.locks.hold(issue_key(self.event.forge, self.repo.full_name, number)):
+            yield
 
     async def upsert_sticky(
         self,

@@ -13,6 +13,7 @@ import redis
 
 from bot import logs
 from bot.runner import ThreadedServer, ThreadedWorker
+from bot.scratch import NoDatabase, base_of, claim
 from bot.settings import Settings
 
 USERS = {
@@ -104,7 +105,8 @@ def _walk_through(sandbox_url: str, receiver_url: str, redis_url: str, secret: s
     )
     config = {"url": hook_url, "content_type": "json", "secret": secret}
     if flavor == "gitea":
-        maintainer("PUT", f"/repos/{repo}/collaborators/steward-bot", {"permission": "write"})
+        # Gitea shows other people's permissions only to repository admins (see the README).
+        maintainer("PUT", f"/repos/{repo}/collaborators/steward-bot", {"permission": "admin"})
         events = ["issues", "issue_comment", "pull_request", "push"]
         maintainer(
             "POST",
@@ -143,6 +145,18 @@ def main(*, keep_running: bool = False) -> int:
             "`redis-server --daemonize yes --save ''` (or set STEWARD_REDIS_URL) and run `make demo` again."
         )
         return 1
+    try:
+        scratch = claim(base_of(base.redis_url))
+    except NoDatabase as exc:
+        _say(f"Steward's demo needs a free Redis database: {exc}.")
+        return 1
+    try:
+        return _run(base, scratch.url, keep_running=keep_running)
+    finally:
+        scratch.release()
+
+
+def _run(base: Settings, redis_url: str, *, keep_running: bool) -> int:
     logs.configure("warning")
     from bot.sandbox.server import SandboxServer
     from bot.web import create_app
@@ -154,6 +168,7 @@ def main(*, keep_running: bool = False) -> int:
                 **base.model_dump(
                     exclude={"github_webhook_secrets", "github_token", "gitea_webhook_secrets", "gitea_token"}
                 ),
+                "redis_url": redis_url,
                 "github_api_url": sandbox.url,
                 "github_token": USERS["steward-bot"],
                 "github_webhook_secrets": secret,
@@ -166,8 +181,9 @@ def main(*, keep_running: bool = False) -> int:
         worker = ThreadedWorker(settings).start()
         try:
             _say(
-                f"Sandbox forge at {sandbox.url}; Steward's receiver at {receiver.url}; one worker; Redis at "
-                f"{settings.redis_url}."
+                f"Sandbox forge at {sandbox.url}; Steward's receiver at {receiver.url}; one worker; Redis "
+                f"database {redis_url.rsplit('/', 1)[-1]} at {base_of(redis_url)} (a scratch database of its "
+                "own, emptied when the demo ends)."
             )
             for flavor in ("github", "gitea"):
                 _walk_through(sandbox.url, receiver.url, settings.redis_url, secret, flavor)

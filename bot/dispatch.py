@@ -107,7 +107,7 @@ async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:
         cctx = CommandContext(
             **{
                 f: getattr(ctx, f)
-                for f in ("event", "forge", "me", "settings", "registry", "prefix", "command_budget")
+                for f in ("event", "forge", "me", "settings", "registry", "prefix", "command_budget", "locks")
             },
             log=ctx.log.bind(command=name),
             command=replace(command, name=name),

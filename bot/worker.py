@@ -17,11 +17,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import random
-import uuid
-from collections.abc import AsyncIterator, Awaitable
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import httpx2
 from arq import Retry
@@ -48,6 +45,7 @@ from bot.forge import (
 )
 from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
+from bot.locks import Busy, IssueLocks, issue_lock
 from bot.periodic import cron_jobs
 from bot.queue import JOB_FUNCTION, QUEUE_NAME, make_redis
 from bot.registry import Registry
@@ -55,10 +53,6 @@ from bot.settings import HandlerSettings, Settings
 
 log = logs.get("steward.worker")
 
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 JOB_MAX_TRIES = 1000  # contention deferrals are not failures; failures are bounded separately
 
 
@@ -143,44 +137,6 @@ def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None
     )
 
 
-_ACQUIRE = """
-local current = redis.call('GET', KEYS[1])
-if current == false or current == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
-end
-return 0
-"""
-
-
-@asynccontextmanager
-async def issue_lock(
-    redis: ArqRedis, key: str, *, ttl: float, wait: float, owner: str | None = None
-) -> AsyncIterator[bool]:
-    """Hold the per-issue lock; yields False when it stayed taken for ``wait`` seconds.
-
-    ``owner`` is the job id: a job re-run after its worker died or was cut off by shutdown
-    takes back its own lock instead of waiting for it to expire.
-    """
-    token = owner or uuid.uuid4().hex
-    name = f"steward:lock:{key}"
-    deadline = asyncio.get_running_loop().time() + wait
-    acquired = False
-    while True:
-        if await cast(Awaitable[Any], redis.eval(_ACQUIRE, 1, name, token, str(int(ttl * 1000)))):
-            acquired = True
-            break
-        if asyncio.get_running_loop().time() >= deadline:
-            break
-        await asyncio.sleep(0.02 + random.random() * 0.03)
-    try:
-        yield acquired
-    finally:
-        if acquired:
-            # Shielded: a job cancelled at shutdown must still give its lock back.
-            await asyncio.shield(cast(Awaitable[Any], redis.eval(_RELEASE, 1, name, token)))
-
-
 async def _failures(redis: ArqRedis, job_id: str) -> int:
     key = f"steward:failures:{job_id}"
     count = int(await redis.incr(key))
@@ -254,6 +210,7 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
         if not got:
             metrics.JOBS.labels("-", "deferred_busy").inc()
             raise Retry(defer=0.1 + random.random() * 0.4)
+        locks = IssueLocks(runtime.redis, owner=job_id, ttl=lock_ttl)
         ectx = EventContext(
             event=event,
             forge=forge,
@@ -263,8 +220,13 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
             log=jlog,
             prefix=runtime.settings.command_prefix,
             command_budget=runtime.command_budget,
+            locks=locks,
         )
-        ran = await dispatch(ectx, prefix=runtime.settings.command_prefix)
+        try:
+            ran = await dispatch(ectx, prefix=runtime.settings.command_prefix)
+        except Busy:
+            metrics.JOBS.labels("-", "deferred_busy").inc()
+            raise Retry(defer=0.1 + random.random() * 0.4) from None
     for name in ran:
         metrics.JOBS.labels(name, "ok").inc()
     jlog.info("event handled", handlers=ran)

@@ -50,6 +50,7 @@ KIND_NOTICE: Final = "backlog-notice"
 KEY: Final = "issue"
 LEVELS: Final = ("L1", "L2", "L3")
 MAX_GRAPH: Final = 50
+MAX_SKIPPED_SHOWN: Final = 5
 DEFAULT_HINTS: Final = Hints()
 
 
@@ -120,7 +121,7 @@ def _draft(thread: Thread, interview: iv.Interview) -> SpecRecord:
         update={
             "level": level.level,
             "level_reasons": level.reasons,
-            "blocked_by": tuple(d.number for d in interview.deps if d.state != "refused"),
+            "blocked_by": tuple(d.number for d in interview.deps if d.state in ("declared", "listed")),
         }
     )
     return record.with_new(spec)
@@ -475,11 +476,27 @@ async def sync_dependencies(
     todo = [n for n in dict.fromkeys(wanted) if n not in recorded]
     if not todo:
         return []
+    # DESIGN §3.9: what a body names is bounded. Each reference may cost a walk of the dependency graph and
+    # a write; past the limit the rest are listed as skipped (a few by number, the others counted).
+    limit = ctx.settings.limits.references_per_issue
+    room = max(0, limit - sum(1 for d in known if d.state != "skipped"))
+    todo, over = todo[:room], todo[room:]
+    skipped = [
+        iv.DepRecord(number=n, state="skipped", note=f"more than {limit} references in one issue")
+        for n in over[:MAX_SKIPPED_SHOWN]
+    ]
+    if len(over) > MAX_SKIPPED_SHOWN:
+        more = len(over) - MAX_SKIPPED_SHOWN
+        skipped.append(iv.DepRecord(number=0, state="skipped", note=f"{more} more references were skipped"))
+    if not todo:
+        return skipped
     try:
         existing = set(await ctx.forge.list_blocked_by(ctx.repo, issue.number))
     except (NotFound, PermissionDenied, ValidationFailed):
-        return [iv.DepRecord(number=n, state="listed", note="no issue dependencies here") for n in todo]
-    out: list[iv.DepRecord] = []
+        return [
+            iv.DepRecord(number=n, state="listed", note="no issue dependencies here") for n in todo
+        ] + skipped
+    out: list[iv.DepRecord] = list(skipped)
     for number in todo:
         if number in existing:
             out.append(iv.DepRecord(number=number, state="declared"))

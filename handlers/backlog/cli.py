@@ -47,7 +47,12 @@ def _parser() -> argparse.ArgumentParser:
         "65 bad ledger).",
     )
     gate.add_argument("--round", type=int, required=True, help="the round just completed (0 or more)")
-    gate.add_argument("--last-probe", choices=("new_gaps", "no_new_gaps"), required=True)
+    gate.add_argument(
+        "--last-probe",
+        choices=("new_gaps", "no_new_gaps"),
+        required=True,
+        help="what the last probe-scan found: new_gaps or no_new_gaps",
+    )
     gate.add_argument("--user-enough", action="store_true", help="the user ended the interview")
     gate.add_argument("--cap", type=int, default=DEFAULT_CAP, help=f"round cap (default {DEFAULT_CAP})")
     gate.add_argument("--json", action="store_true", help="print the verdict as JSON")

@@ -62,7 +62,7 @@ class DepRecord(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     number: int
-    state: Literal["declared", "listed", "refused"]
+    state: Literal["declared", "listed", "refused", "skipped"]
     note: str = ""
 
 

@@ -45,6 +45,8 @@ def render_deps(deps: Sequence[DepRecord]) -> str:
             parts.append(f"#{dep.number} (declared as blocking this issue)")
         elif dep.state == "listed":
             parts.append(f"#{dep.number} (listed here: {dep.note or 'this forge has no issue dependencies'})")
+        elif dep.state == "skipped":
+            parts.append(f"#{dep.number} — skipped: {dep.note}" if dep.number else f"… {dep.note}")
         else:
             parts.append(f"#{dep.number} — refused: {dep.note}")
     return "; ".join(parts)

@@ -302,31 +302,38 @@ async def _refine_stories(ctx: EventContext, bug: Issue) -> list[StoryNote]:
             found[number] = None
     chosen, skipped = select_stories(bug, sub_issues, listed, found, limit=limit)
     notes: list[StoryNote] = []
-    bug_id = bug_id_of(ctx.repo, bug.number)
     for story in chosen:
-        comments = await ctx.forge.list_comments(ctx.repo, story.number)
-        _, story_recorded = _recorded(comments, bot_login=ctx.me.login, kind=STORY_KIND, key=bug.number)
-        if is_locked(story_recorded):
-            await _mirror_labels(ctx, story, "approved")
-            notes.append(StoryNote(story.number, verdict="approved"))
-            continue
-        verdict = refine_story(
-            story.body, bug_id=bug_id, story=f"#{story.number}", refined_at=datetime.now(UTC)
-        )
-        if not same_outcome(story_recorded, verdict):
-            language = document_language(parse_document(story.body))
-            await ctx.upsert_sticky(
-                STORY_KIND,
-                str(bug.number),
-                render_story_comment(verdict, f"#{bug.number}", language),
-                number=story.number,
-                comments=comments,
-            )
-        await _mirror_labels(ctx, story, verdict.verdict)
-        notes.append(StoryNote(story.number, verdict=verdict.verdict))
+        async with ctx.holding(story.number):
+            notes.append(await _refine_story(ctx, bug, story))
     if skipped:
         ctx.log.info("stories skipped", skipped=[n.number for n in skipped][:MAX_STORY_NOTES])
     return [*notes, *skipped]
+
+
+async def _refine_story(ctx: EventContext, bug: Issue, story: Issue) -> StoryNote:
+    """Refine one story, holding its lock: its own events (opened → pending) never interleave with this."""
+    story = await ctx.forge.get_issue(ctx.repo, story.number)
+    comments = await ctx.forge.list_comments(ctx.repo, story.number)
+    _, story_recorded = _recorded(comments, bot_login=ctx.me.login, kind=STORY_KIND, key=bug.number)
+    if is_locked(story_recorded):
+        await _mirror_labels(ctx, story, "approved")
+        return StoryNote(story.number, verdict="approved")
+    verdict = refine_story(
+        story.body,
+        bug_id=bug_id_of(ctx.repo, bug.number),
+        story=f"#{story.number}",
+        refined_at=datetime.now(UTC),
+    )
+    if not same_outcome(story_recorded, verdict):
+        await ctx.upsert_sticky(
+            STORY_KIND,
+            str(bug.number),
+            render_story_comment(verdict, f"#{bug.number}", document_language(parse_document(story.body))),
+            number=story.number,
+            comments=comments,
+        )
+    await _mirror_labels(ctx, story, verdict.verdict)
+    return StoryNote(story.number, verdict=verdict.verdict)
 
 
 def _is_bug(ctx: EventContext, issue: Issue) -> bool:

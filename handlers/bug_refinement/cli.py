@@ -31,19 +31,48 @@ from .rules import (
     section_of,
 )
 
-__all__ = ["EXIT_ARGS_INVALID", "EXIT_BUG_FILE_NOT_FOUND", "EXIT_BUG_NOT_FOUND", "EXIT_WRITE_FAILED", "main"]
+__all__ = [
+    "EXIT_ARGS_INVALID",
+    "EXIT_BUG_FILE_NOT_FOUND",
+    "EXIT_BUG_FILE_UNREADABLE",
+    "EXIT_BUG_NOT_FOUND",
+    "EXIT_WRITE_FAILED",
+    "main",
+]
 
 EXIT_OK = 0
 EXIT_ARGS_INVALID = 2
 EXIT_BUG_NOT_FOUND = 3
 EXIT_BUG_FILE_NOT_FOUND = 4
 EXIT_WRITE_FAILED = 5
+EXIT_BUG_FILE_UNREADABLE = 6
 
 BUG_ID = re.compile(r"^bug-[0-9]{6}$")
 BUGS_DIR = Path(".aikittools") / "bugs"
 STORY_FILE = re.compile(r"^story-[0-9]{2}-.*\.md$")
 
 USAGE = "usage: steward refine <bug-id | path> [--non-interactive] [--json]"
+HELP = f"""{USAGE}
+
+Refine a bug report (RA9) on a local file: write its `## Refinement Verdict` block and print the result.
+
+arguments:
+  bug-id              a bug id `bug-NNNNNN`: the file .aikittools/bugs/<bug-id>/bug.md under this folder
+  path                a path to a bug file (ends in .md or contains a /), or a folder holding bug.md
+
+options:
+  --json              print only the JSON result (no readable report)
+  --non-interactive   never print the readable report, even on a terminal (for scripts and CI)
+  -h, --help          show this help and exit
+
+exit codes (errors go to stderr as `ABORT [CODE]: <message>`):
+  0  a verdict was written (approved or rejected), or the bug was already approved
+  2  ARGS_INVALID          not a bug id or a path, or an unknown option
+  3  BUG_NOT_FOUND         a valid bug id with no bug.md
+  4  BUG_FILE_NOT_FOUND    the path does not exist
+  5  WRITE_FAILED          the verdict could not be written
+  6  BUG_FILE_UNREADABLE   the file exists but cannot be read, or is not UTF-8 text
+"""
 
 
 class Abort(Exception):
@@ -144,6 +173,15 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
+def _unreadable(path: Path, exc: Exception) -> Abort:
+    why = (
+        "it is not UTF-8 text"
+        if isinstance(exc, UnicodeDecodeError)
+        else str(getattr(exc, "strerror", "") or exc)
+    )
+    return Abort("BUG_FILE_UNREADABLE", EXIT_BUG_FILE_UNREADABLE, f"Cannot read {path}: {why}")
+
+
 def _write_failed(path: Path, exc: OSError) -> Abort:
     return Abort("WRITE_FAILED", EXIT_WRITE_FAILED, f"Write failed: {path}: {exc.strerror or exc}")
 
@@ -157,9 +195,7 @@ def refine_stories(bug_id: str, folder: Path, refined_at: str) -> list[StoryVerd
         try:
             loaded = load(path)
         except (OSError, UnicodeDecodeError) as exc:
-            raise Abort(
-                "WRITE_FAILED", EXIT_WRITE_FAILED, f"Write failed: cannot read {path}: {exc}"
-            ) from exc
+            raise _unreadable(path, exc) from exc
         recorded = read_verdict_block(loaded.text)
         name = path.name[:-3]
         if is_locked(recorded):
@@ -238,9 +274,7 @@ def run(options: Options, cwd: Path, now: datetime, out: TextIO) -> int:
     try:
         loaded = load(path)
     except (OSError, UnicodeDecodeError) as exc:
-        if options.target.endswith(".md") or "/" in options.target:
-            raise Abort("BUG_FILE_NOT_FOUND", EXIT_BUG_FILE_NOT_FOUND, f"Bug file unreadable: {exc}") from exc
-        raise Abort("BUG_NOT_FOUND", EXIT_BUG_NOT_FOUND, f"Bug unreadable: {exc}") from exc
+        raise _unreadable(path, exc) from exc
 
     if is_locked(read_verdict_block(loaded.text)):
         _emit({"bugId": bug_id, "verdict": "approved", "idempotent": True, "storyVerdicts": []}, out)
@@ -266,14 +300,14 @@ def run(options: Options, cwd: Path, now: datetime, out: TextIO) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run `steward refine`; returns the exit code (0, 2 ARGS_INVALID, 3 BUG_NOT_FOUND, 4 BUG_FILE_NOT_FOUND,
-    5 WRITE_FAILED). Errors go to stderr as `ABORT [CODE]: <message>`."""
+    5 WRITE_FAILED, 6 BUG_FILE_UNREADABLE). Errors go to stderr as `ABORT [CODE]: <message>`."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["refine"]:
         args = args[1:]  # also accept the full `steward refine …` form
     try:
         options = parse_args(args)
         if options is None:
-            sys.stdout.write(USAGE + "\n")
+            sys.stdout.write(HELP)
             return EXIT_OK
         return run(options, Path.cwd(), datetime.now(UTC), sys.stdout)
     except Abort as abort:

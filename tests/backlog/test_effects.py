@@ -147,3 +147,21 @@ def test_refine_is_registered_once_by_the_router() -> None:
     from handlers import registry
 
     assert registry.commands["refine"].handler is router.refine_command
+
+
+async def test_references_past_the_limit_are_listed_as_skipped_not_walked() -> None:
+    """Abuse: a body that names a hundred blockers costs at most `limits.references_per_issue` lookups and
+    writes; the rest are listed as skipped (five by number, the others counted)."""
+    fake = forge()
+    refs = " ".join(f"#{n}" for n in range(100, 200))
+    fake.issue = replace(fake.issue, body=BODY + f"\nBlocked by {refs}\n")
+    await backlog.on_refine_label(event_context(fake))
+    thread = await backlog.load(event_context(fake))
+    assert thread.interview is not None
+    deps = thread.interview.deps
+    assert len([d for d in deps if d.state == "declared"]) == 20
+    assert len(fake.blocked_by[5]) == 20, "no write past the limit"
+    skipped = [d for d in deps if d.state == "skipped"]
+    assert [d.number for d in skipped] == [120, 121, 122, 123, 124, 0]
+    assert skipped[-1].note == "75 more references were skipped"
+    assert "#120 — skipped: more than 20 references in one issue" in thread.interview_body  # type: ignore[operator]

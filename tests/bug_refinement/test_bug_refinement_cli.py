@@ -243,9 +243,54 @@ def test_write_failed_leaves_the_file_and_no_temporary(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == [name]
 
 
-def test_help(tmp_path: Path) -> None:
+def test_help_lists_every_option_and_exit_code(tmp_path: Path) -> None:
     proc = refine(tmp_path, "--help")
     assert proc.returncode == 0 and proc.stdout.startswith("usage: steward refine")
+    for option in ("--json", "--non-interactive", "--help"):
+        assert re.search(rf"^  (?:-h, )?{option}\s+\S", proc.stdout, re.M), option
+    for exit_code, code in ((2, "ARGS_INVALID"), (3, "BUG_NOT_FOUND"), (4, "BUG_FILE_NOT_FOUND"),
+                            (5, "WRITE_FAILED"), (6, "BUG_FILE_UNREADABLE")):  # fmt: skip
+        assert re.search(rf"^  {exit_code}  {code}\b", proc.stdout, re.M), code
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe not utf-8 \x80", None], ids=["not-utf8", "unreadable"])
+def test_an_existing_file_that_cannot_be_read_is_unreadable_not_missing(
+    tmp_path: Path, content: bytes | None
+) -> None:
+    path = tmp_path / "bug.md"
+    if content is None:
+        # A regular file that exists but whose reading fails (EIO), even for root.
+        path.symlink_to("/proc/self/mem")
+    else:
+        path.write_bytes(content)
+    proc = refine(tmp_path, "bug.md")
+    assert proc.returncode == 6, proc.stderr
+    m = ABORT.match(proc.stderr)
+    assert m is not None and m.group("code") == "BUG_FILE_UNREADABLE"
+    assert proc.stdout == ""
+
+
+def test_steward_version_and_every_option_has_help() -> None:
+    import argparse
+
+    from bot.cli import build_parser
+    from bot.version import steward_version
+
+    proc = subprocess.run([sys.executable, "-m", "bot.cli", "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"steward {steward_version()}"
+
+    def parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+        found = [parser]
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child in action.choices.values():
+                    found += parsers(child)
+        return found
+
+    for parser in parsers(build_parser()):
+        for action in parser._actions:
+            if action.option_strings or action.dest not in ("command", "dead_command"):
+                assert action.help, f"{parser.prog} {action.option_strings or action.dest} has no help"
 
 
 # --- the report on a terminal -----------------------------------------------------------------------------

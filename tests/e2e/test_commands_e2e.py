@@ -255,3 +255,21 @@ def test_on_gitea_a_bot_with_write_access_says_what_to_change_instead_of_going_s
         assert "give `steward-bot` **Administrator** access" in reply
     else:
         assert "can only be run by people with triage access or more" in reply
+
+
+@pytest.mark.parametrize(
+    "fault", [{"status": 502}, {"drop": True}], ids=["apply-then-502", "apply-then-drop"]
+)
+def test_a_reply_the_forge_applied_without_confirming_is_not_doubled(
+    steward: Steward, fault: dict[str, object]
+) -> None:
+    """Doubled writes: the forge posts the reply but answers 502 (or drops the connection). Steward does
+    not resend the POST; the job runs again from a fresh read and finds its reply: one reply in all."""
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "flaky proxy")
+    path = f"/repos/{repo}/issues/{number}/comments$"
+    steward.faults({"method": "POST", "path": path, "apply": True, "login": "steward-bot", **fault})
+    steward.maintainer.comment(repo, number, "/steward ping")
+    steward.settle()
+    bodies = replies(steward, repo, number)
+    assert len(bodies) == 1 and "pong" in bodies[0]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
 from redis.asyncio import Redis
 
 from bot.budget import WriteBudget
+from bot.locks import issue_lock
 from bot.queue import make_redis
-from bot.worker import issue_lock
 
 
 async def test_the_budget_is_shared_and_a_writer_waits_for_it(redis_url: str) -> None:
@@ -66,5 +67,25 @@ async def test_one_issue_at_a_time(redis_url: str) -> None:
         assert most == 1
         async with issue_lock(redis, "github:o/r#2", ttl=10, wait=0) as got:
             assert got, "another issue is not blocked"
+    finally:
+        await redis.aclose()
+
+
+async def test_a_job_holds_another_issues_lock_and_is_told_when_it_is_busy(redis_url: str) -> None:
+    """A bug refining its stories holds each story's lock, so the story's own events never interleave."""
+    from bot.locks import Busy, IssueLocks
+
+    redis = make_redis(redis_url)
+    try:
+        first = IssueLocks(redis, owner="job-1", ttl=10, wait=0.2)
+        second = IssueLocks(redis, owner="job-2", ttl=10, wait=0.2)
+        async with first.hold("github:o/r#7"):
+            with pytest.raises(Busy):
+                async with second.hold("github:o/r#7"):
+                    pass
+            async with IssueLocks(redis, owner="job-1", ttl=10, wait=0).hold("github:o/r#7"):
+                pass  # a re-run of the same job takes back its own lock
+        async with second.hold("github:o/r#7"):
+            pass
     finally:
         await redis.aclose()

@@ -180,7 +180,8 @@ def test_which_requests_may_be_resent(method: str, path: str, ok: bool) -> None:
 
 def test_a_comment_too_long_for_the_forge_folds_its_details_first_and_keeps_its_data() -> None:
     data = {"rows": ["x" * 100] * 50}
-    text = "**Next step:** do this.\n\n" + "line\n" * 100 + "<details><summary>big</summary>\n\n" + "y" * 70_000
+    text = "**Next step:** do this.\n\n" + "line\n" * 100
+    text += "<details><summary>big</summary>\n\n" + "y" * 70_000
     text += "\n\n</details>\n\nthe end"
     body = sticky.fit("spec", "issue", text, data, limit=60_000)
     assert len(body) <= 60_000
