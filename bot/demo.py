@@ -3,15 +3,19 @@ that prints what Steward did. Needs only Redis."""
 
 from __future__ import annotations
 
+import re
 import secrets
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
 import redis
 
 from bot import logs
+from bot.demo_texts import APPROVED_BUG, BACKLOG_ITEM, CASUAL_BUG
 from bot.runner import ThreadedServer, ThreadedWorker
 from bot.scratch import NoDatabase, base_of, claim
 from bot.settings import Settings
@@ -76,22 +80,134 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
-def _show_thread(person: Person, repo: str, number: int) -> None:
-    issue = person("GET", f"/repos/{repo}/issues/{number}")
-    _say(f"\n── {repo}#{number}: {issue['title']} (opened by @{issue['user']['login']}) " + "─" * 20)
-    for comment in person("GET", f"/repos/{repo}/issues/{number}/comments?per_page=100"):
-        reactions = person("GET", f"/repos/{repo}/issues/comments/{comment['id']}/reactions")
-        emoji = {"eyes": "👀", "+1": "👍", "confused": "😕", "-1": "👎"}
-        marks = " ".join(emoji.get(r["content"], r["content"]) for r in reactions)
-        body = "\n".join(
-            line for line in comment["body"].splitlines() if not line.startswith("<!-- steward:")
-        )
-        _say(f"\n  @{comment['user']['login']} wrote:{'   [' + marks + ']' if marks else ''}")
-        _say("\n".join(f"    │ {line}".rstrip() for line in body.strip().splitlines()))
+_DETAILS = re.compile(r"<details><summary>(?P<summary>.*?)</summary>.*?</details>", re.DOTALL)
+EMOJI = {"eyes": "👀", "+1": "👍", "confused": "😕", "-1": "👎"}
+
+
+def _readable(body: str, max_lines: int) -> list[str]:
+    """A comment as a reader first sees it: markers dropped, folded sections as one line, the first lines."""
+    text = _DETAILS.sub(lambda m: f"▸ {m.group('summary')} (folded)", body)
+    lines = [line for line in text.strip().splitlines() if not line.startswith("<!-- steward:")]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    if len(lines) > max_lines:
+        lines = [*lines[:max_lines], f"… ({len(lines) - max_lines} more lines)"]
+    return lines
+
+
+@dataclass
+class Stage:
+    """One sandbox repository with Steward installed, the people who use it, and a way to wait for Steward."""
+
+    flavor: str
+    repo: str
+    maintainer: Person
+    outsider: Person
+    settle: Callable[[], None]
+    shown: dict[int, dict[int, str]] = field(default_factory=dict)
+
+    def issue(self, who: Person, title: str, body: str = "", labels: list[str] | None = None) -> int:
+        data: dict[str, Any] = {"title": title, "body": body}
+        number = int(who("POST", f"/repos/{self.repo}/issues", data)["number"])
+        if labels:
+            self.label(number, labels)
+        return number
+
+    def label(self, number: int, names: list[str]) -> None:
+        wanted: list[Any] = list(names)
+        if self.flavor == "gitea":  # Gitea labels issues by label id
+            existing = {lb["name"]: lb["id"] for lb in self.maintainer("GET", f"/repos/{self.repo}/labels")}
+            for name in names:
+                if name not in existing:
+                    made = self.maintainer(
+                        "POST", f"/repos/{self.repo}/labels", {"name": name, "color": "ededed"}
+                    )
+                    existing[name] = made["id"]
+            wanted = [existing[name] for name in names]
+        self.maintainer("POST", f"/repos/{self.repo}/issues/{number}/labels", {"labels": wanted})
+
+    def comment(self, who: Person, number: int, body: str) -> None:
+        who("POST", f"/repos/{self.repo}/issues/{number}/comments", {"body": body})
+
+    def show(self, number: int, *, max_lines: int = 14) -> None:
+        """Print what is new in the thread since it was last shown, and the issue's labels."""
+        person = self.maintainer
+        issue = person("GET", f"/repos/{self.repo}/issues/{number}")
+        comments = person("GET", f"/repos/{self.repo}/issues/{number}/comments")
+        seen = self.shown.setdefault(number, {})
+        if not seen:
+            _say(f"\n  ── #{number}: {issue['title']} (opened by @{issue['user']['login']}) " + "─" * 20)
+        for comment in comments:
+            if seen.get(comment["id"]) == comment["body"]:
+                continue
+            edited = comment["id"] in seen
+            seen[comment["id"]] = comment["body"]
+            reactions = person("GET", f"/repos/{self.repo}/issues/comments/{comment['id']}/reactions")
+            marks = " ".join(EMOJI.get(r["content"], r["content"]) for r in reactions)
+            how = "edited its comment" if edited else "wrote"
+            _say(f"\n    @{comment['user']['login']} {how}:{'   [' + marks + ']' if marks else ''}")
+            limit = max_lines if comment["user"]["login"] == "steward-bot" else 4
+            _say("\n".join(f"      │ {line}".rstrip() for line in _readable(comment["body"], limit)))
+        labels = sorted(label["name"] for label in issue["labels"])
+        _say(f"\n    labels: {', '.join(labels) if labels else '(none)'}")
+
+
+def _commands_scene(stage: Stage) -> None:
+    _say("\n▶ Commands, and who may run them")
+    number = stage.issue(stage.maintainer, "Login fails after password reset", "Steps to follow.")
+    stage.comment(stage.maintainer, number, "/steward help")
+    stage.comment(stage.outsider, number, "Can the bot look again?\n\n/steward refresh")
+    _say(
+        "  @maintainer asked for `/steward help`; @outsider (no access to the repository) tried "
+        "`/steward refresh`, which needs triage access."
+    )
+    stage.settle()
+    stage.show(number)
+
+
+def _bug_scene(stage: Stage) -> None:
+    _say("\n▶ Bug refinement (RA9): a casual report, then a complete one")
+    number = stage.issue(stage.outsider, "App crashes", CASUAL_BUG)
+    stage.label(number, ["bug", "refine"])
+    _say("  @outsider reported a crash in one line; @maintainer labelled it `bug` and `refine`.")
+    stage.settle()
+    stage.show(number)
+    stage.outsider("PATCH", f"/repos/{stage.repo}/issues/{number}", {"body": APPROVED_BUG})
+    _say("\n  @outsider rewrote the description with every RA9 section (from the template Steward offered).")
+    stage.settle()
+    stage.show(number, max_lines=6)
+
+
+def _backlog_scene(stage: Stage) -> None:
+    _say("\n▶ Backlog refinement: an interview, then a spec")
+    number = stage.issue(stage.maintainer, "Export orders as CSV", BACKLOG_ITEM, labels=["refine"])
+    _say("  @maintainer labelled a backlog item `refine`.")
+    stage.settle()
+    stage.show(number, max_lines=10)
+    stage.comment(
+        stage.maintainer,
+        number,
+        "/steward answer g1 A button on the orders page downloads every order of the year as a CSV file.\n"
+        "/steward answer g2 In: orders of the current year. Out: invoices and refunds.",
+    )
+    _say("\n  @maintainer answered two questions in one comment.")
+    stage.settle()
+    stage.show(number, max_lines=6)
+    stage.comment(stage.maintainer, number, "/steward enough")
+    _say("\n  @maintainer ended the interview with `/steward enough`.")
+    stage.settle()
+    stage.show(number, max_lines=8)
+    stage.comment(stage.maintainer, number, "/steward approve-spec")
+    _say("\n  @maintainer approved the spec.")
+    stage.settle()
+    stage.show(number, max_lines=3)
+
+
+SCENES: tuple[Callable[[Stage], None], ...] = (_commands_scene, _bug_scene, _backlog_scene)
 
 
 def _walk_through(sandbox_url: str, receiver_url: str, redis_url: str, secret: str, flavor: str) -> None:
-    """The same exchange on a GitHub-flavoured and on a Gitea-flavoured sandbox repository."""
+    """Every scene, on a GitHub-flavoured or on a Gitea-flavoured sandbox repository."""
     maintainer, outsider = Person(sandbox_url, "maintainer", flavor), Person(sandbox_url, "outsider", flavor)
     name = "GitHub" if flavor == "github" else "Gitea"
     hook_url = f"{receiver_url}/webhooks/{flavor}"
@@ -100,8 +216,8 @@ def _walk_through(sandbox_url: str, receiver_url: str, redis_url: str, secret: s
         f"\n═══ On {name} (the sandbox's {name} API{' at /api/v1' if flavor == 'gitea' else ''}) " + "═" * 30
     )
     _say(
-        f"1. @maintainer created {repo} and installed Steward: a webhook to {hook_url}, "
-        "and @steward-bot as a collaborator."
+        f"@maintainer created {repo} and installed Steward: a webhook to {hook_url}, and @steward-bot as a "
+        f"collaborator ({'Administrator, as Gitea needs' if flavor == 'gitea' else 'write access'})."
     )
     config = {"url": hook_url, "content_type": "json", "secret": secret}
     if flavor == "gitea":
@@ -116,25 +232,9 @@ def _walk_through(sandbox_url: str, receiver_url: str, redis_url: str, secret: s
     else:
         maintainer("PUT", f"/repos/{repo}/collaborators/steward-bot", {"permission": "push"})
         maintainer("POST", f"/repos/{repo}/hooks", {"config": config, "events": ["*"]})
-    number = maintainer(
-        "POST",
-        f"/repos/{repo}/issues",
-        {"title": "Login fails after password reset", "body": "Steps to follow."},
-    )["number"]
-    _say(f"2. @maintainer opened issue #{number}.")
-    maintainer("POST", f"/repos/{repo}/issues/{number}/comments", {"body": "/steward help"})
-    _say("3. @maintainer commented `/steward help`.")
-    outsider(
-        "POST",
-        f"/repos/{repo}/issues/{number}/comments",
-        {"body": "Can the bot look again?\n\n/steward refresh"},
-    )
-    _say(
-        "4. @outsider (no access to the repository) commented `/steward refresh`, which needs triage access."
-    )
-    _settle(sandbox_url, redis_url)
-    _say("5. Steward answered. The thread now reads:")
-    _show_thread(maintainer, repo, number)
+    stage = Stage(flavor, repo, maintainer, outsider, lambda: _settle(sandbox_url, redis_url))
+    for scene in SCENES:
+        scene(stage)
 
 
 def main(*, keep_running: bool = False) -> int:

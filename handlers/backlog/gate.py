@@ -114,7 +114,7 @@ PLAIN: dict[Verdict, str] = {
     Verdict.STOP_DEGRADED: (
         "the round cap was reached while a core question (what, scope or acceptance) was still open"
     ),
-    Verdict.STOP_ENOUGH: "someone ended the interview with /enough",
+    Verdict.STOP_ENOUGH: "someone said `/enough`",
 }
 
 

@@ -61,9 +61,29 @@ def _details(summary: str, body: str) -> list[str]:
     return [f"<details><summary>{summary}</summary>", "", body, "", "</details>"]
 
 
+# With this many sections missing, they are one line, and the template is the quickest way forward.
+MANY_MISSING: Final = 3
+
+
+def _missing_sections(verdict: BugVerdict) -> list[int]:
+    return [
+        n for b in verdict.blockers if b.code.startswith("MISSING_SECTION_") and (n := section_of(b.code))
+    ]
+
+
 def _blocker_lines(verdict: BugVerdict, language: Language) -> list[str]:
     out = []
+    missing = _missing_sections(verdict)
+    if len(missing) >= MANY_MISSING:
+        headings = ", ".join(f"`{sections.heading(n, language)}`" for n in missing)
+        codes = ", ".join(f"`MISSING_SECTION_{n}`" for n in missing)
+        out.append(
+            f"- **Missing sections** — add these level-2 headings and fill them in: {headings}. "
+            f"<sub>{codes}</sub>"
+        )
     for blocker in verdict.blockers:
+        if len(missing) >= MANY_MISSING and blocker.code.startswith("MISSING_SECTION_"):
+            continue
         n = section_of(blocker.code)
         where = f"**{n}. {sections.name(n, language)}** — " if n is not None else ""
         out.append(f"- {where}{blocker.message} <sub>`{blocker.code}`</sub>")
@@ -89,11 +109,20 @@ def render_bug_comment(
         ]
     else:
         count = len(verdict.blockers)
+        next_step = (
+            "**Next step:** edit the issue description and fix what is listed below; I check it again "
+            "each time it is saved."
+        )
+        if template_text and len(_missing_sections(verdict)) >= MANY_MISSING:
+            next_step = (
+                "**Next step:** the quickest way is to paste the template folded at the end of this comment "
+                "(it already holds what you wrote) into the issue description and fill it in; I check it "
+                "again each time it is saved."
+            )
         lines += [
             f"## {_ICON['rejected']} Bug report not ready: {count} thing{'s' if count != 1 else ''} to fix",
             "",
-            "**Next step:** edit the issue description and fix what is listed below; I check it again "
-            "each time it is saved.",
+            next_step,
             "",
             "### What to fix",
             "",

@@ -26,7 +26,7 @@ def test_a_rejection_leads_with_what_to_do_and_folds_the_machine_data() -> None:
     text = render_bug_comment(verdict, template_text=template(CASUAL))
     lines = text.splitlines()
     assert lines[0].startswith("## ❌ Bug report not ready: ")
-    assert lines[2].startswith("**Next step:** edit the issue description")
+    assert lines[2].startswith("**Next step:** the quickest way is to paste the template")
     first_level = _headings(text)[0][0]
     assert all(level >= first_level for level, _ in _headings(text)), "no heading above the title's level"
     record_at = text.index("## Refinement Verdict")
@@ -35,9 +35,25 @@ def test_a_rejection_leads_with_what_to_do_and_folds_the_machine_data() -> None:
     recorded = read_verdict_block(text)
     assert recorded is not None and recorded.status == "rejected"
     assert recorded.blockers == verdict.blocker_codes
+    [missing] = [ln for ln in lines if ln.startswith("- **Missing sections** — ")]
+    assert all(f"`## {n}. " in missing and f"`MISSING_SECTION_{n}`" in missing for n in range(1, 10))
     for blocker in verdict.blockers:
         line = next(ln for ln in lines if blocker.code in ln)
-        assert line.index(blocker.message) < line.index(blocker.code), "the words come before the code"
+        if not blocker.code.startswith("MISSING_SECTION_"):
+            assert line.index(blocker.message) < line.index(blocker.code), "the words come before the code"
+
+
+def test_a_report_with_its_sections_is_told_what_to_fix_in_each() -> None:
+    from bot.demo_texts import APPROVED_BUG
+
+    vision = "Shoppers who switch currency lose their discount and pay the full price."
+    body = APPROVED_BUG.replace(vision, "")
+    verdict = refine_bug(body, bug_id="o/r#1", refined_at=AT)
+    assert verdict.blocker_codes == ("VISION_EMPTY",)
+    text = render_bug_comment(verdict, template_text=template(body))
+    assert text.splitlines()[2].startswith("**Next step:** edit the issue description")
+    line = next(ln for ln in text.splitlines() if "`VISION_EMPTY`" in ln)
+    assert line.startswith("- **1. Vision** — Under `## 1. Vision`, write at least one line")
 
 
 def test_an_approval_says_there_is_nothing_to_do() -> None:

@@ -73,6 +73,9 @@ def test_an_interview_from_label_to_an_approved_spec(steward: Steward) -> None:
     interview = sticky_of(steward, repo, number, "backlog-interview")
     assert interview is not None and "round 1 of at most 5" in interview["body"]
     assert "round 0" not in interview["body"], "one round counter, the same everywhere"
+    shown = [ln for ln in interview["body"].split("<details>")[0].splitlines() if not ln.startswith("<!--")]
+    assert not [ln for ln in shown if "CONTINUE" in ln or "STOP-" in ln], "the stop gate's codes are folded"
+    assert shown[2].startswith("**Next step:** answer the questions below")
     assert "| id | dimension | status | source | question | answer |" in interview["body"]
     assert "Ledger JSON" in interview["body"]
 

@@ -205,3 +205,29 @@ def test_a_cut_inside_a_code_fence_closes_the_fence() -> None:
 def test_data_that_leaves_no_room_is_a_bug_not_a_broken_comment() -> None:
     with pytest.raises(sticky.CommentTooLong):
         sticky.fit("spec", "issue", "text", {"huge": "z" * 70_000}, limit=60_000)
+
+
+def test_a_refused_permission_check_is_logged_once_per_repository() -> None:
+    """Never silent, never noisy: one warning per repository, not one per event."""
+    from types import SimpleNamespace
+
+    import structlog
+
+    from bot import dispatch
+    from bot.forge import RepoRef, User
+
+    def ctx(repo: str) -> object:
+        return SimpleNamespace(
+            event=SimpleNamespace(forge="gitea"),
+            repo=RepoRef.parse(repo),
+            me=User("steward-bot"),
+            log=structlog.get_logger(),
+        )
+
+    dispatch._UNREADABLE_WARNED.clear()
+    with structlog.testing.capture_logs() as logs:
+        for _ in range(5):
+            dispatch._warn_unreadable(ctx("o/one"))  # type: ignore[arg-type]
+        dispatch._warn_unreadable(ctx("o/two"))  # type: ignore[arg-type]
+    warnings = [entry for entry in logs if entry["log_level"] == "warning"]
+    assert [w["repo"] for w in warnings] == ["o/one", "o/two"]
