@@ -65,15 +65,37 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return 0
 
 
+class WorkerDied(Exception):
+    """The worker half of `steward run` stopped on its own: the receiver must not go on acknowledging."""
+
+
 async def run_all(settings: Settings) -> None:
-    """Receiver and worker in one process: small installs and the demo."""
+    """Receiver and worker in one process: small installs and the demo. They live and die together: a
+    worker that stops for any reason but a shutdown takes the receiver down with it, and the process exits
+    non-zero (a receiver must never acknowledge work nobody will do). Redis outages do not stop the worker."""
     import uvicorn
 
     from bot.worker import create_worker
 
+    log = logs.get("steward.run")
     worker = create_worker(settings, handle_signals=False)
     server = uvicorn.Server(receiver_config(settings))
     worker_task = asyncio.create_task(worker.async_run())
+    died: list[bool] = []
+
+    def worker_done(task: asyncio.Task[None]) -> None:
+        if server.should_exit:
+            return  # a shutdown we asked for
+        died.append(True)
+        error = None if task.cancelled() else task.exception()
+        log.error(
+            "the worker stopped; stopping the receiver too",
+            error=type(error).__name__ if error else "none",
+            detail=str(error)[:300] if error else "",
+        )
+        server.should_exit = True
+
+    worker_task.add_done_callback(worker_done)
     try:
         await server.serve()
     finally:
@@ -82,12 +104,17 @@ async def run_all(settings: Settings) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await worker_task
         await worker.close()
+    if died:
+        raise WorkerDied("the worker stopped on its own")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     settings = _settings(args)
     logs.configure(settings.log_level, settings.log_format)
-    asyncio.run(run_all(settings))
+    try:
+        asyncio.run(run_all(settings))
+    except WorkerDied:
+        return 1
     return 0
 
 

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
+from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
 
@@ -65,8 +66,31 @@ async def issue_lock(
         yield acquired
     finally:
         if acquired:
-            # Shielded: a job cancelled at shutdown must still give its lock back.
-            await asyncio.shield(cast(Awaitable[Any], redis.eval(_RELEASE, 1, name, token)))
+            # Shielded: a job cancelled at shutdown must still give its lock back. With Redis gone it is
+            # given back once Redis is back (``release_pending``): the job may have finished, and the
+            # issue's other events must not wait for the lock to expire.
+            try:
+                await asyncio.shield(cast(Awaitable[Any], redis.eval(_RELEASE, 1, name, token)))
+            except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError):
+                _PENDING.add((name, token))
+
+
+# Locks whose release failed because Redis was unreachable, given back once it answers again.
+_PENDING: set[tuple[str, str]] = set()
+
+
+def pending_releases() -> int:
+    return len(_PENDING)
+
+
+async def release_pending(redis: Redis) -> int:
+    """Give back the locks this process could not release during an outage; returns how many."""
+    released = 0
+    for name, token in list(_PENDING):
+        await cast(Awaitable[Any], redis.eval(_RELEASE, 1, name, token))
+        _PENDING.discard((name, token))
+        released += 1
+    return released
 
 
 class IssueLocks:

@@ -58,5 +58,19 @@ DEAD_JOBS = Gauge(
 )
 
 
+REDIS_UP = Gauge(
+    "steward_redis_up",
+    "Whether Redis answered the last time this process needed it (1) or not (0)",
+    ["process"],
+    registry=REGISTRY,
+)
+REDIS_RECONNECTS = Counter(
+    "steward_redis_reconnects",
+    "Times this process found Redis back after it had been unreachable",
+    ["process"],
+    registry=REGISTRY,
+)
+
+
 def render() -> bytes:
     return generate_latest(REGISTRY)

@@ -204,6 +204,7 @@ class Receiver:
         try:
             result = await self.enqueuer.enqueue(event)
         except (RedisError, OSError) as exc:
+            metrics.REDIS_UP.labels("receiver").set(0)
             log.error(
                 "cannot enqueue: Redis unavailable", delivery=event.delivery_id, error=type(exc).__name__
             )
@@ -215,6 +216,7 @@ class Receiver:
                 {"error": "the queue is unavailable; redeliver later"},
             )
         metrics.ENQUEUE_SECONDS.labels(event.forge).observe(time.perf_counter() - started)
+        metrics.REDIS_UP.labels("receiver").set(1)
         if result.outcome == "duplicate":
             return _answer(event.forge, event.name, "duplicate", 200, {"duplicate": True})
         log.info("delivery enqueued", delivery=event.delivery_id, kind=event.kind, job=result.job_id)
@@ -227,7 +229,9 @@ class Receiver:
         try:
             await self.redis.ping()
         except (RedisError, OSError):
+            metrics.REDIS_UP.labels("receiver").set(0)
             return JSONResponse({"status": "unavailable", "redis": "unreachable"}, status_code=503)
+        metrics.REDIS_UP.labels("receiver").set(1)
         return JSONResponse({"status": "ok", "redis": "ok"})
 
     async def metrics(self, request: Request) -> Response:

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import random
 from dataclasses import dataclass, field
@@ -24,7 +25,6 @@ import httpx2
 from arq import Retry
 from arq.connections import ArqRedis
 from arq.worker import Worker, func
-from prometheus_client import start_http_server
 
 from bot import logs, metrics
 from bot.budget import CommandBudget, WriteBudget
@@ -46,10 +46,12 @@ from bot.forge import (
 from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
 from bot.locks import Busy, IssueLocks, issue_lock
+from bot.outage import REDIS_ERRORS, RedisWatch, ResilientWorker
 from bot.periodic import cron_jobs
 from bot.queue import JOB_FUNCTION, QUEUE_NAME, make_redis
 from bot.registry import Registry
 from bot.settings import HandlerSettings, Settings
+from bot.status import serve as serve_status
 
 log = logs.get("steward.worker")
 
@@ -169,13 +171,23 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
             outcome = await _handle(runtime, event, job_id, jlog)
     except Retry:
         raise
+    except REDIS_ERRORS as exc:
+        # Redis went away mid-job (the lock, the budget, the failure count): the job runs again once it
+        # is back — the worker records the deferral when it can. Nothing here may touch Redis.
+        # One warning per outage comes from the worker's loop; each job only notes it.
+        jlog.info("Redis is unreachable; the job will run again", error=type(exc).__name__)
+        metrics.JOBS.labels("-", "retried").inc()
+        raise Retry(defer=1.0 + random.random()) from None
     except RateLimited as exc:
         jlog.warning("rate limited; job deferred", retry_after=round(exc.retry_after, 2))
         metrics.JOBS.labels("-", "rate_limited").inc()
         raise Retry(defer=exc.retry_after) from None
     except Exception as exc:
         if not _is_permanent(exc):
-            failures = await _failures(runtime.redis, job_id)
+            try:
+                failures = await _failures(runtime.redis, job_id)
+            except REDIS_ERRORS:
+                raise Retry(defer=1.0 + random.random()) from None
             if failures < runtime.settings.job_tries:
                 delay = min(60.0, 2.0**failures) * (0.5 + random.random() / 2)
                 jlog.warning(
@@ -187,8 +199,12 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
                 )
                 metrics.JOBS.labels("-", "retried").inc()
                 raise Retry(defer=delay) from None
-        return await _dead(runtime, event, raw_event, job_id, jlog, exc)
-    await runtime.redis.delete(f"steward:failures:{job_id}")
+        try:
+            return await _dead(runtime, event, raw_event, job_id, jlog, exc)
+        except REDIS_ERRORS:
+            raise Retry(defer=1.0 + random.random()) from None
+    with contextlib.suppress(*REDIS_ERRORS):
+        await runtime.redis.delete(f"steward:failures:{job_id}")
     return outcome
 
 
@@ -262,13 +278,18 @@ def create_worker(
     runtime = build_runtime(settings, redis, registry)
     if handler_settings is not None:
         runtime.handler_settings = handler_settings
+    watch = RedisWatch(redis, name="worker")
+    started: list[object] = []
 
     async def startup(ctx: dict[str, Any]) -> None:
+        # Runs again when the worker starts over after Redis went away before its polling loop.
         ctx["runtime"] = runtime
-        if settings.worker_metrics_port:
-            start_http_server(settings.worker_metrics_port, registry=metrics.REGISTRY)
+        if settings.worker_metrics_port and not started:
+            started.append(await serve_status(settings.worker_metrics_port, watch))
 
     async def shutdown(ctx: dict[str, Any]) -> None:
+        for server in started:
+            server.close()  # type: ignore[attr-defined]
         await runtime.aclose()
 
     periodic = cron_jobs(
@@ -278,7 +299,7 @@ def create_worker(
         forges=runtime.forge_kinds,
         timeout=settings.job_timeout_seconds,
     )
-    return Worker(
+    return ResilientWorker(
         functions=[func(process_event, name=JOB_FUNCTION, max_tries=JOB_MAX_TRIES)],
         cron_jobs=periodic,
         redis_pool=redis,
@@ -294,4 +315,5 @@ def create_worker(
         handle_signals=handle_signals,
         burst=burst,
         health_check_interval=30,
+        watch=watch,
     )

@@ -3,9 +3,9 @@
 Python only (the slim image has no curl). It asks the process that runs in this container:
 
 - `steward serve` / `steward run`: GET /healthz on STEWARD_PORT (default 8000) must answer 200;
-- `steward worker`: GET on STEWARD_WORKER_METRICS_PORT when it is set (prometheus_client serves
-  every path there); without that port, with --ready, Redis must answer PING at STEWARD_REDIS_URL;
-  otherwise the check passes (the worker serves nothing to ask).
+- `steward worker`: GET /healthz (with --ready, /readyz) on STEWARD_WORKER_METRICS_PORT when it is set;
+  without that port, with --ready, Redis must answer PING at STEWARD_REDIS_URL; otherwise the check passes
+  (the worker serves nothing to ask).
 
 Usage: python healthcheck.py [auto|serve|worker] [--ready]. `auto` (the default, the image's
 HEALTHCHECK) reads the command from /proc/1/cmdline; Kubernetes probes name it.
@@ -59,7 +59,7 @@ def healthy(role: str, ready: bool, env: dict[str, str]) -> bool:
         role = role_of_pid1()
     if role == "worker":
         if env.get("STEWARD_WORKER_METRICS_PORT"):
-            return http_ok(env["STEWARD_WORKER_METRICS_PORT"], "/metrics")
+            return http_ok(env["STEWARD_WORKER_METRICS_PORT"], "/readyz" if ready else "/healthz")
         if ready:
             return redis_ok(env.get("STEWARD_REDIS_URL", "redis://127.0.0.1:6379/0"))
         return True

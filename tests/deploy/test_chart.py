@@ -205,8 +205,8 @@ def test_a_worker_with_metrics_is_probed_on_its_metrics_port(render: Render) -> 
     container = _container(_one(render(), "Deployment", "worker"))
     assert _env(container)["STEWARD_WORKER_METRICS_PORT"]["value"] == "9100"
     assert container["ports"] == [{"name": "metrics", "containerPort": 9100, "protocol": "TCP"}]
-    assert container["livenessProbe"]["httpGet"] == {"path": "/metrics", "port": "metrics"}
-    assert container["readinessProbe"]["httpGet"] == {"path": "/metrics", "port": "metrics"}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
 
 
 def test_a_worker_without_metrics_is_ready_when_redis_answers(render: Render) -> None:

@@ -23,9 +23,9 @@ def process(*args: str, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "bot.cli", *args],
-            env={**os.environ, **env},
-            stdout=subprocess.DEVNULL,
-            stderr=log,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         proc.log = log  # type: ignore[attr-defined]
         try:
@@ -115,3 +115,32 @@ def test_run_is_receiver_and_worker_in_one_process(redis_url: str) -> None:
         wait_for(lambda: _up(f"{receiver_url}/healthz"), timeout=30, what="steward run")
         _ping_round_trip(sandbox_url, redis_url, receiver_url)
         stopped_cleanly(run)
+
+
+def test_run_exits_non_zero_when_its_worker_dies(redis_url: str) -> None:
+    """`steward run` never keeps a receiver that acknowledges work nobody will do: a worker that stops for
+    any reason but a shutdown (here: its metrics port is taken) takes the process down, exit status 1."""
+    import socket
+
+    with socket.socket() as taken, sandbox_process(redis_url) as (_, _, env):
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        env = {**env, "STEWARD_WORKER_METRICS_PORT": str(taken.getsockname()[1])}
+        with process("run", env=env) as run:
+            code = run.wait(30)
+            run.log.seek(0)  # type: ignore[attr-defined]
+            log = run.log.read().decode()  # type: ignore[attr-defined]
+    assert code == 1, log[-2000:]
+    assert "the worker stopped; stopping the receiver too" in log
+
+
+def test_a_workers_own_port_answers_health_readiness_and_metrics(redis_url: str) -> None:
+    with sandbox_process(redis_url) as (_, _, env):
+        port = free_port()
+        with process("worker", env={**env, "STEWARD_WORKER_METRICS_PORT": str(port)}):
+            status = f"http://127.0.0.1:{port}"
+            wait_for(lambda: _up(f"{status}/healthz"), timeout=30, what="the worker's port")
+            assert httpx2.get(f"{status}/readyz").json() == {"status": "ok", "redis": "ok"}
+            metrics = httpx2.get(f"{status}/metrics").text
+            assert 'steward_redis_up{process="worker"} 1.0' in metrics
+            assert httpx2.get(f"{status}/nope").status_code == 404

@@ -1,0 +1,265 @@
+"""Redis going away is a non-event for a worker: it notices, says so once, waits for Redis to come back
+(capped exponential backoff with jitter), and carries on — it never dies of it.
+
+``RedisWatch`` is the one place that knows whether Redis answers: every part of the worker that meets a
+Redis error waits on it, and only one of them probes Redis at a time. ``ResilientWorker`` is arq's worker
+with every Redis call of its own loop (polling, starting a job, recording a job's end, the health record,
+cron) made to wait instead of raising.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import redis.exceptions
+from arq.constants import in_progress_key_prefix
+from arq.utils import timestamp_ms
+from arq.worker import Worker
+from redis.asyncio import Redis
+
+from bot import logs, metrics
+from bot.locks import pending_releases, release_pending
+
+log = logs.get("steward.outage")
+
+# What "Redis is unreachable" looks like: refused or dropped connections, timeouts, a Redis still loading
+# its AOF after a restart (BusyLoadingError is a ConnectionError), and the socket errors beneath them.
+# What "Redis is unreachable" looks like: refused or dropped connections and timeouts (redis-py wraps the
+# socket errors beneath them), a Redis still loading its AOF after a restart (BusyLoadingError is a
+# ConnectionError), and a connection lost during a watched transaction, which redis-py reports as a
+# WatchError (a real watch conflict is handled by arq where it can happen).
+REDIS_ERRORS: tuple[type[BaseException], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+)
+REDIS_UNAVAILABLE: tuple[type[BaseException], ...] = (*REDIS_ERRORS, redis.exceptions.WatchError)
+_PING_FAILURES: tuple[type[BaseException], ...] = (*REDIS_UNAVAILABLE, TimeoutError)
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    """redis-py reports a connection lost during a watched transaction as a WatchError."""
+    return isinstance(exc, redis.exceptions.WatchError) and "ConnectionError" in str(exc)
+
+
+class Stopped(Exception):
+    """The process is stopping: nobody waits for Redis any more."""
+
+
+class RedisWatch:
+    def __init__(self, redis: Redis, *, name: str, first_delay: float = 0.05, max_delay: float = 2.0) -> None:
+        self._redis = redis
+        # Run once Redis answers again, before anyone else carries on (give back what the outage left).
+        self.on_back: list[Callable[[], Awaitable[None]]] = []
+        self._name = name
+        self._first_delay = first_delay
+        self._max_delay = max_delay
+        self._back = asyncio.Event()
+        self._back.set()
+        self._probe: asyncio.Task[None] | None = None
+        self._down_since = 0.0
+        self._stopping = False
+        metrics.REDIS_UP.labels(name).set(1)
+
+    @property
+    def up(self) -> bool:
+        return self._back.is_set()
+
+    async def answers(self, within: float = 1.0) -> bool:
+        """Whether Redis answers a PING now (for ``/readyz``), whatever the worker last saw."""
+        try:
+            async with asyncio.timeout(within):
+                await self._redis.ping()
+        except _PING_FAILURES:
+            metrics.REDIS_UP.labels(self._name).set(0)
+            return False
+        if self.up:
+            metrics.REDIS_UP.labels(self._name).set(1)
+        return True
+
+    def stop(self) -> None:
+        """Wake every waiter with ``Stopped`` (shutdown must not wait for Redis)."""
+        self._stopping = True
+        self._back.set()
+
+    async def wait(self, exc: BaseException) -> None:
+        """Redis failed with ``exc``: wait until it answers again. Logs one warning per outage."""
+        if self._stopping:
+            raise Stopped from exc
+        if self._back.is_set():
+            self._back.clear()
+            self._down_since = time.monotonic()
+            metrics.REDIS_UP.labels(self._name).set(0)
+            log.warning(
+                "Redis is unreachable; waiting for it to come back",
+                process=self._name,
+                error=type(exc).__name__,
+                detail=str(exc)[:200],
+            )
+        if self._probe is None or self._probe.done():
+            self._probe = asyncio.get_running_loop().create_task(self._until_back())
+        await self._back.wait()
+        if self._stopping:
+            raise Stopped from exc
+
+    async def _until_back(self) -> None:
+        delay = self._first_delay
+        while not self._stopping:
+            await asyncio.sleep(delay * (0.5 + random.random() / 2))
+            try:
+                await self._redis.ping()
+            except REDIS_UNAVAILABLE:
+                delay = min(self._max_delay, delay * 2)
+                continue
+            for recover in self.on_back:
+                with contextlib.suppress(*REDIS_UNAVAILABLE):
+                    await recover()
+            metrics.REDIS_UP.labels(self._name).set(1)
+            metrics.REDIS_RECONNECTS.labels(self._name).inc()
+            log.warning(
+                "Redis is back; carrying on",
+                process=self._name,
+                down_seconds=round(time.monotonic() - self._down_since, 1),
+            )
+            break
+        self._back.set()
+
+
+class ResilientWorker(Worker):
+    """arq's worker, waiting out Redis outages wherever its own loop talks to Redis."""
+
+    def __init__(self, *args: Any, watch: RedisWatch, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.watch = watch
+        self.worker_id = f"steward-worker:{uuid.uuid4().hex}"
+        self._unstarted: set[str] = set()
+        watch.on_back.append(self._recover)
+
+    async def main(self) -> None:
+        # Redis down at start-up, or in the few calls before the polling loop: wait and start again (the
+        # start-up hook is idempotent).
+        while True:
+            try:
+                await super().main()
+                return
+            except REDIS_UNAVAILABLE as exc:
+                await self._wait(exc)
+
+    async def _poll_iteration(self) -> None:
+        try:
+            if pending_releases():
+                await self._recover()  # a lock's release failed while this loop never met the outage
+            await super()._poll_iteration()
+        except REDIS_UNAVAILABLE as exc:
+            await self._wait(exc)
+
+    async def start_jobs(self, job_ids: list[bytes]) -> None:
+        """arq's ``start_jobs`` (0.28), with two changes that make an outage harmless: the in-progress mark
+        holds this worker's id, so once Redis is back the worker can take back a mark it set for a job it
+        never started (``_forget``); and a slot taken for a job that could not start is given back, so an
+        outage never leaves the worker with fewer slots."""
+        for job_id_b in job_ids:
+            await self.sem.acquire()
+            if self.job_counter >= self.max_jobs:
+                self.sem.release()
+                return
+            self.job_counter += 1
+            job_id = job_id_b.decode()
+            in_progress_key = in_progress_key_prefix + job_id
+            started = False
+            try:
+                async with self.pool.pipeline(transaction=True) as pipe:
+                    await pipe.watch(in_progress_key)
+                    ongoing_exists = await pipe.exists(in_progress_key)
+                    score = await pipe.zscore(self.queue_name, job_id)
+                    if ongoing_exists or not score or score > timestamp_ms():
+                        continue  # running elsewhere, finished, or deferred meanwhile
+                    pipe.multi()  # type: ignore[no-untyped-call]
+                    pipe.psetex(in_progress_key, int(self.in_progress_timeout_s * 1000), self.worker_id)
+                    try:
+                        await pipe.execute()
+                    except (redis.exceptions.ResponseError, redis.exceptions.WatchError) as exc:
+                        if _connection_lost(exc):
+                            raise  # the mark may have been written: an outage, not a race
+                        continue  # started elsewhere since it was read
+                task = self.loop.create_task(self.run_job(job_id, int(score)))
+                task.add_done_callback(lambda _: self._release_sem_dec_counter_on_complete())
+                self.tasks[job_id] = task
+                started = True
+            except REDIS_UNAVAILABLE as exc:
+                self._unstarted.add(job_id)
+                raise exc from None
+            finally:
+                if not started:
+                    self.job_counter -= 1
+                    self.sem.release()
+
+    async def _forget(self) -> None:
+        """Once Redis is back: drop the in-progress marks this worker set for jobs it could not start (the
+        mark may or may not have been written), so they run again now rather than when the mark expires."""
+        for job_id in list(self._unstarted):
+            key = in_progress_key_prefix + job_id
+            if await self.pool.get(key) == self.worker_id.encode():
+                await self.pool.delete(key)
+            self._unstarted.discard(job_id)
+
+    async def run_job(self, job_id: str, score: int) -> None:
+        try:
+            await super().run_job(job_id, score)
+        except REDIS_UNAVAILABLE as exc:
+            # The job's definition could not be read, so it did not run: once Redis is back, its
+            # in-progress mark goes, and the next poll starts it again (a re-run writes nothing twice).
+            self._unstarted.add(job_id)
+            await self._wait(exc)
+
+    async def finish_job(self, *args: Any, **kwargs: Any) -> None:
+        # A job's end (its result, its removal from the queue, or its deferral) is recorded once Redis is
+        # back; the transaction is safe to repeat.
+        await self._retry_redis(lambda: super(ResilientWorker, self).finish_job(*args, **kwargs))
+
+    async def finish_failed_job(self, job_id: str, result_data: bytes | None) -> None:
+        await self._retry_redis(lambda: super(ResilientWorker, self).finish_failed_job(job_id, result_data))
+
+    async def _retry_redis(self, call: Any) -> None:
+        while True:
+            try:
+                await call()
+                return
+            except REDIS_UNAVAILABLE as exc:
+                try:
+                    await self.watch.wait(exc)
+                except Stopped:
+                    log.warning("stopping while Redis is unreachable; the job will run again")
+                    return
+
+    async def _wait(self, exc: BaseException) -> None:
+        try:
+            await self.watch.wait(exc)
+        except Stopped:
+            raise asyncio.CancelledError from exc
+        with contextlib.suppress(*REDIS_UNAVAILABLE):
+            await self._recover()
+
+    async def _recover(self) -> None:
+        """What an outage left behind: locks not given back, in-progress marks of jobs never started."""
+        await release_pending(self.pool)
+        if self._unstarted:
+            await self._forget()
+
+    async def close(self) -> None:
+        self.watch.stop()
+        try:
+            await super().close()
+        except REDIS_UNAVAILABLE:
+            # Stopping while Redis is gone: the health key cannot be deleted (it expires); the shutdown
+            # hook still runs and the pool is closed.
+            if self.on_shutdown:
+                await self.on_shutdown(self.ctx)
+            if self._pool is not None:
+                await self._pool.close(close_connection_pool=True)
+                self._pool = None
