@@ -179,7 +179,8 @@ async def delete_reaction(request: Request, ctx: GCtx, repo: Repo) -> Response:
     found = _reactions(ctx, repo)
     content = (await body_object(request)).get("content")
     found[:] = [r for r in found if not (r.user == ctx.login and r.content == content)]
-    return Response(status_code=200)
+    # Gitea's description (routers/api/v1/repo/issue_reaction.go): 204 No Content
+    return Response(status_code=204)
 
 
 # labels ---------------------------------------------------------------------------------------------------

@@ -440,14 +440,12 @@ async def combined_status(request: Request, ctx: Ctx, repo: Repo) -> Response:
 def routes(r: str) -> list[BaseRoute]:
     g = r + "/git"
     return [
-        Route(r + "/contents", get_content, methods=["GET"]),
         Route(r + "/contents/{path:path}", get_content, methods=["GET"]),
         Route(r + "/contents/{path:path}", put_content, methods=["PUT"]),
         Route(r + "/contents/{path:path}", delete_content, methods=["DELETE"]),
         Route(g + "/ref/{ref:path}", get_ref, methods=["GET"]),
         Route(g + "/matching-refs/{ref:path}", matching_refs, methods=["GET"]),
         Route(g + "/refs", create_ref, methods=["POST"]),
-        Route(g + "/refs/{ref:path}", get_ref, methods=["GET"]),
         Route(g + "/refs/{ref:path}", update_ref, methods=["PATCH"]),
         Route(g + "/refs/{ref:path}", delete_ref, methods=["DELETE"]),
         Route(g + "/blobs", create_blob, methods=["POST"]),

@@ -91,7 +91,18 @@ class Shapes:
             "following": 0,
             "created_at": user.created_at,
             "updated_at": user.created_at,
+            # the public view of a user (GitHub's discriminator between public-user and private-user)
+            "user_view_type": "public",
         }
+
+    def account_of(self, email: str) -> dict[str, Any] | None:
+        """The user a commit's e-mail address belongs to (GitHub links commits to accounts by e-mail):
+        the sandbox writes `login@users.noreply.sandbox` for its users."""
+        login = email.split("@", 1)[0] if email.endswith("@users.noreply.sandbox") else None
+        found = self.forge.user(login) if login else None
+        if found is None:
+            found = next((u for u in self.forge.users.values() if u.email and u.email == email), None)
+        return self.user(found.login) if found is not None else None
 
     # repositories -------------------------------------------------------------------------------------
 
@@ -162,6 +173,7 @@ class Shapes:
             "has_projects": True,
             "has_downloads": True,
             "has_wiki": True,
+            "has_discussions": False,
             "has_pages": False,
             "forks_count": 0,
             "mirror_url": None,
@@ -386,17 +398,19 @@ class Shapes:
                 }
                 for p in commit.parents
             ],
-            "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None},
+            "verification": {
+                "verified": False,
+                "reason": "unsigned",
+                "signature": None,
+                "payload": None,
+                "verified_at": None,
+            },
         }
 
     def commit(self, repo: Repo, commit: GitCommit) -> dict[str, Any]:
         """The `commit` shape of GET /repos/{o}/{r}/commits/{ref}."""
         api = f"{self.base}/repos/{repo.full_name}"
         git = self.git_commit(repo, commit)
-        added, removed, modified = gitmodel.changed_paths(repo, commit)
-        files = [{"filename": p, "status": "added"} for p in added]
-        files += [{"filename": p, "status": "removed"} for p in removed]
-        files += [{"filename": p, "status": "modified"} for p in modified]
         return {
             "url": f"{api}/commits/{commit.sha}",
             "sha": commit.sha,
@@ -412,11 +426,52 @@ class Shapes:
                 "tree": git["tree"],
                 "verification": git["verification"],
             },
-            "author": None,
-            "committer": None,
+            "author": self.account_of(commit.author.email),
+            "committer": self.account_of(commit.committer.email),
             "parents": git["parents"],
-            "files": files,
+            "files": self.diff_entries(repo, commit),
         }
+
+    def diff_entries(self, repo: Repo, commit: GitCommit, base: str | None = None) -> list[dict[str, Any]]:
+        """The `diff-entry` list of a commit against its first parent (or against commit `base`)."""
+        if base is None:
+            added, removed, modified = gitmodel.changed_paths(repo, commit)
+            before = gitmodel.flatten(repo, repo.commits[commit.parents[0]].tree) if commit.parents else {}
+        else:
+            before = gitmodel.flatten(repo, repo.commits[base].tree)
+            after = gitmodel.flatten(repo, commit.tree)
+            added = sorted(p for p in after if p not in before)
+            removed = sorted(p for p in before if p not in after)
+            modified = sorted(p for p in after if p in before and after[p] != before[p])
+        after = gitmodel.flatten(repo, commit.tree)
+        entries = []
+        for path, status in sorted(
+            [(p, "added") for p in added]
+            + [(p, "removed") for p in removed]
+            + [(p, "modified") for p in modified]
+        ):
+            sha = (before if status == "removed" else after)[path][1]
+            ref = commit.sha if status != "removed" else (commit.parents[0] if commit.parents else commit.sha)
+            old = (
+                gitmodel.blob_bytes(repo, before[path][1]).decode(errors="replace") if path in before else ""
+            )
+            new = gitmodel.blob_bytes(repo, after[path][1]).decode(errors="replace") if path in after else ""
+            additions = len(new.splitlines()) if status != "modified" or old != new else 0
+            deletions = len(old.splitlines()) if status != "added" else 0
+            entries.append(
+                {
+                    "sha": sha,
+                    "filename": path,
+                    "status": status,
+                    "additions": additions if status != "removed" else 0,
+                    "deletions": deletions,
+                    "changes": (additions if status != "removed" else 0) + deletions,
+                    "blob_url": f"{self.base}/{repo.full_name}/blob/{ref}/{path}",
+                    "raw_url": f"{self.base}/{repo.full_name}/raw/{ref}/{path}",
+                    "contents_url": f"{self.base}/repos/{repo.full_name}/contents/{path}?ref={ref}",
+                }
+            )
+        return entries
 
     def tree(self, repo: Repo, sha: str) -> dict[str, Any]:
         api = f"{self.base}/repos/{repo.full_name}/git"
