@@ -7,12 +7,33 @@ frozen value so results can be cached and compared.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final, Literal, Protocol, runtime_checkable
 
 ForgeKind = Literal["github", "gitea"]
 PermissionLevel = Literal["none", "read", "triage", "write", "maintain", "admin"]
 ReactionContent = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
+IssueState = Literal["open", "closed"]
+# Which issues a list holds: by state, and issues, pull requests or both.
+ListState = Literal["open", "closed", "all"]
+IssueKind = Literal["issues", "pulls", "all"]
+# The commit-status states Steward writes (both forges take these four).
+StatusState = Literal["pending", "success", "failure", "error"]
+# What CI says of a context, and of a commit as a whole (see ``bot.forge.ci``).
+CIOutcome = Literal["green", "red", "inconclusive", "pending"]
+FileStatus = Literal["added", "modified", "removed"]
+
+
+class Keep(enum.Enum):
+    """An argument left out: ``edit_issue(..., milestone=KEEP)`` leaves the milestone as it is, where
+    ``milestone=None`` takes the issue out of its milestone."""
+
+    KEEP = "keep"
+
+
+KEEP: Final = Keep.KEEP
 
 PERMISSION_ORDER: tuple[PermissionLevel, ...] = ("none", "read", "triage", "write", "maintain", "admin")
 
@@ -86,16 +107,132 @@ class Comment:
     created_at: str = ""
     updated_at: str = ""
     html_url: str = ""
+    # The issue or pull request it is on (0 when the forge did not say).
+    issue_number: int = 0
+
+
+@dataclass(frozen=True)
+class CommentLink:
+    """What a comment link names: the repository, the issue or pull request, and the comment itself."""
+
+    repo: RepoRef
+    number: int
+    comment: Comment
 
 
 @dataclass(frozen=True)
 class Milestone:
-    number: int
+    """``key`` is how the forge names the milestone in its API: GitHub's ``number``, Gitea's ``id``
+    (``Issue.milestone`` holds the same key)."""
+
+    key: int
     title: str
-    state: Literal["open", "closed"]
+    state: IssueState
     description: str = ""
     open_issues: int = 0
     closed_issues: int = 0
+    closed_at: str | None = None
+    due_on: str | None = None
+    html_url: str = ""
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    number: int
+    title: str
+    body: str
+    state: IssueState
+    draft: bool
+    merged: bool
+    head_ref: str
+    head_sha: str
+    base_ref: str
+    author: str
+    html_url: str = ""
+    labels: tuple[str, ...] = ()
+    milestone: int | None = None
+    id: int = 0
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    path: str
+    status: FileStatus
+
+
+@dataclass(frozen=True)
+class Commit:
+    """A commit with its parents and, where the forge lists them, the files it changed against its first
+    parent (lists of commits, such as a pull request's, carry no files: read each with ``get_commit``)."""
+
+    sha: str
+    parents: tuple[str, ...]
+    message: str
+    author_name: str = ""
+    # The forge account the commit is linked to, when there is one.
+    author_login: str | None = None
+    files: tuple[ChangedFile, ...] = ()
+    html_url: str = ""
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file of ``commit_files``: its new content, or ``None`` to delete it."""
+
+    path: str
+    content: bytes | None
+
+
+@dataclass(frozen=True)
+class CommitStatus:
+    context: str
+    # The forge's word: pending, success, failure, error (and Gitea's warning, skipped).
+    state: str
+    description: str = ""
+    target_url: str = ""
+    creator: str = ""
+    id: int = 0
+    updated_at: str = ""
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """A GitHub check run (GitHub Actions jobs are check runs). ``status`` is queued, in_progress,
+    completed, …; ``conclusion`` is set once it is completed."""
+
+    name: str
+    status: str
+    conclusion: str | None = None
+    id: int = 0
+    app: str = ""
+    completed_at: str | None = None
+
+
+@dataclass(frozen=True)
+class CIState:
+    """What CI says of a commit: each context's outcome, and one verdict (``bot.forge.ci`` has the rules)."""
+
+    sha: str
+    verdict: CIOutcome
+    contexts: Mapping[str, CIOutcome] = field(default_factory=dict)
+
+    def outcome(self, context: str) -> CIOutcome | None:
+        return self.contexts.get(context)
+
+
+@dataclass(frozen=True)
+class HookDelivery:
+    """One delivery of a GitHub webhook (``hook_id`` None: the App's own webhook)."""
+
+    id: int
+    guid: str
+    delivered_at: str
+    status_code: int
+    event: str
+    action: str | None = None
+    redelivery: bool = False
+    hook_id: int | None = None
+    repo: RepoRef | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +267,20 @@ class ValidationFailed(ForgeError):
 
 class ForgeUnavailable(ForgeError):
     """The forge kept failing (5xx, timeouts, transport errors) after every retry."""
+
+
+class NotSupported(ForgeError):
+    """The forge (or this kind of link, or this authentication) cannot do what was asked; the message
+    says why."""
+
+
+class TooManyItems(ForgeError):
+    """A list is longer than ``STEWARD_MAX_LIST_ITEMS``: it is refused whole rather than cut short,
+    because a decision taken on part of a list (is every issue of the milestone closed?) is wrong."""
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class RateLimited(ForgeError):
