@@ -15,6 +15,11 @@ from .plumbing import ApiError, json_response, paginate
 from .state import App, Installation
 
 
+def app_of(ctx: Ctx) -> App:
+    """The App a request authenticates as with its JWT (401 for anything else)."""
+    return _app(ctx)
+
+
 def _app(ctx: Ctx) -> App:
     if ctx.who.app is None:
         raise ApiError(401, ctx.who.error or "A JSON web token could not be decoded")

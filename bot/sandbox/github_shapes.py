@@ -296,13 +296,13 @@ class Shapes:
         api = f"{self.base}/repos/{repo.full_name}/issues/{issue.number}"
         ms = repo.milestones.get(issue.milestone) if issue.milestone is not None else None
         assignees = [self.user(a) for a in issue.assignees]
-        return {
+        data = {
             "url": api,
             "repository_url": f"{self.base}/repos/{repo.full_name}",
             "labels_url": f"{api}/labels{{/name}}",
             "comments_url": f"{api}/comments",
             "events_url": f"{api}/events",
-            "html_url": f"{self.base}/{repo.full_name}/issues/{issue.number}",
+            "html_url": self.issue_html(repo, issue.number),
             "id": issue.id,
             "node_id": node_id("Issue", issue.id),
             "number": issue.number,
@@ -326,6 +326,23 @@ class Shapes:
             "performed_via_github_app": self._via_app(issue.via_app),
             "state_reason": issue.state_reason,
         }
+        if issue.pull is not None:
+            # GitHub lists pull requests among issues, with this key (FORGE-FACTS "Milestones")
+            html = self.issue_html(repo, issue.number)
+            data["pull_request"] = {
+                "url": f"{self.base}/repos/{repo.full_name}/pulls/{issue.number}",
+                "html_url": html,
+                "diff_url": f"{html}.diff",
+                "patch_url": f"{html}.patch",
+                "merged_at": issue.pull.merged_at,
+            }
+        return data
+
+    def issue_html(self, repo: Repo, number: int) -> str:
+        """An issue's page, or a pull request's: `/issues/N` or `/pull/N` (FORGE-FACTS "Links")."""
+        found = repo.issues.get(number)
+        kind = "pull" if found is not None and found.pull is not None else "issues"
+        return f"{self.base}/{repo.full_name}/{kind}/{number}"
 
     def rest_issue(self, repo: Repo, issue: Issue) -> dict[str, Any]:
         closed_by = self.user(issue.closed_by) if issue.closed_by else None
@@ -333,7 +350,7 @@ class Shapes:
 
     def comment(self, repo: Repo, comment: Comment) -> dict[str, Any]:
         api = f"{self.base}/repos/{repo.full_name}/issues/comments/{comment.id}"
-        html = f"{self.base}/{repo.full_name}/issues/{comment.issue_number}"
+        html = self.issue_html(repo, comment.issue_number)
         return {
             "url": api,
             "html_url": f"{html}#issuecomment-{comment.id}",
@@ -429,43 +446,31 @@ class Shapes:
             "author": self.account_of(commit.author.email),
             "committer": self.account_of(commit.committer.email),
             "parents": git["parents"],
-            "files": self.diff_entries(repo, commit),
+            "files": self.diff_entries(repo, commit.parents[0] if commit.parents else None, commit.sha),
         }
 
-    def diff_entries(self, repo: Repo, commit: GitCommit, base: str | None = None) -> list[dict[str, Any]]:
-        """The `diff-entry` list of a commit against its first parent (or against commit `base`)."""
-        if base is None:
-            added, removed, modified = gitmodel.changed_paths(repo, commit)
-            before = gitmodel.flatten(repo, repo.commits[commit.parents[0]].tree) if commit.parents else {}
-        else:
-            before = gitmodel.flatten(repo, repo.commits[base].tree)
-            after = gitmodel.flatten(repo, commit.tree)
-            added = sorted(p for p in after if p not in before)
-            removed = sorted(p for p in before if p not in after)
-            modified = sorted(p for p in after if p in before and after[p] != before[p])
-        after = gitmodel.flatten(repo, commit.tree)
+    def diff_entries(self, repo: Repo, before: str | None, after: str) -> list[dict[str, Any]]:
+        """GitHub's `diff-entry` list between two commits (before None: the empty tree)."""
+        added, removed, modified = gitmodel.diff(repo, before, after)
+        old = gitmodel.flatten(repo, repo.commits[before].tree) if before else {}
+        new = gitmodel.flatten(repo, repo.commits[after].tree)
         entries = []
         for path, status in sorted(
             [(p, "added") for p in added]
             + [(p, "removed") for p in removed]
             + [(p, "modified") for p in modified]
         ):
-            sha = (before if status == "removed" else after)[path][1]
-            ref = commit.sha if status != "removed" else (commit.parents[0] if commit.parents else commit.sha)
-            old = (
-                gitmodel.blob_bytes(repo, before[path][1]).decode(errors="replace") if path in before else ""
-            )
-            new = gitmodel.blob_bytes(repo, after[path][1]).decode(errors="replace") if path in after else ""
-            additions = len(new.splitlines()) if status != "modified" or old != new else 0
-            deletions = len(old.splitlines()) if status != "added" else 0
+            ref = before if status == "removed" and before else after
+            lines_old = len(gitmodel.blob_bytes(repo, old[path][1]).splitlines()) if path in old else 0
+            lines_new = len(gitmodel.blob_bytes(repo, new[path][1]).splitlines()) if path in new else 0
             entries.append(
                 {
-                    "sha": sha,
+                    "sha": (new.get(path) or old[path])[1],
                     "filename": path,
                     "status": status,
-                    "additions": additions if status != "removed" else 0,
-                    "deletions": deletions,
-                    "changes": (additions if status != "removed" else 0) + deletions,
+                    "additions": lines_new,
+                    "deletions": lines_old,
+                    "changes": lines_new + lines_old,
                     "blob_url": f"{self.base}/{repo.full_name}/blob/{ref}/{path}",
                     "raw_url": f"{self.base}/{repo.full_name}/raw/{ref}/{path}",
                     "contents_url": f"{self.base}/repos/{repo.full_name}/contents/{path}?ref={ref}",

@@ -208,6 +208,37 @@ def _gitea_contents(check: GiteaApiCheck, g: httpx2.Client, grepo: str) -> None:
     assert [entry["name"] for entry in g.get(grepo + "/contents/docs").json()] == ["a.md"]
 
 
+def _gitea_code(check: GiteaApiCheck, sandbox: SandboxServer, g: httpx2.Client, grepo: str) -> None:
+    main = check(g.get(grepo + "/branches/main")).json()["commit"]["id"]
+    check(g.post(grepo + "/branches", json={"new_branch_name": "side", "old_ref_name": "main"}))
+    red = base64.b64encode(b"def test_it():\n    assert False\n").decode()
+    change = {
+        "branch": "main",
+        "new_branch": "fix",
+        "message": "Regression test",
+        "files": [{"operation": "create", "path": "tests/test_it.py", "content": red}],
+    }
+    made = check(g.post(grepo + "/contents", json=change)).json()
+    sha = made["commit"]["sha"]
+    commit = check(g.get(f"{grepo}/git/commits/{sha}")).json()
+    assert [p["sha"] for p in commit["parents"]] == [main]
+    assert commit["files"] == [{"filename": "tests/test_it.py", "status": "added"}]
+    pull = check(
+        g.post(grepo + "/pulls", json={"head": "fix", "base": "main", "title": "WIP: fix it", "body": "b"})
+    ).json()
+    assert pull["draft"] is True
+    n = pull["number"]
+    check(g.get(grepo + "/pulls"))
+    check(g.get(f"{grepo}/pulls/{n}"))
+    check(g.get(f"{grepo}/pulls/{n}/commits"))
+    check(g.get(f"{grepo}/pulls/{n}/files"))
+    status = {"state": "failure", "context": "ci/test", "description": "red", "target_url": "http://ci/1"}
+    check(g.post(f"{grepo}/statuses/{sha}", json=status))
+    check(g.get(f"{grepo}/commits/{sha}/statuses"))
+    assert check(g.get(f"{grepo}/commits/{sha}/status")).json()["state"] == "failure"
+    check(g.post(f"{grepo}/pulls/{n}/merge", json={"Do": "merge"}))
+
+
 def test_every_operation_the_sandbox_serves_matches_giteas_description(
     sandbox: SandboxServer, g: httpx2.Client, grepo: str, gitea_api: GiteaApiCheck
 ) -> None:
@@ -216,6 +247,7 @@ def test_every_operation_the_sandbox_serves_matches_giteas_description(
     _gitea_repository_and_people(gitea_api, g, grepo)
     _gitea_issues(gitea_api, g, grepo)
     _gitea_contents(gitea_api, g, grepo)
+    _gitea_code(gitea_api, sandbox, g, grepo)
     served, _ = served_operations(sandbox.app, "gitea", gitea_api.spec)
     assert sorted(served - gitea_api.checked) == []
 

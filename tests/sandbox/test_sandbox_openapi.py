@@ -13,15 +13,15 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import FIXTURES, OpenApiCheck, client, served_operations
+from .helpers import FIXTURES, OpenApiCheck, client, idle, served_operations
 
 
-def _app_jwt(sandbox: SandboxServer) -> str:
+def _app_jwt(sandbox: SandboxServer, webhook_url: str | None = None) -> str:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     public = key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
-    body = {"app_id": 77, "slug": "steward", "public_key_pem": public.decode()}
+    body = {"app_id": 77, "slug": "steward", "public_key_pem": public.decode(), "webhook_url": webhook_url}
     assert httpx2.post(sandbox.url + "/_sandbox/apps", json=body).status_code == 201
     now = int(time.time())
     return jwt.encode({"iat": now - 30, "exp": now + 540, "iss": "77"}, key, algorithm="RS256")
@@ -148,18 +148,62 @@ def _contents_and_git(check: OpenApiCheck, alice: httpx2.Client, repo: str) -> s
     return str(commit["sha"])
 
 
-def _app(check: OpenApiCheck, sandbox: SandboxServer, repo: str) -> None:
-    token = _app_jwt(sandbox)
+def _app(check: OpenApiCheck, sandbox: SandboxServer, alice: httpx2.Client, repo: str) -> None:
+    token = _app_jwt(sandbox, webhook_url="http://127.0.0.1:9/app-hook")
     install = httpx2.post(
         sandbox.url + "/_sandbox/apps/77/installations", json={"owner": "alice", "repos": ["demo"]}
     ).json()
+    alice.post(repo + "/issues", json={"title": "the App hears of this"})
+    idle(sandbox)
     with httpx2.Client(base_url=sandbox.url, headers={"Authorization": f"Bearer {token}"}) as app_client:
         check(app_client.get("/app"))
         check(app_client.get(f"/app/installations/{install['id']}"))
         check(app_client.get(repo + "/installation"))
         access = check(app_client.post(f"/app/installations/{install['id']}/access_tokens")).json()
+        deliveries = check(app_client.get("/app/hook/deliveries")).json()
+        assert [d["event"] for d in deliveries] == ["issues"]
+        check(app_client.get(f"/app/hook/deliveries/{deliveries[0]['id']}"))
+        assert (
+            check(app_client.post(f"/app/hook/deliveries/{deliveries[0]['id']}/attempts")).status_code == 202
+        )
     with client(sandbox, access["token"]) as installation:
         check(installation.get("/installation/repositories"))
+
+
+def _pulls_and_ci(check: OpenApiCheck, sandbox: SandboxServer, alice: httpx2.Client, repo: str) -> None:
+    hook = {"config": {"url": "http://127.0.0.1:9/hook", "content_type": "json"}, "events": ["*"]}
+    hook_id = alice.post(repo + "/hooks", json=hook).json()["id"]
+    head = alice.get(repo + "/git/ref/heads/main").json()["object"]["sha"]
+    alice.post(repo + "/git/refs", json={"ref": "refs/heads/feature", "sha": head})
+    content = base64.b64encode(b"def test_it():\n    assert False\n").decode()
+    alice.put(
+        repo + "/contents/tests/test_it.py", json={"message": "red", "content": content, "branch": "feature"}
+    )
+    opened = {"title": "Fix it", "head": "feature", "base": "main", "body": "Fixes #1", "draft": True}
+    n = check(alice.post(repo + "/pulls", json=opened)).json()["number"]
+    check(alice.get(repo + "/pulls"))
+    check(alice.get(repo + "/pulls", params={"head": "alice:feature", "state": "open"}))
+    pull = check(alice.get(f"{repo}/pulls/{n}")).json()
+    check(alice.get(f"{repo}/pulls/{n}/commits"))
+    check(alice.get(f"{repo}/pulls/{n}/files"))
+    sha = pull["head"]["sha"]
+    play = {
+        "repo": "alice/demo",
+        "sha": sha,
+        "kind": "check_run",
+        "context": "build",
+        "conclusion": "failure",
+    }
+    assert httpx2.post(sandbox.url + "/_sandbox/ci", json=play).status_code == 202
+    runs = check(alice.get(f"{repo}/commits/{sha}/check-runs")).json()["check_runs"]
+    suites = check(alice.get(f"{repo}/commits/{sha}/check-suites")).json()["check_suites"]
+    check(alice.get(f"{repo}/check-runs/{runs[0]['id']}"))
+    check(alice.get(f"{repo}/check-suites/{suites[0]['id']}"))
+    check(alice.put(f"{repo}/pulls/{n}/merge", json={"sha": sha, "merge_method": "squash"}))
+    idle(sandbox)
+    deliveries = check(alice.get(f"{repo}/hooks/{hook_id}/deliveries", params={"per_page": 2})).json()
+    check(alice.get(f"{repo}/hooks/{hook_id}/deliveries/{deliveries[0]['id']}"))
+    check(alice.post(f"{repo}/hooks/{hook_id}/deliveries/{deliveries[0]['id']}/attempts"))
 
 
 def test_every_operation_the_sandbox_serves_matches_the_openapi_description(
@@ -170,7 +214,8 @@ def test_every_operation_the_sandbox_serves_matches_the_openapi_description(
     _repository_and_people(openapi, sandbox, alice, repo)
     _issues(openapi, alice, repo)
     _contents_and_git(openapi, alice, repo)
-    _app(openapi, sandbox, repo)
+    _pulls_and_ci(openapi, sandbox, alice, repo)
+    _app(openapi, sandbox, alice, repo)
     served, _ = served_operations(sandbox.app, "github", openapi.spec)
     assert served - openapi.checked == set()
 
