@@ -8,8 +8,9 @@ frozen value so results can be cached and compared.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Final, Literal, Protocol, runtime_checkable
 
 ForgeKind = Literal["github", "gitea"]
@@ -336,6 +337,109 @@ class Forge(Protocol):
     async def list_blocked_by(self, repo: RepoRef, number: int) -> list[int]: ...
 
     async def add_blocked_by(self, repo: RepoRef, number: int, blocker: int) -> None: ...
+
+    # Issues and comments (phase 2).
+    async def list_issues(
+        self,
+        repo: RepoRef,
+        *,
+        milestone: int | None = None,
+        labels: Sequence[str] = (),
+        state: ListState = "open",
+        kind: IssueKind = "issues",
+    ) -> list[Issue]:
+        """Every matching issue (all ``labels``), paged to the end; raises ``TooManyItems`` past the bound."""
+        ...
+
+    async def create_issue(
+        self,
+        repo: RepoRef,
+        title: str,
+        body: str,
+        labels: Sequence[str] = (),
+        milestone: int | None = None,
+    ) -> Issue:
+        """Creates an issue, or returns the bot's own open issue with this very title and body."""
+        ...
+
+    async def edit_issue(
+        self,
+        repo: RepoRef,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: IssueState | None = None,
+        milestone: int | Keep | None = KEEP,
+    ) -> Issue: ...
+
+    async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment: ...
+
+    async def resolve_comment_url(self, url: str) -> CommentLink:
+        """The comment a link on this forge names; ``NotSupported`` for anything else."""
+        ...
+
+    # Milestones, by ``Milestone.key``.
+    async def list_milestones(self, repo: RepoRef, state: ListState = "open") -> list[Milestone]: ...
+
+    async def get_milestone(self, repo: RepoRef, key: int) -> Milestone: ...
+
+    async def set_milestone_state(self, repo: RepoRef, key: int, state: IssueState) -> Milestone: ...
+
+    # Git.
+    async def get_branch(self, repo: RepoRef, name: str) -> str | None:
+        """The head commit of a branch, or None when there is no such branch."""
+        ...
+
+    async def commit_files(
+        self, repo: RepoRef, *, base: str, branch: str, files: Sequence[FileChange], message: str
+    ) -> Commit:
+        """One commit of ``files`` on ``branch`` (made from the branch ``base`` when it does not exist yet),
+        or the commit already there when a run before made it: never two."""
+        ...
+
+    async def get_commit(self, repo: RepoRef, sha: str) -> Commit: ...
+
+    # Pull requests.
+    async def open_pull_request(
+        self, repo: RepoRef, *, head: str, base: str, title: str, body: str, draft: bool = False
+    ) -> PullRequest:
+        """Opens a pull request of branch ``head`` into ``base``, or returns the one already open for it."""
+        ...
+
+    async def get_pull_request(self, repo: RepoRef, number: int) -> PullRequest: ...
+
+    async def find_pull_request(self, repo: RepoRef, head: str) -> PullRequest | None:
+        """The open pull request of branch ``head`` of this repository, if there is one."""
+        ...
+
+    async def list_pr_commits(self, repo: RepoRef, number: int) -> list[Commit]: ...
+
+    async def list_pr_files(self, repo: RepoRef, number: int) -> list[ChangedFile]: ...
+
+    # CI.
+    async def set_commit_status(
+        self,
+        repo: RepoRef,
+        sha: str,
+        context: str,
+        state: StatusState,
+        description: str = "",
+        target_url: str = "",
+    ) -> CommitStatus:
+        """Sets a status (description cut to 140 characters); an equal latest status is not written again."""
+        ...
+
+    async def ci_state(self, repo: RepoRef, sha: str, required_contexts: Sequence[str] = ()) -> CIState: ...
+
+    # Webhook deliveries (GitHub keeps them; Gitea's API has none: NotSupported).
+    async def list_hook_deliveries(
+        self, repo: RepoRef | None, since: datetime | None = None
+    ) -> list[HookDelivery]:
+        """The deliveries of the repository's hooks, or of the App's hook for ``repo=None``, newest first."""
+        ...
+
+    async def redeliver(self, repo: RepoRef | None, delivery: HookDelivery) -> None: ...
 
 
 def permission_at_least(have: PermissionLevel, need: PermissionLevel) -> bool:

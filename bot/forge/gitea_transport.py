@@ -31,6 +31,8 @@ from bot.forge import (
     PermissionDenied,
     RateLimited,
     RepoRef,
+    TooManyItems,
+    User,
     ValidationFailed,
 )
 from bot.forge.retry import RetryPolicy, classify, resendable, transport_error
@@ -79,6 +81,19 @@ class _TransportFailure(Exception):
     sent: bool
 
 
+def _message(response: requests.Response | None) -> str:
+    """Gitea's own words for a refusal (its APIError ``message``), cut short; py-gitea's exceptions drop
+    them, and the adapter decides on some ("pull request already exists for these targets")."""
+    if response is None:
+        return ""
+    try:
+        data = response.json()
+    except ValueError:
+        return ""
+    message = data.get("message") if isinstance(data, dict) else None
+    return str(message)[:300] if isinstance(message, str) else ""
+
+
 def _was_sent(exc: requests.RequestException) -> bool:
     """Whether the request may have reached Gitea (then a write is not resent blindly)."""
     if isinstance(exc, requests.ConnectTimeout):
@@ -121,10 +136,15 @@ class GiteaCalls:
         timeout: float = 10.0,
         connect_timeout: float | None = None,
         max_threads: int = 8,
+        max_items: int = 1000,
     ) -> None:
         if not token:
             raise ValueError("Gitea needs STEWARD_GITEA_TOKEN")
         self._base_url = base_url.rstrip("/")
+        # STEWARD_GITEA_URL is the web root too (comment links are checked against it).
+        self._web_base = self._base_url
+        self._max_items = max_items
+        self._identity: User | None = None
         self._policy = policy or RetryPolicy()
         self._budget = budget
         self._budget_key = budget_key("gitea", token)
@@ -134,6 +154,12 @@ class GiteaCalls:
         # log_level CRITICAL: py-gitea logs every non-2xx at ERROR; Steward logs what matters itself.
         self._gitea = Gitea(self._base_url, token_text=token, log_level="CRITICAL")
         self._gitea.requests = self._session
+
+    async def whoami(self) -> User:
+        if self._identity is None:
+            me = await self._call("GET", "who am I", self._gitea.get_user)
+            self._identity = User(str(me.login), int(me.id or 0), False)
+        return self._identity
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -147,7 +173,7 @@ class GiteaCalls:
             status = response.status_code if response is not None else 0
             metrics.FORGE_CALLS.labels("gitea", method, str(status)).inc()
             headers = dict(response.headers) if response is not None else {}
-            raise _HTTPFailure(status, headers, type(exc).__name__) from None
+            raise _HTTPFailure(status, headers, _message(response) or type(exc).__name__) from None
         except requests.RequestException as exc:
             metrics.FORGE_CALLS.labels("gitea", method, "transport_error").inc()
             raise _TransportFailure(type(exc).__name__, _was_sent(exc)) from None
@@ -216,8 +242,11 @@ class GiteaCalls:
     async def _delete(self, endpoint: str, what: str) -> None:
         await self._call("DELETE", what, lambda: self._gitea.requests_delete(endpoint), endpoint)
 
-    async def _pages(self, endpoint: str, what: str, params: dict[str, Any] | None = None) -> list[Any]:
-        """Every item of a paginated list (``page``/``limit``; stops at X-Total-Count or a short page)."""
+    async def _pages(
+        self, endpoint: str, what: str, params: dict[str, Any] | None = None, *, limit: int | None = None
+    ) -> list[Any]:
+        """Every item of a paginated list (``page``/``limit``; stops at X-Total-Count or a short page).
+        Past `limit` items ``TooManyItems``, known from X-Total-Count before the rest is read."""
         items: list[Any] = []
         page = 1
         while True:
@@ -233,6 +262,8 @@ class GiteaCalls:
 
             batch, total = await self._call("GET", what, fetch, endpoint)
             items.extend(batch)
+            if limit is not None and max(total or 0, len(items)) > limit:
+                raise TooManyItems(f"{what}: more than {limit} items (STEWARD_MAX_LIST_ITEMS)", limit=limit)
             if len(batch) < PAGE_LIMIT or (total is not None and len(items) >= total):
                 return items
             page += 1

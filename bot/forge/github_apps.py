@@ -15,7 +15,8 @@ from gidgethub import apps as gh_apps
 
 from bot.budget import WriteBudget
 from bot.forge import ForgeError, RepoRef, User
-from bot.forge.github_transport import LRUCache, RetryingAPI, translate
+from bot.forge.github_transport import AppAccess, LRUCache, RetryingAPI, translate
+from bot.forge.links import github_web_base
 from bot.forge.retry import RetryPolicy
 from bot.forge.shapes import budget_key
 
@@ -36,6 +37,7 @@ class GitHubForges:
         token: str | None = None,
         app_id: str | None = None,
         private_key: str | None = None,
+        max_items: int = 1000,
     ) -> None:
         if not token and not (app_id and private_key):
             raise ValueError("GitHub needs STEWARD_GITHUB_TOKEN, or STEWARD_GITHUB_APP_ID with a private key")
@@ -52,6 +54,8 @@ class GitHubForges:
         self._app_identity: User | None = None
         self._token_forge: GitHubForge | None = None
         self._lock = asyncio.Lock()
+        self._max_items = max_items
+        self._web_base = github_web_base(self._base_url)
 
     @classmethod
     def from_settings(
@@ -68,6 +72,7 @@ class GitHubForges:
             token=settings.github_token.get_secret_value() if settings.github_token else None,
             app_id=settings.github_app_id,
             private_key=key,
+            max_items=settings.max_list_items,
         )
 
     def _api(self, *, token: str | None, budget_key: str) -> RetryingAPI:
@@ -129,7 +134,9 @@ class GitHubForges:
         if self._token:
             if self._token_forge is None:
                 self._token_forge = GitHubForge(
-                    self._api(token=self._token, budget_key=budget_key("github", self._token))
+                    self._api(token=self._token, budget_key=budget_key("github", self._token)),
+                    web_base=self._web_base,
+                    max_items=self._max_items,
                 )
             return self._token_forge
         if installation_id is None:
@@ -138,4 +145,11 @@ class GitHubForges:
             installation_id = await self._installation_for(repo)
         token = await self._installation_token(installation_id)
         api = self._api(token=token, budget_key=f"github:installation:{installation_id}")
-        return GitHubForge(api, identity=await self.app_identity())
+        app = AppAccess(self._api(token=None, budget_key=f"app:{self._app_id}"), self._app_jwt)
+        return GitHubForge(
+            api,
+            identity=await self.app_identity(),
+            web_base=self._web_base,
+            max_items=self._max_items,
+            app=app,
+        )

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import gidgethub
@@ -16,7 +17,16 @@ from gidgethub.httpx import GitHubAPI
 
 from bot import metrics
 from bot.budget import WriteBudget
-from bot.forge import ForgeError, ForgeUnavailable, NotFound, PermissionDenied, RateLimited, ValidationFailed
+from bot.forge import (
+    ForgeError,
+    ForgeUnavailable,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    TooManyItems,
+    User,
+    ValidationFailed,
+)
 from bot.forge.retry import RetryPolicy, classify, resendable, transport_error
 
 USER_AGENT = "steward-bot"
@@ -129,11 +139,41 @@ def translate(exc: gidgethub.GitHubException, what: str) -> ForgeError:
     return ForgeError(f"{what}: {exc}")
 
 
-class GitHubCalls:
-    """The adapter's calls: a read, a paged read and a write, each translating gidgethub's errors."""
+@dataclass(frozen=True)
+class AppAccess:
+    """Calls as the GitHub App itself (a JWT), for what only the App may read: its own webhook's
+    deliveries."""
 
-    def __init__(self, api: RetryingAPI) -> None:
+    api: RetryingAPI
+    jwt: Callable[[], str]
+
+
+class GitHubCalls:
+    """The adapter's calls: a read, a paged read and a write, each translating gidgethub's errors.
+
+    ``web_base`` is where the forge's pages are (comment links); ``max_items`` bounds the lists that
+    could grow without end (``list_issues``); ``app`` is set for an App installation."""
+
+    def __init__(
+        self,
+        api: RetryingAPI,
+        *,
+        web_base: str = "https://github.com",
+        max_items: int = 1000,
+        app: AppAccess | None = None,
+        identity: User | None = None,
+    ) -> None:
         self._api = api
+        self._web_base = web_base.rstrip("/")
+        self._max_items = max_items
+        self._app = app
+        self._identity = identity
+
+    async def whoami(self) -> User:
+        if self._identity is None:
+            raw = await self._get("/user", "who am I")
+            self._identity = User(raw["login"], int(raw.get("id") or 0), raw.get("type") == "Bot")
+        return self._identity
 
     async def _get(self, url: str, what: str, **kwargs: Any) -> Any:
         try:
@@ -141,11 +181,19 @@ class GitHubCalls:
         except gidgethub.GitHubException as exc:
             raise translate(exc, what) from None
 
-    async def _iter(self, url: str, what: str, **kwargs: Any) -> list[Any]:
+    async def _iter(self, url: str, what: str, *, limit: int | None = None, **kwargs: Any) -> list[Any]:
+        """Every item of a paged list; past `limit` items, ``TooManyItems`` (read no further)."""
+        found: list[Any] = []
         try:
-            return [item async for item in self._api.getiter(url, **kwargs)]
+            async for item in self._api.getiter(url, **kwargs):
+                found.append(item)
+                if limit is not None and len(found) > limit:
+                    raise TooManyItems(
+                        f"{what}: more than {limit} items (STEWARD_MAX_LIST_ITEMS)", limit=limit
+                    )
         except gidgethub.GitHubException as exc:
             raise translate(exc, what) from None
+        return found
 
     async def _write(self, method: str, url: str, what: str, data: Any = b"", **kwargs: Any) -> Any:
         call = getattr(self._api, method)
