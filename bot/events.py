@@ -15,7 +15,17 @@ import orjson
 
 from bot.forge import ForgeKind, RepoRef
 
-EventName = Literal["issues", "issue_comment", "pull_request", "milestone", "push", "installation"]
+EventName = Literal[
+    "issues",
+    "issue_comment",
+    "pull_request",
+    "milestone",
+    "push",
+    "installation",
+    "status",
+    "check_run",
+    "check_suite",
+]
 
 # What Steward handles, per forge event: the actions it accepts (None = any action).
 GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
@@ -23,10 +33,16 @@ GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
         {"opened", "edited", "labeled", "unlabeled", "closed", "reopened", "milestoned", "demilestoned"}
     ),
     "issue_comment": frozenset({"created", "edited", "deleted"}),
-    "pull_request": frozenset({"opened", "edited", "synchronize", "reopened", "closed", "labeled"}),
+    "pull_request": frozenset(
+        {"opened", "edited", "synchronize", "reopened", "closed", "labeled", "milestoned", "demilestoned"}
+    ),
     "milestone": frozenset({"created", "opened", "closed", "edited", "deleted"}),
     "push": None,
     "installation": None,
+    # CI: a commit status (no action), and check runs and suites once they complete.
+    "status": None,
+    "check_run": frozenset({"completed"}),
+    "check_suite": frozenset({"completed"}),
 }
 
 
@@ -59,9 +75,36 @@ class CommentSnapshot:
 
 @dataclass(frozen=True)
 class MilestoneSnapshot:
+    """``number`` is the milestone's key: GitHub's number, Gitea's id (``Milestone.key``)."""
+
     number: int
     title: str
     state: str
+
+
+@dataclass(frozen=True)
+class PullSnapshot:
+    """What a pull request event says of its branches (``issue`` holds its number, title, labels, …)."""
+
+    head_ref: str
+    head_sha: str
+    base_ref: str
+    merged: bool = False
+    draft: bool = False
+
+
+@dataclass(frozen=True)
+class ReportSnapshot:
+    """A CI report on a commit: a status (``context``, ``state``) or a completed check run or suite (its
+    name or its app's, ``state`` "completed", ``conclusion``); ``pulls`` are the open pull requests whose
+    head it is, where the forge says (GitHub's check runs and suites)."""
+
+    sha: str
+    context: str
+    state: str
+    conclusion: str | None = None
+    target_url: str = ""
+    pulls: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,6 +129,8 @@ class Event:
     ref: str | None = None
     after: str | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
+    pull: PullSnapshot | None = None
+    report: ReportSnapshot | None = None
 
     @property
     def issue_key(self) -> str | None:
@@ -122,6 +167,8 @@ class Event:
             "ref": self.ref,
             "after": self.after,
             "extra": dict(self.extra),
+            "pull": self.pull.__dict__ if self.pull else None,
+            "report": self.report.__dict__ if self.report else None,
         }
         return orjson.dumps(data).decode()
 
@@ -132,13 +179,19 @@ class Event:
         issue = data.pop("issue")
         comment = data.pop("comment")
         milestone = data.pop("milestone")
+        pull = data.pop("pull", None)
+        report = data.pop("report", None)
         if issue is not None:
             issue["labels"] = tuple(issue["labels"])
+        if report is not None:
+            report["pulls"] = tuple(report["pulls"])
         return cls(
             repo=RepoRef(**repo) if repo else None,
             issue=IssueSnapshot(**issue) if issue else None,
             comment=CommentSnapshot(**comment) if comment else None,
             milestone=MilestoneSnapshot(**milestone) if milestone else None,
+            pull=PullSnapshot(**pull) if pull else None,
+            report=ReportSnapshot(**report) if report else None,
             **data,
         )
 
@@ -214,6 +267,43 @@ def _github_milestone(raw: Any) -> MilestoneSnapshot | None:
     )
 
 
+def _pull_snapshot(raw: Mapping[str, Any]) -> PullSnapshot:
+    """Branches of a pull request payload (both forges: ``head``/``base`` with ``ref`` and ``sha``)."""
+    head = raw.get("head") if isinstance(raw.get("head"), Mapping) else {}
+    base = raw.get("base") if isinstance(raw.get("base"), Mapping) else {}
+    assert isinstance(head, Mapping) and isinstance(base, Mapping)
+    return PullSnapshot(
+        head_ref=str(head.get("ref") or ""),
+        head_sha=str(head.get("sha") or ""),
+        base_ref=str(base.get("ref") or ""),
+        merged=raw.get("merged") is True,
+        draft=raw.get("draft") is True,
+    )
+
+
+def _check_report(raw: Mapping[str, Any], kind: str) -> ReportSnapshot:
+    """A completed check run (named by its name) or check suite (named by its app)."""
+    sha = raw.get("head_sha")
+    if not isinstance(sha, str):
+        raise MalformedPayload(f"a {kind} payload must have a head_sha")
+    app = raw.get("app") if isinstance(raw.get("app"), Mapping) else {}
+    assert isinstance(app, Mapping)
+    name = raw.get("name") if kind == "check_run" else (app.get("slug") or app.get("name"))
+    pulls = tuple(
+        int(p["number"])
+        for p in raw.get("pull_requests") or ()
+        if isinstance(p, Mapping) and isinstance(p.get("number"), int)
+    )
+    return ReportSnapshot(
+        sha=sha,
+        context=str(name or ""),
+        state=str(raw.get("status") or ""),
+        conclusion=raw.get("conclusion") if isinstance(raw.get("conclusion"), str) else None,
+        target_url=str(raw.get("details_url") or ""),
+        pulls=pulls,
+    )
+
+
 def _previous_body(payload: Mapping[str, Any]) -> str | None:
     changes = payload.get("changes")
     if isinstance(changes, Mapping):
@@ -282,11 +372,30 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
         )
     if event_name == "pull_request":
         label = payload.get("label")
+        raw_pull = _obj(payload, "pull_request")
         return Event(
             **common,
-            issue=_github_issue(_obj(payload, "pull_request"), is_pr=True),
+            issue=_github_issue(raw_pull, is_pr=True),
             previous_body=_previous_body(payload),
             label=str(label["name"]) if isinstance(label, Mapping) and "name" in label else None,
+            milestone=_github_milestone(payload.get("milestone")),
+            pull=_pull_snapshot(raw_pull),
+        )
+    if event_name == "status":
+        sha = payload.get("sha")
+        if not isinstance(sha, str):
+            raise MalformedPayload("a status payload must have a sha")
+        report = ReportSnapshot(
+            sha=sha,
+            context=str(payload.get("context") or "default"),
+            state=str(payload.get("state") or ""),
+            target_url=str(payload.get("target_url") or ""),
+        )
+        return Event(**common, report=report, after=sha)
+    if event_name in ("check_run", "check_suite"):
+        return Event(
+            **common,
+            report=_check_report(_obj(payload, event_name), event_name),
         )
     if event_name == "milestone":
         milestone = _github_milestone(_obj(payload, "milestone"))
@@ -320,15 +429,21 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
 #                                                         ``labels_are_full_set`` is True and
 #                                                         ``issue.labels`` is the set now on the issue, so
 #                                                         handlers work from "the issue now has label X"
-#   milestoned, demilestoned             same             issues only; ``milestone.number`` is the
-#                                                         milestone's id (Gitea milestones have no number)
+#   milestoned, demilestoned             same             issues and pull_request (X-Gitea-Event-Type
+#                                                         issue_milestone / pull_request_milestone);
+#                                                         ``milestone.number`` is the milestone's id
+#                                                         (Gitea milestones have no number)
 #   assigned                             same             issues only
 #   created, edited, deleted             same             issue_comment, on issues and on pull requests
 #                                                         (X-Gitea-Event-Type pull_request_comment)
-#   (push has no action)
+#   (push and status have no action)
 #
-# Older Gitea versions (and some test suites) put the specific type in X-Gitea-Event; it is mapped
-# back to the broad event first. Gitea has no milestone event: the milestone gate polls there.
+# A merged pull request is ``closed`` with ``pull.merged`` (its payload's ``pull_request.merged``).
+# Current Gitea sends ``status`` when a commit status is set (services/webhook/notifier.go
+# CreateCommitStatus; older Gitea and Forgejo do not — there, and for anything missed, the periodic job
+# polls ``ci_state``); Gitea has no check runs or suites. Older Gitea versions (and some test suites) put
+# the specific type in X-Gitea-Event; it is mapped back to the broad event first. Gitea has no milestone
+# event: the milestone gate polls there.
 
 GITEA_HANDLED: dict[str, frozenset[str] | None] = {
     "issues": frozenset(
@@ -346,9 +461,20 @@ GITEA_HANDLED: dict[str, frozenset[str] | None] = {
     ),
     "issue_comment": frozenset({"created", "edited", "deleted"}),
     "pull_request": frozenset(
-        {"opened", "synchronized", "edited", "closed", "reopened", "label_updated", "label_cleared"}
+        {
+            "opened",
+            "synchronized",
+            "edited",
+            "closed",
+            "reopened",
+            "label_updated",
+            "label_cleared",
+            "milestoned",
+            "demilestoned",
+        }
     ),
     "push": None,
+    "status": None,
 }
 
 # X-Gitea-Event-Type → X-Gitea-Event (go-gitea/gitea modules/webhook/type.go).
@@ -451,12 +577,27 @@ def normalise_gitea(event_name: str, delivery_id: str, payload: Any, *, event_ty
             previous_body=_previous_body(payload),
         )
     if name == "pull_request":
+        raw_pull = _obj(payload, "pull_request")
         return Event(
             **common,
-            issue=_gitea_issue(_obj(payload, "pull_request"), number=payload.get("number"), is_pr=True),
+            issue=_gitea_issue(raw_pull, number=payload.get("number"), is_pr=True),
             previous_body=_previous_body(payload),
             labels_are_full_set=full_set,
+            milestone=_gitea_milestone(raw_pull.get("milestone")),
+            pull=_pull_snapshot(raw_pull),
         )
+    if name == "status":
+        # modules/structs/hook.go CommitStatusPayload: sha, context, state, target_url, description, commit
+        sha = payload.get("sha")
+        if not isinstance(sha, str):
+            raise MalformedPayload("a status payload must have a sha")
+        report = ReportSnapshot(
+            sha=sha,
+            context=str(payload.get("context") or "default"),
+            state=str(payload.get("state") or ""),
+            target_url=str(payload.get("target_url") or ""),
+        )
+        return Event(**common, report=report, after=sha)
     # push
     ref = payload.get("ref")
     if not isinstance(ref, str):
