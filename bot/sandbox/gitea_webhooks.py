@@ -290,7 +290,7 @@ class Emitter:
         from .github_code_shapes import check_run
 
         gh = self._github()
-        gh.emit(repo, "check_run", action, check_run=check_run(gh.shapes, repo, run))
+        gh.emit(repo, "check_run", action, check_run=check_run(gh.shapes, repo, run, webhook=True))
 
     def check_suite(self, repo: Repo, suite: CheckSuite, action: str) -> None:
         """GitHub's `check_suite` (completed); Gitea has no check suites."""

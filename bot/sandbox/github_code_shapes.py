@@ -151,8 +151,20 @@ def pull_commit(shapes: Shapes, repo: Repo, sha: str) -> dict[str, Any]:
 # checks -----------------------------------------------------------------------------------------------
 
 
-def check_run(shapes: Shapes, repo: Repo, run: CheckRun) -> dict[str, Any]:
+def check_run(shapes: Shapes, repo: Repo, run: CheckRun, *, webhook: bool = False) -> dict[str, Any]:
+    """The REST check run names its suite by id; the `check_run` webhook carries the suite itself."""
     api = f"{shapes.base}/repos/{repo.full_name}"
+    suite: dict[str, Any] = {"id": run.suite_id}
+    if webhook:
+        found = next(s for s in repo.check_suites if s.id == run.suite_id)
+        whole = check_suite(shapes, repo, found, webhook=True)
+        keep = ("id", "node_id", "head_branch", "head_sha", "status", "conclusion", "url", "before", "after")
+        suite = {k: whole[k] for k in keep} | {
+            "pull_requests": whole["pull_requests"],
+            "app": whole["app"],
+            "created_at": whole["created_at"],
+            "updated_at": whole["updated_at"],
+        }
     return {
         "id": run.id,
         "node_id": node_id("CheckRun", run.id),
@@ -173,7 +185,7 @@ def check_run(shapes: Shapes, repo: Repo, run: CheckRun) -> dict[str, Any]:
             "annotations_count": 0,
             "annotations_url": f"{api}/check-runs/{run.id}/annotations",
         },
-        "check_suite": {"id": run.suite_id},
+        "check_suite": suite,
         "app": ci_app(shapes),
         "pull_requests": _pull_refs(shapes, repo, run.head_sha),
     }

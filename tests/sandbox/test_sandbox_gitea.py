@@ -283,6 +283,8 @@ def test_gitea_lets_only_repository_admins_read_another_users_permission(
 
 
 def test_gitea_pagination_has_link_and_total_count(g: httpx2.Client, grepo: str) -> None:
+    """FORGE-FACTS "Sizes and limits": Gitea's [api] MAX_RESPONSE_ITEMS defaults to 50: a larger `limit` is
+    cut to 50; lists are paged with X-Total-Count (and Link)."""
     for i in range(65):
         g.post(grepo + "/labels", json={"name": f"l{i:02}", "color": "ededed"})
     first = g.get(grepo + "/labels", params={"limit": 1000})
@@ -320,6 +322,8 @@ def _hook(g: httpx2.Client, repo: str, url: str, events: list[str]) -> None:
 def test_gitea_webhooks_are_signed_and_shaped_like_giteas(
     sandbox: SandboxServer, g: httpx2.Client, grepo: str, capture: CaptureServer
 ) -> None:
+    """Gitea's headers and signatures; FORGE-FACTS "Webhooks": Gitea label events carry the issue's whole
+    label set (issue_label, label_updated)."""
     _hook(g, grepo, capture.hook_url, ["issues", "issue_comment"])
     bug = g.post(grepo + "/labels", json={"name": "bug", "color": "ff0000"}).json()
     n = g.post(grepo + "/issues", json={"title": "t", "body": "b"}).json()["number"]
