@@ -200,9 +200,12 @@ class GitHubCode(GitHubCalls):
     # --- CI ------------------------------------------------------------------------------------------
 
     async def _statuses(self, repo: RepoRef, sha: str) -> list[CommitStatus]:
-        items = await self._iter(
-            f"/repos/{repo.full_name}/commits/{quote(sha)}/statuses?per_page=100", f"statuses of {sha}"
-        )
+        try:
+            items = await self._iter(
+                f"/repos/{repo.full_name}/commits/{quote(sha)}/statuses?per_page=100", f"statuses of {sha}"
+            )
+        except ValidationFailed as exc:  # 422 "No commit found for SHA": as Gitea's 404, not found
+            raise NotFound(str(exc), status=exc.status) from None
         return [status_from_json(item) for item in items]
 
     async def _latest_status(self, repo: RepoRef, sha: str, context: str) -> CommitStatus | None:
@@ -247,6 +250,7 @@ class GitHubCode(GitHubCalls):
 
     async def ci_state(self, repo: RepoRef, sha: str, required_contexts: Sequence[str] = ()) -> CIState:
         """Commit statuses and check runs both (GitHub Actions reports as check runs: FORGE-FACTS)."""
+        statuses = await self._statuses(repo, sha)
         runs = await self._iter(
             f"/repos/{repo.full_name}/commits/{quote(sha)}/check-runs?per_page=100&filter=latest",
             f"check runs of {sha}",
@@ -263,4 +267,4 @@ class GitHubCode(GitHubCalls):
             )
             for run in runs
         ]
-        return judge_ci(sha, await self._statuses(repo, sha), checks, required_contexts)
+        return judge_ci(sha, statuses, checks, required_contexts)

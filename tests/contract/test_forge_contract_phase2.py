@@ -293,6 +293,19 @@ async def test_a_commit_the_forge_applied_but_did_not_confirm_is_made_once(
     assert site.commits_between(repo, main, "fix/1") == [made.sha]
 
 
+async def test_concurrent_commits_to_one_new_branch_make_one_commit(forge: Forge, site: Site) -> None:
+    """Two runs racing to make the same branch: the loser's write is refused (GitHub 422 "Reference already
+    exists", Gitea 422 "branch already exists") and it finds the winner's commit instead."""
+    repo = site.new_repo()
+    main = site.head(repo, "main")
+    files = [FileChange("tests/test_race.py", b"assert False\n")]
+    made = await asyncio.gather(
+        *(forge.commit_files(repo, base="main", branch="race", files=files, message="Race") for _ in range(3))
+    )
+    assert main is not None and site.commits_between(repo, main, "race") == [made[0].sha]
+    assert {m.sha for m in made} == {made[0].sha}
+
+
 # --- pull requests --------------------------------------------------------------------------------------
 
 
@@ -412,6 +425,12 @@ async def test_a_status_the_forge_applied_but_did_not_confirm_exists_once(
     assert len(site.requests_to("POST", path)) == 1
     await forge.set_commit_status(repo, sha, "steward/x", "failure", "red first")
     assert len(site.statuses(repo, sha)) == 1
+
+
+async def test_ci_of_a_commit_that_does_not_exist_is_not_found(forge: Forge, site: Site) -> None:
+    repo = site.new_repo()
+    with pytest.raises(NotFound):
+        await forge.ci_state(repo, "0" * 40)
 
 
 async def test_ci_state_reads_statuses_and_check_runs(forge: Forge, site: Site) -> None:
