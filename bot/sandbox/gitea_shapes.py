@@ -378,16 +378,11 @@ class GiteaShapes:
             "pin_order": 0,
         }
 
-    def payload_commit(self, repo: Repo, sha: str) -> dict[str, Any]:
-        """A `PayloadCommit`, as a branch answers its head."""
-        commit = repo.commits[sha]
-        shaped = self.push_commit(repo, commit)
-        return shaped
-
     def branch(self, repo: Repo, name: str, sha: str) -> dict[str, Any]:
+        """A `Branch`: its head as a `PayloadCommit`."""
         return {
             "name": name,
-            "commit": self.payload_commit(repo, sha),
+            "commit": self.push_commit(repo, repo.commits[sha]),
             "protected": False,
             "required_approvals": 0,
             "enable_status_check": False,

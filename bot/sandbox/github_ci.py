@@ -37,10 +37,8 @@ async def runs_for_ref(request: Request, ctx: Ctx, repo: Repo) -> Response:
         runs = [r for r in runs if r.status == q["status"]]
     if q.get("filter", "latest") == "latest":
         latest: dict[str, CheckRun] = {}
-        for run in runs:
-            latest[run.name] = (
-                run if run.name not in latest or run.id > latest[run.name].id else latest[run.name]
-            )
+        for run in sorted(runs, key=lambda r: r.id):
+            latest[run.name] = run
         runs = list(latest.values())
     runs.sort(key=lambda r: r.id, reverse=True)
     chunk, headers = paginate(request, runs)
