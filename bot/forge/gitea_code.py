@@ -15,7 +15,6 @@ from bot.forge import (
     CommitStatus,
     FileChange,
     FileContent,
-    ForgeUnavailable,
     NotFound,
     PullRequest,
     RepoRef,
@@ -24,8 +23,8 @@ from bot.forge import (
 )
 from bot.forge.ci import ci_state as judge_ci
 from bot.forge.ci import latest_statuses
-from bot.forge.commits import find_committed
 from bot.forge.gitea_transport import GiteaCalls, seg
+from bot.forge.once import find_committed, once, same_status
 from bot.forge.shapes import changed_files, commit_from_json, pull_from_json, status_from_json
 
 STATUS_DESCRIPTION_LIMIT = 140
@@ -80,9 +79,16 @@ class GiteaCode(GiteaCalls):
         delete (the blob ``sha`` each replaces), on ``branch``, or on ``new_branch`` made from the branch
         ``base`` (FORGE-FACTS: Gitea has no git data write API). A commit is never sent twice: the branch is
         looked at first, and again when the forge failed to answer."""
-        found = await find_committed(self, repo, branch, files, message)
-        if found is not None:
-            return found
+        return await once(
+            lambda: find_committed(self, repo, branch, files, message),
+            lambda: self._commit(repo, base, branch, files, message),
+            # 422 "branch already exists": another run may have made it
+            taken=lambda exc: True,
+        )
+
+    async def _commit(
+        self, repo: RepoRef, base: str, branch: str, files: Sequence[FileChange], message: str
+    ) -> Commit:
         head = await self.get_branch(repo, branch)
         start = head or await self.get_branch(repo, base)
         if start is None:
@@ -109,14 +115,7 @@ class GiteaCode(GiteaCalls):
         data: dict[str, Any] = {"message": message, "files": operations, "branch": branch if head else base}
         if head is None:
             data["new_branch"] = branch
-        try:
-            raw = await self._post(f"{self._r(repo)}/contents", f"commit on {branch} of {repo}", data)
-        except (ForgeUnavailable, ValidationFailed):
-            # Applied but not confirmed, or made meanwhile by another run: look before deciding.
-            again = await find_committed(self, repo, branch, files, message)
-            if again is None:
-                raise
-            return again
+        raw = await self._post(f"{self._r(repo)}/contents", f"commit on {branch} of {repo}", data)
         return await self.get_commit(repo, str(raw["commit"]["sha"]))
 
     # --- pull requests -------------------------------------------------------------------------------
@@ -143,22 +142,19 @@ class GiteaCode(GiteaCalls):
     ) -> PullRequest:
         """Finds the open pull request of `head` first; a draft is a ``WIP:`` title (FORGE-FACTS). Gitea's 409
         "pull request already exists for these targets" is answered by finding it."""
-        existing = await self.find_pull_request(repo, head)
-        if existing is not None:
-            return existing
         if draft and not has_wip_prefix(title):
             title = DRAFT_TITLE_PREFIX + title
         data = {"head": head, "base": base, "title": title, "body": body}
-        try:
+
+        async def create() -> PullRequest:
             raw = await self._post(f"{self._r(repo)}/pulls", f"pull request of {head}", data)
-        except (ForgeUnavailable, ValidationFailed) as exc:
-            if isinstance(exc, ValidationFailed) and "already exists" not in str(exc):
-                raise
-            found = await self.find_pull_request(repo, head)
-            if found is None:
-                raise
-            return found
-        return pull_from_json(raw, milestone_key="id")
+            return pull_from_json(raw, milestone_key="id")
+
+        return await once(
+            lambda: self.find_pull_request(repo, head),
+            create,
+            taken=lambda exc: exc.status == 409 or "already exists" in str(exc),
+        )
 
     async def list_pr_commits(self, repo: RepoRef, number: int) -> list[Commit]:
         items = await self._pages(
@@ -178,9 +174,6 @@ class GiteaCode(GiteaCalls):
         items = await self._pages(f"{self._r(repo)}/commits/{seg(sha)}/statuses", f"statuses of {sha}")
         return [status_from_json(item) for item in items]
 
-    async def _latest_status(self, repo: RepoRef, sha: str, context: str) -> CommitStatus | None:
-        return latest_statuses(await self._statuses(repo, sha)).get(context)
-
     async def set_commit_status(
         self,
         repo: RepoRef,
@@ -192,29 +185,18 @@ class GiteaCode(GiteaCalls):
     ) -> CommitStatus:
         description = description[:STATUS_DESCRIPTION_LIMIT]
 
-        def same(found: CommitStatus | None) -> bool:
-            return found is not None and (found.state, found.description, found.target_url) == (
-                state,
-                description,
-                target_url,
-            )
+        async def find() -> CommitStatus | None:
+            latest = latest_statuses(await self._statuses(repo, sha)).get(context)
+            return latest if same_status(latest, state, description, target_url) else None
 
-        latest = await self._latest_status(repo, sha, context)
-        if same(latest):
-            assert latest is not None
-            return latest
-        data: dict[str, Any] = {"state": state, "context": context, "description": description}
-        if target_url:
-            data["target_url"] = target_url
-        try:
-            raw = await self._post(f"{self._r(repo)}/statuses/{seg(sha)}", f"status {context} of {sha}", data)
-        except ForgeUnavailable:
-            latest = await self._latest_status(repo, sha, context)
-            if not same(latest):
-                raise
-            assert latest is not None
-            return latest
-        return status_from_json(raw)
+        async def write() -> CommitStatus:
+            data: dict[str, Any] = {"state": state, "context": context, "description": description}
+            if target_url:
+                data["target_url"] = target_url
+            url = f"{self._r(repo)}/statuses/{seg(sha)}"
+            return status_from_json(await self._post(url, f"status {context} of {sha}", data))
+
+        return await once(find, write)
 
     async def ci_state(self, repo: RepoRef, sha: str, required_contexts: Sequence[str] = ()) -> CIState:
         """Gitea reports CI (Gitea Actions included) as commit statuses only; it has no check runs."""

@@ -23,7 +23,6 @@ from bot.forge import (
     KEEP,
     Comment,
     CommentLink,
-    ForgeUnavailable,
     Issue,
     IssueKind,
     IssueState,
@@ -38,6 +37,7 @@ from bot.forge import (
 )
 from bot.forge.gitea_transport import GiteaCalls
 from bot.forge.links import parse_comment_url
+from bot.forge.once import once
 from bot.forge.shapes import comment_from_json, issue_from_json, label_from_json, milestone_from_json
 
 
@@ -130,22 +130,17 @@ class GiteaIssues(GiteaCalls):
         milestone: int | None = None,
     ) -> Issue:
         """Finds before it creates: the bot's own open issue with the same title and body is returned."""
-        existing = await self._own_open_issue(repo, title, body)
-        if existing is not None:
-            return existing
-        data: dict[str, Any] = {"title": title, "body": body}
-        if labels:
-            data["labels"] = await self._label_ids_for(repo, list(labels))
-        if milestone is not None:
-            data["milestone"] = milestone
-        try:
+
+        async def create() -> Issue:
+            data: dict[str, Any] = {"title": title, "body": body}
+            if labels:
+                data["labels"] = await self._label_ids_for(repo, list(labels))
+            if milestone is not None:
+                data["milestone"] = milestone
             raw = await self._post(f"{self._r(repo)}/issues", f"new issue in {repo}", data)
-        except ForgeUnavailable:
-            made = await self._own_open_issue(repo, title, body)
-            if made is None:
-                raise
-            return made
-        return issue_from_json(raw, milestone_key="id")
+            return issue_from_json(raw, milestone_key="id")
+
+        return await once(lambda: self._own_open_issue(repo, title, body), create)
 
     async def edit_issue(
         self,

@@ -16,7 +16,6 @@ from bot.forge import (
     CommitStatus,
     FileChange,
     FileContent,
-    ForgeUnavailable,
     NotFound,
     PullRequest,
     RepoRef,
@@ -25,8 +24,8 @@ from bot.forge import (
 )
 from bot.forge.ci import ci_state as judge_ci
 from bot.forge.ci import latest_statuses
-from bot.forge.commits import find_committed
 from bot.forge.github_transport import GitHubCalls
+from bot.forge.once import find_committed, once, same_status
 from bot.forge.shapes import changed_files, commit_from_json, pull_from_json, status_from_json
 
 # GitHub refuses a status description over 140 characters (FORGE-FACTS: 422 "description is too long").
@@ -77,9 +76,16 @@ class GitHubCode(GitHubCalls):
         """Blobs, a tree on the parent's (``base_tree``), a commit, then the ref: created (``POST
         /git/refs``) or fast-forwarded (``PATCH``, ``force: false``; FORGE-FACTS). The git objects are
         addressed by their content and may be sent again; the ref is looked at before it is written again."""
-        found = await find_committed(self, repo, branch, files, message)
-        if found is not None:
-            return found
+        return await once(
+            lambda: find_committed(self, repo, branch, files, message),
+            lambda: self._commit(repo, base, branch, files, message),
+            # "Reference already exists" or not a fast-forward: another run may have made it
+            taken=lambda exc: True,
+        )
+
+    async def _commit(
+        self, repo: RepoRef, base: str, branch: str, files: Sequence[FileChange], message: str
+    ) -> Commit:
         head = await self.get_branch(repo, branch)
         parent = head or await self.get_branch(repo, base) or base
         r = f"/repos/{repo.full_name}"
@@ -111,27 +117,14 @@ class GitHubCode(GitHubCalls):
             {"message": message, "tree": tree["sha"], "parents": [parent_commit["sha"]]},
         )
         sha = str(made["sha"])
-        try:
-            if head is None:
-                await self._write(
-                    "post",
-                    f"{r}/git/refs",
-                    f"branch {branch} of {repo}",
-                    {"ref": f"refs/heads/{branch}", "sha": sha},
-                )
-            else:
-                await self._write(
-                    "patch",
-                    f"{r}/git/refs/heads/{quote(branch)}",
-                    f"branch {branch} of {repo}",
-                    {"sha": sha, "force": False},
-                )
-        except (ForgeUnavailable, ValidationFailed):
-            # Applied but not confirmed, or made meanwhile by another run: look before deciding.
-            again = await find_committed(self, repo, branch, files, message)
-            if again is None:
-                raise
-            return again
+        if head is None:
+            ref: dict[str, Any] = {"ref": f"refs/heads/{branch}", "sha": sha}
+            await self._write("post", f"{r}/git/refs", f"branch {branch} of {repo}", ref)
+        else:
+            ref = {"sha": sha, "force": False}
+            await self._write(
+                "patch", f"{r}/git/refs/heads/{quote(branch)}", f"branch {branch} of {repo}", ref
+            )
         return await self.get_commit(repo, sha)
 
     # --- pull requests -------------------------------------------------------------------------------
@@ -155,34 +148,27 @@ class GitHubCode(GitHubCalls):
         """Finds the open pull request of `head` first. GitHub's 422 "A pull request already exists" is
         answered by finding it; its 422 "Draft pull requests are not supported in this repository" by one
         more try as a ready pull request titled ``[WIP] …`` (FORGE-FACTS "Draft PRs")."""
-        existing = await self.find_pull_request(repo, head)
-        if existing is not None:
-            return existing
         data: dict[str, Any] = {"title": title, "head": head, "base": base, "body": body, "draft": draft}
-        try:
-            return await self._create_pull(repo, data)
-        except ValidationFailed as exc:
-            if not draft or "draft" not in str(exc).casefold():
-                raise
-        fallback = title if title.startswith(DRAFT_TITLE_PREFIX.strip()) else DRAFT_TITLE_PREFIX + title
-        return await self._create_pull(repo, {**data, "title": fallback, "draft": False})
+
+        async def create() -> PullRequest:
+            try:
+                return await self._create_pull(repo, data)
+            except ValidationFailed as exc:
+                if not draft or "draft" not in str(exc).casefold():
+                    raise
+            wip = title if title.startswith(DRAFT_TITLE_PREFIX.strip()) else DRAFT_TITLE_PREFIX + title
+            return await self._create_pull(repo, {**data, "title": wip, "draft": False})
+
+        return await once(
+            lambda: self.find_pull_request(repo, head),
+            create,
+            taken=lambda exc: "already exists" in str(exc),
+        )
 
     async def _create_pull(self, repo: RepoRef, data: Mapping[str, Any]) -> PullRequest:
-        head = str(data["head"])
-        try:
-            raw = await self._write("post", f"/repos/{repo.full_name}/pulls", f"pull request of {head}", data)
-        except ValidationFailed as exc:
-            if "already exists" not in str(exc):
-                raise
-            found = await self.find_pull_request(repo, head)
-            if found is None:
-                raise
-            return found
-        except ForgeUnavailable:
-            found = await self.find_pull_request(repo, head)
-            if found is None:
-                raise
-            return found
+        raw = await self._write(
+            "post", f"/repos/{repo.full_name}/pulls", f"pull request of {data['head']}", data
+        )
         return pull_from_json(raw, milestone_key="number")
 
     async def list_pr_commits(self, repo: RepoRef, number: int) -> list[Commit]:
@@ -208,9 +194,6 @@ class GitHubCode(GitHubCalls):
             raise NotFound(str(exc), status=exc.status) from None
         return [status_from_json(item) for item in items]
 
-    async def _latest_status(self, repo: RepoRef, sha: str, context: str) -> CommitStatus | None:
-        return latest_statuses(await self._statuses(repo, sha)).get(context)
-
     async def set_commit_status(
         self,
         repo: RepoRef,
@@ -222,31 +205,18 @@ class GitHubCode(GitHubCalls):
     ) -> CommitStatus:
         description = description[:STATUS_DESCRIPTION_LIMIT]
 
-        def same(found: CommitStatus | None) -> bool:
-            return found is not None and (found.state, found.description, found.target_url) == (
-                state,
-                description,
-                target_url,
-            )
+        async def find() -> CommitStatus | None:
+            latest = latest_statuses(await self._statuses(repo, sha)).get(context)
+            return latest if same_status(latest, state, description, target_url) else None
 
-        latest = await self._latest_status(repo, sha, context)
-        if same(latest):
-            assert latest is not None
-            return latest
-        data: dict[str, Any] = {"state": state, "context": context, "description": description}
-        if target_url:
-            data["target_url"] = target_url
-        try:
-            raw = await self._write(
-                "post", f"/repos/{repo.full_name}/statuses/{sha}", f"status {context} of {sha}", data
-            )
-        except ForgeUnavailable:
-            latest = await self._latest_status(repo, sha, context)
-            if not same(latest):
-                raise
-            assert latest is not None
-            return latest
-        return status_from_json(raw)
+        async def write() -> CommitStatus:
+            data: dict[str, Any] = {"state": state, "context": context, "description": description}
+            if target_url:
+                data["target_url"] = target_url
+            url = f"/repos/{repo.full_name}/statuses/{sha}"
+            return status_from_json(await self._write("post", url, f"status {context} of {sha}", data))
+
+        return await once(find, write)
 
     async def ci_state(self, repo: RepoRef, sha: str, required_contexts: Sequence[str] = ()) -> CIState:
         """Commit statuses and check runs both (GitHub Actions reports as check runs: FORGE-FACTS)."""

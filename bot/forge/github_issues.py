@@ -11,7 +11,6 @@ from bot.forge import (
     KEEP,
     Comment,
     CommentLink,
-    ForgeUnavailable,
     Issue,
     IssueKind,
     IssueState,
@@ -26,6 +25,7 @@ from bot.forge import (
 )
 from bot.forge.github_transport import GitHubCalls
 from bot.forge.links import parse_comment_url
+from bot.forge.once import once
 from bot.forge.shapes import comment_from_json, issue_from_json, label_from_json, milestone_from_json
 
 
@@ -119,22 +119,17 @@ class GitHubIssues(GitHubCalls):
     ) -> Issue:
         """Finds before it creates: the bot's own open issue with the same title and body is returned, so a
         job that runs again (or whose POST was applied but not confirmed) makes no second issue."""
-        existing = await self._own_open_issue(repo, title, body)
-        if existing is not None:
-            return existing
-        data: dict[str, Any] = {"title": title, "body": body}
-        if labels:
-            data["labels"] = list(labels)
-        if milestone is not None:
-            data["milestone"] = milestone
-        try:
-            raw = await self._write("post", f"/repos/{repo.full_name}/issues", f"new issue in {repo}", data)
-        except ForgeUnavailable:
-            made = await self._own_open_issue(repo, title, body)
-            if made is None:
-                raise
-            return made
-        return issue_from_json(raw)
+
+        async def create() -> Issue:
+            data: dict[str, Any] = {"title": title, "body": body}
+            if labels:
+                data["labels"] = list(labels)
+            if milestone is not None:
+                data["milestone"] = milestone
+            url = f"/repos/{repo.full_name}/issues"
+            return issue_from_json(await self._write("post", url, f"new issue in {repo}", data))
+
+        return await once(lambda: self._own_open_issue(repo, title, body), create)
 
     async def edit_issue(
         self,

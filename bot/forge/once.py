@@ -1,13 +1,59 @@
-"""Looking before writing a commit again: has an earlier run (or this one, before the forge failed to
-answer) already made the commit ``commit_files`` is asked for? Written against the port's own reads, so
-both adapters share it (DESIGN §3.10: a write is never resent blindly)."""
+"""Writes that must happen once (DESIGN §3.10: a write is never resent blindly): look before writing,
+and after a write the forge may have applied without saying so (5xx, a dropped connection) or refused
+because another run got there first, look again. Both adapters share these."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
-from bot.forge import Commit, FileChange, FileContent, RepoRef
+from bot.forge import (
+    Commit,
+    CommitStatus,
+    FileChange,
+    FileContent,
+    ForgeError,
+    ForgeUnavailable,
+    RepoRef,
+    ValidationFailed,
+)
+
+
+async def once[T](
+    find: Callable[[], Awaitable[T | None]],
+    write: Callable[[], Awaitable[T]],
+    *,
+    taken: Callable[[ValidationFailed], bool] = lambda exc: False,
+) -> T:
+    """What `find` finds, else what `write` makes. When the write fails unconfirmed (ForgeUnavailable) or is
+    refused as `taken` (made meanwhile by another run), `find` decides: its find is the answer, or the
+    failure stands."""
+    found = await find()
+    if found is not None:
+        return found
+    failure: ForgeError
+    try:
+        return await write()
+    except ForgeUnavailable as exc:
+        failure = exc
+    except ValidationFailed as exc:
+        if not taken(exc):
+            raise
+        failure = exc
+    found = await find()
+    if found is None:
+        raise failure
+    return found
+
+
+def same_status(found: CommitStatus | None, state: str, description: str, target_url: str) -> bool:
+    """Whether the latest status of a context already says this (then it is not written again)."""
+    return found is not None and (found.state, found.description, found.target_url) == (
+        state,
+        description,
+        target_url,
+    )
+
 
 # How far back along a branch an earlier run's commit is looked for.
 LOOK_BACK = 10
