@@ -132,7 +132,14 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     from bot.sandbox.server import run
 
     logs.configure("info")
-    run(args.host or "127.0.0.1", args.port, _parse_users(args.user), args.state)
+    run(
+        args.host or "127.0.0.1",
+        args.port,
+        _parse_users(args.user),
+        args.state,
+        auto_ci=args.ci,
+        ci_delay=args.ci_delay,
+    )
     return 0
 
 
@@ -233,6 +240,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="LOGIN=TOKEN",
         help="a user and the token that authenticates as it (repeatable)",
+    )
+    sandbox.add_argument(
+        "--ci",
+        action="store_true",
+        help="play CI: every push gets a ci/sandbox check run (GitHub) or status (Gitea), red when the "
+        "commit changes only test files, green otherwise",
+    )
+    sandbox.add_argument(
+        "--ci-delay", type=float, default=1.0, metavar="SECONDS", help="how long --ci takes to report"
     )
     sandbox.set_defaults(func=cmd_sandbox)
 

@@ -1,4 +1,4 @@
-"""One forge-neutral ``Event`` and the normalisers that build it from webhook payloads.
+"""The normalisers that build the forge-neutral ``Event`` (``bot.event_types``) from webhook payloads.
 
 The receiver normalises before enqueueing, so a job carries a small, validated Event
 rather than a payload of up to 25 MiB, and handlers never see a payload dict.
@@ -6,16 +6,40 @@ rather than a payload of up to 25 MiB, and handlers never see a payload dict.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, cast
 
-import orjson
+from bot.event_types import (
+    CommentSnapshot,
+    Event,
+    EventName,
+    IssueSnapshot,
+    MalformedPayload,
+    MilestoneSnapshot,
+    PullSnapshot,
+    ReportSnapshot,
+    Unhandled,
+)
+from bot.forge import RepoRef
 
-from bot.forge import ForgeKind, RepoRef
-
-EventName = Literal["issues", "issue_comment", "pull_request", "milestone", "push", "installation"]
+__all__ = [
+    "GITEA_ACTIONS",
+    "GITEA_EVENT_OF_TYPE",
+    "GITEA_HANDLED",
+    "GITHUB_HANDLED",
+    "CommentSnapshot",
+    "Event",
+    "EventName",
+    "IssueSnapshot",
+    "MalformedPayload",
+    "MilestoneSnapshot",
+    "PullSnapshot",
+    "ReportSnapshot",
+    "Unhandled",
+    "gitea_event_name",
+    "normalise_gitea",
+    "normalise_github",
+]
 
 # What Steward handles, per forge event: the actions it accepts (None = any action).
 GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
@@ -23,124 +47,17 @@ GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
         {"opened", "edited", "labeled", "unlabeled", "closed", "reopened", "milestoned", "demilestoned"}
     ),
     "issue_comment": frozenset({"created", "edited", "deleted"}),
-    "pull_request": frozenset({"opened", "edited", "synchronize", "reopened", "closed", "labeled"}),
+    "pull_request": frozenset(
+        {"opened", "edited", "synchronize", "reopened", "closed", "labeled", "milestoned", "demilestoned"}
+    ),
     "milestone": frozenset({"created", "opened", "closed", "edited", "deleted"}),
     "push": None,
     "installation": None,
+    # CI: a commit status (no action), and check runs and suites once they complete.
+    "status": None,
+    "check_run": frozenset({"completed"}),
+    "check_suite": frozenset({"completed"}),
 }
-
-
-class Unhandled(Exception):
-    """The delivery is well-formed but Steward has nothing to do with it (answered 202 ignored)."""
-
-
-class MalformedPayload(Exception):
-    """The payload lacks fields that its event must have (answered 400)."""
-
-
-@dataclass(frozen=True)
-class IssueSnapshot:
-    number: int
-    title: str
-    body: str
-    state: str
-    author: str
-    labels: tuple[str, ...] = ()
-    milestone: int | None = None
-    is_pull_request: bool = False
-
-
-@dataclass(frozen=True)
-class CommentSnapshot:
-    id: int
-    body: str
-    author: str
-
-
-@dataclass(frozen=True)
-class MilestoneSnapshot:
-    number: int
-    title: str
-    state: str
-
-
-@dataclass(frozen=True)
-class Event:
-    forge: ForgeKind
-    delivery_id: str
-    name: EventName
-    action: str
-    sender: str
-    sender_is_bot: bool = False
-    repo: RepoRef | None = None
-    installation_id: int | None = None
-    issue: IssueSnapshot | None = None
-    comment: CommentSnapshot | None = None
-    # The body before an edit (issue or comment), when the forge says.
-    previous_body: str | None = None
-    # The label that changed on labeled/unlabeled. Gitea sends the whole set instead:
-    # then ``label`` is None and ``labels_are_full_set`` is True.
-    label: str | None = None
-    labels_are_full_set: bool = False
-    milestone: MilestoneSnapshot | None = None
-    ref: str | None = None
-    after: str | None = None
-    extra: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def issue_key(self) -> str | None:
-        """A key naming the issue this event touches, for per-issue serialisation."""
-        if self.repo is None:
-            return None
-        if self.issue is not None:
-            return f"{self.forge}:{self.repo.full_name}#{self.issue.number}"
-        if self.milestone is not None:
-            return f"{self.forge}:{self.repo.full_name}%{self.milestone.number}"
-        return f"{self.forge}:{self.repo.full_name}"
-
-    @property
-    def kind(self) -> str:
-        return f"{self.name}.{self.action}" if self.action else self.name
-
-    def to_json(self) -> str:
-        # Hand-built rather than dataclasses.asdict: this runs once per delivery in the receiver.
-        data = {
-            "forge": self.forge,
-            "delivery_id": self.delivery_id,
-            "name": self.name,
-            "action": self.action,
-            "sender": self.sender,
-            "sender_is_bot": self.sender_is_bot,
-            "repo": {"owner": self.repo.owner, "name": self.repo.name} if self.repo else None,
-            "installation_id": self.installation_id,
-            "issue": self.issue.__dict__ if self.issue else None,
-            "comment": self.comment.__dict__ if self.comment else None,
-            "previous_body": self.previous_body,
-            "label": self.label,
-            "labels_are_full_set": self.labels_are_full_set,
-            "milestone": self.milestone.__dict__ if self.milestone else None,
-            "ref": self.ref,
-            "after": self.after,
-            "extra": dict(self.extra),
-        }
-        return orjson.dumps(data).decode()
-
-    @classmethod
-    def from_json(cls, raw: str | bytes) -> Event:
-        data = json.loads(raw)
-        repo = data.pop("repo")
-        issue = data.pop("issue")
-        comment = data.pop("comment")
-        milestone = data.pop("milestone")
-        if issue is not None:
-            issue["labels"] = tuple(issue["labels"])
-        return cls(
-            repo=RepoRef(**repo) if repo else None,
-            issue=IssueSnapshot(**issue) if issue else None,
-            comment=CommentSnapshot(**comment) if comment else None,
-            milestone=MilestoneSnapshot(**milestone) if milestone else None,
-            **data,
-        )
 
 
 # --- GitHub -------------------------------------------------------------------------------------
@@ -214,6 +131,43 @@ def _github_milestone(raw: Any) -> MilestoneSnapshot | None:
     )
 
 
+def _pull_snapshot(raw: Mapping[str, Any]) -> PullSnapshot:
+    """Branches of a pull request payload (both forges: ``head``/``base`` with ``ref`` and ``sha``)."""
+    head = raw.get("head") if isinstance(raw.get("head"), Mapping) else {}
+    base = raw.get("base") if isinstance(raw.get("base"), Mapping) else {}
+    assert isinstance(head, Mapping) and isinstance(base, Mapping)
+    return PullSnapshot(
+        head_ref=str(head.get("ref") or ""),
+        head_sha=str(head.get("sha") or ""),
+        base_ref=str(base.get("ref") or ""),
+        merged=raw.get("merged") is True,
+        draft=raw.get("draft") is True,
+    )
+
+
+def _check_report(raw: Mapping[str, Any], kind: str) -> ReportSnapshot:
+    """A completed check run (named by its name) or check suite (named by its app)."""
+    sha = raw.get("head_sha")
+    if not isinstance(sha, str):
+        raise MalformedPayload(f"a {kind} payload must have a head_sha")
+    app = raw.get("app") if isinstance(raw.get("app"), Mapping) else {}
+    assert isinstance(app, Mapping)
+    name = raw.get("name") if kind == "check_run" else (app.get("slug") or app.get("name"))
+    pulls = tuple(
+        int(p["number"])
+        for p in raw.get("pull_requests") or ()
+        if isinstance(p, Mapping) and isinstance(p.get("number"), int)
+    )
+    return ReportSnapshot(
+        sha=sha,
+        context=str(name or ""),
+        state=str(raw.get("status") or ""),
+        conclusion=raw.get("conclusion") if isinstance(raw.get("conclusion"), str) else None,
+        target_url=str(raw.get("details_url") or ""),
+        pulls=pulls,
+    )
+
+
 def _previous_body(payload: Mapping[str, Any]) -> str | None:
     changes = payload.get("changes")
     if isinstance(changes, Mapping):
@@ -282,11 +236,30 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
         )
     if event_name == "pull_request":
         label = payload.get("label")
+        raw_pull = _obj(payload, "pull_request")
         return Event(
             **common,
-            issue=_github_issue(_obj(payload, "pull_request"), is_pr=True),
+            issue=_github_issue(raw_pull, is_pr=True),
             previous_body=_previous_body(payload),
             label=str(label["name"]) if isinstance(label, Mapping) and "name" in label else None,
+            milestone=_github_milestone(payload.get("milestone")),
+            pull=_pull_snapshot(raw_pull),
+        )
+    if event_name == "status":
+        sha = payload.get("sha")
+        if not isinstance(sha, str):
+            raise MalformedPayload("a status payload must have a sha")
+        report = ReportSnapshot(
+            sha=sha,
+            context=str(payload.get("context") or "default"),
+            state=str(payload.get("state") or ""),
+            target_url=str(payload.get("target_url") or ""),
+        )
+        return Event(**common, report=report, after=sha)
+    if event_name in ("check_run", "check_suite"):
+        return Event(
+            **common,
+            report=_check_report(_obj(payload, event_name), event_name),
         )
     if event_name == "milestone":
         milestone = _github_milestone(_obj(payload, "milestone"))
@@ -320,15 +293,21 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
 #                                                         ``labels_are_full_set`` is True and
 #                                                         ``issue.labels`` is the set now on the issue, so
 #                                                         handlers work from "the issue now has label X"
-#   milestoned, demilestoned             same             issues only; ``milestone.number`` is the
-#                                                         milestone's id (Gitea milestones have no number)
+#   milestoned, demilestoned             same             issues and pull_request (X-Gitea-Event-Type
+#                                                         issue_milestone / pull_request_milestone);
+#                                                         ``milestone.number`` is the milestone's id
+#                                                         (Gitea milestones have no number)
 #   assigned                             same             issues only
 #   created, edited, deleted             same             issue_comment, on issues and on pull requests
 #                                                         (X-Gitea-Event-Type pull_request_comment)
-#   (push has no action)
+#   (push and status have no action)
 #
-# Older Gitea versions (and some test suites) put the specific type in X-Gitea-Event; it is mapped
-# back to the broad event first. Gitea has no milestone event: the milestone gate polls there.
+# A merged pull request is ``closed`` with ``pull.merged`` (its payload's ``pull_request.merged``).
+# Current Gitea sends ``status`` when a commit status is set (services/webhook/notifier.go
+# CreateCommitStatus; older Gitea and Forgejo do not — there, and for anything missed, the periodic job
+# polls ``ci_state``); Gitea has no check runs or suites. Older Gitea versions (and some test suites) put
+# the specific type in X-Gitea-Event; it is mapped back to the broad event first. Gitea has no milestone
+# event: the milestone gate polls there.
 
 GITEA_HANDLED: dict[str, frozenset[str] | None] = {
     "issues": frozenset(
@@ -346,9 +325,20 @@ GITEA_HANDLED: dict[str, frozenset[str] | None] = {
     ),
     "issue_comment": frozenset({"created", "edited", "deleted"}),
     "pull_request": frozenset(
-        {"opened", "synchronized", "edited", "closed", "reopened", "label_updated", "label_cleared"}
+        {
+            "opened",
+            "synchronized",
+            "edited",
+            "closed",
+            "reopened",
+            "label_updated",
+            "label_cleared",
+            "milestoned",
+            "demilestoned",
+        }
     ),
     "push": None,
+    "status": None,
 }
 
 # X-Gitea-Event-Type → X-Gitea-Event (go-gitea/gitea modules/webhook/type.go).
@@ -451,12 +441,27 @@ def normalise_gitea(event_name: str, delivery_id: str, payload: Any, *, event_ty
             previous_body=_previous_body(payload),
         )
     if name == "pull_request":
+        raw_pull = _obj(payload, "pull_request")
         return Event(
             **common,
-            issue=_gitea_issue(_obj(payload, "pull_request"), number=payload.get("number"), is_pr=True),
+            issue=_gitea_issue(raw_pull, number=payload.get("number"), is_pr=True),
             previous_body=_previous_body(payload),
             labels_are_full_set=full_set,
+            milestone=_gitea_milestone(raw_pull.get("milestone")),
+            pull=_pull_snapshot(raw_pull),
         )
+    if name == "status":
+        # modules/structs/hook.go CommitStatusPayload: sha, context, state, target_url, description, commit
+        sha = payload.get("sha")
+        if not isinstance(sha, str):
+            raise MalformedPayload("a status payload must have a sha")
+        report = ReportSnapshot(
+            sha=sha,
+            context=str(payload.get("context") or "default"),
+            state=str(payload.get("state") or ""),
+            target_url=str(payload.get("target_url") or ""),
+        )
+        return Event(**common, report=report, after=sha)
     # push
     ref = payload.get("ref")
     if not isinstance(ref, str):

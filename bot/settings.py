@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     retry_max_delay: float = 60.0
     # The longest a job waits for write budget; a longer wait defers the job instead (arq Retry).
     budget_max_wait_seconds: float = 5.0
+    # The most items a forge list (``list_issues``) reads; a longer list raises TooManyItems rather than
+    # being cut short, so no decision is taken on part of it.
+    max_list_items: int = Field(default=1000, ge=1)
 
     # Worker
     max_jobs: int = 10

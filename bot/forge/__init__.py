@@ -7,12 +7,34 @@ frozen value so results can be cached and compared.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Final, Literal, Protocol, runtime_checkable
 
 ForgeKind = Literal["github", "gitea"]
 PermissionLevel = Literal["none", "read", "triage", "write", "maintain", "admin"]
 ReactionContent = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
+IssueState = Literal["open", "closed"]
+# Which issues a list holds: by state, and issues, pull requests or both.
+ListState = Literal["open", "closed", "all"]
+IssueKind = Literal["issues", "pulls", "all"]
+# The commit-status states Steward writes (both forges take these four).
+StatusState = Literal["pending", "success", "failure", "error"]
+# What CI says of a context, and of a commit as a whole (see ``bot.forge.ci``).
+CIOutcome = Literal["green", "red", "inconclusive", "pending"]
+FileStatus = Literal["added", "modified", "removed"]
+
+
+class Keep(enum.Enum):
+    """An argument left out: ``edit_issue(..., milestone=KEEP)`` leaves the milestone as it is, where
+    ``milestone=None`` takes the issue out of its milestone."""
+
+    KEEP = "keep"
+
+
+KEEP: Final = Keep.KEEP
 
 PERMISSION_ORDER: tuple[PermissionLevel, ...] = ("none", "read", "triage", "write", "maintain", "admin")
 
@@ -86,16 +108,132 @@ class Comment:
     created_at: str = ""
     updated_at: str = ""
     html_url: str = ""
+    # The issue or pull request it is on (0 when the forge did not say).
+    issue_number: int = 0
+
+
+@dataclass(frozen=True)
+class CommentLink:
+    """What a comment link names: the repository, the issue or pull request, and the comment itself."""
+
+    repo: RepoRef
+    number: int
+    comment: Comment
 
 
 @dataclass(frozen=True)
 class Milestone:
-    number: int
+    """``key`` is how the forge names the milestone in its API: GitHub's ``number``, Gitea's ``id``
+    (``Issue.milestone`` holds the same key)."""
+
+    key: int
     title: str
-    state: Literal["open", "closed"]
+    state: IssueState
     description: str = ""
     open_issues: int = 0
     closed_issues: int = 0
+    closed_at: str | None = None
+    due_on: str | None = None
+    html_url: str = ""
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    number: int
+    title: str
+    body: str
+    state: IssueState
+    draft: bool
+    merged: bool
+    head_ref: str
+    head_sha: str
+    base_ref: str
+    author: str
+    html_url: str = ""
+    labels: tuple[str, ...] = ()
+    milestone: int | None = None
+    id: int = 0
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    path: str
+    status: FileStatus
+
+
+@dataclass(frozen=True)
+class Commit:
+    """A commit with its parents and, where the forge lists them, the files it changed against its first
+    parent (lists of commits, such as a pull request's, carry no files: read each with ``get_commit``)."""
+
+    sha: str
+    parents: tuple[str, ...]
+    message: str
+    author_name: str = ""
+    # The forge account the commit is linked to, when there is one.
+    author_login: str | None = None
+    files: tuple[ChangedFile, ...] = ()
+    html_url: str = ""
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file of ``commit_files``: its new content, or ``None`` to delete it."""
+
+    path: str
+    content: bytes | None
+
+
+@dataclass(frozen=True)
+class CommitStatus:
+    context: str
+    # The forge's word: pending, success, failure, error (and Gitea's warning, skipped).
+    state: str
+    description: str = ""
+    target_url: str = ""
+    creator: str = ""
+    id: int = 0
+    updated_at: str = ""
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """A GitHub check run (GitHub Actions jobs are check runs). ``status`` is queued, in_progress,
+    completed, …; ``conclusion`` is set once it is completed."""
+
+    name: str
+    status: str
+    conclusion: str | None = None
+    id: int = 0
+    app: str = ""
+    completed_at: str | None = None
+
+
+@dataclass(frozen=True)
+class CIState:
+    """What CI says of a commit: each context's outcome, and one verdict (``bot.forge.ci`` has the rules)."""
+
+    sha: str
+    verdict: CIOutcome
+    contexts: Mapping[str, CIOutcome] = field(default_factory=dict)
+
+    def outcome(self, context: str) -> CIOutcome | None:
+        return self.contexts.get(context)
+
+
+@dataclass(frozen=True)
+class HookDelivery:
+    """One delivery of a GitHub webhook (``hook_id`` None: the App's own webhook)."""
+
+    id: int
+    guid: str
+    delivered_at: str
+    status_code: int
+    event: str
+    action: str | None = None
+    redelivery: bool = False
+    hook_id: int | None = None
+    repo: RepoRef | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +268,20 @@ class ValidationFailed(ForgeError):
 
 class ForgeUnavailable(ForgeError):
     """The forge kept failing (5xx, timeouts, transport errors) after every retry."""
+
+
+class NotSupported(ForgeError):
+    """The forge (or this kind of link, or this authentication) cannot do what was asked; the message
+    says why."""
+
+
+class TooManyItems(ForgeError):
+    """A list is longer than ``STEWARD_MAX_LIST_ITEMS``: it is refused whole rather than cut short,
+    because a decision taken on part of a list (is every issue of the milestone closed?) is wrong."""
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class RateLimited(ForgeError):
@@ -185,6 +337,109 @@ class Forge(Protocol):
     async def list_blocked_by(self, repo: RepoRef, number: int) -> list[int]: ...
 
     async def add_blocked_by(self, repo: RepoRef, number: int, blocker: int) -> None: ...
+
+    # Issues and comments (phase 2).
+    async def list_issues(
+        self,
+        repo: RepoRef,
+        *,
+        milestone: int | None = None,
+        labels: Sequence[str] = (),
+        state: ListState = "open",
+        kind: IssueKind = "issues",
+    ) -> list[Issue]:
+        """Every matching issue (all ``labels``), paged to the end; raises ``TooManyItems`` past the bound."""
+        ...
+
+    async def create_issue(
+        self,
+        repo: RepoRef,
+        title: str,
+        body: str,
+        labels: Sequence[str] = (),
+        milestone: int | None = None,
+    ) -> Issue:
+        """Creates an issue, or returns the bot's own open issue with this very title and body."""
+        ...
+
+    async def edit_issue(
+        self,
+        repo: RepoRef,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: IssueState | None = None,
+        milestone: int | Keep | None = KEEP,
+    ) -> Issue: ...
+
+    async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment: ...
+
+    async def resolve_comment_url(self, url: str) -> CommentLink:
+        """The comment a link on this forge names; ``NotSupported`` for anything else."""
+        ...
+
+    # Milestones, by ``Milestone.key``.
+    async def list_milestones(self, repo: RepoRef, state: ListState = "open") -> list[Milestone]: ...
+
+    async def get_milestone(self, repo: RepoRef, key: int) -> Milestone: ...
+
+    async def set_milestone_state(self, repo: RepoRef, key: int, state: IssueState) -> Milestone: ...
+
+    # Git.
+    async def get_branch(self, repo: RepoRef, name: str) -> str | None:
+        """The head commit of a branch, or None when there is no such branch."""
+        ...
+
+    async def commit_files(
+        self, repo: RepoRef, *, base: str, branch: str, files: Sequence[FileChange], message: str
+    ) -> Commit:
+        """One commit of ``files`` on ``branch`` (made from the branch ``base`` when it does not exist yet),
+        or the commit already there when a run before made it: never two."""
+        ...
+
+    async def get_commit(self, repo: RepoRef, sha: str) -> Commit: ...
+
+    # Pull requests.
+    async def open_pull_request(
+        self, repo: RepoRef, *, head: str, base: str, title: str, body: str, draft: bool = False
+    ) -> PullRequest:
+        """Opens a pull request of branch ``head`` into ``base``, or returns the one already open for it."""
+        ...
+
+    async def get_pull_request(self, repo: RepoRef, number: int) -> PullRequest: ...
+
+    async def find_pull_request(self, repo: RepoRef, head: str) -> PullRequest | None:
+        """The open pull request of branch ``head`` of this repository, if there is one."""
+        ...
+
+    async def list_pr_commits(self, repo: RepoRef, number: int) -> list[Commit]: ...
+
+    async def list_pr_files(self, repo: RepoRef, number: int) -> list[ChangedFile]: ...
+
+    # CI.
+    async def set_commit_status(
+        self,
+        repo: RepoRef,
+        sha: str,
+        context: str,
+        state: StatusState,
+        description: str = "",
+        target_url: str = "",
+    ) -> CommitStatus:
+        """Sets a status (description cut to 140 characters); an equal latest status is not written again."""
+        ...
+
+    async def ci_state(self, repo: RepoRef, sha: str, required_contexts: Sequence[str] = ()) -> CIState: ...
+
+    # Webhook deliveries (GitHub keeps them; Gitea's API has none: NotSupported).
+    async def list_hook_deliveries(
+        self, repo: RepoRef | None, since: datetime | None = None
+    ) -> list[HookDelivery]:
+        """The deliveries of the repository's hooks, or of the App's hook for ``repo=None``, newest first."""
+        ...
+
+    async def redeliver(self, repo: RepoRef | None, delivery: HookDelivery) -> None: ...
 
 
 def permission_at_least(have: PermissionLevel, need: PermissionLevel) -> bool:

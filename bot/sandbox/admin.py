@@ -8,9 +8,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from . import ci_ops, gitmodel
 from .plumbing import ApiError, body_object
 from .runtime import Fault, Sandbox
-from .state import App, Installation
+from .state import App, Hook, Installation, Repo
+
+CHECK_CONCLUSIONS = frozenset(
+    {"success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required", "in_progress"}
+)
+STATUS_STATES = {
+    "github": frozenset({"pending", "success", "failure", "error"}),
+    "gitea": frozenset({"pending", "success", "failure", "error", "warning", "skipped"}),
+}
 
 
 def _sandbox(request: Request) -> Sandbox:
@@ -132,6 +141,14 @@ async def register_app(request: Request) -> Response:
         )
     except (KeyError, ValueError, TypeError):
         raise ApiError(422, "app_id, slug and public_key_pem are required") from None
+    if body.get("webhook_url"):
+        # The App's own webhook: every event of its installations' repositories goes there too.
+        app.webhook = Hook(
+            id=sandbox.forge.new_id(),
+            url=str(body["webhook_url"]),
+            secret=str(body["webhook_secret"]) if body.get("webhook_secret") else None,
+            events=["*"],
+        )
     sandbox.forge.apps[app.id] = app
     sandbox.forge.ensure_user(app.bot_login, kind="Bot")
     sandbox.save()
@@ -153,6 +170,92 @@ async def add_installation(request: Request) -> Response:
     return _json({"id": inst.id, "app_id": app.id, "owner": owner, "repos": inst.repos}, 201)
 
 
+def _admin_repo(request: Request) -> Repo:
+    sandbox = _sandbox(request)
+    name = request.path_params.get("owner"), request.path_params.get("repo")
+    repo = sandbox.forge.repo(str(name[0]), str(name[1]))
+    if repo is None:
+        raise ApiError(404, "Not Found")
+    return repo
+
+
+async def update_repo(request: Request) -> Response:
+    """Repository settings a real forge keeps elsewhere: `drafts` (true, false, or null to follow GitHub's
+    plans: public repositories have draft pull requests, private ones on GitHub Free not)."""
+    repo = _admin_repo(request)
+    body = await body_object(request)
+    if "drafts" in body:
+        if body["drafts"] is not None and not isinstance(body["drafts"], bool):
+            raise ApiError(422, "drafts is true, false or null")
+        repo.drafts = body["drafts"]
+    _sandbox(request).save()
+    return _json({"full_name": repo.full_name, "drafts": repo.drafts, "drafts_allowed": repo.drafts_allowed})
+
+
+async def play_ci(request: Request) -> Response:
+    """Play CI on a commit: {repo, sha (or a ref), kind: status|check_run, context, state (a status) or
+    conclusion (a check run; "in_progress" leaves it running), delay_seconds, description, target_url}.
+    The report and its webhooks come now, or after the delay (a check run shows in progress meanwhile)."""
+    sandbox = _sandbox(request)
+    body = await body_object(request)
+    owner, _, name = str(body.get("repo", "")).partition("/")
+    repo = sandbox.forge.repo(owner, name)
+    if repo is None:
+        raise ApiError(404, "repo (owner/name) not found")
+    sha = gitmodel.resolve(repo, str(body.get("sha") or body.get("ref") or ""))
+    if sha is None:
+        raise ApiError(422, "sha (or ref) names no commit")
+    kind = body.get("kind", "check_run" if repo.flavor == "github" else "status")
+    if kind not in ("status", "check_run"):
+        raise ApiError(422, "kind is status or check_run")
+    if kind == "check_run" and repo.flavor != "github":
+        raise ApiError(422, "Gitea has no check runs: use kind status")
+    outcome = body.get("conclusion") if kind == "check_run" else body.get("state")
+    allowed = CHECK_CONCLUSIONS if kind == "check_run" else STATUS_STATES[repo.flavor]
+    if outcome not in allowed:
+        raise ApiError(422, f"{'conclusion' if kind == 'check_run' else 'state'} is one of {sorted(allowed)}")
+    try:
+        delay = float(body.get("delay_seconds", 0))
+    except (TypeError, ValueError):
+        raise ApiError(422, "delay_seconds is a number") from None
+    ci_ops.play(
+        request,
+        repo,
+        sha,
+        kind=kind,
+        context=str(body.get("context") or ci_ops.AUTO_CONTEXT),
+        outcome=str(outcome),
+        delay=delay,
+        description=body.get("description"),
+        target_url=body.get("target_url"),
+    )
+    sandbox.save()
+    return _json({"repo": repo.full_name, "sha": sha, "kind": kind, "outcome": outcome, "delay": delay}, 202)
+
+
+async def auto_ci(request: Request) -> Response:
+    """Switch `steward sandbox --ci` on or off: {enabled, delay_seconds}."""
+    sandbox = _sandbox(request)
+    if request.method == "PUT":
+        body = await body_object(request)
+        sandbox.auto_ci = bool(body.get("enabled", True))
+        sandbox.ci_delay = float(body.get("delay_seconds", sandbox.ci_delay))
+    return _json({"enabled": sandbox.auto_ci, "delay_seconds": sandbox.ci_delay})
+
+
+async def limits(request: Request) -> Response:
+    """GitHub's secondary rate limits, off by default: {"secondary": [[80, 60], [500, 3600]]} (count, seconds)
+    turns them on; {"secondary": []} off."""
+    sandbox = _sandbox(request)
+    if request.method == "PUT":
+        body = await body_object(request)
+        try:
+            sandbox.secondary_limits = [(int(c), float(w)) for c, w in body.get("secondary") or []]
+        except (TypeError, ValueError):
+            raise ApiError(422, "secondary is a list of [count, seconds]") from None
+    return _json({"secondary": sandbox.secondary_limits})
+
+
 def routes() -> list[BaseRoute]:
     s = "/_sandbox"
     return [
@@ -170,4 +273,8 @@ def routes() -> list[BaseRoute]:
         Route(s + "/users", add_user, methods=["POST"]),
         Route(s + "/apps", register_app, methods=["POST"]),
         Route(s + "/apps/{app_id:int}/installations", add_installation, methods=["POST"]),
+        Route(s + "/repos/{owner}/{repo}", update_repo, methods=["PATCH"]),
+        Route(s + "/ci", play_ci, methods=["POST"]),
+        Route(s + "/ci/auto", auto_ci, methods=["GET", "PUT"]),
+        Route(s + "/limits", limits, methods=["GET", "PUT"]),
     ]

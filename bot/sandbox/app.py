@@ -16,16 +16,19 @@ from .runtime import Sandbox
 from .state import SandboxState
 
 
-def create_app(users: dict[str, str], state_file: Path | None = None) -> Starlette:
+def create_app(
+    users: dict[str, str], state_file: Path | None = None, *, auto_ci: bool = False, ci_delay: float = 1.0
+) -> Starlette:
     """A sandbox forge where each `users` entry (login -> token) authenticates as that login.
 
-    With `state_file`, state is loaded from it when it exists and saved to it after every change."""
+    With `state_file`, state is loaded from it when it exists and saved to it after every change. With
+    `auto_ci`, every push to a branch gets a CI report after `ci_delay` seconds (``ci_ops``)."""
     forge = (
         SandboxState.load(state_file) if state_file is not None and state_file.exists() else SandboxState()
     )
     for login, token in users.items():
         forge.add_token(login, token)
-    sandbox = Sandbox(forge, state_file)
+    sandbox = Sandbox(forge, state_file, auto_ci=auto_ci, ci_delay=ci_delay)
     sandbox.save()
 
     @contextlib.asynccontextmanager
@@ -33,7 +36,7 @@ def create_app(users: dict[str, str], state_file: Path | None = None) -> Starlet
         try:
             yield
         finally:
-            await sandbox.deliverer.aclose()
+            await sandbox.aclose()
 
     app = Starlette(
         routes=[*admin.routes(), *gitea.routes(), *github.routes()],

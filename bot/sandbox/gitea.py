@@ -17,10 +17,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import gitea_issues, gitmodel, repo_ops
+from . import gitea_code, gitea_issues, gitmodel, pull_ops, repo_ops
 from .gitea_ctx import API, GCtx, gitea_page, unprocessable
 from .plumbing import ApiError, body_object, json_response
-from .state import ROLE_ORDER, Hook, Repo, Role, Signature, now_iso
+from .state import ROLE_ORDER, Hook, Repo, Role, Signature
 
 HOOK_TYPES = frozenset({"gitea", "forgejo", "gogs"})
 ROLE_OF_ACCESS: dict[str, Role] = {"read": "pull", "write": "push", "admin": "admin"}
@@ -191,15 +191,15 @@ async def write_contents(request: Request, ctx: GCtx, repo: Repo) -> Response:
         if current is None:
             raise ApiError(404, "object does not exist")
         if body.get("sha") != current[1]:
-            raise ApiError(409, f"sha does not match [given: {body.get('sha')}, expected: {current[1]}]")
+            # routers/api/v1/repo/file.go handleChangeRepoFilesError: ErrSHADoesNotMatch is a 422
+            raise unprocessable(f"sha does not match [given: {body.get('sha')}, expected: {current[1]}]")
     blob = gitmodel.put_blob(repo, data)
     files[path] = (current[0] if current else "100644", blob)
     author = Signature(name=ctx.login, email=f"{ctx.login}@noreply.sandbox")
     message = str(body.get("message") or f"{'Add' if current is None else 'Update'} {path}")
     commit = gitmodel.make_commit(repo, gitmodel.write_tree(repo, files), [head], message, author, author)
     repo.refs[f"refs/heads/{branch}"] = commit.sha
-    repo.pushed_at = now_iso()
-    ctx.events.push(repo, f"refs/heads/{branch}", head, commit.sha)
+    pull_ops.pushed(ctx, repo, f"refs/heads/{branch}", head, commit.sha)
     out = {
         "content": ctx.shapes.content(repo, path, blob, branch, commit.sha),
         "commit": {
@@ -227,6 +227,7 @@ def routes() -> list[BaseRoute]:
         Route(r + "/hooks/{id:int}", edit_hook, methods=["PATCH"]),
         Route(r + "/hooks/{id:int}", delete_hook, methods=["DELETE"]),
         *gitea_issues.routes(),
+        *gitea_code.routes(),
         Route(r + "/contents/{path:path}", get_contents, methods=["GET"]),
         Route(r + "/contents/{path:path}", write_contents, methods=["POST", "PUT"]),
         Route(r + "/contents", get_contents, methods=["GET"]),

@@ -59,7 +59,13 @@ async def list_issues(request: Request, ctx: GCtx, repo: Repo) -> Response:
     q = request.query_params
     state = q.get("state", "open")
     issues = [i for i in repo.issues.values() if state == "all" or i.state == state]
+    # `type` issues or pulls; without it Gitea lists both (FORGE-FACTS "Milestones").
+    if q.get("type") == "issues":
+        issues = [i for i in issues if i.pull is None]
+    elif q.get("type") == "pulls":
+        issues = [i for i in issues if i.pull is not None]
     if q.get("labels"):
+        # "Fetch only issues that have any of these labels" (the description of `labels`).
         wanted = {n.strip().casefold() for n in q["labels"].split(",") if n.strip()}
         issues = [i for i in issues if wanted & {repo.labels[x].name.casefold() for x in i.label_ids}]
     if q.get("milestones"):
@@ -179,7 +185,8 @@ async def delete_reaction(request: Request, ctx: GCtx, repo: Repo) -> Response:
     found = _reactions(ctx, repo)
     content = (await body_object(request)).get("content")
     found[:] = [r for r in found if not (r.user == ctx.login and r.content == content)]
-    return Response(status_code=200)
+    # Gitea's description (routers/api/v1/repo/issue_reaction.go): 204 No Content
+    return Response(status_code=204)
 
 
 # labels ---------------------------------------------------------------------------------------------------

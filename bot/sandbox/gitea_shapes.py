@@ -10,8 +10,21 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-from . import gitmodel
-from .state import Comment, GitCommit, Hook, Issue, Label, Milestone, Reaction, Repo, Role, SandboxState, User
+from . import gitmodel, pulls
+from .state import (
+    Comment,
+    CommitStatus,
+    GitCommit,
+    Hook,
+    Issue,
+    Label,
+    Milestone,
+    Reaction,
+    Repo,
+    Role,
+    SandboxState,
+    User,
+)
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
 # Gitea's access modes for the sandbox's roles: Gitea has no triage or maintain.
@@ -191,7 +204,7 @@ class GiteaShapes:
         return {
             "id": issue.id,
             "url": f"{self.api}/repos/{repo.full_name}/issues/{issue.number}",
-            "html_url": f"{self.base}/{repo.full_name}/issues/{issue.number}",
+            "html_url": self.issue_html(repo, issue.number),
             "number": issue.number,
             "user": self.user(issue.user),
             "original_author": "",
@@ -212,18 +225,36 @@ class GiteaShapes:
             "closed_at": issue.closed_at,
             "due_date": None,
             "time_estimate": 0,
-            "pull_request": None,
+            "pull_request": self._pull_meta(repo, issue),
             "repository": self.repo_meta(repo),
             "pin_order": 0,
         }
 
+    def issue_html(self, repo: Repo, number: int) -> str:
+        """Gitea's `Issue.HTMLURL()`: `/issues/N`, or `/pulls/N` for a pull request (FORGE-FACTS "Links")."""
+        found = repo.issues.get(number)
+        kind = "pulls" if found is not None and found.pull is not None else "issues"
+        return f"{self.base}/{repo.full_name}/{kind}/{number}"
+
+    def _pull_meta(self, repo: Repo, issue: Issue) -> dict[str, Any] | None:
+        if issue.pull is None:
+            return None
+        return {
+            "merged": issue.pull.merged,
+            "merged_at": issue.pull.merged_at,
+            "draft": pulls.gitea_draft(issue.title),
+            "html_url": self.issue_html(repo, issue.number),
+        }
+
     def comment(self, repo: Repo, comment: Comment) -> dict[str, Any]:
-        issue_url = f"{self.base}/{repo.full_name}/issues/{comment.issue_number}"
+        issue_url = self.issue_html(repo, comment.issue_number)
+        found = repo.issues.get(comment.issue_number)
+        is_pull = found is not None and found.pull is not None
         return {
             "id": comment.id,
             "html_url": f"{issue_url}#issuecomment-{comment.id}",
-            "pull_request_url": "",
-            "issue_url": issue_url,
+            "pull_request_url": issue_url if is_pull else "",
+            "issue_url": "" if is_pull else issue_url,
             "user": self.user(comment.user),
             "original_author": "",
             "original_author_id": 0,
@@ -292,4 +323,163 @@ class GiteaShapes:
             "added": added,
             "removed": removed,
             "modified": modified,
+        }
+
+    # pull requests, branches, commits, statuses ------------------------------------------------------
+
+    def _pr_branch(self, repo: Repo, ref: str, sha: str) -> dict[str, Any]:
+        return {"label": ref, "ref": ref, "sha": sha, "repo_id": repo.id, "repo": self.repo(repo)}
+
+    def pull(self, repo: Repo, issue: Issue) -> dict[str, Any]:
+        """services/convert/pull.go ToAPIPullRequest: `url` is the web page too, `draft` the WIP prefix."""
+        assert issue.pull is not None
+        pr = issue.pull
+        html = self.issue_html(repo, issue.number)
+        shaped = self.issue(repo, issue)
+        added, removed, modified = pulls.changes_of(repo, issue)
+        base_sha = repo.refs.get(f"refs/heads/{pr.base_ref}", pr.base_sha)
+        return {
+            "id": issue.id,
+            "url": html,
+            "number": issue.number,
+            "user": shaped["user"],
+            "title": issue.title,
+            "body": issue.body or "",
+            "labels": shaped["labels"],
+            "milestone": shaped["milestone"],
+            "assignee": shaped["assignee"],
+            "assignees": shaped["assignees"] or [],
+            "requested_reviewers": [],
+            "requested_reviewers_teams": [],
+            "state": issue.state,
+            "draft": pulls.gitea_draft(issue.title),
+            "is_locked": issue.locked,
+            "comments": shaped["comments"],
+            "review_comments": 0,
+            "additions": 0,
+            "deletions": 0,
+            "changed_files": len(added) + len(removed) + len(modified),
+            "html_url": html,
+            "diff_url": f"{html}.diff",
+            "patch_url": f"{html}.patch",
+            "mergeable": issue.state == "open",
+            "merged": pr.merged,
+            "merged_at": pr.merged_at,
+            "merge_commit_sha": pr.merge_commit_sha,
+            "merged_by": self.user(pr.merged_by) if pr.merged_by else None,
+            "allow_maintainer_edit": False,
+            "base": self._pr_branch(repo, pr.base_ref, base_sha),
+            "head": self._pr_branch(repo, pr.head_ref, pr.head_sha),
+            "merge_base": pr.base_sha,
+            "due_date": None,
+            "created_at": issue.created_at,
+            "updated_at": issue.updated_at,
+            "closed_at": issue.closed_at,
+            "pin_order": 0,
+        }
+
+    def branch(self, repo: Repo, name: str, sha: str) -> dict[str, Any]:
+        """A `Branch`: its head as a `PayloadCommit`."""
+        return {
+            "name": name,
+            "commit": self.push_commit(repo, repo.commits[sha]),
+            "protected": False,
+            "required_approvals": 0,
+            "enable_status_check": False,
+            "status_check_contexts": [],
+            "user_can_push": True,
+            "user_can_merge": True,
+            "effective_branch_protection_name": "",
+        }
+
+    def commit(self, repo: Repo, sha: str, *, files: bool = True) -> dict[str, Any]:
+        """services/convert/git_commit.go ToCommit: files with status added/removed/modified (older
+        Gitea left the status out); the `tree` it names is the commit itself, as Gitea answers."""
+        commit = repo.commits[sha]
+        api = f"{self.api}/repos/{repo.full_name}"
+
+        def user(email: str) -> dict[str, Any] | None:
+            login = email.split("@", 1)[0] if email.endswith("@noreply.sandbox") else None
+            found = self.forge.user(login) if login else None
+            return self.user(found.login) if found is not None else None
+
+        data: dict[str, Any] = {
+            "url": f"{api}/git/commits/{sha}",
+            "sha": sha,
+            "created": commit.committer.date,
+            "html_url": f"{self.base}/{repo.full_name}/commit/{sha}",
+            "commit": {
+                "url": f"{api}/git/commits/{sha}",
+                "author": {
+                    "name": commit.author.name,
+                    "email": commit.author.email,
+                    "date": commit.author.date,
+                },
+                "committer": {
+                    "name": commit.committer.name,
+                    "email": commit.committer.email,
+                    "date": commit.committer.date,
+                },
+                "message": commit.message,
+                "tree": {"url": f"{api}/git/trees/{sha}", "sha": sha, "created": commit.committer.date},
+                "verification": {
+                    "verified": False,
+                    "reason": "gpg.error.not_signed_commit",
+                    "signature": "",
+                    "payload": "",
+                },
+            },
+            "author": user(commit.author.email),
+            "committer": user(commit.committer.email),
+            "parents": [
+                {"url": f"{api}/git/commits/{p}", "sha": p, "created": repo.commits[p].committer.date}
+                for p in commit.parents
+            ],
+            "stats": {"total": 0, "additions": 0, "deletions": 0},
+        }
+        if files:
+            added, removed, modified = gitmodel.changed_paths(repo, commit)
+            data["files"] = (
+                [{"filename": p, "status": "added"} for p in added]
+                + [{"filename": p, "status": "removed"} for p in removed]
+                + [{"filename": p, "status": "modified"} for p in modified]
+            )
+        return data
+
+    def changed_files(self, repo: Repo, before: str, after: str) -> list[dict[str, Any]]:
+        """services/convert/pull.go ToChangedFile: status added, deleted or changed."""
+        added, removed, modified = gitmodel.diff(repo, before, after)
+        found = []
+        for path, status in sorted(
+            [(p, "added") for p in added]
+            + [(p, "deleted") for p in removed]
+            + [(p, "changed") for p in modified]
+        ):
+            ref = before if status == "deleted" else after
+            found.append(
+                {
+                    "filename": path,
+                    "status": status,
+                    "additions": 0,
+                    "deletions": 0,
+                    "changes": 0,
+                    "html_url": f"{self.base}/{repo.full_name}/src/commit/{ref}/{path}",
+                    "contents_url": f"{self.api}/repos/{repo.full_name}/contents/{path}?ref={ref}",
+                    "raw_url": f"{self.base}/{repo.full_name}/raw/commit/{ref}/{path}",
+                }
+            )
+        return found
+
+    def status(self, repo: Repo, status: CommitStatus) -> dict[str, Any]:
+        """Gitea's CommitStatus names the state `status` (modules/structs/status.go)."""
+        return {
+            "id": status.id,
+            "status": status.state,
+            "target_url": status.target_url or "",
+            "description": status.description or "",
+            "url": f"{self.api}/repos/{repo.full_name}/statuses/{status.sha}",
+            "context": status.context,
+            "creator": self.user(status.creator),
+            "created_at": status.created_at,
+            "updated_at": status.updated_at,
         }

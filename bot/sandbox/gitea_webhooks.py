@@ -24,7 +24,7 @@ from starlette.requests import Request
 from . import gitmodel
 from .gitea_shapes import GiteaShapes
 from .runtime import Sandbox
-from .state import Comment, Hook, Issue, Label, Milestone, Repo
+from .state import CheckRun, CheckSuite, Comment, CommitStatus, Hook, Issue, Label, Milestone, Repo
 
 ZERO = "0" * 40
 ISSUE_TYPES = frozenset({"issues", "issue_assign", "issue_label", "issue_milestone", "issue_comment"})
@@ -99,7 +99,7 @@ class Emitter:
     def _github(self) -> Any:
         from .github_ctx import Ctx
 
-        return Ctx(self.request)
+        return Ctx(self.request, self.sender)
 
     def _deliver(
         self, repo: Repo, event: str, event_type: str, action: str | None, fields: dict[str, Any]
@@ -113,12 +113,23 @@ class Emitter:
         payload["sender"] = self.shapes.user(self.sender)
         make = gitea_headers(event, event_type)
         for hook in hooks:
-            self.sandbox.deliverer.enqueue(hook, event, action, payload, repo.full_name, headers=make)
+            self.sandbox.deliverer.enqueue(
+                hook,
+                event,
+                action,
+                payload,
+                repo.full_name,
+                headers=make,
+                timeout=self.sandbox.deliverer.gitea_timeout,
+            )
 
     # the domain's events ------------------------------------------------------------------------------
 
     def issue(self, repo: Repo, issue: Issue, action: str, changes: dict[str, Any] | None = None) -> None:
-        """opened, edited, closed, reopened."""
+        """opened, edited, closed, reopened (of a pull request: its `pull_request` event)."""
+        if issue.pull is not None:
+            self.pull(repo, issue, action, "pull_request", {"changes": changes} if changes else {})
+            return
         if repo.flavor == "github":
             gh = self._github()
             extra = {"changes": changes} if changes else {}
@@ -137,23 +148,37 @@ class Emitter:
             gh = self._github()
             for label_id, action in [(i, "unlabeled") for i in removed] + [(i, "labeled") for i in added]:
                 label = gh.shapes.label(repo, repo.labels[label_id])
-                gh.emit(repo, "issues", action, issue=gh.shapes.issue(repo, issue), label=label)
+                if issue.pull is not None:
+                    self.pull(repo, issue, action, "pull_request", {"label": label})
+                else:
+                    gh.emit(repo, "issues", action, issue=gh.shapes.issue(repo, issue), label=label)
             return
         action = "label_cleared" if not issue.label_ids else "label_updated"
+        if issue.pull is not None:
+            self.pull(repo, issue, action, "pull_request_label", {})
+            return
         fields = {"number": issue.number, "issue": self.shapes.issue(repo, issue), "commit_id": ""}
         self._deliver(repo, "issues", "issue_label", action, fields)
 
     def milestone(self, repo: Repo, issue: Issue, old: int | None) -> None:
         if repo.flavor == "github":
             gh = self._github()
+            changes: list[tuple[str, int]] = []
             if old is not None and old in repo.milestones:
-                shape = gh.shapes.milestone(repo, repo.milestones[old])
-                gh.emit(repo, "issues", "demilestoned", issue=gh.shapes.issue(repo, issue), milestone=shape)
+                changes.append(("demilestoned", old))
             if issue.milestone is not None:
-                shape = gh.shapes.milestone(repo, repo.milestones[issue.milestone])
-                gh.emit(repo, "issues", "milestoned", issue=gh.shapes.issue(repo, issue), milestone=shape)
+                changes.append(("milestoned", issue.milestone))
+            for action, number in changes:
+                shape = gh.shapes.milestone(repo, repo.milestones[number])
+                if issue.pull is not None:
+                    self.pull(repo, issue, action, "pull_request", {"milestone": shape})
+                else:
+                    gh.emit(repo, "issues", action, issue=gh.shapes.issue(repo, issue), milestone=shape)
             return
         action = "milestoned" if issue.milestone is not None else "demilestoned"
+        if issue.pull is not None:
+            self.pull(repo, issue, action, "pull_request_milestone", {})
+            return
         fields = {"number": issue.number, "issue": self.shapes.issue(repo, issue), "commit_id": ""}
         self._deliver(repo, "issues", "issue_milestone", action, fields)
 
@@ -190,19 +215,97 @@ class Emitter:
             return
         fields: dict[str, Any] = {
             "issue": self.shapes.issue(repo, issue),
-            "pull_request": None,
+            "pull_request": self.shapes.pull(repo, issue) if issue.pull is not None else None,
             "comment": self.shapes.comment(repo, comment),
         }
         if changes:
             fields["changes"] = changes
-        fields["is_pull"] = False
-        self._deliver(repo, "issue_comment", "issue_comment", action, fields)
+        fields["is_pull"] = issue.pull is not None
+        # A comment on a pull request is X-Gitea-Event issue_comment, X-Gitea-Event-Type pull_request_comment.
+        kind = "pull_request_comment" if issue.pull is not None else "issue_comment"
+        self._deliver(repo, "issue_comment", kind, action, fields)
 
-    def push(self, repo: Repo, ref: str, before: str | None, after: str | None) -> None:
+    def pull(self, repo: Repo, issue: Issue, action: str, gitea_type: str, extra: dict[str, Any]) -> None:
+        """A pull request's event: GitHub's `pull_request` (action opened, closed, reopened, edited,
+        synchronize, labeled, milestoned, …), Gitea's `pull_request` with X-Gitea-Event-Type `gitea_type`
+        (pull_request, pull_request_sync, pull_request_label, pull_request_milestone)."""
+        if repo.flavor == "github":
+            from .github_code_shapes import pull
+
+            gh = self._github()
+            gh.emit(
+                repo,
+                "pull_request",
+                action,
+                number=issue.number,
+                pull_request=pull(gh.shapes, repo, issue),
+                **extra,
+            )
+            return
+        fields: dict[str, Any] = {
+            "number": issue.number,
+            "pull_request": self.shapes.pull(repo, issue),
+            **extra,
+            "requested_reviewer": None,
+            "commit_id": "",
+            "review": None,
+        }
+        self._deliver(repo, "pull_request", gitea_type, action, fields)
+
+    def pull_synchronized(self, repo: Repo, issue: Issue, before: str, after: str) -> None:
+        """New commits on a pull request's head branch: GitHub `synchronize` (with before/after), Gitea
+        `synchronized` (X-Gitea-Event-Type pull_request_sync, services/webhook/notifier.go)."""
+        if repo.flavor == "github":
+            self.pull(repo, issue, "synchronize", "pull_request", {"before": before, "after": after})
+        else:
+            self.pull(repo, issue, "synchronized", "pull_request_sync", {})
+
+    def status(self, repo: Repo, status: CommitStatus) -> None:
+        """A commit status was set: GitHub's `status` event; current Gitea sends `status` too
+        (services/webhook/notifier.go CreateCommitStatus; payload: modules/structs/hook.go
+        CommitStatusPayload, no action)."""
+        if repo.flavor == "github":
+            from .github_code_shapes import status_event_fields
+
+            gh = self._github()
+            gh.emit(repo, "status", None, **status_event_fields(gh.shapes, repo, status))
+            return
+        fields = {
+            "commit": self.shapes.push_commit(repo, repo.commits[status.sha]),
+            "context": status.context,
+            "created_at": status.created_at,
+            "description": status.description or "",
+            "id": status.id,
+            "sha": status.sha,
+            "state": status.state,
+            "target_url": status.target_url or "",
+            "updated_at": status.updated_at,
+        }
+        self._deliver(repo, "status", "status", None, fields)
+
+    def check_run(self, repo: Repo, run: CheckRun, action: str) -> None:
+        """GitHub's `check_run` (created, completed); Gitea has no check runs."""
+        if repo.flavor != "github":
+            return
+        from .github_code_shapes import check_run
+
+        gh = self._github()
+        gh.emit(repo, "check_run", action, check_run=check_run(gh.shapes, repo, run, webhook=True))
+
+    def check_suite(self, repo: Repo, suite: CheckSuite, action: str) -> None:
+        """GitHub's `check_suite` (completed); Gitea has no check suites."""
+        if repo.flavor != "github":
+            return
+        from .github_code_shapes import check_suite
+
+        gh = self._github()
+        gh.emit(repo, "check_suite", action, check_suite=check_suite(gh.shapes, repo, suite, webhook=True))
+
+    def push(self, repo: Repo, ref: str, before: str | None, after: str | None, forced: bool = False) -> None:
         if repo.flavor == "github":
             from .github_git import emit_push
 
-            emit_push(self._github(), repo, ref, before, after)
+            emit_push(self._github(), repo, ref, before, after, forced)
             return
         commits = (
             [self.shapes.push_commit(repo, c) for c in gitmodel.new_commits(repo, before, after)]

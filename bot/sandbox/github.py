@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import github_apps, github_git, github_issues, github_relations, repo_ops
+from . import github_apps, github_ci, github_git, github_issues, github_pulls, github_relations, repo_ops
 from .github_ctx import Ctx
 from .plumbing import ApiError, body_object, json_response, no_content, paginate, validation_failed
 from .state import ROLE_ORDER, Flavor, Hook, Repo, Role
@@ -158,6 +158,9 @@ def routes() -> list[BaseRoute]:
         Route(R + "/hooks/{hook_id:int}", delete_hook, methods=["DELETE"]),
         *github_issues.routes(R),
         *github_relations.routes(R),
+        *github_pulls.routes(R),
+        # before github_git's /commits/{ref:path}, which would take /commits/{ref}/check-runs
+        *github_ci.routes(R),
         *github_git.routes(R),
         *github_apps.routes(R),
     ]

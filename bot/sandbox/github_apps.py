@@ -15,6 +15,11 @@ from .plumbing import ApiError, json_response, paginate
 from .state import App, Installation
 
 
+def app_of(ctx: Ctx) -> App:
+    """The App a request authenticates as with its JWT (401 for anything else)."""
+    return _app(ctx)
+
+
 def _app(ctx: Ctx) -> App:
     if ctx.who.app is None:
         raise ApiError(401, ctx.who.error or "A JSON web token could not be decoded")
@@ -51,14 +56,6 @@ async def get_app(request: Request) -> Response:
     app = _app(ctx)
     installs = sum(1 for i in ctx.forge.installations.values() if i.app_id == app.id)
     return json_response(request, {**ctx.shapes.app(app), "installations_count": installs})
-
-
-async def list_installations(request: Request) -> Response:
-    ctx = Ctx(request)
-    app = _app(ctx)
-    found = [i for i in ctx.forge.installations.values() if i.app_id == app.id]
-    chunk, headers = paginate(request, found)
-    return json_response(request, [installation_shape(ctx.shapes, i) for i in chunk], headers=headers)
 
 
 def _installation(ctx: Ctx, app: App) -> Installation:
@@ -113,7 +110,6 @@ async def installation_repositories(request: Request) -> Response:
 def routes(r: str) -> list[BaseRoute]:
     return [
         Route("/app", get_app, methods=["GET"]),
-        Route("/app/installations", list_installations, methods=["GET"]),
         Route("/app/installations/{installation_id:int}", get_installation, methods=["GET"]),
         Route(
             "/app/installations/{installation_id:int}/access_tokens", create_access_token, methods=["POST"]

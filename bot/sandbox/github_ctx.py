@@ -8,6 +8,7 @@ from starlette.requests import Request
 
 from .caller import Caller
 from .github_shapes import Shapes, node_id
+from .hooks import github_headers
 from .plumbing import ApiError, validation_failed
 from .state import Repo, Role
 
@@ -26,9 +27,15 @@ class Ctx(Caller):
     NOT_FOUND = "Not Found"
     GITHUB_EVENTS = True
 
-    def __init__(self, request: Request) -> None:
+    def __init__(self, request: Request, sender: str | None = None) -> None:
         super().__init__(request)
         self.shapes = Shapes(self.forge, self.base)
+        # Who webhooks name as the sender: the caller, or whom an emitter acts for (the sandbox's CI).
+        self._sender = sender
+
+    @property
+    def acting(self) -> str:
+        return self._sender or self.login
 
     def unauthenticated(self) -> ApiError:
         return ApiError(401, self.who.error or "Bad credentials")
@@ -55,17 +62,36 @@ class Ctx(Caller):
         if repo.flavor == "gitea":  # webhooks follow the repository's flavour
             from .gitea_webhooks import from_github
 
-            from_github(self.request, self.login, repo, event, action, fields)
+            from_github(self.request, self.acting, repo, event, action, fields)
             return
         hooks = [h for h in repo.hooks.values() if h.active and (event in h.events or "*" in h.events)]
-        if not hooks:
+        inst = self.forge.installation_for(repo)
+        app = self.forge.apps.get(inst.app_id) if inst is not None else None
+        # An App hears its installations' events on its own webhook (GitHub: "App webhook").
+        app_hook = app.webhook if app is not None and app.webhook is not None and app.webhook.active else None
+        if not hooks and app_hook is None:
             return
         payload: dict[str, Any] = {} if action is None else {"action": action}
         payload.update(fields)
         payload["repository"] = self.shapes.repo(repo)
-        payload["sender"] = self.shapes.user(self.login)
-        inst = self.forge.installation_for(repo)
+        payload["sender"] = self.shapes.user(self.acting)
         if inst is not None:
             payload["installation"] = {"id": inst.id, "node_id": node_id("Installation", inst.id)}
+        inst_id = inst.id if inst is not None else None
         for hook in hooks:
-            self.sandbox.deliverer.enqueue(hook, event, action, payload, repo.full_name)
+            self.sandbox.deliverer.enqueue(
+                hook, event, action, payload, repo.full_name, installation_id=inst_id, repository_id=repo.id
+            )
+        if app is not None and app_hook is not None:
+            target = ("integration", app.id)
+            self.sandbox.deliverer.enqueue(
+                app_hook,
+                event,
+                action,
+                payload,
+                repo.full_name,
+                lambda hook, guid, body: github_headers(hook, event, guid, body, target=target),
+                app_id=app.id,
+                installation_id=inst_id,
+                repository_id=repo.id,
+            )

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import gitmodel
+from . import ci_ops, gitmodel, pull_ops
 from .github_ctx import Ctx
 from .github_shapes import node_id
 from .gitmodel import GitError
@@ -18,6 +18,7 @@ from .plumbing import ApiError, body_object, json_response, no_content, paginate
 from .state import CommitStatus, GitCommit, Repo, Signature, now_iso
 
 ZERO = "0" * 40
+STATUS_DESCRIPTION_LIMIT = 140
 
 
 def emit_push(
@@ -33,7 +34,7 @@ def emit_push(
     else:
         compare = f"{html}/compare/{ref.removeprefix('refs/heads/')}"
     head = ctx.shapes.push_commit(repo, repo.commits[after]) if after else None
-    user = ctx.forge.user(ctx.login)
+    user = ctx.forge.user(ctx.acting)
     ctx.emit(
         repo,
         "push",
@@ -49,8 +50,8 @@ def emit_push(
         commits=commits,
         head_commit=head,
         pusher={
-            "name": ctx.login,
-            "email": (user.email if user else None) or f"{ctx.login}@users.noreply.sandbox",
+            "name": ctx.acting,
+            "email": (user.email if user else None) or f"{ctx.acting}@users.noreply.sandbox",
         },
     )
 
@@ -141,7 +142,7 @@ async def put_content(request: Request, ctx: Ctx, repo: Repo) -> Response:
     files[path] = (current[0] if current else "100644", blob)
     commit = _commit_files(ctx, repo, body, files, head)
     repo.refs[f"refs/heads/{branch}"] = commit.sha
-    emit_push(ctx, repo, f"refs/heads/{branch}", head, commit.sha)
+    pull_ops.pushed(ctx, repo, f"refs/heads/{branch}", head, commit.sha)
     out = {
         "content": ctx.shapes.content(repo, path, blob, branch, with_body=False),
         "commit": ctx.shapes.git_commit(repo, commit),
@@ -163,7 +164,7 @@ async def delete_content(request: Request, ctx: Ctx, repo: Repo) -> Response:
     del files[path]
     commit = _commit_files(ctx, repo, body, files, head)
     repo.refs[f"refs/heads/{branch}"] = commit.sha
-    emit_push(ctx, repo, f"refs/heads/{branch}", head, commit.sha)
+    pull_ops.pushed(ctx, repo, f"refs/heads/{branch}", head, commit.sha)
     return json_response(request, {"content": None, "commit": ctx.shapes.git_commit(repo, commit)})
 
 
@@ -217,7 +218,7 @@ async def create_ref(request: Request, ctx: Ctx, repo: Repo) -> Response:
     if ref in repo.refs:
         raise ApiError(422, "Reference already exists")
     repo.refs[ref] = sha
-    emit_push(ctx, repo, ref, None, sha)
+    pull_ops.pushed(ctx, repo, ref, None, sha)
     return json_response(request, _ref_shape(ctx, repo, ref), status=201)
 
 
@@ -236,7 +237,7 @@ async def update_ref(request: Request, ctx: Ctx, repo: Repo) -> Response:
         raise ApiError(422, "Update is not a fast forward")
     repo.refs[ref] = sha
     if sha != before:
-        emit_push(ctx, repo, ref, before, sha, forced=not fast_forward)
+        pull_ops.pushed(ctx, repo, ref, before, sha, forced=not fast_forward)
     return json_response(request, _ref_shape(ctx, repo, ref))
 
 
@@ -246,7 +247,7 @@ async def delete_ref(request: Request, ctx: Ctx, repo: Repo) -> Response:
     if ref not in repo.refs:
         raise ApiError(422, "Reference does not exist")
     before = repo.refs.pop(ref)
-    emit_push(ctx, repo, ref, before, None)
+    pull_ops.pushed(ctx, repo, ref, before, None)
     return no_content()
 
 
@@ -387,16 +388,22 @@ async def create_status(request: Request, ctx: Ctx, repo: Repo) -> Response:
     body = await body_object(request)
     if body.get("state") not in ("error", "failure", "pending", "success"):
         raise validation_failed("Status", "state", "custom", "state is not included in the list")
-    status = CommitStatus(
-        id=ctx.forge.new_id(),
-        sha=sha,
+    description = body.get("description")
+    if isinstance(description, str) and len(description) > STATUS_DESCRIPTION_LIMIT:
+        # FORGE-FACTS "Branches, commits, pull requests, statuses": a description is at most 140 characters.
+        raise validation_failed(
+            "Status", "description", "custom", "description is too long (maximum is 140 characters)"
+        )
+    status = ci_ops.set_status(
+        ctx.events,
+        repo,
+        sha,
         state=body["state"],
-        target_url=body.get("target_url"),
-        description=body.get("description"),
         context=str(body.get("context") or "default"),
+        description=description,
+        target_url=body.get("target_url"),
         creator=ctx.login,
     )
-    repo.statuses.append(status)
     return json_response(request, ctx.shapes.status(repo, status), status=201)
 
 
@@ -440,14 +447,12 @@ async def combined_status(request: Request, ctx: Ctx, repo: Repo) -> Response:
 def routes(r: str) -> list[BaseRoute]:
     g = r + "/git"
     return [
-        Route(r + "/contents", get_content, methods=["GET"]),
         Route(r + "/contents/{path:path}", get_content, methods=["GET"]),
         Route(r + "/contents/{path:path}", put_content, methods=["PUT"]),
         Route(r + "/contents/{path:path}", delete_content, methods=["DELETE"]),
         Route(g + "/ref/{ref:path}", get_ref, methods=["GET"]),
         Route(g + "/matching-refs/{ref:path}", matching_refs, methods=["GET"]),
         Route(g + "/refs", create_ref, methods=["POST"]),
-        Route(g + "/refs/{ref:path}", get_ref, methods=["GET"]),
         Route(g + "/refs/{ref:path}", update_ref, methods=["PATCH"]),
         Route(g + "/refs/{ref:path}", delete_ref, methods=["DELETE"]),
         Route(g + "/blobs", create_blob, methods=["POST"]),

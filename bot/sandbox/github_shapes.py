@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
 from typing import Any
 
-from . import gitmodel
+from .github_git_shapes import GitShapes
+from .github_ids import node_id as node_id
 from .state import (
     REACTIONS,
     App,
     Comment,
-    CommitStatus,
-    GitCommit,
     Hook,
     Issue,
     Label,
@@ -20,7 +18,6 @@ from .state import (
     Reaction,
     Repo,
     SandboxState,
-    Signature,
     User,
 )
 
@@ -36,12 +33,8 @@ APP_PERMISSIONS = {
 APP_EVENTS = ("issues", "issue_comment", "label", "milestone", "push", "pull_request")
 
 
-def node_id(kind: str, ident: int | str) -> str:
-    return base64.b64encode(f"0:{kind}{ident}".encode()).decode()
-
-
 @dataclass(frozen=True)
-class Shapes:
+class Shapes(GitShapes):
     """Renders state as GitHub JSON, with URLs under the sandbox's own base URL."""
 
     forge: SandboxState
@@ -91,7 +84,18 @@ class Shapes:
             "following": 0,
             "created_at": user.created_at,
             "updated_at": user.created_at,
+            # the public view of a user (GitHub's discriminator between public-user and private-user)
+            "user_view_type": "public",
         }
+
+    def account_of(self, email: str) -> dict[str, Any] | None:
+        """The user a commit's e-mail address belongs to (GitHub links commits to accounts by e-mail):
+        the sandbox writes `login@users.noreply.sandbox` for its users."""
+        login = email.split("@", 1)[0] if email.endswith("@users.noreply.sandbox") else None
+        found = self.forge.user(login) if login else None
+        if found is None:
+            found = next((u for u in self.forge.users.values() if u.email and u.email == email), None)
+        return self.user(found.login) if found is not None else None
 
     # repositories -------------------------------------------------------------------------------------
 
@@ -162,6 +166,7 @@ class Shapes:
             "has_projects": True,
             "has_downloads": True,
             "has_wiki": True,
+            "has_discussions": False,
             "has_pages": False,
             "forks_count": 0,
             "mirror_url": None,
@@ -284,13 +289,13 @@ class Shapes:
         api = f"{self.base}/repos/{repo.full_name}/issues/{issue.number}"
         ms = repo.milestones.get(issue.milestone) if issue.milestone is not None else None
         assignees = [self.user(a) for a in issue.assignees]
-        return {
+        data = {
             "url": api,
             "repository_url": f"{self.base}/repos/{repo.full_name}",
             "labels_url": f"{api}/labels{{/name}}",
             "comments_url": f"{api}/comments",
             "events_url": f"{api}/events",
-            "html_url": f"{self.base}/{repo.full_name}/issues/{issue.number}",
+            "html_url": self.issue_html(repo, issue.number),
             "id": issue.id,
             "node_id": node_id("Issue", issue.id),
             "number": issue.number,
@@ -314,6 +319,23 @@ class Shapes:
             "performed_via_github_app": self._via_app(issue.via_app),
             "state_reason": issue.state_reason,
         }
+        if issue.pull is not None:
+            # GitHub lists pull requests among issues, with this key (FORGE-FACTS "Milestones")
+            html = self.issue_html(repo, issue.number)
+            data["pull_request"] = {
+                "url": f"{self.base}/repos/{repo.full_name}/pulls/{issue.number}",
+                "html_url": html,
+                "diff_url": f"{html}.diff",
+                "patch_url": f"{html}.patch",
+                "merged_at": issue.pull.merged_at,
+            }
+        return data
+
+    def issue_html(self, repo: Repo, number: int) -> str:
+        """An issue's page, or a pull request's: `/issues/N` or `/pull/N` (FORGE-FACTS "Links")."""
+        found = repo.issues.get(number)
+        kind = "pull" if found is not None and found.pull is not None else "issues"
+        return f"{self.base}/{repo.full_name}/{kind}/{number}"
 
     def rest_issue(self, repo: Repo, issue: Issue) -> dict[str, Any]:
         closed_by = self.user(issue.closed_by) if issue.closed_by else None
@@ -321,7 +343,7 @@ class Shapes:
 
     def comment(self, repo: Repo, comment: Comment) -> dict[str, Any]:
         api = f"{self.base}/repos/{repo.full_name}/issues/comments/{comment.id}"
-        html = f"{self.base}/{repo.full_name}/issues/{comment.issue_number}"
+        html = self.issue_html(repo, comment.issue_number)
         return {
             "url": api,
             "html_url": f"{html}#issuecomment-{comment.id}",
@@ -360,128 +382,4 @@ class Shapes:
             "ping_url": f"{api}/pings",
             "deliveries_url": f"{api}/deliveries",
             "last_response": {"code": None, "status": "unused", "message": None},
-        }
-
-    # git ----------------------------------------------------------------------------------------------
-
-    def signature(self, sig: Signature) -> dict[str, Any]:
-        return {"name": sig.name, "email": sig.email, "date": sig.date}
-
-    def git_commit(self, repo: Repo, commit: GitCommit) -> dict[str, Any]:
-        api = f"{self.base}/repos/{repo.full_name}"
-        return {
-            "sha": commit.sha,
-            "node_id": node_id("Commit", commit.sha),
-            "url": f"{api}/git/commits/{commit.sha}",
-            "html_url": f"{self.base}/{repo.full_name}/commit/{commit.sha}",
-            "author": self.signature(commit.author),
-            "committer": self.signature(commit.committer),
-            "message": commit.message,
-            "tree": {"sha": commit.tree, "url": f"{api}/git/trees/{commit.tree}"},
-            "parents": [
-                {
-                    "sha": p,
-                    "url": f"{api}/git/commits/{p}",
-                    "html_url": f"{self.base}/{repo.full_name}/commit/{p}",
-                }
-                for p in commit.parents
-            ],
-            "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None},
-        }
-
-    def commit(self, repo: Repo, commit: GitCommit) -> dict[str, Any]:
-        """The `commit` shape of GET /repos/{o}/{r}/commits/{ref}."""
-        api = f"{self.base}/repos/{repo.full_name}"
-        git = self.git_commit(repo, commit)
-        added, removed, modified = gitmodel.changed_paths(repo, commit)
-        files = [{"filename": p, "status": "added"} for p in added]
-        files += [{"filename": p, "status": "removed"} for p in removed]
-        files += [{"filename": p, "status": "modified"} for p in modified]
-        return {
-            "url": f"{api}/commits/{commit.sha}",
-            "sha": commit.sha,
-            "node_id": git["node_id"],
-            "html_url": git["html_url"],
-            "comments_url": f"{api}/commits/{commit.sha}/comments",
-            "commit": {
-                "url": git["url"],
-                "author": git["author"],
-                "committer": git["committer"],
-                "message": commit.message,
-                "comment_count": 0,
-                "tree": git["tree"],
-                "verification": git["verification"],
-            },
-            "author": None,
-            "committer": None,
-            "parents": git["parents"],
-            "files": files,
-        }
-
-    def tree(self, repo: Repo, sha: str) -> dict[str, Any]:
-        api = f"{self.base}/repos/{repo.full_name}/git"
-        entries = []
-        for e in repo.trees[sha].entries:
-            entry: dict[str, Any] = {"path": e.name, "mode": e.mode, "type": e.type, "sha": e.sha}
-            if e.type == "blob":
-                entry["size"] = len(gitmodel.blob_bytes(repo, e.sha))
-                entry["url"] = f"{api}/blobs/{e.sha}"
-            else:
-                entry["url"] = f"{api}/trees/{e.sha}"
-            entries.append(entry)
-        return {"sha": sha, "url": f"{api}/trees/{sha}", "tree": entries, "truncated": False}
-
-    def content(self, repo: Repo, path: str, sha: str, ref: str, with_body: bool = True) -> dict[str, Any]:
-        api = f"{self.base}/repos/{repo.full_name}"
-        raw = gitmodel.blob_bytes(repo, sha)
-        self_url = f"{api}/contents/{path}?ref={ref}"
-        html = f"{self.base}/{repo.full_name}/blob/{ref}/{path}"
-        git_url = f"{api}/git/blobs/{sha}"
-        data: dict[str, Any] = {
-            "type": "file",
-            "size": len(raw),
-            "name": path.rsplit("/", 1)[-1],
-            "path": path,
-            "sha": sha,
-            "url": self_url,
-            "git_url": git_url,
-            "html_url": html,
-            "download_url": f"{self.base}/{repo.full_name}/raw/{ref}/{path}",
-            "_links": {"self": self_url, "git": git_url, "html": html},
-        }
-        if with_body:
-            encoded = base64.b64encode(raw).decode()
-            data["encoding"] = "base64"
-            data["content"] = "\n".join(encoded[i : i + 60] for i in range(0, len(encoded), 60)) + "\n"
-        return data
-
-    def status(self, repo: Repo, status: CommitStatus) -> dict[str, Any]:
-        return {
-            "url": f"{self.base}/repos/{repo.full_name}/statuses/{status.sha}",
-            "avatar_url": f"{self.base}/avatars/{status.creator}",
-            "id": status.id,
-            "node_id": node_id("StatusContext", status.id),
-            "state": status.state,
-            "description": status.description,
-            "target_url": status.target_url,
-            "context": status.context,
-            "created_at": status.created_at,
-            "updated_at": status.updated_at,
-            "creator": self.user(status.creator),
-        }
-
-    def push_commit(self, repo: Repo, commit: GitCommit) -> dict[str, Any]:
-        added, removed, modified = gitmodel.changed_paths(repo, commit)
-        return {
-            "id": commit.sha,
-            "tree_id": commit.tree,
-            "distinct": True,
-            "message": commit.message,
-            "timestamp": commit.committer.date,
-            "url": f"{self.base}/{repo.full_name}/commit/{commit.sha}",
-            "author": {"name": commit.author.name, "email": commit.author.email},
-            "committer": {"name": commit.committer.name, "email": commit.committer.email},
-            "added": added,
-            "removed": removed,
-            "modified": modified,
         }

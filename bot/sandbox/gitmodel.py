@@ -154,12 +154,7 @@ def new_commits(repo: Repo, before: str | None, after: str) -> list[GitCommit]:
 
 def changed_paths(repo: Repo, commit: GitCommit) -> tuple[list[str], list[str], list[str]]:
     """(added, removed, modified) paths of a commit against its first parent."""
-    new = flatten(repo, commit.tree)
-    old = flatten(repo, repo.commits[commit.parents[0]].tree) if commit.parents else {}
-    added = sorted(p for p in new if p not in old)
-    removed = sorted(p for p in old if p not in new)
-    modified = sorted(p for p in new if p in old and new[p] != old[p])
-    return added, removed, modified
+    return diff(repo, commit.parents[0] if commit.parents else None, commit.sha)
 
 
 def init_repo(repo: Repo, author: Signature) -> GitCommit:
@@ -169,3 +164,39 @@ def init_repo(repo: Repo, author: Signature) -> GitCommit:
     commit = make_commit(repo, tree, [], "Initial commit", author, author)
     repo.refs[f"refs/heads/{repo.default_branch}"] = commit.sha
     return commit
+
+
+def merge_base(repo: Repo, one: str, other: str) -> str | None:
+    """The newest commit reachable from both (a merge base), or None."""
+    theirs = set(ancestors(repo, other))
+    return next((sha for sha in ancestors(repo, one) if sha in theirs), None)
+
+
+def merged_files(repo: Repo, base: str, ours: str, theirs: str) -> dict[str, tuple[str, str]] | None:
+    """The files of `ours` with the changes `theirs` made since their merge base applied, or None when both
+    changed a file differently (a conflict, which the sandbox does not resolve)."""
+    root = merge_base(repo, ours, theirs) or base
+    old = flatten(repo, repo.commits[root].tree)
+    mine = flatten(repo, repo.commits[ours].tree)
+    new = flatten(repo, repo.commits[theirs].tree)
+    out = dict(mine)
+    for path in set(old) | set(new):
+        if old.get(path) == new.get(path):
+            continue
+        if old.get(path) != mine.get(path) and mine.get(path) != new.get(path):
+            return None
+        if path in new:
+            out[path] = new[path]
+        else:
+            out.pop(path, None)
+    return out
+
+
+def diff(repo: Repo, before: str | None, after: str) -> tuple[list[str], list[str], list[str]]:
+    """(added, removed, modified) paths between two commits (before None: the empty tree)."""
+    old = flatten(repo, repo.commits[before].tree) if before else {}
+    new = flatten(repo, repo.commits[after].tree)
+    added = sorted(p for p in new if p not in old)
+    removed = sorted(p for p in old if p not in new)
+    modified = sorted(p for p in new if p in old and new[p] != old[p])
+    return added, removed, modified

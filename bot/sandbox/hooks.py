@@ -18,7 +18,10 @@ import httpx2
 
 from .state import Hook
 
+# How long a forge waits for a receiver's answer (FORGE-FACTS "Webhooks"): GitHub 10 s; Gitea's
+# `[webhook] DELIVER_TIMEOUT` defaults to 5 s (modules/setting/webhook.go).
 DELIVERY_TIMEOUT = 10.0
+GITEA_DELIVER_TIMEOUT = 5.0
 
 
 def sign(secret: str, body: bytes) -> tuple[str, str]:
@@ -32,6 +35,9 @@ def sign(secret: str, body: bytes) -> tuple[str, str]:
 
 @dataclass
 class Delivery:
+    """One attempt to deliver an event. GitHub names a delivery by a number (`id`, one per attempt) and
+    the event by `guid` (X-GitHub-Delivery), which a redelivery keeps."""
+
     guid: str
     hook_id: int
     url: str
@@ -47,6 +53,16 @@ class Delivery:
     delivered: bool = False
     duration: float | None = None
     delivered_at: float | None = None
+    id: int = 0
+    queued_at: float = field(default_factory=time.time)
+    # Set for an App's webhook: its deliveries are listed at /app/hook/deliveries, not a repository's.
+    app_id: int | None = None
+    installation_id: int | None = None
+    repository_id: int | None = None
+    timeout: float = DELIVERY_TIMEOUT
+
+    def payload(self) -> Any:
+        return json.loads(self._json())
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -73,18 +89,23 @@ class Delivery:
         return self.body
 
 
-def github_headers(hook: Hook, event: str, guid: str, body: bytes) -> dict[str, str]:
+def github_headers(
+    hook: Hook, event: str, guid: str, body: bytes, *, target: tuple[str, int] | None = None
+) -> dict[str, str]:
+    """`target`: ("integration", app id) for an App's webhook, else the repository's hook."""
     headers = {
         "Accept": "*/*",
         "User-Agent": "GitHub-Hookshot/sandbox",
         "X-GitHub-Event": event,
         "X-GitHub-Delivery": guid,
         "X-GitHub-Hook-ID": str(hook.id),
-        "X-GitHub-Hook-Installation-Target-Type": "repository",
+        "X-GitHub-Hook-Installation-Target-Type": target[0] if target else "repository",
         "Content-Type": "application/json"
         if hook.content_type == "json"
         else "application/x-www-form-urlencoded",
     }
+    if target is not None:
+        headers["X-GitHub-Hook-Installation-Target-ID"] = str(target[1])
     if hook.secret:
         headers["X-Hub-Signature-256"], headers["X-Hub-Signature"] = sign(hook.secret, body)
     return headers
@@ -101,12 +122,14 @@ class Deliverer:
 
     def __init__(self, timeout: float = DELIVERY_TIMEOUT) -> None:
         self.timeout = timeout
+        self.gitea_timeout = GITEA_DELIVER_TIMEOUT
         self.log: list[Delivery] = []
         self._lanes: dict[int, _Lane] = {}
         self._pending = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self._client: httpx2.AsyncClient | None = None
+        self._next_id = 0
 
     def enqueue(
         self,
@@ -116,6 +139,11 @@ class Deliverer:
         payload: dict[str, Any],
         repository: str | None,
         headers: Callable[[Hook, str, bytes], dict[str, str]] | None = None,
+        *,
+        app_id: int | None = None,
+        installation_id: int | None = None,
+        repository_id: int | None = None,
+        timeout: float | None = None,
     ) -> Delivery:
         """Queue a delivery; `headers(hook, guid, body)` makes its headers (GitHub's by default)."""
         raw = json.dumps(payload, separators=(",", ":")).encode()
@@ -131,6 +159,10 @@ class Deliverer:
             body=raw,
             headers=headers(hook, guid, raw) if headers else github_headers(hook, event, guid, raw),
             repository=repository,
+            app_id=app_id,
+            installation_id=installation_id,
+            repository_id=repository_id,
+            timeout=timeout or self.timeout,
         )
         self._submit(delivery)
         return delivery
@@ -138,8 +170,13 @@ class Deliverer:
     def redeliver(self, guid: str) -> Delivery | None:
         """Send the very same bytes and delivery id again, recorded as a new attempt."""
         original = next((d for d in self.log if d.guid == guid), None)
-        if original is None:
-            return None
+        return self.redeliver_attempt(original) if original is not None else None
+
+    def by_id(self, delivery_id: int) -> Delivery | None:
+        return next((d for d in self.log if d.id == delivery_id), None)
+
+    def redeliver_attempt(self, original: Delivery) -> Delivery:
+        """GitHub's "Redeliver": the same event (guid, headers, body) as a new attempt with its own id."""
         again = Delivery(
             guid=original.guid,
             hook_id=original.hook_id,
@@ -150,11 +187,17 @@ class Deliverer:
             headers=dict(original.headers),
             repository=original.repository,
             redelivery=True,
+            app_id=original.app_id,
+            installation_id=original.installation_id,
+            repository_id=original.repository_id,
+            timeout=original.timeout,
         )
         self._submit(again)
         return again
 
     def _submit(self, delivery: Delivery) -> None:
+        self._next_id += 1
+        delivery.id = self._next_id
         self.log.append(delivery)
         lane = self._lanes.setdefault(delivery.hook_id, _Lane())
         if lane.task is None or lane.task.done():
@@ -178,7 +221,9 @@ class Deliverer:
             self._client = httpx2.AsyncClient(timeout=self.timeout)
         started = time.monotonic()
         try:
-            response = await self._client.post(delivery.url, content=delivery.body, headers=delivery.headers)
+            response = await self._client.post(
+                delivery.url, content=delivery.body, headers=delivery.headers, timeout=delivery.timeout
+            )
         except httpx2.TimeoutException:
             delivery.error = "timeout"
         except httpx2.HTTPError as exc:

@@ -179,6 +179,21 @@ class ApiMiddleware:
         }
         self.sandbox.requests.append(entry)
         request_id = f"{secrets.token_hex(4).upper()}:{secrets.token_hex(4).upper()}"
+        wait = None
+        if not is_gitea(scope["path"]) and method not in ("GET", "HEAD") and who.label is not None:
+            wait = self.sandbox.secondary_limit_wait(who.label)
+        if wait is not None:
+            # FORGE-FACTS "Sizes and limits": past 80 content-creating requests a minute (500 an hour) GitHub
+            # answers 403 with Retry-After ("Rate limits for the REST API", secondary rate limits).
+            entry["status"] = 403
+            response = error_response(
+                403,
+                "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+            )
+            response.headers["Retry-After"] = str(wait)
+            response.headers["X-GitHub-Request-Id"] = request_id
+            await response(scope, receive, send)
+            return
         fault = self.sandbox.take_fault(method, scope["path"], who.label)
         if fault is not None:
             entry["fault"] = True

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,13 +88,56 @@ class RateWindow:
 class Sandbox:
     """The runtime around one SandboxState; the app exposes it as `app.state.sandbox`."""
 
-    def __init__(self, forge: SandboxState, state_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        forge: SandboxState,
+        state_file: Path | None = None,
+        *,
+        auto_ci: bool = False,
+        ci_delay: float = 1.0,
+    ) -> None:
         self.forge = forge
         self.state_file = state_file
         self.deliverer = Deliverer()
         self.faults: list[Fault] = []
         self.requests: list[dict[str, Any]] = []
         self._rates: dict[str, RateWindow] = {}
+        # `steward sandbox --ci`: every push gets a CI report after `ci_delay` seconds (see ci_ops).
+        self.auto_ci = auto_ci
+        self.ci_delay = ci_delay
+        self._tasks: set[asyncio.Task[None]] = set()
+        # GitHub's secondary limits on content-creating requests, (count, seconds) per login; off unless set
+        # (tests arrange state through the API faster than a person could), e.g. [(80, 60), (500, 3600)].
+        self.secondary_limits: list[tuple[int, float]] = []
+        self._writes: dict[str, list[float]] = {}
+
+    def secondary_limit_wait(self, who: str) -> int | None:
+        """Count a content-creating request of `who`; the seconds to wait when it is over a limit."""
+        if not self.secondary_limits:
+            return None
+        now = time.monotonic()
+        longest = max(window for _, window in self.secondary_limits)
+        stamps = [t for t in self._writes.get(who, []) if t > now - longest]
+        for count, window in self.secondary_limits:
+            inside = [t for t in stamps if t > now - window]
+            if len(inside) >= count:
+                self._writes[who] = stamps
+                return max(1, int(inside[0] + window - now) + 1)
+        stamps.append(now)
+        self._writes[who] = stamps
+        return None
+
+    def background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` on the server's loop after the request that asked for it (delayed CI reports)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.deliverer.aclose()
 
     def save(self) -> None:
         if self.state_file is not None:

@@ -18,11 +18,18 @@ from .runtime import Sandbox
 from .state import SandboxState
 
 
-def run(host: str, port: int, users: dict[str, str], state_file: Path | None) -> None:
-    """Serve a sandbox forge until interrupted (blocking)."""
-    uvicorn.run(
-        create_app(users, state_file), host=host, port=port, log_level="info", timeout_graceful_shutdown=2
-    )
+def run(
+    host: str,
+    port: int,
+    users: dict[str, str],
+    state_file: Path | None,
+    *,
+    auto_ci: bool = False,
+    ci_delay: float = 1.0,
+) -> None:
+    """Serve a sandbox forge until interrupted (blocking); `auto_ci`: `steward sandbox --ci`."""
+    app = create_app(users, state_file, auto_ci=auto_ci, ci_delay=ci_delay)
+    uvicorn.run(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=2)
 
 
 class SandboxServer:

@@ -69,6 +69,23 @@ class Reaction(BaseModel):
     created_at: str = Field(default_factory=now_iso)
 
 
+class PullData(BaseModel):
+    """What makes an issue a pull request: its branches and what became of it. GitHub and Gitea number
+    pull requests and issues in one sequence, so a pull request is an Issue with this."""
+
+    head_ref: str
+    base_ref: str
+    head_sha: str
+    # The base branch's head when the pull request was opened: its commits are those of head not in base.
+    base_sha: str
+    # GitHub's draft flag; Gitea derives "draft" from the title (see pull_ops.gitea_draft).
+    draft: bool = False
+    merged: bool = False
+    merged_at: str | None = None
+    merged_by: str | None = None
+    merge_commit_sha: str | None = None
+
+
 class Issue(BaseModel):
     id: int
     number: int
@@ -91,6 +108,7 @@ class Issue(BaseModel):
     # dependencies) and this issue's sub-issues (GitHub only).
     blocked_by: list[int] = Field(default_factory=list)
     sub_issues: list[int] = Field(default_factory=list)
+    pull: PullData | None = None
 
 
 class Comment(BaseModel):
@@ -148,13 +166,42 @@ class GitCommit(BaseModel):
 class CommitStatus(BaseModel):
     id: int
     sha: str
-    state: Literal["error", "failure", "pending", "success"]
+    # GitHub takes the first four; Gitea also warning and skipped (its CommitStatusState).
+    state: Literal["error", "failure", "pending", "success", "warning", "skipped"]
     target_url: str | None = None
     description: str | None = None
     context: str = "default"
     creator: str
     created_at: str = Field(default_factory=now_iso)
     updated_at: str = Field(default_factory=now_iso)
+
+
+class CheckSuite(BaseModel):
+    """A GitHub check suite: the check runs one app made for one commit."""
+
+    id: int
+    head_sha: str
+    head_branch: str | None = None
+    before: str | None = None
+    app_id: int = 0
+    status: str = "queued"
+    conclusion: str | None = None
+    created_at: str = Field(default_factory=now_iso)
+    updated_at: str = Field(default_factory=now_iso)
+
+
+class CheckRun(BaseModel):
+    id: int
+    suite_id: int
+    head_sha: str
+    name: str
+    status: str = "queued"
+    conclusion: str | None = None
+    details_url: str | None = None
+    title: str | None = None
+    summary: str | None = None
+    started_at: str = Field(default_factory=now_iso)
+    completed_at: str | None = None
 
 
 class Repo(BaseModel):
@@ -181,10 +228,19 @@ class Repo(BaseModel):
     commits: dict[str, GitCommit] = Field(default_factory=dict)
     refs: dict[str, str] = Field(default_factory=dict, description="full ref name -> commit sha")
     statuses: list[CommitStatus] = Field(default_factory=list)
+    check_suites: list[CheckSuite] = Field(default_factory=list)
+    check_runs: list[CheckRun] = Field(default_factory=list)
+    # Whether GitHub takes draft pull requests here: None follows GitHub's plans as on GitHub Free
+    # (public repositories have drafts, private ones not); the admin API sets it either way.
+    drafts: bool | None = None
 
     @property
     def full_name(self) -> str:
         return f"{self.owner}/{self.name}"
+
+    @property
+    def drafts_allowed(self) -> bool:
+        return self.drafts if self.drafts is not None else not self.private
 
     def label_named(self, name: str) -> Label | None:
         folded = name.casefold()
@@ -208,6 +264,8 @@ class App(BaseModel):
     public_key_pem: str
     owner: str | None = None
     created_at: str = Field(default_factory=now_iso)
+    # The App's own webhook (GitHub delivers an App's events to it, for every installed repository).
+    webhook: Hook | None = None
 
     @property
     def bot_login(self) -> str:

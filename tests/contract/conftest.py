@@ -85,15 +85,87 @@ class Site:
             r["content"] for r in self.call("GET", f"/repos/{repo}/issues/comments/{comment_id}/reactions")
         ]
 
-    def put_file(self, repo: RepoRef, path: str, content: bytes) -> None:
-        body = {"message": f"add {path}", "content": base64.b64encode(content).decode()}
-        self.call("POST" if self.kind == "gitea" else "PUT", f"/repos/{repo}/contents/{path}", body)
-
     def issue_id(self, repo: RepoRef, number: int) -> int:
         return int(self.call("GET", f"/repos/{repo}/issues/{number}")["id"])
 
     def api_path(self, repo: RepoRef, suffix: str) -> str:
         return f"{self.prefix}/repos/{repo}{suffix}"
+
+    # --- phase 2: milestones, branches, pull requests, CI ------------------------------------------------
+
+    def milestone(self, repo: RepoRef, title: str) -> int:
+        """A new milestone's key: GitHub's number, Gitea's id."""
+        made = self.call("POST", f"/repos/{repo}/milestones", {"title": title})
+        return int(made["id"] if self.kind == "gitea" else made["number"])
+
+    def set_milestone(self, repo: RepoRef, number: int, key: int | None) -> None:
+        self.call(
+            "PATCH",
+            f"/repos/{repo}/issues/{number}",
+            {"milestone": key or (0 if self.kind == "gitea" else None)},
+        )
+
+    def head(self, repo: RepoRef, branch: str) -> str | None:
+        path = f"/branches/{branch}" if self.kind == "gitea" else f"/git/ref/heads/{branch}"
+        response = self.client.get(f"/repos/{repo}{path}")
+        if response.status_code == 404:
+            return None
+        data = response.json()
+        return str(data["commit"]["id"] if self.kind == "gitea" else data["object"]["sha"])
+
+    def branch(self, repo: RepoRef, name: str, files: dict[str, bytes], base: str = "main") -> str:
+        """A new branch with one commit per file; answers its head."""
+        if self.kind == "gitea":
+            self.call("POST", f"/repos/{repo}/branches", {"new_branch_name": name, "old_ref_name": base})
+        else:
+            self.call(
+                "POST", f"/repos/{repo}/git/refs", {"ref": f"refs/heads/{name}", "sha": self.head(repo, base)}
+            )
+        for path, content in files.items():
+            self.put_file(repo, path, content, branch=name)
+        head = self.head(repo, name)
+        assert head is not None
+        return head
+
+    def put_file(self, repo: RepoRef, path: str, content: bytes, branch: str | None = None) -> None:
+        body: dict[str, Any] = {"message": f"add {path}", "content": base64.b64encode(content).decode()}
+        if branch:
+            body["branch"] = branch
+        self.call("POST" if self.kind == "gitea" else "PUT", f"/repos/{repo}/contents/{path}", body)
+
+    def pull(self, repo: RepoRef, head: str, title: str = "a change", base: str = "main") -> int:
+        made = self.call(
+            "POST", f"/repos/{repo}/pulls", {"head": head, "base": base, "title": title, "body": ""}
+        )
+        return int(made["number"])
+
+    def pulls(self, repo: RepoRef) -> list[dict[str, Any]]:
+        size = "limit" if self.kind == "gitea" else "per_page"
+        return list(self.call("GET", f"/repos/{repo}/pulls?state=all&{size}=50"))
+
+    def commits_between(self, repo: RepoRef, base_sha: str, head: str) -> list[str]:
+        """The commits on `head` after `base_sha`, newest first (first parents)."""
+        found: list[str] = []
+        sha: str | None = self.head(repo, head)
+        while sha and sha != base_sha:
+            found.append(sha)
+            path = f"/git/commits/{sha}" if self.kind == "gitea" else f"/commits/{sha}"
+            parents = self.call("GET", f"/repos/{repo}{path}")["parents"]
+            sha = parents[0]["sha"] if parents else None
+        return found
+
+    def statuses(self, repo: RepoRef, sha: str) -> list[dict[str, Any]]:
+        size = "limit" if self.kind == "gitea" else "per_page"
+        return list(self.call("GET", f"/repos/{repo}/commits/{sha}/statuses?{size}=50"))
+
+    def play_ci(self, repo: RepoRef, sha: str, **report: Any) -> None:
+        self.admin.post("/_sandbox/ci", json={"repo": str(repo), "sha": sha, **report}).raise_for_status()
+
+    def repo_settings(self, repo: RepoRef, **settings: Any) -> None:
+        self.admin.patch(f"/_sandbox/repos/{repo}", json=settings).raise_for_status()
+
+    def web_url(self) -> str:
+        return str(self.admin.base_url).rstrip("/")
 
     def fault(self, **fault: Any) -> None:
         self.admin.post("/_sandbox/faults", json={"login": "steward-bot", **fault}).raise_for_status()
@@ -127,7 +199,8 @@ MakeForge = Callable[..., Awaitable[Forge]]
 
 @pytest.fixture
 async def make_forge(site: Site, sandbox: SandboxServer, redis_url: str) -> AsyncIterator[MakeForge]:
-    """Builds the adapter for `site`'s forge: `await make_forge(http_timeout=…, attempts=…, budget=…)`."""
+    """Builds the adapter for `site`'s forge: `await make_forge(http_timeout=…, attempts=…, budget=…,
+    max_items=…)`."""
     redis = Redis.from_url(redis_url)
     closers: list[Callable[[], Awaitable[None] | None]] = []
 
@@ -136,16 +209,25 @@ async def make_forge(site: Site, sandbox: SandboxServer, redis_url: str) -> Asyn
         http_timeout: float = 10.0,
         attempts: int = 3,
         budget: WriteBudget | None = None,
+        max_items: int = 1000,
     ) -> Forge:
         budget = budget or WriteBudget(redis, [(10_000, 60.0)])
         policy = RetryPolicy(attempts=attempts, base_delay=0.01, max_delay=2.0)
         if site.kind == "github":
             http = httpx2.AsyncClient(timeout=httpx2.Timeout(http_timeout, connect=min(5.0, http_timeout)))
             closers.append(http.aclose)
-            forges = GitHubForges(http, base_url=sandbox.url, policy=policy, budget=budget, token="tok-bot")
+            forges = GitHubForges(
+                http, base_url=sandbox.url, policy=policy, budget=budget, token="tok-bot", max_items=max_items
+            )
             return await forges.for_event(None, None)
         gitea = GiteaForge(
-            sandbox.url, "tok-bot", policy=policy, budget=budget, timeout=http_timeout, max_threads=4
+            sandbox.url,
+            "tok-bot",
+            policy=policy,
+            budget=budget,
+            timeout=http_timeout,
+            max_threads=4,
+            max_items=max_items,
         )
         closers.append(gitea.close)
         return gitea

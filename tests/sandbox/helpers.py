@@ -139,6 +139,20 @@ class _OAResponse:
     data: bytes | None
 
 
+def _null_in_nullable_enums(node: Any) -> Any:
+    """GitHub's description marks enums such as an issue's ``state_reason`` ``nullable`` and GitHub answers
+    ``null`` there, but OpenAPI 3.0.3 reads ``nullable`` as not extending ``enum``: add ``None`` to them."""
+    if isinstance(node, dict):
+        if node.get("nullable") is True and isinstance(node.get("enum"), list) and None not in node["enum"]:
+            node["enum"] = [*node["enum"], None]
+        for value in node.values():
+            _null_in_nullable_enums(value)
+    elif isinstance(node, list):
+        for value in node:
+            _null_in_nullable_enums(value)
+    return node
+
+
 @dataclass
 class OpenApiCheck:
     """Validates sandbox responses against the vendored GitHub OpenAPI subset and records what it checked."""
@@ -149,7 +163,7 @@ class OpenApiCheck:
 
     @classmethod
     def load(cls) -> OpenApiCheck:
-        spec = json.loads((FIXTURES / "openapi-subset.json").read_text())
+        spec = _null_in_nullable_enums(json.loads((FIXTURES / "openapi-2026-subset.json").read_text()))
         return cls(spec, OpenAPI.from_dict(spec))
 
     def operations(self) -> Iterator[tuple[str, str, str]]:
@@ -160,14 +174,16 @@ class OpenApiCheck:
 
     def operation_for(self, method: str, path: str) -> tuple[str, str, dict[str, str]] | None:
         """(operationId, path template, path parameters) of the operation serving `method path`."""
+        best: tuple[str, str, dict[str, str]] | None = None
         for op_method, template, op_id in self.operations():
             # git refs and file paths contain slashes, as they do on GitHub
             pattern = re.sub(r"\{(ref|path)\}", r"(?P<\1>.+)", template)
             pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", pattern)
             found = re.match("^" + pattern + "$", path)
-            if op_method == method and found:
-                return op_id, template, found.groupdict()
-        return None
+            # a literal segment beats a parameter: /commits/{ref}/status is not /commits/{ref}
+            if op_method == method and found and (best is None or _literal(template) > _literal(best[1])):
+                best = op_id, template, found.groupdict()
+        return best
 
     def __call__(self, response: httpx2.Response) -> httpx2.Response:
         request = response.request
@@ -192,9 +208,24 @@ class OpenApiCheck:
             headers=Headers(list(response.headers.items())),
             data=response.content or None,
         )
-        self.openapi.validate_response(oa_request, oa_response)
+        try:
+            self.openapi.validate_response(oa_request, oa_response)
+        except Exception as exc:
+            errors = getattr(exc.__cause__, "schema_errors", None) or [exc]
+            found = "; ".join(
+                f"{'/'.join(map(str, getattr(e, 'absolute_path', [])))}: "
+                f"{str(getattr(e, 'message', e))[:300]}"
+                for e in errors
+            )
+            raise AssertionError(
+                f"{request.method} {path} ({op_id}) {response.status_code}: {found}"
+            ) from None
         self.checked.add(op_id)
         return response
+
+
+def _literal(template: str) -> int:
+    return len(re.sub(r"\{\w+\}", "", template))
 
 
 def client(server: SandboxServer, token: str | None) -> httpx2.Client:
@@ -210,3 +241,45 @@ def idle(server: SandboxServer, timeout: float = 10.0) -> None:
         f"{server.url}/_sandbox/deliveries/idle", params={"timeout": timeout}, timeout=timeout + 5
     )
     assert answer.json()["idle"], answer.json()
+
+
+# --- the sandbox's route table against the descriptions --------------------------------------------------
+
+
+def _shape(template: str) -> str:
+    """A path template with its parameters unnamed: `/issues/{number:int}` and `/issues/{issue_number}`
+    are the same route."""
+    return re.sub(r"\{[^}]+\}", "{}", template)
+
+
+def served_routes(app: Starlette, flavour: str) -> set[tuple[str, str]]:
+    """(method, path template) of every API route the sandbox serves: GitHub's at `/`, Gitea's at
+    `/api/v1` (given without that prefix); the admin API is neither."""
+    found: set[tuple[str, str]] = set()
+    for route in app.routes:
+        if not isinstance(route, Route) or route.path.startswith("/_sandbox"):
+            continue
+        gitea = route.path == "/api/v1" or route.path.startswith("/api/v1/")
+        if gitea != (flavour == "gitea"):
+            continue
+        path = route.path.removeprefix("/api/v1") if gitea else route.path
+        found.update((method, path) for method in route.methods or () if method != "HEAD")
+    return found
+
+
+def served_operations(app: Starlette, flavour: str, spec: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """The operationIds of the routes the sandbox serves, and the routes the description does not know."""
+    operations: dict[tuple[str, str], str] = {}
+    for template, item in spec["paths"].items():
+        for method, op in item.items():
+            if isinstance(op, dict) and "operationId" in op:
+                operations[(method.upper(), _shape(template))] = op["operationId"]
+    known: set[str] = set()
+    unknown: set[str] = set()
+    for method, path in served_routes(app, flavour):
+        op_id = operations.get((method, _shape(path)))
+        if op_id is None:
+            unknown.add(f"{method} {path}")
+        else:
+            known.add(op_id)
+    return known, unknown

@@ -30,7 +30,17 @@ UNHANDLED = _examples(False)
 
 def test_every_handled_event_has_examples() -> None:
     events = {event for event, _ in HANDLED}
-    assert {"issues", "issue_comment", "pull_request", "milestone", "push", "installation"} <= events
+    assert {
+        "issues",
+        "issue_comment",
+        "pull_request",
+        "milestone",
+        "push",
+        "installation",
+        "status",
+        "check_run",
+        "check_suite",
+    } <= events
 
 
 @pytest.mark.parametrize(("event_name", "path"), HANDLED, ids=[f"{e}/{p.name}" for e, p in HANDLED])
@@ -59,7 +69,32 @@ def test_handled_examples_normalise(event_name: str, path: Path) -> None:
     if event_name == "issues" and payload["action"] in ("labeled", "unlabeled"):
         assert event.label == payload["label"]["name"]
     if event_name == "pull_request":
+        raw_pull = payload["pull_request"]
         assert event.issue is not None and event.issue.is_pull_request
+        assert event.pull is not None
+        assert (event.pull.head_ref, event.pull.head_sha, event.pull.base_ref) == (
+            raw_pull["head"]["ref"],
+            raw_pull["head"]["sha"],
+            raw_pull["base"]["ref"],
+        )
+        assert (event.pull.merged, event.pull.draft) == (
+            raw_pull["merged"] is True,
+            raw_pull["draft"] is True,
+        )
+    if event_name == "status":
+        assert event.report is not None
+        assert (event.report.sha, event.report.context, event.report.state) == (
+            payload["sha"],
+            payload["context"],
+            payload["state"],
+        )
+    if event_name in ("check_run", "check_suite"):
+        raw = payload[event_name]
+        assert event.report is not None and event.report.sha == raw["head_sha"]
+        assert (event.report.state, event.report.conclusion) == ("completed", raw["conclusion"])
+        assert event.report.pulls == tuple(p["number"] for p in raw["pull_requests"])
+        if event_name == "check_run":
+            assert event.report.context == raw["name"]
     if event_name == "milestone":
         assert event.milestone is not None and event.milestone.number == payload["milestone"]["number"]
     if event_name == "push":

@@ -1,0 +1,175 @@
+"""The forge-neutral ``Event`` a webhook becomes (``bot.events`` builds it), and how it travels through
+the queue (``to_json``/``from_json``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+import orjson
+
+from bot.forge import ForgeKind, RepoRef
+
+EventName = Literal[
+    "issues",
+    "issue_comment",
+    "pull_request",
+    "milestone",
+    "push",
+    "installation",
+    "status",
+    "check_run",
+    "check_suite",
+]
+
+
+class Unhandled(Exception):
+    """The delivery is well-formed but Steward has nothing to do with it (answered 202 ignored)."""
+
+
+class MalformedPayload(Exception):
+    """The payload lacks fields that its event must have (answered 400)."""
+
+
+@dataclass(frozen=True)
+class IssueSnapshot:
+    number: int
+    title: str
+    body: str
+    state: str
+    author: str
+    labels: tuple[str, ...] = ()
+    milestone: int | None = None
+    is_pull_request: bool = False
+
+
+@dataclass(frozen=True)
+class CommentSnapshot:
+    id: int
+    body: str
+    author: str
+
+
+@dataclass(frozen=True)
+class MilestoneSnapshot:
+    """``number`` is the milestone's key: GitHub's number, Gitea's id (``Milestone.key``)."""
+
+    number: int
+    title: str
+    state: str
+
+
+@dataclass(frozen=True)
+class PullSnapshot:
+    """What a pull request event says of its branches (``issue`` holds its number, title, labels, …)."""
+
+    head_ref: str
+    head_sha: str
+    base_ref: str
+    merged: bool = False
+    draft: bool = False
+
+
+@dataclass(frozen=True)
+class ReportSnapshot:
+    """A CI report on a commit: a status (``context``, ``state``) or a completed check run or suite (its
+    name or its app's, ``state`` "completed", ``conclusion``); ``pulls`` are the open pull requests whose
+    head it is, where the forge says (GitHub's check runs and suites)."""
+
+    sha: str
+    context: str
+    state: str
+    conclusion: str | None = None
+    target_url: str = ""
+    pulls: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Event:
+    forge: ForgeKind
+    delivery_id: str
+    name: EventName
+    action: str
+    sender: str
+    sender_is_bot: bool = False
+    repo: RepoRef | None = None
+    installation_id: int | None = None
+    issue: IssueSnapshot | None = None
+    comment: CommentSnapshot | None = None
+    # The body before an edit (issue or comment), when the forge says.
+    previous_body: str | None = None
+    # The label that changed on labeled/unlabeled. Gitea sends the whole set instead:
+    # then ``label`` is None and ``labels_are_full_set`` is True.
+    label: str | None = None
+    labels_are_full_set: bool = False
+    milestone: MilestoneSnapshot | None = None
+    ref: str | None = None
+    after: str | None = None
+    extra: Mapping[str, str] = field(default_factory=dict)
+    pull: PullSnapshot | None = None
+    report: ReportSnapshot | None = None
+
+    @property
+    def issue_key(self) -> str | None:
+        """A key naming the issue this event touches, for per-issue serialisation."""
+        if self.repo is None:
+            return None
+        if self.issue is not None:
+            return f"{self.forge}:{self.repo.full_name}#{self.issue.number}"
+        if self.milestone is not None:
+            return f"{self.forge}:{self.repo.full_name}%{self.milestone.number}"
+        return f"{self.forge}:{self.repo.full_name}"
+
+    @property
+    def kind(self) -> str:
+        return f"{self.name}.{self.action}" if self.action else self.name
+
+    def to_json(self) -> str:
+        # Hand-built rather than dataclasses.asdict: this runs once per delivery in the receiver.
+        data = {
+            "forge": self.forge,
+            "delivery_id": self.delivery_id,
+            "name": self.name,
+            "action": self.action,
+            "sender": self.sender,
+            "sender_is_bot": self.sender_is_bot,
+            "repo": {"owner": self.repo.owner, "name": self.repo.name} if self.repo else None,
+            "installation_id": self.installation_id,
+            "issue": self.issue.__dict__ if self.issue else None,
+            "comment": self.comment.__dict__ if self.comment else None,
+            "previous_body": self.previous_body,
+            "label": self.label,
+            "labels_are_full_set": self.labels_are_full_set,
+            "milestone": self.milestone.__dict__ if self.milestone else None,
+            "ref": self.ref,
+            "after": self.after,
+            "extra": dict(self.extra),
+            "pull": self.pull.__dict__ if self.pull else None,
+            "report": self.report.__dict__ if self.report else None,
+        }
+        return orjson.dumps(data).decode()
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> Event:
+        data = json.loads(raw)
+        repo = data.pop("repo")
+        issue = data.pop("issue")
+        comment = data.pop("comment")
+        milestone = data.pop("milestone")
+        pull = data.pop("pull", None)
+        report = data.pop("report", None)
+        if issue is not None:
+            issue["labels"] = tuple(issue["labels"])
+        if report is not None:
+            report["pulls"] = tuple(report["pulls"])
+        return cls(
+            repo=RepoRef(**repo) if repo else None,
+            issue=IssueSnapshot(**issue) if issue else None,
+            comment=CommentSnapshot(**comment) if comment else None,
+            milestone=MilestoneSnapshot(**milestone) if milestone else None,
+            pull=PullSnapshot(**pull) if pull else None,
+            report=ReportSnapshot(**report) if report else None,
+            **data,
+        )

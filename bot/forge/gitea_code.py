@@ -1,0 +1,203 @@
+"""The Gitea adapter's git, pull requests and CI: files, branches, commits through the contents API
+(Gitea has no git data write API), pull requests (a draft is a ``WIP:`` title) and commit statuses."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+from bot.forge import (
+    ChangedFile,
+    CIState,
+    Commit,
+    CommitStatus,
+    FileChange,
+    FileContent,
+    NotFound,
+    PullRequest,
+    RepoRef,
+    StatusState,
+    ValidationFailed,
+)
+from bot.forge.ci import ci_state as judge_ci
+from bot.forge.ci import latest_statuses
+from bot.forge.gitea_transport import GiteaCalls, seg
+from bot.forge.once import find_committed, once, same_status
+from bot.forge.shapes import changed_files, commit_from_json, pull_from_json, status_from_json
+
+STATUS_DESCRIPTION_LIMIT = 140
+# Gitea's `[repository.pull-request] WORK_IN_PROGRESS_PREFIXES` default "WIP:,[WIP]", matched without
+# regard to case (models/issues/pull.go HasWorkInProgressPrefix); its API has no draft field.
+WIP_PREFIXES = ("WIP:", "[WIP]")
+DRAFT_TITLE_PREFIX = "WIP: "
+
+
+def has_wip_prefix(title: str) -> bool:
+    return any(title.upper().startswith(prefix.upper()) for prefix in WIP_PREFIXES)
+
+
+class GiteaCode(GiteaCalls):
+    async def read_file(self, repo: RepoRef, path: str, ref: str | None = None) -> FileContent | None:
+        url = f"{self._r(repo)}/contents/{quote(path.lstrip('/'))}"
+        try:
+            raw = await self._get(url, f"file {path} of {repo}", {"ref": ref} if ref else None)
+        except NotFound:
+            return None
+        if not isinstance(raw, Mapping) or raw.get("type", "file") != "file":
+            return None
+        content = (
+            base64.b64decode(raw.get("content") or "") if raw.get("encoding", "base64") == "base64" else b""
+        )
+        return FileContent(path=raw.get("path") or path, content=content, sha=raw.get("sha") or "")
+
+    # --- branches and commits ------------------------------------------------------------------------
+
+    async def get_branch(self, repo: RepoRef, name: str) -> str | None:
+        try:
+            raw = await self._get(f"{self._r(repo)}/branches/{seg(name)}", f"branch {name} of {repo}")
+        except NotFound:
+            return None
+        return str(raw["commit"]["id"])
+
+    async def get_commit(self, repo: RepoRef, sha: str) -> Commit:
+        try:
+            raw = await self._get(
+                f"{self._r(repo)}/git/commits/{seg(sha)}",
+                f"commit {sha} of {repo}",
+                {"stat": "false", "verification": "false", "files": "true"},
+            )
+        except ValidationFailed as exc:  # Gitea answers a malformed sha with 422
+            raise NotFound(str(exc), status=exc.status) from None
+        return commit_from_json(raw)
+
+    async def commit_files(
+        self, repo: RepoRef, *, base: str, branch: str, files: Sequence[FileChange], message: str
+    ) -> Commit:
+        """One ``POST /repos/{owner}/{repo}/contents`` (ChangeFilesOptions): ``files`` with create, update or
+        delete (the blob ``sha`` each replaces), on ``branch``, or on ``new_branch`` made from the branch
+        ``base`` (FORGE-FACTS: Gitea has no git data write API). A commit is never sent twice: the branch is
+        looked at first, and again when the forge failed to answer."""
+        return await once(
+            lambda: find_committed(self, repo, branch, files, message),
+            lambda: self._commit(repo, base, branch, files, message),
+            # 422 "branch already exists": another run may have made it
+            taken=lambda exc: True,
+        )
+
+    async def _commit(
+        self, repo: RepoRef, base: str, branch: str, files: Sequence[FileChange], message: str
+    ) -> Commit:
+        head = await self.get_branch(repo, branch)
+        start = head or await self.get_branch(repo, base)
+        if start is None:
+            raise NotFound(f"branch {base} of {repo} (Gitea makes a new branch from a branch)")
+        operations: list[dict[str, Any]] = []
+        for change in files:
+            path = change.path.strip("/")
+            current = await self.read_file(repo, path, ref=start)
+            if change.content is None:
+                if current is not None:
+                    operations.append({"operation": "delete", "path": path, "sha": current.sha})
+                continue
+            content = base64.b64encode(change.content).decode()
+            if current is None:
+                operations.append({"operation": "create", "path": path, "content": content})
+            elif current.content != change.content:
+                operations.append(
+                    {"operation": "update", "path": path, "content": content, "sha": current.sha}
+                )
+        if not operations:
+            raise ValidationFailed(
+                f"the files change nothing on {base} of {repo}: there is nothing to commit"
+            )
+        data: dict[str, Any] = {"message": message, "files": operations, "branch": branch if head else base}
+        if head is None:
+            data["new_branch"] = branch
+        raw = await self._post(f"{self._r(repo)}/contents", f"commit on {branch} of {repo}", data)
+        return await self.get_commit(repo, str(raw["commit"]["sha"]))
+
+    # --- pull requests -------------------------------------------------------------------------------
+
+    async def get_pull_request(self, repo: RepoRef, number: int) -> PullRequest:
+        raw = await self._get(f"{self._r(repo)}/pulls/{number}", f"pull request {repo}#{number}")
+        return pull_from_json(raw, milestone_key="id")
+
+    async def find_pull_request(self, repo: RepoRef, head: str) -> PullRequest | None:
+        """Gitea lists pull requests without a head filter: its open ones are read and matched."""
+        items = await self._pages(
+            f"{self._r(repo)}/pulls", f"pull requests of {repo}", {"state": "open"}, limit=self._max_items
+        )
+        for item in items:
+            head_repo = ((item.get("head") or {}).get("repo") or {}).get("full_name")
+            if (item.get("head") or {}).get("ref") == head and str(head_repo or repo).casefold() == str(
+                repo
+            ).casefold():
+                return pull_from_json(item, milestone_key="id")
+        return None
+
+    async def open_pull_request(
+        self, repo: RepoRef, *, head: str, base: str, title: str, body: str, draft: bool = False
+    ) -> PullRequest:
+        """Finds the open pull request of `head` first; a draft is a ``WIP:`` title (FORGE-FACTS). Gitea's 409
+        "pull request already exists for these targets" is answered by finding it."""
+        if draft and not has_wip_prefix(title):
+            title = DRAFT_TITLE_PREFIX + title
+        data = {"head": head, "base": base, "title": title, "body": body}
+
+        async def create() -> PullRequest:
+            raw = await self._post(f"{self._r(repo)}/pulls", f"pull request of {head}", data)
+            return pull_from_json(raw, milestone_key="id")
+
+        return await once(
+            lambda: self.find_pull_request(repo, head),
+            create,
+            taken=lambda exc: exc.status == 409 or "already exists" in str(exc),
+        )
+
+    async def list_pr_commits(self, repo: RepoRef, number: int) -> list[Commit]:
+        items = await self._pages(
+            f"{self._r(repo)}/pulls/{number}/commits",
+            f"commits of {repo}#{number}",
+            {"files": "false", "verification": "false"},
+        )
+        return [commit_from_json(item) for item in items]
+
+    async def list_pr_files(self, repo: RepoRef, number: int) -> list[ChangedFile]:
+        items = await self._pages(f"{self._r(repo)}/pulls/{number}/files", f"files of {repo}#{number}")
+        return list(changed_files(items))
+
+    # --- CI ------------------------------------------------------------------------------------------
+
+    async def _statuses(self, repo: RepoRef, sha: str) -> list[CommitStatus]:
+        items = await self._pages(f"{self._r(repo)}/commits/{seg(sha)}/statuses", f"statuses of {sha}")
+        return [status_from_json(item) for item in items]
+
+    async def set_commit_status(
+        self,
+        repo: RepoRef,
+        sha: str,
+        context: str,
+        state: StatusState,
+        description: str = "",
+        target_url: str = "",
+    ) -> CommitStatus:
+        description = description[:STATUS_DESCRIPTION_LIMIT]
+
+        async def find() -> CommitStatus | None:
+            latest = latest_statuses(await self._statuses(repo, sha)).get(context)
+            return latest if same_status(latest, state, description, target_url) else None
+
+        async def write() -> CommitStatus:
+            data: dict[str, Any] = {"state": state, "context": context, "description": description}
+            if target_url:
+                data["target_url"] = target_url
+            url = f"{self._r(repo)}/statuses/{seg(sha)}"
+            return status_from_json(await self._post(url, f"status {context} of {sha}", data))
+
+        return await once(find, write)
+
+    async def ci_state(self, repo: RepoRef, sha: str, required_contexts: Sequence[str] = ()) -> CIState:
+        """Gitea reports CI (Gitea Actions included) as commit statuses only; it has no check runs."""
+        return judge_ci(sha, await self._statuses(repo, sha), (), required_contexts)

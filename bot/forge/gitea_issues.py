@@ -1,0 +1,313 @@
+"""The Gitea adapter's issues, comments, labels, milestones and issue relations.
+
+- Issues: ``Issue.request`` fetches the whole repository again for every issue (its ``repository``
+  field parser), so issues are read with the raw ``requests_get`` helper and translated here.
+- Comments: ``Issue.get_comments`` lists *every* comment of the repository and filters by URL; comments
+  are read, created and edited with the raw helpers on ``/issues/{n}/comments`` and
+  ``/issues/comments/{id}``. Reactions and dependencies have no object model at all.
+- Labels: ``Issue.set_labels`` needs Label objects and drops the response; labels are changed by id with
+  the raw helpers, and a name → id map is cached per repository (refreshed when a name is unknown or an
+  id turns out stale). ``requests_put`` returns nothing, so the response of a PUT is read from the
+  session's last response on that thread.
+- Milestones are named by ``id`` (``Milestone.key``); Gitea records no one who closed them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from typing import Any
+
+from bot.forge import (
+    KEEP,
+    Comment,
+    CommentLink,
+    Issue,
+    IssueKind,
+    IssueState,
+    Keep,
+    Label,
+    ListState,
+    Milestone,
+    NotFound,
+    ReactionContent,
+    RepoRef,
+    ValidationFailed,
+)
+from bot.forge.gitea_transport import GiteaCalls
+from bot.forge.links import parse_comment_url
+from bot.forge.once import once
+from bot.forge.shapes import comment_from_json, issue_from_json, label_from_json, milestone_from_json
+
+
+class GiteaIssues(GiteaCalls):
+    def __init__(self, base_url: str, token: str, **kwargs: Any) -> None:
+        super().__init__(base_url, token, **kwargs)
+        self._label_ids: dict[str, dict[str, int]] = {}
+        self._label_lock = asyncio.Lock()
+
+    # --- issues and comments ---------------------------------------------------------------------
+
+    async def get_issue(self, repo: RepoRef, number: int) -> Issue:
+        raw = await self._get(f"{self._r(repo)}/issues/{number}", f"issue {repo}#{number}")
+        return issue_from_json(raw, milestone_key="id")
+
+    async def list_comments(self, repo: RepoRef, number: int) -> list[Comment]:
+        # Gitea answers this list whole (it takes no page/limit).
+        raw = await self._get(f"{self._r(repo)}/issues/{number}/comments", f"comments of {repo}#{number}")
+        return [comment_from_json(item) for item in raw or []]
+
+    async def create_comment(self, repo: RepoRef, number: int, body: str) -> Comment:
+        raw = await self._post(
+            f"{self._r(repo)}/issues/{number}/comments", f"comment on {repo}#{number}", {"body": body}
+        )
+        return comment_from_json(raw)
+
+    async def edit_comment(self, repo: RepoRef, comment_id: int, body: str) -> Comment:
+        raw = await self._patch(
+            f"{self._r(repo)}/issues/comments/{comment_id}", f"comment {comment_id}", {"body": body}
+        )
+        return comment_from_json(raw)
+
+    async def add_reaction(self, repo: RepoRef, comment_id: int, content: ReactionContent) -> None:
+        await self._post(
+            f"{self._r(repo)}/issues/comments/{comment_id}/reactions",
+            f"reaction on comment {comment_id}",
+            {"content": content},
+        )
+
+    async def list_issues(
+        self,
+        repo: RepoRef,
+        *,
+        milestone: int | None = None,
+        labels: Sequence[str] = (),
+        state: ListState = "open",
+        kind: IssueKind = "issues",
+    ) -> list[Issue]:
+        """``type`` issues|pulls, ``milestones`` (names or ids: the id is given and checked again here, a
+        milestone titled like another's id would match too) and ``labels`` (Gitea: any of them; the port:
+        all of them, so they are checked here too)."""
+        params: dict[str, Any] = {"state": state}
+        if kind != "all":
+            params["type"] = kind
+        if milestone is not None:
+            params["milestones"] = str(milestone)
+        if labels:
+            params["labels"] = ",".join(labels)
+        items = await self._pages(
+            f"{self._r(repo)}/issues", f"issues of {repo}", params, limit=self._max_items
+        )
+        found = [issue_from_json(item, milestone_key="id") for item in items]
+        wanted = {name.casefold() for name in labels}
+        return [
+            issue
+            for issue in found
+            if (milestone is None or issue.milestone == milestone)
+            and wanted <= {name.casefold() for name in issue.labels}
+        ]
+
+    async def _own_open_issue(self, repo: RepoRef, title: str, body: str) -> Issue | None:
+        me = (await self.whoami()).login
+        items = await self._get(
+            f"{self._r(repo)}/issues",
+            f"issues of {repo}",
+            {"state": "open", "type": "issues", "created_by": me, "limit": 50},
+        )
+        for item in items or ():
+            found = issue_from_json(item, milestone_key="id")
+            if found.title == title and found.body == body:
+                return found
+        return None
+
+    async def create_issue(
+        self,
+        repo: RepoRef,
+        title: str,
+        body: str,
+        labels: Sequence[str] = (),
+        milestone: int | None = None,
+    ) -> Issue:
+        """Finds before it creates: the bot's own open issue with the same title and body is returned."""
+
+        async def create() -> Issue:
+            data: dict[str, Any] = {"title": title, "body": body}
+            if labels:
+                data["labels"] = await self._label_ids_for(repo, list(labels))
+            if milestone is not None:
+                data["milestone"] = milestone
+            raw = await self._post(f"{self._r(repo)}/issues", f"new issue in {repo}", data)
+            return issue_from_json(raw, milestone_key="id")
+
+        return await once(lambda: self._own_open_issue(repo, title, body), create)
+
+    async def edit_issue(
+        self,
+        repo: RepoRef,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: IssueState | None = None,
+        milestone: int | Keep | None = KEEP,
+    ) -> Issue:
+        """Gitea takes the milestone's id, and 0 for none (EditIssueOption)."""
+        data: dict[str, Any] = {}
+        if title is not None:
+            data["title"] = title
+        if body is not None:
+            data["body"] = body
+        if state is not None:
+            data["state"] = state
+        if milestone is not KEEP:
+            data["milestone"] = milestone or 0
+        raw = await self._patch(f"{self._r(repo)}/issues/{number}", f"issue {repo}#{number}", data)
+        return issue_from_json(raw, milestone_key="id")
+
+    async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment:
+        raw = await self._get(
+            f"{self._r(repo)}/issues/comments/{comment_id}", f"comment {comment_id} in {repo}"
+        )
+        return comment_from_json(raw)
+
+    async def resolve_comment_url(self, url: str) -> CommentLink:
+        address = parse_comment_url(url, self._web_base, "gitea")
+        comment = await self.get_comment(address.repo, address.comment_id)
+        if comment.issue_number and comment.issue_number != address.number:
+            raise NotFound(f"comment {address.comment_id} is not on {address.repo}#{address.number}")
+        return CommentLink(address.repo, address.number, comment)
+
+    # --- milestones (by id) -------------------------------------------------------------------------
+
+    def _milestone(self, repo: RepoRef, raw: Any) -> Milestone:
+        page = f"{self._web_base}/{repo.full_name}/milestone/{raw['id']}"
+        return milestone_from_json(raw, key="id", html_url=page)
+
+    async def list_milestones(self, repo: RepoRef, state: ListState = "open") -> list[Milestone]:
+        items = await self._pages(f"{self._r(repo)}/milestones", f"milestones of {repo}", {"state": state})
+        return [self._milestone(repo, item) for item in items]
+
+    async def get_milestone(self, repo: RepoRef, key: int) -> Milestone:
+        raw = await self._get(f"{self._r(repo)}/milestones/{key}", f"milestone {key} of {repo}")
+        return self._milestone(repo, raw)
+
+    async def set_milestone_state(self, repo: RepoRef, key: int, state: IssueState) -> Milestone:
+        raw = await self._patch(
+            f"{self._r(repo)}/milestones/{key}", f"milestone {key} of {repo}", {"state": state}
+        )
+        return self._milestone(repo, raw)
+
+    # --- labels ------------------------------------------------------------------------------------
+
+    async def _fetch_labels(self, repo: RepoRef) -> list[tuple[int, Label]]:
+        items = await self._pages(f"{self._r(repo)}/labels", f"labels of {repo}")
+        found = [(int(item["id"]), label_from_json(item)) for item in items]
+        self._label_ids[repo.full_name.casefold()] = {
+            label.name.casefold(): label_id for label_id, label in reversed(found)
+        }
+        return found
+
+    async def list_repo_labels(self, repo: RepoRef) -> list[Label]:
+        return [label for _, label in await self._fetch_labels(repo)]
+
+    async def _create_label(self, repo: RepoRef, name: str, color: str, description: str) -> int:
+        try:
+            raw = await self._post(
+                f"{self._r(repo)}/labels",
+                f"create label {name!r}",
+                {"name": name, "color": "#" + color.lstrip("#"), "description": description},
+            )
+        except ValidationFailed:
+            # Created meanwhile by another worker: read the winner's.
+            await self._fetch_labels(repo)
+            label_id = self._label_ids[repo.full_name.casefold()].get(name.casefold())
+            if label_id is None:
+                raise
+            return label_id
+        self._label_ids.setdefault(repo.full_name.casefold(), {})[name.casefold()] = int(raw["id"])
+        return int(raw["id"])
+
+    async def _label_ids_for(self, repo: RepoRef, names: list[str], *, refresh: bool = False) -> list[int]:
+        """Ids for label names, creating the missing ones (as GitHub does when labels are set)."""
+        async with self._label_lock:
+            known = self._label_ids.get(repo.full_name.casefold())
+            if refresh or known is None or any(n.casefold() not in known for n in names):
+                await self._fetch_labels(repo)
+                known = self._label_ids[repo.full_name.casefold()]
+            ids: list[int] = []
+            for name in names:
+                label_id = known.get(name.casefold())
+                if label_id is None:
+                    label_id = await self._create_label(repo, name, "ededed", "")
+                if label_id not in ids:
+                    ids.append(label_id)
+            return ids
+
+    async def ensure_label(
+        self, repo: RepoRef, name: str, *, color: str = "ededed", description: str = ""
+    ) -> Label:
+        for _, label in await self._fetch_labels(repo):
+            if label.name.casefold() == name.casefold():
+                return label
+        label_id = await self._create_label(repo, name, color, description)
+        raw = await self._get(f"{self._r(repo)}/labels/{label_id}", f"label {name!r}")
+        return label_from_json(raw)
+
+    async def _change_labels(
+        self, method: str, repo: RepoRef, number: int, names: list[str]
+    ) -> tuple[str, ...]:
+        url = f"{self._r(repo)}/issues/{number}/labels"
+        what = f"labels of {repo}#{number}"
+        for refresh in (False, True):
+            ids = await self._label_ids_for(repo, names, refresh=refresh)
+            try:
+                if method == "PUT":
+                    raw = await self._put(url, what, {"labels": ids})
+                else:
+                    raw = await self._post(url, what, {"labels": ids})
+            except (ValidationFailed, NotFound):
+                # A cached id may belong to a label deleted since: refresh the map once.
+                if refresh:
+                    raise
+                continue
+            return tuple(str(item["name"]) for item in raw or [])
+        raise AssertionError("unreachable")
+
+    async def set_labels(self, repo: RepoRef, number: int, names: list[str]) -> tuple[str, ...]:
+        return await self._change_labels("PUT", repo, number, names)
+
+    async def add_labels(self, repo: RepoRef, number: int, names: list[str]) -> tuple[str, ...]:
+        return await self._change_labels("POST", repo, number, names)
+
+    async def remove_label(self, repo: RepoRef, number: int, name: str) -> None:
+        async with self._label_lock:
+            known = self._label_ids.get(repo.full_name.casefold())
+            if known is None or name.casefold() not in known:
+                await self._fetch_labels(repo)
+                known = self._label_ids[repo.full_name.casefold()]
+        label_id = known.get(name.casefold())
+        if label_id is None:
+            return
+        with contextlib.suppress(NotFound):
+            await self._delete(
+                f"{self._r(repo)}/issues/{number}/labels/{label_id}", f"label {name!r} of {repo}#{number}"
+            )
+
+    # --- issue relations ---------------------------------------------------------------------------
+
+    async def list_sub_issues(self, repo: RepoRef, number: int) -> list[Issue]:
+        return []  # Gitea has no sub-issues
+
+    async def list_blocked_by(self, repo: RepoRef, number: int) -> list[int]:
+        items = await self._pages(
+            f"{self._r(repo)}/issues/{number}/dependencies", f"dependencies of {repo}#{number}"
+        )
+        return [int(item["number"]) for item in items]
+
+    async def add_blocked_by(self, repo: RepoRef, number: int, blocker: int) -> None:
+        await self._post(
+            f"{self._r(repo)}/issues/{number}/dependencies",
+            f"dependency of {repo}#{number} on #{blocker}",
+            {"owner": repo.owner, "repo": repo.name, "index": blocker},
+        )

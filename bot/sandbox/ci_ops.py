@@ -1,0 +1,201 @@
+"""The sandbox playing CI: commit statuses (both forges) and GitHub check runs and suites, set now or after
+a delay, with the webhooks a real CI's reports cause.
+
+Tests play CI through ``POST /_sandbox/ci``; ``steward sandbox --ci`` plays it by itself on every push to a
+branch: one ``ci/sandbox`` report per new head (a check run on GitHub-flavoured repositories, a commit
+status on Gitea-flavoured ones), **red when the commit changes only test files and green otherwise** — so
+a bugfix branch whose first commit adds only a regression test is red first, and green once the fix lands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Literal
+
+from starlette.requests import Request
+
+from . import gitmodel
+from .gitea_webhooks import Emitter
+from .state import CheckRun, CheckSuite, CommitStatus, Repo, now_iso
+
+if TYPE_CHECKING:
+    from .caller import Caller
+
+CI_LOGIN = "sandbox-ci"
+AUTO_CONTEXT = "ci/sandbox"
+Kind = Literal["status", "check_run"]
+# A suite concludes with the worst of its runs (GitHub: "the check suite's conclusion is the … most severe").
+_SUITE_ORDER = (
+    "action_required",
+    "cancelled",
+    "timed_out",
+    "failure",
+    "stale",
+    "neutral",
+    "skipped",
+    "success",
+)
+
+
+def _emitter(request: Request) -> Emitter:
+    sandbox = request.app.state.sandbox
+    sandbox.forge.ensure_user(CI_LOGIN, kind="Bot")
+    return Emitter(request, CI_LOGIN)
+
+
+def set_status(
+    events: Emitter,
+    repo: Repo,
+    sha: str,
+    *,
+    state: str,
+    context: str,
+    description: str | None = None,
+    target_url: str | None = None,
+    creator: str,
+) -> CommitStatus:
+    """A new commit status (the latest per context is what counts) and its `status` webhook."""
+    status = CommitStatus(
+        id=events.sandbox.forge.new_id(),
+        sha=sha,
+        state=state,  # type: ignore[arg-type]
+        context=context,
+        description=description,
+        target_url=target_url,
+        creator=creator,
+    )
+    repo.statuses.append(status)
+    events.status(repo, status)
+    return status
+
+
+def _suite_for(events: Emitter, repo: Repo, sha: str) -> CheckSuite:
+    suite = next((s for s in repo.check_suites if s.head_sha == sha and s.status != "completed"), None)
+    if suite is None:
+        branch = next(
+            (
+                r.removeprefix("refs/heads/")
+                for r, h in sorted(repo.refs.items())
+                if h == sha and "heads/" in r
+            ),
+            None,
+        )
+        commit = repo.commits.get(sha)
+        suite = CheckSuite(
+            id=events.sandbox.forge.new_id(),
+            head_sha=sha,
+            head_branch=branch,
+            before=commit.parents[0] if commit and commit.parents else None,
+            status="in_progress",
+        )
+        repo.check_suites.append(suite)
+    return suite
+
+
+def start_run(events: Emitter, repo: Repo, sha: str, name: str) -> CheckRun:
+    """A check run in progress (webhook `check_run` created)."""
+    suite = _suite_for(events, repo, sha)
+    run = CheckRun(id=events.sandbox.forge.new_id(), suite_id=suite.id, head_sha=sha, name=name)
+    run.status = "in_progress"
+    repo.check_runs.append(run)
+    events.check_run(repo, run, "created")
+    return run
+
+
+def complete_run(events: Emitter, repo: Repo, run: CheckRun, conclusion: str) -> None:
+    """The run concludes (webhook `check_run` completed); when its suite has no run left going, the suite
+    concludes too (webhook `check_suite` completed)."""
+    run.status, run.conclusion, run.completed_at = "completed", conclusion, now_iso()
+    run.title = run.summary = f"{run.name}: {conclusion}"
+    events.check_run(repo, run, "completed")
+    suite = next(s for s in repo.check_suites if s.id == run.suite_id)
+    runs = [r for r in repo.check_runs if r.suite_id == suite.id]
+    if all(r.status == "completed" for r in runs):
+        found = {r.conclusion for r in runs}
+        suite.status = "completed"
+        suite.conclusion = next((c for c in _SUITE_ORDER if c in found), "success")
+        suite.updated_at = now_iso()
+        events.check_suite(repo, suite, "completed")
+
+
+def play(
+    request: Request,
+    repo: Repo,
+    sha: str,
+    *,
+    kind: Kind,
+    context: str,
+    outcome: str,
+    delay: float = 0.0,
+    description: str | None = None,
+    target_url: str | None = None,
+) -> None:
+    """Report `outcome` for `context` on `sha`, now or after `delay` seconds. A check run shows as in progress
+    from now on; a status is posted when its time comes (a real CI posts `pending` first if it wants to)."""
+    sandbox = request.app.state.sandbox
+    events = _emitter(request)
+    run = start_run(events, repo, sha, context) if kind == "check_run" else None
+
+    def report() -> None:
+        if run is not None:
+            if outcome not in ("in_progress", "queued"):
+                complete_run(events, repo, run, outcome)
+        else:
+            set_status(
+                events,
+                repo,
+                sha,
+                state=outcome,
+                context=context,
+                description=description,
+                target_url=target_url,
+                creator=CI_LOGIN,
+            )
+        sandbox.save()
+
+    if delay <= 0:
+        report()
+        return
+
+    async def later() -> None:
+        await asyncio.sleep(delay)
+        report()
+
+    sandbox.background(later())
+
+
+def _test_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return (
+        path.startswith(("tests/", "test/"))
+        or "/tests/" in path
+        or name.startswith("test_")
+        or name.endswith(("_test.py", "_test.go"))
+        or ".test." in name
+        or ".spec." in name
+    )
+
+
+def auto_outcome(repo: Repo, sha: str) -> str:
+    """--ci: failure when the commit changes test files only (a regression test without its fix)."""
+    added, removed, modified = gitmodel.changed_paths(repo, repo.commits[sha])
+    changed = added + removed + modified
+    return "failure" if changed and all(_test_file(p) for p in changed) else "success"
+
+
+def on_push(caller: Caller, repo: Repo, branch: str, after: str) -> None:
+    """With --ci, every new branch head gets its CI report."""
+    sandbox = caller.sandbox
+    if not sandbox.auto_ci:
+        return
+    kind: Kind = "check_run" if repo.flavor == "github" else "status"
+    play(
+        caller.request,
+        repo,
+        after,
+        kind=kind,
+        context=AUTO_CONTEXT,
+        outcome=auto_outcome(repo, after),
+        delay=sandbox.ci_delay,
+        description=f"sandbox CI on {branch}",
+    )

@@ -1,0 +1,100 @@
+"""Forge-neutral operations on pull requests and branches: open, push to, merge; and the webhooks they cause.
+
+Both forges number pull requests and issues in one sequence, so a pull request is an ``Issue`` with
+``PullData``; closing, reopening, labelling and commenting go through ``issue_ops`` as for any issue, and
+the emitter words the webhooks as pull request events.
+"""
+
+from __future__ import annotations
+
+from . import ci_ops, gitmodel
+from .caller import Caller
+from .plumbing import ApiError
+from .pulls import branch_head, open_pulls
+from .state import GitCommit, Issue, PullData, Repo, Signature, now_iso
+
+# writing --------------------------------------------------------------------------------------------------
+
+
+def open_pull(
+    caller: Caller, repo: Repo, *, title: str, body: str | None, head: str, base: str, draft: bool
+) -> Issue:
+    """A new open pull request (the caller has checked the branches and that none is open for `head`)."""
+    head_sha, base_sha = branch_head(repo, head), branch_head(repo, base)
+    assert head_sha is not None and base_sha is not None
+    number = repo.next_number
+    repo.next_number += 1
+    issue = Issue(
+        id=caller.forge.new_id(),
+        number=number,
+        title=title,
+        body=body,
+        user=caller.login,
+        via_app=caller.via_app,
+        pull=PullData(head_ref=head, base_ref=base, head_sha=head_sha, base_sha=base_sha, draft=draft),
+    )
+    repo.issues[number] = issue
+    caller.events.issue(repo, issue, "opened")
+    return issue
+
+
+def pushed(
+    caller: Caller, repo: Repo, ref: str, before: str | None, after: str | None, forced: bool = False
+) -> None:
+    """A branch moved: the push webhook, then each open pull request of that branch is synchronised
+    (GitHub `pull_request` synchronize, Gitea `pull_request_sync` synchronized)."""
+    repo.pushed_at = now_iso()
+    caller.events.push(repo, ref, before, after, forced)
+    if after is None or not ref.startswith("refs/heads/"):
+        return
+    branch = ref.removeprefix("refs/heads/")
+    for issue in open_pulls(repo):
+        assert issue.pull is not None
+        if issue.pull.head_ref == branch and issue.pull.head_sha != after:
+            old, issue.pull.head_sha = issue.pull.head_sha, after
+            issue.updated_at = now_iso()
+            caller.events.pull_synchronized(repo, issue, old, after)
+    ci_ops.on_push(caller, repo, branch, after)
+
+
+def merge(
+    caller: Caller,
+    repo: Repo,
+    issue: Issue,
+    *,
+    method: str,
+    title: str | None,
+    message: str | None,
+    expected_head: str | None,
+    not_mergeable: ApiError,
+    head_moved: ApiError,
+) -> GitCommit:
+    """Merge the pull request into its base (merge commit, squash, or rebase as a fast-forward when possible)
+    and close it; refuses with the flavour's errors when it is not open, conflicts, or its head moved."""
+    assert issue.pull is not None
+    pr = issue.pull
+    if issue.state != "open" or pr.merged:
+        raise not_mergeable
+    if expected_head and expected_head != pr.head_sha:
+        raise head_moved
+    base_sha = branch_head(repo, pr.base_ref)
+    if base_sha is None or pr.head_sha not in repo.commits:
+        raise not_mergeable
+    files = gitmodel.merged_files(repo, base_sha, base_sha, pr.head_sha)
+    if files is None:
+        raise not_mergeable
+    me = Signature(name=caller.login, email=f"{caller.login}@users.noreply.sandbox")
+    if method == "rebase" and base_sha in gitmodel.ancestors(repo, pr.head_sha):
+        merged = repo.commits[pr.head_sha]
+    else:
+        parents = [base_sha] if method in ("squash", "rebase") else [base_sha, pr.head_sha]
+        default = f"Merge pull request #{issue.number} from {repo.owner}/{pr.head_ref}\n\n{issue.title}"
+        text = "\n\n".join(part for part in (title, message) if part) or default
+        merged = gitmodel.make_commit(repo, gitmodel.write_tree(repo, files), parents, text, me, me)
+    repo.refs[f"refs/heads/{pr.base_ref}"] = merged.sha
+    pr.merged, pr.merged_at, pr.merged_by, pr.merge_commit_sha = True, now_iso(), caller.login, merged.sha
+    issue.state, issue.closed_at, issue.closed_by = "closed", pr.merged_at, caller.login
+    issue.updated_at = pr.merged_at
+    pushed(caller, repo, f"refs/heads/{pr.base_ref}", base_sha, merged.sha)
+    caller.events.issue(repo, issue, "closed")
+    return merged
