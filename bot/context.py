@@ -93,7 +93,7 @@ class EventContext:
             text=text,
             data=data,
             comments=comments,
-            limit=min(self.settings.max_comment_chars, sticky.MAX_CHARS),
+            limit=sticky.MAX_CHARS,
         )
         self.log.info("sticky comment", kind=kind, key=key, outcome=result.outcome)
         return result

@@ -139,7 +139,7 @@ async def _run_one(ctx: EventContext, cctx: CommandContext, on_pull: bool, autho
         await cctx.react("confused")
         await cctx.reply(f"@{actor}: {_format(prefix, name)} does not work on {place}.")
         return f"misplaced:{name}"
-    permission = ctx.settings.command_permissions.get(name, spec.permission)
+    permission = ctx.settings.permission(name, spec.permission)
     try:
         decision = await check(ctx.forge, ctx.repo, permission, actor=actor, author=author)
         if not decision.allowed:

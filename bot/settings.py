@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 Permission = Literal["anyone", "author", "triage", "write", "maintain", "admin"]
@@ -78,35 +78,87 @@ class Settings(BaseSettings):
         return _split_csv(value)
 
 
+# --- per-repository settings -------------------------------------------------------------------------
+#
+# One typed object, ``HandlerSettings``, holds everything a handler may be told per repository. Its defaults
+# are Steward's; a repository's `.github/steward.yml` (`.gitea/steward.yml`) overrides them
+# (``bot.repo_config``), and the JSON Schema that `steward check-config` uses is generated from these models,
+# so every key below is documented by its ``description``. Each top-level section is one capability's home;
+# capabilities add keys inside their section, never new sections. Unknown keys are errors.
+
+_SECTION = ConfigDict(frozen=True, extra="forbid")
+
+
+def _enabled(what: str) -> Any:
+    return Field(default=True, description=f"Whether {what} runs on this repository.")
+
+
+class CommandSettings(BaseModel):
+    model_config = _SECTION
+
+    permission: Permission | None = Field(
+        default=None,
+        description="Who may run the command: anyone, author (the issue's author, or triage and more), "
+        "triage, write, maintain or admin. On Gitea, which has only read/write/admin/owner, triage means "
+        "write and maintain means admin.",
+    )
+
+
+class LimitSettings(BaseModel):
+    """Bounds on what one person's text can make Steward do (DESIGN §3.9)."""
+
+    model_config = _SECTION
+
+    commands_per_minute: int = Field(
+        default=10,
+        ge=0,
+        le=1000,
+        description="Commands one person may run on this repository in a minute; beyond it they get one "
+        "short reply a minute. 0 means no limit.",
+    )
+    references_per_issue: int = Field(
+        default=20,
+        ge=0,
+        le=200,
+        description="`Blocked by #N` references handled per issue; the rest are skipped.",
+    )
+    stories_per_bug: int = Field(default=20, ge=0, le=200, description="Stories refined per bug, at most.")
+
+
 class BacklogSettings(BaseModel):
     """Backlog refinement (``handlers.backlog``): label names and interview limits."""
 
-    model_config = {"frozen": True}
+    model_config = _SECTION
 
-    refine_label: str = "refine"
-    epic_label: str = "epic"
-    bug_label: str = "bug"
-    approved_label: str = "refinement:approved"
-    level_label_prefix: str = "level:"
-    # The stop gate's cap: rounds of answers per interview before the bot stops asking.
-    round_cap: int = Field(default=5, ge=1, le=50)
-    # Questions shown per round (the issue asks for 1–4).
-    max_questions: int = Field(default=4, ge=1, le=4)
+    enabled: bool = _enabled("backlog refinement (the interview and the spec)")
+    refine_label: str = Field(default="refine", description="The label that starts a refinement.")
+    epic_label: str = Field(default="epic", description="Issues with this label are epics, never refined.")
+    bug_label: str = Field(default="bug", description="Issues with this label are bug reports (RA9's).")
+    approved_label: str = Field(default="refinement:approved", description="Set when a spec is approved.")
+    level_label_prefix: str = Field(default="level:", description="Prefix of the level labels (level:L1…L3).")
+    round_cap: int = Field(
+        default=5, ge=1, le=50, description="Rounds of answers per interview before the bot stops asking."
+    )
+    max_questions: int = Field(default=4, ge=1, le=4, description="Questions asked per round (1–4).")
+    label_colors: dict[str, str] = Field(
+        default_factory=dict, description="Colours (hex, without #) for labels Steward creates, by name."
+    )
 
 
 class BugRefinementSettings(BaseModel):
     """RA9 bug refinement (``handlers.bug_refinement``): the trigger label and the verdict labels."""
 
-    model_config = {"frozen": True}
+    model_config = _SECTION
 
-    refine_label: str = "refine"
-    bug_label: str = "bug"
-    pending_label: str = "refinement:pending"
-    rejected_label: str = "refinement:rejected"
-    approved_label: str = "refinement:approved"
-    pending_color: str = "fbca04"
-    rejected_color: str = "d73a4a"
-    approved_color: str = "0e8a16"
+    enabled: bool = _enabled("RA9 bug refinement")
+    refine_label: str = Field(default="refine", description="The label that asks for a refinement.")
+    bug_label: str = Field(default="bug", description="Issues with this label are bug reports.")
+    pending_label: str = Field(default="refinement:pending", description="A bug awaiting refinement.")
+    rejected_label: str = Field(default="refinement:rejected", description="A bug with blockers.")
+    approved_label: str = Field(default="refinement:approved", description="An approved (locked) bug.")
+    pending_color: str = Field(default="fbca04", description="Colour of the pending label.")
+    rejected_color: str = Field(default="d73a4a", description="Colour of the rejected label.")
+    approved_color: str = Field(default="0e8a16", description="Colour of the approved label.")
 
     def verdict_labels(self) -> tuple[str, str, str]:
         return (self.pending_label, self.rejected_label, self.approved_label)
@@ -126,30 +178,129 @@ class BugRefinementSettings(BaseModel):
         }.get(verdict, "Steward: refinement approved")
 
 
-class LimitSettings(BaseModel):
-    """Bounds on what one person's text can make Steward do (DESIGN §3.9)."""
+class ForkSettings(BaseModel):
+    """Decision provenance (``handlers.forks``): design forks listed on issues and PRs, and their records."""
 
-    model_config = {"frozen": True}
+    model_config = _SECTION
 
-    # Commands one person may run on one repository in a minute; beyond it one short reply a minute.
-    commands_per_minute: int = Field(default=10, ge=0, le=1000)
-    # `Blocked by #N` references handled per issue; the rest are listed as skipped.
-    references_per_issue: int = Field(default=20, ge=0, le=200)
-    # Stories refined per bug.
-    stories_per_bug: int = Field(default=20, ge=0, le=200)
+    enabled: bool = _enabled("decision provenance (design forks and `/decide`)")
+    headings: tuple[str, ...] = Field(
+        default=("Open forks", "Forks", "Design forks", "Decisões em aberto"),
+        description="Section headings (level 2) under which an issue lists its forks as `- [ ] F1: …`.",
+    )
+    open_label: str = Field(default="forks:open", description="Set while a fork is open, claimed or invalid.")
+    resolved_label: str = Field(default="forks:resolved", description="Set when every fork is resolved.")
+
+
+class MilestoneLabels(BaseModel):
+    model_config = _SECTION
+
+    cycle: str = Field(default="cycle", description="Items that need an audit label.")
+    audit_clean: str = Field(default="audit:clean", description="A clean audit.")
+    audit_ratified: str = Field(default="audit:ratified", description="A ratified audit.")
+    fieldtest: str = Field(default="fieldtest", description="A field-test scenario.")
+    fieldtest_pass: str = Field(default="fieldtest:pass", description="A scenario that passed.")
+    finding_bug: str = Field(default="finding:bug", description="A bug found in the milestone.")
+    finding_friction: str = Field(default="finding:friction", description="A friction finding.")
+    finding_spec_gap: str = Field(default="finding:spec-gap", description="A spec-gap finding.")
+    ratified: str = Field(default="ratified", description="A finding accepted as it is.")
+    dashboard: str = Field(default="milestone-dashboard", description="The dashboard issues' label.")
+
+
+class MilestoneSettings(BaseModel):
+    """The milestone gate and its dashboards (``handlers.milestones``)."""
+
+    model_config = _SECTION
+
+    enabled: bool = _enabled("the milestone gate and dashboards")
+    grace_period_seconds: int = Field(
+        default=60, ge=0, le=86_400, description="How long after a milestone is closed the gate is evaluated."
+    )
+    internal_marker: str = Field(
+        default="internal: true",
+        description="A line in a milestone's description that exempts it from the functional leg.",
+    )
+    notify: tuple[str, ...] = Field(
+        default=(),
+        description="Logins or @org/team names mentioned when a milestone is reopened on Gitea (which does "
+        "not record who closed it).",
+    )
+    labels: MilestoneLabels = Field(default_factory=MilestoneLabels, description="The gate's label names.")
+
+
+class BugfixBudgets(BaseModel):
+    model_config = _SECTION
+
+    review_rounds: int = Field(default=5, ge=1, le=50, description="Review rounds per bug.")
+    fix_cycles: int = Field(default=4, ge=1, le=50, description="New heads after actionable findings.")
+    no_verdict_retries: int = Field(
+        default=1, ge=0, le=10, description="Re-reviews after an inconclusive round."
+    )
+
+
+class BugfixSettings(BaseModel):
+    """Regression-first bugfix branches (``handlers.bugfix``)."""
+
+    model_config = _SECTION
+
+    enabled: bool = _enabled("`/bugfix` and the regression-first status")
+    branch_prefix: str = Field(default="bugfix/", description="Bugfix branches are named <prefix><n>-<slug>.")
+    test_globs: tuple[str, ...] = Field(
+        default=("tests/**", "test/**", "**/test_*.py", "**/*_test.py", "**/*_test.go", "**/*.test.*",
+                 "**/*.spec.*", "**/__tests__/**", "spec/**"),
+        description="Paths that are tests: the red commit may touch only these.",
+    )  # fmt: skip
+    required_contexts: tuple[str, ...] = Field(
+        default=(), description="CI contexts that must be green; empty means every context reported."
+    )
+    max_commits_after_red: int = Field(
+        default=2, ge=1, le=20, description="Commits allowed after the red one (the fix, and a review fix)."
+    )
+    budgets: BugfixBudgets = Field(default_factory=BugfixBudgets, description="The review budget per bug.")
+
+
+class DebugSettings(BaseModel):
+    """Root-cause discipline (``handlers.debug``): the hypotheses board."""
+
+    model_config = _SECTION
+
+    enabled: bool = _enabled("the hypotheses board and the root-cause gate")
+    pending_timeout_hours: int = Field(
+        default=72, ge=1, le=24 * 90, description="A hypothesis pending longer counts as inconclusive."
+    )
+    escalate_to: tuple[str, ...] = Field(
+        default=(), description="Logins or @org/team names mentioned when every hypothesis failed."
+    )
 
 
 class HandlerSettings(BaseModel):
-    """Behaviour settings for handlers; defaults here, per-repo overrides later."""
+    """What a handler may be told per repository: Steward's defaults, overridden by the repository's
+    configuration file. Sections: one per capability."""
 
-    model_config = {"frozen": True}
+    model_config = _SECTION
 
-    command_permissions: dict[str, Permission] = Field(default_factory=dict)
-    limits: LimitSettings = Field(default_factory=LimitSettings)
-    label_colors: dict[str, str] = Field(default_factory=dict)
-    max_comment_chars: int = 60_000
-    backlog: BacklogSettings = Field(default_factory=BacklogSettings)
-    bug_refinement: BugRefinementSettings = Field(default_factory=BugRefinementSettings)
+    commands: dict[str, CommandSettings] = Field(
+        default_factory=dict,
+        description="Per command (by name, e.g. `approve-spec`): who may run it.",
+    )
+    limits: LimitSettings = Field(default_factory=LimitSettings, description=LimitSettings.__doc__ or "")
+    bug_refinement: BugRefinementSettings = Field(
+        default_factory=BugRefinementSettings, description=BugRefinementSettings.__doc__ or ""
+    )
+    backlog: BacklogSettings = Field(
+        default_factory=BacklogSettings, description=BacklogSettings.__doc__ or ""
+    )
+    forks: ForkSettings = Field(default_factory=ForkSettings, description=ForkSettings.__doc__ or "")
+    milestones: MilestoneSettings = Field(
+        default_factory=MilestoneSettings, description=MilestoneSettings.__doc__ or ""
+    )
+    bugfix: BugfixSettings = Field(default_factory=BugfixSettings, description=BugfixSettings.__doc__ or "")
+    debug: DebugSettings = Field(default_factory=DebugSettings, description=DebugSettings.__doc__ or "")
+
+    def permission(self, command: str, default: Permission) -> Permission:
+        """Who may run ``command`` here: the repository's override, else the command's default."""
+        found = self.commands.get(command)
+        return found.permission if found is not None and found.permission is not None else default
 
 
 @lru_cache(maxsize=1)

@@ -36,7 +36,7 @@ def render_help(
 @registry.command("help", usage="help", help="List the commands and who may run them.", permission="anyone")
 async def help_command(ctx: CommandContext) -> None:
     rows = [
-        (spec.name, spec.usage, spec.help, ctx.settings.command_permissions.get(spec.name, spec.permission))
+        (spec.name, spec.usage, spec.help, ctx.settings.permission(spec.name, spec.permission))
         for spec in ctx.registry.commands.values()
     ]
     await ctx.reply(render_help(ctx.prefix, rows, ctx.event.forge))

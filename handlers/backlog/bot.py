@@ -401,7 +401,7 @@ async def _write(ctx: EventContext, thread: Thread, plan: Plan) -> None:
             await ctx.forge.ensure_label(
                 ctx.repo,
                 name,
-                color=ctx.settings.label_colors.get(name, "c5def5"),
+                color=cfg.label_colors.get(name, "c5def5"),
                 description=_describe(name, cfg),
             )
     missing = [name for name in plan.add_labels if not issue.has_label(name)]
@@ -614,8 +614,7 @@ async def refine_command(ctx: CommandContext, issue: Issue) -> None:
 def hints_for(ctx: EventContext) -> Hints:
     """Command hints that match each command's permission here (default or overridden)."""
     permissions = {
-        name: ctx.settings.command_permissions.get(name, default)
-        for name, default in DEFAULT_PERMISSIONS.items()
+        name: ctx.settings.permission(name, default) for name, default in DEFAULT_PERMISSIONS.items()
     }
     return Hints(prefix=ctx.prefix, forge=ctx.event.forge, permissions=permissions)
 
