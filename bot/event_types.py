@@ -22,6 +22,8 @@ EventName = Literal[
     "status",
     "check_run",
     "check_suite",
+    # Not a webhook: `steward reconcile` (and its periodic job) re-deriving a repository's state.
+    "reconcile",
 ]
 
 

@@ -49,6 +49,17 @@ class EventSpec:
 
 
 @dataclass(frozen=True)
+class ReconcileSpec:
+    """A capability's repository-wide re-derivation (e.g. every milestone's dashboard), run by `steward
+    reconcile` and its periodic job with an EventContext whose event is a ``reconcile`` event for the
+    repository (no issue). Per-issue state is re-derived through the ``issues.edited`` handlers instead."""
+
+    name: str
+    handler: EventHandler
+    checks: str
+
+
+@dataclass(frozen=True)
 class PeriodicSpec:
     """A job run every ``seconds`` (aligned to the clock: every 5 minutes runs at :00, :05, …)."""
 
@@ -62,6 +73,18 @@ class Registry:
     commands: dict[str, CommandSpec] = field(default_factory=dict)
     events: list[EventSpec] = field(default_factory=list)
     periodic: list[PeriodicSpec] = field(default_factory=list)
+    reconcilers: list[ReconcileSpec] = field(default_factory=list)
+
+    def reconcile(self, name: str, *, checks: str) -> Callable[[EventHandler], EventHandler]:
+        """Register a repository-wide re-derivation (see ``ReconcileSpec``)."""
+
+        def register(handler: EventHandler) -> EventHandler:
+            if any(spec.name == name for spec in self.reconcilers):
+                raise ValueError(f"reconciler {name!r} registered twice")
+            self.reconcilers.append(ReconcileSpec(name, handler, checks))
+            return handler
+
+        return register
 
     def command(
         self,
