@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit demo serve worker run sandbox bench clean redis lock lint-deploy test-deploy
+.PHONY: docs install test lint typecheck unit demo serve worker run sandbox bench clean redis lock lint-deploy test-deploy
 
 # requirements.lock pins the runtime dependencies to the versions the tests ran with; the venv is held
 # to it (-c) so that `make test` tests what the Docker image and the systemd install ship.
@@ -29,6 +29,10 @@ lock:
 
 redis:
 	@scripts/ensure-redis
+
+# The README's configuration reference comes from bot/settings.py (a test fails while it is stale).
+docs: install
+	$(PY) scripts/update-docs
 
 lint: install
 	$(VENV)/bin/ruff check bot handlers tests bench

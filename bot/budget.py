@@ -142,3 +142,17 @@ class CommandBudget:
         """True once per window for a person over budget: they get one reply a minute, not one each."""
         key = self._key("notice", forge, repo, login)
         return bool(await self._redis.set(key, "1", nx=True, px=self._window_ms))
+
+
+class Memo:
+    """ "Has this been done yet?" across every worker: the first caller of ``first(key)`` gets True for
+    ``ttl`` seconds. For effects that must happen once (one notice per invalid file, say) where the forge
+    holds no record to look at. Keys are digests (DESIGN §3.9)."""
+
+    def __init__(self, redis: Redis, *, prefix: str = "steward:once") -> None:
+        self._redis = redis
+        self._prefix = prefix
+
+    async def first(self, key: str, ttl: int) -> bool:
+        name = f"{self._prefix}:{hashlib.sha256(key.encode()).hexdigest()[:32]}"
+        return bool(await self._redis.set(name, "1", nx=True, ex=ttl))

@@ -270,6 +270,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", action="store_true", help="keep everything running after the walk-through")
     demo.set_defaults(func=cmd_demo)
 
+    from bot.cli_ops import add_parsers
+
+    add_parsers(sub, _settings)
+
     sub.add_parser(
         "refine",
         help="refine a bug document (RA9): steward refine <bug-id | path> [--json] (steward refine --help)",

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot import sticky
-from bot.budget import CommandBudget
+from bot.budget import CommandBudget, Memo
 from bot.commands import Command
+from bot.config_service import RepoSettings
 from bot.events import CommentSnapshot, Event
 from bot.forge import Comment, Forge, ReactionContent, RepoRef, User
 from bot.locks import IssueLocks, issue_key
@@ -35,6 +36,23 @@ class EventContext:
     command_budget: CommandBudget | None = None
     # The locks of other issues this job writes on; None: no locking (tests without Redis).
     locks: IssueLocks | None = None
+    # Where ``settings`` came from: the repository's configuration file (and what is wrong with it).
+    config: RepoSettings | None = None
+    # Remembers what was done once across workers; None: everything counts as the first time.
+    memo: Memo | None = None
+
+    async def once(self, key: str, ttl: int = 30 * 86_400) -> bool:
+        """True the first time ``key`` (scoped to this repository) is asked for within ``ttl`` seconds."""
+        if self.memo is None:
+            return True
+        return await self.memo.first(f"{self.event.forge}:{self.repo.full_name}:{key}", ttl)
+
+    def enabled(self, section: str) -> bool:
+        """Whether the repository lets the capability whose settings section is ``section`` run."""
+        if not section:
+            return True
+        found = getattr(self.settings, section, None)
+        return bool(getattr(found, "enabled", True))
 
     def for_event(self, event: Event) -> EventContext:
         """The same context around another event (e.g. an issue re-read from the forge)."""
@@ -48,6 +66,8 @@ class EventContext:
             prefix=self.prefix,
             command_budget=self.command_budget,
             locks=self.locks,
+            config=self.config,
+            memo=self.memo,
         )
 
     @property

@@ -3,6 +3,7 @@ that prints what Steward did. Needs only Redis."""
 
 from __future__ import annotations
 
+import base64
 import re
 import secrets
 import sys
@@ -38,6 +39,14 @@ class Person:
             headers={"Authorization": f"token {USERS[login]}"},
             timeout=30,
         )
+
+    def get_optional(self, path: str) -> Any:
+        """GET ``path``, or None when the forge answers 404."""
+        response = self.http.get(path)
+        if response.status_code == 404:
+            return None
+        response.raise_for_status()
+        return response.json()
 
     def __call__(self, method: str, path: str, body: Any = None) -> Any:
         response = self.http.request(method, path, json=body)
@@ -126,6 +135,18 @@ class Stage:
             wanted = [existing[name] for name in names]
         self.maintainer("POST", f"/repos/{self.repo}/issues/{number}/labels", {"labels": wanted})
 
+    def put_file(self, path: str, text: str) -> str:
+        """Commit ``text`` to ``path`` on the default branch (the contents API); returns the commit."""
+        found = self.maintainer.get_optional(f"/repos/{self.repo}/contents/{path}")
+        body: dict[str, Any] = {
+            "message": f"Update {path}",
+            "content": base64.b64encode(text.encode()).decode(),
+        }
+        if found:
+            body["sha"] = found["sha"]
+        method = "POST" if self.flavor == "gitea" and not found else "PUT"
+        return str(self.maintainer(method, f"/repos/{self.repo}/contents/{path}", body)["commit"]["sha"])
+
     def comment(self, who: Person, number: int, body: str) -> None:
         who("POST", f"/repos/{self.repo}/issues/{number}/comments", {"body": body})
 
@@ -203,7 +224,35 @@ def _backlog_scene(stage: Stage) -> None:
     stage.show(number, max_lines=3)
 
 
-SCENES: tuple[Callable[[Stage], None], ...] = (_commands_scene, _bug_scene, _backlog_scene)
+def _config_scene(stage: Stage) -> None:
+    _say("\n▶ Per-repository configuration: a typo is caught, then fixed")
+    path = ".gitea/steward.yml" if stage.flavor == "gitea" else ".github/steward.yml"
+    sha = stage.put_file(path, "commands:\n  refresh: {permission: anyone}\nbacklog:\n  roundcap: 3\n")
+    _say(f"  @maintainer pushed `{path}` letting anyone run `/steward refresh`, with a typo (`roundcap`).")
+    stage.settle()
+    for status in stage.maintainer("GET", f"/repos/{stage.repo}/commits/{sha}/statuses"):
+        if status["context"] == "steward/config":
+            state = status.get("state") or status.get("status")
+            _say(f"\n    commit status steward/config: {state} — {status['description']}")
+    issues = stage.maintainer("GET", f"/repos/{stage.repo}/issues?state=open")
+    error = next((i for i in issues if i["title"] == "Steward configuration error"), None)
+    if error is not None:
+        _say(f"\n    Steward opened #{error['number']} “{error['title']}”:")
+        _say("\n".join(f"      │ {line}".rstrip() for line in _readable(error["body"], 8)))
+    stage.put_file(path, "commands:\n  refresh: {permission: anyone}\nbacklog:\n  round_cap: 3\n")
+    _say("\n  @maintainer fixed the typo.")
+    stage.settle()
+    if error is not None:
+        state = stage.maintainer("GET", f"/repos/{stage.repo}/issues/{error['number']}")["state"]
+        _say(f"    #{error['number']} is now {state}.")
+    number = stage.issue(stage.outsider, "Which settings apply here?")
+    stage.comment(stage.outsider, number, "/steward config")
+    _say("  @outsider asked `/steward config`.")
+    stage.settle()
+    stage.show(number, max_lines=8)
+
+
+SCENES: tuple[Callable[[Stage], None], ...] = (_commands_scene, _bug_scene, _backlog_scene, _config_scene)
 
 
 def _walk_through(sandbox_url: str, receiver_url: str, redis_url: str, secret: str, flavor: str) -> None:

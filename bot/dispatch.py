@@ -27,6 +27,8 @@ async def dispatch(ctx: EventContext, *, prefix: str) -> list[str]:
     """Run every handler registered for the event; returns the names of the handlers run."""
     ran: list[str] = []
     for spec in ctx.registry.handlers_for(ctx.event.name, ctx.event.action):
+        if not ctx.enabled(spec.section):
+            continue
         await spec.handler(ctx)
         ran.append(spec.handler.__name__)
     if ctx.event.name == "issue_comment" and ctx.event.action in ("created", "edited"):
@@ -107,7 +109,18 @@ async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:
         cctx = CommandContext(
             **{
                 f: getattr(ctx, f)
-                for f in ("event", "forge", "me", "settings", "registry", "prefix", "command_budget", "locks")
+                for f in (
+                    "event",
+                    "forge",
+                    "me",
+                    "settings",
+                    "registry",
+                    "prefix",
+                    "command_budget",
+                    "locks",
+                    "config",
+                    "memo",
+                )
             },
             log=ctx.log.bind(command=name),
             command=replace(command, name=name),
@@ -134,6 +147,14 @@ async def _run_one(ctx: EventContext, cctx: CommandContext, on_pull: bool, autho
             f"{_format(prefix, 'help')} lists the commands I know."
         )
         return f"unknown:{name}"
+    if not ctx.enabled(spec.section):
+        where = ctx.config.path if ctx.config is not None and ctx.config.path else "its Steward configuration"
+        await cctx.react("confused")
+        await cctx.reply(
+            f"@{actor}: {_format(prefix, name)} is switched off on this repository "
+            f"(`{spec.section}.enabled: false` in `{where}`)."
+        )
+        return f"disabled:{name}"
     if not (spec.on_pulls if on_pull else spec.on_issues):
         place = "pull requests" if on_pull else "issues"
         await cctx.react("confused")

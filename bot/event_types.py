@@ -112,6 +112,9 @@ class Event:
     extra: Mapping[str, str] = field(default_factory=dict)
     pull: PullSnapshot | None = None
     report: ReportSnapshot | None = None
+    # A push's changed paths (added, modified or removed by its commits, as the payload lists them; at most
+    # MAX_PUSH_PATHS), so a handler can tell whether a push touched a file without reading the forge.
+    paths: tuple[str, ...] = ()
 
     @property
     def issue_key(self) -> str | None:
@@ -150,6 +153,7 @@ class Event:
             "extra": dict(self.extra),
             "pull": self.pull.__dict__ if self.pull else None,
             "report": self.report.__dict__ if self.report else None,
+            "paths": list(self.paths),
         }
         return orjson.dumps(data).decode()
 
@@ -162,6 +166,7 @@ class Event:
         milestone = data.pop("milestone")
         pull = data.pop("pull", None)
         report = data.pop("report", None)
+        data["paths"] = tuple(data.get("paths") or ())
         if issue is not None:
             issue["labels"] = tuple(issue["labels"])
         if report is not None:

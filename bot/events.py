@@ -267,13 +267,32 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
             raise MalformedPayload("the milestone has no number")
         return Event(**common, milestone=milestone)
     if event_name == "push":
-        ref = payload.get("ref")
-        if not isinstance(ref, str):
-            raise MalformedPayload("a push payload must have a ref")
-        after = payload.get("after")
-        return Event(**common, ref=ref, after=after if isinstance(after, str) else None)
+        return _push(payload, common)
     # installation
     return Event(**common)
+
+
+MAX_PUSH_PATHS = 1000
+
+
+def _push(payload: Mapping[str, Any], common: dict[str, Any]) -> Event:
+    """A push on either forge: its ref, its new head, and the paths its commits touched (both forges list
+    them per commit as ``added``/``modified``/``removed``)."""
+    ref = payload.get("ref")
+    if not isinstance(ref, str):
+        raise MalformedPayload("a push payload must have a ref")
+    after = payload.get("after")
+    paths: dict[str, None] = {}
+    commits = payload.get("commits")
+    for commit in commits if isinstance(commits, list) else ():
+        if not isinstance(commit, Mapping):
+            continue
+        for key in ("added", "modified", "removed"):
+            changed = commit.get(key)
+            for path in changed if isinstance(changed, list) else ():
+                if isinstance(path, str) and len(paths) < MAX_PUSH_PATHS:
+                    paths[path[:1000]] = None
+    return Event(**common, ref=ref, after=after if isinstance(after, str) else None, paths=tuple(paths))
 
 
 # --- Gitea and Forgejo --------------------------------------------------------------------------
@@ -463,8 +482,4 @@ def normalise_gitea(event_name: str, delivery_id: str, payload: Any, *, event_ty
         )
         return Event(**common, report=report, after=sha)
     # push
-    ref = payload.get("ref")
-    if not isinstance(ref, str):
-        raise MalformedPayload("a push payload must have a ref")
-    after = payload.get("after")
-    return Event(**common, ref=ref, after=after if isinstance(after, str) else None)
+    return _push(payload, common)

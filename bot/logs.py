@@ -9,7 +9,8 @@ from typing import Any
 import structlog
 
 
-def configure(level: str = "info", fmt: str = "console") -> None:
+def configure(level: str = "info", fmt: str = "console", *, stream: Any = None) -> None:
+    """Logs go to standard output (``stream`` to move them: a command's own output keeps stdout)."""
     numeric = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
     logging.basicConfig(level=numeric, stream=sys.stderr, format="%(message)s")
     renderer: Any = (
@@ -24,6 +25,7 @@ def configure(level: str = "info", fmt: str = "console") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.PrintLoggerFactory(file=stream or sys.stdout),
         cache_logger_on_first_use=True,
     )
 

@@ -130,6 +130,13 @@ class RedisWatch:
         self._back.set()
 
 
+# Set by every running worker every few seconds, kept two minutes: a worker that starts and finds it gone
+# knows that no worker ran for a while (and events may have been lost with the receiver).
+ALIVE_KEY = "steward:alive"
+ALIVE_SECONDS = 120
+_ALIVE_EVERY = 10.0
+
+
 class ResilientWorker(Worker):
     """arq's worker, waiting out Redis outages wherever its own loop talks to Redis."""
 
@@ -138,7 +145,15 @@ class ResilientWorker(Worker):
         self.watch = watch
         self.worker_id = f"steward-worker:{uuid.uuid4().hex}"
         self._unstarted: set[str] = set()
+        self._alive_at = float("-inf")
         watch.on_back.append(self._recover)
+
+    async def record_health(self) -> None:
+        await super().record_health()
+        now = time.monotonic()
+        if now - self._alive_at >= _ALIVE_EVERY:
+            self._alive_at = now
+            await self.pool.set(ALIVE_KEY, self.worker_id, ex=ALIVE_SECONDS)
 
     async def main(self) -> None:
         # Redis down at start-up, or in the few calls before the polling loop: wait and start again (the

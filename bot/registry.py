@@ -33,6 +33,9 @@ class CommandSpec:
     # Where the command makes sense: on issues, on pull requests, or both.
     on_issues: bool = True
     on_pulls: bool = True
+    # The settings section of the capability the command belongs to ("backlog", …): when the repository
+    # switches that section off (`enabled: false`), the command is answered so and not run.
+    section: str = ""
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class EventSpec:
     # What the handler checks, in a maintainer's words ("the bug report's refinement verdict"): what
     # `/steward refresh` says it re-checked.
     checks: str = ""
+    # The capability's settings section; a repository that switches it off does not run the handler.
+    section: str = ""
 
     def matches(self, name: str, action: str) -> bool:
         return self.name == name and (self.actions is None or action in self.actions)
@@ -57,6 +62,7 @@ class ReconcileSpec:
     name: str
     handler: EventHandler
     checks: str
+    section: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,13 +81,15 @@ class Registry:
     periodic: list[PeriodicSpec] = field(default_factory=list)
     reconcilers: list[ReconcileSpec] = field(default_factory=list)
 
-    def reconcile(self, name: str, *, checks: str) -> Callable[[EventHandler], EventHandler]:
+    def reconcile(
+        self, name: str, *, checks: str, section: str = ""
+    ) -> Callable[[EventHandler], EventHandler]:
         """Register a repository-wide re-derivation (see ``ReconcileSpec``)."""
 
         def register(handler: EventHandler) -> EventHandler:
             if any(spec.name == name for spec in self.reconcilers):
                 raise ValueError(f"reconciler {name!r} registered twice")
-            self.reconcilers.append(ReconcileSpec(name, handler, checks))
+            self.reconcilers.append(ReconcileSpec(name, handler, checks, section))
             return handler
 
         return register
@@ -96,21 +104,26 @@ class Registry:
         short: bool = True,
         on_issues: bool = True,
         on_pulls: bool = True,
+        section: str = "",
     ) -> Callable[[CommandHandler], CommandHandler]:
         def register(handler: CommandHandler) -> CommandHandler:
             key = name.lower()
             if key in self.commands:
                 raise ValueError(f"command {name!r} registered twice")
             self.commands[key] = CommandSpec(
-                key, handler, usage, help, permission, short, on_issues, on_pulls
+                key, handler, usage, help, permission, short, on_issues, on_pulls, section
             )
             return handler
 
         return register
 
-    def on(self, name: str, *actions: str, checks: str = "") -> Callable[[EventHandler], EventHandler]:
+    def on(
+        self, name: str, *actions: str, checks: str = "", section: str = ""
+    ) -> Callable[[EventHandler], EventHandler]:
         def register(handler: EventHandler) -> EventHandler:
-            self.events.append(EventSpec(name, frozenset(actions) if actions else None, handler, checks))
+            self.events.append(
+                EventSpec(name, frozenset(actions) if actions else None, handler, checks, section)
+            )
             return handler
 
         return register

@@ -71,6 +71,11 @@ class Settings(BaseSettings):
     job_tries: int = 5
     # Serve the worker's own Prometheus metrics on this port (the receiver serves /metrics).
     worker_metrics_port: int | None = None
+    # Catch-up (`steward reconcile` as a job): every this many seconds, aligned to the clock (0: never);
+    # and once when a worker starts after no worker ran for two minutes, or Redis comes back.
+    reconcile_interval_seconds: int = Field(default=3600, ge=0)
+    reconcile_on_start: bool = True
+    reconcile_timeout_seconds: int = Field(default=1800, ge=60)
 
     @field_validator("github_webhook_secrets", "gitea_webhook_secrets", mode="before")
     @classmethod
@@ -90,7 +95,7 @@ _SECTION = ConfigDict(frozen=True, extra="forbid")
 
 
 def _enabled(what: str) -> Any:
-    return Field(default=True, description=f"Whether {what} runs on this repository.")
+    return Field(default=True, description=f"Whether Steward runs {what} on this repository.")
 
 
 class CommandSettings(BaseModel):
@@ -126,7 +131,7 @@ class LimitSettings(BaseModel):
 
 
 class BacklogSettings(BaseModel):
-    """Backlog refinement (``handlers.backlog``): label names and interview limits."""
+    """Backlog refinement: label names and interview limits."""
 
     model_config = _SECTION
 
@@ -146,7 +151,7 @@ class BacklogSettings(BaseModel):
 
 
 class BugRefinementSettings(BaseModel):
-    """RA9 bug refinement (``handlers.bug_refinement``): the trigger label and the verdict labels."""
+    """RA9 bug refinement: the trigger label and the verdict labels."""
 
     model_config = _SECTION
 
@@ -179,7 +184,7 @@ class BugRefinementSettings(BaseModel):
 
 
 class ForkSettings(BaseModel):
-    """Decision provenance (``handlers.forks``): design forks listed on issues and PRs, and their records."""
+    """Decision provenance: design forks listed on issues and PRs, and their records."""
 
     model_config = _SECTION
 
@@ -208,7 +213,7 @@ class MilestoneLabels(BaseModel):
 
 
 class MilestoneSettings(BaseModel):
-    """The milestone gate and its dashboards (``handlers.milestones``)."""
+    """The milestone gate and its dashboards."""
 
     model_config = _SECTION
 
@@ -239,12 +244,14 @@ class BugfixBudgets(BaseModel):
 
 
 class BugfixSettings(BaseModel):
-    """Regression-first bugfix branches (``handlers.bugfix``)."""
+    """Regression-first bugfix branches."""
 
     model_config = _SECTION
 
     enabled: bool = _enabled("`/bugfix` and the regression-first status")
-    branch_prefix: str = Field(default="bugfix/", description="Bugfix branches are named <prefix><n>-<slug>.")
+    branch_prefix: str = Field(
+        default="bugfix/", description="Bugfix branches are named `<prefix><n>-<slug>`."
+    )
     test_globs: tuple[str, ...] = Field(
         default=("tests/**", "test/**", "**/test_*.py", "**/*_test.py", "**/*_test.go", "**/*.test.*",
                  "**/*.spec.*", "**/__tests__/**", "spec/**"),
@@ -260,7 +267,7 @@ class BugfixSettings(BaseModel):
 
 
 class DebugSettings(BaseModel):
-    """Root-cause discipline (``handlers.debug``): the hypotheses board."""
+    """Root-cause discipline: the hypotheses board."""
 
     model_config = _SECTION
 

@@ -18,16 +18,20 @@ import asyncio
 import contextlib
 import importlib
 import random
+import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 from arq import Retry
 from arq.connections import ArqRedis
+from arq.cron import cron
 from arq.worker import Worker, func
 
 from bot import logs, metrics
-from bot.budget import CommandBudget, WriteBudget
+from bot.budget import CommandBudget, Memo, WriteBudget
+from bot.config_service import RepoConfigs, RepoSettings
 from bot.context import EventContext
 from bot.deadletter import DeadLetters
 from bot.dispatch import dispatch
@@ -46,16 +50,18 @@ from bot.forge import (
 from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
 from bot.locks import Busy, IssueLocks, issue_lock
-from bot.outage import REDIS_ERRORS, RedisWatch, ResilientWorker
-from bot.periodic import cron_jobs
+from bot.outage import ALIVE_KEY, ALIVE_SECONDS, REDIS_ERRORS, RedisWatch, ResilientWorker
+from bot.periodic import cron_jobs, schedule
 from bot.queue import JOB_FUNCTION, QUEUE_NAME, make_redis
+from bot.reconcile import SEEN_REPOS, reconcile_all, seen_repos
 from bot.registry import Registry
 from bot.settings import HandlerSettings, Settings
 from bot.status import serve as serve_status
 
 log = logs.get("steward.worker")
 
-JOB_MAX_TRIES = 1000  # contention deferrals are not failures; failures are bounded separately
+JOB_MAX_TRIES = 1000
+RECONCILE_FUNCTION = "steward_reconcile"
 
 
 def load_registry(module: str = "handlers") -> Registry:
@@ -78,9 +84,11 @@ class Runtime:
     handler_settings: HandlerSettings = field(default_factory=HandlerSettings)
     command_budget: CommandBudget | None = None
     dead: DeadLetters = field(init=False)
+    configs: RepoConfigs = field(init=False)
 
     def __post_init__(self) -> None:
         self.dead = DeadLetters(self.redis)
+        self.configs = RepoConfigs(self.redis, self.handler_settings, commands=tuple(self.registry.commands))
 
     async def forge_for(self, event: Event) -> Forge:
         return await self.forge(event.forge, event.repo, installation_id=event.installation_id)
@@ -220,6 +228,13 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
     if event.sender and event.sender.casefold() == me.login.casefold():
         metrics.JOBS.labels("-", "own_event").inc()
         return "ignored: sent by Steward itself"
+    repo_settings = RepoSettings(runtime.handler_settings)
+    if event.repo is not None:
+        await cast(Awaitable[int], runtime.redis.sadd(SEEN_REPOS, f"{event.forge}:{event.repo.full_name}"))
+        if event.name == "push":
+            # Any push may have changed the file (a payload's commit list can be cut short): read it again.
+            await runtime.configs.invalidate(event.forge, event.repo)
+        repo_settings = await runtime.configs.get(forge, event.repo)
     key = event.issue_key or f"{event.forge}:global"
     lock_ttl = runtime.settings.job_timeout_seconds + 30
     async with issue_lock(runtime.redis, key, ttl=lock_ttl, wait=2.0, owner=job_id or None) as got:
@@ -231,12 +246,14 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
             event=event,
             forge=forge,
             me=me,
-            settings=runtime.handler_settings,
+            settings=repo_settings.settings,
             registry=runtime.registry,
             log=jlog,
             prefix=runtime.settings.command_prefix,
             command_budget=runtime.command_budget,
             locks=locks,
+            config=repo_settings,
+            memo=Memo(runtime.redis),
         )
         try:
             ran = await dispatch(ectx, prefix=runtime.settings.command_prefix)
@@ -265,6 +282,38 @@ async def _dead(
     return f"dead: {type(exc).__name__}"
 
 
+async def reconcile_job(ctx: dict[str, Any], reason: str = "periodic") -> str:
+    """`steward reconcile` for every repository Steward has seen, as a job (periodic, or a catch-up)."""
+    runtime: Runtime = ctx["runtime"]
+    repos = [(k, r) for k, r in await seen_repos(runtime.redis) if k in runtime.forge_kinds]
+    if not repos:
+        return "nothing to reconcile"
+    report = await reconcile_all(runtime, repos)
+    (log.warning if report.errors else log.info)(
+        "reconciled",
+        reason=reason,
+        repos=report.repos,
+        issues=report.issues,
+        redelivered=len(report.redelivered),
+        busy=len(report.skipped_busy),
+        errors=report.errors[:5],
+    )
+    metrics.JOBS.labels(RECONCILE_FUNCTION, "failed" if report.errors else "ok").inc()
+    return f"{report.repos} repositories, {report.issues} issues, {len(report.redelivered)} redelivered"
+
+
+CATCH_UP_KEY = "steward:catch-up"
+
+
+async def queue_catch_up(redis: ArqRedis, reason: str) -> None:
+    """Queue one reconcile; workers asking within the same few seconds (every worker sees Redis come
+    back at once) share it."""
+    if await redis.set(CATCH_UP_KEY, reason, nx=True, ex=10):
+        await redis.enqueue_job(
+            RECONCILE_FUNCTION, reason, _job_id=f"steward:reconcile:{reason}:{uuid.uuid4().hex}"
+        )
+
+
 def create_worker(
     settings: Settings,
     *,
@@ -277,7 +326,7 @@ def create_worker(
     redis = make_redis(settings.redis_url)
     runtime = build_runtime(settings, redis, registry)
     if handler_settings is not None:
-        runtime.handler_settings = handler_settings
+        runtime.handler_settings = runtime.configs.defaults = handler_settings
     watch = RedisWatch(redis, name="worker")
     started: list[object] = []
 
@@ -286,6 +335,16 @@ def create_worker(
         ctx["runtime"] = runtime
         if settings.worker_metrics_port and not started:
             started.append(await serve_status(settings.worker_metrics_port, watch))
+        if settings.reconcile_on_start:
+            # No worker ran for a while: events may have been refused or lost meanwhile.
+            if not await redis.set(ALIVE_KEY, "starting", ex=ALIVE_SECONDS, nx=True):
+                return
+            log.info("no worker ran for a while; catching up (steward reconcile)")
+            await queue_catch_up(redis, "start")
+
+    async def redis_back() -> None:
+        if settings.reconcile_on_start:
+            await queue_catch_up(redis, "redis-back")  # the receiver answered 503 meanwhile
 
     async def shutdown(ctx: dict[str, Any]) -> None:
         for server in started:
@@ -299,8 +358,29 @@ def create_worker(
         forges=runtime.forge_kinds,
         timeout=settings.job_timeout_seconds,
     )
+    if settings.reconcile_interval_seconds:
+        periodic.append(
+            cron(
+                reconcile_job,
+                name=f"cron:{RECONCILE_FUNCTION}",
+                unique=True,
+                timeout=settings.reconcile_timeout_seconds,
+                keep_result=60.0,
+                max_tries=1,
+                **schedule(settings.reconcile_interval_seconds),  # type: ignore[arg-type]
+            )
+        )
+    watch.on_back.append(redis_back)
     return ResilientWorker(
-        functions=[func(process_event, name=JOB_FUNCTION, max_tries=JOB_MAX_TRIES)],
+        functions=[
+            func(process_event, name=JOB_FUNCTION, max_tries=JOB_MAX_TRIES),
+            func(
+                reconcile_job,
+                name=RECONCILE_FUNCTION,
+                max_tries=1,
+                timeout=settings.reconcile_timeout_seconds,
+            ),
+        ],
         cron_jobs=periodic,
         redis_pool=redis,
         queue_name=QUEUE_NAME,

@@ -18,7 +18,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Final
 
-from bot.context import CommandContext
+from bot.context import CommandContext, CommandError
 from handlers import registry
 from handlers.backlog.text import fold, words
 from handlers.bug_refinement.document import BUG_SECTION_NAMES, STORY_SECTION_NAMES
@@ -62,9 +62,21 @@ def _bug_engine() -> BugRefine | None:
     return handler if callable(handler) else None
 
 
+def _switched_off(ctx: CommandContext, section: str) -> CommandError:
+    where = ctx.config.path if ctx.config is not None and ctx.config.path else "its Steward configuration"
+    what = "bug refinement (RA9)" if section == "bug_refinement" else "backlog refinement"
+    return CommandError(
+        f"{what} is switched off on this repository (`{section}.enabled: false` in `{where}`)."
+    )
+
+
 async def refine_command(ctx: CommandContext) -> None:
     issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
-    if is_bug_report(issue.labels, issue.body, bug_label=ctx.settings.backlog.bug_label):
+    bug = is_bug_report(issue.labels, issue.body, bug_label=ctx.settings.backlog.bug_label)
+    section = "bug_refinement" if bug else "backlog"
+    if not ctx.enabled(section):
+        raise _switched_off(ctx, section)
+    if bug:
         engine = _bug_engine()
         if engine is None:
             await ctx.reply(

@@ -75,6 +75,11 @@ class GitHubForges:
             max_items=settings.max_list_items,
         )
 
+    @property
+    def is_app(self) -> bool:
+        """Authenticated as a GitHub App (installation tokens), not with one token."""
+        return not self._token
+
     def _api(self, *, token: str | None, budget_key: str) -> RetryingAPI:
         cache = self._caches.setdefault(budget_key, LRUCache())
         return RetryingAPI(

@@ -567,7 +567,7 @@ async def _start(ctx: EventContext, issue: Issue, *, key: str | None, by_command
     )
 
 
-@registry.on("issues", "labeled", "opened", "reopened")
+@registry.on("issues", "labeled", "opened", "reopened", section="backlog")
 async def on_refine_label(ctx: EventContext) -> None:
     """The ``refine`` label on a backlog item starts its refinement (bugs are the RA9 engine's)."""
     cfg = ctx.settings.backlog
@@ -646,6 +646,7 @@ def _answers_in(ctx: CommandContext) -> list[iv.Answer]:
     help="Answer a refinement question (the text may continue on the next lines).",
     permission=DEFAULT_PERMISSIONS["answer"],
     on_pulls=False,
+    section="backlog",
 )
 async def answer_command(ctx: CommandContext) -> None:
     parsed = iv.parse_answer(ctx.command.text)
@@ -682,6 +683,7 @@ async def answer_command(ctx: CommandContext) -> None:
     help="End the refinement interview now; the spec is drafted with the open rows as Open Questions.",
     permission=DEFAULT_PERMISSIONS["enough"],
     on_pulls=False,
+    section="backlog",
 )
 async def enough_command(ctx: CommandContext) -> None:
     issue = await _backlog_issue(ctx)
@@ -699,6 +701,7 @@ async def enough_command(ctx: CommandContext) -> None:
     "question.",
     permission=DEFAULT_PERMISSIONS["approve-spec"],
     on_pulls=False,
+    section="backlog",
 )
 async def approve_spec_command(ctx: CommandContext) -> None:
     if len(ctx.command.args) > 1:
@@ -721,6 +724,7 @@ async def approve_spec_command(ctx: CommandContext) -> None:
     help="Reopen the refinement interview for another round before approving.",
     permission=DEFAULT_PERMISSIONS["edit-spec"],
     on_pulls=False,
+    section="backlog",
 )
 async def edit_spec_command(ctx: CommandContext) -> None:
     issue = await _backlog_issue(ctx)
@@ -737,6 +741,7 @@ async def edit_spec_command(ctx: CommandContext) -> None:
     help="Stop the refinement and discard the spec draft.",
     permission=DEFAULT_PERMISSIONS["cancel-refine"],
     on_pulls=False,
+    section="backlog",
 )
 async def cancel_refine_command(ctx: CommandContext) -> None:
     issue = await _backlog_issue(ctx)

@@ -349,6 +349,7 @@ def _is_bug(ctx: EventContext, issue: Issue) -> bool:
     "edited",
     "reopened",
     checks="the bug report's refinement verdict (RA9), when it is a bug report",
+    section="bug_refinement",
 )
 async def on_issue(ctx: EventContext) -> None:
     """Refine labelled bugs; stamp a new bug ``refinement:pending``."""

@@ -3,6 +3,7 @@ sandbox forge over HTTP, and polling helpers with deadlines (no sleeps to wait f
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import uuid
@@ -144,6 +145,41 @@ class ForgeUser:
         return [
             r["content"] for r in self.call("GET", f"/repos/{repo}/issues/comments/{comment_id}/reactions")
         ]
+
+    def file_sha(self, repo: str, path: str, branch: str | None = None) -> str | None:
+        """The blob sha of a file on ``branch`` (default branch), or None when there is none."""
+        response = self.client.get(
+            f"/repos/{repo}/contents/{path}", params={"ref": branch} if branch else None
+        )
+        return str(response.json()["sha"]) if response.status_code == 200 else None
+
+    def put_file(self, repo: str, path: str, text: str, *, branch: str | None = None) -> str:
+        """Create or update a file with the contents API (one commit, one push); returns the commit sha."""
+        current = self.file_sha(repo, path, branch)
+        body: dict[str, Any] = {
+            "message": f"Update {path}",
+            "content": base64.b64encode(text.encode()).decode(),
+        }
+        if branch:
+            body["branch"] = branch
+        if current:
+            body["sha"] = current
+        method = "POST" if self.flavor == "gitea" and current is None else "PUT"
+        return str(self.call(method, f"/repos/{repo}/contents/{path}", body)["commit"]["sha"])
+
+    def create_branch(self, repo: str, name: str, source: str = "main") -> None:
+        if self.flavor == "gitea":
+            self.call("POST", f"/repos/{repo}/branches", {"new_branch_name": name, "old_branch_name": source})
+            return
+        sha = self.call("GET", f"/repos/{repo}/git/ref/heads/{source}")["object"]["sha"]
+        self.call("POST", f"/repos/{repo}/git/refs", {"ref": f"refs/heads/{name}", "sha": sha})
+
+    def statuses(self, repo: str, sha: str) -> list[dict[str, Any]]:
+        """The commit statuses of ``sha``, newest first."""
+        return list(self.call("GET", f"/repos/{repo}/commits/{sha}/statuses"))
+
+    def issues(self, repo: str, state: str = "open") -> list[dict[str, Any]]:
+        return list(self.call("GET", f"/repos/{repo}/issues?state={state}&type=issues&limit=50&per_page=100"))
 
 
 def signed_delivery(

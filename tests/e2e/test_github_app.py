@@ -76,3 +76,86 @@ def test_an_app_installation_answers_as_its_bot_and_reuses_its_token(
     finally:
         worker.stop()
         receiver.stop()
+
+
+def test_reconcile_asks_github_to_redeliver_what_the_apps_webhook_missed(
+    app_sandbox: SandboxServer, redis_url: str, tmp_path: Path
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from bot.runner import free_port
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    key_path = tmp_path / "app.pem"
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    port = free_port()
+    admin = httpx2.Client(base_url=app_sandbox.url)
+    admin.post(
+        "/_sandbox/apps",
+        json={
+            "app_id": APP_ID,
+            "slug": "steward-app",
+            "public_key_pem": public.decode(),
+            "webhook_url": f"http://127.0.0.1:{port}/webhooks/github",
+            "webhook_secret": SECRET,
+        },
+    ).raise_for_status()
+    owner = ForgeUser(app_sandbox.url, "owner", USERS["owner"])
+    repo = owner.create_repo()
+    admin.post(
+        f"/_sandbox/apps/{APP_ID}/installations", json={"owner": "owner", "repos": [repo.split("/")[1]]}
+    ).raise_for_status()
+    # Steward is down: the App's webhook URL refuses connections.
+    number = owner.open_issue(repo, "as an app", "Crashes.", labels=["bug", "refine"])
+    settle(app_sandbox.url, redis_url)
+
+    from bot.settings import Settings
+
+    settings = Settings(
+        redis_url=redis_url,
+        github_api_url=app_sandbox.url,
+        github_app_id=str(APP_ID),
+        github_private_key_path=key_path,
+        github_webhook_secrets=SECRET,  # type: ignore[arg-type]
+    )
+    receiver = ThreadedServer(create_app(settings), port=port).start()
+    worker = ThreadedWorker(settings).start()
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
+        env |= {
+            "STEWARD_REDIS_URL": redis_url,
+            "STEWARD_GITHUB_API_URL": app_sandbox.url,
+            "STEWARD_GITHUB_APP_ID": str(APP_ID),
+            "STEWARD_GITHUB_PRIVATE_KEY_PATH": str(key_path),
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "bot.cli", "reconcile", "--repo", repo],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "App: redeliver issues.opened" in done.stdout
+        settle(app_sandbox.url, redis_url)
+        verdicts = [
+            c
+            for c in owner.comments(repo, number)
+            if c["user"]["login"] == "steward-app[bot]" and "steward:ra9-verdict:" in c["body"]
+        ]
+        assert len(verdicts) == 1, "the re-check and the redelivered events make one verdict"
+        redelivered = [d for d in admin.get("/_sandbox/deliveries").json() if d["redelivery"]]
+        assert redelivered and all(d["delivered"] for d in redelivered)
+    finally:
+        worker.stop()
+        receiver.stop()

@@ -143,8 +143,14 @@ async def test_a_forge_unavailable_while_setting_up_the_job_is_retried(
     owner, event = ping_with_a_fault(sandbox, {"method": "GET", "path": "^/user$", "status": 503, "times": 3})
     async with runtime_for(_settings(sandbox, redis_url)) as runtime:
         result, runs = await run_until_done(runtime, event, "j3")
-    assert result == "ok: ping" and runs == 2
+    assert "ping" in _ran(result) and runs == 2
     assert [b for b in bot_replies(owner, *_where(event)) if "pong" in b]
+
+
+def _ran(result: str) -> list[str]:
+    """The handlers and commands a job's result says it ran ("ok: on_thread, ping")."""
+    assert result.startswith("ok: "), result
+    return result.removeprefix("ok: ").split(", ")
 
 
 def _where(event: str) -> tuple[str, int]:
@@ -180,7 +186,7 @@ async def test_an_error_in_steward_itself_is_retried_not_dropped(
     event = _comment_event(repo, number, comment, "/steward explode").to_json()
     async with runtime_for(_settings(sandbox, redis_url)) as runtime:
         result, runs = await run_until_done(runtime, event, "j4")
-    assert (result, runs, len(broken_command)) == ("ok: explode", 3, 3)
+    assert "explode" in _ran(result) and (runs, len(broken_command)) == (3, 3)
     assert bot_replies(owner, repo, number) == [ANY_REPLY("it worked this time")]
 
 
@@ -203,7 +209,7 @@ async def test_a_job_out_of_time_is_retried(sandbox: SandboxServer, redis_url: s
         with pytest.raises(Retry):
             await process_event({"runtime": runtime, "job_id": "j5"}, event)
         result, _ = await run_until_done(runtime, event, "j5")
-    assert result == "ok: ping"
+    assert "ping" in _ran(result)
     assert len([b for b in bot_replies(owner, *_where(event)) if "pong" in b]) == 1
 
 

@@ -1,0 +1,211 @@
+"""`steward config-schema`, `steward check-config` and `steward reconcile`: the operator's commands that
+look at repositories rather than run a process."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bot.forge import ForgeKind, RepoRef
+
+# check-config's exit codes.
+CONFIG_VALID, CONFIG_INVALID, CONFIG_UNREADABLE = 0, 1, 2
+# reconcile's exit codes.
+RECONCILED, RECONCILE_ERRORS, RECONCILE_USAGE, RECONCILE_NO_REDIS = 0, 1, 2, 3
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``90s``, ``30m``, ``6h``, ``2d``, ``1w`` (a bare number is seconds)."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise ValueError(f"{text!r} is not a duration (try 30m, 6h, 2d)")
+    return timedelta(seconds=float(match[1]) * _UNITS[match[2].lower()])
+
+
+def _commands() -> tuple[str, ...]:
+    from bot.worker import load_registry
+
+    return tuple(load_registry().commands)
+
+
+def cmd_config_schema(args: argparse.Namespace) -> int:
+    from bot.repo_config import schema
+
+    print(json.dumps(schema(_commands()), indent=2, ensure_ascii=False))
+    return 0
+
+
+def cmd_check_config(args: argparse.Namespace) -> int:
+    from bot.repo_config import parse
+
+    path: Path = args.path
+    try:
+        raw = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    except OSError as exc:
+        print(f"{path}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+        return CONFIG_UNREADABLE
+    parsed = parse(raw, _commands())
+    if parsed.valid:
+        print(f"{path}: valid")
+        return CONFIG_VALID
+    for error in parsed.errors:
+        line = f":{error.line}" if error.line else ""
+        where = f" {error.path}:" if error.path else ""
+        print(f"{path}{line}:{where} {error.message}")
+    print(f"{len(parsed.errors)} error(s); Steward keeps the last valid settings until the file is fixed.")
+    return CONFIG_INVALID
+
+
+def _target(text: str, forge: str | None) -> tuple[ForgeKind | None, RepoRef]:
+    kind, sep, name = text.partition(":")
+    if sep and kind in ("github", "gitea"):
+        return kind, RepoRef.parse(name)  # type: ignore[return-value]
+    return forge, RepoRef.parse(text)  # type: ignore[return-value]
+
+
+async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
+    from redis.exceptions import RedisError
+
+    from bot.queue import make_redis
+    from bot.reconcile import reconcile_all, seen_repos
+    from bot.worker import build_runtime
+
+    try:
+        since = datetime.now(UTC) - parse_duration(args.since) if args.since else None
+    except ValueError as exc:
+        print(f"--since: {exc}", file=sys.stderr)
+        return RECONCILE_USAGE
+    redis = make_redis(settings.redis_url)
+    runtime = build_runtime(settings, redis)
+    try:
+        kinds = runtime.forge_kinds
+        if not kinds:
+            print(
+                "No forge is configured: set STEWARD_GITHUB_TOKEN (or an App) or STEWARD_GITEA_URL.",
+                file=sys.stderr,
+            )
+            return RECONCILE_USAGE
+        try:
+            seen = await seen_repos(redis)
+        except (RedisError, OSError) as exc:
+            print(f"Redis is not answering at {settings.redis_url}: {type(exc).__name__}", file=sys.stderr)
+            return RECONCILE_NO_REDIS
+        repos: list[tuple[ForgeKind, RepoRef]] = []
+        for text in args.repo:
+            try:
+                kind, repo = _target(text, args.forge)
+            except ValueError:
+                print(f"--repo expects OWNER/NAME (or github:OWNER/NAME), got {text!r}", file=sys.stderr)
+                return RECONCILE_USAGE
+            if kind is None:
+                known = [k for k, r in seen if r == repo]
+                kind = known[0] if len(known) == 1 else (kinds[0] if len(kinds) == 1 else None)
+            if kind is None:
+                print(
+                    f"{repo}: say which forge with --forge github|gitea (or github:{repo})", file=sys.stderr
+                )
+                return RECONCILE_USAGE
+            if kind not in kinds:
+                print(f"{repo}: {kind} is not configured here", file=sys.stderr)
+                return RECONCILE_USAGE
+            repos.append((kind, repo))
+        if not args.repo:
+            repos = [(k, r) for k, r in seen if k in kinds and (args.forge is None or k == args.forge)]
+            if not repos:
+                print(
+                    "No repository to reconcile: Steward has not seen a delivery yet; name one with --repo."
+                )
+                return RECONCILED
+        has_github = any(kind == "github" for kind, _ in repos)
+        print(
+            f"{'Dry run: nothing is written. ' if args.dry_run else ''}Reconciling "
+            f"{len(repos)} repositor{'y' if len(repos) == 1 else 'ies'}"
+            + (f" (failed deliveries since {since:%Y-%m-%d %H:%M} UTC)" if since and has_github else "")
+            + "…"
+        )
+        try:
+            report = await reconcile_all(runtime, repos, dry_run=args.dry_run, since=since, say=print)
+        except (RedisError, OSError) as exc:
+            print(f"Redis is not answering at {settings.redis_url}: {type(exc).__name__}", file=sys.stderr)
+            return RECONCILE_NO_REDIS
+        wrote = f"{len(report.writes)} write(s) it would make" if args.dry_run else "changes written"
+        redelivered = "to redeliver" if args.dry_run else "redelivered"
+        print(
+            f"Done: {report.repos} repositor{'y' if report.repos == 1 else 'ies'}, {report.issues} issue(s) "
+            "re-checked"
+            + (f", {len(report.redelivered)} delivery(ies) {redelivered}" if has_github else "")
+            + (f", {wrote}" if args.dry_run else "")
+            + (
+                f", {len(report.skipped_busy)} busy issue(s) left to their running job"
+                if report.skipped_busy
+                else ""
+            )
+            + (f", {len(report.notes)} note(s)" if report.notes else "")
+            + (f", {len(report.errors)} error(s)" if report.errors else "")
+            + "."
+        )
+        return RECONCILE_ERRORS if report.errors else RECONCILED
+    finally:
+        await runtime.aclose()
+        await redis.aclose()
+
+
+def cmd_reconcile(args: argparse.Namespace, settings: Any) -> int:
+    from bot import logs
+
+    # The report is the output; the handlers' logs go to stderr, warnings and worse unless asked for more.
+    level = settings.log_level if settings.log_level.lower() in ("debug", "warning", "error") else "warning"
+    logs.configure(level, settings.log_format, stream=sys.stderr)
+    return asyncio.run(_reconcile(args, settings))
+
+
+def add_parsers(sub: Any, settings_of: Any) -> None:
+    schema = sub.add_parser(
+        "config-schema", help="print the JSON Schema of the repository configuration file (steward.yml)"
+    )
+    schema.set_defaults(func=cmd_config_schema)
+
+    check = sub.add_parser(
+        "check-config",
+        help="validate a repository configuration file",
+        description="Validate a steward.yml: each error is printed with its key and line. "
+        "Exit 0 valid, 1 invalid, 2 unreadable.",
+    )
+    check.add_argument("path", type=Path, metavar="PATH", help="the file (- reads standard input)")
+    check.set_defaults(func=cmd_check_config)
+
+    reconcile = sub.add_parser(
+        "reconcile",
+        help="catch up after downtime: re-check every issue Steward tends, redeliver failed deliveries",
+        description="Re-evaluate every open issue carrying one of Steward's trigger or state labels and each "
+        "capability's repository-wide state (dashboards, the configuration error issue), writing only what "
+        "differs; on GitHub, ask GitHub to redeliver the webhook deliveries that failed. Without --repo, "
+        "every repository Steward has received a delivery from. Exit 0 done, 1 some repository failed, 2 bad "
+        "arguments, 3 Redis unreachable.",
+    )
+    reconcile.add_argument(
+        "--repo",
+        action="append",
+        default=[],
+        metavar="OWNER/NAME",
+        help="a repository (repeatable; github:OWNER/NAME or gitea:OWNER/NAME when both forges are set up)",
+    )
+    reconcile.add_argument("--forge", choices=("github", "gitea"), help="only this forge")
+    reconcile.add_argument(
+        "--since",
+        metavar="DURATION",
+        help="look at deliveries this far back (30m, 6h, 2d; default: since the last reconcile)",
+    )
+    reconcile.add_argument(
+        "--dry-run", action="store_true", help="print what would be written; write nothing"
+    )
+    reconcile.set_defaults(func=lambda args: cmd_reconcile(args, settings_of(args)))

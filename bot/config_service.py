@@ -1,0 +1,109 @@
+"""Each repository's effective settings: its configuration file on the default branch, read through the
+port, laid over Steward's defaults, cached a few minutes in Redis (shared by every worker) and dropped when
+a push touches the file.
+
+An invalid file never leaves a repository without settings: the last valid ones (or the defaults) stay in
+force, and ``RepoSettings.errors`` says what is wrong so a handler can tell people (``handlers.config``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from redis.asyncio import Redis
+
+from bot.forge import Forge, ForgeKind, RepoRef
+from bot.repo_config import CONFIG_PATHS, ConfigError, merge, parse
+from bot.settings import HandlerSettings
+
+CACHE_SECONDS = 300
+LAST_VALID_SECONDS = 30 * 86_400
+
+
+@dataclass(frozen=True)
+class RepoSettings:
+    settings: HandlerSettings
+    # What the repository's file sets (the last valid file when the current one is invalid).
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    # The file found on the default branch ("" when the repository has none) and its blob sha.
+    path: str = ""
+    sha: str = ""
+    # What is wrong with that file; empty when it is valid or absent.
+    errors: tuple[ConfigError, ...] = ()
+    # Whether ``overrides`` come from an earlier valid version of an invalid file.
+    stale: bool = False
+
+
+def _digest(kind: ForgeKind, repo: RepoRef) -> str:
+    return hashlib.sha256(f"{kind}\0{repo.full_name.casefold()}".encode()).hexdigest()[:24]
+
+
+class RepoConfigs:
+    def __init__(
+        self,
+        redis: Redis,
+        defaults: HandlerSettings,
+        *,
+        commands: Sequence[str] = (),
+        ttl: int = CACHE_SECONDS,
+    ) -> None:
+        self._redis = redis
+        self.defaults = defaults
+        self._commands = tuple(commands)  # the command names `commands:` may configure
+        self._ttl = ttl
+
+    def _key(self, kind: ForgeKind, repo: RepoRef) -> str:
+        return f"steward:config:{_digest(kind, repo)}"
+
+    def _valid_key(self, kind: ForgeKind, repo: RepoRef) -> str:
+        return f"steward:config-valid:{_digest(kind, repo)}"
+
+    async def get(self, forge: Forge, repo: RepoRef) -> RepoSettings:
+        cached = await cast(Awaitable[bytes | None], self._redis.get(self._key(forge.kind, repo)))
+        if cached is not None:
+            return self._build(json.loads(cached))
+        record = await self._read(forge, repo)
+        await self._redis.set(self._key(forge.kind, repo), json.dumps(record), ex=self._ttl)
+        return self._build(record)
+
+    async def invalidate(self, kind: ForgeKind, repo: RepoRef) -> None:
+        await self._redis.delete(self._key(kind, repo))
+
+    async def _read(self, forge: Forge, repo: RepoRef) -> dict[str, Any]:
+        for path in CONFIG_PATHS[forge.kind]:
+            found = await forge.read_file(repo, path)
+            if found is None:
+                continue
+            parsed = parse(found.content, self._commands)
+            record: dict[str, Any] = {"path": path, "sha": found.sha, "overrides": {}, "errors": []}
+            if parsed.valid:
+                record["overrides"] = dict(parsed.data or {})
+                await self._redis.set(
+                    self._valid_key(forge.kind, repo), json.dumps(record["overrides"]), ex=LAST_VALID_SECONDS
+                )
+                return record
+            record["errors"] = [[e.path, e.line, e.message] for e in parsed.errors]
+            last = await cast(Awaitable[bytes | None], self._redis.get(self._valid_key(forge.kind, repo)))
+            if last is not None:
+                record["overrides"], record["stale"] = json.loads(last), True
+            return record
+        return {"path": "", "sha": "", "overrides": {}, "errors": []}
+
+    def _build(self, record: Mapping[str, Any]) -> RepoSettings:
+        overrides = record.get("overrides") or {}
+        try:
+            settings = merge(self.defaults, overrides)
+        except ValueError:  # defaults changed under a cached file: the file alone no longer fits them
+            settings, overrides = self.defaults, {}
+        return RepoSettings(
+            settings=settings,
+            overrides=overrides,
+            path=str(record.get("path") or ""),
+            sha=str(record.get("sha") or ""),
+            errors=tuple(ConfigError(str(p), ln, str(m)) for p, ln, m in record.get("errors") or ()),
+            stale=bool(record.get("stale")),
+        )

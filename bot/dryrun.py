@@ -1,0 +1,258 @@
+"""A forge that reads for real and writes nothing: `steward reconcile --dry-run`.
+
+Every write is described in one line through ``say`` and answered with the value the forge would most
+likely have returned (the comment as written, the issue as edited), so a handler goes on as it would; reads
+pass through unchanged, and so never see the writes that were not made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from itertools import count
+
+from bot.forge import (
+    KEEP,
+    ChangedFile,
+    CIState,
+    Comment,
+    CommentLink,
+    Commit,
+    CommitStatus,
+    FileChange,
+    FileContent,
+    Forge,
+    HookDelivery,
+    Issue,
+    IssueKind,
+    IssueState,
+    Keep,
+    Label,
+    ListState,
+    Milestone,
+    PermissionLevel,
+    PullRequest,
+    ReactionContent,
+    Repo,
+    RepoRef,
+    StatusState,
+    User,
+)
+
+
+def _excerpt(text: str, limit: int = 72) -> str:
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+class DryRunForge:
+    """Wraps ``inner`` (see the module docstring); ``say`` receives one line per write not made."""
+
+    def __init__(self, inner: Forge, say: Callable[[str], object]) -> None:
+        self.inner = inner
+        self.kind = inner.kind
+        self._say = say
+        self._ids = count(-1, -1)  # made-up ids are negative: they name nothing on the forge
+
+    def _write(self, line: str) -> None:
+        self._say(f"would {line}")
+
+    # --- reads ------------------------------------------------------------------------------------
+
+    async def whoami(self) -> User:
+        return await self.inner.whoami()
+
+    async def get_repo(self, repo: RepoRef) -> Repo:
+        return await self.inner.get_repo(repo)
+
+    async def get_issue(self, repo: RepoRef, number: int) -> Issue:
+        return await self.inner.get_issue(repo, number)
+
+    async def list_comments(self, repo: RepoRef, number: int) -> list[Comment]:
+        return await self.inner.list_comments(repo, number)
+
+    async def list_repo_labels(self, repo: RepoRef) -> list[Label]:
+        return await self.inner.list_repo_labels(repo)
+
+    async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel:
+        return await self.inner.permission_of(repo, login)
+
+    async def read_file(self, repo: RepoRef, path: str, ref: str | None = None) -> FileContent | None:
+        return await self.inner.read_file(repo, path, ref)
+
+    async def list_sub_issues(self, repo: RepoRef, number: int) -> list[Issue]:
+        return await self.inner.list_sub_issues(repo, number)
+
+    async def list_blocked_by(self, repo: RepoRef, number: int) -> list[int]:
+        return await self.inner.list_blocked_by(repo, number)
+
+    async def list_issues(
+        self,
+        repo: RepoRef,
+        *,
+        milestone: int | None = None,
+        labels: Sequence[str] = (),
+        state: ListState = "open",
+        kind: IssueKind = "issues",
+    ) -> list[Issue]:
+        return await self.inner.list_issues(repo, milestone=milestone, labels=labels, state=state, kind=kind)
+
+    async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment:
+        return await self.inner.get_comment(repo, comment_id)
+
+    async def resolve_comment_url(self, url: str) -> CommentLink:
+        return await self.inner.resolve_comment_url(url)
+
+    async def list_milestones(self, repo: RepoRef, state: ListState = "open") -> list[Milestone]:
+        return await self.inner.list_milestones(repo, state)
+
+    async def get_milestone(self, repo: RepoRef, key: int) -> Milestone:
+        return await self.inner.get_milestone(repo, key)
+
+    async def get_branch(self, repo: RepoRef, name: str) -> str | None:
+        return await self.inner.get_branch(repo, name)
+
+    async def get_commit(self, repo: RepoRef, sha: str) -> Commit:
+        return await self.inner.get_commit(repo, sha)
+
+    async def get_pull_request(self, repo: RepoRef, number: int) -> PullRequest:
+        return await self.inner.get_pull_request(repo, number)
+
+    async def find_pull_request(self, repo: RepoRef, head: str) -> PullRequest | None:
+        return await self.inner.find_pull_request(repo, head)
+
+    async def list_pr_commits(self, repo: RepoRef, number: int) -> list[Commit]:
+        return await self.inner.list_pr_commits(repo, number)
+
+    async def list_pr_files(self, repo: RepoRef, number: int) -> list[ChangedFile]:
+        return await self.inner.list_pr_files(repo, number)
+
+    async def ci_state(self, repo: RepoRef, sha: str, required_contexts: Sequence[str] = ()) -> CIState:
+        return await self.inner.ci_state(repo, sha, required_contexts)
+
+    async def list_hook_deliveries(
+        self, repo: RepoRef | None, since: datetime | None = None
+    ) -> list[HookDelivery]:
+        return await self.inner.list_hook_deliveries(repo, since)
+
+    # --- writes: described, not made --------------------------------------------------------------
+
+    async def create_comment(self, repo: RepoRef, number: int, body: str) -> Comment:
+        self._write(f"comment on {repo}#{number}: {_excerpt(body)}")
+        me = await self.whoami()
+        return Comment(id=next(self._ids), author=me.login, body=body, issue_number=number)
+
+    async def edit_comment(self, repo: RepoRef, comment_id: int, body: str) -> Comment:
+        old = await self.inner.get_comment(repo, comment_id)
+        self._write(f"edit comment {comment_id} on {repo}#{old.issue_number}: {_excerpt(body)}")
+        return replace(old, body=body)
+
+    async def add_reaction(self, repo: RepoRef, comment_id: int, content: ReactionContent) -> None:
+        self._write(f"react {content} to comment {comment_id} on {repo}")
+
+    async def ensure_label(
+        self, repo: RepoRef, name: str, *, color: str = "ededed", description: str = ""
+    ) -> Label:
+        existing = {label.name.casefold(): label for label in await self.inner.list_repo_labels(repo)}
+        if name.casefold() in existing:
+            return existing[name.casefold()]
+        self._write(f"create label {name!r} on {repo}")
+        return Label(name, color, description)
+
+    async def set_labels(self, repo: RepoRef, number: int, names: list[str]) -> tuple[str, ...]:
+        self._write(f"set the labels of {repo}#{number} to {', '.join(names) or '(none)'}")
+        return tuple(names)
+
+    async def add_labels(self, repo: RepoRef, number: int, names: list[str]) -> tuple[str, ...]:
+        issue = await self.inner.get_issue(repo, number)
+        self._write(f"add {', '.join(names)} to {repo}#{number}")
+        have = list(issue.labels)
+        have += [n for n in names if n.casefold() not in {h.casefold() for h in have}]
+        return tuple(have)
+
+    async def remove_label(self, repo: RepoRef, number: int, name: str) -> None:
+        self._write(f"remove {name} from {repo}#{number}")
+
+    async def add_blocked_by(self, repo: RepoRef, number: int, blocker: int) -> None:
+        self._write(f"mark {repo}#{number} blocked by #{blocker}")
+
+    async def create_issue(
+        self,
+        repo: RepoRef,
+        title: str,
+        body: str,
+        labels: Sequence[str] = (),
+        milestone: int | None = None,
+    ) -> Issue:
+        self._write(f"open an issue on {repo}: {title!r}")
+        me = await self.whoami()
+        return Issue(next(self._ids), title, body, "open", me.login, tuple(labels), milestone)
+
+    async def edit_issue(
+        self,
+        repo: RepoRef,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: IssueState | None = None,
+        milestone: int | Keep | None = KEEP,
+    ) -> Issue:
+        issue = await self.inner.get_issue(repo, number)
+        changes = [
+            what
+            for what, given in (
+                ("title", title is not None),
+                ("body", body is not None),
+                (f"state to {state}", state is not None),
+                ("milestone", milestone is not KEEP),
+            )
+            if given
+        ]
+        self._write(f"edit {repo}#{number}: {', '.join(changes) or 'nothing'}")
+        return replace(
+            issue,
+            title=issue.title if title is None else title,
+            body=issue.body if body is None else body,
+            state=issue.state if state is None else state,
+            milestone=issue.milestone if isinstance(milestone, Keep) else milestone,
+        )
+
+    async def set_milestone_state(self, repo: RepoRef, key: int, state: IssueState) -> Milestone:
+        found = await self.inner.get_milestone(repo, key)
+        self._write(f"set milestone {found.title!r} of {repo} to {state}")
+        return replace(found, state=state)
+
+    async def commit_files(
+        self, repo: RepoRef, *, base: str, branch: str, files: Sequence[FileChange], message: str
+    ) -> Commit:
+        self._write(f"commit {len(files)} file(s) to {repo}@{branch}: {_excerpt(message)}")
+        head = await self.inner.get_branch(repo, branch) or await self.inner.get_branch(repo, base) or ""
+        changed = tuple(ChangedFile(f.path, "removed" if f.content is None else "modified") for f in files)
+        return Commit(sha="0" * 40, parents=(head,) if head else (), message=message, files=changed)
+
+    async def open_pull_request(
+        self, repo: RepoRef, *, head: str, base: str, title: str, body: str, draft: bool = False
+    ) -> PullRequest:
+        existing = await self.inner.find_pull_request(repo, head)
+        if existing is not None:
+            return existing
+        self._write(f"open a {'draft ' if draft else ''}pull request {head} → {base} on {repo}: {title!r}")
+        me = await self.whoami()
+        return PullRequest(next(self._ids), title, body, "open", draft, False, head, "", base, me.login)
+
+    async def set_commit_status(
+        self,
+        repo: RepoRef,
+        sha: str,
+        context: str,
+        state: StatusState,
+        description: str = "",
+        target_url: str = "",
+    ) -> CommitStatus:
+        self._write(f"set status {context}={state} on {repo}@{sha[:10]}: {description}")
+        return CommitStatus(context, state, description[:140], target_url)
+
+    async def redeliver(self, repo: RepoRef | None, delivery: HookDelivery) -> None:
+        self._write(f"redeliver {delivery.guid}")

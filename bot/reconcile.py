@@ -1,0 +1,287 @@
+"""Catch-up after downtime: `steward reconcile` and its periodic job.
+
+Neither forge retries a failed delivery, so an event that arrived while Steward was down (or that was
+refused with 503) is lost unless someone looks. Reconciling re-derives, level-triggered, every open issue
+that carries one of Steward's trigger or state labels (the ``issues.edited`` handlers, as `/steward
+refresh` does) and every capability's repository-wide state (the registered reconcilers: dashboards, the
+configuration error issue, …), writing only what differs. On GitHub it also asks GitHub to redeliver the
+webhook deliveries that failed since the last run. ``dry_run`` prints what it would write, and writes
+nothing.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from bot import logs
+from bot.budget import Memo
+from bot.context import EventContext
+from bot.dryrun import DryRunForge
+from bot.events import Event, IssueSnapshot
+from bot.forge import Forge, ForgeKind, HookDelivery, Issue, NotSupported, PermissionDenied, RepoRef
+from bot.locks import Busy, IssueLocks, issue_key, issue_lock
+from bot.outage import REDIS_ERRORS
+
+log = logs.get("steward.reconcile")
+
+# Prefixes of the labels Steward sets (verdicts, states): an issue carrying one is Steward's to re-derive.
+STATE_PREFIXES = ("refinement:", "forks:", "bugfix:", "debug:", "steward:")
+LAST_RUN_KEY = "steward:reconcile:last"
+# The repositories Steward has had events from ("github:owner/name"): what `steward reconcile` and the
+# catch-up after downtime look at. A cache: losing it only narrows the next catch-up.
+SEEN_REPOS = "steward:repos"
+
+
+@dataclass
+class Report:
+    repos: int = 0
+    issues: int = 0
+    skipped_busy: list[str] = field(default_factory=list)
+    redelivered: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    # What could not be looked at for a reason the operator can act on (no access to the hooks, say).
+    notes: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def trigger_labels(settings: Any) -> set[str]:
+    """The trigger labels a repository's settings name (the state labels go by prefix)."""
+    names = {
+        settings.bug_refinement.refine_label,
+        settings.backlog.refine_label,
+        settings.backlog.approved_label,
+        settings.milestones.labels.dashboard,
+    }
+    return {n.casefold() for n in names}
+
+
+def concerns_steward(issue: Issue, settings: Any) -> bool:
+    wanted = trigger_labels(settings)
+    return any(
+        label.casefold() in wanted or label.casefold().startswith(STATE_PREFIXES) for label in issue.labels
+    )
+
+
+def failed_deliveries(deliveries: Sequence[HookDelivery]) -> list[HookDelivery]:
+    """The deliveries whose every attempt failed (an attempt of the same guid that arrived counts)."""
+    arrived = {d.guid for d in deliveries if d.status_code is not None and 200 <= d.status_code < 300}
+    latest: dict[str, HookDelivery] = {}
+    for delivery in deliveries:
+        if delivery.guid not in arrived:
+            latest.setdefault(delivery.guid, delivery)
+    return list(latest.values())
+
+
+def _failed(report: Report, say: Callable[[str], None], note: str) -> None:
+    report.errors.append(note)
+    say(note)
+    log.warning("reconcile: a step failed", detail=note[:300])
+
+
+def _snapshot(issue: Issue) -> IssueSnapshot:
+    return IssueSnapshot(
+        number=issue.number,
+        title=issue.title,
+        body=issue.body,
+        state=issue.state,
+        author=issue.author,
+        labels=issue.labels,
+        milestone=issue.milestone,
+        is_pull_request=issue.is_pull_request,
+    )
+
+
+async def reconcile_repo(
+    runtime: Any,
+    kind: ForgeKind,
+    repo: RepoRef,
+    *,
+    dry_run: bool = False,
+    since: datetime | None = None,
+    report: Report | None = None,
+    say: Callable[[str], None] = lambda _: None,
+) -> Report:
+    """Re-derive one repository (see the module docstring). ``runtime`` is the worker's ``Runtime``."""
+    report = report or Report()
+    report.repos += 1
+    forge: Forge = await runtime.forge(kind, repo)
+    me = await forge.whoami()
+    config = await runtime.configs.get(forge, repo)
+    if dry_run:
+
+        def noted(line: str) -> None:
+            report.writes.append(line)
+            say(f"{kind}:{repo}: {line}")
+
+        forge = DryRunForge(forge, noted)
+    base = Event(
+        forge=kind,
+        delivery_id=f"reconcile-{uuid.uuid4().hex[:12]}",
+        name="reconcile",
+        action="",
+        sender="",
+        repo=repo,
+    )
+    rlog = log.bind(repo=repo.full_name, forge=kind, dry_run=dry_run)
+
+    owner = f"reconcile-{uuid.uuid4().hex[:12]}"
+    ttl = runtime.settings.job_timeout_seconds + 30
+    locks = IssueLocks(runtime.redis, owner=owner, ttl=ttl)
+
+    def context(event: Event) -> EventContext:
+        return EventContext(
+            event=event,
+            forge=forge,
+            me=me,
+            settings=config.settings,
+            registry=runtime.registry,
+            log=rlog,
+            prefix=runtime.settings.command_prefix,
+            locks=locks,
+            config=config,
+            memo=None if dry_run else Memo(runtime.redis),
+        )
+
+    handlers = [
+        s for s in runtime.registry.handlers_for("issues", "edited") if context(base).enabled(s.section)
+    ]
+    for issue in await forge.list_issues(repo, state="open", kind="issues"):
+        if not concerns_steward(issue, config.settings):
+            continue
+        where = f"{kind}:{repo}#{issue.number}"
+        event = replace(base, name="issues", action="edited", issue=_snapshot(issue))
+        key = issue_key(kind, repo.full_name, issue.number)
+        async with issue_lock(runtime.redis, key, ttl=ttl, wait=10.0, owner=owner) as got:
+            if not got:
+                report.skipped_busy.append(where)
+                continue
+            report.issues += 1
+            for spec in handlers:
+                try:
+                    await spec.handler(context(event))
+                except Busy:
+                    report.skipped_busy.append(where)
+                except REDIS_ERRORS:
+                    raise
+                except Exception as exc:  # one issue's failure does not stop the others
+                    _failed(report, say, f"{where}: {type(exc).__name__}: {exc}")
+    for spec in runtime.registry.reconcilers:
+        if not context(base).enabled(spec.section):
+            continue
+        try:
+            await spec.handler(context(base))
+        except REDIS_ERRORS:
+            raise
+        except Exception as exc:
+            _failed(report, say, f"{kind}:{repo} ({spec.name}): {type(exc).__name__}: {exc}")
+    if kind == "github" and not (runtime.github is not None and runtime.github.is_app):
+        # With a token Steward reads the repository's own hooks; an App's deliveries are the App's
+        # (reconcile_app_deliveries).
+        await _redeliver(forge, repo, since, report, dry_run=dry_run, say=say)
+    return report
+
+
+async def _redeliver(
+    forge: Forge,
+    repo: RepoRef | None,
+    since: datetime | None,
+    report: Report,
+    *,
+    dry_run: bool,
+    say: Callable[[str], None],
+) -> None:
+    try:
+        deliveries = await forge.list_hook_deliveries(repo, since)
+    except (NotSupported, PermissionDenied) as exc:
+        need = (
+            "give the token admin access to the repository, or run Steward as a GitHub App"
+            if repo is not None
+            else "the App's credentials"
+        )
+        note = f"note: failed deliveries of {repo or 'the App'} not checked ({exc}); to check them, {need}"
+        report.notes.append(note)
+        say(note)
+        return
+    for delivery in failed_deliveries(deliveries):
+        what = f"{repo or 'App'}: redeliver {delivery.event}.{delivery.action or ''} {delivery.guid}"
+        report.redelivered.append(what)
+        say(("would " if dry_run else "") + what)
+        if not dry_run:
+            await forge.redeliver(repo, delivery)
+
+
+async def reconcile_app_deliveries(
+    runtime: Any,
+    repo: RepoRef,
+    since: datetime | None,
+    report: Report,
+    *,
+    dry_run: bool,
+    say: Callable[[str], None],
+) -> None:
+    """A GitHub App's own webhook (one for every installation), read with the App's credentials through
+    the forge of one of its repositories."""
+    if runtime.github is None or not runtime.github.is_app:
+        return
+    forge = await runtime.forge("github", repo)
+    await _redeliver(forge, None, since, report, dry_run=dry_run, say=say)
+
+
+async def last_run(redis: Any, kind: ForgeKind) -> datetime | None:
+    raw = await redis.get(f"{LAST_RUN_KEY}:{kind}")
+    return datetime.fromtimestamp(float(raw), UTC) if raw else None
+
+
+async def record_run(redis: Any, kind: ForgeKind, started: float) -> None:
+    await redis.set(f"{LAST_RUN_KEY}:{kind}", str(started), ex=30 * 86_400)
+
+
+async def seen_repos(redis: Any) -> list[tuple[ForgeKind, RepoRef]]:
+    found: list[tuple[ForgeKind, RepoRef]] = []
+    for raw in sorted(await redis.smembers(SEEN_REPOS)):
+        text = raw.decode() if isinstance(raw, bytes) else str(raw)
+        kind, _, name = text.partition(":")
+        if kind in ("github", "gitea") and "/" in name:
+            found.append((kind, RepoRef.parse(name)))  # type: ignore[arg-type]
+    return found
+
+
+async def reconcile_all(
+    runtime: Any,
+    repos: Sequence[tuple[ForgeKind, RepoRef]],
+    *,
+    dry_run: bool = False,
+    since: datetime | None = None,
+    say: Callable[[str], None] = lambda _: None,
+) -> Report:
+    """Reconcile ``repos``; ``since`` defaults to each forge's last recorded run."""
+    report = Report()
+    started = time.time()
+    for kind in sorted({k for k, _ in repos} | set(runtime.forge_kinds)):
+        window = since or await last_run(runtime.redis, kind)
+        for repo_kind, repo in repos:
+            if repo_kind != kind:
+                continue
+            try:
+                await reconcile_repo(
+                    runtime, kind, repo, dry_run=dry_run, since=window, report=report, say=say
+                )
+            except Exception as exc:  # one repository's failure does not stop the others
+                note = f"{kind}:{repo}: {type(exc).__name__}: {exc}"
+                report.errors.append(note)
+                say(note)
+                log.warning("reconcile failed for a repository", repo=str(repo), error=str(exc))
+        mine = [repo for repo_kind, repo in repos if repo_kind == kind]
+        if kind == "github" and mine:
+            try:
+                await reconcile_app_deliveries(runtime, mine[0], window, report, dry_run=dry_run, say=say)
+            except Exception as exc:
+                report.errors.append(f"the App's deliveries: {type(exc).__name__}: {exc}")
+        if not dry_run:
+            await record_run(runtime.redis, kind, started)
+    return report

@@ -1,0 +1,231 @@
+"""The repository's configuration file, as people meet it in the forge.
+
+- ``/steward config`` (anyone) answers with the effective settings and where each comes from.
+- A push that changes the file gets a ``steward/config`` commit status on its head: failure with the errors
+  when the file is invalid (so a maintainer sees it before merging), success when it is valid. A push to the
+  default branch also drops the cached settings.
+- While the file on the default branch is invalid, Steward keeps the last valid settings (or the defaults)
+  and says so: in one issue, "Steward configuration error", kept up to date and closed when the file is
+  fixed, and once in the first thread that triggers it — never a comment per event.
+
+Pure rendering at the top; the few forge effects below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.config_service import RepoSettings
+from bot.context import CommandContext, EventContext
+from bot.forge import Issue, NotFound, StatusState
+from bot.repo_config import CONFIG_PATHS, ConfigError, dump_value, parse, sources
+from handlers import registry
+
+ERROR_TITLE = "Steward configuration error"
+ERROR_LABEL = "steward:config-error"
+ERROR_MARKER = "<!-- steward:config-error -->"
+STATUS_CONTEXT = "steward/config"
+MAX_ERRORS_SHOWN = 30
+
+# --- pure rules ---------------------------------------------------------------------------------------------
+
+
+def error_lines(errors: Sequence[ConfigError]) -> list[str]:
+    shown = [f"- `{e.path or 'file'}`{f' (line {e.line})' if e.line else ''}: {e.message}" for e in errors]
+    if len(shown) > MAX_ERRORS_SHOWN:
+        shown = [*shown[: MAX_ERRORS_SHOWN - 1], f"- … and {len(errors) - MAX_ERRORS_SHOWN + 1} more"]
+    return shown
+
+
+def status_description(errors: Sequence[ConfigError]) -> str:
+    """At most 140 characters (GitHub refuses more)."""
+    if not errors:
+        return "The Steward configuration is valid."
+    text = f"{len(errors)} error{'s' if len(errors) != 1 else ''} in the Steward configuration: {errors[0]}"
+    return text if len(text) <= 140 else text[:139] + "…"
+
+
+def error_issue_body(path: str, errors: Sequence[ConfigError], *, pushed_by: str = "", stale: bool) -> str:
+    keeps = "the file's last valid settings" if stale else "its defaults"
+    who = f" @{pushed_by} pushed a version that does not validate." if pushed_by else ""
+    fix = f"**Next step:** a maintainer fixes `{path}` on the default branch.{who}"
+    return "\n".join(
+        [
+            ERROR_MARKER,
+            "## Steward cannot read this repository's configuration",
+            "",
+            f"{fix} Until then Steward keeps working with {keeps}. `steward check-config {path}` checks a "
+            "file before it is pushed.",
+            "",
+            "### What is wrong",
+            "",
+            *error_lines(errors),
+            "",
+            "I close this issue when the file on the default branch is valid again.",
+        ]
+    )
+
+
+def thread_notice(path: str, error_issue: Issue, *, stale: bool) -> str:
+    keeps = "its last valid settings" if stale else "Steward's defaults"
+    return (
+        f"Heads-up: `{path}` on the default branch is not a valid Steward configuration, so this repository "
+        f"runs on {keeps} until a maintainer fixes it — see #{error_issue.number} for what is wrong."
+    )
+
+
+def render_config(config: RepoSettings) -> str:
+    rows = sources(config.overrides, config.settings)
+    from_file = [r for r in rows if r[2] == "file"]
+    where = f"`{config.path}`" if config.path else "no configuration file"
+    lines = [
+        "**Steward's settings on this repository**",
+        "",
+        f"{len(from_file)} setting{'s' if len(from_file) != 1 else ''} from {where}; everything else is "
+        "Steward's default."
+        + (" The file is **invalid**, so these are its last valid settings." if config.stale else ""),
+    ]
+    if config.errors:
+        lines += ["", "**The configuration file does not validate:**", "", *error_lines(config.errors)]
+    if from_file:
+        lines += ["", "| Setting | Value |", "|---|---|"]
+        lines += [f"| `{path}` | `{dump_value(value)}` |" for path, value, _ in from_file]
+    lines += ["", "<details><summary>Every setting, and where it comes from</summary>", ""]
+    lines += ["| Setting | Value | From |", "|---|---|---|"]
+    lines += [
+        f"| `{path}` | `{dump_value(value).replace('|', '\\|')[:200]}` | {origin} |"
+        for path, value, origin in rows
+    ]
+    lines += ["", "</details>"]
+    return "\n".join(lines)
+
+
+# --- effects -----------------------------------------------------------------------------------------------
+
+
+async def find_error_issue(ctx: EventContext) -> Issue | None:
+    for issue in await ctx.forge.list_issues(ctx.repo, labels=(ERROR_LABEL,), state="open"):
+        if issue.title == ERROR_TITLE and issue.author.casefold() == ctx.me.login.casefold():
+            return issue
+    return None
+
+
+async def ensure_error_issue(ctx: EventContext, config: RepoSettings, *, pushed_by: str = "") -> Issue:
+    body = error_issue_body(config.path, config.errors, pushed_by=pushed_by, stale=config.stale)
+    found = await find_error_issue(ctx)
+    if found is None:
+        await ctx.forge.ensure_label(
+            ctx.repo, ERROR_LABEL, color="b60205", description="Steward: the configuration file is invalid"
+        )
+        return await ctx.forge.create_issue(ctx.repo, ERROR_TITLE, body, labels=(ERROR_LABEL,))
+    if found.body.strip() != body.strip() and (pushed_by or error_lines(config.errors)[0] not in found.body):
+        return await ctx.forge.edit_issue(ctx.repo, found.number, body=body)
+    return found
+
+
+async def close_error_issue(ctx: EventContext, sha: str) -> None:
+    found = await find_error_issue(ctx)
+    if found is None:
+        return
+    await ctx.upsert_sticky(
+        "config-fixed",
+        sha[:12] or "fixed",
+        f"The configuration is valid again{f' as of {sha[:12]}' if sha else ''}; closing.",
+        number=found.number,
+    )
+    await ctx.forge.edit_issue(ctx.repo, found.number, state="closed")
+
+
+@registry.command(
+    "config",
+    usage="config",
+    help="Show this repository's Steward settings and where each comes from (its file or the defaults).",
+    permission="anyone",
+)
+async def config_command(ctx: CommandContext) -> None:
+    config = ctx.config if ctx.config is not None else RepoSettings(ctx.settings)
+    await ctx.reply(render_config(config))
+
+
+def _touched(paths: Sequence[str], kind: str) -> list[str]:
+    wanted = CONFIG_PATHS["gitea" if kind == "gitea" else "github"]
+    return [p for p in wanted if p in paths]
+
+
+@registry.on("push", checks="the Steward configuration file")
+async def on_push(ctx: EventContext) -> None:
+    """A push that touches the configuration file: a commit status on its head, and on the default branch
+    the cached settings dropped and the error issue opened, updated or closed."""
+    event = ctx.event
+    if (
+        not event.ref
+        or not event.ref.startswith("refs/heads/")
+        or not event.after
+        or set(event.after) == {"0"}
+    ):
+        return
+    touched = _touched(event.paths, event.forge)
+    if not touched:
+        return
+    branch = event.ref.removeprefix("refs/heads/")
+    found = None
+    for path in CONFIG_PATHS[event.forge]:
+        found = await ctx.forge.read_file(ctx.repo, path, ref=event.after)
+        if found is not None:
+            break
+    errors = parse(found.content, tuple(ctx.registry.commands)).errors if found is not None else ()
+    state: StatusState = "failure" if errors else "success"
+    await ctx.forge.set_commit_status(
+        ctx.repo, event.after, STATUS_CONTEXT, state, status_description(errors)
+    )
+    repo = await ctx.forge.get_repo(ctx.repo)
+    if branch != repo.default_branch:
+        return
+    if errors:
+        config = ctx.config  # read after this push: it says whether a last valid version is in force
+        if config is None or not config.errors:
+            config = RepoSettings(
+                ctx.settings,
+                path=found.path if found else touched[0],
+                sha=found.sha if found else "",
+                errors=errors,
+            )
+        await ensure_error_issue(ctx, config, pushed_by=event.sender)
+    else:
+        await close_error_issue(ctx, event.after)
+
+
+@registry.on("issues", checks="whether the Steward configuration is valid")
+@registry.on("issue_comment", "created")
+async def on_thread(ctx: EventContext) -> None:
+    """While the configuration on the default branch is invalid, say so once: in the first thread that
+    triggers Steward, and in the error issue."""
+    config = ctx.config
+    if config is None or not config.errors or ctx.event.issue is None:
+        return
+    if not await ctx.once(f"config-announced:{config.sha}"):
+        return
+    error_issue = await ensure_error_issue(ctx, config)
+    if ctx.event.issue.number == error_issue.number:
+        return
+    try:
+        await ctx.upsert_sticky(
+            "config-notice",
+            config.sha[:12] or "file",
+            thread_notice(config.path, error_issue, stale=config.stale),
+        )
+    except NotFound:
+        return
+
+
+@registry.reconcile("config", checks="the configuration error issue")
+async def reconcile_config(ctx: EventContext) -> None:
+    """Catch-up: an error issue left open although the file is valid again is closed; an invalid file
+    without its error issue gets one."""
+    config = ctx.config
+    if config is None:
+        return
+    if config.errors:
+        await ensure_error_issue(ctx, config)
+    else:
+        await close_error_issue(ctx, config.sha)
