@@ -113,6 +113,8 @@ class Stage:
     maintainer: Person
     outsider: Person
     settle: Callable[[], None]
+    # Runs `steward reconcile` for this repository; returns what it printed.
+    reconcile: Callable[[str, str], list[str]] = lambda flavor, repo: []
     shown: dict[int, dict[int, str]] = field(default_factory=dict)
 
     def issue(self, who: Person, title: str, body: str = "", labels: list[str] | None = None) -> int:
@@ -252,10 +254,73 @@ def _config_scene(stage: Stage) -> None:
     stage.show(number, max_lines=8)
 
 
-SCENES: tuple[Callable[[Stage], None], ...] = (_commands_scene, _bug_scene, _backlog_scene, _config_scene)
+def _catch_up_scene(stage: Stage) -> None:
+    _say("\n▶ Catch-up after downtime")
+    [hook] = stage.maintainer("GET", f"/repos/{stage.repo}/hooks")
+    stage.maintainer("PATCH", f"/repos/{stage.repo}/hooks/{hook['id']}", {"active": False})
+    number = stage.issue(stage.outsider, "Search returns nothing", CASUAL_BUG)
+    stage.label(number, ["bug", "refine"])
+    _say(
+        "  While Steward's webhook was off (as when Steward is down), @outsider reported a bug and "
+        "@maintainer labelled it `bug` and `refine`. The forge will not send those events again."
+    )
+    stage.settle()
+    stage.show(number, max_lines=3)
+    stage.maintainer("PATCH", f"/repos/{stage.repo}/hooks/{hook['id']}", {"active": True})
+    _say(f"\n  The operator runs `steward reconcile --repo {stage.flavor}:{stage.repo}`:")
+    for line in stage.reconcile(stage.flavor, stage.repo):
+        _say(f"    $ {line}")
+    stage.settle()
+    stage.show(number, max_lines=4)
 
 
-def _walk_through(sandbox_url: str, receiver_url: str, redis_url: str, secret: str, flavor: str) -> None:
+SCENES: tuple[Callable[[Stage], None], ...] = (
+    _commands_scene,
+    _bug_scene,
+    _backlog_scene,
+    _config_scene,
+    _catch_up_scene,
+)
+
+
+def _reconcile_with(settings: Settings) -> Callable[[str, str], list[str]]:
+    """`steward reconcile --repo FLAVOR:REPO`, in this process; returns its report lines."""
+
+    def run(flavor: str, repo: str) -> list[str]:
+        import asyncio
+
+        from bot.forge import ForgeKind, RepoRef
+        from bot.queue import make_redis
+        from bot.reconcile import reconcile_all
+        from bot.worker import build_runtime
+
+        lines: list[str] = []
+
+        async def go() -> None:
+            redis_client = make_redis(settings.redis_url)
+            runtime = build_runtime(settings, redis_client)
+            try:
+                kind: ForgeKind = "gitea" if flavor == "gitea" else "github"
+                report = await reconcile_all(runtime, [(kind, RepoRef.parse(repo))], say=lines.append)
+                lines.append(f"re-checked {report.issues} issue(s); {len(report.errors)} error(s)")
+            finally:
+                await runtime.aclose()
+                await redis_client.aclose()
+
+        asyncio.run(go())
+        return lines
+
+    return run
+
+
+def _walk_through(
+    sandbox_url: str,
+    receiver_url: str,
+    redis_url: str,
+    secret: str,
+    flavor: str,
+    reconcile: Callable[[str, str], list[str]],
+) -> None:
     """Every scene, on a GitHub-flavoured or on a Gitea-flavoured sandbox repository."""
     maintainer, outsider = Person(sandbox_url, "maintainer", flavor), Person(sandbox_url, "outsider", flavor)
     name = "GitHub" if flavor == "github" else "Gitea"
@@ -281,7 +346,9 @@ def _walk_through(sandbox_url: str, receiver_url: str, redis_url: str, secret: s
     else:
         maintainer("PUT", f"/repos/{repo}/collaborators/steward-bot", {"permission": "push"})
         maintainer("POST", f"/repos/{repo}/hooks", {"config": config, "events": ["*"]})
-    stage = Stage(flavor, repo, maintainer, outsider, lambda: _settle(sandbox_url, redis_url))
+    stage = Stage(
+        flavor, repo, maintainer, outsider, lambda: _settle(sandbox_url, redis_url), reconcile=reconcile
+    )
     for scene in SCENES:
         scene(stage)
 
@@ -335,7 +402,9 @@ def _run(base: Settings, redis_url: str, *, keep_running: bool) -> int:
                 "own, emptied when the demo ends)."
             )
             for flavor in ("github", "gitea"):
-                _walk_through(sandbox.url, receiver.url, settings.redis_url, secret, flavor)
+                _walk_through(
+                    sandbox.url, receiver.url, settings.redis_url, secret, flavor, _reconcile_with(settings)
+                )
             deliveries = httpx2.get(f"{sandbox.url}/_sandbox/deliveries", timeout=30).json()
             codes = sorted({str(d["status_code"]) for d in deliveries})
             _say(

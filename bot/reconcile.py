@@ -199,11 +199,15 @@ async def _redeliver(
         deliveries = await forge.list_hook_deliveries(repo, since)
     except (NotSupported, PermissionDenied) as exc:
         need = (
-            "give the token admin access to the repository, or run Steward as a GitHub App"
+            "give the token admin access to the repository (or run Steward as a GitHub App)"
             if repo is not None
-            else "the App's credentials"
+            else "configure the App's id and key"
         )
-        note = f"note: failed deliveries of {repo or 'the App'} not checked ({exc}); to check them, {need}"
+        reason = str(exc).rstrip(".")
+        note = (
+            f"note: the failed deliveries of {repo or 'the App'} were not checked ({reason}); "
+            f"{need} to let Steward redeliver them"
+        )
         report.notes.append(note)
         say(note)
         return
