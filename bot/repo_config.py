@@ -71,6 +71,19 @@ def schema(commands: Sequence[str] = ()) -> dict[str, Any]:
     return found
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML's safe subset without aliases: a configuration file has no use for them, and nested aliases
+    expand into billions of values (a "billion laughs" file) when the settings are validated."""
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (`*name`) are not supported in a configuration file", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
 def _lines(node: yaml.Node, path: tuple[str, ...], out: dict[tuple[str, ...], int]) -> None:
     out.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
@@ -134,13 +147,19 @@ def parse(text: str | bytes, commands: Sequence[str] = ()) -> Parsed:
     except UnicodeDecodeError:
         return Parsed(None, (ConfigError("", None, "the file is not UTF-8 text"),))
     try:
-        node = yaml.compose(source, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(source)
+        loader = _Loader(source)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         return Parsed(None, (ConfigError("", line, f"not valid YAML: {problem}"),))
+    except RecursionError:
+        return Parsed(None, (ConfigError("", None, "the file is nested too deeply"),))
     if data is None:
         return Parsed({}, ())
     if not isinstance(data, dict):

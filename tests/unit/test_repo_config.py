@@ -89,13 +89,22 @@ def test_permissions_are_the_documented_words_only() -> None:
         (b"just words\n", "must be a mapping"),
         (b"\xff\xfe\x00", "not UTF-8"),
         (b"a: " + b"x" * 300_000, "larger than"),
-        (b"backlog: &a\n  round_cap: 3\nforks: *a\n", "unknown key `round_cap`"),
+        (b"backlog: &a\n  round_cap: 3\nforks: *a\n", "aliases (`*name`) are not supported"),
+        (b"a: " + b"[" * 5000 + b"]" * 5000, "nested too deeply"),
     ],
 )
 def test_a_file_that_is_not_settings_is_refused_with_a_reason(raw: bytes, says: str) -> None:
     parsed = parse(raw)
     assert not parsed.valid
     assert any(says in e.message for e in parsed.errors), parsed.errors
+
+
+def test_a_billion_laughs_file_is_refused_before_it_expands() -> None:
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    lines += ["forks:", "  headings: *a9"]
+    parsed = parse("\n".join(lines))
+    assert not parsed.valid and "aliases" in parsed.errors[0].message and parsed.errors[0].line == 2
 
 
 def test_yaml_tags_that_build_objects_are_not_honoured() -> None:
