@@ -10,7 +10,7 @@ from typing import Literal
 
 import orjson
 
-from bot.forge import ForgeKind, RepoRef
+from bot.forge import ForgeKind, Issue, RepoRef
 
 EventName = Literal[
     "issues",
@@ -45,6 +45,20 @@ class IssueSnapshot:
     labels: tuple[str, ...] = ()
     milestone: int | None = None
     is_pull_request: bool = False
+
+    @classmethod
+    def of(cls, issue: Issue) -> IssueSnapshot:
+        """The issue as the forge shows it now (for re-running checks outside a delivery)."""
+        return cls(
+            number=issue.number,
+            title=issue.title,
+            body=issue.body,
+            state=issue.state,
+            author=issue.author,
+            labels=issue.labels,
+            milestone=issue.milestone,
+            is_pull_request=issue.is_pull_request,
+        )
 
 
 @dataclass(frozen=True)

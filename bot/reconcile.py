@@ -83,19 +83,6 @@ def _failed(report: Report, say: Callable[[str], None], note: str) -> None:
     log.warning("reconcile: a step failed", detail=note[:300])
 
 
-def _snapshot(issue: Issue) -> IssueSnapshot:
-    return IssueSnapshot(
-        number=issue.number,
-        title=issue.title,
-        body=issue.body,
-        state=issue.state,
-        author=issue.author,
-        labels=issue.labels,
-        milestone=issue.milestone,
-        is_pull_request=issue.is_pull_request,
-    )
-
-
 async def reconcile_repo(
     runtime: Any,
     kind: ForgeKind,
@@ -154,7 +141,7 @@ async def reconcile_repo(
         if not concerns_steward(issue, config.settings):
             continue
         where = f"{kind}:{repo}#{issue.number}"
-        event = replace(base, name="issues", action="edited", issue=_snapshot(issue))
+        event = replace(base, name="issues", action="edited", issue=IssueSnapshot.of(issue))
         key = issue_key(kind, repo.full_name, issue.number)
         async with issue_lock(runtime.redis, key, ttl=ttl, wait=10.0, owner=owner) as got:
             if not got:

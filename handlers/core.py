@@ -60,21 +60,18 @@ async def ping_command(ctx: CommandContext) -> None:
 )
 async def refresh_command(ctx: CommandContext) -> None:
     issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
-    snapshot = IssueSnapshot(
-        number=issue.number,
-        title=issue.title,
-        body=issue.body,
-        state=issue.state,
-        author=issue.author,
-        labels=issue.labels,
-        milestone=issue.milestone,
-        is_pull_request=issue.is_pull_request,
-    )
     event = replace(
-        ctx.event, name="issues", action="edited", issue=snapshot, comment=None, previous_body=None
+        ctx.event,
+        name="issues",
+        action="edited",
+        issue=IssueSnapshot.of(issue),
+        comment=None,
+        previous_body=None,
     )
     checked: list[str] = []
     for spec in ctx.registry.handlers_for("issues", "edited"):
+        if not ctx.enabled(spec.section):
+            continue
         await spec.handler(ctx.for_event(event))
         if spec.checks and spec.checks not in checked:
             checked.append(spec.checks)
