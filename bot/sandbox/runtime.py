@@ -110,6 +110,9 @@ class Sandbox:
         # (tests arrange state through the API faster than a person could), e.g. [(80, 60), (500, 3600)].
         self.secondary_limits: list[tuple[int, float]] = []
         self._writes: dict[str, list[float]] = {}
+        # Gitea's `[repository.issue] MAX_PINNED` (default 3; 0 switches pinning off): how many issues, and
+        # separately how many pull requests, a repository may pin (go-gitea/gitea models/issues/issue_pin.go).
+        self.gitea_max_pinned = 3
 
     def secondary_limit_wait(self, who: str) -> int | None:
         """Count a content-creating request of `who`; the seconds to wait when it is over a limit."""
