@@ -174,6 +174,13 @@ class DryRunForge:
     async def remove_label(self, repo: RepoRef, number: int, name: str) -> None:
         self._write(f"remove {name} from {repo}#{number}")
 
+    async def pin_issue(self, repo: RepoRef, number: int) -> bool:
+        self._write(f"pin {repo}#{number} (unless it is pinned already)")
+        return True
+
+    async def unpin_issue(self, repo: RepoRef, number: int) -> None:
+        self._write(f"unpin {repo}#{number} (if it is pinned)")
+
     async def add_blocked_by(self, repo: RepoRef, number: int, blocker: int) -> None:
         self._write(f"mark {repo}#{number} blocked by #{blocker}")
 
