@@ -88,6 +88,7 @@ async def add_fault(request: Request) -> Response:
         login=str(body["login"]) if body.get("login") else None,
         apply=bool(body.get("apply", False)),
         drop=bool(body.get("drop", False)),
+        skip=int(body.get("skip", 0)),
     )
     _sandbox(request).faults.append(fault)
     return _json(fault.public(), 201)
