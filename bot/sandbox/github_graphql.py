@@ -371,6 +371,10 @@ async def graphql(request: Request) -> Response:
         return _answer(
             {"errors": [{"message": exc.message, "locations": [{"line": exc.line, "column": exc.column}]}]}
         )
+    # The request log says what was asked: a query or a mutation, and of which fields.
+    logged = getattr(request.state, "log_entry", None)
+    if isinstance(logged, dict):
+        logged["graphql"] = f"{operation.kind} {' '.join(sel.name for sel in operation.selections)}"
     invalid = _validate(operation)
     if invalid:
         return _answer({"errors": invalid})

@@ -67,6 +67,13 @@ def test_github_pins_through_graphql_with_the_rest_node_id(alice: httpx2.Client,
     read = _gql(alice, '{ repository(owner: "alice", name: "demo") { issue(number: 1) { id isPinned } } }')
     assert read["data"]["repository"]["issue"] == {"id": issue["node_id"], "isPinned": True}
     assert _pinned_on_github(alice) == [1]
+    # (The sandbox's request log names each GraphQL operation, so a test can tell a read from a write.)
+    log = httpx2.get(str(alice.base_url).rstrip("/") + "/_sandbox/requests").json()
+    assert [r["graphql"] for r in log if r["path"] == "/graphql"] == [
+        "mutation pinIssue",
+        "query repository",
+        "query repository",
+    ]
 
 
 def test_github_pins_at_most_three_issues_and_checks_the_limit_first(alice: httpx2.Client, repo: str) -> None:
