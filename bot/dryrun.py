@@ -175,7 +175,9 @@ class DryRunForge:
         self._write(f"remove {name} from {repo}#{number}")
 
     async def pin_issue(self, repo: RepoRef, number: int) -> bool:
-        self._write(f"pin {repo}#{number} (unless it is pinned already)")
+        # A made-up number (negative) is an issue this dry run "opened".
+        named = f"{repo}#{number}" if number > 0 else f"the new issue on {repo}"
+        self._write(f"pin {named} (unless it is pinned already)")
         return True
 
     async def unpin_issue(self, repo: RepoRef, number: int) -> None:
