@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import structlog
 
+from bot.dryrun import DryRunForge
 from bot.forge import (
     ForgeError,
     NotFound,
@@ -59,3 +61,18 @@ def test_a_refused_pin_is_said_once_per_repository_and_reason() -> None:
     said = [(e["forge"], e["repo"], e["issue"]) for e in logged if e["event"] == "issue not pinned"]
     assert said == [("github", "said/once", 1), ("github", "said/other", 1), ("gitea", "said/once", 1)]
     assert all(e["log_level"] == "warning" and e["reason"] == GITHUB_FULL for e in logged)
+
+
+async def test_a_dry_run_describes_a_pin_and_makes_none() -> None:
+    """``steward reconcile --dry-run``: a pin is a write — described, not made, answered True."""
+    said: list[str] = []
+    inner = SimpleNamespace(kind="gitea")  # a dry run's writes never reach the forge
+    dry = DryRunForge(inner, said.append)  # type: ignore[arg-type]
+    assert await dry.pin_issue(RepoRef("o", "r"), 7) is True
+    assert await dry.pin_issue(RepoRef("o", "r"), -1) is True
+    await dry.unpin_issue(RepoRef("o", "r"), 7)
+    assert said == [
+        "would pin o/r#7 (unless it is pinned already)",
+        "would pin the new issue on o/r (unless it is pinned already)",
+        "would unpin o/r#7 (if it is pinned)",
+    ]
