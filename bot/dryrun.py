@@ -174,6 +174,15 @@ class DryRunForge:
     async def remove_label(self, repo: RepoRef, number: int, name: str) -> None:
         self._write(f"remove {name} from {repo}#{number}")
 
+    async def pin_issue(self, repo: RepoRef, number: int) -> bool:
+        # A made-up number (negative) is an issue this dry run "opened".
+        named = f"{repo}#{number}" if number > 0 else f"the new issue on {repo}"
+        self._write(f"pin {named} (unless it is pinned already)")
+        return True
+
+    async def unpin_issue(self, repo: RepoRef, number: int) -> None:
+        self._write(f"unpin {repo}#{number} (if it is pinned)")
+
     async def add_blocked_by(self, repo: RepoRef, number: int, blocker: int) -> None:
         self._write(f"mark {repo}#{number} blocked by #{blocker}")
 

@@ -5,19 +5,21 @@
   when the file is invalid (so a maintainer sees it before merging), success when it is valid. A push to the
   default branch also drops the cached settings.
 - While the file on the default branch is invalid, Steward keeps the last valid settings (or the defaults)
-  and says so: in one issue, "Steward configuration error", kept up to date and closed when the file is
-  fixed, and once in the first thread that triggers it — never a comment per event.
+  and says so: in one issue, "Steward configuration error", kept up to date, kept pinned while it is open
+  (when the repository has room for another pin) and unpinned and closed when the file is fixed, and once in
+  the first thread that triggers it — never a comment per event.
 
 Pure rendering at the top; the few forge effects below.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 from bot.config_service import RepoSettings
 from bot.context import CommandContext, EventContext
-from bot.forge import Issue, NotFound, StatusState
+from bot.forge import Issue, NotFound, PermissionDenied, StatusState
 from bot.repo_config import CONFIG_PATHS, ConfigError, dump_value, parse, sources
 from handlers import registry
 
@@ -111,6 +113,7 @@ async def find_error_issue(ctx: EventContext) -> Issue | None:
 
 
 async def ensure_error_issue(ctx: EventContext, config: RepoSettings, *, pushed_by: str = "") -> Issue:
+    """The open error issue, made or brought up to date (callers pin it: ``keep_pinned``)."""
     body = error_issue_body(config.path, config.errors, pushed_by=pushed_by, stale=config.stale)
     found = await find_error_issue(ctx)
     if found is None:
@@ -123,7 +126,28 @@ async def ensure_error_issue(ctx: EventContext, config: RepoSettings, *, pushed_
     return found
 
 
+def _cannot_pin(ctx: EventContext, what: str, exc: PermissionDenied) -> None:
+    ctx.log.warning(
+        f"cannot {what} the configuration error issue: {ctx.me.login} may not (GitHub: write access; "
+        "Gitea: repository Administrator)",
+        repo=ctx.repo.full_name,
+        error=str(exc),
+    )
+
+
+async def keep_pinned(ctx: EventContext, issue: Issue) -> None:
+    """Pin the error issue (nothing is written when it is pinned already). A repository whose pins are full,
+    or a forge without pins, leaves it unpinned (the forge adapter logs why, once), and so does a bot that
+    may not pin: the issue's body never says it is pinned."""
+    try:
+        await ctx.forge.pin_issue(ctx.repo, issue.number)
+    except PermissionDenied as exc:
+        _cannot_pin(ctx, "pin", exc)
+
+
 async def close_error_issue(ctx: EventContext, sha: str) -> None:
+    """Say why, unpin (a closed issue keeps its pin, and its place under the repository's limit, on both
+    forges), close."""
     found = await find_error_issue(ctx)
     if found is None:
         return
@@ -133,6 +157,10 @@ async def close_error_issue(ctx: EventContext, sha: str) -> None:
         f"The configuration is valid again{f' as of {sha[:12]}' if sha else ''}; closing.",
         number=found.number,
     )
+    try:
+        await ctx.forge.unpin_issue(ctx.repo, found.number)
+    except PermissionDenied as exc:
+        _cannot_pin(ctx, "unpin", exc)
     await ctx.forge.edit_issue(ctx.repo, found.number, state="closed")
 
 
@@ -190,7 +218,7 @@ async def on_push(ctx: EventContext) -> None:
                 sha=found.sha if found else "",
                 errors=errors,
             )
-        await ensure_error_issue(ctx, config, pushed_by=event.sender)
+        await keep_pinned(ctx, await ensure_error_issue(ctx, config, pushed_by=event.sender))
     else:
         await close_error_issue(ctx, event.after)
 
@@ -206,16 +234,15 @@ async def on_thread(ctx: EventContext) -> None:
     if not await ctx.once(f"config-announced:{config.sha}"):
         return
     error_issue = await ensure_error_issue(ctx, config)
-    if ctx.event.issue.number == error_issue.number:
-        return
-    try:
-        await ctx.upsert_sticky(
-            "config-notice",
-            config.sha[:12] or "file",
-            thread_notice(config.path, error_issue, stale=config.stale),
-        )
-    except NotFound:
-        return
+    if ctx.event.issue.number != error_issue.number:
+        with contextlib.suppress(NotFound):
+            await ctx.upsert_sticky(
+                "config-notice",
+                config.sha[:12] or "file",
+                thread_notice(config.path, error_issue, stale=config.stale),
+            )
+    # After the notice: the notice is said once (above), the pin is kept by every run.
+    await keep_pinned(ctx, error_issue)
 
 
 @registry.reconcile("config", checks="the configuration error issue")
@@ -226,6 +253,6 @@ async def reconcile_config(ctx: EventContext) -> None:
     if config is None:
         return
     if config.errors:
-        await ensure_error_issue(ctx, config)
+        await keep_pinned(ctx, await ensure_error_issue(ctx, config))
     else:
         await close_error_issue(ctx, config.sha)

@@ -331,6 +331,23 @@ class Forge(Protocol):
 
     async def read_file(self, repo: RepoRef, path: str, ref: str | None = None) -> FileContent | None: ...
 
+    # Pins: an issue (not a pull request) on top of the repository's issue list.
+    async def pin_issue(self, repo: RepoRef, number: int) -> bool:
+        """Pins the issue. True when it is pinned afterwards (nothing is written when it already was). False,
+        never raising, when the forge refuses because the repository's pins are full (GitHub: 3; Gitea:
+        ``[repository.issue] MAX_PINNED``, default 3; closed pinned issues count on both) or pinning is not
+        available there (Gitea before 1.21 or with MAX_PINNED 0; a GitHub without ``pinIssue``): the reason
+        is logged once per repository and process. Anything else raises as usual — ``NotFound`` (no such
+        issue), ``PermissionDenied`` (GitHub wants write access, Gitea repository admin),
+        ``ForgeUnavailable``, …"""
+        ...
+
+    async def unpin_issue(self, repo: RepoRef, number: int) -> None:
+        """Takes the issue off the pinned list. Closing an issue does not (on either forge a closed pinned
+        issue keeps its pin, and its place under the limit). Nothing is written when it is not pinned or
+        pinning is not available; other failures raise as for ``pin_issue``."""
+        ...
+
     # Issue relations. A forge without sub-issues answers []; dependencies exist on both forges.
     async def list_sub_issues(self, repo: RepoRef, number: int) -> list[Issue]: ...
 

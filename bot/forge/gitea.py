@@ -7,9 +7,9 @@ whose connection pool is sized to that executor and whose every request carries 
 writes through the same Redis write budget (``gitea_transport.GiteaCalls``).
 
 Where py-gitea's object model is used, and where it is not: ``Gitea.get_user`` (identity) and
-``Repository.request`` (repository) are used as they are; issues, comments and labels (``gitea_issues``)
-and git, pull requests and statuses (``gitea_code``) go through the raw helpers, as py-gitea's object
-model is missing or costly there (see each module).
+``Repository.request`` (repository) are used as they are; issues, comments and labels (``gitea_issues``),
+pins (``gitea_pins``) and git, pull requests and statuses (``gitea_code``) go through the raw helpers, as
+py-gitea's object model is missing or costly there (see each module).
 
 Gitea has no sub-issues (``list_sub_issues`` answers ``[]``) and no triage/maintain roles: its
 ``/collaborators/{user}/permission`` answers none, read, write, admin or owner (owner → admin).
@@ -34,6 +34,7 @@ from bot.forge import (
 )
 from bot.forge.gitea_code import GiteaCode
 from bot.forge.gitea_issues import GiteaIssues
+from bot.forge.gitea_pins import GiteaPins
 from bot.forge.gitea_transport import seg
 from bot.forge.retry import RetryPolicy
 
@@ -46,7 +47,7 @@ _ACCESS_TO_LEVEL: dict[str, PermissionLevel] = {
 }
 
 
-class GiteaForge(GiteaIssues, GiteaCode):
+class GiteaForge(GiteaIssues, GiteaPins, GiteaCode):
     """The Forge port for one Gitea or Forgejo instance and one token."""
 
     kind: ForgeKind = "gitea"

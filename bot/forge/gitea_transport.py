@@ -228,6 +228,19 @@ class GiteaCalls:
     async def _post(self, endpoint: str, what: str, data: dict[str, Any]) -> Any:
         return await self._call("POST", what, lambda: self._gitea.requests_post(endpoint, data), endpoint)
 
+    async def _post_empty(self, endpoint: str, what: str) -> None:
+        """A POST that Gitea answers 204 No Content, which py-gitea's ``requests_post`` takes for an error."""
+
+        def post() -> None:
+            try:
+                self._gitea.requests_post(endpoint, {})
+            except GiteaApiException:
+                response = self._session.last_response
+                if response is None or response.status_code != 204:
+                    raise
+
+        await self._call("POST", what, post, endpoint)
+
     async def _patch(self, endpoint: str, what: str, data: dict[str, Any]) -> Any:
         return await self._call("PATCH", what, lambda: self._gitea.requests_patch(endpoint, data), endpoint)
 

@@ -1,6 +1,7 @@
 """The GitHub adapter: the Forge port over gidgethub (``github_transport``), in parts — issues
-(``github_issues``), git, pull requests and CI (``github_code``), webhook deliveries
-(``github_deliveries``). ``GitHubForges`` (``github_apps``) builds one per token or App installation.
+(``github_issues``), pins (``github_pins``, GraphQL), git, pull requests and CI (``github_code``), webhook
+deliveries (``github_deliveries``). ``GitHubForges`` (``github_apps``) builds one per token or App
+installation.
 
 Every call goes through the retry policy and every write through the shared write budget.
 """
@@ -14,6 +15,7 @@ from bot.forge.github_apps import GitHubForges
 from bot.forge.github_code import GitHubCode
 from bot.forge.github_deliveries import GitHubDeliveries
 from bot.forge.github_issues import GitHubIssues
+from bot.forge.github_pins import GitHubPins
 from bot.forge.github_transport import AppAccess, RetryingAPI
 
 __all__ = ["GitHubForge", "GitHubForges"]
@@ -30,7 +32,7 @@ _ROLE_TO_LEVEL: dict[str, PermissionLevel] = {
 }
 
 
-class GitHubForge(GitHubIssues, GitHubCode, GitHubDeliveries):
+class GitHubForge(GitHubIssues, GitHubPins, GitHubCode, GitHubDeliveries):
     """The Forge port for one token or one installation."""
 
     kind: ForgeKind = "github"

@@ -5,6 +5,7 @@ exceptions into the port's errors. ``GitHubCalls`` is what every part of the ada
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -13,6 +14,7 @@ from typing import Any
 
 import gidgethub
 import httpx2
+from gidgethub import sansio
 from gidgethub.httpx import GitHubAPI
 
 from bot import metrics
@@ -21,13 +23,15 @@ from bot.forge import (
     ForgeError,
     ForgeUnavailable,
     NotFound,
+    NotSupported,
     PermissionDenied,
     RateLimited,
     TooManyItems,
     User,
     ValidationFailed,
 )
-from bot.forge.retry import RetryPolicy, classify, resendable, transport_error
+from bot.forge.links import github_graphql_url
+from bot.forge.retry import RetryPolicy, classify, resendable, resendable_graphql, transport_error
 
 USER_AGENT = "steward-bot"
 _WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
@@ -74,7 +78,21 @@ class RetryingAPI(GitHubAPI):
     async def _request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
     ) -> tuple[int, Mapping[str, str], bytes]:
-        if method in _WRITE_METHODS and self.budget is not None:
+        return await self._send(
+            method,
+            url,
+            headers,
+            body,
+            write=method in _WRITE_METHODS,
+            resend_ok=resendable(method, api_path(url)),
+        )
+
+    async def _send(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes, *, write: bool, resend_ok: bool
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        """One request through the write budget (`write`), resent after a transport error unless it may
+        have reached GitHub and is not `resend_ok`."""
+        if write and self.budget is not None:
             await self.budget.take(self.budget_key, forge="github")
         attempt = 0
         while True:
@@ -84,15 +102,58 @@ class RetryingAPI(GitHubAPI):
             except httpx2.TransportError as exc:
                 metrics.FORGE_CALLS.labels("github", method, "transport_error").inc()
                 sent = not isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout)
-                decision = transport_error(
-                    attempt, self.policy, unsafe_to_resend=sent and not resendable(method, api_path(url))
-                )
+                decision = transport_error(attempt, self.policy, unsafe_to_resend=sent and not resend_ok)
                 if decision.action != "retry":
                     raise ForgeUnavailable(f"{method} {api_path(url)}: {type(exc).__name__}") from None
                 await asyncio.sleep(decision.delay)
                 continue
             metrics.FORGE_CALLS.labels("github", method, str(status)).inc()
             return status, response_headers, content
+
+    async def graphql_answer(
+        self, endpoint: str, query: str, variables: Mapping[str, Any], *, what: str, mutation: str | None
+    ) -> dict[str, Any]:
+        """GitHub's whole answer to one GraphQL request (``data`` and ``errors``: GitHub refuses a field
+        with 200 and an ``errors`` entry), under the retry policy, and for a `mutation` the write budget.
+
+        gidgethub's ``graphql()`` is not used: it raises on ``errors`` and drops the response headers the
+        retry policy reads (``Retry-After``, ``X-RateLimit-*``), and a 5xx it meets is never resent, where a
+        query or an idempotent mutation (``retry.resendable_graphql``) may be."""
+        resend_ok = resendable_graphql(mutation)
+        body = json.dumps({"query": query, "variables": dict(variables)}).encode()
+        headers = sansio.create_headers(
+            self.requester, accept="application/json", oauth_token=self.oauth_token
+        )
+        headers["content-type"] = "application/json; charset=utf-8"
+        headers["content-length"] = str(len(body))
+        attempt = 0
+        while True:
+            attempt += 1
+            status, response_headers, content = await self._send(
+                "POST", endpoint, headers, body, write=mutation is not None, resend_ok=resend_ok
+            )
+            if status == 200:
+                try:
+                    answer = json.loads(content)
+                except ValueError:
+                    answer = None
+                if not isinstance(answer, dict):
+                    raise ForgeError(f"{what}: GitHub's GraphQL answered something other than a JSON object")
+                return answer
+            decision = classify(
+                status,
+                response_headers,
+                attempt=attempt,
+                policy=self.policy,
+                now=time.time(),
+                resend_ok=resend_ok,
+            )
+            if decision.action == "retry":
+                await asyncio.sleep(decision.delay)
+                continue
+            if decision.action == "defer":
+                raise RateLimited(f"{what}: {decision.reason}", retry_after=decision.delay, status=status)
+            raise status_error(status, f"{what}: {status} {_message(content)}")
 
     async def handle_rate_limit_error(
         self, *, method: str, url: str, exception: gidgethub.HTTPException, attempt: int
@@ -121,22 +182,66 @@ def api_path(url: str) -> str:
     return httpx2.URL(url).path
 
 
+def status_error(status: int, message: str) -> ForgeError:
+    """The port's error for an HTTP error status."""
+    if status == 404:
+        return NotFound(message, status=status)
+    if status in (401, 403):
+        return PermissionDenied(message, status=status)
+    if status == 422:
+        return ValidationFailed(message, status=status)
+    if status == 429:
+        return RateLimited(message, retry_after=60.0, status=status)
+    if status >= 500:
+        return ForgeUnavailable(message, status=status)
+    return ForgeError(message, status=status)
+
+
 def translate(exc: gidgethub.GitHubException, what: str) -> ForgeError:
     if isinstance(exc, gidgethub.HTTPException):
         status = int(exc.status_code)
-        message = f"{what}: {status} {exc}"
-        if status == 404:
-            return NotFound(message, status=status)
-        if status in (401, 403):
-            return PermissionDenied(message, status=status)
-        if status == 422:
-            return ValidationFailed(message, status=status)
-        if status == 429:
-            return RateLimited(message, retry_after=60.0, status=status)
-        if status >= 500:
-            return ForgeUnavailable(message, status=status)
-        return ForgeError(message, status=status)
+        return status_error(status, f"{what}: {status} {exc}")
     return ForgeError(f"{what}: {exc}")
+
+
+def _message(content: bytes) -> str:
+    """GitHub's own words for a refusal (its ``message``), cut short."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return ""
+    message = data.get("message") if isinstance(data, dict) else None
+    return message[:300] if isinstance(message, str) else ""
+
+
+# GraphQL error types (GitHub's ``errors[].type``) and what the port calls them.
+_GRAPHQL_REFUSALS: dict[str, tuple[type[ForgeError], int | None]] = {
+    "NOT_FOUND": (NotFound, 404),
+    "FORBIDDEN": (PermissionDenied, 403),
+    "UNPROCESSABLE": (ValidationFailed, 422),
+}
+
+
+def graphql_error(errors: Any, what: str) -> ForgeError:
+    """The port's error for GitHub's GraphQL ``errors`` (the first one says it): NOT_FOUND, FORBIDDEN and
+    UNPROCESSABLE as NotFound, PermissionDenied and ValidationFailed; RATE_LIMITED as RateLimited; a field
+    this GitHub does not have (``undefinedField``, an older GitHub Enterprise Server) as NotSupported."""
+    first: dict[str, Any] = (
+        errors[0] if isinstance(errors, list) and errors and isinstance(errors[0], dict) else {}
+    )
+    kind = str(first.get("type") or "")
+    found = first.get("extensions")
+    extensions: dict[str, Any] = found if isinstance(found, dict) else {}
+    words = str(first.get("message") or "GraphQL error")[:300]
+    message = f"{what}: {words}"
+    if kind in _GRAPHQL_REFUSALS:
+        error, status = _GRAPHQL_REFUSALS[kind]
+        return error(message, status=status)
+    if kind == "RATE_LIMITED":
+        return RateLimited(message, retry_after=60.0)
+    if extensions.get("code") == "undefinedField":
+        return NotSupported(message)
+    return ForgeError(message)
 
 
 @dataclass(frozen=True)
@@ -194,6 +299,16 @@ class GitHubCalls:
         except gidgethub.GitHubException as exc:
             raise translate(exc, what) from None
         return found
+
+    async def _graphql(self, query: str, what: str, *, mutation: str | None = None, **variables: Any) -> Any:
+        """The ``data`` of a GraphQL query (or of the `mutation` it runs); GitHub's ``errors`` raise as the
+        port's errors (``graphql_error``)."""
+        answer = await self._api.graphql_answer(
+            github_graphql_url(self._api.base_url), query, variables, what=what, mutation=mutation
+        )
+        if answer.get("errors"):
+            raise graphql_error(answer["errors"], what)
+        return answer.get("data")
 
     async def _write(self, method: str, url: str, what: str, data: Any = b"", **kwargs: Any) -> Any:
         call = getattr(self._api, method)

@@ -36,6 +36,16 @@ def github_web_base(api_url: str) -> str:
     return api_url.rstrip("/")
 
 
+def github_graphql_url(api_url: str) -> str:
+    """Where a GitHub API takes GraphQL: ``https://api.github.com/graphql``; GitHub Enterprise Server's
+    ``https://HOST/api/graphql`` beside its REST ``https://HOST/api/v3`` ("Forming calls with GraphQL");
+    anything else (the sandbox) at ``<api>/graphql``."""
+    base = api_url.rstrip("/")
+    if base.endswith("/api/v3"):
+        return base.removesuffix("/v3") + "/graphql"
+    return base + "/graphql"
+
+
 def _origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     scheme = parts.scheme.casefold()

@@ -54,9 +54,13 @@ def _float(value: str | None) -> float | None:
 # POSTs whose repetition changes nothing: a reaction or a label the issue already has is not added twice,
 # and git objects are addressed by their content. Every other POST creates something (a comment, a ref, a
 # pull request, a status, a dependency) and may have done so before the forge failed to answer.
+# A pin too: pinning a pinned issue leaves it pinned (Gitea's POST /issues/{index}/pin).
 _RESENDABLE_POSTS = re.compile(
-    r"/reactions$|/issues/\d+/labels$|/git/(?:blobs|trees|commits)$|/access_tokens$"
+    r"/reactions$|/issues/\d+/labels$|/issues/\d+/pin$|/git/(?:blobs|trees|commits)$|/access_tokens$"
 )
+# GitHub's GraphQL takes every operation as one POST to /graphql, so the path cannot tell; these mutations
+# change nothing when repeated (an issue pinned, or unpinned, twice is so once).
+_RESENDABLE_MUTATIONS = frozenset({"pinIssue", "unpinIssue"})
 
 
 def resendable(method: str, path: str) -> bool:
@@ -68,6 +72,12 @@ def resendable(method: str, path: str) -> bool:
     if method != "POST":
         return True
     return _RESENDABLE_POSTS.search(path.split("?", 1)[0]) is not None
+
+
+def resendable_graphql(mutation: str | None) -> bool:
+    """Whether a GraphQL request may be sent again after a 5xx or a dropped connection: a query (``None``)
+    may; a mutation only when repeating it changes nothing (``_RESENDABLE_MUTATIONS``)."""
+    return mutation is None or mutation in _RESENDABLE_MUTATIONS
 
 
 def classify(

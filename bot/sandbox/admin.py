@@ -88,6 +88,7 @@ async def add_fault(request: Request) -> Response:
         login=str(body["login"]) if body.get("login") else None,
         apply=bool(body.get("apply", False)),
         drop=bool(body.get("drop", False)),
+        skip=int(body.get("skip", 0)),
     )
     _sandbox(request).faults.append(fault)
     return _json(fault.public(), 201)
@@ -245,15 +246,22 @@ async def auto_ci(request: Request) -> Response:
 
 async def limits(request: Request) -> Response:
     """GitHub's secondary rate limits, off by default: {"secondary": [[80, 60], [500, 3600]]} (count, seconds)
-    turns them on; {"secondary": []} off."""
+    turns them on; {"secondary": []} off. {"gitea_max_pinned": n}: Gitea's `[repository.issue] MAX_PINNED`
+    (default 3; 0 switches pinning off). A key left out keeps its value."""
     sandbox = _sandbox(request)
     if request.method == "PUT":
         body = await body_object(request)
-        try:
-            sandbox.secondary_limits = [(int(c), float(w)) for c, w in body.get("secondary") or []]
-        except (TypeError, ValueError):
-            raise ApiError(422, "secondary is a list of [count, seconds]") from None
-    return _json({"secondary": sandbox.secondary_limits})
+        if "secondary" in body:
+            try:
+                sandbox.secondary_limits = [(int(c), float(w)) for c, w in body.get("secondary") or []]
+            except (TypeError, ValueError):
+                raise ApiError(422, "secondary is a list of [count, seconds]") from None
+        if "gitea_max_pinned" in body:
+            pins = body["gitea_max_pinned"]
+            if not isinstance(pins, int) or isinstance(pins, bool) or pins < 0:
+                raise ApiError(422, "gitea_max_pinned is a whole number, 0 or more")
+            sandbox.gitea_max_pinned = pins
+    return _json({"secondary": sandbox.secondary_limits, "gitea_max_pinned": sandbox.gitea_max_pinned})
 
 
 def routes() -> list[BaseRoute]:

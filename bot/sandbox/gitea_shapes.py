@@ -10,7 +10,7 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-from . import gitmodel, pulls
+from . import gitmodel, pin_ops, pulls
 from .state import (
     Comment,
     CommitStatus,
@@ -227,7 +227,7 @@ class GiteaShapes:
             "time_estimate": 0,
             "pull_request": self._pull_meta(repo, issue),
             "repository": self.repo_meta(repo),
-            "pin_order": 0,
+            "pin_order": pin_ops.pin_order(repo, issue),
         }
 
     def issue_html(self, repo: Repo, number: int) -> str:
@@ -375,7 +375,7 @@ class GiteaShapes:
             "created_at": issue.created_at,
             "updated_at": issue.updated_at,
             "closed_at": issue.closed_at,
-            "pin_order": 0,
+            "pin_order": pin_ops.pin_order(repo, issue),
         }
 
     def branch(self, repo: Repo, name: str, sha: str) -> dict[str, Any]:

@@ -141,6 +141,14 @@ class Emitter:
         fields["commit_id"] = ""
         self._deliver(repo, "issues", "issues", action, fields)
 
+    def pin(self, repo: Repo, issue: Issue, action: str) -> None:
+        """pinned, unpinned: GitHub's `issues` event (octokit/webhooks `issues.pinned`, `issues.unpinned`).
+        Gitea sends no webhook for a pin: its HookIssueAction (modules/structs/hook.go) has no such action."""
+        if repo.flavor != "github" or issue.pull is not None:
+            return
+        gh = self._github()
+        gh.emit(repo, "issues", action, issue=gh.shapes.issue(repo, issue))
+
     def labels(self, repo: Repo, issue: Issue, added: list[int], removed: list[int]) -> None:
         if not added and not removed:
             return

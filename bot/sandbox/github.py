@@ -8,7 +8,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import github_apps, github_ci, github_git, github_issues, github_pulls, github_relations, repo_ops
+from . import (
+    github_apps,
+    github_ci,
+    github_git,
+    github_graphql,
+    github_issues,
+    github_pulls,
+    github_relations,
+    repo_ops,
+)
 from .github_ctx import Ctx
 from .plumbing import ApiError, body_object, json_response, no_content, paginate, validation_failed
 from .state import ROLE_ORDER, Flavor, Hook, Repo, Role
@@ -163,4 +172,5 @@ def routes() -> list[BaseRoute]:
         *github_ci.routes(R),
         *github_git.routes(R),
         *github_apps.routes(R),
+        *github_graphql.routes(),
     ]

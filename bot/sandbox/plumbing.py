@@ -178,6 +178,7 @@ class ApiMiddleware:
             "login": who.label,
         }
         self.sandbox.requests.append(entry)
+        scope["state"]["log_entry"] = entry  # a handler may add to it (GraphQL names its operation)
         request_id = f"{secrets.token_hex(4).upper()}:{secrets.token_hex(4).upper()}"
         wait = None
         if not is_gitea(scope["path"]) and method not in ("GET", "HEAD") and who.label is not None:

@@ -39,7 +39,8 @@ class Fault:
     By default the request is refused: answered `status` without being applied. With `apply`, the request
     is applied first and then answered `status` — a proxy that timed out after the forge did the write — or,
     with `drop`, its connection is closed before a complete answer (FORGE-FACTS: "A 5xx or a dropped
-    connection after a write does not mean the write did not happen"). `hang` never answers."""
+    connection after a write does not mean the write did not happen"). `hang` never answers. The first `skip`
+    matching requests pass untouched."""
 
     method: str
     path: str
@@ -52,6 +53,8 @@ class Fault:
     login: str | None = None
     apply: bool = False
     drop: bool = False
+    # Let this many matching requests through first (to reach, say, the write after a read to the same path).
+    skip: int = 0
 
     def matches(self, method: str, path: str, login: str | None) -> bool:
         return (
@@ -73,6 +76,7 @@ class Fault:
             "login": self.login,
             "apply": self.apply,
             "drop": self.drop,
+            "skip": self.skip,
         }
 
 
@@ -110,6 +114,9 @@ class Sandbox:
         # (tests arrange state through the API faster than a person could), e.g. [(80, 60), (500, 3600)].
         self.secondary_limits: list[tuple[int, float]] = []
         self._writes: dict[str, list[float]] = {}
+        # Gitea's `[repository.issue] MAX_PINNED` (default 3; 0 switches pinning off): how many issues, and
+        # separately how many pull requests, a repository may pin (go-gitea/gitea models/issues/issue_pin.go).
+        self.gitea_max_pinned = 3
 
     def secondary_limit_wait(self, who: str) -> int | None:
         """Count a content-creating request of `who`; the seconds to wait when it is over a limit."""
@@ -146,6 +153,9 @@ class Sandbox:
     def take_fault(self, method: str, path: str, login: str | None) -> Fault | None:
         for fault in self.faults:
             if fault.matches(method, path, login):
+                if fault.skip > 0:
+                    fault.skip -= 1
+                    return None
                 fault.times -= 1
                 return fault
         return None

@@ -219,6 +219,8 @@ class Repo(BaseModel):
     next_number: int = 1
     next_milestone: int = 1
     issues: dict[int, Issue] = Field(default_factory=dict)
+    # The pinned issues and pull requests, by number, in pin order (see ``pin_ops``).
+    pinned: list[int] = Field(default_factory=list)
     comments: dict[int, Comment] = Field(default_factory=dict)
     labels: dict[int, Label] = Field(default_factory=dict)
     milestones: dict[int, Milestone] = Field(default_factory=dict)

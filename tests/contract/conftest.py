@@ -88,6 +88,36 @@ class Site:
     def issue_id(self, repo: RepoRef, number: int) -> int:
         return int(self.call("GET", f"/repos/{repo}/issues/{number}")["id"])
 
+    # --- pins: GitHub's GraphQL (it has no REST for them), Gitea's pin routes -----------------------------
+
+    def graphql(self, query: str, **variables: Any) -> dict[str, Any]:
+        assert self.kind == "github"
+        answer: dict[str, Any] = self.call("POST", "/graphql", {"query": query, "variables": variables})
+        return answer
+
+    def pin(self, repo: RepoRef, number: int) -> None:
+        if self.kind == "gitea":
+            self.call("POST", f"/repos/{repo}/issues/{number}/pin")
+            return
+        node = self.call("GET", f"/repos/{repo}/issues/{number}")["node_id"]
+        answer = self.graphql(
+            "mutation($id: ID!) { pinIssue(input: {issueId: $id}) { clientMutationId } }", id=node
+        )
+        assert "errors" not in answer, answer
+
+    def pinned(self, repo: RepoRef) -> list[int]:
+        """The pinned issues' numbers, in pin order, as the forge lists them."""
+        if self.kind == "gitea":
+            return [int(issue["number"]) for issue in self.call("GET", f"/repos/{repo}/issues/pinned")]
+        query = """query($owner: String!, $name: String!) {
+          repository(owner: $owner, name: $name) { pinnedIssues(first: 3) { nodes { issue { number } } } }
+        }"""
+        data = self.graphql(query, owner=repo.owner, name=repo.name)["data"]
+        return [int(node["issue"]["number"]) for node in data["repository"]["pinnedIssues"]["nodes"]]
+
+    def limits(self, **limits: Any) -> None:
+        self.admin.put("/_sandbox/limits", json=limits).raise_for_status()
+
     def api_path(self, repo: RepoRef, suffix: str) -> str:
         return f"{self.prefix}/repos/{repo}{suffix}"
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx2
@@ -20,6 +24,7 @@ __all__ = ["ThreadedServer", "ThreadedWorker", "free_port"]
 
 T = TypeVar("T")
 SECRET = "e2e-webhook-secret"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def wait_for[T](check: Callable[[], T | None], *, timeout: float = 20.0, what: str = "a condition") -> T:
@@ -178,6 +183,30 @@ class ForgeUser:
         """The commit statuses of ``sha``, newest first."""
         return list(self.call("GET", f"/repos/{repo}/commits/{sha}/statuses"))
 
+    def pin(self, repo: str, number: int) -> None:
+        """Pin an issue as a maintainer does: Gitea's pin route, GitHub's GraphQL ``pinIssue``."""
+        if self.flavor == "gitea":
+            self.call("POST", f"/repos/{repo}/issues/{number}/pin")
+            return
+        node = self.call("GET", f"/repos/{repo}/issues/{number}")["node_id"]
+        mutation = "mutation($id: ID!) { pinIssue(input: {issueId: $id}) { clientMutationId } }"
+        answer = self.call("POST", "/graphql", {"query": mutation, "variables": {"id": node}})
+        assert "errors" not in answer, answer
+
+    def pinned(self, repo: str) -> list[int]:
+        """The numbers of the repository's pinned issues, in pin order: Gitea lists them
+        (``GET /issues/pinned``); GitHub has no REST for pins, so through its GraphQL."""
+        if self.flavor == "gitea":
+            return [int(issue["number"]) for issue in self.call("GET", f"/repos/{repo}/issues/pinned")]
+        owner, name = repo.split("/")
+        query = """query($owner: String!, $name: String!) {
+          repository(owner: $owner, name: $name) { pinnedIssues(first: 3) { nodes { issue { number } } } }
+        }"""
+        answer = self.call("POST", "/graphql", {"query": query, "variables": {"owner": owner, "name": name}})
+        assert "errors" not in answer, answer
+        nodes = answer["data"]["repository"]["pinnedIssues"]["nodes"]
+        return [int(node["issue"]["number"]) for node in nodes]
+
     def issues(self, repo: str, state: str = "open") -> list[dict[str, Any]]:
         return list(self.call("GET", f"/repos/{repo}/issues?state={state}&type=issues&limit=50&per_page=100"))
 
@@ -239,3 +268,25 @@ def settle(sandbox_url: str, redis_url: str, timeout: float = 30.0) -> None:
 
 def dumps(payload: Any) -> bytes:
     return json.dumps(payload).encode()
+
+
+def reconcile(settings: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run `steward reconcile ARGS` as an operator would, against the sandbox and Redis of `settings`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
+    env.update(
+        STEWARD_REDIS_URL=settings.redis_url,
+        STEWARD_GITHUB_API_URL=settings.github_api_url,
+        STEWARD_GITHUB_TOKEN="tok-bot",
+        STEWARD_GITEA_URL=str(settings.gitea_url),
+        STEWARD_GITEA_TOKEN="tok-bot",
+        STEWARD_RETRY_BASE_DELAY="0.05",
+        STEWARD_LOG_LEVEL="warning",
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", "reconcile", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

@@ -4,9 +4,7 @@ GitHub by redelivering the failed deliveries; `--dry-run` writes nothing; a seco
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,9 +18,8 @@ from bot.runner import ThreadedServer, ThreadedWorker
 from bot.web import create_app
 from bot.worker import CATCH_UP_KEY
 from tests.e2e.conftest import Steward
-from tests.e2e.stack import wait_for
+from tests.e2e.stack import reconcile, wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
 REJECTED = (DATA / "bug-rejected.md").read_text()
 
@@ -54,30 +51,8 @@ def _verdicts(steward: Steward, repo: str, number: int) -> list[str]:
     return [c["body"] for c in steward.bot_comments(repo, number) if "steward:ra9-verdict:" in c["body"]]
 
 
-def _env(steward: Steward) -> dict[str, str]:
-    s = steward.settings
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
-    env.update(
-        STEWARD_REDIS_URL=s.redis_url,
-        STEWARD_GITHUB_API_URL=s.github_api_url,
-        STEWARD_GITHUB_TOKEN="tok-bot",
-        STEWARD_GITEA_URL=str(s.gitea_url),
-        STEWARD_GITEA_TOKEN="tok-bot",
-        STEWARD_RETRY_BASE_DELAY="0.05",
-        STEWARD_LOG_LEVEL="warning",
-    )
-    return env
-
-
 def _reconcile(steward: Steward, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", "reconcile", *args],
-        env=_env(steward),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return reconcile(steward.settings, *args)
 
 
 def _writes(steward: Steward) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ repository without settings."""
 from __future__ import annotations
 
 from tests.e2e.conftest import Steward
+from tests.e2e.stack import reconcile
 
 
 def _path(steward: Steward) -> str:
@@ -66,6 +67,7 @@ def test_an_invalid_file_is_said_once_kept_out_and_closed_when_fixed(steward: St
     assert "**Next step:** a maintainer fixes" in body and "@maintainer pushed" in body
     assert "- `backlog.roundcap` (line 4): unknown key `roundcap`; did you mean `round_cap`?" in body
     assert "last valid settings" in body
+    assert steward.maintainer.pinned(repo) == [error_issue["number"]], "pinned on top of the issue list"
 
     # The last valid settings stay in force: the outsider may still refresh.
     first = steward.maintainer.open_issue(repo, "first thread")
@@ -84,6 +86,7 @@ def test_an_invalid_file_is_said_once_kept_out_and_closed_when_fixed(steward: St
     for n in (first, second):
         assert any("Re-checked this issue" in c["body"] for c in steward.bot_comments(repo, n))
     assert len(_error_issues(steward, repo)) == 1
+    assert steward.maintainer.pinned(repo) == [error_issue["number"]]
 
     good = steward.maintainer.put_file(repo, path, "backlog:\n  round_cap: 3\n")
     steward.settle()
@@ -92,6 +95,48 @@ def test_an_invalid_file_is_said_once_kept_out_and_closed_when_fixed(steward: St
     assert not _error_issues(steward, repo)
     [closed] = _error_issues(steward, repo, "closed")
     assert any("valid again" in c["body"] for c in steward.bot_comments(repo, int(str(closed["number"]))))
+    # A closed issue keeps its pin (and its place under the limit) on both forges: Steward unpins it.
+    assert steward.maintainer.pinned(repo) == []
+
+
+def test_with_the_pins_full_the_error_issue_is_opened_unpinned_and_a_replay_writes_nothing(
+    steward: Steward,
+) -> None:
+    """GitHub pins three issues at most, Gitea MAX_PINNED (3 by default): the error issue is opened all the
+    same, not pinned, and its body does not say it is. Running again (the hourly catch-up, and the push
+    redelivered) changes nothing: the issue and the pins are as they were, and Steward writes nothing."""
+    repo = steward.new_repo()
+    important = [steward.maintainer.open_issue(repo, f"important {i}") for i in range(3)]
+    for number in important:
+        steward.maintainer.pin(repo, number)
+    steward.settle()
+    steward.maintainer.put_file(repo, _path(steward), "backlog:\n  roundcap: 3\n")
+    steward.settle()
+    [error_issue] = _error_issues(steward, repo)
+    assert "pinned" not in str(error_issue["body"]).lower()
+    assert steward.maintainer.pinned(repo) == important
+
+    admin = steward.sandbox.url + "/_sandbox"
+    steward.maintainer.client.delete(f"{admin}/requests")
+    deliveries = steward.maintainer.call("GET", f"{admin}/deliveries?event=push")
+    [push] = [d for d in deliveries if d.get("repository") == repo]
+    steward.maintainer.call("POST", f"{admin}/deliveries/{push['id']}/redeliver")
+    again = reconcile(steward.settings, "--repo", f"{steward.forge}:{repo}")
+    assert again.returncode == 0, again.stdout + again.stderr
+    steward.settle()
+    log = steward.maintainer.call("GET", f"{admin}/requests")
+    looked = [r for r in log if r["path"].endswith("/new_pin_allowed") or r.get("graphql")]
+    assert looked, "the catch-up looked at the pin again"
+    writes = [
+        r
+        for r in log
+        if r["login"] == "steward-bot"
+        and r["method"] != "GET"
+        and not str(r.get("graphql", "")).startswith("query")  # GitHub's GraphQL reads are POSTs
+    ]
+    assert writes == [], "a replay writes nothing"
+    assert [i["number"] for i in _error_issues(steward, repo)] == [error_issue["number"]]
+    assert steward.maintainer.pinned(repo) == important
 
 
 def test_an_invalid_file_on_a_branch_gets_a_red_status_and_no_issue(steward: Steward) -> None:

@@ -184,6 +184,11 @@ def _gitea_issues(check: GiteaApiCheck, g: httpx2.Client, grepo: str) -> None:
     check(g.request("DELETE", f"{grepo}/issues/comments/{comment['id']}/reactions", json={"content": "eyes"}))
     assert check(g.delete(f"{grepo}/issues/comments/{comment['id']}")).status_code == 204
 
+    assert check(g.post(f"{grepo}/issues/{n}/pin")).status_code == 204
+    assert [i["pin_order"] for i in check(g.get(grepo + "/issues/pinned")).json()] == [1]
+    assert check(g.get(grepo + "/new_pin_allowed")).json() == {"issues": True, "pull_requests": True}
+    assert check(g.delete(f"{grepo}/issues/{n}/pin")).status_code == 204
+
     blocker = g.post(grepo + "/issues", json={"title": "blocker"}).json()["number"]
     dependency = {"owner": "alice", "repo": "gdemo", "index": blocker}
     check(g.post(f"{grepo}/issues/{n}/dependencies", json=dependency))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.forge import NotSupported, RepoRef
-from bot.forge.links import github_web_base, parse_comment_url
+from bot.forge.links import github_graphql_url, github_web_base, parse_comment_url
 
 
 @pytest.mark.parametrize(
@@ -19,6 +19,20 @@ from bot.forge.links import github_web_base, parse_comment_url
 )
 def test_githubs_web_root_follows_from_its_api(api: str, web: str) -> None:
     assert github_web_base(api) == web
+
+
+@pytest.mark.parametrize(
+    ("api", "graphql"),
+    [
+        ("https://api.github.com", "https://api.github.com/graphql"),
+        ("https://api.github.com/", "https://api.github.com/graphql"),
+        ("https://ghe.example.com/api/v3", "https://ghe.example.com/api/graphql"),
+        ("http://127.0.0.1:8700", "http://127.0.0.1:8700/graphql"),
+    ],
+)
+def test_githubs_graphql_endpoint_follows_from_its_api(api: str, graphql: str) -> None:
+    """api.github.com/graphql; GitHub Enterprise Server HOST/api/graphql beside HOST/api/v3."""
+    assert github_graphql_url(api) == graphql
 
 
 def test_github_issue_and_pull_request_comment_links() -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from bot import sticky
 from bot.forge import Comment
-from bot.forge.retry import RetryPolicy, classify, resendable, transport_error
+from bot.forge.retry import RetryPolicy, classify, resendable, resendable_graphql, transport_error
 from bot.permissions import decide, who_may
 from bot.signatures import sign_sha256, verify_github
 
@@ -172,10 +172,21 @@ def test_a_rate_limit_refusal_is_waited_out_even_for_a_write() -> None:
         ("POST", "/repos/o/r/issues/1/labels", True),
         ("POST", "/repos/o/r/git/blobs", True),
         ("POST", "/repos/o/r/issues/1/labels?x=1", True),
+        ("POST", "/api/v1/repos/o/r/issues/1/pin", True),
+        ("POST", "/graphql", False),
     ],
 )
 def test_which_requests_may_be_resent(method: str, path: str, ok: bool) -> None:
     assert resendable(method, path) is ok
+
+
+@pytest.mark.parametrize(
+    ("mutation", "ok"),
+    [(None, True), ("pinIssue", True), ("unpinIssue", True), ("addComment", False), ("createIssue", False)],
+)
+def test_which_graphql_requests_may_be_resent(mutation: str | None, ok: bool) -> None:
+    """A query may be resent; of the mutations only those whose repetition changes nothing (a pin)."""
+    assert resendable_graphql(mutation) is ok
 
 
 def test_a_comment_too_long_for_the_forge_folds_its_details_first_and_keeps_its_data() -> None:
