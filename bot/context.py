@@ -91,6 +91,16 @@ class EventContext:
         async with self.locks.hold(issue_key(self.event.forge, self.repo.full_name, number)):
             yield
 
+    @asynccontextmanager
+    async def holding_repo(self, name: str) -> AsyncIterator[None]:
+        """Hold a repository-wide lock named ``name`` (one issue the bot keeps per repository, a dashboard):
+        two jobs that would both create it run one after the other, so the second finds the first's."""
+        if self.locks is None:
+            yield
+            return
+        async with self.locks.hold(f"{self.event.forge}:{self.repo.full_name}@{name}"):
+            yield
+
     async def upsert_sticky(
         self,
         kind: str,

@@ -113,7 +113,13 @@ async def find_error_issue(ctx: EventContext) -> Issue | None:
 
 
 async def ensure_error_issue(ctx: EventContext, config: RepoSettings, *, pushed_by: str = "") -> Issue:
-    """The open error issue, made or brought up to date (callers pin it: ``keep_pinned``)."""
+    """The open error issue, made or brought up to date (callers pin it: ``keep_pinned``). Jobs that would
+    make it take turns, so two events at once never open two."""
+    async with ctx.holding_repo("config-error-issue"):
+        return await _ensure_error_issue(ctx, config, pushed_by=pushed_by)
+
+
+async def _ensure_error_issue(ctx: EventContext, config: RepoSettings, *, pushed_by: str) -> Issue:
     body = error_issue_body(config.path, config.errors, pushed_by=pushed_by, stale=config.stale)
     found = await find_error_issue(ctx)
     if found is None:
