@@ -62,16 +62,29 @@ class RepoConfigs:
     def _valid_key(self, kind: ForgeKind, repo: RepoRef) -> str:
         return f"steward:config-valid:{_digest(kind, repo)}"
 
+    def _generation_key(self, kind: ForgeKind, repo: RepoRef) -> str:
+        return f"steward:config-gen:{_digest(kind, repo)}"
+
     async def get(self, forge: Forge, repo: RepoRef) -> RepoSettings:
-        cached = await cast(Awaitable[bytes | None], self._redis.get(self._key(forge.kind, repo)))
+        # The cache is keyed by a generation that every push bumps: a job that read the file before a push
+        # writes its copy under the old generation, where nobody looks any more.
+        generation = await cast(
+            Awaitable[bytes | None], self._redis.get(self._generation_key(forge.kind, repo))
+        )
+        key = f"{self._key(forge.kind, repo)}:{(generation or b'0').decode()}"
+        cached = await cast(Awaitable[bytes | None], self._redis.get(key))
         if cached is not None:
             return self._build(json.loads(cached))
         record = await self._read(forge, repo)
-        await self._redis.set(self._key(forge.kind, repo), json.dumps(record), ex=self._ttl)
+        await self._redis.set(key, json.dumps(record), ex=self._ttl)
         return self._build(record)
 
     async def invalidate(self, kind: ForgeKind, repo: RepoRef) -> None:
-        await self._redis.delete(self._key(kind, repo))
+        generation = self._generation_key(kind, repo)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.incr(generation)
+            pipe.expire(generation, LAST_VALID_SECONDS)
+            await pipe.execute()
 
     async def _read(self, forge: Forge, repo: RepoRef) -> dict[str, Any]:
         for path in CONFIG_PATHS[forge.kind]:
