@@ -20,6 +20,25 @@ class NoDatabase(Exception):
     """Every database 1–15 is claimed by another run."""
 
 
+class ClaimLost(Exception):
+    """The database is no longer this run's (its claim expired and another run took it)."""
+
+
+# Empty the database and keep the claim, in one step: between a FLUSHDB and a new claim key another run
+# could claim the database, and both would then use it.
+_RESET = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('FLUSHDB')
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return 1
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('FLUSHDB')
+return 1
+"""
+
+
 @dataclass(frozen=True)
 class Claim:
     base_url: str
@@ -34,11 +53,11 @@ class Claim:
         return redis.Redis.from_url(self.url)
 
     def reset(self) -> None:
-        """Empty the database but keep the claim."""
+        """Empty the database but keep the claim; ``ClaimLost`` when it is not ours any more."""
         client = self.client()
         try:
-            client.flushdb()
-            client.set(CLAIM_KEY, self.token, ex=CLAIM_SECONDS)
+            if not client.eval(_RESET, 1, CLAIM_KEY, self.token, str(CLAIM_SECONDS)):
+                raise ClaimLost(f"Redis database {self.db} was claimed by another run")
         finally:
             client.close()
 
@@ -46,8 +65,7 @@ class Claim:
         """Empty the database and give it back (only if the claim is still ours)."""
         client = self.client()
         try:
-            if client.get(CLAIM_KEY) == self.token.encode():
-                client.flushdb()
+            client.eval(_RELEASE, 1, CLAIM_KEY, self.token)
         finally:
             client.close()
 
