@@ -34,7 +34,7 @@ def parse_duration(text: str) -> timedelta:
 def _commands() -> tuple[str, ...]:
     from bot.worker import load_registry
 
-    return tuple(load_registry().commands)
+    return load_registry().configurable
 
 
 def cmd_config_schema(args: argparse.Namespace) -> int:
@@ -75,6 +75,7 @@ def _target(text: str, forge: str | None) -> tuple[ForgeKind | None, RepoRef]:
 async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
     from redis.exceptions import RedisError
 
+    from bot.deferred import SeenRepositories
     from bot.queue import make_redis
     from bot.reconcile import reconcile_all, seen_repos
     from bot.worker import build_runtime
@@ -95,7 +96,7 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
             )
             return RECONCILE_USAGE
         try:
-            seen = await seen_repos(redis)
+            seen = await seen_repos(SeenRepositories(redis), kinds)
         except (RedisError, OSError) as exc:
             print(f"Redis is not answering at {settings.redis_url}: {type(exc).__name__}", file=sys.stderr)
             return RECONCILE_NO_REDIS

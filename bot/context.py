@@ -12,6 +12,7 @@ from bot import sticky
 from bot.budget import CommandBudget, Memo
 from bot.commands import Command
 from bot.config_service import RepoSettings
+from bot.deferred import Deferred
 from bot.events import CommentSnapshot, Event
 from bot.forge import Comment, Forge, ReactionContent, RepoRef, User
 from bot.locks import IssueLocks, issue_key
@@ -54,6 +55,9 @@ class EventContext:
         found = getattr(self.settings, section, None)
         return bool(getattr(found, "enabled", True))
 
+    # Work for later (a deferred job, a short claim: ``bot.deferred``); None: no Redis (unit tests).
+    deferred: Deferred | None = None
+
     def for_event(self, event: Event) -> EventContext:
         """The same context around another event (e.g. an issue re-read from the forge)."""
         return EventContext(
@@ -68,6 +72,7 @@ class EventContext:
             locks=self.locks,
             config=self.config,
             memo=self.memo,
+            deferred=self.deferred,
         )
 
     @property

@@ -17,9 +17,15 @@ import redis
 
 from bot import logs
 from bot.demo_texts import APPROVED_BUG, BACKLOG_ITEM, CASUAL_BUG
-from bot.runner import ThreadedServer, ThreadedWorker
+from bot.runner import ThreadedServer, ThreadedWorker, jobs_outstanding, run_periodic_now
 from bot.scratch import NoDatabase, base_of, claim
-from bot.settings import Settings
+from bot.settings import HandlerSettings, Settings
+
+# Every repository's defaults, but a short grace period before the milestone gate is checked (a minute by
+# default) and a short wait before a dashboard is refreshed, so the walk-through does not wait.
+DEMO_HANDLER_SETTINGS = HandlerSettings.model_validate(
+    {"milestones": {"grace_period_seconds": 2, "refresh_debounce_seconds": 0.5, "notify": ["maintainer"]}}
+)
 
 USERS = {
     "maintainer": "demo-maintainer-token",
@@ -75,9 +81,7 @@ def _settle(sandbox_url: str, redis_url: str, timeout: float = 60.0) -> None:
             if time.monotonic() > deadline:
                 raise RuntimeError("Steward did not finish within a minute")
             idle = http.get("/_sandbox/deliveries/idle", params={"timeout": 5}).json()["idle"]
-            queued = int(client.zcard("steward:queue"))  # type: ignore[arg-type]
-            running = len(list(client.scan_iter("arq:in-progress:*", count=1000)))
-            jobs = queued + running
+            jobs = jobs_outstanding(client)
             quiet_rounds = quiet_rounds + 1 if idle and not jobs else 0
             if quiet_rounds < 2:
                 time.sleep(0.05)
@@ -115,6 +119,8 @@ class Stage:
     settle: Callable[[], None]
     # Runs `steward reconcile` for this repository; returns what it printed.
     reconcile: Callable[[str, str], list[str]] = lambda flavor, repo: []
+    # Run a periodic job now (``bot.runner.run_periodic_now``) rather than at its next slot.
+    poll: Callable[[str], None] = lambda name: None
     shown: dict[int, dict[int, str]] = field(default_factory=dict)
 
     def issue(self, who: Person, title: str, body: str = "", labels: list[str] | None = None) -> int:
@@ -254,6 +260,69 @@ def _config_scene(stage: Stage) -> None:
     stage.show(number, max_lines=8)
 
 
+def _dashboard(stage: Stage) -> dict[str, Any]:
+    found = stage.maintainer("GET", f"/repos/{stage.repo}/issues?state=all&labels=milestone-dashboard")
+    [board] = [i for i in found if i["user"]["login"] == "steward-bot"]
+    return dict(board)
+
+
+def _show_dashboard(stage: Stage, max_lines: int) -> None:
+    board = _dashboard(stage)
+    _say(f"\n  ── dashboard #{board['number']} ({board['state']}): {board['title']}")
+    _say("\n".join(f"      │ {line}".rstrip() for line in _readable(board["body"], max_lines)))
+
+
+def _close_milestone(stage: Stage, key: int) -> str:
+    """Close the milestone, let Steward see it (Gitea sends no milestone webhook: the periodic job, run now
+    rather than at the next minute), and answer its state once the grace period is over."""
+    stage.maintainer("PATCH", f"/repos/{stage.repo}/milestones/{key}", {"state": "closed"})
+    stage.settle()
+    if stage.flavor == "gitea":
+        stage.poll("milestones")
+        stage.settle()
+    return str(stage.maintainer("GET", f"/repos/{stage.repo}/milestones/{key}")["state"])
+
+
+def _milestone_scene(stage: Stage) -> None:
+    _say("\n▶ The milestone gate: a dashboard per milestone; closed too early, a milestone is reopened")
+    made = stage.maintainer("POST", f"/repos/{stage.repo}/milestones", {"title": "v1.0"})
+    key = int(made["id"] if stage.flavor == "gitea" else made["number"])
+
+    def add(title: str, labels: list[str]) -> int:
+        data = {"title": title, "body": "", "milestone": key}
+        number = int(stage.maintainer("POST", f"/repos/{stage.repo}/issues", data)["number"])
+        stage.label(number, labels)
+        return number
+
+    work = add("Export orders as CSV", ["cycle"])
+    scenario = add("Scenario: export a year of orders", ["fieldtest"])
+    _say(
+        f"  @maintainer put #{work} (work, labelled `cycle`) and #{scenario} (a field-test scenario) in v1.0."
+    )
+    stage.settle()
+    _show_dashboard(stage, 9)
+    how = (
+        " (Gitea sends no milestone webhook: Steward notices it by polling)"
+        if stage.flavor == "gitea"
+        else ""
+    )
+    _say(f"\n  @maintainer closed v1.0 anyway{how}.")
+    state = _close_milestone(stage, key)
+    _say(f"  After the grace period, milestone v1.0 is {state} again:")
+    stage.show(_dashboard(stage)["number"], max_lines=6)
+    for number, labels in ((work, ["audit:clean"]), (scenario, ["fieldtest:pass"])):
+        stage.label(number, labels)
+        stage.maintainer("PATCH", f"/repos/{stage.repo}/issues/{number}", {"state": "closed"})
+    _say(
+        f"\n  #{work} was audited (`audit:clean`) and closed; the scenario passed (`fieldtest:pass`) and "
+        "was closed."
+    )
+    stage.settle()
+    state = _close_milestone(stage, key)
+    _say(f"  @maintainer closed v1.0 again: it stays {state}.")
+    _show_dashboard(stage, 3)
+
+
 def _catch_up_scene(stage: Stage) -> None:
     _say("\n▶ Catch-up after downtime")
     [hook] = stage.maintainer("GET", f"/repos/{stage.repo}/hooks")
@@ -279,6 +348,7 @@ SCENES: tuple[Callable[[Stage], None], ...] = (
     _bug_scene,
     _backlog_scene,
     _config_scene,
+    _milestone_scene,
     _catch_up_scene,
 )
 
@@ -347,7 +417,13 @@ def _walk_through(
         maintainer("PUT", f"/repos/{repo}/collaborators/steward-bot", {"permission": "push"})
         maintainer("POST", f"/repos/{repo}/hooks", {"config": config, "events": ["*"]})
     stage = Stage(
-        flavor, repo, maintainer, outsider, lambda: _settle(sandbox_url, redis_url), reconcile=reconcile
+        flavor,
+        repo,
+        maintainer,
+        outsider,
+        lambda: _settle(sandbox_url, redis_url),
+        reconcile=reconcile,
+        poll=lambda name: run_periodic_now(redis_url, name),
     )
     for scene in SCENES:
         scene(stage)
@@ -394,7 +470,7 @@ def _run(base: Settings, redis_url: str, *, keep_running: bool) -> int:
             }
         )
         receiver = ThreadedServer(create_app(settings)).start()
-        worker = ThreadedWorker(settings).start()
+        worker = ThreadedWorker(settings, handler_settings=DEMO_HANDLER_SETTINGS).start()
         try:
             _say(
                 f"Sandbox forge at {sandbox.url}; Steward's receiver at {receiver.url}; one worker; Redis "

@@ -120,6 +120,7 @@ async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:
                     "locks",
                     "config",
                     "memo",
+                    "deferred",
                 )
             },
             log=ctx.log.bind(command=name),

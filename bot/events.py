@@ -48,7 +48,17 @@ GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
     ),
     "issue_comment": frozenset({"created", "edited", "deleted"}),
     "pull_request": frozenset(
-        {"opened", "edited", "synchronize", "reopened", "closed", "labeled", "milestoned", "demilestoned"}
+        {
+            "opened",
+            "edited",
+            "synchronize",
+            "reopened",
+            "closed",
+            "labeled",
+            "unlabeled",
+            "milestoned",
+            "demilestoned",
+        }
     ),
     "milestone": frozenset({"created", "opened", "closed", "edited", "deleted"}),
     "push": None,

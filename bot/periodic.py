@@ -17,6 +17,8 @@ from typing import Any
 from arq.cron import CronJob, cron
 
 from bot import logs, metrics
+from bot.config_service import RepoConfigs, RepoSettings
+from bot.deferred import Deferred, SeenRepositories
 from bot.forge import Forge, ForgeKind, RepoRef
 from bot.registry import PeriodicSpec, Registry
 from bot.settings import HandlerSettings
@@ -27,7 +29,8 @@ ForgeFinder = Callable[[ForgeKind, RepoRef | None], Awaitable[Forge]]
 
 @dataclass
 class PeriodicContext:
-    """What a periodic handler is given: its slot, settings, a logger and the configured forges."""
+    """What a periodic handler is given: its slot, settings, a logger, the configured forges, the
+    repositories Steward has had events from, and a way to queue work for later (``bot.deferred``)."""
 
     name: str
     slot: datetime
@@ -35,10 +38,24 @@ class PeriodicContext:
     log: Any
     find_forge: ForgeFinder
     forges: tuple[ForgeKind, ...]
+    deferred: Deferred | None = None
+    seen: SeenRepositories | None = None
+    configs: RepoConfigs | None = None
+
+    async def settings_for(self, forge: Forge, repo: RepoRef) -> RepoSettings:
+        """One repository's settings: its configuration file over the defaults (``settings``)."""
+        if self.configs is None:
+            return RepoSettings(self.settings)
+        return await self.configs.get(forge, repo)
 
     async def forge(self, kind: ForgeKind, repo: RepoRef | None = None) -> Forge:
         """The forge port for `kind` (for a GitHub App, the installation on `repo`)."""
         return await self.find_forge(kind, repo)
+
+    async def repositories(self, kind: ForgeKind) -> list[RepoRef]:
+        """The repositories of forge `kind` that Steward has had events from lately (a cache: after Redis
+        is flushed, a repository is back with its next event)."""
+        return await self.seen.recent(kind) if self.seen is not None else []
 
 
 def schedule(seconds: int) -> dict[str, set[int] | int]:
@@ -61,6 +78,9 @@ def cron_jobs(
     find_forge: ForgeFinder,
     forges: tuple[ForgeKind, ...],
     timeout: float,
+    deferred: Deferred | None = None,
+    seen: SeenRepositories | None = None,
+    configs: RepoConfigs | None = None,
 ) -> list[CronJob]:
     jobs = []
     for spec in registry.periodic:
@@ -69,7 +89,9 @@ def cron_jobs(
             score = ctx.get("score")
             slot = datetime.fromtimestamp(score / 1000, UTC) if isinstance(score, int) else datetime.now(UTC)
             plog = log.bind(periodic=spec.name, slot=slot.isoformat(), job=str(ctx.get("job_id", "")))
-            pctx = PeriodicContext(spec.name, slot, settings, plog, find_forge, forges)
+            pctx = PeriodicContext(
+                spec.name, slot, settings, plog, find_forge, forges, deferred, seen, configs
+            )
             try:
                 await spec.handler(pctx)
             except Exception as exc:

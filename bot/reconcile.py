@@ -21,6 +21,7 @@ from typing import Any
 from bot import logs
 from bot.budget import Memo
 from bot.context import EventContext
+from bot.deferred import SeenRepositories
 from bot.dryrun import DryRunForge
 from bot.events import Event, IssueSnapshot
 from bot.forge import Forge, ForgeKind, HookDelivery, Issue, NotSupported, PermissionDenied, RepoRef
@@ -32,9 +33,6 @@ log = logs.get("steward.reconcile")
 # Prefixes of the labels Steward sets (verdicts, states): an issue carrying one is Steward's to re-derive.
 STATE_PREFIXES = ("refinement:", "forks:", "bugfix:", "debug:", "steward:")
 LAST_RUN_KEY = "steward:reconcile:last"
-# The repositories Steward has had events from ("github:owner/name"): what `steward reconcile` and the
-# catch-up after downtime look at. A cache: losing it only narrows the next catch-up.
-SEEN_REPOS = "steward:repos"
 
 
 @dataclass
@@ -232,14 +230,9 @@ async def record_run(redis: Any, kind: ForgeKind, started: float) -> None:
     await redis.set(f"{LAST_RUN_KEY}:{kind}", str(started), ex=30 * 86_400)
 
 
-async def seen_repos(redis: Any) -> list[tuple[ForgeKind, RepoRef]]:
-    found: list[tuple[ForgeKind, RepoRef]] = []
-    for raw in sorted(await redis.smembers(SEEN_REPOS)):
-        text = raw.decode() if isinstance(raw, bytes) else str(raw)
-        kind, _, name = text.partition(":")
-        if kind in ("github", "gitea") and "/" in name:
-            found.append((kind, RepoRef.parse(name)))  # type: ignore[arg-type]
-    return found
+async def seen_repos(seen: SeenRepositories, kinds: Sequence[ForgeKind]) -> list[tuple[ForgeKind, RepoRef]]:
+    """The repositories Steward has had an event from lately (``bot.deferred.SeenRepositories``)."""
+    return [(kind, repo) for kind in kinds for repo in await seen.recent(kind)]
 
 
 async def reconcile_all(

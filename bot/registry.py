@@ -80,6 +80,21 @@ class Registry:
     events: list[EventSpec] = field(default_factory=list)
     periodic: list[PeriodicSpec] = field(default_factory=list)
     reconcilers: list[ReconcileSpec] = field(default_factory=list)
+    # Permissions a capability checks itself, beside its commands' (e.g. `gate-override` for
+    # `/gate override`): names a repository may set under `commands:` in its configuration file.
+    permission_names: dict[str, str] = field(default_factory=dict)
+
+    def permission_name(self, name: str, *, what: str) -> str:
+        """Declare a permission that `commands.<name>.permission` in a repository's file may set."""
+        if name in self.commands or name in self.permission_names:
+            raise ValueError(f"permission {name!r} declared twice")
+        self.permission_names[name] = what
+        return name
+
+    @property
+    def configurable(self) -> tuple[str, ...]:
+        """Every name `commands:` may hold in a repository's configuration file."""
+        return (*self.commands, *self.permission_names)
 
     def reconcile(
         self, name: str, *, checks: str, section: str = ""

@@ -8,10 +8,14 @@ import signal
 import socket
 import threading
 import time
+import uuid
 from typing import Any
 
+import redis
 import uvicorn
+from arq.constants import in_progress_key_prefix, result_key_prefix
 
+from bot.queue import QUEUE_NAME, make_redis
 from bot.settings import Settings
 
 
@@ -19,6 +23,35 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def jobs_outstanding(client: redis.Redis) -> int:
+    """Jobs queued (deferred ones included) or running. A periodic job that has run keeps its in-progress
+    mark a minute (arq: so a late worker does not run its slot again) beside its result; it is not running."""
+    running = 0
+    for key in client.scan_iter(f"{in_progress_key_prefix}*", count=1000):
+        job_id = (
+            key[len(in_progress_key_prefix) :]
+            if isinstance(key, str)
+            else key.decode()[len(in_progress_key_prefix) :]
+        )
+        if not client.exists(result_key_prefix + job_id):
+            running += 1
+    return int(client.zcard(QUEUE_NAME)) + running  # type: ignore[arg-type]
+
+
+def run_periodic_now(redis_url: str, name: str) -> None:
+    """Queue the periodic job ``name`` (``registry.every(..., name=name)``) to run at once, the way arq queues
+    it at its slot: the next worker to poll runs it (the demo and the tests do not wait for the clock)."""
+
+    async def enqueue() -> None:
+        client = make_redis(redis_url)
+        try:
+            await client.enqueue_job(f"periodic:{name}", _job_id=f"now:{name}:{uuid.uuid4().hex}")
+        finally:
+            await client.aclose()
+
+    asyncio.run(enqueue())
 
 
 class ThreadedServer:

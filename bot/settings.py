@@ -230,6 +230,13 @@ class MilestoneSettings(BaseModel):
         description="Logins or @org/team names mentioned when a milestone is reopened on Gitea (which does "
         "not record who closed it).",
     )
+    refresh_debounce_seconds: float = Field(
+        default=10.0,
+        ge=0,
+        le=600,
+        description="How long Steward waits after a change to a milestone's items before it refreshes the "
+        "milestone's dashboard: the changes of that time cost one refresh.",
+    )
     labels: MilestoneLabels = Field(default_factory=MilestoneLabels, description="The gate's label names.")
 
 

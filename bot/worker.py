@@ -19,9 +19,8 @@ import contextlib
 import importlib
 import random
 import uuid
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import httpx2
 from arq import Retry
@@ -34,6 +33,7 @@ from bot.budget import CommandBudget, Memo, WriteBudget
 from bot.config_service import RepoConfigs, RepoSettings
 from bot.context import EventContext
 from bot.deadletter import DeadLetters
+from bot.deferred import Deferred, SeenRepositories
 from bot.dispatch import dispatch
 from bot.events import Event
 from bot.forge import (
@@ -53,7 +53,7 @@ from bot.locks import Busy, IssueLocks, issue_lock
 from bot.outage import ALIVE_KEY, ALIVE_SECONDS, REDIS_ERRORS, RedisWatch, ResilientWorker
 from bot.periodic import cron_jobs, schedule
 from bot.queue import JOB_FUNCTION, QUEUE_NAME, make_redis
-from bot.reconcile import SEEN_REPOS, reconcile_all, seen_repos
+from bot.reconcile import reconcile_all, seen_repos
 from bot.registry import Registry
 from bot.settings import HandlerSettings, Settings
 from bot.status import serve as serve_status
@@ -85,10 +85,14 @@ class Runtime:
     command_budget: CommandBudget | None = None
     dead: DeadLetters = field(init=False)
     configs: RepoConfigs = field(init=False)
+    deferred: Deferred = field(init=False)
+    seen: SeenRepositories = field(init=False)
 
     def __post_init__(self) -> None:
         self.dead = DeadLetters(self.redis)
-        self.configs = RepoConfigs(self.redis, self.handler_settings, commands=tuple(self.registry.commands))
+        self.configs = RepoConfigs(self.redis, self.handler_settings, commands=self.registry.configurable)
+        self.deferred = Deferred(self.redis)
+        self.seen = SeenRepositories(self.redis)
 
     async def forge_for(self, event: Event) -> Forge:
         return await self.forge(event.forge, event.repo, installation_id=event.installation_id)
@@ -230,7 +234,8 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
         return "ignored: sent by Steward itself"
     repo_settings = RepoSettings(runtime.handler_settings)
     if event.repo is not None:
-        await cast(Awaitable[int], runtime.redis.sadd(SEEN_REPOS, f"{event.forge}:{event.repo.full_name}"))
+        # For work that no event starts: Gitea's milestones (no webhooks), the catch-up after downtime.
+        await runtime.seen.note(event.forge, event.repo)
         if event.name == "push":
             # Any push may have changed the file (a payload's commit list can be cut short): read it again.
             await runtime.configs.invalidate(event.forge, event.repo)
@@ -254,6 +259,7 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
             locks=locks,
             config=repo_settings,
             memo=Memo(runtime.redis),
+            deferred=runtime.deferred,
         )
         try:
             ran = await dispatch(ectx, prefix=runtime.settings.command_prefix)
@@ -285,7 +291,7 @@ async def _dead(
 async def reconcile_job(ctx: dict[str, Any], reason: str = "periodic") -> str:
     """`steward reconcile` for every repository Steward has seen, as a job (periodic, or a catch-up)."""
     runtime: Runtime = ctx["runtime"]
-    repos = [(k, r) for k, r in await seen_repos(runtime.redis) if k in runtime.forge_kinds]
+    repos = await seen_repos(runtime.seen, runtime.forge_kinds)
     if not repos:
         return "nothing to reconcile"
     report = await reconcile_all(runtime, repos)
@@ -357,6 +363,9 @@ def create_worker(
         find_forge=runtime.forge,
         forges=runtime.forge_kinds,
         timeout=settings.job_timeout_seconds,
+        deferred=runtime.deferred,
+        seen=runtime.seen,
+        configs=runtime.configs,
     )
     if settings.reconcile_interval_seconds:
         periodic.append(

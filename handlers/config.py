@@ -207,7 +207,7 @@ async def on_push(ctx: EventContext) -> None:
         found = await ctx.forge.read_file(ctx.repo, path, ref=event.after)
         if found is not None:
             break
-    errors = parse(found.content, tuple(ctx.registry.commands)).errors if found is not None else ()
+    errors = parse(found.content, ctx.registry.configurable).errors if found is not None else ()
     state: StatusState = "failure" if errors else "success"
     await ctx.forge.set_commit_status(
         ctx.repo, event.after, STATUS_CONTEXT, state, status_description(errors)

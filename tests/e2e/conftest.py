@@ -15,7 +15,15 @@ import pytest
 from bot.sandbox.server import SandboxServer
 from bot.settings import HandlerSettings, Settings
 from bot.web import create_app
-from tests.e2e.stack import SECRET, ForgeUser, ThreadedServer, ThreadedWorker, settle, signed_delivery
+from tests.e2e.stack import (
+    SECRET,
+    ForgeUser,
+    ThreadedServer,
+    ThreadedWorker,
+    run_periodic_now,
+    settle,
+    signed_delivery,
+)
 
 USERS = {
     "maintainer": "tok-maintainer",
@@ -66,6 +74,18 @@ class Steward:
 
     def bot_comments(self, repo: str, number: int) -> list[dict[str, Any]]:
         return [c for c in self.maintainer.comments(repo, number) if c["user"]["login"] == "steward-bot"]
+
+    def run_periodic(self, name: str) -> None:
+        """Run periodic job ``name`` now, as its next slot would (not waiting for the clock)."""
+        run_periodic_now(self.redis_url, name)
+
+    def bot_requests(self, repo: str) -> list[dict[str, Any]]:
+        """The requests the bot made on ``repo`` since the sandbox's request log was last cleared."""
+        log = self.maintainer.call("GET", f"{self.sandbox.url}/_sandbox/requests")
+        return [r for r in log if r["login"] == "steward-bot" and f"/repos/{repo}/" in f"{r['path']}/"]
+
+    def clear_requests(self) -> None:
+        self.maintainer.client.delete(f"{self.sandbox.url}/_sandbox/requests").raise_for_status()
 
     def deliver(self, event: str, payload: bytes, *, delivery: str | None = None) -> Any:
         """Send a delivery to the receiver, signed the way this forge signs it."""

@@ -17,10 +17,10 @@ from typing import Any, TypeVar
 import httpx2
 import redis
 
-from bot.runner import ThreadedServer, ThreadedWorker, free_port
+from bot.runner import ThreadedServer, ThreadedWorker, free_port, jobs_outstanding, run_periodic_now
 from bot.signatures import sign_sha256
 
-__all__ = ["ThreadedServer", "ThreadedWorker", "free_port"]
+__all__ = ["ThreadedServer", "ThreadedWorker", "free_port", "run_periodic_now"]
 
 T = TypeVar("T")
 SECRET = "e2e-webhook-secret"
@@ -106,19 +106,85 @@ class ForgeUser:
                 existing[name] = made["id"]
         return [existing[name] for name in names]
 
-    def open_issue(self, repo: str, title: str, body: str = "", labels: list[str] | None = None) -> int:
+    def open_issue(
+        self,
+        repo: str,
+        title: str,
+        body: str = "",
+        labels: list[str] | None = None,
+        *,
+        milestone: int | None = None,
+    ) -> int:
+        """``milestone``: the milestone's key (GitHub's number, Gitea's id: see ``create_milestone``)."""
         wanted: list[Any] = list(labels or [])
         if self.flavor == "gitea":
             wanted = self._label_ids(repo, wanted)
-        issue = self.call("POST", f"/repos/{repo}/issues", {"title": title, "body": body, "labels": wanted})
+        data: dict[str, Any] = {"title": title, "body": body, "labels": wanted}
+        if milestone is not None:
+            data["milestone"] = milestone
+        issue = self.call("POST", f"/repos/{repo}/issues", data)
         return int(issue["number"])
 
     def add_labels(self, repo: str, number: int, names: list[str]) -> None:
         wanted: list[Any] = self._label_ids(repo, names) if self.flavor == "gitea" else names
         self.call("POST", f"/repos/{repo}/issues/{number}/labels", {"labels": wanted})
 
+    def remove_label(self, repo: str, number: int, name: str) -> None:
+        which = str(self._label_ids(repo, [name])[0]) if self.flavor == "gitea" else name
+        self.call("DELETE", f"/repos/{repo}/issues/{number}/labels/{which}")
+
     def edit_issue(self, repo: str, number: int, **fields: Any) -> None:
         self.call("PATCH", f"/repos/{repo}/issues/{number}", fields)
+
+    def issue(self, repo: str, number: int) -> dict[str, Any]:
+        return dict(self.call("GET", f"/repos/{repo}/issues/{number}"))
+
+    def issues(self, repo: str, label: str) -> list[dict[str, Any]]:
+        """Every issue (open or closed) with ``label``."""
+        size = "limit" if self.flavor == "gitea" else "per_page"
+        return list(self.call("GET", f"/repos/{repo}/issues?state=all&labels={label}&{size}=50"))
+
+    # --- milestones (GitHub names them by number, Gitea by id: both are "the key" here) -------------------
+
+    def create_milestone(self, repo: str, title: str, description: str = "") -> int:
+        made = self.call("POST", f"/repos/{repo}/milestones", {"title": title, "description": description})
+        return int(made["id"] if self.flavor == "gitea" else made["number"])
+
+    def milestone(self, repo: str, key: int) -> dict[str, Any]:
+        return dict(self.call("GET", f"/repos/{repo}/milestones/{key}"))
+
+    def set_milestone_state(self, repo: str, key: int, state: str) -> None:
+        self.call("PATCH", f"/repos/{repo}/milestones/{key}", {"state": state})
+
+    def set_milestone(self, repo: str, number: int, key: int | None) -> None:
+        """Put an issue or pull request in milestone ``key`` (None: take it out)."""
+        none = 0 if self.flavor == "gitea" else None
+        self.call("PATCH", f"/repos/{repo}/issues/{number}", {"milestone": key if key is not None else none})
+
+    # --- pull requests ------------------------------------------------------------------------------------
+
+    def open_pull(self, repo: str, title: str, branch: str, *, milestone: int | None = None) -> int:
+        """A pull request of a new branch with one new file into main (optionally in a milestone)."""
+        if self.flavor == "gitea":
+            self.call("POST", f"/repos/{repo}/branches", {"new_branch_name": branch, "old_ref_name": "main"})
+        else:
+            head = self.call("GET", f"/repos/{repo}/git/ref/heads/main")["object"]["sha"]
+            self.call("POST", f"/repos/{repo}/git/refs", {"ref": f"refs/heads/{branch}", "sha": head})
+        content = {"message": f"add {branch}", "content": "aGVsbG8K", "branch": branch}
+        self.call(
+            "POST" if self.flavor == "gitea" else "PUT", f"/repos/{repo}/contents/{branch}.txt", content
+        )
+        pull = {"head": branch, "base": "main", "title": title, "body": ""}
+        number = int(self.call("POST", f"/repos/{repo}/pulls", pull)["number"])
+        if milestone is not None:
+            self.set_milestone(repo, number, milestone)
+        return number
+
+    def merge_pull(self, repo: str, number: int) -> None:
+        if self.flavor == "gitea":
+            self.call("POST", f"/repos/{repo}/pulls/{number}/merge", {"Do": "merge"})
+        else:
+            self.call("PUT", f"/repos/{repo}/pulls/{number}/merge", {})
 
     def labels_of(self, repo: str, number: int) -> list[str]:
         return sorted(label["name"] for label in self.call("GET", f"/repos/{repo}/issues/{number}")["labels"])
@@ -207,7 +273,8 @@ class ForgeUser:
         nodes = answer["data"]["repository"]["pinnedIssues"]["nodes"]
         return [int(node["issue"]["number"]) for node in nodes]
 
-    def issues(self, repo: str, state: str = "open") -> list[dict[str, Any]]:
+    def issues_in(self, repo: str, state: str = "open") -> list[dict[str, Any]]:
+        """Every issue (not pull request) in ``state``."""
         return list(self.call("GET", f"/repos/{repo}/issues?state={state}&type=issues&limit=50&per_page=100"))
 
 
@@ -246,7 +313,7 @@ def queue_idle(redis_url: str) -> bool:
     """No job queued or in progress."""
     r = redis.Redis.from_url(redis_url)
     try:
-        return r.zcard("steward:queue") == 0 and not r.keys("arq:in-progress:*")
+        return jobs_outstanding(r) == 0
     finally:
         r.close()
 

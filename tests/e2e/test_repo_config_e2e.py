@@ -20,7 +20,8 @@ def _config_status(steward: Steward, repo: str, sha: str) -> tuple[str, str]:
 
 
 def _error_issues(steward: Steward, repo: str, state: str = "open") -> list[dict[str, object]]:
-    return [i for i in steward.maintainer.issues(repo, state) if i["title"] == "Steward configuration error"]
+    found = steward.maintainer.issues_in(repo, state)
+    return [i for i in found if i["title"] == "Steward configuration error"]
 
 
 def test_a_file_on_the_default_branch_changes_who_may_run_a_command(steward: Steward) -> None:

@@ -227,3 +227,10 @@ def test_config_schema_prints_the_schema() -> None:
     printed = json.loads(done.stdout)
     assert printed["$schema"].endswith("2020-12/schema")
     assert "config" in printed["properties"]["commands"]["propertyNames"]["enum"]
+
+
+def test_permissions_a_capability_checks_itself_are_configurable_too() -> None:
+    done = _steward("check-config", "-", stdin=b"commands:\n  gate-override: {permission: admin}\n")
+    assert done.returncode == 0, done.stdout
+    printed = json.loads(_steward("config-schema").stdout)
+    assert "gate-override" in printed["properties"]["commands"]["propertyNames"]["enum"]

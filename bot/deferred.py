@@ -1,0 +1,87 @@
+"""Work for later, and what a periodic job needs to know that no event tells it.
+
+- ``Deferred.run_later``: an ``Event`` (usually a synthetic one a handler builds, e.g. "check the milestone
+  gate") processed by the worker's ordinary ``process_event`` job after a delay — an arq job deferred in
+  the queue, never a sleep. The job id is the caller's, so the same piece of work is queued once: arq
+  refuses an id whose job is queued or whose result it still keeps.
+- ``Deferred.claim``: a short claim in Redis (``SET NX`` with a lifetime), e.g. "a refresh of this
+  milestone's dashboard is already pending", so a burst of events costs one job instead of one each.
+- ``SeenRepositories``: the repositories Steward has had events from, per forge, with when it last had
+  one. A cache (DESIGN §3.1): flushing Redis loses no decision, and the next event from a repository puts
+  it back. A periodic job walks it (Gitea sends no milestone webhooks, so the milestone gate polls).
+
+The worker records every event's repository; handlers reach ``Deferred`` as ``EventContext.deferred``
+and periodic jobs as ``PeriodicContext.deferred`` (both None where no Redis is at hand, e.g. unit tests).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, cast
+
+from arq.connections import ArqRedis
+
+from bot.event_types import Event
+from bot.forge import ForgeKind, RepoRef
+from bot.queue import JOB_FUNCTION, QUEUE_NAME
+
+CLAIM_PREFIX = "steward:claim:"
+LATER_PREFIX = "later:"
+# Repositories not heard from in this long are forgotten (their next event brings them back).
+REPO_MEMORY_SECONDS = 30 * 24 * 3600
+# The most repositories a periodic job walks per forge (the set is bounded by the hooks installed).
+MAX_REPOSITORIES = 10_000
+
+
+class Deferred:
+    def __init__(self, redis: ArqRedis) -> None:
+        self._redis = redis
+
+    async def run_later(self, event: Event, *, delay: float, job_id: str) -> bool:
+        """Queue ``event`` for ``process_event`` in ``delay`` seconds under the job id ``later:<job_id>``;
+        False when that job is already queued (or ran moments ago: arq keeps its result a minute)."""
+        job = await self._redis.enqueue_job(
+            JOB_FUNCTION,
+            event.to_json(),
+            _job_id=LATER_PREFIX + job_id,
+            _queue_name=QUEUE_NAME,
+            _defer_by=max(0.0, delay),
+        )
+        return job is not None
+
+    async def claim(self, key: str, *, ttl: float) -> bool:
+        """True for the first caller to claim ``key`` within ``ttl`` seconds, False for the others."""
+        millis = max(1, int(ttl * 1000))
+        return bool(await self._redis.set(CLAIM_PREFIX + key, "1", nx=True, px=millis))
+
+
+def _repos_key(forge: ForgeKind) -> str:
+    return f"steward:repos:{forge}"
+
+
+class SeenRepositories:
+    def __init__(self, redis: ArqRedis) -> None:
+        self._redis = redis
+
+    async def note(self, forge: ForgeKind, repo: RepoRef) -> None:
+        await self._redis.zadd(_repos_key(forge), {repo.full_name: time.time()})
+
+    async def recent(self, forge: ForgeKind, *, within: float = REPO_MEMORY_SECONDS) -> list[RepoRef]:
+        """The repositories heard from in the last ``within`` seconds, most recent first; older ones are
+        forgotten."""
+        key = _repos_key(forge)
+        await self._redis.zremrangebyscore(key, "-inf", time.time() - max(within, REPO_MEMORY_SECONDS))
+        raw = cast(
+            list[Any],
+            await self._redis.zrevrangebyscore(
+                key, "+inf", time.time() - within, start=0, num=MAX_REPOSITORIES
+            ),
+        )
+        found: list[RepoRef] = []
+        for item in raw:
+            name = item.decode() if isinstance(item, bytes) else str(item)
+            try:
+                found.append(RepoRef.parse(name))
+            except ValueError:
+                continue
+        return found

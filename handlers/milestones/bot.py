@@ -1,0 +1,325 @@
+"""The milestone gate and dashboards in the forge: what starts the work (events, `/gate`, the periodic job,
+`steward reconcile`). The work itself is ``effects.sync_milestone``.
+
+- An event touching an item of a milestone (opened, edited, closed, reopened, (un)labelled, (de)milestoned,
+  a pull request merged) asks for a coalesced refresh of that milestone's dashboard.
+- GitHub's `milestone.closed` schedules the gate check of that closure after the grace period (a deferred
+  job); `opened`, `edited` and `deleted` ask for a refresh.
+- Every minute, per repository Steward has had events from, the periodic job reads the open milestones and
+  the dashboards and schedules what fell behind: the gate of a closure not settled yet (Gitea sends no
+  milestone webhooks; on GitHub a safety net), refreshes where a dashboard lags its milestone.
+- The synthetic `milestone.steward-refresh` and `milestone.steward-gate` events those schedule run here,
+  under the milestone's lock (the worker holds ``Event.issue_key``).
+"""
+
+from __future__ import annotations
+
+from bot import sticky
+from bot.config_service import RepoSettings
+from bot.context import CommandContext, CommandError, EventContext
+from bot.event_types import Event
+from bot.forge import Forge, ForgeError, ForgeKind, Milestone, NotFound, RepoRef, User
+from bot.periodic import PeriodicContext
+from bot.permissions import check, who_may
+from handlers import registry
+from handlers.milestones.effects import (
+    GATE,
+    REFRESH,
+    dashboard_of,
+    find_dashboards,
+    gate_labels,
+    holding_milestone,
+    milestone_items,
+    now_utc,
+    override_permission,
+    request_refresh,
+    schedule_gate,
+    sync_milestone,
+)
+from handlers.milestones.gate import evaluate, is_internal
+from handlers.milestones.plan import (
+    SeenDashboard,
+    UsageError,
+    gate_delay,
+    parse_gate,
+    watch_plan,
+)
+from handlers.milestones.render import gate_reply
+from handlers.milestones.state import DashboardData
+
+ITEM_ACTIONS = (
+    "opened",
+    "edited",
+    "closed",
+    "reopened",
+    "labeled",
+    "unlabeled",
+    "milestoned",
+    "demilestoned",
+)
+CHECKS = "the dashboard of the milestone it is in"
+
+
+def _enabled(ctx: EventContext) -> bool:
+    return ctx.settings.milestones.enabled
+
+
+@registry.on("issues", *ITEM_ACTIONS, checks=CHECKS)
+@registry.on("pull_request", *ITEM_ACTIONS)
+async def on_item(ctx: EventContext) -> None:
+    """An item of a milestone changed: refresh that milestone's dashboard (coalesced). GitHub's
+    `demilestoned` names the milestone the item left; Gitea's does not (the periodic job notices the
+    milestone's counts moved)."""
+    if not _enabled(ctx) or ctx.event.issue is None:
+        return
+    keys = {ctx.event.issue.milestone, ctx.event.milestone.number if ctx.event.milestone else None}
+    for key in sorted(k for k in keys if k is not None):
+        await request_refresh(ctx, key)
+
+
+@registry.on("milestone", "closed", "opened", "edited", "deleted")
+async def on_milestone(ctx: EventContext) -> None:
+    """GitHub's milestone webhooks (Gitea sends none)."""
+    if not _enabled(ctx) or ctx.event.milestone is None:
+        return
+    key = ctx.event.milestone.number
+    if ctx.event.action != "closed":
+        await request_refresh(ctx, key)
+        return
+    try:
+        ms = await ctx.forge.get_milestone(ctx.repo, key)
+    except NotFound:
+        return
+    if ms.state != "closed":
+        await request_refresh(ctx, key)
+        return
+    delay = gate_delay(
+        "github", ms.closed_at, ctx.settings.milestones.grace_period_seconds, now_utc(), webhook=True
+    )
+    await schedule_gate(ctx, key, ms.closed_at, delay=delay or 0.0, closer=ctx.event.sender)
+
+
+@registry.on("milestone", REFRESH)
+async def run_refresh(ctx: EventContext) -> None:
+    """A coalesced refresh, due (the worker holds the milestone's lock)."""
+    if not _enabled(ctx) or ctx.event.milestone is None:
+        return
+    await sync_milestone(ctx, ctx.event.milestone.number, create=ctx.event.extra.get("create") == "1")
+
+
+@registry.on("milestone", GATE)
+async def run_gate(ctx: EventContext) -> None:
+    """The gate check of a closure, after its grace period (the worker holds the milestone's lock)."""
+    if not _enabled(ctx) or ctx.event.milestone is None:
+        return
+    await sync_milestone(ctx, ctx.event.milestone.number, gating=True, closer=ctx.event.sender or None)
+
+
+# --- commands -----------------------------------------------------------------------------------------------
+
+
+def _usage(prefix: str) -> str:
+    return (
+        f"`/{prefix} gate` checks the milestone gate now; `/{prefix} gate override <reason>` on a "
+        f"milestone's dashboard records a deliberate exception, e.g. `/{prefix} gate override abandoned: the "
+        "work moved to v2`."
+    )
+
+
+@registry.command(
+    "gate",
+    usage="gate [override <reason>]",
+    help="Check the milestone gate now and reply with the result (changes nothing). On a milestone's "
+    "dashboard, `gate override <reason>` records a deliberate exception: Steward then does not reopen the "
+    "milestone (maintain+ by default, on Gitea admins: `commands.gate-override`).",
+    permission="anyone",
+)
+async def gate_command(ctx: CommandContext) -> None:
+    if not _enabled(ctx):
+        await ctx.reply("The milestone gate is switched off on this repository (`milestones.enabled`).")
+        return
+    try:
+        request = parse_gate(ctx.command.args, ctx.command.text)
+    except UsageError as exc:
+        raise CommandError(f"{exc}. {_usage(ctx.prefix)}") from None
+    issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
+    on_dashboard = dashboard_of(issue, ctx.me.login)
+    if request.action == "override":
+        await _override(ctx, on_dashboard, issue.milestone, request.reason)
+        return
+    key = on_dashboard if on_dashboard is not None else issue.milestone
+    if key is None:
+        raise CommandError(
+            f"this {'pull request' if issue.is_pull_request else 'issue'} is in no milestone. Run "
+            f"`/{ctx.prefix} gate` on an issue or pull request of a milestone, or on its dashboard."
+        )
+    try:
+        ms = await ctx.forge.get_milestone(ctx.repo, key)
+    except NotFound:
+        raise CommandError("its milestone no longer exists.") from None
+    settings = ctx.settings.milestones
+    dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard)
+    items = await milestone_items(ctx.forge, ctx.repo, key, ctx.me.login)
+    result = evaluate(
+        items,
+        description=ms.description,
+        labels=gate_labels(ctx.settings),
+        internal_marker=settings.internal_marker,
+    )
+    dashboard = dashboards.get(key)
+    data = DashboardData.from_json(sticky.decode_data(dashboard.body), key) if dashboard else None
+    await ctx.reply(
+        gate_reply(
+            milestone_title=ms.title,
+            result=result,
+            dashboard=dashboard.number if dashboard else None,
+            data=data,
+        )
+    )
+    if dashboard is None:
+        await request_refresh(ctx, key, create=True)
+
+
+async def _override(ctx: CommandContext, key: int | None, milestone: int | None, reason: str) -> None:
+    """`/gate override <reason>`: on the dashboard only, maintain+ (overridable as `gate-override`)."""
+    if key is None:
+        where = "its dashboard" if milestone is not None else "the dashboard of the milestone"
+        raise CommandError(
+            f"`/{ctx.prefix} gate override` works on a milestone's dashboard (the issue labelled "
+            f"`{ctx.settings.milestones.labels.dashboard}`): write it on {where}."
+        )
+    permission = override_permission(ctx)
+    decision = await check(ctx.forge, ctx.repo, permission, actor=ctx.actor, author="")
+    if not decision.allowed:
+        raise CommandError(
+            f"`/{ctx.prefix} gate override` can only be run by {who_may(permission, forge=ctx.event.forge)}; "
+            f"your access to this repository is `{decision.actor_level}`. Ask someone who may run it."
+        )
+    async with holding_milestone(ctx, key):
+        synced = await sync_milestone(ctx, key, create=True, override=(ctx.actor, reason))
+    if synced.result is None:
+        raise CommandError("its milestone no longer exists.")
+    if synced.result.passed:
+        await ctx.reply(
+            "The gate passes already: there is nothing to override. Close the milestone when ready."
+        )
+        return
+    await ctx.reply(
+        f"Override recorded: Steward will not reopen this milestone while the override stands (the dashboard "
+        f"shows it, with the {len(synced.result.blockers)} reasons it sets aside). Close the milestone when "
+        "you are ready; reopening it after that ends the override."
+    )
+
+
+# --- periodic and reconcile ------------------------------------------------------------------------------
+
+
+def _watch_context(
+    pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef, forge: Forge, me: User, config: RepoSettings
+) -> EventContext:
+    """A context for scheduling work on one repository from the periodic job (it writes nothing itself)."""
+    event = Event(
+        forge=kind,
+        delivery_id=f"periodic:{pctx.name}:{pctx.slot.isoformat()}",
+        name="reconcile",
+        action="periodic",
+        sender="",
+        repo=repo,
+    )
+    return EventContext(
+        event=event,
+        forge=forge,
+        me=me,
+        settings=config.settings,
+        registry=registry,
+        log=pctx.log.bind(repo=repo.full_name),
+        deferred=pctx.deferred,
+        config=config,
+    )
+
+
+async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef) -> int:
+    """Schedule what fell behind on one repository; returns how many jobs it asked for."""
+    forge = await pctx.forge(kind, repo)
+    config = await pctx.settings_for(forge, repo)
+    settings = config.settings.milestones
+    if not settings.enabled:
+        return 0
+    me = await forge.whoami()
+    opened = await forge.list_milestones(repo, state="open")
+    dashboards = await find_dashboards(forge, repo, me.login, settings.labels.dashboard)
+    open_keys = {ms.key for ms in opened}
+    others: list[Milestone] = []
+    gone: list[int] = []
+    seen: dict[int, SeenDashboard] = {}
+    for key, issue in dashboards.items():
+        decoded = sticky.decode_data(issue.body)
+        data = DashboardData.from_json(decoded, key) if isinstance(decoded, dict) else None
+        seen[key] = SeenDashboard(issue.number, issue.title, issue.state, data)
+        if key in open_keys or (issue.state == "closed" and data is not None and data.state == "closed"):
+            continue
+        try:
+            others.append(await forge.get_milestone(repo, key))
+        except NotFound:
+            gone.append(key)
+    milestones = [*opened, *others]
+    internal = {ms.key: is_internal(ms.description, settings.internal_marker) for ms in milestones}
+    actions = watch_plan(
+        milestones,
+        seen,
+        gone=gone,
+        forge=kind,
+        now=now_utc(),
+        grace=settings.grace_period_seconds,
+        internal=internal,
+    )
+    ctx = _watch_context(pctx, kind, repo, forge, me, config)
+    for action in actions:
+        if action.what == "gate":
+            await schedule_gate(ctx, action.key, action.closed_at, delay=action.delay)
+        else:
+            await request_refresh(ctx, action.key)
+    return len(actions)
+
+
+@registry.every(minutes=1, name="milestones")
+async def watch_milestones(pctx: PeriodicContext) -> None:
+    """Gitea has no milestone webhook: notice closures (and dashboards that fell behind) by looking."""
+    if pctx.deferred is None:
+        return
+    for kind in pctx.forges:
+        for repo in await pctx.repositories(kind):
+            try:
+                asked = await watch_repository(pctx, kind, repo)
+            except ForgeError as exc:
+                pctx.log.warning(
+                    "milestones: could not look at a repository", repo=repo.full_name, error=str(exc)
+                )
+                continue
+            if asked:
+                pctx.log.info("milestones: work scheduled", repo=repo.full_name, jobs=asked)
+
+
+@registry.reconcile(
+    "milestones",
+    checks="every milestone's dashboard, and the gate of milestones closed while nobody looked",
+)
+async def reconcile_milestones(ctx: EventContext) -> None:
+    """Re-derive every dashboard of the repository, and settle closures nobody checked (grace permitting)."""
+    if not _enabled(ctx):
+        return
+    settings = ctx.settings.milestones
+    dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard)
+    milestones = await ctx.forge.list_milestones(ctx.repo, state="all")
+    for ms in milestones:
+        tracked = ms.key in dashboards or (ms.state == "open" and ms.open_issues + ms.closed_issues > 0)
+        if not tracked:
+            continue
+        async with holding_milestone(ctx, ms.key):
+            await sync_milestone(
+                ctx, ms.key, gating=ms.state == "closed", milestone=ms, dashboards=dashboards
+            )
+    known = {ms.key for ms in milestones}
+    for key in [key for key in dashboards if key not in known]:
+        async with holding_milestone(ctx, key):
+            await sync_milestone(ctx, key, dashboards=dashboards)

@@ -1,0 +1,393 @@
+"""The milestone gate's forge effects: one level-triggered routine per milestone (``sync_milestone``) that
+reads the milestone, its items and its dashboard, and writes only the difference — the dashboard's body,
+title and state, and when a closure's gate is blocked, a notice and the reopening.
+
+Every write to a dashboard happens under the milestone's lock (the key ``Event.issue_key`` gives a
+milestone event: the worker holds it for the synthetic refresh and gate jobs, and ``holding_milestone``
+takes it elsewhere), so two jobs never race to create a second dashboard or overwrite each other's data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Final, Literal
+
+from bot import sticky
+from bot.context import EventContext
+from bot.event_types import Event, MilestoneSnapshot
+from bot.forge import Forge, Issue, Milestone, NotFound, RepoRef
+from bot.permissions import who_may
+from bot.settings import HandlerSettings, MilestoneSettings, Permission
+from handlers import registry
+from handlers.milestones.gate import GateLabels, GateResult, evaluate, is_internal
+from handlers.milestones.plan import (
+    KIND,
+    closure_decision,
+    dashboard_key,
+    gate_delay,
+    gate_due,
+    iso,
+    refresh_run_at,
+)
+from handlers.milestones.render import (
+    Columns,
+    Commands,
+    DashboardView,
+    dashboard_title,
+    render_dashboard,
+    reopen_notice,
+    summary_lines,
+    without_stamp,
+)
+from handlers.milestones.state import Closure, DashboardData, Override, Reopened
+
+NOTICE_KIND = "milestone-notice"
+REFRESH = "steward-refresh"
+GATE = "steward-gate"
+OVERRIDE_PERMISSION: Final[Permission] = "maintain"
+OVERRIDE_NAME: Final = registry.permission_name(
+    "gate-override", what="who may let a milestone close despite a blocked gate (`/gate override`)"
+)
+DASHBOARD_COLOR = "5319e7"
+
+
+def gate_labels(settings: HandlerSettings) -> GateLabels:
+    return GateLabels.from_settings(settings.milestones.labels, settings.forks.open_label)
+
+
+def columns(settings: HandlerSettings) -> Columns:
+    refinement = settings.bug_refinement
+    return Columns(
+        gate_labels(settings),
+        (
+            (refinement.approved_label, "approved"),
+            (refinement.rejected_label, "rejected"),
+            (refinement.pending_label, "pending"),
+        ),
+        settings.forks.resolved_label,
+    )
+
+
+def override_permission(ctx: EventContext) -> Permission:
+    """Who may `/gate override`: maintain+ unless the repository says otherwise (`commands.gate-override`)."""
+    return ctx.settings.permission(OVERRIDE_NAME, OVERRIDE_PERMISSION)
+
+
+def commands_for(ctx: EventContext) -> Commands:
+    permission = override_permission(ctx)
+    return Commands(ctx.prefix, who_may(permission, short=True, forge=ctx.event.forge))
+
+
+def _ms(ctx: EventContext) -> MilestoneSettings:
+    return ctx.settings.milestones
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+# --- finding dashboards and items --------------------------------------------------------------------------
+
+
+def dashboard_of(issue: Issue, bot_login: str) -> int | None:
+    """The milestone key of a Steward dashboard (written by the bot, with the hidden marker), else None."""
+    if issue.is_pull_request or issue.author.casefold() != bot_login.casefold():
+        return None
+    return dashboard_key(issue.body)
+
+
+async def find_dashboards(forge: Forge, repo: RepoRef, bot_login: str, label: str) -> dict[int, Issue]:
+    """Every dashboard of the repository by milestone key (open or closed). Should two exist for one milestone
+    (a person copied one), the oldest is the dashboard."""
+    found: dict[int, Issue] = {}
+    for issue in await forge.list_issues(repo, labels=[label], state="all", kind="issues"):
+        key = dashboard_of(issue, bot_login)
+        if key is not None and (key not in found or issue.number < found[key].number):
+            found[key] = issue
+    return found
+
+
+async def milestone_items(forge: Forge, repo: RepoRef, key: int, bot_login: str) -> list[Issue]:
+    """Every issue and pull request in the milestone, dashboards left out (Steward never puts one there)."""
+    items = await forge.list_issues(repo, milestone=key, state="all", kind="all")
+    return [item for item in items if dashboard_of(item, bot_login) is None]
+
+
+def milestone_lock_key(ctx: EventContext, key: int) -> str:
+    """The same key as ``Event.issue_key`` of an event about milestone ``key``."""
+    return f"{ctx.event.forge}:{ctx.repo.full_name}%{key}"
+
+
+@asynccontextmanager
+async def holding_milestone(ctx: EventContext, key: int) -> AsyncIterator[None]:
+    """Hold milestone ``key``'s lock (unless this job's own event is about that milestone: the worker holds
+    it then)."""
+    lock = milestone_lock_key(ctx, key)
+    if ctx.locks is None or ctx.event.issue_key == lock:
+        yield
+        return
+    async with ctx.locks.hold(lock):
+        yield
+
+
+# --- later: coalesced refreshes and gate checks ----------------------------------------------------------
+
+
+def milestone_event(
+    ctx: EventContext,
+    action: str,
+    key: int,
+    *,
+    job: str,
+    sender: str = "",
+    extra: dict[str, str] | None = None,
+) -> Event:
+    """A synthetic event about milestone ``key`` for the worker's queue (see ``bot.deferred``)."""
+    return Event(
+        forge=ctx.event.forge,
+        delivery_id=job,
+        name="milestone",
+        action=action,
+        sender=sender,
+        repo=ctx.repo,
+        installation_id=ctx.event.installation_id,
+        milestone=MilestoneSnapshot(number=key, title="", state=""),
+        extra=extra or {},
+    )
+
+
+def _job_base(ctx: EventContext, what: str, key: int) -> str:
+    return f"milestones:{what}:{ctx.event.forge}:{ctx.repo.full_name}:{key}"
+
+
+async def request_refresh(ctx: EventContext, key: int, *, create: bool = False) -> None:
+    """Refresh milestone ``key``'s dashboard soon, once for a whole burst of changes: the first request
+    claims the milestone's pending refresh until the slot's end and queues one job for it; the others find
+    the claim and do nothing. A request after the slot's end queues the next one, so nothing is lost.
+    Without Redis (unit tests) the refresh runs at once."""
+    if ctx.deferred is None:
+        async with holding_milestone(ctx, key):
+            await sync_milestone(ctx, key, create=create)
+        return
+    now = now_utc().timestamp()
+    run_at = refresh_run_at(now, _ms(ctx).refresh_debounce_seconds)
+    base = _job_base(ctx, "refresh", key)
+    if not create and not await ctx.deferred.claim(base, ttl=max(0.001, run_at - now)):
+        return
+    job = f"{base}:{int(run_at * 1000)}" + (":create" if create else "")
+    extra = {"create": "1"} if create else {}
+    event = milestone_event(ctx, REFRESH, key, job=job, extra=extra)
+    await ctx.deferred.run_later(event, delay=run_at - now, job_id=job)
+
+
+async def schedule_gate(
+    ctx: EventContext, key: int, closed_at: str | None, *, delay: float, closer: str = "", suffix: str = ""
+) -> None:
+    """Check the gate of this closure of milestone ``key`` in ``delay`` seconds — one job per closure, so a
+    replayed `milestone.closed` or the periodic job asking again queues nothing new."""
+    job = f"{_job_base(ctx, 'gate', key)}:{closed_at or 'unknown'}{suffix}"
+    event = milestone_event(ctx, GATE, key, job=job, sender=closer, extra={"closed_at": closed_at or ""})
+    if ctx.deferred is None:
+        async with holding_milestone(ctx, key):
+            await sync_milestone(ctx.for_event(event), key, gating=True, closer=closer or None)
+        return
+    queued = await ctx.deferred.run_later(event, delay=delay, job_id=job)
+    ctx.log.info("milestone gate scheduled", milestone=key, delay=round(delay, 1), queued=queued)
+
+
+# --- the one routine ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Synced:
+    outcome: Literal["gone", "untracked", "unchanged", "written", "created"]
+    decision: str = "none"
+    result: GateResult | None = None
+    dashboard: int | None = None
+
+
+def _notice_key(key: int, closed_at: str | None) -> str:
+    digest = hashlib.sha256((closed_at or "unknown").encode()).hexdigest()[:12]
+    return f"{key}-reopened-{digest}"
+
+
+async def _close_orphan(ctx: EventContext, key: int) -> Synced:
+    dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, _ms(ctx).labels.dashboard)
+    found = dashboards.get(key)
+    if found is not None and found.state == "open":
+        body = sticky.fit(
+            KIND, str(key), "This milestone was deleted; nothing to do.", sticky.decode_data(found.body)
+        )
+        await ctx.forge.edit_issue(ctx.repo, found.number, body=body, state="closed")
+        return Synced("written", dashboard=found.number)
+    return Synced("gone")
+
+
+async def sync_milestone(
+    ctx: EventContext,
+    key: int,
+    *,
+    create: bool = False,
+    gating: bool = False,
+    closer: str | None = None,
+    override: tuple[str, str] | None = None,
+    milestone: Milestone | None = None,
+    dashboards: dict[int, Issue] | None = None,
+    now: datetime | None = None,
+) -> Synced:
+    """Bring milestone ``key``'s dashboard up to date and settle its closure when it is due.
+
+    ``gating``: this is the gate check of a closure (its grace period is over: a blocked gate reopens the
+    milestone); otherwise an unsettled closure only gets its gate check scheduled. ``create``: open a
+    dashboard even for a milestone without items (``/gate``). ``override``: (who, why) — record this override
+    first, unless the gate passes (there is nothing to override then).
+    ``closer``: who closed the milestone (GitHub's webhook says; Gitea never does)."""
+    settings = _ms(ctx)
+    now = now or now_utc()
+    try:
+        ms = milestone or await ctx.forge.get_milestone(ctx.repo, key)
+    except NotFound:
+        return await _close_orphan(ctx, key)
+    if dashboards is None:
+        dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard)
+    current = dashboards.get(key)
+    items = await milestone_items(ctx.forge, ctx.repo, key, ctx.me.login)
+    result = evaluate(
+        items,
+        description=ms.description,
+        labels=gate_labels(ctx.settings),
+        internal_marker=settings.internal_marker,
+    )
+    # A milestone is tracked once it has a dashboard: opened for its first item (or by `/gate`).
+    if current is None and not (create or bool(items)):
+        return Synced("untracked", result=result)
+    decoded = sticky.decode_data(current.body) if current is not None else None
+    if isinstance(decoded, dict):
+        data = DashboardData.from_json(decoded, key)
+    else:
+        # A new dashboard (or one whose data block a person destroyed). A closure Steward did not see happen
+        # is taken as settled — it never reopens history — except by the gate check of that very closure.
+        seen_closed = ms.state == "closed" and (current is not None or not gating)
+        data = DashboardData(key, "closed" if seen_closed else "open", ms.closed_at if seen_closed else None)
+    if ms.state == "open" and data.state == "closed":
+        data = data.reopen_seen()
+    if override is not None and not result.passed:
+        actor, reason = override
+        if data.override is None or (data.override.by, data.override.reason) != (actor, reason):
+            data = replace(data, override=override_record(actor, reason, result, now))
+    internal = is_internal(ms.description, settings.internal_marker)
+    data = replace(data, counts=(ms.open_issues, ms.closed_issues), internal=internal)
+    decision = closure_decision(
+        state=ms.state,
+        closed_at=ms.closed_at,
+        data=data,
+        passed=result.passed,
+        grace=settings.grace_period_seconds,
+        now=now,
+    )
+    state = ms.state
+    gate_at: str | None = None
+    if decision != "none" and not gating:
+        delay = gate_delay(ctx.event.forge, ms.closed_at, settings.grace_period_seconds, now)
+        if delay is not None:
+            await schedule_gate(ctx, key, ms.closed_at, delay=delay)
+        decision = "wait"
+    if decision == "wait":
+        due = gate_due(ms.closed_at, settings.grace_period_seconds, now)
+        gate_at = iso(due)
+        if gating:
+            # This check ran early (the clocks of the forge and the worker differ): once more, when it is due.
+            wait = max(1.0, (due - now).total_seconds())
+            suffix = f":{int(now.timestamp())}"
+            await schedule_gate(ctx, key, ms.closed_at, delay=wait, closer=closer or "", suffix=suffix)
+    elif decision in ("accept-pass", "accept-override"):
+        verdict: Literal["passed", "overridden"] = "passed" if decision == "accept-pass" else "overridden"
+        by = closer if gating and ctx.event.extra.get("closed_at") == (ms.closed_at or "") else None
+        data = replace(
+            data,
+            state="closed",
+            closed_at=ms.closed_at,
+            closure=Closure(ms.closed_at or iso(now), by, verdict),
+        )
+    elif decision == "reopen":
+        closure = ms.closed_at or iso(now)
+        if data.reopened is None or data.reopened.closed_at != closure:  # else a re-run: keep the record
+            by = closer if ctx.event.extra.get("closed_at") == (ms.closed_at or "") else None
+            data = replace(data, reopened=Reopened(closure, by, iso(now)))
+        data = replace(data, state="open", closed_at=None)
+        state = "open"
+    view = DashboardView(
+        milestone_title=ms.title,
+        milestone_url=ms.html_url,
+        state=state,
+        closed_at=ms.closed_at,
+        items=tuple(items),
+        result=result,
+        data=data,
+        internal_marker=settings.internal_marker,
+        columns=columns(ctx.settings),
+        commands=commands_for(ctx),
+        gate_at=gate_at,
+    )
+    text = render_dashboard(view, updated_at=iso(now))
+    body = sticky.fit(KIND, str(key), text, data.to_json())
+    title = dashboard_title(ms.title)
+    issue_state: Literal["open", "closed"] = (
+        "closed" if data.state == "closed" and state == "closed" else "open"
+    )
+    outcome: Literal["unchanged", "written", "created"] = "unchanged"
+    if current is None:
+        await ctx.forge.ensure_label(
+            ctx.repo,
+            settings.labels.dashboard,
+            color=DASHBOARD_COLOR,
+            description="Steward: a milestone's dashboard",
+        )
+        current = await ctx.forge.create_issue(ctx.repo, title, body, labels=[settings.labels.dashboard])
+        dashboards[key] = current
+        outcome = "created"
+        if issue_state == "closed":
+            current = await ctx.forge.edit_issue(ctx.repo, current.number, state="closed")
+    else:
+        changes: dict[str, str] = {}
+        if without_stamp(current.body) != without_stamp(body):
+            changes["body"] = body
+        if current.title != title:
+            changes["title"] = title
+        if current.state != issue_state:
+            changes["state"] = issue_state
+        if changes:
+            current = await ctx.forge.edit_issue(
+                ctx.repo,
+                current.number,
+                title=changes.get("title"),
+                body=changes.get("body"),
+                state=issue_state if "state" in changes else None,
+            )
+            dashboards[key] = current
+            outcome = "written"
+    if decision == "reopen":
+        closer_now = data.reopened.by if data.reopened else None
+        notice = reopen_notice(
+            milestone_title=ms.title,
+            closer=closer_now,
+            notify=settings.notify,
+            forge=ctx.event.forge,
+            result=result,
+            cmds=commands_for(ctx),
+        )
+        await ctx.upsert_sticky(NOTICE_KIND, _notice_key(key, ms.closed_at), notice, number=current.number)
+        await ctx.forge.set_milestone_state(ctx.repo, key, "open")
+    ctx.log.info(
+        "milestone dashboard", milestone=key, outcome=outcome, decision=decision, gate=result.verdict
+    )
+    return Synced(outcome, decision, result, current.number)
+
+
+def override_record(actor: str, reason: str, result: GateResult, now: datetime) -> Override:
+    lines = [line.removeprefix("- ") for line in summary_lines(result, 14)]
+    return Override(actor, iso(now), reason, tuple(lines))

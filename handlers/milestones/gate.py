@@ -1,0 +1,191 @@
+"""The milestone gate: a pure function over a milestone's description and its items (issues and pull
+requests with their labels). No I/O.
+
+- **Complete**: no open item, except open `finding:friction` / `finding:spec-gap` items labelled `ratified`
+  (settled, for both legs); every item labelled `cycle` carries `audit:clean` or `audit:ratified`; no item
+  carries the unresolved-fork label (`forks:open`, which decision provenance keeps on items with an open
+  fork).
+- **Functional**: at least one item labelled `fieldtest` (a scenario); every scenario closed with
+  `fieldtest:pass`; no open item labelled `finding:bug`; every `finding:friction` / `finding:spec-gap` item
+  closed, or open with `ratified`.
+- **Exempt from Functional**: the milestone's description has the line `internal: true`
+  (``MilestoneSettings.internal_marker``).
+
+Labels are compared without regard to case, as the forges do. The result lists every failing reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.forge import Issue
+from bot.settings import MilestoneLabels
+
+Leg = Literal["complete", "functional"]
+BlockerKind = Literal[
+    "open-item",
+    "audit-missing",
+    "unresolved-fork",
+    "no-scenario",
+    "scenario-open",
+    "scenario-not-passed",
+    "bug-open",
+    "finding-open",
+]
+
+# The order blockers are grouped in, with a heading for each group.
+KIND_ORDER: tuple[BlockerKind, ...] = (
+    "open-item",
+    "audit-missing",
+    "unresolved-fork",
+    "no-scenario",
+    "scenario-open",
+    "scenario-not-passed",
+    "bug-open",
+    "finding-open",
+)
+
+
+@dataclass(frozen=True)
+class GateLabels:
+    """The label names the gate reads (the repository's, from its settings)."""
+
+    cycle: str = "cycle"
+    audit_clean: str = "audit:clean"
+    audit_ratified: str = "audit:ratified"
+    fieldtest: str = "fieldtest"
+    fieldtest_pass: str = "fieldtest:pass"
+    finding_bug: str = "finding:bug"
+    finding_friction: str = "finding:friction"
+    finding_spec_gap: str = "finding:spec-gap"
+    ratified: str = "ratified"
+    fork_open: str = "forks:open"
+
+    @classmethod
+    def from_settings(cls, labels: MilestoneLabels, fork_open: str) -> GateLabels:
+        return cls(
+            cycle=labels.cycle,
+            audit_clean=labels.audit_clean,
+            audit_ratified=labels.audit_ratified,
+            fieldtest=labels.fieldtest,
+            fieldtest_pass=labels.fieldtest_pass,
+            finding_bug=labels.finding_bug,
+            finding_friction=labels.finding_friction,
+            finding_spec_gap=labels.finding_spec_gap,
+            ratified=labels.ratified,
+            fork_open=fork_open,
+        )
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """One failing reason: its leg, its kind, the item it is about (None: the milestone as a whole) and
+    what is missing, in a reader's words."""
+
+    leg: Leg
+    kind: BlockerKind
+    number: int | None
+    missing: str
+
+
+@dataclass(frozen=True)
+class GateResult:
+    complete: tuple[Blocker, ...]
+    functional: tuple[Blocker, ...]
+    exempt: bool
+
+    @property
+    def passed(self) -> bool:
+        return not self.complete and not self.functional
+
+    @property
+    def verdict(self) -> Literal["pass", "blocked"]:
+        return "pass" if self.passed else "blocked"
+
+    @property
+    def blockers(self) -> tuple[Blocker, ...]:
+        return (*self.complete, *self.functional)
+
+
+def _normal(line: str) -> str:
+    return " ".join(line.split()).casefold()
+
+
+def is_internal(description: str, marker: str) -> bool:
+    """Whether a line of the description is the marker (blanks and case aside), e.g. ``internal: true``."""
+    wanted = _normal(marker)
+    if not wanted:
+        return False
+    return any(_normal(line) == wanted for line in (description or "").splitlines())
+
+
+def _has(item: Issue, name: str) -> bool:
+    return item.has_label(name)
+
+
+def is_finding(item: Issue, labels: GateLabels) -> bool:
+    """A friction or spec-gap finding (a bug finding is never settled by ratifying it)."""
+    return _has(item, labels.finding_friction) or _has(item, labels.finding_spec_gap)
+
+
+def is_settled(item: Issue, labels: GateLabels) -> bool:
+    """An open friction or spec-gap finding that was ratified: accepted as it is, for both legs."""
+    return item.state == "open" and is_finding(item, labels) and _has(item, labels.ratified)
+
+
+def _kind_word(item: Issue) -> str:
+    return "pull request" if item.is_pull_request else "issue"
+
+
+def _complete(items: Sequence[Issue], labels: GateLabels) -> list[Blocker]:
+    out: list[Blocker] = []
+    for item in items:
+        if item.state == "open" and not is_settled(item, labels):
+            out.append(Blocker("complete", "open-item", item.number, f"open {_kind_word(item)}: close it"))
+    for item in items:
+        if _has(item, labels.cycle) and not (
+            _has(item, labels.audit_clean) or _has(item, labels.audit_ratified)
+        ):
+            missing = f"labelled `{labels.cycle}` without `{labels.audit_clean}` or `{labels.audit_ratified}`"
+            out.append(Blocker("complete", "audit-missing", item.number, missing))
+    for item in items:
+        if _has(item, labels.fork_open):
+            missing = f"has an unresolved design fork (`{labels.fork_open}`): resolve it"
+            out.append(Blocker("complete", "unresolved-fork", item.number, missing))
+    return out
+
+
+def _functional(items: Sequence[Issue], labels: GateLabels) -> list[Blocker]:
+    out: list[Blocker] = []
+    scenarios = [item for item in items if _has(item, labels.fieldtest)]
+    if not scenarios:
+        missing = f"no field-test scenario: label at least one issue `{labels.fieldtest}`"
+        out.append(Blocker("functional", "no-scenario", None, missing))
+    for item in scenarios:
+        if item.state == "open":
+            missing = f"scenario still open: run it, then close it with `{labels.fieldtest_pass}`"
+            out.append(Blocker("functional", "scenario-open", item.number, missing))
+        elif not _has(item, labels.fieldtest_pass):
+            missing = f"scenario closed without `{labels.fieldtest_pass}`"
+            out.append(Blocker("functional", "scenario-not-passed", item.number, missing))
+    for item in items:
+        if item.state == "open" and _has(item, labels.finding_bug):
+            missing = f"open `{labels.finding_bug}`: fix it and close it"
+            out.append(Blocker("functional", "bug-open", item.number, missing))
+    for item in items:
+        if item.state == "open" and is_finding(item, labels) and not _has(item, labels.ratified):
+            missing = f"open finding: close it, or label it `{labels.ratified}` to accept it as it is"
+            out.append(Blocker("functional", "finding-open", item.number, missing))
+    return out
+
+
+def evaluate(
+    items: Iterable[Issue], *, description: str, labels: GateLabels, internal_marker: str
+) -> GateResult:
+    """The gate over a milestone's items (issues and pull requests, the dashboard already left out)."""
+    ordered = sorted(items, key=lambda item: item.number)
+    exempt = is_internal(description, internal_marker)
+    functional = () if exempt else tuple(_functional(ordered, labels))
+    return GateResult(tuple(_complete(ordered, labels)), functional, exempt)

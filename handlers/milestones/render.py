@@ -1,0 +1,411 @@
+"""What the dashboard, the reopen notice and the `/gate` reply say (pure: text in, text out).
+
+DESIGN §8: the reader's next action first, the person who must act mentioned (in the notice, never in the
+dashboard, whose edits notify nobody), long tables folded, every list bounded ("… N more") so a body stays
+far below 60,000 characters. Item titles are other people's text: they are shown as plain text in one
+table cell (no HTML, no mentions, no line breaks).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.forge import ForgeKind, Issue
+from handlers.milestones.gate import KIND_ORDER, Blocker, BlockerKind, GateLabels, GateResult
+from handlers.milestones.state import DashboardData
+
+STAMP_PREFIX = "<sub>Updated "
+MAX_TABLE_ROWS = 100
+MAX_GROUP_LINES = 25
+MAX_NOTICE_REASONS = 8
+MAX_TITLE = 80
+BAR_WIDTH = 20
+
+GROUP_TITLES: dict[BlockerKind, str] = {
+    "open-item": "Open items",
+    "audit-missing": "Audits missing",
+    "unresolved-fork": "Unresolved design forks",
+    "no-scenario": "No field-test scenario",
+    "scenario-open": "Field tests still open",
+    "scenario-not-passed": "Field tests not passed",
+    "bug-open": "Open bugs",
+    "finding-open": "Findings neither closed nor ratified",
+}
+
+_INVISIBLE = re.compile(r"[\u0000-\u001f\u007f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
+
+
+def plain(text: str, limit: int = MAX_TITLE) -> str:
+    """Someone's text as one harmless table cell: one line, no HTML or comments, no mentions, no pipes."""
+    text = _INVISIBLE.sub(" ", text or "")
+    text = " ".join(text.split())
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # A zero-width joiner after @ keeps GitHub and Gitea from reading a mention.
+    text = re.sub(r"@(?=\w)", "@\u2060", text)
+    return text.replace("|", "\\|").replace("`", "'")
+
+
+def dashboard_title(milestone_title: str) -> str:
+    return f"Milestone {' '.join(milestone_title.split())[:200]} — dashboard"
+
+
+def progress(items: Sequence[Issue]) -> tuple[int, int, int, str]:
+    """(closed, total, percent, bar)."""
+    total = len(items)
+    closed = sum(1 for item in items if item.state == "closed")
+    percent = (100 * closed) // total if total else 0
+    filled = (BAR_WIDTH * closed) // total if total else 0
+    return closed, total, percent, "█" * filled + "░" * (BAR_WIDTH - filled)
+
+
+def _has(item: Issue, name: str) -> bool:
+    return item.has_label(name)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The label names the items table reads (the gate's, and the refinement verdict labels)."""
+
+    gate: GateLabels
+    refinement: tuple[tuple[str, str], ...] = (
+        ("refinement:approved", "approved"),
+        ("refinement:rejected", "rejected"),
+        ("refinement:pending", "pending"),
+    )
+    fork_resolved: str = "forks:resolved"
+
+
+def _row(item: Issue, cols: Columns) -> str:
+    g = cols.gate
+    refinement = next((word for name, word in cols.refinement if _has(item, name)), "—")
+    audits = [name for name in (g.audit_clean, g.audit_ratified) if _has(item, name)]
+    audit = ", ".join(f"`{a}`" for a in audits) or ("**missing**" if _has(item, g.cycle) else "—")
+    tests = []
+    if _has(item, g.fieldtest):
+        tests.append("scenario, passed" if _has(item, g.fieldtest_pass) else "scenario")
+    for name, word in (
+        (g.finding_bug, "bug"),
+        (g.finding_friction, "friction"),
+        (g.finding_spec_gap, "spec gap"),
+    ):
+        if _has(item, name):
+            tests.append(f"finding: {word}" + (", ratified" if _has(item, g.ratified) else ""))
+    forks = "**open**" if _has(item, g.fork_open) else ("resolved" if _has(item, cols.fork_resolved) else "—")
+    kind = "PR" if item.is_pull_request else "issue"
+    state = "✔ closed" if item.state == "closed" else "open"
+    cells = (
+        f"#{item.number}",
+        plain(item.title),
+        f"{kind}, {state}",
+        refinement,
+        audit,
+        "; ".join(tests) or "—",
+        forks,
+    )
+    return "| " + " | ".join(cells) + " |"
+
+
+def items_table(items: Sequence[Issue], cols: Columns) -> list[str]:
+    lines = [
+        "| # | Title | State | Refinement | Audit | Field test | Forks |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    ordered = sorted(items, key=lambda item: item.number)
+    lines += [_row(item, cols) for item in ordered[:MAX_TABLE_ROWS]]
+    if len(ordered) > MAX_TABLE_ROWS:
+        lines.append(f"| … | {len(ordered) - MAX_TABLE_ROWS} more | | | | | |")
+    return lines
+
+
+def _blocker_line(blocker: Blocker, titles: dict[int, str]) -> str:
+    if blocker.number is None:
+        return f"- {blocker.missing}"
+    return f"- #{blocker.number} {plain(titles.get(blocker.number, ''), 60)} — {blocker.missing}"
+
+
+def blocker_groups(result: GateResult, items: Sequence[Issue]) -> list[str]:
+    titles = {item.number: item.title for item in items}
+    lines: list[str] = []
+    for kind in KIND_ORDER:
+        group = [b for b in result.blockers if b.kind == kind]
+        if not group:
+            continue
+        leg = "complete" if group[0].leg == "complete" else "functional"
+        lines += ["", f"**{GROUP_TITLES[kind]}** ({len(group)}, {leg} leg)"]
+        lines += [_blocker_line(b, titles) for b in group[:MAX_GROUP_LINES]]
+        if len(group) > MAX_GROUP_LINES:
+            lines.append(f"- … {len(group) - MAX_GROUP_LINES} more")
+    return lines
+
+
+def _count(blockers: Sequence[Blocker]) -> str:
+    kinds = [k for k in KIND_ORDER if any(b.kind == k for b in blockers)]
+    parts = [f"{GROUP_TITLES[k].lower()}: {sum(1 for b in blockers if b.kind == k)}" for k in kinds]
+    return "; ".join(parts)
+
+
+def leg_lines(result: GateResult, marker: str) -> list[str]:
+    """The two legs with ✓ / ✗ / exempt and their reasons."""
+    complete = "**Complete: ✓** every item is closed or settled, audited where needed, with no open fork"
+    if result.complete:
+        complete = f"**Complete: ✗** {_count(result.complete)}"
+    if result.exempt:
+        functional = (
+            f"**Functional: exempt (internal)** — the description has the line `{marker}`, so the complete "
+            "leg suffices"
+        )
+    elif result.functional:
+        functional = f"**Functional: ✗** {_count(result.functional)}"
+    else:
+        functional = "**Functional: ✓** the field-test scenarios passed and every finding is settled"
+    return [f"- {complete}", f"- {functional}"]
+
+
+def summary_lines(result: GateResult, limit: int = MAX_NOTICE_REASONS) -> list[str]:
+    """The first failing reasons, one line each, for a notice or a reply."""
+    lines = [
+        f"- {b.leg}: " + (f"#{b.number} — {b.missing}" if b.number is not None else b.missing)
+        for b in result.blockers[:limit]
+    ]
+    if len(result.blockers) > limit:
+        lines.append(f"- … {len(result.blockers) - limit} more (see the dashboard)")
+    return lines
+
+
+@dataclass(frozen=True)
+class Commands:
+    """How the texts name the commands and who may run them (their permissions on this repository)."""
+
+    prefix: str = "steward"
+    who_overrides: str = "maintain+"
+
+    def gate(self) -> str:
+        return f"`/{self.prefix} gate`"
+
+    def override(self) -> str:
+        return f"`/{self.prefix} gate override <reason>`"
+
+
+def _by(login: str | None) -> str:
+    return f" by @{login}" if login else ""
+
+
+def _next_action(
+    *,
+    state: str,
+    closed_at: str | None,
+    data: DashboardData,
+    result: GateResult,
+    gate_at: str | None,
+    cmds: Commands,
+) -> str:
+    if state == "closed" and data.settled_closed(closed_at):
+        closure = data.closure
+        if closure is not None and closure.verdict == "overridden":
+            return f"✅ **Closed{_by(closure.by)} at {closure.at}; the gate was overridden.** Nothing to do."
+        if closure is not None:
+            return f"✅ **Nothing to do: closed{_by(closure.by)} at {closure.at}; gate passed.**"
+        return "**Closed.** Steward did not see it close, so it did not check the gate; nothing to do."
+    if state == "closed":
+        when = f" at {gate_at}" if gate_at else " after the grace period"
+        if result.passed or data.override is not None:
+            return f"⏳ **Closed at {closed_at}.** Steward checks the gate{when}; nothing to do."
+        return (
+            f"⏳ **Closed at {closed_at} while the gate is blocked.** Steward checks the gate again{when}: "
+            "unless the blockers below are cleared by then, it reopens the milestone."
+        )
+    if data.override is not None:
+        return (
+            f"⚠️ **The gate is overridden**{_by(data.override.by)} ({data.override.at}): "
+            f"“{plain(data.override.reason, 300)}”. Steward will not reopen this milestone while the "
+            "override stands; reopening the milestone after it is closed ends the override."
+        )
+    if result.passed:
+        return (
+            "✅ **Ready to close:** every item is done and the field tests passed. Close the milestone when "
+            "you are ready."
+        )
+    reopened = ""
+    if data.reopened is not None:
+        reopened = (
+            f" Steward reopened it at {data.reopened.at}: it was closed{_by(data.reopened.by)} while the "
+            "gate was blocked."
+        )
+    count = len(result.blockers)
+    return (
+        f"❌ **Not ready to close: {count} blocker{'s' if count != 1 else ''}.** Clear them (below) before "
+        f"closing the milestone: closed now, it would be reopened.{reopened} If it should close anyway "
+        f"(abandoned, done another way), {cmds.who_overrides} may write {cmds.override()} here."
+    )
+
+
+@dataclass(frozen=True)
+class DashboardView:
+    milestone_title: str
+    milestone_url: str
+    state: str
+    closed_at: str | None
+    items: tuple[Issue, ...]
+    result: GateResult
+    data: DashboardData
+    internal_marker: str
+    columns: Columns
+    commands: Commands
+    # When a pending closure's gate is checked (a closed milestone whose closure is not settled yet).
+    gate_at: str | None = None
+
+
+def render_dashboard(view: DashboardView, *, updated_at: str) -> str:
+    closed, total, percent, bar = progress(view.items)
+    link = (
+        f"[{plain(view.milestone_title, 200)}]({view.milestone_url})"
+        if view.milestone_url
+        else plain(view.milestone_title, 200)
+    )
+    verdict = "passes ✓" if view.result.passed else "is blocked ✗"
+    lines = [
+        f"## Milestone {link}: the gate {verdict}",
+        "",
+        _next_action(
+            state=view.state,
+            closed_at=view.closed_at,
+            data=view.data,
+            result=view.result,
+            gate_at=view.gate_at,
+            cmds=view.commands,
+        ),
+        "",
+        f"**Progress:** {closed} of {total} items closed ({percent}%) `{bar}`",
+        "",
+        "### The gate",
+        "",
+        *leg_lines(view.result, view.internal_marker),
+    ]
+    if view.data.override is not None:
+        o = view.data.override
+        lines += ["", f"**Override**{_by(o.by)} at {o.at}: “{plain(o.reason, 300)}”."]
+        if o.overrode:
+            lines.append("It set aside: " + "; ".join(plain(line, 200) for line in o.overrode) + ".")
+    if view.result.blockers:
+        lines += ["", "### Blockers", *blocker_groups(view.result, view.items)]
+    lines += [
+        "",
+        "<details><summary>" + f"All {total} items</summary>",
+        "",
+        *(
+            items_table(view.items, view.columns)
+            if view.items
+            else ["No issue or pull request is in this milestone yet."]
+        ),
+        "",
+        "</details>",
+        "",
+        how_it_works(view.columns.gate, view.internal_marker, view.commands),
+        "",
+        f"{STAMP_PREFIX}{updated_at} · Steward keeps this page and rewrites it when the milestone changes; "
+        f"edits here are overwritten. {view.commands.gate()} (anyone) checks the gate now.</sub>",
+    ]
+    return "\n".join(lines)
+
+
+def how_it_works(labels: GateLabels, marker: str, cmds: Commands) -> str:
+    return "\n".join(
+        [
+            "<details><summary>How the gate works</summary>",
+            "",
+            f"- **Complete**: no open issue or pull request, except open `{labels.finding_friction}` / "
+            f"`{labels.finding_spec_gap}` findings labelled `{labels.ratified}`; every item labelled "
+            f"`{labels.cycle}` carries `{labels.audit_clean}` or `{labels.audit_ratified}`; no item labelled "
+            f"`{labels.fork_open}` (an unresolved design fork).",
+            f"- **Functional**: at least one issue labelled `{labels.fieldtest}` (a scenario); every "
+            f"scenario closed with `{labels.fieldtest_pass}`; no open `{labels.finding_bug}`; every friction "
+            f"or spec-gap finding closed, or open with `{labels.ratified}`. A milestone whose description "
+            f"has the line `{marker}` is exempt.",
+            "- Closing a milestone whose gate is blocked gets it reopened after a short grace period, with "
+            f"the reasons here. {cmds.override()} ({cmds.who_overrides}) records a deliberate exception; "
+            "reopening the milestone ends it.",
+            "",
+            "</details>",
+        ]
+    )
+
+
+def without_stamp(body: str) -> str:
+    """A dashboard body without its "Updated …" line: what decides whether it needs rewriting."""
+    lines = body.replace("\r\n", "\n").rstrip().split("\n")
+    return "\n".join(line for line in lines if not line.startswith(STAMP_PREFIX))
+
+
+def mentions(logins: Sequence[str]) -> str:
+    """``@alice @org/team`` from settings (names that are not logins or teams are dropped)."""
+    found = []
+    for name in logins:
+        name = name.strip().lstrip("@")
+        if re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,99})(?:/[A-Za-z0-9_.-]{1,100})?", name):
+            found.append(f"@{name}")
+    return " ".join(dict.fromkeys(found))
+
+
+def reopen_notice(
+    *,
+    milestone_title: str,
+    closer: str | None,
+    notify: Sequence[str],
+    forge: ForgeKind,
+    result: GateResult,
+    cmds: Commands,
+) -> str:
+    """The short new comment when Steward reopens a milestone: it mentions who must act."""
+    title = plain(milestone_title, 200)
+    if closer:
+        head = f"@{closer}: I reopened milestone **{title}**: you closed it while its gate was blocked."
+    else:
+        who = mentions(notify)
+        unknown = (
+            "Gitea does not record who closed a milestone"
+            if forge == "gitea"
+            else "I could not tell who closed it"
+        )
+        hint = (
+            "" if who else " (set `milestones.notify` in Steward's configuration to have someone mentioned)"
+        )
+        head = (
+            f"{who + ': ' if who else ''}I reopened milestone **{title}**: it was closed while its gate was "
+            f"blocked ({unknown}{hint})."
+        )
+    return "\n".join(
+        [
+            head,
+            "",
+            "**To close it:** clear these, then close it again:",
+            *summary_lines(result),
+            "",
+            f"If it should close anyway (abandoned, done another way), {cmds.who_overrides} may write "
+            f"{cmds.override()} on this issue. The dashboard above has the details.",
+        ]
+    )
+
+
+def gate_reply(
+    *, milestone_title: str, result: GateResult, dashboard: int | None, data: DashboardData | None
+) -> str:
+    """The answer to `/gate`: the result now, changing nothing."""
+    title = plain(milestone_title, 200)
+    where = f" The dashboard is #{dashboard}." if dashboard else " Its dashboard is being opened."
+    if result.passed:
+        exempt = " (functional: exempt (internal))" if result.exempt else ""
+        return f"✅ The gate of milestone **{title}** passes{exempt}: it may be closed.{where}"
+    lines = [
+        f"❌ The gate of milestone **{title}** is blocked ({len(result.blockers)}):",
+        *summary_lines(result, 15),
+    ]
+    if data is not None and data.override is not None:
+        lines += [
+            "",
+            f"The gate is overridden{_by(data.override.by)}: Steward will not reopen this milestone.",
+        ]
+    return "\n".join(lines) + f"\n\n{where.strip()}"

@@ -1,0 +1,162 @@
+"""What a dashboard remembers, in the data block of its body (the forge is the database: DESIGN §3.1).
+
+- ``state``/``closed_at``: the milestone's state as Steward last *settled* it. A closure is settled only
+  once the gate was checked (passed, or overridden); until then ``state`` stays ``open``, so a milestone
+  that is closed while ``state`` says open "turned closed since Steward last looked" — that is how the
+  periodic job notices closures on Gitea, which sends no milestone webhooks.
+- ``internal``: whether the description had the internal marker then (a change means a refresh).
+- ``counts``: the milestone's open and closed item counts as the forge gave them at the last refresh;
+  the periodic job refreshes a dashboard whose milestone's counts moved (an event missed, or Gitea's
+  `demilestoned`, which does not say which milestone the item left).
+- ``override``: who overrode the gate, when, why, and the reasons it set aside; it stands until the
+  milestone is reopened after a close.
+- ``closure``: the last settled closure (when, by whom where the forge said, passed or overridden).
+- ``reopened``: the last closure Steward undid (for the dashboard's "reopened because …" line).
+
+A person with write access can edit the body; whatever they leave there is read defensively (a value of
+the wrong type is dropped) and bounded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+MAX_REASON = 300
+MAX_OVERRODE = 15
+MAX_LINE = 200
+MAX_LOGIN = 100
+
+
+def _text(value: Any, limit: int) -> str | None:
+    return value[:limit] if isinstance(value, str) and value else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+@dataclass(frozen=True)
+class Override:
+    by: str
+    at: str
+    reason: str
+    overrode: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"by": self.by, "at": self.at, "reason": self.reason, "overrode": list(self.overrode)}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Override | None:
+        if not isinstance(raw, Mapping):
+            return None
+        by, at, reason = (
+            _text(raw.get("by"), MAX_LOGIN),
+            _text(raw.get("at"), 40),
+            _text(raw.get("reason"), MAX_REASON),
+        )
+        if by is None or at is None or reason is None:
+            return None
+        overrode = raw.get("overrode")
+        lines = tuple(
+            line[:MAX_LINE]
+            for line in (overrode if isinstance(overrode, list) else [])
+            if isinstance(line, str)
+        )
+        return cls(by, at, reason, lines[:MAX_OVERRODE])
+
+
+@dataclass(frozen=True)
+class Closure:
+    at: str
+    by: str | None
+    verdict: Literal["passed", "overridden"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "by": self.by, "verdict": self.verdict}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Closure | None:
+        if not isinstance(raw, Mapping):
+            return None
+        at = _text(raw.get("at"), 40)
+        verdict = raw.get("verdict")
+        if at is None or verdict not in ("passed", "overridden"):
+            return None
+        return cls(at, _text(raw.get("by"), MAX_LOGIN), verdict)
+
+
+@dataclass(frozen=True)
+class Reopened:
+    closed_at: str
+    by: str | None
+    at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"closed_at": self.closed_at, "by": self.by, "at": self.at}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Reopened | None:
+        if not isinstance(raw, Mapping):
+            return None
+        closed_at, at = _text(raw.get("closed_at"), 40), _text(raw.get("at"), 40)
+        if closed_at is None or at is None:
+            return None
+        return cls(closed_at, _text(raw.get("by"), MAX_LOGIN), at)
+
+
+@dataclass(frozen=True)
+class DashboardData:
+    key: int
+    state: Literal["open", "closed"] = "open"
+    closed_at: str | None = None
+    counts: tuple[int, int] | None = None
+    # Whether the description had the internal marker at the last refresh (Gitea sends no edit webhook).
+    internal: bool | None = None
+    override: Override | None = None
+    closure: Closure | None = None
+    reopened: Reopened | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "v": 1,
+            "key": self.key,
+            "state": self.state,
+            "closed_at": self.closed_at,
+            "counts": list(self.counts) if self.counts is not None else None,
+            "internal": self.internal,
+            "override": self.override.to_json() if self.override else None,
+            "closure": self.closure.to_json() if self.closure else None,
+            "reopened": self.reopened.to_json() if self.reopened else None,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Any, key: int) -> DashboardData:
+        """The data a dashboard body holds; a missing or mangled block gives the defaults for ``key``."""
+        if not isinstance(raw, Mapping):
+            return cls(key)
+        counts = raw.get("counts")
+        pair = (
+            (_int(counts[0]), _int(counts[1]))
+            if isinstance(counts, list) and len(counts) == 2
+            else (None, None)
+        )
+        return cls(
+            key=key,
+            state="closed" if raw.get("state") == "closed" else "open",
+            closed_at=_text(raw.get("closed_at"), 40),
+            counts=(pair[0], pair[1]) if pair[0] is not None and pair[1] is not None else None,
+            internal=raw.get("internal") if isinstance(raw.get("internal"), bool) else None,
+            override=Override.from_json(raw.get("override")),
+            closure=Closure.from_json(raw.get("closure")),
+            reopened=Reopened.from_json(raw.get("reopened")),
+        )
+
+    def settled_closed(self, closed_at: str | None) -> bool:
+        """Whether this very closure (``closed_at``) was settled already."""
+        return self.state == "closed" and self.closed_at == closed_at
+
+    def reopen_seen(self) -> DashboardData:
+        """The milestone is open again after a settled close: that ends an override."""
+        return replace(self, state="open", closed_at=None, override=None)

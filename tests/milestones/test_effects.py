@@ -1,0 +1,342 @@
+"""The milestone gate's effects on an in-memory forge: one dashboard, written only when it changes; a
+blocked closure reopened once with one notice; a passing one recorded; overrides; the periodic job's
+schedule; what an outsider cannot do. The end-to-end tests run the same flows on both sandbox forges."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot import sticky
+from bot.context import CommandError
+from bot.periodic import PeriodicContext
+from bot.settings import HandlerSettings
+from handlers.milestones.bot import (
+    gate_command,
+    on_item,
+    on_milestone,
+    reconcile_milestones,
+    run_gate,
+    run_refresh,
+    watch_repository,
+)
+from handlers.milestones.plan import iso
+from tests.milestones.fakes import (
+    REPO,
+    FakeDeferred,
+    FakeForge,
+    command_context,
+    context,
+    item_event,
+    milestone_event,
+)
+
+NOW = datetime.now(UTC)
+LONG_AGO = iso(NOW - timedelta(minutes=10))
+
+
+def dashboard(forge: FakeForge) -> tuple[int, dict[str, object]]:
+    [found] = forge.dashboards()
+    return found.number, sticky.decode_data(found.body)
+
+
+async def opened_dashboard(forge: FakeForge) -> int:
+    await on_item(context(forge, item_event(forge, max(forge.issues))))
+    return dashboard(forge)[0]
+
+
+async def test_the_first_item_opens_one_dashboard_and_an_unchanged_refresh_writes_nothing() -> None:
+    forge = FakeForge()
+    forge.milestone(1, "v1")
+    number = forge.add("Export", "open")
+    await on_item(context(forge, item_event(forge, number)))
+    assert forge.writes == ["create issue 2"]
+    board = forge.issues[2]
+    assert board.title == "Milestone v1 — dashboard" and board.labels == ("milestone-dashboard",)
+    assert board.milestone is None, "the dashboard is never put in its milestone"
+    assert board.body.startswith("<!-- steward:milestone-dashboard:1 -->")
+    assert "| #1 | Export | issue, open |" in board.body
+    forge.writes.clear()
+    await on_item(context(forge, item_event(forge, number)))
+    await run_refresh(context(forge, milestone_event("steward-refresh", sender="")))
+    assert forge.writes == [], "same state, nothing written (only the time would differ)"
+    forge.set(number, labels=("fieldtest",))
+    await on_item(context(forge, item_event(forge, number)))
+    assert forge.writes == ["edit issue 2 ['body']"]
+
+
+async def test_a_milestone_without_items_gets_no_dashboard() -> None:
+    forge = FakeForge()
+    forge.milestone(1)
+    await run_refresh(context(forge, milestone_event("steward-refresh", sender="")))
+    assert forge.writes == []
+
+
+async def test_a_burst_of_item_events_costs_one_queued_refresh_and_no_forge_call() -> None:
+    forge = FakeForge()
+    forge.milestone(1)
+    number = forge.add("a")
+    deferred = FakeDeferred()
+    for _ in range(100):
+        await on_item(context(forge, item_event(forge, number), deferred=deferred))
+    assert len(deferred.jobs) == 1 and forge.reads == [] and forge.writes == []
+    [(event, delay)] = deferred.jobs.values()
+    assert (event.name, event.action, event.milestone and event.milestone.number) == (
+        "milestone",
+        "steward-refresh",
+        1,
+    )
+    assert 10 <= delay <= 20, "the default debounce is 10 s"
+    assert event.issue_key == "github:o/r%1", "the refresh runs under the milestone's lock"
+
+
+async def test_a_blocked_closure_is_reopened_once_with_one_notice_to_who_closed_it() -> None:
+    forge = FakeForge()
+    forge.milestone(1)
+    forge.add("still open", "open")
+    board = await opened_dashboard(forge)
+    forge.close_milestone(1, LONG_AGO)
+    forge.writes.clear()
+    gate = milestone_event("steward-gate", sender="bob", extra={"closed_at": LONG_AGO})
+    await run_gate(context(forge, gate))
+    assert forge.writes == ["edit issue 2 ['body']", "comment on 2", "milestone 1 open"]
+    [notice] = forge.comments[board]
+    assert notice.body.splitlines()[1].startswith("@bob: I reopened milestone **v1**")
+    assert "#1 — open issue: close it" in notice.body
+    assert (
+        "Steward reopened it at" in forge.issues[board].body and "closed by @bob" in forge.issues[board].body
+    )
+    forge.writes.clear()
+    await run_gate(context(forge, gate))
+    assert forge.writes == [], "a replayed gate check neither reopens nor comments again"
+
+
+async def test_a_gate_check_cut_short_after_its_notice_finishes_without_a_second_one() -> None:
+    forge = FakeForge()
+    forge.milestone(1)
+    forge.add("still open", "open")
+    await opened_dashboard(forge)
+    forge.close_milestone(1, LONG_AGO)
+    gate = milestone_event("steward-gate", sender="bob", extra={"closed_at": LONG_AGO})
+    original = forge.set_milestone_state
+
+    async def fails(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("the forge went away")
+
+    forge.set_milestone_state = fails  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError):
+        await run_gate(context(forge, gate))
+    forge.set_milestone_state = original  # type: ignore[method-assign]
+    forge.writes.clear()
+    await run_gate(context(forge, gate))
+    assert forge.writes == ["milestone 1 open"], "the retry only reopens: notice and dashboard are there"
+
+
+async def test_a_passing_closure_is_recorded_and_its_dashboard_closed() -> None:
+    forge = FakeForge()
+    forge.milestone(1)
+    forge.add("scenario", "closed", "fieldtest", "fieldtest:pass")
+    board = await opened_dashboard(forge)
+    forge.close_milestone(1, LONG_AGO)
+    forge.writes.clear()
+    gate = milestone_event("steward-gate", sender="bob", extra={"closed_at": LONG_AGO})
+    await run_gate(context(forge, gate))
+    assert forge.writes == [f"edit issue {board} ['body', 'state']"]
+    assert forge.issues[board].state == "closed"
+    assert f"closed by @bob at {LONG_AGO}; gate passed." in forge.issues[board].body
+    assert forge.milestones[1].state == "closed"
+    forge.writes.clear()
+    await run_gate(context(forge, gate))
+    await run_refresh(context(forge, milestone_event("steward-refresh", sender="")))
+    assert forge.writes == []
+    # Reopened by a person: the dashboard opens again.
+    forge.milestones[1] = replace(forge.milestones[1], state="open", closed_at=None)
+    await run_refresh(context(forge, milestone_event("steward-refresh", sender="")))
+    assert forge.issues[board].state == "open"
+
+
+async def test_a_closure_steward_did_not_see_is_never_gated() -> None:
+    """History: a closed milestone without a dashboard, or whose data block a person destroyed."""
+    forge = FakeForge()
+    forge.milestone(1)
+    forge.add("open", "open")
+    forge.close_milestone(1, LONG_AGO)
+    await reconcile_milestones(context(forge, milestone_event("steward-refresh", sender="")))
+    assert forge.writes == [] and forge.milestones[1].state == "closed"
+    forge.milestones[1] = replace(forge.milestones[1], state="open", closed_at=None)
+    board = await opened_dashboard(forge)
+    forge.set(board, body="<!-- steward:milestone-dashboard:1 -->\nsomeone's notes")
+    forge.close_milestone(1, LONG_AGO)
+    await run_gate(context(forge, milestone_event("steward-gate", extra={"closed_at": LONG_AGO})))
+    assert forge.milestones[1].state == "closed", "never reopened"
+    assert sticky.decode_data(forge.issues[board].body)["state"] == "closed"
+
+
+async def test_a_gate_check_that_runs_early_waits_for_the_end_of_the_grace_period() -> None:
+    forge = FakeForge()
+    forge.milestone(1)
+    forge.add("open", "open")
+    await opened_dashboard(forge)
+    just_now = iso(datetime.now(UTC))
+    forge.close_milestone(1, just_now)
+    deferred = FakeDeferred()
+    await run_gate(
+        context(forge, milestone_event("steward-gate", extra={"closed_at": just_now}), deferred=deferred)
+    )
+    assert forge.milestones[1].state == "closed"
+    [(event, delay)] = deferred.jobs.values()
+    assert event.action == "steward-gate" and 50 <= delay <= 60
+
+
+async def test_the_webhook_schedules_the_gate_once_per_closure() -> None:
+    forge = FakeForge()
+    forge.milestone(1)
+    forge.add("open", "open")
+    await opened_dashboard(forge)
+    closed = iso(datetime.now(UTC))
+    forge.close_milestone(1, closed)
+    deferred = FakeDeferred()
+    for _ in range(2):  # the delivery and its replay
+        await on_milestone(context(forge, milestone_event("closed", sender="bob"), deferred=deferred))
+    [(job, (event, delay))] = deferred.jobs.items()
+    assert job == f"milestones:gate:github:o/r:1:{closed}"
+    assert event.sender == "bob" and event.extra["closed_at"] == closed and 55 <= delay <= 60
+
+
+async def test_an_override_holds_until_the_milestone_is_reopened() -> None:
+    forge = FakeForge(permissions={"maria": "maintain"})
+    forge.milestone(1)
+    forge.add("abandoned work", "open")
+    board = await opened_dashboard(forge)
+    await gate_command(command_context(forge, board, "gate override abandoned: moved to v2", actor="maria"))
+    data = sticky.decode_data(forge.issues[board].body)
+    assert data["override"]["by"] == "maria" and data["override"]["reason"] == "abandoned: moved to v2"
+    assert data["override"]["overrode"] == [
+        "complete: #1 — open issue: close it",
+        "functional: no field-test scenario: label at least one issue `fieldtest`",
+    ]
+    assert "**The gate is overridden** by @maria" in forge.issues[board].body
+    forge.close_milestone(1, LONG_AGO)
+    await run_gate(
+        context(forge, milestone_event("steward-gate", sender="bob", extra={"closed_at": LONG_AGO}))
+    )
+    assert forge.milestones[1].state == "closed" and forge.issues[board].state == "closed"
+    assert "the gate was overridden" in forge.issues[board].body
+    forge.milestones[1] = replace(forge.milestones[1], state="open", closed_at=None)
+    await run_refresh(context(forge, milestone_event("steward-refresh", sender="")))
+    assert sticky.decode_data(forge.issues[board].body)["override"] is None, "reopening ends the override"
+    assert forge.issues[board].state == "open"
+
+
+async def test_who_may_override_and_where() -> None:
+    forge = FakeForge(permissions={"tom": "triage", "maria": "maintain"})
+    forge.milestone(1)
+    item = forge.add("open", "open")
+    board = await opened_dashboard(forge)
+    with pytest.raises(
+        CommandError, match=r"can only be run by people with maintain access or more; your access .* `triage`"
+    ):
+        await gate_command(command_context(forge, board, "gate override because", actor="tom"))
+    with pytest.raises(CommandError, match="works on a milestone's dashboard"):
+        await gate_command(command_context(forge, item, "gate override because", actor="maria"))
+    with pytest.raises(CommandError, match="needs a reason"):
+        await gate_command(command_context(forge, board, "gate override", actor="maria"))
+    assert sticky.decode_data(forge.issues[board].body)["override"] is None
+    relaxed = HandlerSettings.model_validate({"commands": {"gate-override": {"permission": "triage"}}})
+    await gate_command(command_context(forge, board, "gate override because", actor="tom", settings=relaxed))
+    assert sticky.decode_data(forge.issues[board].body)["override"]["by"] == "tom"
+
+
+async def test_gate_answers_anyone_and_changes_nothing() -> None:
+    forge = FakeForge()
+    forge.milestone(1)
+    item = forge.add("open", "open")
+    board = await opened_dashboard(forge)
+    forge.writes.clear()
+    await gate_command(command_context(forge, item, "gate", actor="outsider"))
+    [reply] = forge.comments[item]
+    assert "❌ The gate of milestone **v1** is blocked (2):" in reply.body and f"#{board}" in reply.body
+    assert forge.writes == [f"comment on {item}"]
+    loose = forge.add("no milestone", milestone=None)
+    with pytest.raises(CommandError, match="is in no milestone"):
+        await gate_command(command_context(forge, loose, "gate"))
+    off = HandlerSettings.model_validate({"milestones": {"enabled": False}})
+    await gate_command(command_context(forge, item, "gate", settings=off))
+    assert "switched off" in forge.comments[item][-1].body
+
+
+async def test_a_deleted_milestones_dashboard_is_closed() -> None:
+    forge = FakeForge()
+    forge.milestone(1)
+    forge.add("a")
+    board = await opened_dashboard(forge)
+    del forge.milestones[1]
+    await on_milestone(context(forge, milestone_event("deleted")))
+    assert forge.issues[board].state == "closed" and "was deleted" in forge.issues[board].body
+
+
+async def test_the_periodic_job_schedules_a_gitea_closure_once() -> None:
+    forge = FakeForge(kind="gitea")
+    forge.milestone(1)
+    forge.add("open", "open")
+    await opened_dashboard(forge)
+    forge.close_milestone(1, LONG_AGO)
+    deferred = FakeDeferred()
+
+    async def find(kind: str, repo: object) -> FakeForge:
+        return forge
+
+    pctx = PeriodicContext(
+        "milestones", NOW, HandlerSettings(), __import__("structlog").get_logger(), find, ("gitea",), deferred
+    )  # type: ignore[arg-type]
+    assert await watch_repository(pctx, "gitea", REPO) == 1
+    assert await watch_repository(pctx, "gitea", REPO) == 1, "asked again ..."
+    [(job, (event, delay))] = deferred.jobs.items()  # ... but queued once
+    assert job == f"milestones:gate:gitea:o/r:1:{LONG_AGO}" and delay == 0 and event.sender == ""
+    await run_gate(context(forge, event))
+    assert forge.milestones[1].state == "open"
+    notice = forge.comments[dashboard(forge)[0]][0].body
+    assert "Gitea does not record who closed a milestone" in notice
+
+
+async def test_a_copy_of_a_dashboard_by_someone_else_is_not_a_dashboard() -> None:
+    """Security: the hidden marker counts only in an issue Steward's own account wrote, so an outsider cannot
+    make Steward edit their issue, take an override there, or hide the real dashboard."""
+    forge = FakeForge(permissions={"maria": "maintain"})
+    forge.milestone(1)
+    forge.add("work", "open")
+    board = await opened_dashboard(forge)
+    fake = forge.add("Milestone v1 — dashboard", "open", "milestone-dashboard", milestone=None)
+    forge.set(fake, body=forge.issues[board].body, author="mallory")
+    forge.writes.clear()
+    await run_refresh(context(forge, milestone_event("steward-refresh", sender="")))
+    assert forge.writes == [] and forge.issues[fake].author == "mallory"
+    with pytest.raises(CommandError, match="works on a milestone's dashboard"):
+        await gate_command(command_context(forge, fake, "gate override x", actor="maria"))
+    assert [b.number for b in forge.dashboards() if b.author == "steward-bot"] == [board]
+
+
+async def test_reconcile_refreshes_every_tracked_milestone_and_gates_closures_nobody_checked() -> None:
+    forge = FakeForge()
+    forge.milestone(1, "v1")
+    forge.milestone(2, "v2")
+    forge.milestone(3, "v3")
+    forge.add("open work", "open", milestone=1)
+    forge.add("more open work", "open", milestone=2)
+    await opened_dashboard(forge)  # v2's dashboard only: v1 has none yet
+    board_v2 = dashboard(forge)[0]
+    forge.close_milestone(2, LONG_AGO)  # closed while nobody looked
+    forge.writes.clear()
+    reconcile = replace(
+        milestone_event("steward-refresh", sender=""), name="reconcile", action="", milestone=None
+    )
+    await reconcile_milestones(context(forge, reconcile))
+    assert forge.milestones[2].state == "open", "v2's closure is gated: blocked, reopened"
+    assert len(forge.comments[board_v2]) == 1
+    titles = sorted(b.title for b in forge.dashboards())
+    assert titles == ["Milestone v1 — dashboard", "Milestone v2 — dashboard"], "v1 gets one; v3 (empty) none"
+    forge.writes.clear()
+    await reconcile_milestones(context(forge, reconcile))
+    assert forge.writes == [], "reconciling again writes nothing"
