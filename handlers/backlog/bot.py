@@ -31,6 +31,7 @@ from handlers.backlog.hints import DEFAULT_PERMISSIONS, NEW_VERSION, Hints
 from handlers.backlog.level import score
 from handlers.backlog.render import render_interview, render_spec
 from handlers.backlog.spec import SpecRecord, synthesize
+from handlers.forks.api import unresolved_forks
 from handlers.refine_router import is_bug_report
 
 __all__ = [
@@ -708,6 +709,15 @@ async def approve_spec_command(ctx: CommandContext) -> None:
         raise CommandError(f"usage: `/{ctx.prefix} approve-spec [apply|keep|L1|L2|L3]`.")
     choice = ctx.command.args[0] if ctx.command.args else None
     issue = await _backlog_issue(ctx)
+    unresolved = await unresolved_forks(ctx, ctx.repo, ctx.number)
+    if unresolved:
+        first = unresolved[0]
+        raise CommandError(
+            f"the spec cannot be approved while design forks are not resolved: {', '.join(unresolved)}. "
+            f"Record each decision with `/{ctx.prefix} decide {first} <resolution>` (or `--source <comment "
+            "link>` for one made elsewhere) — the forks comment on this issue shows each one's state — then "
+            f"approve again."
+        )
     cfg = ctx.settings.backlog
     await _save_or_report(
         ctx,

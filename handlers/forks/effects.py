@@ -1,0 +1,252 @@
+"""The forge effects of decision provenance: read what the juror needs (the issue, its thread, the
+``--source`` comments, who may decide), ask it, and write the difference — the reconciliation comment and
+the labels that mirror it.
+
+``judge`` only reads (`steward forks`, ``api.unresolved_forks``, `/approve-spec`); ``sync_forks`` writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bot import sticky
+from bot.context import EventContext
+from bot.forge import (
+    Comment,
+    Forge,
+    ForgeError,
+    Issue,
+    NotFound,
+    NotSupported,
+    PermissionDenied,
+    PermissionLevel,
+    RepoRef,
+)
+from bot.permissions import PermissionsUnreadable, who_may
+from bot.settings import HandlerSettings, Permission
+from handlers.forks.juror import RecordedRecord, Source, Verdict, fork_status, requests_in
+from handlers.forks.parse import ForkList, parse_forks
+from handlers.forks.render import KEY, KIND, Hints, data_block, recorded_from, render_comment
+
+DECIDE = "decide"
+DEFAULT_PERMISSION: Permission = "write"
+# Source links followed per issue and run at most (each is one read).
+MAX_SOURCES = 40
+OPEN_COLOR = "d93f0b"
+RESOLVED_COLOR = "0e8a16"
+
+
+def decide_permission(settings: HandlerSettings) -> Permission:
+    return settings.permission(DECIDE, DEFAULT_PERMISSION)
+
+
+@dataclass(frozen=True)
+class Judged:
+    issue: Issue
+    forks: ForkList
+    verdict: Verdict
+    comments: list[Comment]
+    sticky: Comment | None
+
+
+def _same_repo(a: RepoRef, b: RepoRef) -> bool:
+    return a.full_name.casefold() == b.full_name.casefold()
+
+
+async def read_source(forge: Forge, repo: RepoRef, url: str) -> Source:
+    """What a ``--source`` link names, on this repository only (a comment elsewhere is not read further:
+    its text could come from a repository the recorder cannot see)."""
+    try:
+        link = await forge.resolve_comment_url(url)
+    except NotSupported as exc:
+        text = str(exc)
+        return Source(url, problem=text, foreign="not a link on this forge" in text)
+    except NotFound:
+        return Source(url)
+    if not _same_repo(link.repo, repo):
+        return Source(url, problem=f"it is in {link.repo}, not {repo}", foreign=True)
+    return Source(url, link.comment, link.number, link.comment.html_url or url)
+
+
+async def levels(
+    forge: Forge, repo: RepoRef, logins: Iterable[str], required: Permission
+) -> dict[str, PermissionLevel]:
+    """Each login's access (casefolded keys); none asked when anyone may decide."""
+    found: dict[str, PermissionLevel] = {}
+    if required == "anyone":
+        return found
+    for login in sorted({login.casefold(): login for login in logins if login}.values()):
+        try:
+            found[login.casefold()] = await forge.permission_of(repo, login)
+        except PermissionDenied:
+            raise PermissionsUnreadable(repo) from None
+        except NotFound:
+            found[login.casefold()] = "none"
+    return found
+
+
+async def judge(
+    forge: Forge,
+    repo: RepoRef,
+    number: int,
+    settings: HandlerSettings,
+    *,
+    bot_login: str,
+    prefix: str = "steward",
+    issue: Issue | None = None,
+    comments: list[Comment] | None = None,
+) -> Judged:
+    """The juror's answer from forge state (reads only)."""
+    if issue is None:
+        issue = await forge.get_issue(repo, number)
+    forks = parse_forks(issue.body, settings.forks.headings)
+    if comments is None:
+        comments = await forge.list_comments(repo, number)
+    found = sticky.find(comments, bot_login=bot_login, kind=KIND, key=KEY)
+    recorded = recorded_from(sticky.decode_data(found.body)) if found else {}
+    required = decide_permission(settings)
+    requests = requests_in(comments, bot_login=bot_login, prefix=prefix)
+    people = await levels(forge, repo, [r.comment.author for r in requests], required)
+    sources: dict[str, Source] = {}
+    for request in requests:
+        if request.source is None or request.source in sources or request.problem:
+            continue
+        if not _allowed(request.comment.author, people, required, issue.author):
+            continue
+        if len(sources) >= MAX_SOURCES:
+            break
+        sources[request.source] = await read_source(forge, repo, request.source)
+    authors = [s.comment.author for s in sources.values() if s.comment is not None]
+    people.update(await levels(forge, repo, [a for a in authors if a.casefold() not in people], required))
+    verdict = fork_status(
+        issue,
+        comments,
+        people,
+        forks=forks,
+        sources=sources,
+        recorded=recorded,
+        required=required,
+        bot_login=bot_login,
+        prefix=prefix,
+    )
+    return Judged(issue, forks, verdict, comments, found)
+
+
+def _allowed(login: str, people: dict[str, PermissionLevel], required: Permission, author: str) -> bool:
+    from bot.permissions import decide
+
+    return decide(
+        required, actor=login, author=author, actor_level=people.get(login.casefold(), "none")
+    ).allowed
+
+
+def hints_for(ctx: EventContext) -> Hints:
+    return Hints(ctx.prefix, who_may(decide_permission(ctx.settings), forge=ctx.event.forge))
+
+
+def labels_wanted(verdict: Verdict, open_label: str, resolved_label: str) -> tuple[str, ...]:
+    """`forks:open` while any fork is open, claimed or invalid; `forks:resolved` when all are resolved;
+    none when the issue lists no forks."""
+    if not verdict.forks:
+        return ()
+    return (resolved_label,) if verdict.all_resolved else (open_label,)
+
+
+async def _mirror_labels(ctx: EventContext, issue: Issue, verdict: Verdict) -> None:
+    cfg = ctx.settings.forks
+    wanted = labels_wanted(verdict, cfg.open_label, cfg.resolved_label)
+    ours = {cfg.open_label.casefold(), cfg.resolved_label.casefold()}
+    have = {label.casefold() for label in issue.labels}
+    add = [name for name in wanted if name.casefold() not in have]
+    drop = [
+        name
+        for name in issue.labels
+        if name.casefold() in ours and name.casefold() not in {w.casefold() for w in wanted}
+    ]
+    for name in add:
+        color = RESOLVED_COLOR if name == cfg.resolved_label else OPEN_COLOR
+        await ctx.forge.ensure_label(
+            ctx.repo, name, color=color, description="Design forks on this issue (Steward's decision records)"
+        )
+    if add:
+        await ctx.forge.add_labels(ctx.repo, issue.number, add)
+    for name in drop:
+        with contextlib.suppress(NotFound):
+            await ctx.forge.remove_label(ctx.repo, issue.number, name)
+
+
+def tracked(issue_body: str, labels: Sequence[str], settings: HandlerSettings) -> bool:
+    """Whether an issue concerns decision provenance: it lists forks, or carries one of the labels."""
+    cfg = settings.forks
+    ours = {cfg.open_label.casefold(), cfg.resolved_label.casefold()}
+    return any(label.casefold() in ours for label in labels) or bool(
+        parse_forks(issue_body, cfg.headings).forks
+    )
+
+
+async def sync_forks(
+    ctx: EventContext, number: int, *, issue: Issue | None = None, comments: list[Comment] | None = None
+) -> Judged | None:
+    """Re-derive the reconciliation comment and the labels of one issue or pull request; writes only what
+    differs. None when the issue has nothing to do with forks (no forks, no comment, no label)."""
+    judged = await judge(
+        ctx.forge,
+        ctx.repo,
+        number,
+        ctx.settings,
+        bot_login=ctx.me.login,
+        prefix=ctx.prefix,
+        issue=issue,
+        comments=comments,
+    )
+    cfg = ctx.settings.forks
+    ours = {cfg.open_label.casefold(), cfg.resolved_label.casefold()}
+    labelled = any(label.casefold() in ours for label in judged.issue.labels)
+    if not judged.verdict.forks and judged.sticky is None and not labelled:
+        return None
+    async with ctx.holding(number):
+        if judged.verdict.forks or judged.sticky is not None:
+            previous: dict[str, RecordedRecord] = (
+                recorded_from(sticky.decode_data(judged.sticky.body)) if judged.sticky else {}
+            )
+            await ctx.upsert_sticky(
+                KIND,
+                KEY,
+                render_comment(judged.verdict, hints_for(ctx)),
+                data=data_block(judged.verdict, previous),
+                number=number,
+                comments=judged.comments,
+            )
+        await _mirror_labels(ctx, judged.issue, judged.verdict)
+    return judged
+
+
+async def issues_citing(ctx: EventContext, comment_id: int, *, skip: int, limit: int = 20) -> list[int]:
+    """The issues whose reconciliation comment cites comment ``comment_id`` as a decision (an edit or a
+    deletion there changes their verdict). Looks at the issues carrying a forks label, at most ``limit``."""
+    cfg = ctx.settings.forks
+    numbers: list[int] = []
+    seen: set[int] = {skip}
+    for label in (cfg.resolved_label, cfg.open_label):
+        try:
+            issues = await ctx.forge.list_issues(ctx.repo, labels=[label], state="all", kind="all")
+        except ForgeError:
+            continue
+        for issue in issues:
+            if issue.number in seen or len(seen) > limit:
+                continue
+            seen.add(issue.number)
+            found = sticky.find(
+                await ctx.forge.list_comments(ctx.repo, issue.number),
+                bot_login=ctx.me.login,
+                kind=KIND,
+                key=KEY,
+            )
+            if found is None:
+                continue
+            cited = sticky.decode_data(found.body)
+            if isinstance(cited, dict) and comment_id in cited.get("sources", []):
+                numbers.append(issue.number)
+    return numbers

@@ -1,0 +1,179 @@
+"""Pure parsing: the forks an issue or pull request lists, and the arguments of `/decide` and `/reopen-fork`.
+
+An issue lists its forks in a level-2 section (``## Open forks``, ``## Forks``, ``## Design forks``,
+``## Decisões em aberto`` by default: ``forks.headings``) as task items ``- [ ] F1: <question>``. A checked
+item ``- [x] F1: … — resolved: <choice>`` is a *claim* (the REST APIs do not say reliably who edited a body),
+never a record. Ids are ``F<n>``, unique per issue: a repeated id is reported and its first item used.
+Items inside code fences do not count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "DecideArgs",
+    "Fork",
+    "ForkList",
+    "UsageError",
+    "normalise",
+    "normalise_id",
+    "parse_decide",
+    "parse_forks",
+    "parse_reopen",
+]
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_ITEM = re.compile(
+    r"^[ \t]{0,8}[-*+][ \t]+\[(?P<mark>[ xX])\][ \t]+"
+    r"(?:\*\*)?(?P<id>[Ff]\d{1,4})(?:\*\*)?[ \t]*[:.)\-–—][ \t]*"
+    r"(?P<rest>.*)$"
+)
+# "— resolved: X", "- resolved: X", "(resolved: X)", "resolvido: X", "decided: X".
+_RESOLVED = re.compile(
+    r"[ \t]*(?:[—–-]+|\(|;|,)?[ \t]*\b(?:resolved|resolvido|resolvida|decided)\b[ \t]*:[ \t]*", re.I
+)
+_ID = re.compile(r"^[Ff](\d{1,4})$")
+MAX_FORKS = 100
+
+
+class UsageError(ValueError):
+    """A command's arguments do not say what it needs."""
+
+
+@dataclass(frozen=True)
+class Fork:
+    """One fork as the body lists it. ``checked`` and ``claimed`` are what the body claims, nothing more."""
+
+    id: str
+    question: str
+    checked: bool = False
+    claimed: str = ""
+
+
+@dataclass(frozen=True)
+class ForkList:
+    forks: tuple[Fork, ...] = ()
+    # Ids listed more than once (the first item counts).
+    duplicates: tuple[str, ...] = ()
+
+    def get(self, fork_id: str) -> Fork | None:
+        return next((f for f in self.forks if f.id == fork_id), None)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(f.id for f in self.forks)
+
+
+def normalise_id(text: str) -> str | None:
+    """``f1``/``F01`` → ``F1``; None when ``text`` is not a fork id."""
+    found = _ID.match(text.strip())
+    return f"F{int(found.group(1))}" if found else None
+
+
+def normalise(text: str) -> str:
+    """Text compared for a quote: case folded, runs of whitespace made one space, trimmed."""
+    return " ".join(text.casefold().split())
+
+
+def _heading_key(text: str) -> str:
+    return normalise(text.rstrip(":").strip())
+
+
+def parse_forks(body: str | None, headings: Sequence[str]) -> ForkList:
+    """The forks listed under any of ``headings`` (level-2 sections, case-insensitive)."""
+    wanted = {_heading_key(h) for h in headings}
+    forks: list[Fork] = []
+    seen: set[str] = set()
+    duplicates: list[str] = []
+    inside = False
+    fence: str | None = None
+    for line in (body or "").splitlines():
+        fenced = _FENCE.match(line)
+        if fence is not None:
+            if fenced and fenced.group(1)[0] == fence[0] and len(fenced.group(1)) >= len(fence):
+                fence = None
+            continue
+        if fenced:
+            fence = fenced.group(1)
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            level = len(heading.group(1))
+            if level <= 2:
+                inside = level == 2 and _heading_key(heading.group(2)) in wanted
+            continue
+        if not inside:
+            continue
+        item = _ITEM.match(line)
+        if item is None:
+            continue
+        fork_id = normalise_id(item.group("id"))
+        assert fork_id is not None
+        if fork_id in seen:
+            if fork_id not in duplicates:
+                duplicates.append(fork_id)
+            continue
+        if len(forks) >= MAX_FORKS:
+            continue
+        seen.add(fork_id)
+        rest = item.group("rest").strip()
+        question, claimed = rest, ""
+        split = _RESOLVED.search(rest)
+        if split is not None:
+            question, claimed = rest[: split.start()].strip(), rest[split.end() :].strip().rstrip(")").strip()
+        forks.append(Fork(fork_id, question, item.group("mark") != " ", claimed))
+    return ForkList(tuple(forks), tuple(duplicates))
+
+
+@dataclass(frozen=True)
+class DecideArgs:
+    fork: str
+    resolution: str
+    source: str | None = None
+
+
+_SOURCE = re.compile(r"(?:^|\s)--source(?:[ \t]+|=)(?P<url>\S+)\s*$")
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0].strip() if text.strip() else ""
+
+
+def parse_decide(text: str) -> DecideArgs:
+    """``F1 <resolution> [--source <comment link>]`` from the command's line (the lines below it are the
+    rationale, not the resolution)."""
+    line = _first_line(text)
+    head, _, rest = line.partition(" ")
+    fork = normalise_id(head)
+    if fork is None:
+        raise UsageError(
+            f"`{head or '…'}` is not a fork id (F1, F2, …)" if head else "name the fork (F1, F2, …)"
+        )
+    rest = rest.strip()
+    source: str | None = None
+    found = _SOURCE.search(rest)
+    if found is not None:
+        source = found.group("url").strip("<>")
+        rest = rest[: found.start()].strip()
+    elif "--source" in rest.split():
+        raise UsageError("`--source` needs the link of the comment where it was decided")
+    resolution = rest.strip().strip('"“”').strip()
+    if not resolution:
+        raise UsageError(f"say what was decided for {fork}")
+    return DecideArgs(fork, resolution, source)
+
+
+def parse_reopen(text: str) -> tuple[str, str]:
+    """``F1 <reason>`` → (fork id, reason)."""
+    line = _first_line(text)
+    head, _, rest = line.partition(" ")
+    fork = normalise_id(head)
+    if fork is None:
+        raise UsageError(f"`{head}` is not a fork id (F1, F2, …)" if head else "name the fork (F1, F2, …)")
+    if not rest.strip():
+        raise UsageError(f"say why {fork} is reopened")
+    return fork, rest.strip()
