@@ -207,6 +207,11 @@ def cmd_ledger(argv: list[str]) -> int:
     return int(module.main(argv))
 
 
+def cmd_forks(argv: list[str]) -> int:
+    module = importlib.import_module("handlers.forks.cli")
+    return int(module.main(argv))
+
+
 def build_parser() -> argparse.ArgumentParser:
     from bot.version import steward_version
 
@@ -285,6 +290,12 @@ def build_parser() -> argparse.ArgumentParser:
         "[--user-enough] [--cap N] [--json] < ledger.json",
         add_help=False,
     )
+    sub.add_parser(
+        "forks",
+        help="check an issue's design-fork records from the forge alone: steward forks OWNER/REPO#N [--json] "
+        "(exit 0 all resolved, 1 otherwise)",
+        add_help=False,
+    )
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -295,6 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_refine(argv[1:])
     if argv and argv[0] == "ledger":
         return cmd_ledger(argv[1:])
+    if argv and argv[0] == "forks":
+        return cmd_forks(argv[1:])
     if argv and argv[0] == "version":
         from bot.version import steward_version
 

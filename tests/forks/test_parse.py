@@ -87,7 +87,9 @@ def test_normalise_folds_case_and_whitespace() -> None:
 _LINE_BREAKS = "\r\n\x85\u2028\u2029"
 _question = (
     st.text(
-        alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp"), blacklist_characters=_LINE_BREAKS),
+        alphabet=st.characters(
+            blacklist_categories=("Cc", "Cs", "Zl", "Zp"), blacklist_characters=_LINE_BREAKS
+        ),
         max_size=40,
     )
     .map(lambda s: " ".join(s.split()))

@@ -1,0 +1,196 @@
+"""``steward forks OWNER/REPO#N [--json]``: the juror's verdict on one issue or pull request, from forge state
+alone (the `/decide` comments and their sources — never Steward's own comment), so a CI job or a reviewer
+can verify the records without trusting Steward.
+
+Exit 0 when every fork is resolved (or the issue lists none), 1 otherwise; 2 bad arguments or no forge
+configured; 3 the forge could not be read. The forge comes from the usual environment (`STEWARD_GITHUB_*`,
+`STEWARD_GITEA_*`); the repository's own configuration file (headings, `commands.decide.permission`) is
+read from its default branch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from bot.forge import Forge, ForgeError, ForgeKind, RepoRef
+from bot.permissions import PermissionsUnreadable
+from bot.repo_config import CONFIG_PATHS, merge, parse
+from bot.settings import HandlerSettings, Settings
+from handlers.forks.juror import Verdict
+
+EXIT_RESOLVED = 0
+EXIT_UNRESOLVED = 1
+EXIT_USAGE = 2
+EXIT_FORGE = 3
+_TARGET = re.compile(r"^(?:(?P<kind>github|gitea):)?(?P<repo>[^/\s#]+/[^/\s#]+)#(?P<number>\d+)$")
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _Usage(f"{self.prog}: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="steward forks",
+        description="Check the design-fork records of an issue or pull request from the forge alone. Exit 0 "
+        "when every fork is resolved (or none is listed), 1 otherwise, 2 bad arguments, 3 forge unreadable.",
+    )
+    parser.add_argument(
+        "target", metavar="OWNER/REPO#N", help="the issue or pull request (gitea:OWNER/REPO#N)"
+    )
+    parser.add_argument("--forge", choices=("github", "gitea"), help="which forge, when both are configured")
+    parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    return parser
+
+
+def verdict_json(target: str, verdict: Verdict) -> dict[str, Any]:
+    forks = []
+    for fork in verdict.forks:
+        record = fork.record if fork.record is not None and fork.record.kind == "decide" else None
+        forks.append(
+            {
+                "id": fork.id,
+                "question": fork.question,
+                "status": fork.status,
+                "reason": fork.reason,
+                "resolution": record.text if record else None,
+                "decided_by": record.decider if record else None,
+                "recorded_by": record.recorder if record else None,
+                "url": record.url if record else None,
+                "decided_at": record.decided_at if record else None,
+                "quote": record.quote if record else None,
+                "record_hash": record.hash if record else None,
+                "body_lags": fork.body_lags,
+                "history": len(fork.history),
+            }
+        )
+    return {
+        "issue": target,
+        "all_resolved": verdict.all_resolved,
+        "unresolved": list(verdict.unresolved),
+        "forks": forks,
+    }
+
+
+def verdict_text(target: str, verdict: Verdict) -> str:
+    if not verdict.forks:
+        return f"{target}: lists no design forks."
+    lines = [
+        f"{target}: all {len(verdict.forks)} design forks resolved."
+        if verdict.all_resolved
+        else f"{target}: not resolved: {', '.join(verdict.unresolved)} (of {len(verdict.forks)})."
+    ]
+    for fork in verdict.forks:
+        line = f"  {fork.id} {fork.status:<8} {fork.question}"
+        record = fork.record
+        if fork.status == "resolved" and record is not None:
+            by = f"@{record.decider}" + (
+                f" (recorded by @{record.recorder})"
+                if record.recorder.casefold() != record.decider.casefold()
+                else ""
+            )
+            line += f"\n      → {record.text} — {by}, {record.decided_at}, {record.url}"
+            line += f"\n      record {record.hash}"
+        elif fork.reason:
+            line += f"\n      {fork.reason}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+async def _settings_of(forge: Forge, repo: RepoRef, defaults: HandlerSettings) -> HandlerSettings:
+    from handlers import registry
+
+    for path in CONFIG_PATHS[forge.kind]:
+        found = await forge.read_file(repo, path)
+        if found is None:
+            continue
+        parsed = parse(found.content, registry.configurable)
+        if parsed.valid:
+            return merge(defaults, dict(parsed.data or {}))
+        print(f"note: {path} is not valid; using the defaults", file=sys.stderr)
+        return defaults
+    return defaults
+
+
+async def _run(kind: ForgeKind, repo: RepoRef, number: int, as_json: bool, settings: Settings) -> int:
+    from bot.queue import make_redis
+    from bot.worker import build_runtime
+    from handlers.forks.effects import judge
+
+    redis = make_redis(settings.redis_url)
+    runtime = build_runtime(settings, redis)
+    try:
+        forge = await runtime.forge(kind, repo)
+        handler_settings = await _settings_of(forge, repo, HandlerSettings())
+        me = await forge.whoami()
+        judged = await judge(
+            forge, repo, number, handler_settings, bot_login=me.login, prefix=settings.command_prefix
+        )
+    except PermissionsUnreadable:
+        print(
+            f"{repo}: the forge will not say who may decide (Gitea shows other people's permissions only to "
+            "repository admins); use a token of a repository admin.",
+            file=sys.stderr,
+        )
+        return EXIT_FORGE
+    except ForgeError as exc:
+        print(f"{repo}#{number}: {exc}", file=sys.stderr)
+        return EXIT_FORGE
+    finally:
+        await runtime.aclose()
+        await redis.aclose()
+    target = f"{repo}#{number}"
+    if as_json:
+        print(json.dumps(verdict_json(target, judged.verdict), indent=2, ensure_ascii=False))
+    else:
+        print(verdict_text(target, judged.verdict))
+    return EXIT_RESOLVED if judged.verdict.all_resolved else EXIT_UNRESOLVED
+
+
+def main(argv: Sequence[str]) -> int:
+    try:
+        args = _parser().parse_args(list(argv))
+    except _Usage as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_USAGE
+    found = _TARGET.match(args.target)
+    if found is None:
+        print(f"steward forks: expected OWNER/REPO#N, got {args.target!r}", file=sys.stderr)
+        return EXIT_USAGE
+    settings = Settings()
+    configured: list[ForgeKind] = []
+    if settings.github_token or settings.github_app_id:
+        configured.append("github")
+    if settings.gitea_url and settings.gitea_token:
+        configured.append("gitea")
+    kind = found.group("kind") or args.forge or (configured[0] if len(configured) == 1 else None)
+    if kind is None:
+        print(
+            "steward forks: say which forge with --forge github|gitea (or gitea:OWNER/REPO#N)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if kind not in configured:
+        print(
+            f"steward forks: {kind} is not configured (STEWARD_GITHUB_TOKEN, or STEWARD_GITEA_URL and "
+            "STEWARD_GITEA_TOKEN)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    from bot import logs
+
+    logs.configure("warning", settings.log_format, stream=sys.stderr)
+    return asyncio.run(
+        _run(kind, RepoRef.parse(found.group("repo")), int(found.group("number")), args.json, settings)
+    )
