@@ -423,7 +423,7 @@ def fork_status(
                 fork.id,
                 fork.question,
                 "open",
-                reason=f"reopened: {current.text}",
+                reason=f"reopened by @{current.recorder}: {current.text}",
                 record=current,
                 history=history,
             )

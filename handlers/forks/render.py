@@ -47,7 +47,7 @@ def _when(stamp: str) -> str:
 def _status_cell(fork: ForkStatus) -> str:
     words = {"resolved": "✅ resolved", "open": "⬜ open", "claimed": "❔ claimed", "invalid": "❌ invalid"}
     text = words[fork.status]
-    return f"{text} — {cell(fork.reason, 200)}" if fork.reason and fork.status != "open" else text
+    return f"{text} — {cell(fork.reason, 200)}" if fork.reason else text
 
 
 def _history_line(record: Record) -> str:

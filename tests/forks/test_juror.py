@@ -136,7 +136,7 @@ def test_a_later_record_supersedes_and_a_reopening_reopens_keeping_history() -> 
     assert fork.status == "resolved" and fork.record is not None and fork.record.text == "SQLite"
     assert [r.text for r in fork.history] == ["Postgres"]
     fork = judge([*comments, c(12, "bob", "/reopen-fork F1 benchmarks changed", T3)]).forks[0]
-    assert fork.status == "open" and fork.reason == "reopened: benchmarks changed"
+    assert fork.status == "open" and fork.reason == "reopened by @bob: benchmarks changed"
     assert [r.text for r in fork.history] == ["Postgres", "SQLite"]
 
 

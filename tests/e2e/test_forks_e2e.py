@@ -1,0 +1,257 @@
+"""Decision provenance end to end, on both forges: a fork decided in the thread; records from another
+issue's comment and from a pull request's; refused records (no authority, text that does not match, a link
+on another host); editing or deleting the deciding comment turns the fork invalid; superseding and
+reopening keep history; the body-lags line; a replayed `/decide` recorded once; `/approve-spec` refused
+while a fork is open; `steward forks` exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from typing import Any
+
+from bot import sticky
+from tests.e2e.conftest import Steward
+from tests.e2e.stack import ROOT
+
+BODY = "What we store.\n\n## Open forks\n\n- [ ] F1: Postgres or SQLite?\n- [ ] F2: REST or gRPC?\n"
+MARK = "<!-- steward:forks:reconciliation -->"
+
+
+def forks_comment(steward: Steward, repo: str, number: int) -> dict[str, Any]:
+    [found] = [c for c in steward.bot_comments(repo, number) if c["body"].startswith(MARK)]
+    return found
+
+
+def row(body: str, fork: str) -> str:
+    [line] = [line for line in body.splitlines() if line.startswith(f"| **{fork}** |")]
+    return line
+
+
+def replies(steward: Steward, repo: str, number: int) -> list[str]:
+    return [c["body"] for c in steward.bot_comments(repo, number) if "steward:reply:" in c["body"]]
+
+
+def link_of(steward: Steward, repo: str, number: int, comment_id: int) -> str:
+    [found] = [c for c in steward.maintainer.comments(repo, number) if c["id"] == comment_id]
+    return str(found["html_url"])
+
+
+def labels(steward: Steward, repo: str, number: int) -> set[str]:
+    return {name for name in steward.maintainer.labels_of(repo, number) if name.startswith("forks:")}
+
+
+def test_a_fork_decided_in_the_thread_is_recorded_with_provenance(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Storage", body=BODY)
+    steward.settle()
+    first = forks_comment(steward, repo, number)["body"]
+    assert "**Next step: settle F1, F2**" in first
+    assert "⬜ open" in row(first, "F1")
+    assert labels(steward, repo, number) == {"forks:open"}
+
+    decision = m.comment(repo, number, "/decide F1 Postgres\n\nJSONB and we already run it.")
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    where = link_of(steward, repo, number, decision)
+    resolved = "| **F1** | Postgres or SQLite? | ✅ resolved | Postgres | @maintainer"
+    assert f"{resolved} | [comment]({where}) |" in body
+    lags = "**Body lags:** F1 is listed open in the description; resolved by @maintainer in [this comment]"
+    assert f"{lags}({where})" in body
+    assert "/decide F1 Postgres JSONB and we already run it." in body, "the deciding text is quoted"
+    assert "+1" in m.reactions(repo, decision)
+    assert labels(steward, repo, number) == {"forks:open"}, "F2 is still open"
+
+    m.comment(repo, number, "/decide F2 REST")
+    m.edit_issue(repo, number, body=BODY.replace("- [ ] F1", "- [x] F1").replace("- [ ] F2", "- [x] F2"))
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    assert body.startswith(MARK) and "**Nothing to do: all 2 design forks are resolved**" in body
+    assert "Body lags" not in body, "the description caught up"
+    assert labels(steward, repo, number) == {"forks:resolved"}
+    assert len([c for c in steward.bot_comments(repo, number) if c["body"].startswith(MARK)]) == 1
+
+
+def test_records_from_another_issues_comment_and_a_pull_requests(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    m.add_collaborator(repo, "outsider", "push")  # a colleague with write access records for the maintainer
+    number = m.open_issue(repo, "Storage", body=BODY)
+    meeting = m.open_issue(repo, "Design meeting notes")
+    said = m.comment(repo, meeting, "After the call we go with **Postgres**, final.")
+    pull = m.open_pull(repo, "Spike: API", "spike-api")
+    said_on_pull = m.comment(repo, pull, "Let's use REST  over  HTTP; gRPC later.")
+    steward.settle()
+    from_issue = link_of(steward, repo, meeting, said)
+    from_pull = link_of(steward, repo, pull, said_on_pull)
+    assert ("/pull/" if steward.forge == "github" else "/pulls/") in from_pull
+    steward.outsider.comment(repo, number, f"/decide F1 postgres --source {from_issue}")
+    steward.outsider.comment(repo, number, f"/decide F2 rest over http --source {from_pull}")
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    by = "@maintainer (recorded by @outsider)"
+    assert f"✅ resolved | postgres | {by} | [comment]({from_issue}) |" in body
+    assert f"✅ resolved | rest over http | {by} | [comment]({from_pull}) |" in body
+    assert labels(steward, repo, number) == {"forks:resolved"}
+    data = sticky.decode_data(forks_comment(steward, repo, number)["body"])
+    assert isinstance(data, dict) and sorted(data["sources"]) == sorted([said, said_on_pull])
+
+
+def test_refused_records_say_which_check_failed(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Storage", body=BODY)
+    elsewhere = m.open_issue(repo, "Notes")
+    by_outsider = steward.outsider.comment(repo, elsewhere, "Postgres, obviously.")
+    by_maintainer = m.comment(repo, elsewhere, "We pick SQLite for now.")
+    steward.settle()
+
+    steward.outsider.comment(repo, number, "/decide F1 Postgres")
+    steward.settle()
+    [refusal] = replies(steward, repo, number)
+    assert "@outsider: `/steward decide` can only be run by people with write access or more" in refusal
+    body = forks_comment(steward, repo, number)["body"]
+    assert "⬜ open" in row(body, "F1"), "an outsider unsettles nothing"
+
+    m.comment(repo, number, f"/decide F1 Postgres --source {link_of(steward, repo, elsewhere, by_outsider)}")
+    steward.settle()
+    assert any(
+        "the record for F1 is refused: the deciding comment's author @outsider may not decide" in r
+        for r in replies(steward, repo, number)
+    )
+    mismatch = link_of(steward, repo, elsewhere, by_maintainer)
+    m.comment(repo, number, f"/decide F1 Postgres --source {mismatch}")
+    steward.settle()
+    answers = replies(steward, repo, number)
+    assert any("does not contain the resolution (quote mismatch)" in r for r in answers)
+    m.comment(repo, number, "/decide F1 Postgres --source https://elsewhere.example/o/r/issues/1#issuecomment-5")
+    steward.settle()
+    assert any("the source is on another forge or repository" in r for r in replies(steward, repo, number))
+    body = forks_comment(steward, repo, number)["body"]
+    assert "❌ invalid — the source is on another forge or repository" in row(body, "F1")
+    assert labels(steward, repo, number) == {"forks:open"}
+
+
+def test_editing_or_deleting_the_deciding_comment_makes_the_fork_invalid(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Storage", body=BODY)
+    notes = m.open_issue(repo, "Notes")
+    said = m.comment(repo, notes, "Decision: Postgres.")
+    steward.settle()
+    m.comment(repo, number, f"/decide F1 Postgres --source {link_of(steward, repo, notes, said)}")
+    in_thread = m.comment(repo, number, "/decide F2 REST")
+    steward.settle()
+    assert labels(steward, repo, number) == {"forks:resolved"}
+
+    m.edit_comment(repo, said, "Decision: SQLite after all.")
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    assert "❌ invalid — the deciding comment was edited after the record" in row(body, "F1")
+    assert labels(steward, repo, number) == {"forks:open"}
+
+    m.call("DELETE", f"/repos/{repo}/issues/comments/{in_thread}")
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    assert "❌ invalid — the deciding comment was deleted" in row(body, "F2")
+
+
+def test_superseding_and_reopening_keep_the_history(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Storage", body=BODY)
+    m.comment(repo, number, "/decide F1 Postgres")
+    m.comment(repo, number, "/decide F1 SQLite")
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    assert "✅ resolved | SQLite |" in row(body, "F1")
+    assert "**F1** “Postgres” by @maintainer in [" in body and "— superseded — record `" in body
+
+    m.comment(repo, number, "/reopen-fork F1 the load test changed the picture")
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    assert "⬜ open" in row(body, "F1")
+    assert "reopened by @maintainer" in body and "the load test changed the picture" in body
+    assert "“SQLite”" in body and "“Postgres”" in body, "both earlier records stay in the history"
+
+
+def test_a_replayed_decide_is_recorded_once(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Storage", body=BODY)
+    m.comment(repo, number, "/decide F1 Postgres")
+    steward.settle()
+    before = [(c["id"], c["body"], c["updated_at"]) for c in steward.bot_comments(repo, number)]
+    deliveries = m.call("GET", f"{steward.sandbox.url}/_sandbox/deliveries?event=issue_comment")
+    mine = [d for d in deliveries if d["action"] == "created"][-1]
+    payload = m.call("GET", f"{steward.sandbox.url}/_sandbox/deliveries/{mine['id']}")["payload"]
+    steward.clear_requests()
+    for _ in range(3):
+        steward.deliver("issue_comment", json.dumps(payload).encode(), delivery=str(uuid.uuid4()))
+    steward.settle()
+    after = [(c["id"], c["body"], c["updated_at"]) for c in steward.bot_comments(repo, number)]
+    assert after == before
+    writes = [r for r in steward.bot_requests(repo) if r["method"] in ("POST", "PATCH", "PUT", "DELETE")]
+    assert [w for w in writes if "/reactions" not in w["path"]] == [], "a replay writes nothing new"
+
+
+def test_approve_spec_is_refused_while_a_fork_is_open(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Storage", body=BODY)
+    m.comment(repo, number, "/decide F1 Postgres")
+    m.comment(repo, number, "/approve-spec")
+    steward.settle()
+    assert any(
+        "the spec cannot be approved while design forks are not resolved: F2. Record each decision with "
+        "`/steward decide F2 <resolution>`" in r
+        for r in replies(steward, repo, number)
+    )
+
+
+def _forks_cli(steward: Steward, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
+    env.update(STEWARD_REDIS_URL=steward.redis_url, STEWARD_LOG_LEVEL="warning")
+    if steward.forge == "github":
+        env.update(STEWARD_GITHUB_API_URL=steward.settings.github_api_url, STEWARD_GITHUB_TOKEN="tok-bot")
+    else:
+        env.update(STEWARD_GITEA_URL=str(steward.settings.gitea_url), STEWARD_GITEA_TOKEN="tok-bot")
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", "forks", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_steward_forks_exit_codes(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Storage", body=BODY)
+    decision = m.comment(repo, number, "/decide F1 Postgres")
+    steward.settle()
+    pending = _forks_cli(steward, f"{repo}#{number}")
+    assert pending.returncode == 1, pending.stderr
+    assert f"{repo}#{number}: not resolved: F2 (of 2)." in pending.stdout
+    m.comment(repo, number, "/decide F2 REST")
+    steward.settle()
+    done = _forks_cli(steward, f"{repo}#{number}", "--json")
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads(done.stdout)
+    assert verdict["all_resolved"] is True and verdict["unresolved"] == []
+    first = verdict["forks"][0]
+    assert (first["id"], first["status"], first["resolution"], first["decided_by"]) == (
+        "F1",
+        "resolved",
+        "Postgres",
+        "maintainer",
+    )
+    assert first["url"] == link_of(steward, repo, number, decision)
+    assert len(first["record_hash"]) == 64
+    assert _forks_cli(steward, "not-a-target").returncode == 2
