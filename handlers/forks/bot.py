@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from bot.context import CommandContext, CommandError, EventContext
 from bot.forge import ForgeError
+from bot.permissions import PermissionsUnreadable
 from handlers import registry
 from handlers.forks.effects import (
     DEFAULT_PERMISSION,
@@ -38,7 +39,21 @@ async def on_issue(ctx: EventContext) -> None:
     issue = ctx.event.issue
     if issue is None or not tracked(issue.body, issue.labels, ctx.settings):
         return
-    await sync_forks(ctx, issue.number)
+    await _sync_quietly(ctx, issue.number)
+
+
+async def _sync_quietly(ctx: EventContext, number: int) -> None:
+    """Re-derive on an event; when the forge will not say who may decide (Gitea, unless Steward is a
+    repository admin) nothing can be judged: say so in the log, once per event, and leave things as they are
+    (the commands answer it in the thread)."""
+    try:
+        await sync_forks(ctx, number)
+    except PermissionsUnreadable:
+        ctx.log.warning(
+            "forks: the forge will not show permissions here, so records cannot be checked; Steward needs "
+            "repository admin access",
+            number=number,
+        )
 
 
 @registry.on("issue_comment", "created", "edited", "deleted", section=SECTION)
@@ -47,12 +62,12 @@ async def on_comment(ctx: EventContext) -> None:
     if issue is None:
         return
     if tracked(issue.body, issue.labels, ctx.settings):
-        await sync_forks(ctx, issue.number)
+        await _sync_quietly(ctx, issue.number)
     comment = ctx.event.comment
     if ctx.event.action in ("edited", "deleted") and comment is not None:
         for number in await issues_citing(ctx, comment.id, skip=issue.number):
             try:
-                await sync_forks(ctx, number)
+                await _sync_quietly(ctx, number)
             except ForgeError as exc:
                 ctx.log.warning("forks: could not re-derive a citing issue", number=number, error=str(exc))
 
@@ -156,5 +171,8 @@ async def reconcile_forks(ctx: EventContext) -> None:
             continue
         try:
             await sync_forks(ctx.for_event(ctx.event), issue.number, issue=issue)
+        except PermissionsUnreadable:
+            ctx.log.warning("forks: permissions unreadable; records not checked", number=issue.number)
+            return
         except ForgeError as exc:
             ctx.log.warning("forks: could not re-derive an issue", number=issue.number, error=str(exc))

@@ -31,6 +31,7 @@ from handlers.forks.parse import ForkList, parse_forks
 from handlers.forks.render import KEY, KIND, Hints, data_block, recorded_from, render_comment
 
 DECIDE = "decide"
+REOPEN = "reopen-fork"
 DEFAULT_PERMISSION: Permission = "write"
 # Source links followed per issue and run at most (each is one read).
 MAX_SOURCES = 40
@@ -40,6 +41,10 @@ RESOLVED_COLOR = "0e8a16"
 
 def decide_permission(settings: HandlerSettings) -> Permission:
     return settings.permission(DECIDE, DEFAULT_PERMISSION)
+
+
+def reopen_permission(settings: HandlerSettings) -> Permission:
+    return settings.permission(REOPEN, DEFAULT_PERMISSION)
 
 
 @dataclass(frozen=True)
@@ -107,8 +112,10 @@ async def judge(
     found = sticky.find(comments, bot_login=bot_login, kind=KIND, key=KEY)
     recorded = recorded_from(sticky.decode_data(found.body)) if found else {}
     required = decide_permission(settings)
+    reopen = reopen_permission(settings)
     requests = requests_in(comments, bot_login=bot_login, prefix=prefix)
-    people = await levels(forge, repo, [r.comment.author for r in requests], required)
+    asking: Permission = "anyone" if required == "anyone" and reopen == "anyone" else "write"
+    people = await levels(forge, repo, [r.comment.author for r in requests], asking)
     sources: dict[str, Source] = {}
     for request in requests:
         if request.source is None or request.source in sources or request.problem:
@@ -128,6 +135,7 @@ async def judge(
         sources=sources,
         recorded=recorded,
         required=required,
+        reopen_required=reopen,
         bot_login=bot_login,
         prefix=prefix,
     )

@@ -304,13 +304,15 @@ def fork_status(
     sources: Mapping[str, Source] | None = None,
     recorded: Mapping[str, RecordedRecord] | None = None,
     required: Permission = "write",
+    reopen_required: Permission | None = None,
     bot_login: str = "",
     prefix: str = "steward",
 ) -> Verdict:
     """The juror. ``comments``: the thread of ``issue``; ``permissions``: the access (casefolded login →
     level) of the people whose comments are records; ``forks``: what the body lists (``parse_forks``);
     ``sources``: what each ``--source`` link resolved to; ``recorded``: what Steward's comment remembers;
-    ``required``: who may decide (`commands.decide.permission`)."""
+    ``required``: who may decide (`commands.decide.permission`); ``reopen_required``: who may reopen
+    (`commands.reopen-fork.permission`, by default the same)."""
     if forks is None:
         forks = parse_forks(issue.body, headings)
     sources = sources or {}
@@ -319,7 +321,8 @@ def fork_status(
     present: set[int] = {c.id for c in comments}
     for request in requests_in(comments, bot_login=bot_login, prefix=prefix):
         made = request.comment
-        if not _may(made.author, permissions, required, issue.author):
+        needed = reopen_required if request.kind == "reopen" and reopen_required is not None else required
+        if not _may(made.author, permissions, needed, issue.author):
             records.append(
                 Record(
                     request.key,

@@ -181,3 +181,19 @@ def test_history_is_bounded() -> None:
     text = render_comment(judge(comments), Hints())
     assert len(text) < 60_000
     assert "older entries" in text
+
+
+def test_reopening_needs_its_own_permission() -> None:
+    comments = [c(10, "maria", "/decide F1 Postgres", T1), c(11, "maria", "/reopen-fork F1 why not", T2)]
+    assert judge(comments).forks[0].status == "open"
+    assert judge(comments, reopen_required="admin").forks[0].status == "resolved", "maria has write only"
+
+
+def test_labels_mirror_the_verdict() -> None:
+    from handlers.forks.effects import labels_wanted
+
+    assert labels_wanted(judge([]), "forks:open", "forks:resolved") == ("forks:open",)
+    both = [c(10, "maria", "/decide F1 Postgres", T1), c(11, "maria", "/decide F2 REST", T2)]
+    assert labels_wanted(judge(both), "forks:open", "forks:resolved") == ("forks:resolved",)
+    none = Issue(1, "t", "no forks", "open", "alice")
+    assert labels_wanted(judge([], none), "forks:open", "forks:resolved") == ()
