@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot.context import EventContext
 from bot.forge import RepoRef
 from handlers.forks.effects import judge
+from handlers.forks.parse import parse_forks
 
 
 async def unresolved_forks(ctx: EventContext, repo: RepoRef, number: int) -> tuple[str, ...]:
@@ -15,5 +16,10 @@ async def unresolved_forks(ctx: EventContext, repo: RepoRef, number: int) -> tup
     ``PermissionsUnreadable`` when the forge will not say who may decide."""
     if not ctx.settings.forks.enabled:
         return ()
-    judged = await judge(ctx.forge, repo, number, ctx.settings, bot_login=ctx.me.login, prefix=ctx.prefix)
+    issue = await ctx.forge.get_issue(repo, number)
+    if not parse_forks(issue.body, ctx.settings.forks.headings).forks:
+        return ()
+    judged = await judge(
+        ctx.forge, repo, number, ctx.settings, bot_login=ctx.me.login, prefix=ctx.prefix, issue=issue
+    )
     return judged.verdict.unresolved

@@ -291,7 +291,7 @@ def _replace(record: Record, **changes: object) -> Record:
 
 def _quote(body: str) -> str:
     text = " ".join(body.split())
-    return text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "…"
+    return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS] + "…"
 
 
 def fork_status(

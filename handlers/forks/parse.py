@@ -37,7 +37,7 @@ _RESOLVED = re.compile(
     r"[ \t]*(?:[—–-]+|\(|;|,)?[ \t]*\b(?:resolved|resolvido|resolvida|decided)\b[ \t]*:[ \t]*", re.I
 )
 _ID = re.compile(r"^[Ff](\d{1,4})$")
-MAX_FORKS = 100
+MAX_FORKS = 50
 
 
 class UsageError(ValueError):

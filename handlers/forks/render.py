@@ -13,7 +13,7 @@ KIND = "forks"
 KEY = "reconciliation"
 DATA_VERSION = 1
 # The data block keeps this many records at most (the newest): it stays far below the comment limit.
-MAX_RECORDED = 150
+MAX_RECORDED = 60
 # History lines shown before the oldest are folded into a count.
 MAX_HISTORY = 60
 HISTORY_BUDGET = 30_000
@@ -209,7 +209,7 @@ def data_block(verdict: Verdict, previous: Mapping[str, RecordedRecord]) -> dict
                 record.fork,
                 record.hash,
                 record.recorded_at,
-                record.text[:300],
+                record.text[:100],
                 record.decider,
                 record.url,
             )

@@ -197,3 +197,20 @@ def test_labels_mirror_the_verdict() -> None:
     assert labels_wanted(judge(both), "forks:open", "forks:resolved") == ("forks:resolved",)
     none = Issue(1, "t", "no forks", "open", "alice")
     assert labels_wanted(judge([], none), "forks:open", "forks:resolved") == ()
+
+
+def test_the_largest_comment_fits_the_forge() -> None:
+    """50 forks with long questions and resolutions, each decided many times: the body stays under 60,000
+    characters and the data block never overflows (``sticky.fit`` shrinks the visible part)."""
+    from bot import sticky
+
+    body = "## Forks\n" + "".join(f"- [ ] F{n}: {'why ' * 80}\n" for n in range(1, 60))
+    issue = Issue(1, "t", body, "open", "alice")
+    comments = [
+        c(i, "maria", f"/decide F{i % 50 + 1} {'because ' * 60}", f"2026-01-01T10:{i // 60:02d}:{i % 60:02d}Z")
+        for i in range(1, 400)
+    ]
+    verdict = judge(comments, issue)
+    assert len(verdict.forks) == 50
+    text = sticky.fit("forks", "reconciliation", render_comment(verdict, Hints()), data_block(verdict, {}))
+    assert len(text) <= 60_000
