@@ -206,8 +206,9 @@ def test_the_largest_comment_fits_the_forge() -> None:
 
     body = "## Forks\n" + "".join(f"- [ ] F{n}: {'why ' * 80}\n" for n in range(1, 60))
     issue = Issue(1, "t", body, "open", "alice")
+    reason = "because " * 60
     comments = [
-        c(i, "maria", f"/decide F{i % 50 + 1} {'because ' * 60}", f"2026-01-01T10:{i // 60:02d}:{i % 60:02d}Z")
+        c(i, "maria", f"/decide F{i % 50 + 1} {reason}", f"2026-01-01T10:{i // 60:02d}:{i % 60:02d}Z")
         for i in range(1, 400)
     ]
     verdict = judge(comments, issue)
