@@ -255,3 +255,18 @@ def test_steward_forks_exit_codes(steward: Steward) -> None:
     assert first["url"] == link_of(steward, repo, number, decision)
     assert len(first["record_hash"]) == 64
     assert _forks_cli(steward, "not-a-target").returncode == 2
+
+
+def test_forks_listed_on_a_pull_request(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    pull = m.open_pull(repo, "Storage layer", "storage")
+    m.edit_issue(repo, pull, body=BODY)  # a pull request is an issue to the issues API
+    steward.settle()
+    assert labels(steward, repo, pull) == {"forks:open"}
+    m.comment(repo, pull, "/decide F1 Postgres")
+    m.comment(repo, pull, "/decide F2 REST")
+    steward.settle()
+    body = forks_comment(steward, repo, pull)["body"]
+    assert "**Nothing to do: all 2 design forks are resolved**" in body
+    assert labels(steward, repo, pull) == {"forks:resolved"}
