@@ -270,3 +270,22 @@ def test_forks_listed_on_a_pull_request(steward: Steward) -> None:
     body = forks_comment(steward, repo, pull)["body"]
     assert "**Nothing to do: all 2 design forks are resolved**" in body
     assert labels(steward, repo, pull) == {"forks:resolved"}
+
+
+def test_steward_reconcile_records_what_was_missed(steward: Steward) -> None:
+    from tests.e2e.stack import reconcile
+    from tests.e2e.test_reconcile_e2e import _steward_down
+
+    m = steward.maintainer
+    repo = steward.new_repo()
+    with _steward_down(steward):
+        number = m.open_issue(repo, "Storage", body=BODY)
+        m.comment(repo, number, "/decide F1 Postgres")
+        steward.settle()
+    assert not steward.bot_comments(repo, number), "Steward heard nothing"
+    done = reconcile(steward.settings, "--repo", f"{steward.forge}:{repo}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    assert "✅ resolved | Postgres | @maintainer" in row(body, "F1")
+    assert labels(steward, repo, number) == {"forks:open"}
