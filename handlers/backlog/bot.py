@@ -31,7 +31,7 @@ from handlers.backlog.hints import DEFAULT_PERMISSIONS, NEW_VERSION, Hints
 from handlers.backlog.level import score
 from handlers.backlog.render import render_interview, render_spec
 from handlers.backlog.spec import SpecRecord, synthesize
-from handlers.refine_router import is_bug_report
+from handlers.bug_kind import is_bug_report
 
 __all__ = [
     "Plan",
