@@ -14,38 +14,13 @@ Engines are imported lazily, when a command arrives, so neither depends on the o
 from __future__ import annotations
 
 import importlib
-import re
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Final
+from collections.abc import Awaitable, Callable
 
 from bot.context import CommandContext, CommandError
 from handlers import registry
-from handlers.backlog.text import fold, words
-from handlers.bug_refinement.document import BUG_SECTION_NAMES, STORY_SECTION_NAMES
+from handlers.bug_kind import RA9_SECTIONS, is_bug_report
 
 __all__ = ["RA9_SECTIONS", "is_bug_report", "refine_command"]
-
-# RA9's numbered sections, bug and story documents together (a story's section 7 is its dependencies).
-RA9_SECTIONS: Final[dict[int, tuple[str, ...]]] = {
-    n: tuple(dict.fromkeys((*BUG_SECTION_NAMES.get(n, ()), *STORY_SECTION_NAMES.get(n, ()))))
-    for n in range(1, 10)
-}
-_NUMBERED_HEADING: Final = re.compile(r"^ {0,3}#{1,6}[ \t]+(\d)[.)][ \t]*(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
-_NAMES: Final = {n: {" ".join(words(name)) for name in names} for n, names in RA9_SECTIONS.items()}
-
-
-def is_bug_report(labels: Iterable[str], body: str, *, bug_label: str = "bug") -> bool:
-    """A bug report: labelled ``bug_label``, or a body with at least two RA9 numbered section headings
-    (``## 1. Vision`` / ``## 1. Visão`` … ``## 4. Acceptance Criteria``: number and name both match)."""
-    if any(fold(label) == fold(bug_label) for label in labels):
-        return True
-    found: set[int] = set()
-    for match in _NUMBERED_HEADING.finditer(body or ""):
-        number = int(match.group(1))
-        if " ".join(words(match.group(2))) in _NAMES.get(number, set()):
-            found.add(number)
-    return len(found) >= 2
-
 
 BugRefine = Callable[[CommandContext], Awaitable[None]]
 

@@ -31,8 +31,8 @@ from handlers.backlog.hints import DEFAULT_PERMISSIONS, NEW_VERSION, Hints
 from handlers.backlog.level import score
 from handlers.backlog.render import render_interview, render_spec
 from handlers.backlog.spec import SpecRecord, synthesize
+from handlers.bug_kind import is_bug_report
 from handlers.forks.api import unresolved_forks
-from handlers.refine_router import is_bug_report
 
 __all__ = [
     "Plan",

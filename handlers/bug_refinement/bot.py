@@ -24,6 +24,7 @@ from bot.forge import Comment, Forge, Issue, NotFound, RepoRef
 from bot.settings import BugRefinementSettings
 from bot.sticky import decode_data, find
 from handlers import registry
+from handlers.bug_kind import is_bug_report
 from handlers.bug_refinement.comment import (
     StoryNote,
     notice_text,
@@ -46,7 +47,6 @@ from handlers.bug_refinement.rules import (
     warning_for,
 )
 from handlers.bug_refinement.sections import Language
-from handlers.refine_router import is_bug_report
 
 VERDICT_KIND = "ra9-verdict"
 STORY_KIND = "ra9-story"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from bot.forge import Issue
 from bot.settings import MilestoneLabels
@@ -36,16 +36,7 @@ BlockerKind = Literal[
 ]
 
 # The order blockers are grouped in, with a heading for each group.
-KIND_ORDER: tuple[BlockerKind, ...] = (
-    "open-item",
-    "audit-missing",
-    "unresolved-fork",
-    "no-scenario",
-    "scenario-open",
-    "scenario-not-passed",
-    "bug-open",
-    "finding-open",
-)
+KIND_ORDER: tuple[BlockerKind, ...] = get_args(BlockerKind)
 
 
 @dataclass(frozen=True)
