@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 from bot.commands import parse_commands
@@ -200,8 +201,21 @@ def _may(login: str, permissions: Mapping[str, PermissionLevel], required: Permi
     return decide(required, actor=login, author=author, actor_level=level).allowed
 
 
+def _instant(stamp: str) -> datetime | str:
+    """A forge time as an instant (Gitea may write its server's offset rather than ``Z``)."""
+    try:
+        return datetime.fromisoformat(stamp)
+    except ValueError:
+        return stamp
+
+
 def _edited_after(comment: Comment, moment: str) -> bool:
-    return bool(comment.updated_at) and bool(moment) and comment.updated_at > moment
+    if not comment.updated_at or not moment:
+        return False
+    later, then = _instant(comment.updated_at), _instant(moment)
+    if isinstance(later, datetime) and isinstance(then, datetime):
+        return later > then
+    return comment.updated_at > moment
 
 
 def _judge_decide(

@@ -215,3 +215,12 @@ def test_the_largest_comment_fits_the_forge() -> None:
     assert len(verdict.forks) == 50
     text = sticky.fit("forks", "reconciliation", render_comment(verdict, Hints()), data_block(verdict, {}))
     assert len(text) <= 60_000
+
+
+def test_times_with_an_offset_compare_as_instants() -> None:
+    """Gitea may write its server's offset: 11:05+01:00 is 10:05Z, the record's own time."""
+    made = "2026-01-01T10:05:00Z"
+    same = c(10, "maria", "/decide F1 Postgres", made, updated="2026-01-01T11:05:00+01:00")
+    assert judge([same]).forks[0].status == "resolved", "11:05+01:00 is 10:05Z: not edited"
+    later = c(10, "maria", "/decide F1 Postgres", made, updated="2026-01-01T11:06:00+01:00")
+    assert judge([later]).forks[0].status == "invalid"
