@@ -41,8 +41,8 @@ class Fault:
     is applied first and then answered `status` — a proxy that timed out after the forge did the write — or,
     with `drop`, its connection is closed before a complete answer (FORGE-FACTS: "A 5xx or a dropped
     connection after a write does not mean the write did not happen"). `hang` never answers (with `apply`,
-    after doing the write). `reset` closes the connection without applying the request (a reset on the way in). The
-    first `skip` matching requests pass untouched.
+    after doing the write). `reset` closes the connection without applying the request (a reset on the way
+    in). The first `skip` matching requests pass untouched.
 
     For fault injection under load: `probability` (0..1) makes a matching request fault only that often (a
     seeded draw when `seed` is given; a request the draw spares goes on to the next fault); `delay` ..
