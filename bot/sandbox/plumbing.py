@@ -177,6 +177,7 @@ class ApiMiddleware:
             "query": scope.get("query_string", b"").decode("latin-1"),
             "status": None,
             "login": who.label,
+            "at": round(time.time(), 3),
         }
         self.sandbox.requests.append(entry)
         scope["state"]["log_entry"] = entry  # a handler may add to it (GraphQL names its operation)
