@@ -53,7 +53,9 @@ def test_a_fifth_of_forge_requests_failing_leaves_the_expected_state_and_no_dupl
     expected = Expected()
     user_events = 0
     for i in range(ISSUES):
-        number = steward.maintainer.open_issue(repo, f"Discount lost {i}", APPROVED_BUG, labels=["bug", "refine"])
+        number = steward.maintainer.open_issue(
+            repo, f"Discount lost {i}", APPROVED_BUG, labels=["bug", "refine"]
+        )
         expected.verdict_label[number] = "refinement:approved"
         steward.maintainer.comment(repo, number, "Seen on staging too.")
         for p in range(PINGS):

@@ -44,7 +44,9 @@ def test_a_forge_that_rate_limits_every_write_for_30_seconds(steward: Steward) -
     started = time.monotonic()
     expected = Expected()
     for i in range(BUGS):
-        number = steward.maintainer.open_issue(repo, f"Discount lost {i}", APPROVED_BUG, labels=["bug", "refine"])
+        number = steward.maintainer.open_issue(
+            repo, f"Discount lost {i}", APPROVED_BUG, labels=["bug", "refine"]
+        )
         expected.verdict_label[number] = "refinement:approved"
     for p in range(PINGS):
         steward.maintainer.comment(repo, number, f"/steward ping {p}")
