@@ -22,7 +22,8 @@ PINGS = 4
 
 def most_writes_in_a_minute(stamps: list[float]) -> int:
     """The most writes the forge saw in any 60 s, less half a second: a write reaches the forge a few
-    milliseconds after it takes budget, so a window of exactly 60 s can catch one write too many at its edge."""
+    milliseconds after it takes budget, so a window of exactly 60 s can catch one write too many at its
+    edge."""
     stamps = sorted(stamps)
     most = 0
     start = 0
