@@ -42,7 +42,8 @@ FORGE_ERRORS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
-@pytest.mark.handler_settings(limits={"commands_per_minute": 1000})  # the per-person budget is not tested here
+# The per-person command budget is not what this scenario tests.
+@pytest.mark.handler_settings(limits={"commands_per_minute": 1000})
 def test_a_fifth_of_forge_requests_failing_leaves_the_expected_state_and_no_duplicate(
     steward: Steward,
 ) -> None:
