@@ -92,6 +92,5 @@ def bot_requests(sandbox_url: str) -> list[dict[str, Any]]:
 
 
 def deliveries_to(sandbox_url: str, repo: str) -> list[dict[str, Any]]:
-    return [
-        d for d in httpx2.get(f"{sandbox_url}/_sandbox/deliveries", timeout=30).json() if d["repository"] == repo
-    ]
+    every = httpx2.get(f"{sandbox_url}/_sandbox/deliveries", timeout=30).json()
+    return [d for d in every if d["repository"] == repo]
