@@ -20,7 +20,9 @@ from tests.faults.scenario import Expected, bot_requests, check_forge_state, del
 BUGS = 5
 
 
-def test_what_a_lost_queue_held_is_recovered_by_steward_reconcile(steward: Steward, redis_claim: Claim) -> None:
+def test_what_a_lost_queue_held_is_recovered_by_steward_reconcile(
+    steward: Steward, redis_claim: Claim
+) -> None:
     repo = steward.new_repo()
     steward.workers[0].stop()  # the jobs stay queued
     expected = Expected()
