@@ -32,7 +32,9 @@ def test_what_a_lost_queue_held_is_recovered_by_steward_reconcile(
         )
         expected.verdict_label[number] = "refinement:approved"
     idle = f"{steward.sandbox.url}/_sandbox/deliveries/idle"
-    wait_for(lambda: httpx2.get(idle, params={"timeout": 5}, timeout=10).json().get("idle"), what="deliveries")
+    wait_for(
+        lambda: httpx2.get(idle, params={"timeout": 5}, timeout=10).json().get("idle"), what="the deliveries"
+    )
     acknowledged = [d for d in deliveries_to(steward.sandbox.url, repo) if d["status_code"] == 202]
     assert len(acknowledged) >= BUGS, "the receiver acknowledged every event"
 
