@@ -1,6 +1,6 @@
 """A worker killed with SIGKILL in the middle of a job — after the forge applied its comment, before the
-answer came back — leaves the job in the queue; it runs again on the next worker and the issue ends with one reply
-and one verdict, not two.
+answer came back — leaves the job in the queue; it runs again on the next worker and the issue ends with one
+verdict, not two.
 
 arq re-runs a job whose worker vanished once the job's in-progress mark expires: Steward's job timeout plus
 40 seconds (arq's own timeout is Steward's plus 30, and arq adds 10). The scenario runs with a 2-second job
