@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from bot.commands import Command, added_commands, closest_command, parse_commands
+from bot.commands import MAX_SCAN_CHARS, Command, added_commands, closest_command, parse_commands
 from bot.context import CommandContext, CommandError, EventContext
 from bot.permissions import PermissionsUnreadable, check, who_may
 
 # Commands are read from the first 128 KiB of a comment: GitHub caps comments at 65,536
 # characters, and a hostile Gitea comment must not hold a worker's event loop for seconds.
-MAX_COMMAND_SCAN = 128 * 1024
+MAX_COMMAND_SCAN = MAX_SCAN_CHARS  # parse_commands reads no further either
 
 
 def _format(prefix: str, name: str) -> str:

@@ -63,7 +63,9 @@ hostile = st.recursive(
     | st.just("x" * 200_000)
     | st.just("\u0000\ud7ff\ufeff/steward ping\n" * 100)
     | st.just(json.loads("[" * 200 + "]" * 200)),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=10,
 )
 
@@ -157,7 +159,8 @@ def test_hostile_deliveries_never_get_a_500_and_never_crash_a_worker(
             body=raw_bodies,
         )
         def raw(forge: str, event: str, body: bytes) -> None:
-            status = _post(client, forge, event.encode("utf-8", "surrogatepass"), body, f"raw-{next(counter)}")  # UTF-8 bytes
+            surrogates = event.encode("utf-8", "surrogatepass")  # any bytes a header can carry
+            status = _post(client, forge, surrogates, body, f"raw-{next(counter)}")
             assert status in DESCRIBED, (forge, event, body[:200])
 
         mutated_payloads()
