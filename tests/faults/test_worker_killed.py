@@ -10,14 +10,18 @@ Steward's queue, the same on both forges (the forge side is covered by the other
 
 from __future__ import annotations
 
+import asyncio
 import signal
 
 import httpx2
 
 from bot.demo_texts import APPROVED_BUG
+from bot.forge import RepoRef
+from bot.queue import make_redis
 from bot.runner import ThreadedServer, free_port
 from bot.sandbox.server import SandboxServer
 from bot.web import create_app
+from bot.worker import RECONCILE_RUNNING_KEY, build_runtime, create_worker, reconcile_job
 from tests.e2e.conftest import make_settings
 from tests.e2e.stack import SECRET, ForgeUser, settle, wait_for
 from tests.faults.conftest import log_of, steward_process
@@ -83,3 +87,30 @@ class ForgeUserSteward:
 
     def bot_comments(self, repo: str, number: int) -> list[dict[str, object]]:
         return [c for c in self.maintainer.comments(repo, number) if c["user"]["login"] == "steward-bot"]
+
+
+def test_a_jobs_in_progress_mark_lasts_its_own_timeout_not_the_reconciles(redis_url: str) -> None:
+    """What makes the re-run above come in under a minute: arq's in-progress mark follows the event job's
+    timeout (plus arq's 30 s backstop and 10 s), not the reconcile job's 30 minutes."""
+    settings = make_settings("http://127.0.0.1:9", redis_url, job_timeout_seconds=7)
+    worker = create_worker(settings, handle_signals=False)
+    try:
+        assert worker.in_progress_timeout_s == 7 + 40
+    finally:
+        asyncio.run(worker.close())
+
+
+async def test_a_reconcile_job_does_not_start_beside_a_running_one(redis_url: str) -> None:
+    """A long reconcile outlives that mark; a second worker picking the job up finds its lock and stops."""
+    settings = make_settings("http://127.0.0.1:9", redis_url)
+    redis = make_redis(redis_url)
+    runtime = build_runtime(settings, redis)
+    try:
+        await runtime.seen.note("github", RepoRef("maintainer", "busy"))
+        await redis.set(RECONCILE_RUNNING_KEY, "another-job", ex=60)
+        answer = await reconcile_job({"runtime": runtime, "job_id": "second"})
+        assert answer == "a reconcile is already running"
+        assert await redis.get(RECONCILE_RUNNING_KEY) == b"another-job", "the running job's lock is kept"
+    finally:
+        await runtime.aclose()
+        await redis.aclose()
