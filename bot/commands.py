@@ -297,12 +297,23 @@ def _command_lines(
     return found
 
 
+def _scanned(source: str) -> str:
+    """The part of a long body that is read for commands: up to the last blank line within
+    :data:`MAX_SCAN_CHARS`. A cut inside a paragraph could leave a code span unclosed and so turn text that
+    was code into a command; a paragraph ends at a blank line, and a fence or HTML comment cut open runs to
+    the end, which only hides more."""
+    if len(source) <= MAX_SCAN_CHARS:
+        return source
+    cut = source.rfind("\n\n", 0, MAX_SCAN_CHARS)
+    return source[:cut] if cut > 0 else ""
+
+
 def _parse(body: str | None, known: Collection[str], prefix: str, limit: int) -> list[Command]:
     if not body:
         return []
-    body = body[:MAX_SCAN_CHARS]
     # The same normalisation markdown-it applies, so its line numbers are ours.
     source = body.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    source = _scanned(source)
     lines = source.split("\n")
     names = frozenset(name.lower() for name in known)
     prefix = prefix.lower()

@@ -155,3 +155,12 @@ def test_each_reader_takes_a_mib_in_bounded_time_growing_at_most_linearly() -> N
     # Commands are read from the first 128 KiB only: a bigger body costs no more.
     head = _seconds(READERS["commands"], _body(MAX_SCAN_CHARS))
     assert _seconds(READERS["commands"], _body(4 * mib)) < 2 * head + 0.05
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(st.integers(0, 40), st.sampled_from(["`\n/steward help\n`\n\n", "``\n/steward help x\n``\n\n"]))
+def test_the_scan_limit_never_cuts_code_open_into_a_command(shift: int, unit: str) -> None:
+    """Past the limit the body is cut at a blank line: a cut inside a code span would leave it unclosed and
+    turn the code into a command (found by this fuzzing, with the limit moved into the parser)."""
+    body = "x" * shift + "\n\n" + unit * (2 * MAX_SCAN_CHARS // len(unit))
+    assert parse_commands(body, known=KNOWN) == []
