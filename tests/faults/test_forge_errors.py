@@ -42,6 +42,7 @@ FORGE_ERRORS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
+@pytest.mark.timeout(400)  # settle allows 240 s, the dead-letter replay 120 s
 # The per-person command budget is not what this scenario tests.
 @pytest.mark.handler_settings(limits={"commands_per_minute": 1000})
 def test_a_fifth_of_forge_requests_failing_leaves_the_expected_state_and_no_duplicate(

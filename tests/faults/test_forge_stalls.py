@@ -34,6 +34,7 @@ def most_writes_in_a_minute(stamps: list[float]) -> int:
     return most
 
 
+@pytest.mark.timeout(300)  # 30 s of refusals, then up to a minute of budget on a busy machine
 @pytest.mark.settings(write_budget_per_minute=BUDGET)
 @pytest.mark.handler_settings(limits={"commands_per_minute": 1000})
 def test_a_forge_that_rate_limits_every_write_for_30_seconds(steward: Steward) -> None:

@@ -14,6 +14,7 @@ import asyncio
 import signal
 
 import httpx2
+import pytest
 
 from bot.demo_texts import APPROVED_BUG
 from bot.forge import RepoRef
@@ -44,6 +45,7 @@ def _worker_env(sandbox: SandboxServer, redis_url: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.timeout(240)  # the re-run waits for the in-progress mark: job timeout + 40 s
 def test_a_worker_killed_mid_job_leaves_one_comment_after_its_job_runs_again(redis_url: str) -> None:
     with SandboxServer(USERS) as sandbox:
         settings = make_settings(sandbox.url, redis_url, github_token=USERS["steward-bot"])
