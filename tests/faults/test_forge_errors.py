@@ -1,8 +1,8 @@
 """A stream of events while the forge misbehaves: about one in six of Steward's requests fails (5xx,
 connection resets, writes applied and then answered 502 or cut off) and others are slowed by random
-latency. When the stream has settled, the forge holds exactly what the events call for: one verdict and its label on every
-refined bug, one reply to every command, no bot comment twice. Jobs that ran out of tries are parked and
-`steward dead retry --all` completes them once the forge is well again.
+latency. When the stream has settled, the forge holds exactly what the events call for: one verdict and
+its label on every refined bug, one reply to every command, no bot comment twice. Jobs that ran out of
+tries are parked and `steward dead retry --all` completes them once the forge is well again.
 
 Scale: 25 issues and 250 user events per forge, 500 events over 50 issues in all (the deliveries the bot's
 own writes cause come on top: they are received and ignored)."""
