@@ -30,8 +30,8 @@ Pure functions, no I/O. The rules, in the order they are applied:
   follows, but a blank line followed by new prose (``Thanks!``) ends it. Continuation lines are kept raw
   (markup, HTML comments and all): the caller decides how to render them.
 * **Limits.** At most :data:`MAX_COMMANDS` commands are returned per comment; a comment with no line that
-  even looks like a command is rejected without parsing markdown, and all other work is linear in the
-  size of the body.
+  even looks like a command is rejected without parsing markdown, all other work is linear in the size
+  of the body, and only its first :data:`MAX_SCAN_CHARS` characters are read.
 """
 
 from __future__ import annotations
@@ -49,9 +49,14 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline, autolink, backtick, html_inline, image, link
 from markdown_it.token import Token
 
-__all__ = ["MAX_COMMANDS", "Command", "added_commands", "closest_command", "parse_commands"]
+__all__ = ["MAX_COMMANDS", "MAX_SCAN_CHARS", "Command", "added_commands", "closest_command", "parse_commands"]
 
 MAX_COMMANDS: Final = 20
+# Only the first 128 KiB of a body is read for commands. markdown-it-py parses at roughly 2–8 s a MiB on a
+# busy core, on the worker's event loop: a multi-MiB comment (Gitea takes them) read whole stalled every
+# job of the worker for seconds. The cap is here, not only in dispatch, so every caller is bounded
+# (tests/fuzz/test_parsers_fuzz.py found the backlog's own call reading whole bodies).
+MAX_SCAN_CHARS: Final = 128 * 1024
 """Commands returned per comment at most, so a hostile comment stays cheap to answer."""
 
 
@@ -292,11 +297,23 @@ def _command_lines(
     return found
 
 
+def _scanned(source: str) -> str:
+    """The part of a long body that is read for commands: up to the last blank line within
+    :data:`MAX_SCAN_CHARS`. A cut inside a paragraph could leave a code span unclosed and so turn text that
+    was code into a command; a paragraph ends at a blank line, and a fence or HTML comment cut open runs to
+    the end, which only hides more."""
+    if len(source) <= MAX_SCAN_CHARS:
+        return source
+    cut = source.rfind("\n\n", 0, MAX_SCAN_CHARS)
+    return source[:cut] if cut > 0 else ""
+
+
 def _parse(body: str | None, known: Collection[str], prefix: str, limit: int) -> list[Command]:
     if not body:
         return []
     # The same normalisation markdown-it applies, so its line numbers are ours.
     source = body.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    source = _scanned(source)
     lines = source.split("\n")
     names = frozenset(name.lower() for name in known)
     prefix = prefix.lower()

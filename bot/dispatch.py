@@ -16,7 +16,6 @@ from bot.permissions import PermissionsUnreadable, check, who_may
 
 # Commands are read from the first 128 KiB of a comment: GitHub caps comments at 65,536
 # characters, and a hostile Gitea comment must not hold a worker's event loop for seconds.
-MAX_COMMAND_SCAN = 128 * 1024
 
 
 def _format(prefix: str, name: str) -> str:
@@ -41,9 +40,10 @@ def _commands_of(ctx: EventContext, prefix: str) -> list[Command]:
     if comment is None:
         return []
     known = ctx.registry.short_names()
-    body = comment.body[:MAX_COMMAND_SCAN]
+    # parse_commands reads at most the first MAX_SCAN_CHARS itself, cut where no code span can open.
+    body = comment.body
     if ctx.event.action == "edited":
-        previous = (ctx.event.previous_body or "")[:MAX_COMMAND_SCAN]
+        previous = ctx.event.previous_body or ""
         return added_commands(previous, body, known=known, prefix=prefix)
     return parse_commands(body, known=known, prefix=prefix)
 

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bot import logs, metrics
+from bot import logs, metrics, openapi
 from bot.events import (
     GITEA_HANDLED,
     GITHUB_HANDLED,
@@ -238,6 +238,10 @@ class Receiver:
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
+async def openapi_description(request: Request) -> Response:
+    return JSONResponse(openapi.description())
+
+
 def create_app(settings: Settings, redis_factory: Callable[[], ArqRedis] | None = None) -> Starlette:
     redis = redis_factory() if redis_factory else make_redis(settings.redis_url)
     receiver = Receiver(settings, redis)
@@ -254,6 +258,7 @@ def create_app(settings: Settings, redis_factory: Callable[[], ArqRedis] | None 
             Route("/healthz", receiver.healthz, methods=["GET"]),
             Route("/readyz", receiver.readyz, methods=["GET"]),
             Route("/metrics", receiver.metrics, methods=["GET"]),
+            Route("/openapi.json", openapi_description, methods=["GET"]),
         ],
         lifespan=lifespan,
     )

@@ -294,7 +294,16 @@ async def reconcile_job(ctx: dict[str, Any], reason: str = "periodic") -> str:
     repos = await seen_repos(runtime.seen, runtime.forge_kinds)
     if not repos:
         return "nothing to reconcile"
-    report = await reconcile_all(runtime, repos)
+    owner = str(ctx.get("job_id") or uuid.uuid4())
+    ttl = runtime.settings.reconcile_timeout_seconds + 10
+    if not await runtime.redis.set(RECONCILE_RUNNING_KEY, owner, nx=True, ex=ttl):
+        return "a reconcile is already running"
+    try:
+        report = await reconcile_all(runtime, repos)
+    finally:
+        with contextlib.suppress(*REDIS_ERRORS):
+            if await runtime.redis.get(RECONCILE_RUNNING_KEY) in (owner, owner.encode()):
+                await runtime.redis.delete(RECONCILE_RUNNING_KEY)
     (log.warning if report.errors else log.info)(
         "reconciled",
         reason=reason,
@@ -309,6 +318,9 @@ async def reconcile_job(ctx: dict[str, Any], reason: str = "periodic") -> str:
 
 
 CATCH_UP_KEY = "steward:catch-up"
+# Held while a reconcile job runs: arq's in-progress mark lasts an event job's timeout, shorter than a
+# reconcile may take, and a second worker must not start the same reconcile beside it.
+RECONCILE_RUNNING_KEY = "steward:reconcile:running"
 
 
 async def queue_catch_up(redis: ArqRedis, reason: str) -> None:
@@ -380,7 +392,7 @@ def create_worker(
             )
         )
     watch.on_back.append(redis_back)
-    return ResilientWorker(
+    worker = ResilientWorker(
         functions=[
             func(process_event, name=JOB_FUNCTION, max_tries=JOB_MAX_TRIES),
             func(
@@ -406,3 +418,9 @@ def create_worker(
         health_check_interval=30,
         watch=watch,
     )
+    # arq marks a running job "in progress" for its longest function timeout plus 10 s — the reconcile's
+    # 30 minutes — so a job whose worker was killed (SIGKILL, OOM) waited half an hour to run again
+    # (tests/faults/test_worker_killed.py). An event job's mark now lasts its own timeout; a reconcile
+    # that outlives it is kept from running twice by its own lock (RECONCILE_RUNNING_KEY).
+    worker.in_progress_timeout_s = settings.job_timeout_seconds + 30 + 10
+    return worker

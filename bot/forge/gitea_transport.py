@@ -187,12 +187,14 @@ class GiteaCalls:
         """Run ``fn`` (a py-gitea call of ``method`` on ``path``) under the retry policy and budget."""
         write = method != "GET"
         resend_ok = resendable(method, path)
-        if write and self._budget is not None:
-            await self._budget.take(self._budget_key, forge="gitea")
         loop = asyncio.get_running_loop()
         attempt = 0
         while True:
             attempt += 1
+            # Every try of a write takes budget: a resend after a 5xx, a 429 or a dropped connection reaches
+            # the forge like the first one (tests/faults/test_forge_stalls.py found resends unbudgeted).
+            if write and self._budget is not None:
+                await self._budget.take(self._budget_key, forge="gitea")
             try:
                 return await loop.run_in_executor(self._executor, self._in_thread, method, fn)
             except _HTTPFailure as failure:

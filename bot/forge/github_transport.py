@@ -92,11 +92,13 @@ class RetryingAPI(GitHubAPI):
     ) -> tuple[int, Mapping[str, str], bytes]:
         """One request through the write budget (`write`), resent after a transport error unless it may
         have reached GitHub and is not `resend_ok`."""
-        if write and self.budget is not None:
-            await self.budget.take(self.budget_key, forge="github")
         attempt = 0
         while True:
             attempt += 1
+            # Every try of a write takes budget, a resend after a dropped connection too: it reaches GitHub
+            # like the first one (tests/faults/test_forge_stalls.py).
+            if write and self.budget is not None:
+                await self.budget.take(self.budget_key, forge="github")
             try:
                 status, response_headers, content = await super()._request(method, url, headers, body)
             except httpx2.TransportError as exc:

@@ -10,7 +10,7 @@ from starlette.routing import BaseRoute, Route
 
 from . import ci_ops, gitmodel
 from .plumbing import ApiError, body_object
-from .runtime import Fault, Sandbox
+from .runtime import RATE_LIMIT_KINDS, Fault, Sandbox
 from .state import App, Hook, Installation, Repo
 
 CHECK_CONCLUSIONS = frozenset(
@@ -89,7 +89,19 @@ async def add_fault(request: Request) -> Response:
         apply=bool(body.get("apply", False)),
         drop=bool(body.get("drop", False)),
         skip=int(body.get("skip", 0)),
+        reset=bool(body.get("reset", False)),
+        probability=float(body.get("probability", 1.0)),
+        seed=int(body["seed"]) if body.get("seed") is not None else None,
+        delay=float(body.get("delay", 0.0)),
+        delay_max=float(body["delay_max"]) if body.get("delay_max") is not None else None,
+        passthrough=bool(body.get("passthrough", False)),
+        seconds=float(body["seconds"]) if body.get("seconds") is not None else None,
+        rate_limit=str(body["rate_limit"]) if body.get("rate_limit") else None,
     )
+    if fault.rate_limit is not None and fault.rate_limit not in RATE_LIMIT_KINDS:
+        raise ApiError(422, f"rate_limit is one of {', '.join(RATE_LIMIT_KINDS)}")
+    if not 0.0 <= fault.probability <= 1.0:
+        raise ApiError(422, "probability is between 0 and 1")
     _sandbox(request).faults.append(fault)
     return _json(fault.public(), 201)
 

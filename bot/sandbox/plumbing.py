@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import secrets
+import time
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -17,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .runtime import Principal, Sandbox
+from .runtime import Principal, Sandbox, rate_limit_answer
 
 DOCS = "https://docs.github.com/rest"
 T = TypeVar("T")
@@ -176,6 +177,7 @@ class ApiMiddleware:
             "query": scope.get("query_string", b"").decode("latin-1"),
             "status": None,
             "login": who.label,
+            "at": round(time.time(), 3),
         }
         self.sandbox.requests.append(entry)
         scope["state"]["log_entry"] = entry  # a handler may add to it (GraphQL names its operation)
@@ -198,9 +200,43 @@ class ApiMiddleware:
         fault = self.sandbox.take_fault(method, scope["path"], who.label)
         if fault is not None:
             entry["fault"] = True
+            latency = fault.latency()
+            if latency > 0:
+                entry["delay"] = round(latency, 3)
+                await asyncio.sleep(latency)
+            if fault.passthrough:
+                fault = None
+        if fault is not None:
+            if fault.reset:
+                # Nothing applied: the connection is cut before a complete answer (a reset on the way in).
+                entry["status"] = "reset"
+                promised = [(b"content-type", b"application/json"), (b"content-length", b"64")]
+                await send({"type": "http.response.start", "status": 200, "headers": promised})
+                return
+            if fault.hang and fault.apply:
+                entry["applied"] = await _apply_silently(self.app, scope, receive)
+                if entry["applied"] < 400 and method not in ("GET", "HEAD"):
+                    self.sandbox.save()
             if fault.hang:
                 await _hang(receive, fault.hang_seconds)
                 entry["status"] = "hang"
+                return
+            if fault.rate_limit is not None:
+                status, limit_headers, limit_body = rate_limit_answer(
+                    fault.rate_limit, fault.remaining(), time.time()
+                )
+                entry["status"] = status
+                entry["rate_limited"] = fault.rate_limit
+                limited = (
+                    Response(limit_body, status_code=status, media_type="text/html")
+                    if isinstance(limit_body, str)
+                    else Response(dumps(limit_body), status_code=status, media_type="application/json")
+                )
+                if not is_gitea(scope["path"]):
+                    limited.headers["X-GitHub-Request-Id"] = request_id
+                for key, value in limit_headers.items():
+                    limited.headers[key] = value
+                await limited(scope, receive, send)
                 return
             if fault.apply or fault.drop:
                 applied = await _apply_silently(self.app, scope, receive)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import re
 import time
 from collections.abc import Coroutine
@@ -39,8 +40,16 @@ class Fault:
     By default the request is refused: answered `status` without being applied. With `apply`, the request
     is applied first and then answered `status` — a proxy that timed out after the forge did the write — or,
     with `drop`, its connection is closed before a complete answer (FORGE-FACTS: "A 5xx or a dropped
-    connection after a write does not mean the write did not happen"). `hang` never answers. The first `skip`
-    matching requests pass untouched."""
+    connection after a write does not mean the write did not happen"). `hang` never answers (with `apply`,
+    after doing the write). `reset` closes the connection without applying the request (a reset on the way
+    in). The first `skip` matching requests pass untouched.
+
+    For fault injection under load: `probability` (0..1) makes a matching request fault only that often (a
+    seeded draw when `seed` is given; a request the draw spares goes on to the next fault); `delay` ..
+    `delay_max` seconds of latency come first (uniformly drawn); `passthrough` makes the fault latency only
+    (the request is then answered normally); `seconds` keeps the fault active only that long after it is
+    added; method `WRITE` matches every method but GET and HEAD. `rate_limit` answers the way each forge
+    rate-limits (see ``rate_limit_answer``)."""
 
     method: str
     path: str
@@ -55,14 +64,49 @@ class Fault:
     drop: bool = False
     # Let this many matching requests through first (to reach, say, the write after a read to the same path).
     skip: int = 0
+    reset: bool = False
+    probability: float = 1.0
+    seed: int | None = None
+    delay: float = 0.0
+    delay_max: float | None = None
+    passthrough: bool = False
+    seconds: float | None = None
+    rate_limit: str | None = None
+    added: float = field(default_factory=time.monotonic)
+    fired: int = 0
+    _rng: random.Random = field(default_factory=random.Random, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.seed is not None:
+            self._rng = random.Random(self.seed)
+
+    def active(self) -> bool:
+        return self.seconds is None or time.monotonic() < self.added + self.seconds
+
+    def remaining(self) -> float:
+        """Seconds until the fault ends (its `seconds`), or 60 for a fault without an end."""
+        if self.seconds is None:
+            return 60.0
+        return max(0.0, self.added + self.seconds - time.monotonic())
 
     def matches(self, method: str, path: str, login: str | None) -> bool:
+        wanted = self.method in ("*", method) or (self.method == "WRITE" and method not in ("GET", "HEAD"))
         return (
             self.times > 0
-            and self.method in ("*", method)
+            and wanted
             and (self.login is None or self.login == login)
             and re.search(self.path, path) is not None
+            and self.active()
         )
+
+    def draw(self) -> bool:
+        """Whether this matching request faults (`probability`)."""
+        return self.probability >= 1.0 or self._rng.random() < self.probability
+
+    def latency(self) -> float:
+        if self.delay_max is None or self.delay_max <= self.delay:
+            return self.delay
+        return self._rng.uniform(self.delay, self.delay_max)
 
     def public(self) -> dict[str, Any]:
         return {
@@ -77,7 +121,60 @@ class Fault:
             "apply": self.apply,
             "drop": self.drop,
             "skip": self.skip,
+            "reset": self.reset,
+            "probability": self.probability,
+            "seed": self.seed,
+            "delay": self.delay,
+            "delay_max": self.delay_max,
+            "passthrough": self.passthrough,
+            "seconds": self.seconds,
+            "rate_limit": self.rate_limit,
+            "fired": self.fired,
         }
+
+
+RATE_LIMIT_KINDS = ("github-primary", "github-secondary", "gitea-proxy")
+
+
+def rate_limit_answer(kind: str, wait: float, now: float) -> tuple[int, dict[str, str], Any]:
+    """The status, headers and body each forge answers a request it rate-limits with, `wait` seconds
+    before it would take the request again.
+
+    GitHub ("Rate limits for the REST API", docs.github.com/en/rest/using-the-rest-api/
+    rate-limits-for-the-rest-api, "Exceeding the rate limit"): over the primary limit "you will receive a
+    403 or 429 response, and the x-ratelimit-remaining header will be 0", the reset time in
+    x-ratelimit-reset (epoch seconds), body "API rate limit exceeded for user ID …"; over a secondary
+    limit "a 403 or 429 response and an error message that indicates that you exceeded a secondary rate
+    limit. If the retry-after response header is present, you should not retry your request until after
+    that many seconds" — the body seen in practice is "You have exceeded a secondary rate limit. Please
+    wait a few minutes before you try again." (octokit/octokit.net#2466, KnpLabs/php-github-api#1072).
+
+    Gitea and Forgejo have no API rate limiter of their own (go-gitea/gitea#9559, "[Feature] API Rate
+    Limiting", open): what limits them is the reverse proxy in front, typically nginx `limit_req`, which
+    refuses with `limit_req_status` — 503 by default, 429 where configured — an HTML page and no
+    Retry-After (nginx ngx_http_limit_req_module). The sandbox answers the 429 flavour."""
+    seconds = max(1, int(wait + 0.999))
+    docs = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
+    if kind == "github-primary":
+        headers = {
+            "X-RateLimit-Limit": str(RATE_LIMIT),
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Used": str(RATE_LIMIT),
+            "X-RateLimit-Reset": str(int(now) + seconds),
+            "X-RateLimit-Resource": "core",
+        }
+        return 403, headers, {"message": "API rate limit exceeded for user ID 1.", "documentation_url": docs}
+    if kind == "github-secondary":
+        message = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+        return 403, {"Retry-After": str(seconds)}, {"message": message, "documentation_url": docs}
+    if kind == "gitea-proxy":
+        page = (
+            "<html>\r\n<head><title>429 Too Many Requests</title></head>\r\n<body>\r\n"
+            "<center><h1>429 Too Many Requests</h1></center>\r\n<hr><center>nginx</center>\r\n"
+            "</body>\r\n</html>\r\n"
+        )
+        return 429, {"Content-Type": "text/html"}, page
+    raise ValueError(f"unknown rate limit kind {kind!r} (one of {', '.join(RATE_LIMIT_KINDS)})")
 
 
 RATE_LIMIT = 5000
@@ -156,7 +253,10 @@ class Sandbox:
                 if fault.skip > 0:
                     fault.skip -= 1
                     return None
+                if not fault.draw():
+                    continue
                 fault.times -= 1
+                fault.fired += 1
                 return fault
         return None
 

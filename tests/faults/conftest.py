@@ -102,3 +102,8 @@ def log_of(proc: subprocess.Popen[bytes]) -> str:
 def still_running(*procs: subprocess.Popen[bytes]) -> bool:
     time.sleep(0)  # a poll, not a wait
     return all(p.poll() is None for p in procs)
+
+
+# The e2e stack (a session sandbox forge, a receiver and a worker wired to it, both forges) for the
+# scenarios that fault the forge rather than Steward's own processes.
+from tests.e2e.conftest import sandbox, steward  # noqa: E402, F401
