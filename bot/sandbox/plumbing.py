@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import secrets
+import time
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -176,6 +177,9 @@ class ApiMiddleware:
             "query": scope.get("query_string", b"").decode("latin-1"),
             "status": None,
             "login": who.label,
+            # When the request came (epoch seconds) and, once answered, how long it took: the benchmarks
+            # time a reply from the request log (bench/reply.py).
+            "at": time.time(),
         }
         self.sandbox.requests.append(entry)
         scope["state"]["log_entry"] = entry  # a handler may add to it (GraphQL names its operation)
@@ -242,6 +246,7 @@ class ApiMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+        entry["seconds"] = round(time.time() - entry["at"], 6)
         status = entry["status"]
         if method not in ("GET", "HEAD") and isinstance(status, int) and status < 400:
             self.sandbox.save()
