@@ -39,6 +39,7 @@ class Sample:
     work: float  # the worker starts → the reply is written
     forge_calls: int  # the bot's forge calls before the reply
     forge_seconds: float  # their time, as the sandbox saw it
+    tries: int  # arq's run of the job that replied (1 unless it was deferred or retried)
 
 
 def _bot(entry: dict[str, Any]) -> bool:
@@ -76,6 +77,7 @@ def measure(stack: Stack, act: Any, number: int, repo: str, flavor: str, event: 
         work=done - started,
         forge_calls=len(calls),
         forge_seconds=sum(e["seconds"] for e in calls),
+        tries=int(result.job_try or 1),
     )
 
 
@@ -127,13 +129,13 @@ def refine_samples(stack: Stack, flavor: str, count: int) -> list[Sample]:
     return samples
 
 
-def report(name: str, samples: list[Sample]) -> dict[str, float]:
+def report(name: str, samples: list[Sample]) -> dict[str, Any]:
     total = [s.total * 1000 for s in samples]
 
     def median(attr: str) -> float:
         return statistics.median(getattr(s, attr) * 1000 for s in samples)
 
-    row = {
+    row: dict[str, Any] = {
         "p50": percentile(total, 50),
         "p95": percentile(total, 95),
         "p99": percentile(total, 99),
@@ -144,6 +146,12 @@ def report(name: str, samples: list[Sample]) -> dict[str, float]:
         "forge": statistics.median(s.forge_seconds * 1000 for s in samples),
         "calls": statistics.median(s.forge_calls for s in samples),
     }
+    slowest = max(samples, key=lambda s: s.total)
+    row["slowest"] = slowest.total * 1000
+    row["slowest_note"] = (
+        f"slowest {slowest.total * 1000:.0f} ms: pickup {slowest.pickup * 1000:.0f}, "
+        f"work {slowest.work * 1000:.0f}, run {slowest.tries}"
+    )
     print(
         f"{name:<22}{row['p50']:>8.0f}{row['p95']:>8.0f}{row['p99']:>8.0f}"
         f"{row['to_queue']:>10.1f}{row['ack']:>8.1f}{row['pickup']:>9.1f}{row['work']:>8.1f}"
@@ -172,8 +180,9 @@ def main() -> None:
         f"{'':<22}{'p50':>8}{'p95':>8}{'p99':>8}{'to queue':>10}{'ack':>8}{'pickup':>9}{'work':>8}"
         f"{'forge':>9}{'calls':>7}"
     )
-    report("/steward ping", ping)
-    report("refine label, RA9 bug", refine)
+    rows = [report("/steward ping", ping), report("refine label, RA9 bug", refine)]
+    for name, row in zip(("/steward ping", "refine label"), rows, strict=True):
+        print(f"  {name}: {row['slowest_note']}")
     print(f"({time.monotonic() - started:.0f} s)")
 
 

@@ -53,8 +53,13 @@ class Stack:
         return response.json() if response.content else None
 
     def start_workers(self, count: int, **env: str) -> None:
-        for _ in range(count):
-            self.workers.append(self.stack.enter_context(_process("worker", env={**self.env, **env})))
+        """``count`` more workers, returning once each polls the queue (arq logs "Starting worker")."""
+        started = [
+            self.stack.enter_context(_process("worker", env={**self.env, **env})) for _ in range(count)
+        ]
+        for proc in started:
+            wait_for(lambda proc=proc: b"Starting worker" in _log_of(proc), timeout=120, what="a worker")  # type: ignore[misc]
+        self.workers += started
 
     def stop_workers(self) -> None:
         for proc in self.workers:
@@ -76,11 +81,22 @@ class Stack:
         wait_for(lambda: quiet() and quiet(), timeout=timeout, what="deliveries and jobs to settle")
 
     def new_repo(self, flavor: str = "github") -> tuple[ForgeUser, str]:
+        """A repository with Steward's hook, the bot an admin, and no limit on commands a minute (the
+        benchmarks run many); settled."""
         owner = self.user("maintainer", flavor)
         repo = owner.create_repo()
         owner.add_collaborator(repo, "steward-bot", "admin")
         owner.add_hook(repo, f"{self.receiver_url}{owner.webhook_path}")
+        folder = ".github" if flavor == "github" else ".gitea"
+        owner.put_file(repo, f"{folder}/steward.yml", "limits:\n  commands_per_minute: 0\n")
+        self.settle()
         return owner, repo
+
+
+def _log_of(proc: subprocess.Popen[bytes]) -> bytes:
+    log: IO[bytes] = proc.log  # type: ignore[attr-defined]
+    log.seek(0)
+    return log.read()
 
 
 @contextmanager

@@ -50,8 +50,8 @@ def span(client: redis.Redis, job_ids: list[str]) -> tuple[float, int]:
 
 
 def labelled_bugs(stack: Stack, workers: int, events: int) -> tuple[float, int]:
-    owner, repo = stack.new_repo()
     stack.start_workers(1)
+    owner, repo = stack.new_repo()
     numbers = [owner.open_issue(repo, f"Checkout fails {i}", REJECTED, labels=["bug"]) for i in range(events)]
     stack.settle(timeout=600)
     stack.stop_workers()
