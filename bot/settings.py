@@ -70,7 +70,7 @@ class Settings(BaseSettings):
     max_jobs: int = 10
     # How often an idle worker asks Redis for new jobs: a job waits half of it on average before it starts
     # (docs/performance.md). Each idle worker makes 1/delay small Redis calls a second.
-    worker_poll_delay_seconds: float = Field(default=0.05, gt=0, le=5)
+    worker_poll_delay_seconds: float = Field(default=0.02, gt=0, le=5)
     job_timeout_seconds: int = 300
     job_tries: int = 5
     # Serve the worker's own Prometheus metrics on this port (the receiver serves /metrics).
