@@ -192,7 +192,16 @@ end
 """
 
 
-def wrk_throughput(url: str, seconds: float, connections: int) -> float:
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user + system) a process has used; None off Linux."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wrk_throughput(url: str, seconds: float, connections: int) -> tuple[float, int]:
     """Closed loop with wrk (one thread: the server gets the other core); fails on any non-2xx answer."""
     with tempfile.TemporaryDirectory() as tmp:
         body, script = Path(tmp) / "body.json", Path(tmp) / "deliveries.lua"
@@ -207,9 +216,10 @@ def wrk_throughput(url: str, seconds: float, connections: int) -> float:
     if "Non-2xx" in done.stdout or "Socket errors" in done.stdout:
         raise SystemExit(f"wrk saw failed requests:\n{done.stdout}")
     found = re.search(r"Requests/sec:\s+([\d.]+)", done.stdout)
-    if not found:
+    count = re.search(r"(\d+) requests in", done.stdout)
+    if not found or not count:
         raise SystemExit(f"cannot read wrk's output:\n{done.stdout}")
-    return float(found.group(1))
+    return float(found.group(1)), int(count.group(1))
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -228,10 +238,13 @@ def measure_once(name: str, args: argparse.Namespace, use_wrk: bool, scratch: Cl
         proc, url = start(spec, env, log)
         try:
             asyncio.run(throughput(url, 300, 8))  # warm up
+            cpu_before = cpu_seconds(proc.pid)
             if use_wrk:
-                rps = wrk_throughput(url, args.seconds, args.concurrency)
+                rps, count = wrk_throughput(url, args.seconds, args.concurrency)
             else:
-                rps = asyncio.run(throughput(url, int(args.seconds * 500), args.concurrency))
+                count = int(args.seconds * 500)
+                rps = asyncio.run(throughput(url, count, args.concurrency))
+            cpu_after = cpu_seconds(proc.pid)
             samples = asyncio.run(latency(url, args.rate, args.latency_seconds))
         finally:
             proc.terminate()
@@ -239,8 +252,13 @@ def measure_once(name: str, args: argparse.Namespace, use_wrk: bool, scratch: Cl
         log.seek(0)
         lines = sum(1 for line in log if b"delivery enqueued" in line)
     queued = int(scratch.client().zcard("steward:queue")) - queued_before
+    # CPU time per delivery: what one core can serve, whatever else the machine runs meanwhile.
+    cpu_us = 0.0
+    if cpu_before is not None and cpu_after is not None:
+        cpu_us = (cpu_after - cpu_before) / count * 1e6
     return {
         "rps": rps,
+        "cpu_us": cpu_us,
         "p50": pct(samples, 50),
         "p99": pct(samples, 99),
         "log_lines": lines,
@@ -272,6 +290,8 @@ def summarise(rounds: list[dict[str, dict[str, float]]]) -> dict[str, float]:
         "bare_p99": statistics.median(r["bare"]["p99"] for r in rounds),
         "steward_p50": statistics.median(r["steward"]["p50"] for r in rounds),
         "steward_p99": statistics.median(r["steward"]["p99"] for r in rounds),
+        "bare_cpu": statistics.median(r["bare"]["cpu_us"] for r in rounds),
+        "steward_cpu": statistics.median(r["steward"]["cpu_us"] for r in rounds),
     }
 
 
@@ -296,18 +316,23 @@ def main() -> None:
     tool = "wrk -t1" if use_wrk else "python generator (wrk not installed)"
     print(f"== receiver: {tool}, {args.concurrency} connections, STEWARD_LOG_LEVEL={args.log_level}")
     print(
-        f"{'round':<7}{'endpoint':<10}{'deliveries/s':>14}{'p50 ms':>10}{'p99 ms':>10}"
+        f"{'round':<7}{'endpoint':<10}{'deliveries/s':>14}{'CPU µs each':>13}{'p50 ms':>10}{'p99 ms':>10}"
         f"   (ack at {args.rate:.0f}/s)"
     )
     for i, r in enumerate(rounds, 1):
         for name in ("bare", "steward"):
             m = r[name]
-            print(f"{i:<7}{name:<10}{m['rps']:>14.0f}{m['p50']:>10.2f}{m['p99']:>10.2f}")
+            print(f"{i:<7}{name:<10}{m['rps']:>14.0f}{m['cpu_us']:>13.0f}{m['p50']:>10.2f}{m['p99']:>10.2f}")
         steward = r["steward"]
         if steward["queued"] != steward["log_lines"]:
             print(f"  ! {steward['queued']:.0f} jobs queued but {steward['log_lines']:.0f} lines logged")
     s = summarise(rounds)
     print(f"throughput ratio steward/bare (median round): {s['ratio']:.2f}  (aim >= 0.50)")
+    if s["steward_cpu"]:
+        print(
+            f"CPU per delivery (median): bare {s['bare_cpu']:.0f} µs, steward {s['steward_cpu']:.0f} µs; "
+            f"capacity ratio on one core: {s['bare_cpu'] / s['steward_cpu']:.2f}"
+        )
     print(
         f"steward p50/p99 ack at {args.rate:.0f}/s (median): "
         f"{s['steward_p50']:.1f}/{s['steward_p99']:.1f} ms (aim p99 < 20)"
