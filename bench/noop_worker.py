@@ -3,7 +3,6 @@ worker settings (max jobs, poll delay, results kept). Run as `python bench/noop_
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ def main() -> None:
         keep_result=600,
         handle_signals=True,
     )
-    asyncio.run(worker.async_run())
+    worker.run()  # arq's own event loop (the one the worker was made with)
 
 
 if __name__ == "__main__":
