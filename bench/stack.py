@@ -28,6 +28,15 @@ REDIS_BASE = os.environ.get("STEWARD_BENCH_REDIS_URL", "redis://127.0.0.1:6379")
 USERS = {"maintainer": "bench-maintainer-token", "steward-bot": "bench-bot-token"}
 
 
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user + system) a process has used (Linux; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _up(url: str) -> bool:
     try:
         return httpx2.get(url, timeout=1).status_code < 500
@@ -42,7 +51,17 @@ class Stack:
     receiver_url: str
     env: dict[str, str]
     stack: ExitStack
+    sandbox: subprocess.Popen[bytes]
+    receiver: subprocess.Popen[bytes]
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds used so far by the sandbox, the receiver and the workers (together)."""
+        return {
+            "sandbox": cpu_seconds(self.sandbox.pid),
+            "receiver": cpu_seconds(self.receiver.pid),
+            "workers": sum(cpu_seconds(p.pid) for p in self.workers),
+        }
 
     def user(self, login: str = "maintainer", flavor: str = "github") -> ForgeUser:
         return ForgeUser(self.sandbox_url, login, USERS[login], flavor)
@@ -143,11 +162,11 @@ def running(*, workers: int = 1, **settings: str) -> Iterator[Stack]:
     users = [arg for login, token in USERS.items() for arg in ("--user", f"{login}={token}")]
     with ExitStack() as stack:
         stack.callback(scratch.release)
-        stack.enter_context(_process("sandbox", "--port", str(sandbox_port), *users, env=env))
+        sandbox = stack.enter_context(_process("sandbox", "--port", str(sandbox_port), *users, env=env))
         wait_for(lambda: _up(f"{sandbox_url}/_sandbox/state"), timeout=60, what="the sandbox")
-        stack.enter_context(_process("serve", env=env))
+        receiver = stack.enter_context(_process("serve", env=env))
         wait_for(lambda: _up(f"{receiver_url}/healthz"), timeout=60, what="the receiver")
-        bench = Stack(scratch, sandbox_url, receiver_url, env, stack)
+        bench = Stack(scratch, sandbox_url, receiver_url, env, stack, sandbox, receiver)
         stack.callback(bench.stop_workers)
         bench.start_workers(workers)
         yield bench

@@ -49,7 +49,7 @@ def span(client: redis.Redis, job_ids: list[str]) -> tuple[float, int]:
     return max(ends) - min(starts), ok
 
 
-def labelled_bugs(stack: Stack, workers: int, events: int) -> tuple[float, int]:
+def labelled_bugs(stack: Stack, workers: int, events: int) -> tuple[float, int, dict[str, float]]:
     stack.start_workers(1)
     owner, repo = stack.new_repo()
     numbers = [owner.open_issue(repo, f"Checkout fails {i}", REJECTED, labels=["bug"]) for i in range(events)]
@@ -69,11 +69,15 @@ def labelled_bugs(stack: Stack, workers: int, events: int) -> tuple[float, int]:
         f"delivery:github:{d['id']}" for d in stack.admin("GET", "deliveries") if d["event"] == "issues"
     ]
     stack.start_workers(workers)
+    before = stack.cpu()
     wait_for(lambda: jobs_outstanding(client) == 0, timeout=900, what="the workers to finish")
+    after = stack.cpu()
     stack.stop_workers()
     seconds, ok = span(client, job_ids)
     client.close()
-    return len(job_ids) / seconds, ok
+    # CPU milliseconds per event in each part (the workers' start-up is outside the measured span).
+    cpu = {part: (after[part] - before[part]) / len(job_ids) * 1000 for part in after}
+    return len(job_ids) / seconds, ok, cpu
 
 
 def noop_ceiling(stack: Stack, workers: int, jobs: int) -> float:
@@ -122,15 +126,21 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     with running(workers=0, **LIFTED) as stack:
         for count in args.workers:
-            rate, ok = labelled_bugs(stack, count, args.events)
+            rate, ok, cpu = labelled_bugs(stack, count, args.events)
             noop = noop_ceiling(stack, count, args.noop_jobs)
-            rows.append({"workers": count, "rate": rate, "ok": ok, "noop": noop})
+            rows.append({"workers": count, "rate": rate, "ok": ok, "noop": noop, "cpu": cpu})
     print(f"== throughput: {args.events} labelled-bug events per row, write budget lifted, github")
-    print(f"{'workers':<9}{'events/s':>10}{'no-op jobs/s':>14}{'ratio':>8}{'speed-up':>10}{'jobs ok':>9}")
+    print("   CPU ms per event: the sandbox forge, the receiver, the workers together")
+    print(
+        f"{'workers':<9}{'events/s':>10}{'no-op jobs/s':>14}{'ratio':>8}{'speed-up':>10}{'jobs ok':>9}"
+        f"{'sandbox':>9}{'receiver':>10}{'workers':>9}"
+    )
     for row in rows:
+        cpu = row["cpu"]
         print(
             f"{row['workers']:<9}{row['rate']:>10.1f}{row['noop']:>14.0f}{row['rate'] / row['noop']:>8.3f}"
             f"{row['rate'] / rows[0]['rate']:>10.2f}{row['ok']:>9}"
+            f"{cpu['sandbox']:>9.1f}{cpu['receiver']:>10.1f}{cpu['workers']:>9.1f}"
         )
 
 
