@@ -71,8 +71,13 @@ sandbox: install
 	$(VENV)/bin/steward sandbox --port $(PORT) --user maintainer=maintainer-token \
 	  --user outsider=outsider-token --user steward-bot=bot-token
 
+# The benchmarks (docs/performance.md): each prints figures and ratios against a baseline measured in the
+# same run. The receiver's uses `wrk` when installed (apt-get install wrk), else a Python load generator.
 bench: install redis
 	$(PY) bench/receiver.py
+	$(PY) bench/reply.py
+	$(PY) bench/throughput.py
+	$(PY) bench/economy.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -71,17 +71,20 @@ GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
 
 
 # --- GitHub -------------------------------------------------------------------------------------
+#
+# ``isinstance(x, (dict, Mapping))``: payloads are dicts (orjson), and a dict is recognised without the
+# abstract class's slower check; anything else still passes as a Mapping. This runs for every delivery.
 
 
 def _obj(payload: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     value = payload.get(key)
-    if not isinstance(value, Mapping):
+    if not isinstance(value, (dict, Mapping)):
         raise MalformedPayload(f"the payload has no {key!r} object")
     return value
 
 
 def _login(user: Any) -> str:
-    if isinstance(user, Mapping) and isinstance(user.get("login"), str):
+    if isinstance(user, (dict, Mapping)) and isinstance(user.get("login"), str):
         return cast(str, user["login"])
     return ""
 
@@ -89,7 +92,7 @@ def _login(user: Any) -> str:
 def _repo(payload: Mapping[str, Any], login: Callable[[Any], str]) -> RepoRef | None:
     """The payload's repository; ``login`` reads its owner (Gitea may name users ``username``)."""
     repo = payload.get("repository")
-    if not isinstance(repo, Mapping):
+    if not isinstance(repo, (dict, Mapping)):
         return None
     full_name = repo.get("full_name")
     if isinstance(full_name, str) and "/" in full_name:
@@ -114,7 +117,7 @@ def _issue_snapshot(
     labels = tuple(
         str(label["name"])
         for label in raw.get("labels") or ()
-        if isinstance(label, Mapping) and "name" in label
+        if isinstance(label, (dict, Mapping)) and "name" in label
     )
     milestone = raw.get("milestone")
     return IssueSnapshot(
@@ -124,7 +127,7 @@ def _issue_snapshot(
         state="closed" if raw.get("state") == "closed" else "open",
         author=login(raw.get("user")),
         labels=labels,
-        milestone=milestone.get(milestone_key) if isinstance(milestone, Mapping) else None,
+        milestone=milestone.get(milestone_key) if isinstance(milestone, (dict, Mapping)) else None,
         is_pull_request=is_pr or isinstance(raw.get("pull_request"), Mapping),
     )
 
@@ -134,7 +137,7 @@ def _github_issue(raw: Mapping[str, Any], *, is_pr: bool = False) -> IssueSnapsh
 
 
 def _github_milestone(raw: Any) -> MilestoneSnapshot | None:
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("number"), int):
+    if not isinstance(raw, (dict, Mapping)) or not isinstance(raw.get("number"), int):
         return None
     return MilestoneSnapshot(
         number=raw["number"], title=str(raw.get("title") or ""), state=str(raw.get("state"))
@@ -145,7 +148,7 @@ def _pull_snapshot(raw: Mapping[str, Any]) -> PullSnapshot:
     """Branches of a pull request payload (both forges: ``head``/``base`` with ``ref`` and ``sha``)."""
     head = raw.get("head") if isinstance(raw.get("head"), Mapping) else {}
     base = raw.get("base") if isinstance(raw.get("base"), Mapping) else {}
-    assert isinstance(head, Mapping) and isinstance(base, Mapping)
+    assert isinstance(head, (dict, Mapping)) and isinstance(base, (dict, Mapping))
     return PullSnapshot(
         head_ref=str(head.get("ref") or ""),
         head_sha=str(head.get("sha") or ""),
@@ -161,12 +164,12 @@ def _check_report(raw: Mapping[str, Any], kind: str) -> ReportSnapshot:
     if not isinstance(sha, str):
         raise MalformedPayload(f"a {kind} payload must have a head_sha")
     app = raw.get("app") if isinstance(raw.get("app"), Mapping) else {}
-    assert isinstance(app, Mapping)
+    assert isinstance(app, (dict, Mapping))
     name = raw.get("name") if kind == "check_run" else (app.get("slug") or app.get("name"))
     pulls = tuple(
         int(p["number"])
         for p in raw.get("pull_requests") or ()
-        if isinstance(p, Mapping) and isinstance(p.get("number"), int)
+        if isinstance(p, (dict, Mapping)) and isinstance(p.get("number"), int)
     )
     return ReportSnapshot(
         sha=sha,
@@ -180,9 +183,9 @@ def _check_report(raw: Mapping[str, Any], kind: str) -> ReportSnapshot:
 
 def _previous_body(payload: Mapping[str, Any]) -> str | None:
     changes = payload.get("changes")
-    if isinstance(changes, Mapping):
+    if isinstance(changes, (dict, Mapping)):
         body = changes.get("body")
-        if isinstance(body, Mapping) and isinstance(body.get("from"), str):
+        if isinstance(body, (dict, Mapping)) and isinstance(body.get("from"), str):
             return cast(str, body["from"])
     return None
 
@@ -205,7 +208,7 @@ def _handled_action(
 
 def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
     """Build an Event from a GitHub delivery, or raise Unhandled / MalformedPayload."""
-    if not isinstance(payload, Mapping):
+    if not isinstance(payload, (dict, Mapping)):
         raise MalformedPayload("the payload is not a JSON object")
     action = _handled_action(GITHUB_HANDLED, event_name, payload)
     sender = payload.get("sender")
@@ -216,9 +219,9 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
         "name": event_name,
         "action": action if isinstance(action, str) else "",
         "sender": _login(sender),
-        "sender_is_bot": isinstance(sender, Mapping) and sender.get("type") == "Bot",
+        "sender_is_bot": isinstance(sender, (dict, Mapping)) and sender.get("type") == "Bot",
         "repo": _github_repo(payload),
-        "installation_id": installation.get("id") if isinstance(installation, Mapping) else None,
+        "installation_id": installation.get("id") if isinstance(installation, (dict, Mapping)) else None,
     }
     if event_name in ("issues", "issue_comment", "pull_request") and common["repo"] is None:
         raise MalformedPayload(f"a {event_name} payload must name its repository")
@@ -228,7 +231,7 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
             **common,
             issue=_github_issue(_obj(payload, "issue")),
             previous_body=_previous_body(payload),
-            label=str(label["name"]) if isinstance(label, Mapping) and "name" in label else None,
+            label=str(label["name"]) if isinstance(label, (dict, Mapping)) and "name" in label else None,
             milestone=_github_milestone(payload.get("milestone")),
         )
     if event_name == "issue_comment":
@@ -251,7 +254,7 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
             **common,
             issue=_github_issue(raw_pull, is_pr=True),
             previous_body=_previous_body(payload),
-            label=str(label["name"]) if isinstance(label, Mapping) and "name" in label else None,
+            label=str(label["name"]) if isinstance(label, (dict, Mapping)) and "name" in label else None,
             milestone=_github_milestone(payload.get("milestone")),
             pull=_pull_snapshot(raw_pull),
         )
@@ -295,7 +298,7 @@ def _push(payload: Mapping[str, Any], common: dict[str, Any]) -> Event:
     paths: dict[str, None] = {}
     commits = payload.get("commits")
     for commit in commits if isinstance(commits, list) else ():
-        if not isinstance(commit, Mapping):
+        if not isinstance(commit, (dict, Mapping)):
             continue
         for key in ("added", "modified", "removed"):
             changed = commit.get(key)
@@ -394,7 +397,7 @@ GITEA_ACTIONS: dict[str, str] = {
 
 
 def _gitea_login(user: Any) -> str:
-    if isinstance(user, Mapping):
+    if isinstance(user, (dict, Mapping)):
         for key in ("login", "username"):
             if isinstance(user.get(key), str) and user[key]:
                 return cast(str, user[key])
@@ -412,7 +415,7 @@ def _gitea_issue(raw: Mapping[str, Any], *, number: Any = None, is_pr: bool = Fa
 
 
 def _gitea_milestone(raw: Any) -> MilestoneSnapshot | None:
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("id"), int):
+    if not isinstance(raw, (dict, Mapping)) or not isinstance(raw.get("id"), int):
         return None
     return MilestoneSnapshot(number=raw["id"], title=str(raw.get("title") or ""), state=str(raw.get("state")))
 
@@ -425,7 +428,7 @@ def gitea_event_name(event: str, event_type: str = "") -> str:
 
 def normalise_gitea(event_name: str, delivery_id: str, payload: Any, *, event_type: str = "") -> Event:
     """Build an Event from a Gitea or Forgejo delivery, or raise Unhandled / MalformedPayload."""
-    if not isinstance(payload, Mapping):
+    if not isinstance(payload, (dict, Mapping)):
         raise MalformedPayload("the payload is not a JSON object")
     name = gitea_event_name(event_name, event_type)
     raw_action = _handled_action(GITEA_HANDLED, name, payload)

@@ -1,31 +1,180 @@
-"""Structured logging (structlog). Secrets never reach a log: settings hold them as SecretStr."""
+"""Structured logging (structlog). Secrets never reach a log: settings hold them as SecretStr.
+
+Logging is on the receiver's hot path (one line per accepted delivery), so it is made cheap: lines are
+rendered to JSON by orjson, and written in blocks rather than one write and flush per line. A block goes
+out every ``FLUSH_SECONDS``, at once for a warning or worse, and when the process exits; a process killed
+with SIGKILL loses at most the last ``FLUSH_SECONDS`` of info lines. The console renderer (slower, for
+people) is used only when the log goes to a terminal, unless asked for.
+"""
 
 from __future__ import annotations
 
+import atexit
 import logging
 import sys
-from typing import Any
+import threading
+import time
+from typing import IO, Any, Literal
 
+import orjson
 import structlog
 
+FLUSH_SECONDS = 0.1
+# A block this large goes out at once, whatever the clock says.
+_BLOCK_BYTES = 64 * 1024
 
-def configure(level: str = "info", fmt: str = "console", *, stream: Any = None) -> None:
+LogFormat = Literal["auto", "console", "json"]
+
+
+class Sink:
+    """Lines for one stream, written in blocks. Thread-safe: py-gitea's threads log too."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self._lines: list[bytes] = []
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def write(self, line: str | bytes, *, urgent: bool = False) -> None:
+        data = line if isinstance(line, bytes) else line.encode("utf-8", "replace")
+        with self._lock:
+            self._lines.append(data)
+            self._size += len(data) + 1
+            full = self._size >= _BLOCK_BYTES
+        if urgent or full:
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            if not self._lines:
+                return
+            lines, self._lines, self._size = self._lines, [], 0
+            block = b"\n".join(lines) + b"\n"
+            try:
+                # Whatever was printed to the text layer goes first, so the order of lines is kept.
+                self.stream.flush()
+                raw = getattr(self.stream, "buffer", None)
+                if raw is not None:
+                    raw.write(block)
+                    raw.flush()
+                else:
+                    self.stream.write(block.decode("utf-8", "replace"))
+                    self.stream.flush()
+            except (ValueError, OSError):
+                pass  # the stream was closed (a test's capture ended, a closed pipe): nothing to do
+
+
+_URGENT = frozenset({"warning", "warn", "error", "err", "critical", "fatal", "exception", "failure"})
+
+
+class SinkLogger:
+    """structlog's wrapped logger: hands each rendered line to a ``Sink``."""
+
+    def __init__(self, sink: Sink) -> None:
+        self._sink = sink
+
+    def msg(self, message: str | bytes) -> None:
+        self._sink.write(message)
+
+    def _urgent(self, message: str | bytes) -> None:
+        self._sink.write(message, urgent=True)
+
+    log = debug = info = msg
+    warn = warning = error = err = critical = fatal = exception = failure = _urgent
+
+
+class SinkHandler(logging.Handler):
+    """The standard library's records (uvicorn's, arq's) through a ``Sink``: no flush per line either."""
+
+    def __init__(self, sink: Sink) -> None:
+        super().__init__()
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.sink.write(self.format(record), urgent=record.levelno >= logging.WARNING)
+        except Exception:
+            self.handleError(record)
+
+
+_sinks: dict[int, Sink] = {}
+_flusher: threading.Thread | None = None
+_guard = threading.Lock()
+
+
+def _sink_for(stream: IO[str]) -> Sink:
+    with _guard:
+        sink = _sinks.get(id(stream))
+        if sink is None or sink.stream is not stream:
+            if sink is not None:
+                sink.flush()
+            sink = _sinks[id(stream)] = Sink(stream)
+        return sink
+
+
+def flush() -> None:
+    """Write out every buffered line now (at exit, before a process hands its output over)."""
+    for sink in list(_sinks.values()):
+        sink.flush()
+
+
+def _flush_forever() -> None:
+    while True:
+        time.sleep(FLUSH_SECONDS)
+        flush()
+
+
+def _start_flusher() -> None:
+    global _flusher
+    with _guard:
+        if _flusher is None:
+            _flusher = threading.Thread(target=_flush_forever, name="steward-log-flush", daemon=True)
+            _flusher.start()
+            atexit.register(flush)
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def resolve_format(fmt: str, stream: IO[str]) -> Literal["console", "json"]:
+    """``auto``: the console renderer for a person at a terminal, JSON for everything else."""
+    if fmt == "auto":
+        return "console" if _is_terminal(stream) else "json"
+    return "json" if fmt == "json" else "console"
+
+
+def renderer(fmt: Literal["console", "json"]) -> Any:
+    if fmt == "json":
+        return structlog.processors.JSONRenderer(serializer=orjson.dumps, option=orjson.OPT_NON_STR_KEYS)
+    return structlog.dev.ConsoleRenderer(colors=False)
+
+
+def configure(level: str = "info", fmt: str = "auto", *, stream: Any = None) -> None:
     """Logs go to standard output (``stream`` to move them: a command's own output keeps stdout)."""
     numeric = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
-    logging.basicConfig(level=numeric, stream=sys.stderr, format="%(message)s")
-    renderer: Any = (
-        structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer(colors=False)
-    )
+    target: IO[str] = stream or sys.stdout
+    root = logging.getLogger()
+    if not root.handlers:  # as logging.basicConfig: a program that set up logging keeps its own
+        handler = SinkHandler(_sink_for(sys.stderr))
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        root.addHandler(handler)
+        root.setLevel(numeric)
+    sink = _sink_for(target)
+    _start_flusher()
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso"),
             structlog.processors.format_exc_info,
-            renderer,
+            renderer(resolve_format(fmt, target)),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=stream or sys.stdout),
+        logger_factory=lambda *_: SinkLogger(sink),
         cache_logger_on_first_use=True,
     )
 

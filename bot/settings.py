@@ -31,7 +31,8 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
     log_level: str = "info"
-    log_format: Literal["console", "json"] = "console"
+    # auto: the console renderer when the log goes to a terminal, one JSON object per line otherwise.
+    log_format: Literal["auto", "console", "json"] = "auto"
 
     github_api_url: str = "https://api.github.com"
     github_token: SecretStr | None = None
@@ -67,6 +68,9 @@ class Settings(BaseSettings):
 
     # Worker
     max_jobs: int = 10
+    # How often an idle worker asks Redis for new jobs: a job waits half of it on average before it starts
+    # (docs/performance.md). Each idle worker makes 1/delay small Redis calls a second.
+    worker_poll_delay_seconds: float = Field(default=0.02, gt=0, le=5)
     job_timeout_seconds: int = 300
     job_tries: int = 5
     # Serve the worker's own Prometheus metrics on this port (the receiver serves /metrics).

@@ -59,13 +59,33 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _answer(forge: str, event: str, outcome: str, status: int, content: dict[str, Any]) -> JSONResponse:
+# The labelled children of the receiver's metrics, looked up once: prometheus_client's ``labels()`` costs
+# more than the rest of the counting. Bounded, as the labels are (``Delivery.label``); a child is still
+# made on first use, so a process that received nothing shows no series.
+_children: dict[tuple[str, ...], Any] = {}
+
+
+def _child(metric: Any, *labels: str) -> Any:
+    key = (metric._name, *labels)
+    child = _children.get(key)
+    if child is None:
+        child = _children[key] = metric.labels(*labels)
+    return child
+
+
+def _redis_up(value: int) -> None:
+    _child(metrics.REDIS_UP, "receiver").set(value)
+
+
+def _answer(forge: str, event: str, outcome: str, status: int, content: dict[str, Any]) -> Response:
     """``event`` must be a metric-safe label (see ``Delivery.label``), never a raw header."""
-    metrics.DELIVERIES.labels(forge, event, outcome).inc()
-    return JSONResponse(content, status_code=status)
+    _child(metrics.DELIVERIES, forge, event, outcome).inc()
+    # The same bytes and content type as Starlette's JSONResponse, rendered by orjson.
+    return Response(orjson.dumps(content), status_code=status, media_type="application/json")
 
 
-@dataclass(frozen=True)
+# Not frozen: one is made per delivery, and a frozen dataclass sets each field through object.__setattr__.
+@dataclass(slots=True)
 class Delivery:
     """What a forge's headers say about one delivery, and how to check and read it."""
 
@@ -204,7 +224,7 @@ class Receiver:
         try:
             result = await self.enqueuer.enqueue(event)
         except (RedisError, OSError) as exc:
-            metrics.REDIS_UP.labels("receiver").set(0)
+            _redis_up(0)
             log.error(
                 "cannot enqueue: Redis unavailable", delivery=event.delivery_id, error=type(exc).__name__
             )
@@ -215,8 +235,8 @@ class Receiver:
                 503,
                 {"error": "the queue is unavailable; redeliver later"},
             )
-        metrics.ENQUEUE_SECONDS.labels(event.forge).observe(time.perf_counter() - started)
-        metrics.REDIS_UP.labels("receiver").set(1)
+        _child(metrics.ENQUEUE_SECONDS, event.forge).observe(time.perf_counter() - started)
+        _redis_up(1)
         if result.outcome == "duplicate":
             return _answer(event.forge, event.name, "duplicate", 200, {"duplicate": True})
         log.info("delivery enqueued", delivery=event.delivery_id, kind=event.kind, job=result.job_id)
@@ -229,9 +249,9 @@ class Receiver:
         try:
             await self.redis.ping()
         except (RedisError, OSError):
-            metrics.REDIS_UP.labels("receiver").set(0)
+            _redis_up(0)
             return JSONResponse({"status": "unavailable", "redis": "unreachable"}, status_code=503)
-        metrics.REDIS_UP.labels("receiver").set(1)
+        _redis_up(1)
         return JSONResponse({"status": "ok", "redis": "ok"})
 
     async def metrics(self, request: Request) -> Response:

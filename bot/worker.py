@@ -407,7 +407,7 @@ def create_worker(
         queue_name=QUEUE_NAME,
         on_startup=startup,
         on_shutdown=shutdown,
-        poll_delay=0.05,
+        poll_delay=settings.worker_poll_delay_seconds,
         keep_result=60,
         max_jobs=settings.max_jobs,
         # Steward's own time limit (in process_event) fires first and retries the job; arq's is a backstop.

@@ -1,0 +1,80 @@
+"""Logging is cheap and still complete: JSON (orjson) for machines, plain lines on a terminal, lines written
+in blocks, a warning or worse at once, and nothing lost when the process exits."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import orjson
+import structlog
+
+from bot import logs
+from bot.settings import Settings
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_auto_is_the_default_console_on_a_terminal_and_json_elsewhere() -> None:
+    assert Settings().log_format == "auto"
+    assert logs.resolve_format("auto", Terminal()) == "console"
+    assert logs.resolve_format("auto", io.StringIO()) == "json"
+    assert logs.resolve_format("console", io.StringIO()) == "console"
+    assert logs.resolve_format("json", Terminal()) == "json"
+
+
+def test_info_lines_wait_for_the_next_block_and_a_warning_writes_them_all_in_order() -> None:
+    out = io.StringIO()
+    try:
+        logs.configure("info", "auto", stream=out)
+        log = logs.get("test")
+        log.info("delivery enqueued", delivery="d-1", job="delivery:github:d-1")
+        log.info("second", n=2)
+        log.debug("not at info")
+        assert out.getvalue() == "" or out.getvalue().count("\n") <= 2  # the flusher may have run meanwhile
+        log.warning("trouble", error=ValueError("bad"), counts={1: "one"})
+        lines = [orjson.loads(line) for line in out.getvalue().splitlines()]
+    finally:
+        structlog.reset_defaults()
+    assert [line["event"] for line in lines] == ["delivery enqueued", "second", "trouble"]
+    assert lines[0]["delivery"] == "d-1" and lines[0]["level"] == "info" and lines[0]["timestamp"]
+    assert lines[2]["error"] == "ValueError('bad')" and lines[2]["counts"] == {"1": "one"}
+
+
+def test_buffered_lines_go_out_within_the_flush_interval() -> None:
+    out = io.StringIO()
+    try:
+        logs.configure("info", "json", stream=out)
+        logs.get("test").info("quiet line")
+        sink = logs._sink_for(out)
+        sink.flush()  # what the flusher thread does every FLUSH_SECONDS
+    finally:
+        structlog.reset_defaults()
+    assert orjson.loads(out.getvalue())["event"] == "quiet line"
+    assert logs.FLUSH_SECONDS <= 0.2
+
+
+def test_a_process_that_exits_writes_its_last_lines() -> None:
+    code = (
+        "from bot import logs\n"
+        "logs.configure('info')\n"
+        "log = logs.get('x')\n"
+        "for i in range(3): log.info('line', i=i)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=True)
+    assert [orjson.loads(line)["i"] for line in done.stdout.splitlines()] == [0, 1, 2]
+
+
+def test_console_lines_on_a_terminal() -> None:
+    out = Terminal()
+    try:
+        logs.configure("info", "auto", stream=out)
+        logs.get("test").error("cannot enqueue: Redis unavailable", delivery="d-2")
+    finally:
+        structlog.reset_defaults()
+    assert "cannot enqueue: Redis unavailable" in out.getvalue() and "delivery=d-2" in out.getvalue()
+    assert not out.getvalue().startswith("{")
