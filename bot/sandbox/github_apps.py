@@ -90,7 +90,8 @@ def emit_installation(
             "repositories_added": listed,
             "repositories_removed": [],
         }
-    payload["requester"] = None
+        # octokit's example names the requester (a user); `installation.created` leaves it out.
+        payload["requester"] = shapes.user(sender)
     payload["sender"] = shapes.user(sender)
     target = ("integration", app.id)
     sandbox.deliverer.enqueue(

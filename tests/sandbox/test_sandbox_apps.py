@@ -130,11 +130,16 @@ async def test_gidgethub_drives_the_sandbox(
 
 
 def test_installing_the_app_and_adding_repositories_tell_the_apps_webhook(
-    sandbox: SandboxServer, repo: str, private_key: rsa.RSAPrivateKey, capture: CaptureServer, alice: httpx2.Client
+    sandbox: SandboxServer,
+    repo: str,
+    private_key: rsa.RSAPrivateKey,
+    capture: CaptureServer,
+    alice: httpx2.Client,
 ) -> None:
     """GitHub delivers `installation.created` (every repository installed on) and
     `installation_repositories.added` (the ones added) to the App's own webhook; both match octokit's schemas
-    and are signed and addressed as an App's deliveries (X-GitHub-Hook-Installation-Target-Type: integration)."""
+    and are signed and addressed as an App's deliveries (X-GitHub-Hook-Installation-Target-Type:
+    integration)."""
     public = private_key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
