@@ -122,8 +122,7 @@ def test_the_backlog_template_has_the_gap_ledgers_headings() -> None:
         ("en", ["What", "Why", "Scope", "Acceptance criteria", "Constraints", "Edge cases", "Dependencies"]),
         (
             "pt",
-            ["O que", "Por que", "Escopo", "Critérios de aceite", "Restrições", "Casos de borda"]
-            + ["Dependências"],
+            ["O que", "Por que", "Escopo", "Critérios de aceite", "Restrições", "Casos de borda", "Dependências"],
         ),
     ):
         body, labels = markdown_template(backlog_markdown(language))  # type: ignore[arg-type]
