@@ -117,13 +117,13 @@ def test_a_bug_opened_from_the_gitea_markdown_template_is_approved_once_filled_i
     assert "## 1. Visão" in pt_body and "### 5.1 Ambiente" in pt_body
 
 
+PT_BACKLOG = ["O que", "Por que", "Escopo", "Critérios de aceite", "Restrições", "Casos de borda", "Dependências"]
+
+
 def test_the_backlog_template_has_the_gap_ledgers_headings() -> None:
     for language, headings in (
         ("en", ["What", "Why", "Scope", "Acceptance criteria", "Constraints", "Edge cases", "Dependencies"]),
-        (
-            "pt",
-            ["O que", "Por que", "Escopo", "Critérios de aceite", "Restrições", "Casos de borda", "Dependências"],
-        ),
+        ("pt", PT_BACKLOG),
     ):
         body, labels = markdown_template(backlog_markdown(language))  # type: ignore[arg-type]
         assert [line[3:] for line in body.split("\n") if line.startswith("## ")] == headings
