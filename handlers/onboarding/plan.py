@@ -68,10 +68,12 @@ class LabelSpec:
 
 def capabilities(registry: Registry, settings: HandlerSettings) -> list[Capability]:
     """The capabilities this Steward runs, in the settings' order: a section with an ``enabled`` switch that
-    some registered handler, command or re-derivation belongs to."""
+    some registered handler, command or re-derivation belongs to (or a re-derivation or periodic job is named
+    after, for a capability that checks its switch itself)."""
     registered = {spec.section for spec in registry.events}
     registered |= {spec.section for spec in registry.commands.values()}
     registered |= {spec.section for spec in registry.reconcilers}
+    registered |= {spec.name for spec in registry.reconcilers} | {spec.name for spec in registry.periodic}
     found: list[Capability] = []
     for name, info in HandlerSettings.model_fields.items():
         annotation = info.annotation
