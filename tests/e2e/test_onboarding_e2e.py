@@ -80,6 +80,7 @@ def test_init_proposes_the_configuration_once_and_a_non_admin_is_refused(
 ) -> None:
     m = steward.maintainer
     repo = steward.new_repo()
+    crash = m.open_issue(repo, "App crashes on start", "It crashes when I open it.", labels=["bug"])
     here = m.open_issue(repo, "Set Steward up")
     steward.triager.comment(repo, here, "/steward init")
     steward.settle()
@@ -96,7 +97,9 @@ def test_init_proposes_the_configuration_once_and_a_non_admin_is_refused(
     assert body.startswith("<!-- steward:onboarding -->\n**Next step:**")
     assert "RA9 bug refinement** — on" in body and "| `refinement:approved` | `#0e8a16` |" in body
     assert "| `/steward init [--labels]` |" in body
-    assert "no open issue labelled `bug`" in body
+    # The preview: the verdict Steward would post on the most recent open bug report.
+    assert f"On #{crash} (App crashes on start)" in body and "❌ **rejected**" in body
+    assert "Add a level-2 heading `## 7. Regression Test Slot`" in body
     assert f"I opened #{pull['number']} (Configure Steward)" in replies(steward, repo, here)[-1]
 
     where = ".gitea" if steward.forge == "gitea" else ".github"
