@@ -223,12 +223,33 @@ async def init_command(ctx: CommandContext) -> None:
             f"`/steward init` takes nothing, or `--labels`; I don't know `{' '.join(ctx.command.args)}`."
         )
     if args:
-        created, kept = await ensure_labels(ctx, labels_for(ctx.settings, _running(ctx)))
+        try:
+            created, kept = await ensure_labels(ctx, labels_for(ctx.settings, _running(ctx)))
+        except PermissionDenied:
+            raise CommandError(_cannot_write(ctx, "create labels")) from None
         made = ", ".join(f"`{name}`" for name in created) or "none"
         await ctx.reply(
             f"@{ctx.actor}: created {len(created)} label{'s' if len(created) != 1 else ''} ({made}); "
             f"{len(kept)} existed already and were left as they are."
         )
         return
-    done = await onboard(ctx, explicit=True, requested_by=ctx.actor)
+    try:
+        done = await onboard(ctx, explicit=True, requested_by=ctx.actor)
+    except PermissionDenied as exc:
+        ctx.log.warning("cannot open the onboarding pull request", error=str(exc))
+        raise CommandError(
+            _cannot_write(ctx, f"push the `{BRANCH}` branch or open the pull request")
+        ) from None
     await ctx.reply(_init_reply(done, ctx.actor))
+
+
+def _cannot_write(ctx: EventContext, what: str) -> str:
+    need = (
+        "repository Administrator access"
+        if ctx.event.forge == "gitea"
+        else "write access (a GitHub App: *Contents* and *Pull requests: Read & write*)"
+    )
+    return (
+        f"the forge refused to let `{ctx.me.login}` {what}. A repository admin needs to give it {need}, then "
+        "run the command again."
+    )

@@ -202,3 +202,26 @@ def test_a_repository_with_a_configuration_file_gets_no_pull_request(steward: St
     assert labels["bug"]["color"].lstrip("#") == "123456"
     assert "refinement:pending" in labels and "milestone-dashboard" not in labels
     assert "existed already and were left as they are" in replies(steward, repo, here)[-1]
+
+
+def test_a_bot_that_may_not_push_says_so_in_the_thread(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    here = m.open_issue(repo, "Set Steward up")
+    steward.faults(
+        {
+            "method": "POST",
+            "path": r"/(git/(blobs|trees|commits|refs)|contents)$",
+            "status": 403,
+            "body": {"message": "Resource not accessible by integration"},
+            "login": "steward-bot",
+            "times": 20,
+        }
+    )
+    m.comment(repo, here, "/steward init")
+    steward.settle()
+    assert pulls(m, repo) == []
+    [reply] = replies(steward, repo, here)
+    assert "@maintainer: the forge refused to let `steward-bot` push the `steward/configure` branch" in reply
+    need = "Administrator" if steward.forge == "gitea" else "write access"
+    assert need in reply and "run the command again" in reply
