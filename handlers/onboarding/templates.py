@@ -181,9 +181,10 @@ def bug_markdown(language: Language) -> str:
     lines += [
         f"<!-- {_pick(_WORDS['bug_intro'], language)} -->",
         "",
-        "**Status:** Pendente",
-        f"**{_pick(_WORDS['severity'], language)}:** ",
-        f"**{_pick(_WORDS['scope'], language)}:** ",
+        # A list, so the three lines render as three lines (RA9 reads list-item field lines too).
+        "- **Status:** Pendente",
+        f"- **{_pick(_WORDS['severity'], language)}:** ",
+        f"- **{_pick(_WORDS['scope'], language)}:** ",
         "",
     ]
     for key in _ORDER:
