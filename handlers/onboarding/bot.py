@@ -174,7 +174,9 @@ async def _labels_at_merge(ctx: EventContext, number: int) -> None:
 
 async def _settings_on(ctx: EventContext, branch: str) -> HandlerSettings | None:
     """The settings the file on ``branch`` gives (None when it is invalid). The cached settings may predate
-    the merge: with no file behind them they are Steward's defaults, which the file is laid over."""
+    the merge: when they came from this very file they are used; with no file behind them they are Steward's
+    defaults, which the file is laid over; from an older version of it, the file is laid over the built-in
+    defaults."""
     for path in CONFIG_PATHS[ctx.event.forge]:
         found = await ctx.forge.read_file(ctx.repo, path, ref=branch)
         if found is None:
@@ -183,7 +185,9 @@ async def _settings_on(ctx: EventContext, branch: str) -> HandlerSettings | None
         if parsed.data is None:
             return None
         config = ctx.config if ctx.config is not None else RepoSettings(ctx.settings)
-        return config.settings if config.path == path else merge(ctx.settings, parsed.data)
+        if config.path == path and config.sha == found.sha and not config.errors:
+            return config.settings
+        return merge(ctx.settings if not config.path else HandlerSettings(), parsed.data)
     return ctx.settings
 
 
