@@ -225,3 +225,23 @@ def test_a_bot_that_may_not_push_says_so_in_the_thread(steward: Steward) -> None
     assert "@maintainer: the forge refused to let `steward-bot` push the `steward/configure` branch" in reply
     need = "Administrator" if steward.forge == "gitea" else "write access"
     assert need in reply and "run the command again" in reply
+
+
+def test_a_repository_whose_bugs_are_written_in_portuguese_gets_the_portuguese_templates(
+    steward: Steward,
+) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    written = "## 1. Visão\nO carrinho perde itens.\n\n## 4. Critérios de Aceite\n"
+    m.open_issue(repo, "Carrinho perde itens", written, ["bug"])
+    here = m.open_issue(repo, "Configurar o Steward")
+    m.comment(repo, here, "/steward init")
+    steward.settle()
+    [pull] = pulls(m, repo)
+    assert ", in Portuguese, as this repository's issues are." in pull["body"]
+    where = ".gitea" if steward.forge == "gitea" else ".github"
+    name = "bug_report.md" if steward.forge == "gitea" else "bug_report.yml"
+    bug = read(m, repo, f"{where}/ISSUE_TEMPLATE/{name}")
+    backlog = read(m, repo, f"{where}/ISSUE_TEMPLATE/backlog_item.md")
+    assert bug is not None and "1. Visão" in bug and "5.1 Ambiente" in bug
+    assert backlog is not None and "## Por que" in backlog
