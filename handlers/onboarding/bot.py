@@ -20,7 +20,15 @@ from typing import Literal
 
 from bot.config_service import RepoSettings
 from bot.context import CommandContext, CommandError, EventContext
-from bot.forge import FileChange, ForgeError, NotFound, PermissionDenied, PullRequest, TooManyItems
+from bot.forge import (
+    FileChange,
+    ForgeError,
+    NotFound,
+    PermissionDenied,
+    PullRequest,
+    TooManyItems,
+    ValidationFailed,
+)
 from bot.repo_config import CONFIG_PATHS, merge, parse
 from bot.settings import HandlerSettings
 from handlers import registry
@@ -40,6 +48,10 @@ from handlers.onboarding.plan import (
 CLOSED_KIND = "onboarding-closed"
 
 Outcome = Literal["configured", "open", "declined", "opened"]
+
+
+class StaleBranch(ValidationFailed):
+    """``steward/configure`` has nothing new for the default branch, so no pull request can be opened."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +107,12 @@ async def _onboard(ctx: EventContext, *, explicit: bool, requested_by: str) -> O
     )
     files = [FileChange(path, text.encode()) for path, text in plan.files.items()]
     await ctx.forge.commit_files(ctx.repo, base=base, branch=BRANCH, files=files, message=TITLE)
-    pull = await ctx.forge.open_pull_request(ctx.repo, head=BRANCH, base=base, title=TITLE, body=body)
+    try:
+        pull = await ctx.forge.open_pull_request(ctx.repo, head=BRANCH, base=base, title=TITLE, body=body)
+    except ValidationFailed as exc:
+        # The branch holds the files already and adds nothing to the default branch (an onboarding pull
+        # request was merged, and the file deleted since): the forge refuses a pull request of no commits.
+        raise StaleBranch(str(exc)) from exc
     ctx.log.info("onboarding pull request", number=pull.number, language=language, explicit=explicit)
     return Onboarding("opened", pull, plan.config_path)
 
@@ -132,7 +149,7 @@ async def on_installed(ctx: EventContext) -> None:
         rctx = ctx.for_event(replace(ctx.event, repo=repo))
         try:
             done = await onboard(rctx, explicit=False)
-        except (NotFound, PermissionDenied) as exc:
+        except (NotFound, PermissionDenied, ValidationFailed) as exc:
             ctx.log.warning("cannot onboard the repository", repo=repo.full_name, error=str(exc))
             continue
         except ForgeError as exc:
@@ -239,6 +256,11 @@ async def init_command(ctx: CommandContext) -> None:
         return
     try:
         done = await onboard(ctx, explicit=True, requested_by=ctx.actor)
+    except StaleBranch:
+        raise CommandError(
+            f"the branch `{BRANCH}` already holds this proposal and adds nothing to the default branch (an "
+            "earlier onboarding pull request was merged). Delete the branch, then run `/steward init` again."
+        ) from None
     except PermissionDenied as exc:
         ctx.log.warning("cannot open the onboarding pull request", error=str(exc))
         raise CommandError(

@@ -245,3 +245,29 @@ def test_a_repository_whose_bugs_are_written_in_portuguese_gets_the_portuguese_t
     backlog = read(m, repo, f"{where}/ISSUE_TEMPLATE/backlog_item.md")
     assert bug is not None and "1. Visão" in bug and "5.1 Ambiente" in bug
     assert backlog is not None and "## Por que" in backlog
+
+
+def test_init_after_a_merged_proposal_was_undone_says_how_to_start_over(steward: Steward) -> None:
+    """The branch of a merged proposal adds nothing to the default branch, and both forges refuse a pull
+    request without changes (GitHub 422 "No commits between …", Gitea 422 "There are no changes …")."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    here = m.open_issue(repo, "Set Steward up")
+    m.comment(repo, here, "/steward init")
+    steward.settle()
+    [pull] = pulls(m, repo)
+    m.merge_pull(repo, pull["number"])
+    steward.settle()
+    where = ".gitea" if steward.forge == "gitea" else ".github"
+    sha = m.file_sha(repo, f"{where}/steward.yml")
+    if steward.forge == "gitea":
+        change = {"operation": "delete", "path": f"{where}/steward.yml", "sha": sha}
+        m.call("POST", f"/repos/{repo}/contents", {"message": "undo", "files": [change]})
+    else:
+        m.call("DELETE", f"/repos/{repo}/contents/{where}/steward.yml", {"message": "undo", "sha": sha})
+    steward.settle()
+    m.comment(repo, here, "/steward init")
+    steward.settle()
+    assert len(pulls(m, repo)) == 1
+    reply = replies(steward, repo, here)[-1]
+    assert "Delete the branch, then run `/steward init` again." in reply
