@@ -119,8 +119,10 @@ class DryRunForge:
     async def get_pull_request(self, repo: RepoRef, number: int) -> PullRequest:
         return await self.inner.get_pull_request(repo, number)
 
-    async def find_pull_request(self, repo: RepoRef, head: str) -> PullRequest | None:
-        return await self.inner.find_pull_request(repo, head)
+    async def find_pull_request(
+        self, repo: RepoRef, head: str, *, state: ListState = "open"
+    ) -> PullRequest | None:
+        return await self.inner.find_pull_request(repo, head, state=state)
 
     async def list_pr_commits(self, repo: RepoRef, number: int) -> list[Commit]:
         return await self.inner.list_pr_commits(repo, number)

@@ -19,6 +19,8 @@ EventName = Literal[
     "milestone",
     "push",
     "installation",
+    # A GitHub App installation that gained (``added``) or lost repositories: ``Event.repos`` lists them.
+    "installation_repositories",
     "status",
     "check_run",
     "check_suite",
@@ -129,6 +131,9 @@ class Event:
     # A push's changed paths (added, modified or removed by its commits, as the payload lists them; at most
     # MAX_PUSH_PATHS), so a handler can tell whether a push touched a file without reading the forge.
     paths: tuple[str, ...] = ()
+    # The repositories an App installation event names (``installation.created``: all it was installed on;
+    # ``installation_repositories.added``: the ones added); ``repo`` is None on these events.
+    repos: tuple[RepoRef, ...] = ()
 
     @property
     def issue_key(self) -> str | None:
@@ -168,6 +173,7 @@ class Event:
             "pull": self.pull.__dict__ if self.pull else None,
             "report": self.report.__dict__ if self.report else None,
             "paths": list(self.paths),
+            "repos": [r.full_name for r in self.repos],
         }
         return orjson.dumps(data).decode()
 
@@ -181,6 +187,7 @@ class Event:
         pull = data.pop("pull", None)
         report = data.pop("report", None)
         data["paths"] = tuple(data.get("paths") or ())
+        data["repos"] = tuple(RepoRef.parse(name) for name in data.get("repos") or ())
         if issue is not None:
             issue["labels"] = tuple(issue["labels"])
         if report is not None:

@@ -63,6 +63,7 @@ GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
     "milestone": frozenset({"created", "opened", "closed", "edited", "deleted"}),
     "push": None,
     "installation": None,
+    "installation_repositories": frozenset({"added"}),
     # CI: a commit status (no action), and check runs and suites once they complete.
     "status": None,
     "check_run": frozenset({"completed"}),
@@ -281,8 +282,33 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
         return Event(**common, milestone=milestone)
     if event_name == "push":
         return _push(payload, common)
+    if event_name == "installation_repositories":
+        return Event(**common, repos=_installed_repos(payload.get("repositories_added")))
     # installation
-    return Event(**common)
+    return Event(**common, repos=_installed_repos(payload.get("repositories")))
+
+
+# An installation on "all repositories" of a large account lists every one; past this many, the rest are
+# left to `/steward init` (an installation event carries no more than the names).
+MAX_INSTALLED_REPOS = 200
+
+
+def _installed_repos(raw: Any) -> tuple[RepoRef, ...]:
+    """The repositories an installation payload lists (``full_name`` of each, ``owner/name``)."""
+    found: list[RepoRef] = []
+    for item in raw if isinstance(raw, list) else ():
+        name = item.get("full_name") if isinstance(item, Mapping) else None
+        if not isinstance(name, str):
+            continue
+        try:
+            ref = RepoRef.parse(name)
+        except ValueError:
+            continue
+        if ref not in found:
+            found.append(ref)
+        if len(found) >= MAX_INSTALLED_REPOS:
+            break
+    return tuple(found)
 
 
 MAX_PUSH_PATHS = 1000

@@ -12,3 +12,4 @@ from handlers.bug_refinement import bot as bug_refinement_bot  # noqa: E402, F40
 from handlers import config  # noqa: E402, F401
 from handlers import milestones  # noqa: E402, F401
 from handlers import forks  # noqa: E402, F401
+from handlers import onboarding  # noqa: E402, F401

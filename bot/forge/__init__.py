@@ -426,8 +426,11 @@ class Forge(Protocol):
 
     async def get_pull_request(self, repo: RepoRef, number: int) -> PullRequest: ...
 
-    async def find_pull_request(self, repo: RepoRef, head: str) -> PullRequest | None:
-        """The open pull request of branch ``head`` of this repository, if there is one."""
+    async def find_pull_request(
+        self, repo: RepoRef, head: str, *, state: ListState = "open"
+    ) -> PullRequest | None:
+        """The newest pull request of branch ``head`` of this repository in ``state`` (default: the open
+        one), if there is one."""
         ...
 
     async def list_pr_commits(self, repo: RepoRef, number: int) -> list[Commit]: ...

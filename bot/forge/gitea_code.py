@@ -15,6 +15,7 @@ from bot.forge import (
     CommitStatus,
     FileChange,
     FileContent,
+    ListState,
     NotFound,
     PullRequest,
     RepoRef,
@@ -124,10 +125,13 @@ class GiteaCode(GiteaCalls):
         raw = await self._get(f"{self._r(repo)}/pulls/{number}", f"pull request {repo}#{number}")
         return pull_from_json(raw, milestone_key="id")
 
-    async def find_pull_request(self, repo: RepoRef, head: str) -> PullRequest | None:
-        """Gitea lists pull requests without a head filter: its open ones are read and matched."""
+    async def find_pull_request(
+        self, repo: RepoRef, head: str, *, state: ListState = "open"
+    ) -> PullRequest | None:
+        """Gitea lists pull requests without a head filter: those in ``state`` are read (newest first, its
+        default order) and matched."""
         items = await self._pages(
-            f"{self._r(repo)}/pulls", f"pull requests of {repo}", {"state": "open"}, limit=self._max_items
+            f"{self._r(repo)}/pulls", f"pull requests of {repo}", {"state": state}, limit=self._max_items
         )
         for item in items:
             head_repo = ((item.get("head") or {}).get("repo") or {}).get("full_name")

@@ -16,6 +16,7 @@ from bot.forge import (
     CommitStatus,
     FileChange,
     FileContent,
+    ListState,
     NotFound,
     PullRequest,
     RepoRef,
@@ -133,10 +134,13 @@ class GitHubCode(GitHubCalls):
         raw = await self._get(f"/repos/{repo.full_name}/pulls/{number}", f"pull request {repo}#{number}")
         return pull_from_json(raw, milestone_key="number")
 
-    async def find_pull_request(self, repo: RepoRef, head: str) -> PullRequest | None:
+    async def find_pull_request(
+        self, repo: RepoRef, head: str, *, state: ListState = "open"
+    ) -> PullRequest | None:
         head_filter = quote(f"{repo.owner}:{head}", safe=":")
+        # Newest first (GitHub's default: sort=created, direction=desc).
         items = await self._get(
-            f"/repos/{repo.full_name}/pulls?state=open&head={head_filter}&per_page=100",
+            f"/repos/{repo.full_name}/pulls?state={state}&head={head_filter}&per_page=100",
             f"pull requests of {repo}",
         )
         found = [pull_from_json(item, milestone_key="number") for item in items or ()]

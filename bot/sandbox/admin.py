@@ -9,6 +9,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from . import ci_ops, gitmodel
+from .github_apps import emit_installation
 from .plumbing import ApiError, body_object
 from .runtime import RATE_LIMIT_KINDS, Fault, Sandbox
 from .state import App, Hook, Installation, Repo
@@ -180,7 +181,37 @@ async def add_installation(request: Request) -> Response:
     inst = Installation(id=sandbox.forge.new_id(), app_id=app.id, owner=owner, repos=[str(r) for r in repos])
     sandbox.forge.installations[inst.id] = inst
     sandbox.save()
+    # As on GitHub, the App hears that it was installed (on its own webhook, when it has one).
+    sender = str(body.get("sender") or owner)
+    emit_installation(sandbox, _base(request), inst, "created", _repos_of(sandbox, inst, inst.repos), sender)
     return _json({"id": inst.id, "app_id": app.id, "owner": owner, "repos": inst.repos}, 201)
+
+
+def _base(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+def _repos_of(sandbox: Sandbox, inst: Installation, names: list[str]) -> list[Repo]:
+    return [r for name in names if (r := sandbox.forge.repo(inst.owner, name)) is not None]
+
+
+async def add_installation_repos(request: Request) -> Response:
+    """Select more repositories for an installation: {repos: [names], sender}. The App hears
+    ``installation_repositories.added`` naming the ones that were not selected before."""
+    sandbox = _sandbox(request)
+    inst = sandbox.forge.installations.get(int(request.path_params["installation_id"]))
+    if inst is None:
+        return _json({"message": "Not Found"}, 404)
+    body = await body_object(request)
+    repos = body.get("repos")
+    if not isinstance(repos, list):
+        raise ApiError(422, "repos (a list of names) is required")
+    added = [str(r) for r in repos if str(r) not in inst.repos]
+    inst.repos.extend(added)
+    sandbox.save()
+    sender = str(body.get("sender") or inst.owner)
+    emit_installation(sandbox, _base(request), inst, "added", _repos_of(sandbox, inst, added), sender)
+    return _json({"id": inst.id, "repos": inst.repos, "added": added})
 
 
 def _admin_repo(request: Request) -> Repo:
@@ -293,6 +324,9 @@ def routes() -> list[BaseRoute]:
         Route(s + "/users", add_user, methods=["POST"]),
         Route(s + "/apps", register_app, methods=["POST"]),
         Route(s + "/apps/{app_id:int}/installations", add_installation, methods=["POST"]),
+        Route(
+            s + "/installations/{installation_id:int}/repositories", add_installation_repos, methods=["POST"]
+        ),
         Route(s + "/repos/{owner}/{repo}", update_repo, methods=["PATCH"]),
         Route(s + "/ci", play_ci, methods=["POST"]),
         Route(s + "/ci/auto", auto_ci, methods=["GET", "PUT"]),

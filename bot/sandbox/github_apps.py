@@ -10,9 +10,11 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from .github_ctx import Ctx
-from .github_shapes import APP_EVENTS, APP_PERMISSIONS, Shapes
+from .github_shapes import APP_EVENTS, APP_PERMISSIONS, Shapes, node_id
+from .hooks import github_headers
 from .plumbing import ApiError, json_response, paginate
-from .state import App, Installation
+from .runtime import Sandbox
+from .state import App, Installation, Repo
 
 
 def app_of(ctx: Ctx) -> App:
@@ -49,6 +51,59 @@ def installation_shape(shapes: Shapes, inst: Installation) -> dict[str, Any]:
         "suspended_by": None,
         "suspended_at": None,
     }
+
+
+def _listed(repo: Repo) -> dict[str, Any]:
+    # How installation payloads list a repository (octokit/webhooks payload-examples
+    # installation/created.payload.json: id, node_id, name, full_name, private).
+    return {
+        "id": repo.id,
+        "node_id": node_id("Repository", repo.id),
+        "name": repo.name,
+        "full_name": repo.full_name,
+        "private": repo.private,
+    }
+
+
+def emit_installation(
+    sandbox: Sandbox, base: str, inst: Installation, action: str, repos: list[Repo], sender: str
+) -> None:
+    """GitHub delivers installation events to the App's own webhook only (no repository hook hears them):
+    ``installation.created`` lists every repository the App was installed on, and
+    ``installation_repositories.added`` the ones added later (octokit/webhooks payload-examples
+    ``installation/created`` and ``installation_repositories/added``; GitHub docs "Webhook events and
+    payloads": installation, installation_repositories)."""
+    app = sandbox.forge.apps.get(inst.app_id)
+    hook = app.webhook if app is not None else None
+    if app is None or hook is None or not hook.active:
+        return
+    shapes = Shapes(sandbox.forge, base)
+    listed = [_listed(r) for r in repos]
+    payload: dict[str, Any] = {"action": action, "installation": installation_shape(shapes, inst)}
+    if action == "created":
+        event = "installation"
+        payload["repositories"] = listed
+    else:
+        event = "installation_repositories"
+        payload |= {
+            "repository_selection": "selected",
+            "repositories_added": listed,
+            "repositories_removed": [],
+        }
+        # octokit's example names the requester (a user); `installation.created` leaves it out.
+        payload["requester"] = shapes.user(sender)
+    payload["sender"] = shapes.user(sender)
+    target = ("integration", app.id)
+    sandbox.deliverer.enqueue(
+        hook,
+        event,
+        action,
+        payload,
+        None,
+        lambda h, guid, body: github_headers(h, event, guid, body, target=target),
+        app_id=app.id,
+        installation_id=inst.id,
+    )
 
 
 async def get_app(request: Request) -> Response:

@@ -28,6 +28,7 @@ from .document import (
     parse_document,
     strip_html_comments,
 )
+from .forms import from_issue_form
 from .sections import Language
 
 __all__ = [
@@ -428,8 +429,9 @@ def _bug_warnings(doc: Document) -> list[str]:
 
 
 def refine_bug(text: str, *, bug_id: str, refined_at: datetime | str) -> BugVerdict:
-    """Check a bug document against the RA9 rules: `approved` when nothing blocks it, else `rejected`."""
-    doc = parse_document(text)
+    """Check a bug document against the RA9 rules: `approved` when nothing blocks it, else `rejected`.
+    A body GitHub rendered from an issue form is read as the document its fields spell (``forms``)."""
+    doc = parse_document(from_issue_form(text))
     language = document_language(doc)
     blockers = tuple(blocker_for(code, language) for code in _bug_blockers(doc))
     warnings = tuple(warning_for(code) for code in _bug_warnings(doc))

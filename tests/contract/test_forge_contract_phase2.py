@@ -325,6 +325,22 @@ async def test_a_pull_request_is_opened_once_and_read_back(forge: Forge, site: S
         await forge.get_pull_request(repo, 999)
 
 
+async def test_a_closed_pull_request_is_found_by_state(forge: Forge, site: Site) -> None:
+    """``find_pull_request(state=…)``: a closed pull request is not the open one, but ``closed`` and ``all``
+    find it (the newest of its branch), merged or not."""
+    repo = site.new_repo()
+    site.branch(repo, "try/1", {"a.txt": b"a"})
+    number = site.pull(repo, "try/1")
+    site.close_issue(repo, number)  # both forges close a pull request through its issue
+    assert await forge.find_pull_request(repo, "try/1") is None
+    for state in ("closed", "all"):
+        found = await forge.find_pull_request(repo, "try/1", state=state)  # type: ignore[arg-type]
+        assert found is not None and (found.number, found.state, found.merged) == (number, "closed", False)
+    again = site.pull(repo, "try/1")
+    newest = await forge.find_pull_request(repo, "try/1", state="all")
+    assert newest is not None and (newest.number, newest.state) == (again, "open")
+
+
 async def test_a_draft_is_githubs_flag_and_giteas_wip_title(forge: Forge, site: Site) -> None:
     """FORGE-FACTS "Draft PRs": GitHub takes draft: true; Gitea derives draft from a WIP: title prefix."""
     repo = site.new_repo()

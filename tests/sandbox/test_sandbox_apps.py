@@ -127,3 +127,52 @@ async def test_gidgethub_drives_the_sandbox(
     log = httpx2.get(sandbox.url + "/_sandbox/requests").json()
     assert [e["status"] for e in log if e["path"] == repo] == [200, 304]
     assert {e["login"] for e in log if e["path"] == repo} == {"steward[bot]"}
+
+
+def test_installing_the_app_and_adding_repositories_tell_the_apps_webhook(
+    sandbox: SandboxServer,
+    repo: str,
+    private_key: rsa.RSAPrivateKey,
+    capture: CaptureServer,
+    alice: httpx2.Client,
+) -> None:
+    """GitHub delivers `installation.created` (every repository installed on) and
+    `installation_repositories.added` (the ones added) to the App's own webhook; both match octokit's schemas
+    and are signed and addressed as an App's deliveries (X-GitHub-Hook-Installation-Target-Type:
+    integration)."""
+    public = private_key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    app_id = APP_ID + 1
+    app = {
+        "app_id": app_id,
+        "slug": "steward-hooked",
+        "public_key_pem": public.decode(),
+        "webhook_url": capture.hook_url,
+        "webhook_secret": "s3cret",
+    }
+    assert httpx2.post(sandbox.url + "/_sandbox/apps", json=app).status_code == 201
+    other = alice.post("/user/repos", json={"name": "second"}).json()["name"]
+    made = httpx2.post(
+        f"{sandbox.url}/_sandbox/apps/{app_id}/installations", json={"owner": "alice", "repos": ["demo"]}
+    ).json()
+    added = httpx2.post(
+        f"{sandbox.url}/_sandbox/installations/{made['id']}/repositories", json={"repos": ["demo", other]}
+    ).json()
+    assert added["added"] == [other]
+    idle(sandbox)
+    received = [r for r in capture.capture.received if r.event.startswith("installation")]
+    assert [(r.event, r.payload["action"]) for r in received] == [
+        ("installation", "created"),
+        ("installation_repositories", "added"),
+    ]
+    created, more = (r.payload for r in received)
+    assert [r["full_name"] for r in created["repositories"]] == ["alice/demo"]
+    assert [r["full_name"] for r in more["repositories_added"]] == [f"alice/{other}"]
+    assert created["installation"]["id"] == more["installation"]["id"] == made["id"]
+    assert created["sender"]["login"] == "alice"
+    assert "repository" not in created
+    assert schema_errors("installation", "created", created) == []
+    assert schema_errors("installation_repositories", "added", more) == []
+    assert {r.headers["x-github-hook-installation-target-type"] for r in received} == {"integration"}
+    assert all(r.headers["x-hub-signature-256"].startswith("sha256=") for r in received)

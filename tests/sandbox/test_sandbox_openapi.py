@@ -163,8 +163,10 @@ def _app(check: OpenApiCheck, sandbox: SandboxServer, alice: httpx2.Client, repo
         check(app_client.get(repo + "/installation"))
         access = check(app_client.post(f"/app/installations/{install['id']}/access_tokens")).json()
         deliveries = check(app_client.get("/app/hook/deliveries")).json()
-        assert [d["event"] for d in deliveries] == ["issues"]
+        # Newest first: the issue, and before it the App's own installation (a delivery with no repository).
+        assert [d["event"] for d in deliveries] == ["issues", "installation"]
         check(app_client.get(f"/app/hook/deliveries/{deliveries[0]['id']}"))
+        check(app_client.get(f"/app/hook/deliveries/{deliveries[1]['id']}"))
         assert (
             check(app_client.post(f"/app/hook/deliveries/{deliveries[0]['id']}/attempts")).status_code == 202
         )

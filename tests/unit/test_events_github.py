@@ -141,3 +141,23 @@ def test_the_queued_form_carries_every_field() -> None:
     payload = json.loads((WEBHOOKS / "issues" / "labeled.json").read_bytes())
     event = normalise_github("issues", "d", payload)
     assert set(json.loads(event.to_json())) == {f.name for f in fields(Event)}
+
+
+def test_installation_events_name_their_repositories() -> None:
+    """`installation.created` lists every repository the App was installed on (`repositories`);
+    `installation_repositories.added` the ones added (`repositories_added`); `removed` is not handled."""
+    created = json.loads((WEBHOOKS / "installation" / "created.json").read_bytes())
+    event = normalise_github("installation", "d-1", created)
+    assert event.repo is None and event.installation_id == 957387
+    assert [r.full_name for r in event.repos] == ["Codertocat/Hello-World"]
+    assert Event.from_json(event.to_json()) == event
+    added = json.loads((WEBHOOKS / "installation_repositories" / "added.json").read_bytes())
+    event = normalise_github("installation_repositories", "d-2", added)
+    assert event.kind == "installation_repositories.added"
+    assert [r.full_name for r in event.repos] == ["Codertocat/Space"]
+    removed = json.loads((WEBHOOKS / "installation_repositories" / "removed.json").read_bytes())
+    with pytest.raises(Unhandled):
+        normalise_github("installation_repositories", "d-3", removed)
+    listed: list[object] = [{"full_name": f"o/r{i}"} for i in range(500)]
+    many = {**created, "repositories": [{"full_name": "bad"}, 7, *listed]}
+    assert len(normalise_github("installation", "d-4", many).repos) == 200

@@ -1,0 +1,281 @@
+"""Onboarding in the forge: the "Configure Steward" pull request, its labels at merge, its closing comment.
+
+- A GitHub App installed on repositories (``installation.created``, ``installation_repositories.added``), or
+  ``/steward init`` (repository admins, both forges): one pull request from ``steward/configure`` with the
+  configuration file and the issue templates (``plan.proposal``), unless the repository already has a
+  configuration file or the pull request is open already.
+- Closing it unmerged means "not now": the forge keeps the closed pull request of ``steward/configure``, and
+  that is what Steward reads to never open it again on its own (only ``/steward init`` does). Nothing is kept
+  in Redis: flushing it forgets no decision.
+- A merged pull request that touches the configuration file creates the labels of the capabilities it
+  switches on (existing labels are kept; Steward never deletes one). ``/steward init --labels`` does it
+  at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Literal
+
+from bot.config_service import RepoSettings
+from bot.context import CommandContext, CommandError, EventContext
+from bot.forge import (
+    FileChange,
+    ForgeError,
+    NotFound,
+    PermissionDenied,
+    PullRequest,
+    TooManyItems,
+    ValidationFailed,
+)
+from bot.repo_config import CONFIG_PATHS, merge, parse
+from bot.settings import HandlerSettings
+from handlers import registry
+from handlers.onboarding.plan import (
+    BRANCH,
+    TITLE,
+    LabelSpec,
+    capabilities,
+    closing_text,
+    issue_language,
+    labels_for,
+    preview,
+    proposal,
+    pull_body,
+)
+
+CLOSED_KIND = "onboarding-closed"
+
+Outcome = Literal["configured", "open", "declined", "opened"]
+
+
+class StaleBranch(ValidationFailed):
+    """``steward/configure`` has nothing new for the default branch, so no pull request can be opened."""
+
+
+@dataclass(frozen=True)
+class Onboarding:
+    outcome: Outcome
+    pull: PullRequest | None = None
+    config_path: str = ""
+
+
+async def _existing_config(ctx: EventContext, branch: str) -> str:
+    for path in CONFIG_PATHS[ctx.event.forge]:
+        if await ctx.forge.read_file(ctx.repo, path, ref=branch) is not None:
+            return path
+    return ""
+
+
+async def onboard(ctx: EventContext, *, explicit: bool, requested_by: str = "") -> Onboarding:
+    """Open the onboarding pull request when the repository needs one. ``explicit``: asked for with
+    ``/steward init``, which may open it again after it was closed unmerged. Jobs take turns per repository,
+    so an installation event and a command at once never open two."""
+    async with ctx.holding_repo("onboarding"):
+        return await _onboard(ctx, explicit=explicit, requested_by=requested_by)
+
+
+async def _onboard(ctx: EventContext, *, explicit: bool, requested_by: str) -> Onboarding:
+    repo = await ctx.forge.get_repo(ctx.repo)
+    base = repo.default_branch
+    found = await _existing_config(ctx, base)
+    if found:
+        return Onboarding("configured", config_path=found)
+    current = await ctx.forge.find_pull_request(ctx.repo, BRANCH)
+    if current is not None:
+        return Onboarding("open", current)
+    if not explicit:
+        last = await ctx.forge.find_pull_request(ctx.repo, BRANCH, state="closed")
+        if last is not None and not last.merged:
+            return Onboarding("declined", last)
+    bug_label = ctx.settings.bug_refinement.bug_label
+    try:
+        bugs = await ctx.forge.list_issues(ctx.repo, labels=(bug_label,), state="open")
+    except TooManyItems:
+        bugs = []
+    language = issue_language([issue.body for issue in bugs])
+    plan = proposal(ctx.event.forge, ctx.registry, ctx.settings, language)
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    body = pull_body(
+        plan,
+        kind=ctx.event.forge,
+        registry=ctx.registry,
+        settings=ctx.settings,
+        found=preview(bugs, repo=ctx.repo.full_name, refined_at=stamp),
+        requested_by=requested_by,
+    )
+    files = [FileChange(path, text.encode()) for path, text in plan.files.items()]
+    await ctx.forge.commit_files(ctx.repo, base=base, branch=BRANCH, files=files, message=TITLE)
+    try:
+        pull = await ctx.forge.open_pull_request(ctx.repo, head=BRANCH, base=base, title=TITLE, body=body)
+    except ValidationFailed as exc:
+        # The branch holds the files already and adds nothing to the default branch (an onboarding pull
+        # request was merged, and the file deleted since): the forge refuses a pull request of no commits.
+        raise StaleBranch(str(exc)) from exc
+    ctx.log.info("onboarding pull request", number=pull.number, language=language, explicit=explicit)
+    return Onboarding("opened", pull, plan.config_path)
+
+
+async def ensure_labels(ctx: EventContext, wanted: list[LabelSpec]) -> tuple[list[str], list[str]]:
+    """Create the labels that do not exist (by name, any case); returns (created, already there)."""
+    have = {label.name.casefold() for label in await ctx.forge.list_repo_labels(ctx.repo)}
+    created: list[str] = []
+    kept: list[str] = []
+    for label in wanted:
+        if label.name.casefold() in have:
+            kept.append(label.name)
+            continue
+        await ctx.forge.ensure_label(ctx.repo, label.name, color=label.color, description=label.description)
+        created.append(label.name)
+    return created, kept
+
+
+def _running(ctx: EventContext) -> list[str]:
+    return [c.section for c in capabilities(ctx.registry, ctx.settings)]
+
+
+# --- the App's installation ------------------------------------------------------------------------------
+
+
+@registry.on("installation", "created")
+@registry.on("installation_repositories", "added")
+async def on_installed(ctx: EventContext) -> None:
+    """Each repository the App was installed on gets its onboarding pull request (when it needs one). A
+    repository the App cannot work on is logged and skipped; any other failure runs the job again, which
+    finds what was already done."""
+    retry: ForgeError | None = None
+    for repo in ctx.event.repos:
+        rctx = ctx.for_event(replace(ctx.event, repo=repo))
+        try:
+            done = await onboard(rctx, explicit=False)
+        except (NotFound, PermissionDenied, ValidationFailed) as exc:
+            ctx.log.warning("cannot onboard the repository", repo=repo.full_name, error=str(exc))
+            continue
+        except ForgeError as exc:
+            retry = retry or exc
+            continue
+        ctx.log.info("onboarding", repo=repo.full_name, outcome=done.outcome)
+    if retry is not None:
+        raise retry
+
+
+# --- the pull request's end ---------------------------------------------------------------------------------
+
+
+@registry.on("pull_request", "closed", checks="the onboarding pull request")
+async def on_pull_closed(ctx: EventContext) -> None:
+    event = ctx.event
+    if event.pull is None or event.issue is None:
+        return
+    if event.pull.merged:
+        await _labels_at_merge(ctx, event.issue.number)
+        return
+    if event.pull.head_ref != BRANCH or event.issue.author.casefold() != ctx.me.login.casefold():
+        return
+    await ctx.upsert_sticky(CLOSED_KIND, str(event.issue.number), closing_text(event.sender))
+
+
+async def _labels_at_merge(ctx: EventContext, number: int) -> None:
+    """A merged pull request that touched the configuration file: the labels of what it switches on."""
+    paths = set(CONFIG_PATHS[ctx.event.forge])
+    if not any(f.path in paths for f in await ctx.forge.list_pr_files(ctx.repo, number)):
+        return
+    repo = await ctx.forge.get_repo(ctx.repo)
+    settings = await _settings_on(ctx, repo.default_branch)
+    if settings is None:
+        return  # an invalid file: handlers.config says so; the labels wait for a valid one
+    created, _ = await ensure_labels(ctx, labels_for(settings, _running(ctx)))
+    ctx.log.info("labels at merge", created=created)
+
+
+async def _settings_on(ctx: EventContext, branch: str) -> HandlerSettings | None:
+    """The settings the file on ``branch`` gives (None when it is invalid). The cached settings may predate
+    the merge: when they came from this very file they are used; with no file behind them they are Steward's
+    defaults, which the file is laid over; from an older version of it, the file is laid over the built-in
+    defaults."""
+    for path in CONFIG_PATHS[ctx.event.forge]:
+        found = await ctx.forge.read_file(ctx.repo, path, ref=branch)
+        if found is None:
+            continue
+        parsed = parse(found.content, ctx.registry.configurable)
+        if parsed.data is None:
+            return None
+        config = ctx.config if ctx.config is not None else RepoSettings(ctx.settings)
+        if config.path == path and config.sha == found.sha and not config.errors:
+            return config.settings
+        return merge(ctx.settings if not config.path else HandlerSettings(), parsed.data)
+    return ctx.settings
+
+
+# --- /steward init ------------------------------------------------------------------------------------------
+
+
+def _init_reply(done: Onboarding, actor: str) -> str:
+    if done.outcome == "configured":
+        return (
+            f"@{actor}: this repository already has Steward's configuration (`{done.config_path}`), so there "
+            "is nothing to propose. `/steward config` shows the settings in force; `/steward init --labels` "
+            "creates Steward's labels."
+        )
+    assert done.pull is not None
+    if done.outcome == "open":
+        return (
+            f"@{actor}: the onboarding pull request is already open: #{done.pull.number}. Review and merge "
+            "it to switch Steward on here."
+        )
+    return (
+        f"@{actor}: I opened #{done.pull.number} ({TITLE}). Review it — it says what Steward will do here — "
+        "and merge it to switch Steward on; nothing changes before that."
+    )
+
+
+@registry.command(
+    "init",
+    usage="init [--labels]",
+    help="Propose Steward's configuration, issue templates and labels in a pull request (again, after it "
+    "was closed); `--labels` creates the labels now instead.",
+    permission="admin",
+)
+async def init_command(ctx: CommandContext) -> None:
+    args = [arg.casefold() for arg in ctx.command.args]
+    if args and args != ["--labels"]:
+        raise CommandError(
+            f"`/steward init` takes nothing, or `--labels`; I don't know `{' '.join(ctx.command.args)}`."
+        )
+    if args:
+        try:
+            created, kept = await ensure_labels(ctx, labels_for(ctx.settings, _running(ctx)))
+        except PermissionDenied:
+            raise CommandError(_cannot_write(ctx, "create labels")) from None
+        made = ", ".join(f"`{name}`" for name in created) or "none"
+        await ctx.reply(
+            f"@{ctx.actor}: created {len(created)} label{'s' if len(created) != 1 else ''} ({made}); "
+            f"{len(kept)} existed already and were left as they are."
+        )
+        return
+    try:
+        done = await onboard(ctx, explicit=True, requested_by=ctx.actor)
+    except StaleBranch:
+        raise CommandError(
+            f"the branch `{BRANCH}` already holds this proposal and adds nothing to the default branch (an "
+            "earlier onboarding pull request was merged). Delete the branch, then run `/steward init` again."
+        ) from None
+    except PermissionDenied as exc:
+        ctx.log.warning("cannot open the onboarding pull request", error=str(exc))
+        raise CommandError(
+            _cannot_write(ctx, f"push the `{BRANCH}` branch or open the pull request")
+        ) from None
+    await ctx.reply(_init_reply(done, ctx.actor))
+
+
+def _cannot_write(ctx: EventContext, what: str) -> str:
+    need = (
+        "repository Administrator access"
+        if ctx.event.forge == "gitea"
+        else "write access (a GitHub App: *Contents* and *Pull requests: Read & write*)"
+    )
+    return (
+        f"the forge refused to let `{ctx.me.login}` {what}. A repository admin needs to give it {need}, then "
+        "run the command again."
+    )

@@ -1,0 +1,284 @@
+"""What the onboarding pull request proposes and says. Pure: settings, the registry and issue texts in;
+files, labels and markdown out.
+
+- ``capabilities``: the capabilities this Steward runs (a settings section some handler or command belongs
+  to) and whether the settings switch them on.
+- ``labels_for``: the labels those capabilities use, with their colours — created when the configuration is
+  merged (or on ``/steward init --labels``), never deleted.
+- ``issue_language``: English, or Portuguese when the repository's issues use RA9's Portuguese headings.
+- ``proposal``: the files of the pull request; ``pull_body``: what it says to the maintainer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from bot.forge import ForgeKind, Issue
+from bot.permissions import who_may
+from bot.registry import Registry
+from bot.settings import HandlerSettings, Permission
+from handlers.bug_refinement.document import parse_document
+from handlers.bug_refinement.rules import BugVerdict, document_language, refine_bug
+from handlers.bug_refinement.sections import Language
+from handlers.onboarding.config_file import config_path, config_text
+from handlers.onboarding.templates import template_files
+
+__all__ = [
+    "BRANCH",
+    "TITLE",
+    "Capability",
+    "LabelSpec",
+    "Proposal",
+    "capabilities",
+    "issue_language",
+    "labels_for",
+    "proposal",
+    "pull_body",
+]
+
+BRANCH: Final = "steward/configure"
+TITLE: Final = "Configure Steward"
+MARKER: Final = "<!-- steward:onboarding -->"
+_ENABLED: Final = re.compile(r"^Whether Steward runs (.+) on this repository\.$")
+
+# Colours of the labels whose settings carry none (hex, without #): the ones the capabilities use when they
+# create a label themselves, so a label made here looks the same as one made later.
+BUG_COLOR: Final = "d73a4a"
+REFINE_COLOR: Final = "c5def5"
+DASHBOARD_COLOR: Final = "5319e7"
+NEUTRAL_COLOR: Final = "ededed"
+
+
+@dataclass(frozen=True)
+class Capability:
+    section: str
+    what: str  # in a maintainer's words, from the section's `enabled` description
+    enabled: bool
+
+
+@dataclass(frozen=True)
+class LabelSpec:
+    name: str
+    color: str
+    description: str
+
+
+def capabilities(registry: Registry, settings: HandlerSettings) -> list[Capability]:
+    """The capabilities this Steward runs, in the settings' order: a section with an ``enabled`` switch that
+    some registered handler, command or re-derivation belongs to (or a re-derivation or periodic job is named
+    after, for a capability that checks its switch itself)."""
+    registered = {spec.section for spec in registry.events}
+    registered |= {spec.section for spec in registry.commands.values()}
+    registered |= {spec.section for spec in registry.reconcilers}
+    registered |= {spec.name for spec in registry.reconcilers} | {spec.name for spec in registry.periodic}
+    found: list[Capability] = []
+    for name, info in HandlerSettings.model_fields.items():
+        annotation = info.annotation
+        fields = getattr(annotation, "model_fields", {})
+        if name not in registered or "enabled" not in fields:
+            continue
+        described = _ENABLED.match(fields["enabled"].description or "")
+        what = described.group(1) if described else name.replace("_", " ")
+        found.append(Capability(name, what, bool(getattr(getattr(settings, name), "enabled", True))))
+    return found
+
+
+def labels_for(settings: HandlerSettings, running: Sequence[str]) -> list[LabelSpec]:
+    """The labels of the capabilities in ``running`` (sections) that ``settings`` switches on, once each."""
+    on = {section for section in running if getattr(getattr(settings, section, None), "enabled", False)}
+    found: dict[str, LabelSpec] = {}
+
+    def add(name: str, color: str, description: str) -> None:
+        if name and name.casefold() not in found:
+            found[name.casefold()] = LabelSpec(name, color, description[:100])
+
+    if "bug_refinement" in on:
+        bug = settings.bug_refinement
+        add(bug.bug_label, BUG_COLOR, "A bug report (Steward checks it against RA9)")
+        add(bug.refine_label, REFINE_COLOR, "Steward: refine this issue")
+        for verdict in ("pending", "rejected", "approved"):
+            add(bug.label_for(verdict), bug.color_for(verdict), bug.description_for(verdict))
+    if "backlog" in on:
+        backlog = settings.backlog
+        colors = backlog.label_colors
+        add(
+            backlog.refine_label, colors.get(backlog.refine_label, REFINE_COLOR), "Steward: refine this issue"
+        )
+        add(backlog.epic_label, colors.get(backlog.epic_label, "3e4b9e"), "An epic: Steward never refines it")
+        add(backlog.bug_label, colors.get(backlog.bug_label, BUG_COLOR), "A bug report")
+        add(backlog.approved_label, colors.get(backlog.approved_label, "0e8a16"), "Steward: spec approved")
+        for level in ("L1", "L2", "L3"):
+            name = f"{backlog.level_label_prefix}{level}"
+            add(name, colors.get(name, REFINE_COLOR), f"Steward: a level-{level[1]} spec")
+    if "milestones" in on:
+        labels = settings.milestones.labels
+        add(labels.dashboard, DASHBOARD_COLOR, "Steward: a milestone's dashboard")
+        for name, info in type(labels).model_fields.items():
+            if name != "dashboard":
+                add(getattr(labels, name), NEUTRAL_COLOR, f"Milestone gate: {info.description or name}")
+    if "forks" in on:
+        add(settings.forks.open_label, "fbca04", "Steward: a design fork is open")
+        add(settings.forks.resolved_label, "0e8a16", "Steward: every design fork is resolved")
+    return list(found.values())
+
+
+def issue_language(bodies: Sequence[str]) -> Language:
+    """Portuguese when more of the issues written with RA9 headings use the Portuguese names, else English."""
+    pt = en = 0
+    for body in bodies:
+        doc = parse_document(body)
+        if not any(h.level == 2 for h in doc.headings):
+            continue
+        if document_language(doc) == "pt":
+            pt += 1
+        else:
+            en += 1
+    return "pt" if pt > en else "en"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    files: dict[str, str]  # path → text
+    config_path: str
+    labels: list[LabelSpec]
+    capabilities: list[Capability]
+    language: Language
+
+
+def command_permissions(registry: Registry, settings: HandlerSettings) -> dict[str, Permission]:
+    return {name: settings.permission(name, spec.permission) for name, spec in registry.commands.items()}
+
+
+def proposal(kind: ForgeKind, registry: Registry, settings: HandlerSettings, language: Language) -> Proposal:
+    caps = capabilities(registry, settings)
+    path = config_path(kind)
+    config = config_text(
+        commands={name: spec.permission for name, spec in registry.commands.items()},
+        switches=[(c.section, c.what) for c in caps],
+        path=path,
+    )
+    files = {path: config, **template_files(kind, language)}
+    labels = labels_for(settings, [c.section for c in caps])
+    return Proposal(files, path, labels, caps, language)
+
+
+# --- what the pull request says -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Preview:
+    """The verdict Steward would post on the most recent open bug report (``issue`` None: there is none)."""
+
+    issue: Issue | None
+    verdict: BugVerdict | None = None
+
+
+def preview(bugs: Sequence[Issue], *, repo: str, refined_at: str) -> Preview:
+    open_bugs = [issue for issue in bugs if issue.state == "open" and not issue.is_pull_request]
+    if not open_bugs:
+        return Preview(None)
+    latest = max(open_bugs, key=lambda issue: issue.number)
+    return Preview(latest, refine_bug(latest.body, bug_id=f"{repo}#{latest.number}", refined_at=refined_at))
+
+
+MAX_BLOCKERS_SHOWN: Final = 10
+
+
+def _preview_lines(found: Preview, bug_label: str) -> list[str]:
+    if found.issue is None or found.verdict is None:
+        return [f"There is no open issue labelled `{bug_label}` yet, so there is nothing to preview."]
+    issue, verdict = found.issue, found.verdict
+    title = issue.title.replace("\n", " ")[:120]
+    if verdict.verdict == "approved":
+        return [
+            f"On #{issue.number} ({title}), the most recent open `{bug_label}` issue, I would post ✅ "
+            "**approved**: the report has every section RA9 asks for."
+        ]
+    count = len(verdict.blockers)
+    shown = [f"- {b.message}" for b in verdict.blockers[:MAX_BLOCKERS_SHOWN]]
+    if len(verdict.blockers) > MAX_BLOCKERS_SHOWN:
+        shown.append(f"- … and {len(verdict.blockers) - MAX_BLOCKERS_SHOWN} more")
+    return [
+        f"On #{issue.number} ({title}), the most recent open `{bug_label}` issue, I would post ❌ "
+        f"**rejected** and ask its author for {count} thing{'s' if count != 1 else ''}:",
+        "",
+        *shown,
+    ]
+
+
+def pull_body(
+    plan: Proposal,
+    *,
+    kind: ForgeKind,
+    registry: Registry,
+    settings: HandlerSettings,
+    found: Preview,
+    requested_by: str = "",
+) -> str:
+    """The pull request's description, for a maintainer deciding whether to merge it."""
+    on = [c for c in plan.capabilities if c.enabled]
+    who = f" (asked for by @{requested_by})" if requested_by else ""
+    lines = [
+        MARKER,
+        f"**Next step:** a maintainer reviews and merges this pull request to switch Steward on here{who}. "
+        "Nothing changes until it is merged: Steward reads its settings from the default branch only. "
+        'Closing it without merging means "not now" — Steward will not open it again on its own.',
+        "",
+        "## What Steward will do in this repository",
+        "",
+        *(f"- **{c.what[0].upper() + c.what[1:]}** — on (`{c.section}.enabled`)" for c in on),
+        "",
+        f"Each can be switched off in `{plan.config_path}` before or after merging (`enabled: false`).",
+        "",
+        "## What this pull request adds",
+        "",
+        *(f"- `{path}`" for path in plan.files),
+        "",
+        f"`{plan.config_path}` shows every setting with its default, commented out; "
+        f"`steward check-config {plan.config_path}` checks a change. The issue templates ask for what "
+        "Steward checks: an RA9 bug report (its nine sections, the reproduction recipe 5.1–5.4 and the "
+        "regression-test slot) and a backlog item (What, Why, Scope, Acceptance criteria, Constraints, Edge "
+        "cases, Dependencies)"
+        + (", in Portuguese, as this repository's issues are." if plan.language == "pt" else "."),
+        "",
+        "## Labels Steward will create when this is merged",
+        "",
+        "Existing labels are kept as they are, and Steward never deletes a label.",
+        "",
+        "| Label | Colour | Meaning |",
+        "|---|---|---|",
+        *(f"| `{label.name}` | `#{label.color}` | {label.description} |" for label in plan.labels),
+        "",
+        "## Commands people can use",
+        "",
+        "Write a command on its own line in an issue or pull-request comment.",
+        "",
+        "| Command | What it does | Who may run it |",
+        "|---|---|---|",
+    ]
+    sections_on = {c.section for c in on}
+    for name, spec in sorted(registry.commands.items()):
+        if spec.section and spec.section not in sections_on:
+            continue
+        permission = settings.permission(name, spec.permission)
+        cells = (f"`/steward {spec.usage}`", spec.help, who_may(permission, short=True, forge=kind))
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    lines += [
+        "",
+        "## A preview on this repository",
+        "",
+        *_preview_lines(found, settings.bug_refinement.bug_label),
+    ]
+    return "\n".join(lines)
+
+
+def closing_text(closed_by: str) -> str:
+    who = f"@{closed_by}: " if closed_by else ""
+    return (
+        f"{who}understood — not now. Steward will not open this pull request again on its own, and nothing "
+        "changes in this repository. When you want it back, a repository admin comments `/steward init` on "
+        "any issue; `/steward init --labels` creates Steward's labels without the configuration."
+    )

@@ -1,0 +1,195 @@
+"""The onboarding pull request's pure parts: the configuration file, the issue templates, the labels, its
+text."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.forge import Issue
+from bot.repo_config import merge, parse
+from bot.settings import HandlerSettings
+from handlers import registry
+from handlers.bug_refinement.forms import from_issue_form
+from handlers.bug_refinement.rules import refine_bug
+from handlers.onboarding.config_file import config_text
+from handlers.onboarding.plan import (
+    capabilities,
+    issue_language,
+    labels_for,
+    preview,
+    proposal,
+    pull_body,
+)
+from handlers.onboarding.templates import backlog_markdown, bug_form, bug_markdown
+from tests.onboarding.forms import fill_markdown, markdown_template, render_form
+
+AT = "2026-01-01T00:00:00Z"
+FILLED = {
+    "section-1": "The cart loses items when a second one is added.",
+    "section-2": "A shopper adding two items to the cart.",
+    "section-3": "They can buy what they chose.",
+    "section-4": "Given a cart with one item\nWhen I add another\nThen the cart has two items",
+    "section-5-1": "v1.2 on Linux, Python 3.13",
+    "section-5-2": "1. Open the cart\n2. Add an item",
+    "section-5-3": "Observed: one item\nExpected: two items",
+    "section-5-4": "logs/cart.log",
+    "section-6": "The cart is overwritten instead of appended to.",
+    "section-7": "tests/test_cart.py",
+    "section-8": "none",
+    "section-9": "none yet",
+    "severity": "high",
+    "scope": "checkout",
+}
+
+
+def _commands() -> dict[str, str]:
+    return {name: spec.permission for name, spec in registry.commands.items()}
+
+
+@pytest.mark.parametrize("kind", ["github", "gitea"])
+def test_the_proposed_configuration_validates_and_uncommented_sets_exactly_the_defaults(kind: str) -> None:
+    plan = proposal(kind, registry, HandlerSettings(), "en")  # type: ignore[arg-type]
+    path = ".gitea/steward.yml" if kind == "gitea" else ".github/steward.yml"
+    assert plan.config_path == path
+    text = plan.files[path]
+    parsed = parse(text, registry.configurable)
+    assert parsed.valid, parsed.errors
+    # Only the switches of the capabilities Steward runs are live; everything else follows the defaults.
+    running = [c.section for c in capabilities(registry, HandlerSettings())]
+    assert parsed.data == {section: {"enabled": True} for section in running}
+    live = config_text(
+        commands=_commands(),  # type: ignore[arg-type]
+        switches=[(s, s) for s in running],
+        path=path,
+        live=True,
+    )
+    every = parse(live, registry.configurable)
+    assert every.valid, every.errors
+    assert every.data is not None
+    data = dict(every.data)
+    commands = data.pop("commands")
+    assert merge(HandlerSettings(), data) == HandlerSettings()
+    assert {name: c["permission"] for name, c in commands.items()} == _commands()
+    for section in HandlerSettings.model_fields:
+        assert f"\n# {section}:" in text or f"\n{section}:" in text
+    assert "Most often switched off" in text.split("\n\n")[0]
+    for section in running:
+        assert f"#   {section}.enabled" in text.split("\n\n")[0]
+
+
+def test_a_bug_opened_from_the_github_form_is_approved_once_filled_in() -> None:
+    """GitHub renders form fields as `### <label>` sections; RA9 reads them as its numbered sections."""
+    for language in ("en", "pt"):
+        body, labels = render_form(bug_form(language), FILLED)  # type: ignore[arg-type]
+        assert labels == ["bug", "refine"]
+        verdict = refine_bug(body, bug_id="o/r#1", refined_at=AT)
+        assert (verdict.verdict, verdict.blocker_codes, verdict.warning_codes) == ("approved", (), ())
+        empty, _ = render_form(bug_form(language), {})  # type: ignore[arg-type]
+        rejected = refine_bug(empty, bug_id="o/r#1", refined_at=AT)
+        assert rejected.verdict == "rejected"
+        codes = rejected.blocker_codes
+        assert "VISION_EMPTY" in codes and "REGRESSION_SLOT_MISSING" in codes
+        assert "MISSING_SECTION_5" not in codes and "STATUS_LINE_MISSING" not in codes
+
+
+def test_a_bug_opened_from_the_gitea_markdown_template_is_approved_once_filled_in() -> None:
+    answers = {
+        "1. Vision": FILLED["section-1"],
+        "2. Persona & Usage Scenario": FILLED["section-2"],
+        "3. Value Delivery": FILLED["section-3"],
+        "4. Acceptance Criteria": FILLED["section-4"],
+        "5.1 Environment": FILLED["section-5-1"],
+        "5.2 Steps to Reproduce": FILLED["section-5-2"],
+        "5.3 Observed vs Expected": FILLED["section-5-3"],
+        "5.4 Artifacts": FILLED["section-5-4"],
+        "6. Root-Cause Hypothesis": FILLED["section-6"],
+        "7. Regression Test Slot": FILLED["section-7"],
+    }
+    body, labels = markdown_template(bug_markdown("en"))
+    assert labels == ["bug", "refine"]
+    assert refine_bug(body, bug_id="o/r#1", refined_at=AT).verdict == "rejected"
+    filled = fill_markdown(body.replace("1. \n2. ", "").replace("Observed: \nExpected: ", ""), answers)
+    verdict = refine_bug(filled, bug_id="o/r#1", refined_at=AT)
+    assert (verdict.verdict, verdict.blocker_codes) == ("approved", ())
+    pt_body, _ = markdown_template(bug_markdown("pt"))
+    assert "## 1. Visão" in pt_body and "### 5.1 Ambiente" in pt_body
+
+
+PT_BACKLOG = ["O que", "Por que", "Escopo", "Critérios de aceite", "Restrições", "Casos de borda"]
+PT_BACKLOG.append("Dependências")
+
+
+def test_the_backlog_template_has_the_gap_ledgers_headings() -> None:
+    for language, headings in (
+        ("en", ["What", "Why", "Scope", "Acceptance criteria", "Constraints", "Edge cases", "Dependencies"]),
+        ("pt", PT_BACKLOG),
+    ):
+        body, labels = markdown_template(backlog_markdown(language))  # type: ignore[arg-type]
+        assert [line[3:] for line in body.split("\n") if line.startswith("## ")] == headings
+        assert labels == ["refine"]
+
+
+def test_the_issues_language_is_portuguese_when_most_ra9_issues_use_portuguese_headings() -> None:
+    pt = "## 1. Visão\nx\n## 4. Critérios de Aceite\ny"
+    en = "## 1. Vision\nx\n## 4. Acceptance Criteria\ny"
+    assert issue_language([pt, pt, en, "no headings at all"]) == "pt"
+    assert issue_language([pt, en]) == "en"
+    assert issue_language([]) == "en"
+
+
+def test_labels_follow_the_settings_and_skip_switched_off_capabilities() -> None:
+    settings = HandlerSettings.model_validate(
+        {
+            "bug_refinement": {"approved_label": "ok", "approved_color": "00ff00"},
+            "milestones": {"enabled": False},
+        }
+    )
+    running = [c.section for c in capabilities(registry, settings)]
+    labels = {label.name: label for label in labels_for(settings, running)}
+    assert labels["ok"].color == "00ff00"
+    assert {"bug", "refine", "refinement:pending", "refinement:rejected"} <= set(labels)
+    assert "milestone-dashboard" not in labels
+    assert len(labels) == len({name.casefold() for name in labels})
+
+
+def test_the_pull_request_says_what_steward_will_do_and_previews_the_latest_bug() -> None:
+    settings = HandlerSettings()
+    plan = proposal("github", registry, settings, "en")
+    bugs = [
+        Issue(3, "Old crash", "nothing", "open", "ann", ("bug",)),
+        Issue(7, "Cart loses items", "The cart loses items.", "open", "bob", ("bug",)),
+    ]
+    body = pull_body(
+        plan,
+        kind="github",
+        registry=registry,
+        settings=settings,
+        found=preview(bugs, repo="o/r", refined_at=AT),
+    )
+    assert body.index("**Next step:**") < body.index("## What Steward will do")
+    assert "RA9 bug refinement** — on" in body
+    assert "| `refinement:approved` | `#0e8a16` |" in body
+    assert "| `/steward init [--labels]` |" in body and "admin" in body
+    assert "On #7 (Cart loses items)" in body and "❌ **rejected**" in body
+    assert len(body) < 60_000
+    none = pull_body(
+        plan, kind="gitea", registry=registry, settings=settings, found=preview([], repo="o/r", refined_at=AT)
+    )
+    assert "no open issue labelled `bug`" in none
+
+
+@given(st.text())
+def test_a_body_that_is_not_a_form_is_read_as_written(text: str) -> None:
+    rewritten = from_issue_form(text)
+    if "### " not in text:
+        assert rewritten == text
+
+
+@given(st.lists(st.sampled_from(["### 1. Vision", "### 4. Acceptance Criteria", "_No response_", "### Status",
+                                 "Pendente", "```", "text", "", "## 2. Persona"]), max_size=30))
+def test_the_form_reading_never_fails_and_is_stable(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    once = from_issue_form(text)
+    assert from_issue_form(once) == once
