@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from handlers.bug_refinement.document import (
     BUG_SECTION_NAMES,
+    RECIPE_SUBSECTION_NAMES,
     find_sections,
+    find_subsections,
     parse_document,
     strip_html_comments,
 )
@@ -241,5 +243,17 @@ def example_for(path: str | None) -> tuple[str, str]:
     return EXAMPLES.get(language_of(path or ""), EXAMPLES["python"])
 
 
-def valid_paths(paths: Sequence[str]) -> tuple[str, ...]:
-    return tuple(p for p in paths if _SAFE_PATH.match(p))
+def recipe_part(body: str, key: str, limit: int = 1500) -> str:
+    """A part of the bug's reproduction recipe (``"5.2"`` steps, ``"5.3"`` observed vs expected) as written,
+    without HTML comments or rules, at most ``limit`` characters ("" when the bug has none)."""
+    doc = parse_document(body or "")
+    recipe = find_sections(doc, BUG_SECTION_NAMES).get(5)
+    if recipe is None:
+        return ""
+    part = find_subsections(doc, recipe, RECIPE_SUBSECTION_NAMES).get(key)
+    if part is None:
+        return ""
+    text = strip_html_comments(doc.section_text(part))
+    lines = [line for line in text.splitlines() if line.strip() not in ("", "---")]
+    out = "\n".join(lines).strip()
+    return out if len(out) <= limit else out[: limit - 1].rstrip() + "…"
