@@ -21,7 +21,6 @@ from tests.e2e.stack import SECRET
 CONTEXT = "steward/regression-first"
 BRANCH_RE = re.compile(r"bugfix/\d+-[a-z0-9-]+")
 TITLE = "Cart total ignores the discount code after the currency is switched"
-pytestmark = pytest.mark.handler_settings(bug_refinement={"enabled": True})
 
 
 def repo_with_ci(steward: Steward) -> str:
@@ -209,3 +208,206 @@ def test_a_run_killed_between_its_writes_is_finished_by_the_next_without_duplica
     [pr] = pulls(steward, repo)
     assert len(pr_commits(steward, repo, pr["number"])) == 1
     assert sticky_of(steward, repo, number, "bugfix") is not None
+
+
+# --- the status and the review ledger -----------------------------------------------------------------------
+
+
+def opened(
+    steward: Steward, repo: str, body: str = BUG, *, by: str = "maintainer"
+) -> tuple[int, int, str, str]:
+    """A refined bug with its bugfix branch opened: (bug, pull request, branch, red commit)."""
+    number = refined_bug(steward, repo, body, by=by)
+    run(steward, repo, number, "/bugfix")
+    [pr] = pulls(steward, repo, "open")
+    [red] = pr_commits(steward, repo, pr["number"])
+    return number, int(pr["number"]), str(pr["head"]["ref"]), str(red["sha"])
+
+
+def head_of(steward: Steward, repo: str, pr: int) -> str:
+    return str(pull(steward, repo, pr)["head"]["sha"])
+
+
+def state_of(steward: Steward, repo: str, pr: int) -> tuple[str, str]:
+    found = status(steward, repo, head_of(steward, repo, pr))
+    assert found is not None, "no regression-first status on the head"
+    return found
+
+
+def push(steward: Steward, repo: str, branch: str, path: str, text: str) -> str:
+    sha = steward.maintainer.put_file(repo, path, text, branch=branch)
+    steward.settle()
+    return sha
+
+
+FIX = "def total_after_switch():\n    return 76.5\n"
+FINDINGS = "/review findings\nF1 high src/cart.py:1 the rate is hard-coded\nF2 low src/cart.py:2 naming"
+
+
+def test_the_status_through_the_whole_sequence_then_merge_closes_the_bug(steward: Steward) -> None:
+    repo = repo_with_ci(steward)
+    steward.maintainer.add_collaborator(repo, "outsider", "push")
+    number, pr, branch, red = opened(steward, repo)
+    assert state_of(steward, repo, pr) == (
+        "pending",
+        "awaiting red proof: CI on the first commit is still running",
+    )
+
+    play_ci(steward, repo, red, "failure")
+    assert state_of(steward, repo, pr) == ("pending", "awaiting the fix: push a commit that changes the code")
+
+    fix = push(steward, repo, branch, "src/cart.py", FIX)
+    assert head_of(steward, repo, pr) == fix
+    assert state_of(steward, repo, pr)[1].startswith("awaiting green CI on the head")
+    play_ci(steward, repo, fix, "success")
+    assert state_of(steward, repo, pr)[1].startswith("awaiting a review round on the head")
+
+    reply = run(steward, repo, pr, "/review clean")
+    assert "REVIEWER_COMMITTED" in reply, "whoever fixes does not judge the fix"
+    reply = run(steward, repo, pr, FINDINGS, by="outsider")
+    assert "Recorded review round 1 of 5" in reply and "findings" in reply
+    assert state_of(steward, repo, pr) == ("pending", "awaiting dispositions of F1, F2")
+    reply = run(steward, repo, pr, "/review clean", by="outsider")
+    assert "DISPOSITIONS_MISSING" in reply
+    reply = run(steward, repo, pr, "/disposition F1 low it is fine")
+    assert "SEVERITY_LOWERED" in reply
+    run(steward, repo, pr, "/disposition F1 fix read the rate from the store")
+    run(steward, repo, pr, "/disposition F2 low cosmetic, left for later")
+    assert state_of(steward, repo, pr) == ("pending", "awaiting the fix of F1: push a new head")
+    reply = run(steward, repo, pr, "/review clean", by="outsider")
+    assert "SAME_HEAD_REVIEWED" in reply, "the same head is never reviewed twice"
+
+    second = push(steward, repo, branch, "src/cart.py", FIX + "RATE = 0.9\n")
+    play_ci(steward, repo, second, "success")
+    reply = run(steward, repo, pr, "/review clean", by="outsider")
+    assert "Recorded review round 2 of 5" in reply
+    assert state_of(steward, repo, pr) == ("success", "proof in order, review clean_with_residuals")
+
+    ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
+    assert ledger is not None and "review rounds 2/5" in ledger["body"] and "fix cycles 1/4" in ledger["body"]
+    statuses = [s for s in steward.maintainer.statuses(repo, second) if s["context"] == CONTEXT]
+    assert statuses[0]["target_url"].endswith(f"#issuecomment-{ledger['id']}"), "the status links the ledger"
+
+    steward.maintainer.merge_pull(repo, pr)
+    steward.settle()
+    bug = steward.maintainer.issue(repo, number)
+    assert bug["state"] == "closed"
+    labels = steward.maintainer.labels_of(repo, number)
+    assert "bugfix:merged" in labels and "bugfix:open" not in labels
+    summary = sticky_of(steward, repo, number, "bugfix-summary")
+    assert summary is not None
+    parts = ("### Reproduction", "### Root cause", "### Regression test", "### Review", "### Verification",
+             "CLEAN_WITH_RESIDUALS", "### Accepted residuals", "cosmetic, left for later")  # fmt: skip
+    for part in parts:
+        assert part in summary["body"], part
+
+
+def test_a_green_first_commit_fails_until_a_maintainer_discloses_the_gap(steward: Steward) -> None:
+    repo = repo_with_ci(steward)
+    number, pr, _, red = opened(steward, repo)
+    play_ci(steward, repo, red, "success")
+    assert state_of(steward, repo, pr) == (
+        "failure",
+        "the test passes before the fix — it does not reproduce the bug",
+    )
+    reply = run(steward, repo, pr, "/accept-gap the race needs two browsers; CI has one", by="triager")
+    assert "can only be run by" in reply
+    run(steward, repo, pr, "/accept-gap the race needs two browsers; CI has one")
+    assert "bugfix:disclosed-gap" in steward.maintainer.labels_of(repo, number)
+    assert state_of(steward, repo, pr)[1].startswith("awaiting the fix")
+
+
+def test_inconclusive_ci_on_the_red_commit_asks_for_a_rerun(steward: Steward) -> None:
+    repo = repo_with_ci(steward)
+    _, pr, _, red = opened(steward, repo)
+    play_ci(steward, repo, red, "cancelled" if steward.forge == "github" else "error")
+    assert state_of(steward, repo, pr) == (
+        "pending",
+        "awaiting red proof: CI on the first commit is inconclusive: re-run CI on it",
+    )
+
+
+def test_a_removed_test_case_and_too_many_commits_fail(steward: Steward) -> None:
+    repo = repo_with_ci(steward)
+    _, pr, branch, red = opened(steward, repo)
+    play_ci(steward, repo, red, "failure")
+    push(steward, repo, branch, "src/cart.py", FIX)
+    push(steward, repo, branch, "tests/test_currency_switch.py", "def test_other():\n    assert True\n")
+    state, description = state_of(steward, repo, pr)
+    assert state == "failure" and "removes test cases: test_discount_survives_currency_switch" in description
+    push(
+        steward, repo, branch, "tests/test_currency_switch.py", TEST_CODE + "\n\ndef test_more():\n    pass\n"
+    )
+    assert (
+        state_of(steward, repo, pr)[0] == "failure"
+        and "3 commits follow the red one" in state_of(steward, repo, pr)[1]
+    )
+
+
+def test_a_red_commit_that_touches_code_fails(steward: Steward) -> None:
+    """A force-push that makes the first commit carry code (GitHub's git data API; Gitea has no API that
+    rewrites a branch's history)."""
+    if steward.forge == "gitea":
+        pytest.skip("Gitea's API cannot rewrite a branch's history")
+    repo = repo_with_ci(steward)
+    _, pr, branch, red = opened(steward, repo)
+    m = steward.maintainer
+    base = m.call("GET", f"/repos/{repo}/git/commits/{red}")
+    blob = m.call("POST", f"/repos/{repo}/git/blobs", {"content": FIX, "encoding": "utf-8"})
+    tree = m.call(
+        "POST",
+        f"/repos/{repo}/git/trees",
+        {
+            "base_tree": base["tree"]["sha"],
+            "tree": [{"path": "src/cart.py", "mode": "100644", "type": "blob", "sha": blob["sha"]}],
+        },
+    )
+    parent = base["parents"][0]["sha"]
+    commit = m.call(
+        "POST",
+        f"/repos/{repo}/git/commits",
+        {"message": "test + fix", "tree": tree["sha"], "parents": [parent]},
+    )
+    m.call("PATCH", f"/repos/{repo}/git/refs/heads/{branch}", {"sha": commit["sha"], "force": True})
+    steward.settle()
+    state, description = state_of(steward, repo, pr)
+    assert (
+        state == "failure"
+        and description.startswith("the first commit must change only tests")
+        and "src/cart.py" in description
+    )
+
+
+@pytest.mark.handler_settings(bugfix={"budgets": {"review_rounds": 1}})
+def test_an_exhausted_budget_fails_and_a_new_pull_request_does_not_reset_it(steward: Steward) -> None:
+    repo = repo_with_ci(steward)
+    steward.maintainer.add_collaborator(repo, "outsider", "push")
+    number, pr, branch, red = opened(
+        steward, repo, by="triager" if steward.forge == "gitea" else "maintainer"
+    )
+    play_ci(steward, repo, red, "failure")
+    fix = push(steward, repo, branch, "src/cart.py", FIX)
+    play_ci(steward, repo, fix, "success")
+    run(steward, repo, pr, FINDINGS, by="outsider")
+    assert state_of(steward, repo, pr) == (
+        "failure",
+        "the review budget is exhausted: a person must decide how this bug goes on",
+    )
+    assert "bugfix:budget-exhausted" in steward.maintainer.labels_of(repo, number)
+    note = sticky_of(steward, repo, pr, "bugfix-exhausted")
+    assert note is not None and note["body"].count("@") >= 1 and "must decide" in note["body"]
+
+    # Editing Steward's ledger changes nothing: it is re-derived.
+    ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
+    assert ledger is not None
+
+    # A new pull request for the bug keeps the bug's ledger and budget.
+    steward.maintainer.edit_issue(repo, pr, state="closed")
+    steward.settle()
+    reply = run(steward, repo, number, "/bugfix")
+    assert "I opened the draft pull request" in reply
+    [again] = pulls(steward, repo, "open")
+    assert again["number"] != pr
+    assert state_of(steward, repo, int(again["number"]))[0] == "failure"
+    reply = run(steward, repo, int(again["number"]), "/review clean", by="outsider")
+    assert "BUDGET_EXHAUSTED" in reply
