@@ -33,6 +33,9 @@ REFUSAL_CODES = (
 SLUG_LENGTH = 40
 _HYPOTHESIS = re.compile(r"^H\d{1,3}$", re.IGNORECASE)
 _DIGEST = re.compile(r"^[0-9a-f]{12}$")
+# CI configuration lives here: a file under them is never a "test", whatever the globs say, because the code
+# committed there would run in CI with the repository's secrets as a workflow, not as a test.
+CI_CONFIG_DIRS = (".github/", ".gitea/", ".forgejo/", ".circleci/", ".woodpecker/", ".buildkite/")
 
 
 @dataclass(frozen=True)
@@ -115,15 +118,17 @@ def check_gate(given: GateInput) -> GateResult:
             )
         )
     slot = given.slot
-    if slot.path is not None and not is_test_path(slot.path, given.test_globs):
+    if slot.path is not None and (
+        not is_test_path(slot.path, given.test_globs) or slot.path.lower().startswith(CI_CONFIG_DIRS)
+    ):
         globs = ", ".join(f"`{g}`" for g in given.test_globs) or "(none)"
         refusals.append(
             Refusal(
                 REGRESSION_PATH_NOT_A_TEST,
-                f"the regression test path `{slot.path}` in section 7 is not a test file: it matches none of "
-                f"the test globs {globs}. Put the test under one of them, or add a glob to "
-                "`bugfix.test_globs` "
-                "in the repository's Steward configuration.",
+                f"the regression test path `{slot.path}` in section 7 is not a test file: a test matches "
+                f"one of the test globs {globs} and is not in a CI configuration directory. Put the test "
+                "under one of them, or add a glob to `bugfix.test_globs` in the repository's Steward "
+                "configuration.",
             )
         )
     if slot.path is None or slot.code is None:
@@ -145,9 +150,9 @@ def check_gate(given: GateInput) -> GateResult:
             refusals.append(
                 Refusal(
                     UNTRUSTED_TEST_CODE,
-                    f"the test code comes from @{given.author}, who has no write access: CI on a branch of "
-                    "this repository runs with its secrets. Read the code below; to vouch for exactly this "
-                    f"code, a maintainer runs `/{p} bugfix --trust-test {digest}`.",
+                    f"the test code for `{slot.path}` comes from @{given.author}, who has no write access: "
+                    "CI on a branch of this repository runs with its secrets. Read the code below; to vouch "
+                    f"for exactly this code, a maintainer runs `/{p} bugfix --trust-test {digest}`.",
                     code_block=slot.code,
                     code_info=slot.language or example_for(slot.path)[0],
                 )

@@ -207,6 +207,11 @@ def test_each_refusal_has_its_code_and_says_what_to_do() -> None:
     assert result.refusals[0].code_info == "ts" and "test(" in result.refusals[0].code_block
 
 
+def test_a_path_in_a_ci_configuration_directory_is_never_a_test() -> None:
+    slot = parse_slot(python_slot(path=".github/workflows/test_x.spec.yml"))
+    assert check_gate(_gate(slot=slot, test_globs=("**",))).codes == (REGRESSION_PATH_NOT_A_TEST,)
+
+
 def test_all_refusals_that_apply_are_given_in_order() -> None:
     result = check_gate(
         _gate(verdict=None, unresolved_forks=("F1",), root_cause=RootCause(False), slot=RegressionSlot(True))
