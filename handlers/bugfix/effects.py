@@ -495,6 +495,9 @@ async def close_bug(ctx: EventContext, pull: PullRequest, number: int, record: R
         number=number,
         comments=ev.comments.get(number),
     )
+    repository = await ctx.forge.get_repo(ctx.repo)
+    done = replace(_opened(ctx, number, record, pull, repository.html_url), merged=True)
+    await write_record(ctx, number, record, done, ev.comments.get(number))
     await add_label(ctx, number, MERGED_LABEL, ev.bug.labels)
     if any(label.casefold() == OPEN_LABEL for label in ev.bug.labels):
         await ctx.forge.remove_label(ctx.repo, number, OPEN_LABEL)

@@ -58,11 +58,14 @@ class Opened:
     pull_link: str
     red_sha: str
     trusted_by: str = ""
+    merged: bool = False
 
 
 def record_text(o: Opened) -> str:
     branch = f"[`{o.branch}`]({o.branch_link})" if o.branch_link else f"`{o.branch}`"
-    if o.pull is None:
+    if o.merged:
+        head = f"**Fixed** in #{o.pull} (merged) from branch {branch}: nothing to do. The summary is below."
+    elif o.pull is None:
         head = f"Opening the bugfix branch {branch}…"
     else:
         head = (

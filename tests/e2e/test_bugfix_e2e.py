@@ -294,6 +294,10 @@ def test_the_status_through_the_whole_sequence_then_merge_closes_the_bug(steward
     assert bug["state"] == "closed"
     labels = steward.maintainer.labels_of(repo, number)
     assert "bugfix:merged" in labels and "bugfix:open" not in labels
+    record = sticky_of(steward, repo, number, "bugfix")
+    assert record is not None and f"**Fixed** in #{pr} (merged)" in record["body"]
+    reply = run(steward, repo, number, "/bugfix")
+    assert f"merged already in #{pr}" in reply
     summary = sticky_of(steward, repo, number, "bugfix-summary")
     assert summary is not None
     parts = ("### Reproduction", "### Root cause", "### Regression test", "### Review", "### Verification",
