@@ -78,6 +78,7 @@ async def review_command(ctx: CommandContext) -> None:
             findings=request.findings,
         )
         if refusal is not None:
+            await sync_pull(ctx, pull, number, record)
             raise CommandError(f"**{refusal.code}** — {refusal.message}")
         done = Round(
             ctx.comment.id, ctx.actor, pull.head_sha, request.verdict, request.findings, request.reason
@@ -114,6 +115,7 @@ async def disposition_command(ctx: CommandContext) -> None:
             raise CommandError(str(exc)) from None
         round_number, refusal = ev.ledger.check_disposition(finding, disposition)
         if refusal is not None:
+            await sync_pull(ctx, pull, number, record)
             raise CommandError(f"**{refusal.code}** — {refusal.message}")
         done = DispositionRecord(ctx.comment.id, ctx.actor, finding, disposition, reason, round_number)
     assert isinstance(done, DispositionRecord)
@@ -150,6 +152,20 @@ async def accept_gap_command(ctx: CommandContext) -> None:
     )
     await add_label(ctx, number, GAP_LABEL, ev.bug.labels)
     await sync_pull(ctx, pull, number, record)
+
+
+@registry.on("issue_comment", "edited", "deleted", section=SECTION)
+async def on_ledger_touched(ctx: EventContext) -> None:
+    """Someone edited or deleted Steward's ledger comment: it is re-derived and written again at once."""
+    comment, issue = ctx.event.comment, ctx.event.issue
+    if comment is None or issue is None or not issue.is_pull_request:
+        return
+    if (
+        comment.author.casefold() != ctx.me.login.casefold()
+        or "<!-- steward:bugfix-ledger:" not in comment.body
+    ):
+        return
+    await _sync(ctx, await ctx.forge.get_pull_request(ctx.repo, issue.number))
 
 
 # --- events -----------------------------------------------------------------------------------------------

@@ -399,11 +399,19 @@ def test_an_exhausted_budget_fails_and_a_new_pull_request_does_not_reset_it(stew
     )
     assert "bugfix:budget-exhausted" in steward.maintainer.labels_of(repo, number)
     note = sticky_of(steward, repo, pr, "bugfix-exhausted")
-    assert note is not None and note["body"].count("@") >= 1 and "must decide" in note["body"]
+    assert note is not None and note["body"].startswith("<!--") and "@maintainer" in note["body"]
+    assert "must decide" in note["body"]
 
-    # Editing Steward's ledger changes nothing: it is re-derived.
+    # Editing Steward's ledger changes nothing: it is re-derived from the command replies.
     ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
-    assert ledger is not None
+    assert ledger is not None and "review rounds 1/1" in ledger["body"]
+    forged = ledger["body"].replace("review rounds 1/1", "review rounds 0/9")
+    steward.maintainer.edit_comment(repo, int(ledger["id"]), forged)
+    steward.settle()
+    reply = run(steward, repo, pr, "/review clean", by="outsider")
+    assert "BUDGET_EXHAUSTED" in reply
+    ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
+    assert ledger is not None and "review rounds 1/1" in ledger["body"], "re-derived and rewritten"
 
     # A new pull request for the bug keeps the bug's ledger and budget.
     steward.maintainer.edit_issue(repo, pr, state="closed")
