@@ -5,8 +5,11 @@ The work itself is in ``effects``."""
 
 from __future__ import annotations
 
+from bot.config_service import RepoSettings
 from bot.context import CommandContext, CommandError, EventContext
-from bot.forge import Comment, PullRequest
+from bot.event_types import Event
+from bot.forge import Comment, Forge, ForgeError, ForgeKind, PullRequest, RepoRef, User
+from bot.periodic import PeriodicContext
 from handlers import registry
 from handlers.bugfix.effects import (
     GAP_LABEL,
@@ -168,7 +171,7 @@ async def on_ledger_touched(ctx: EventContext) -> None:
     await _sync(ctx, await ctx.forge.get_pull_request(ctx.repo, issue.number))
 
 
-# --- events -----------------------------------------------------------------------------------------------
+# --- events -------------------------------------------------------------------------------------------------
 
 
 async def _sync(ctx: EventContext, pull: PullRequest) -> None:
@@ -231,3 +234,70 @@ async def on_ci(ctx: EventContext) -> None:
             or any(c.sha == report.sha for c in await ctx.forge.list_pr_commits(ctx.repo, pull.number))
         ):
             await _sync(ctx, pull)
+
+
+# --- catching up --------------------------------------------------------------------------------------------
+
+
+async def sync_open_bugfixes(ctx: EventContext) -> int:
+    """Recompute every open bugfix pull request of the repository; returns how many were looked at."""
+    seen = 0
+    bugs = await ctx.forge.list_issues(ctx.repo, labels=[OPEN_LABEL], state="open")
+    for bug in bugs[:MAX_OPEN_BUGFIXES]:
+        _, record = find_record(ctx, await ctx.forge.list_comments(ctx.repo, bug.number), bug.number)
+        if record is None:
+            continue
+        pull = await ctx.forge.find_pull_request(ctx.repo, record.branch)
+        if pull is not None:
+            await _sync(ctx, pull)
+            seen += 1
+    return seen
+
+
+@registry.reconcile(
+    "bugfix", checks="the regression-first status of every open bugfix pull request", section=SECTION
+)
+async def reconcile_bugfixes(ctx: EventContext) -> None:
+    await sync_open_bugfixes(ctx)
+
+
+def _poll_context(
+    pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef, forge: Forge, me: User, config: RepoSettings
+) -> EventContext:
+    event = Event(
+        forge=kind,
+        delivery_id=f"periodic:{pctx.name}:{pctx.slot.isoformat()}",
+        name="reconcile",
+        action="periodic",
+        sender="",
+        repo=repo,
+    )
+    return EventContext(
+        event=event,
+        forge=forge,
+        me=me,
+        settings=config.settings,
+        registry=registry,
+        log=pctx.log.bind(repo=repo.full_name),
+        deferred=pctx.deferred,
+        config=config,
+    )
+
+
+@registry.every(minutes=1, name="bugfix-ci")
+async def poll_gitea_ci(pctx: PeriodicContext) -> None:
+    """Gitea and Forgejo versions that send no `status` webhook: CI results are noticed by looking, once a
+    minute, at the open bugfix pull requests of the repositories Steward has had events from. (GitHub sends
+    `status`, `check_run` and `check_suite` webhooks.)"""
+    if "gitea" not in pctx.forges:
+        return
+    for repo in await pctx.repositories("gitea"):
+        try:
+            forge = await pctx.forge("gitea", repo)
+            config = await pctx.settings_for(forge, repo)
+            if not config.settings.bugfix.enabled:
+                continue
+            ctx = _poll_context(pctx, "gitea", repo, forge, await forge.whoami(), config)
+            await sync_open_bugfixes(ctx)
+        except ForgeError as exc:
+            pctx.log.warning("bugfix: could not look at a repository", repo=repo.full_name, error=str(exc))

@@ -423,3 +423,20 @@ def test_an_exhausted_budget_fails_and_a_new_pull_request_does_not_reset_it(stew
     assert state_of(steward, repo, int(again["number"]))[0] == "failure"
     reply = run(steward, repo, int(again["number"]), "/review clean", by="outsider")
     assert "BUDGET_EXHAUSTED" in reply
+
+
+def test_without_status_webhooks_the_periodic_job_notices_ci(steward: Steward) -> None:
+    """Gitea and Forgejo versions that send no `status` webhook: the one-minute job looks (run here at once).
+    On GitHub, `steward reconcile` does the same catch-up."""
+    repo = steward.new_repo()  # its hook does not subscribe to `status`
+    _, pr, _, red = opened(steward, repo)
+    body = {"repo": repo, "sha": red, "kind": "status", "context": "ci/test", "state": "failure"}
+    steward.maintainer.client.post(f"{steward.sandbox.url}/_sandbox/ci", json=body).raise_for_status()
+    steward.settle()
+    if steward.forge == "github":
+        assert state_of(steward, repo, pr)[1].startswith("awaiting the fix"), "GitHub sends `status`"
+        return
+    assert state_of(steward, repo, pr)[1].startswith("awaiting red proof"), "no webhook came"
+    steward.run_periodic("bugfix-ci")
+    steward.settle()
+    assert state_of(steward, repo, pr)[1].startswith("awaiting the fix")
