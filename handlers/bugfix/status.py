@@ -3,7 +3,8 @@ files each changed), CI on the red commit and on the head, the test cases at bot
 
 The rules, in order; the first that applies decides (issue 13):
 
-1. failure: the red commit touches a non-test file, or the head lost the regression test file or a test case;
+1. failure: the red commit touches a non-test file or no longer adds the regression test, or the head lost
+   the regression test file or a test case;
    (then, from the root-cause discipline: pending while the root cause is not evidenced)
 2. pending while CI on the red commit runs or is inconclusive; failure when it is green (the test does not
    reproduce the bug) — unless a gap was disclosed with `/accept-gap`;
@@ -98,6 +99,14 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             f"the first commit must change only tests; it also changes {', '.join(outside)[:80]}",
             "The red commit must hold the regression test only. Move the other changes to a later commit "
             "(rebase so the test-only commit stays first, then force-push).",
+        )
+    if given.test_path not in {f.path for f in red.files}:
+        return RegressionStatus(
+            "failure",
+            "RED_WITHOUT_TEST",
+            f"the first commit no longer adds the regression test {given.test_path}"[:140],
+            "Rebases and force-pushes are fine as long as the commit that adds the regression test (and only "
+            "tests) stays first.",
         )
     removed = removed_cases(given.red_cases, given.head_cases)
     if given.head_cases is None and later:

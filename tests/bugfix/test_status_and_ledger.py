@@ -90,6 +90,8 @@ def test_failures() -> None:
     green_first = evaluate(given_status([RED], red_ci="green"))
     assert green_first.state == "failure"
     assert green_first.description == "the test passes before the fix — it does not reproduce the bug"
+    other_test = commit("r2", "tests/test_other.py")
+    assert evaluate(given_status([other_test, FIX])).code == "RED_WITHOUT_TEST"
     many = [RED, FIX, commit("g", "src/cart.py"), commit("h", "src/cart.py")]
     assert evaluate(given_status(many)).code == "TOO_MANY_COMMITS"
 
