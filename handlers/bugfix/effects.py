@@ -68,6 +68,8 @@ LABELS: Mapping[str, tuple[str, str]] = {
 }
 # Commits read per pull request (each needs a call for its files); more than this fails the status anyway.
 MAX_COMMITS = 30
+# The ledger comment's copy of the events stays well inside a comment (DESIGN §3.11).
+MAX_LEDGER_DATA = 30_000
 _REPLY_HEAD = "<!-- steward:reply:"
 
 
@@ -345,26 +347,70 @@ async def read_commits(ctx: EventContext, pull: PullRequest) -> list[BranchCommi
     return out
 
 
+@dataclass(frozen=True)
+class LedgerSources:
+    """What the ledger is re-derived from: each accepted command's event, and the budgets. Every event and
+    the budgets are kept twice — in the command's reply and in each ledger comment's data block — so editing
+    or deleting one of Steward's comments resets nothing: an event counts when either copy holds it, and a
+    budget is the lowest either copy says."""
+
+    events: list[Event]
+    budgets: Budgets
+
+
+def _lowest(a: Budgets, b: Budgets) -> Budgets:
+    return Budgets(
+        min(a.review_rounds, b.review_rounds),
+        min(a.fix_cycles, b.fix_cycles),
+        min(a.no_verdict_retries, b.no_verdict_retries),
+    )
+
+
 async def ledger_events(
     ctx: EventContext, number: int, record: Record, cache: dict[int, list[Comment]]
-) -> list[Event]:
-    """The ledger's events: Steward's replies to accepted commands, on the bug and on each of its pull
-    requests (the ledger belongs to the bug). Only Steward's own comments count."""
+) -> LedgerSources:
+    """The ledger's sources on the bug and on each of its pull requests (the ledger belongs to the bug).
+    Only Steward's own comments count."""
     found: list[Event] = []
+    budgets = record.budgets
+    ledger_head = sticky.marker(LEDGER_KIND, str(number))
     for where in dict.fromkeys((number, *record.pulls)):
         if where not in cache:
             cache[where] = await ctx.forge.list_comments(ctx.repo, where)
         for comment in cache[where]:
-            if comment.author.casefold() != ctx.me.login.casefold() or not comment.body.lstrip().startswith(
-                _REPLY_HEAD
-            ):
+            if comment.author.casefold() != ctx.me.login.casefold():
                 continue
-            data = sticky.decode_data(comment.body)
-            if isinstance(data, Mapping) and data.get("bug") == number:
-                event = event_from_json(data.get("bugfix"))
-                if event is not None:
-                    found.append(event)
-    return found
+            body = comment.body.lstrip()
+            data = sticky.decode_data(body) if body.startswith((_REPLY_HEAD, ledger_head)) else None
+            if not isinstance(data, Mapping) or data.get("bug") != number:
+                continue
+            if body.startswith(ledger_head):
+                budgets = _lowest(budgets, Budgets.from_json(data.get("budgets"), budgets))
+                raw_events = data.get("events")
+                for raw in raw_events if isinstance(raw_events, list) else ():
+                    event = event_from_json(raw)
+                    if event is not None:
+                        found.append(event)
+                continue
+            event = event_from_json(data.get("bugfix"))
+            if event is not None:
+                found.append(event)
+    return LedgerSources(found, budgets)
+
+
+def ledger_data(number: int, ledger: Ledger) -> dict[str, Any] | None:
+    """The ledger comment's data block: the budgets and every event (None when it would not fit)."""
+    events = [
+        *(event_to_json(e) for e in ledger.rounds),
+        *(event_to_json(e) for e in ledger.dispositions),
+        *(event_to_json(e) for e in ledger.gaps),
+    ]
+    data = {"bug": number, "budgets": ledger.budgets.to_json(), "events": events}
+    return (
+        data
+        if len(sticky.encode_data(data)) < MAX_LEDGER_DATA
+        else {"bug": number, "budgets": data["budgets"]}
+    )
 
 
 async def assess(
@@ -388,7 +434,8 @@ async def assess(
         case_names(record.path, red_file.content.decode("utf-8", "replace")) if red_file else frozenset()
     )
     head_cases = case_names(record.path, head_file.content.decode("utf-8", "replace")) if head_file else None
-    ledger = fold(record.budgets, await ledger_events(ctx, number, record, cache))
+    sources = await ledger_events(ctx, number, record, cache)
+    ledger = fold(sources.budgets, sources.events)
     bug = await forge.get_issue(repo, number)
     root = await inputs.root_cause(ctx, repo, bug)
     status = evaluate(
@@ -430,7 +477,12 @@ async def sync_pull(
         head_ci=ev.head_ci or "",
     )
     written = await ctx.upsert_sticky(
-        LEDGER_KIND, str(number), text, number=pull.number, comments=ev.comments.get(pull.number)
+        LEDGER_KIND,
+        str(number),
+        text,
+        data=ledger_data(number, ev.ledger),
+        number=pull.number,
+        comments=ev.comments.get(pull.number),
     )
     await ctx.forge.set_commit_status(
         ctx.repo, pull.head_sha, CONTEXT, ev.status.state, ev.status.description, written.comment.html_url

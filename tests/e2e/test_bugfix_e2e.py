@@ -407,6 +407,9 @@ def test_an_exhausted_budget_fails_and_a_new_pull_request_does_not_reset_it(stew
     assert ledger is not None and "review rounds 1/1" in ledger["body"]
     forged = ledger["body"].replace("review rounds 1/1", "review rounds 0/9")
     steward.maintainer.edit_comment(repo, int(ledger["id"]), forged)
+    # Nor does deleting the reply that recorded the round: the ledger's data block holds it too.
+    [recorded] = [c for c in steward.bot_comments(repo, pr) if "Recorded review round 1" in c["body"]]
+    steward.maintainer.call("DELETE", f"/repos/{repo}/issues/comments/{recorded['id']}")
     steward.settle()
     reply = run(steward, repo, pr, "/review clean", by="outsider")
     assert "BUDGET_EXHAUSTED" in reply
