@@ -167,6 +167,18 @@ def test_bugfix_opens_a_branch_with_one_test_only_commit_and_a_draft_pull_reques
     assert all("/comments" in r["path"] or "/reactions" in r["path"] for r in writes), writes
 
 
+def test_without_draft_pull_requests_the_title_says_wip(steward: Steward) -> None:
+    """GitHub refuses drafts where the plan has none (FORGE-FACTS "Draft PRs"): a `[WIP] ` title instead."""
+    if steward.forge == "gitea":
+        pytest.skip("Gitea's drafts are a title prefix already")
+    repo = repo_with_ci(steward)
+    steward.maintainer.client.patch(f"{steward.sandbox.url}/_sandbox/repos/{repo}", json={"drafts": False})
+    number = refined_bug(steward, repo)
+    run(steward, repo, number, "/bugfix")
+    [pr] = pulls(steward, repo)
+    assert pr["title"] == f"[WIP] Fix #{number}: {TITLE}" and pr["draft"] is False
+
+
 def test_an_outsider_s_test_is_committed_only_with_a_matching_digest(steward: Steward) -> None:
     repo = repo_with_ci(steward)
     number = refined_bug(steward, repo, by="outsider")
