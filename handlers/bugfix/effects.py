@@ -222,8 +222,15 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
         raise CommandError(
             f"there is no branch `{base}` to start from. Name an existing one: `--base <branch>`."
         )
+    branch = record.branch if record else branch_name(settings.branch_prefix, number, issue.title)
+    if record is None and await forge.get_branch(repo, branch) is not None:
+        # Steward writes its record before the branch, so a branch without one was made by someone else.
+        raise CommandError(
+            f"a branch `{branch}` exists already and is not a bugfix branch Steward opened. Delete or rename "
+            f"it, then run `/{ctx.prefix} bugfix` again."
+        )
     record = Record(
-        branch=record.branch if record else branch_name(settings.branch_prefix, number, issue.title),
+        branch=branch,
         base=base,
         path=slot.path,
         digest=slot.digest,

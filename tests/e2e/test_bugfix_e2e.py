@@ -128,6 +128,12 @@ def test_refusals_each_with_its_code_and_what_to_do(steward: Steward) -> None:
     assert "can only be run by" in reply, "write access or more"
     assert branches(steward, repo) == ["main"] and pulls(steward, repo) == []
 
+    taken = f"bugfix/{refined}-cart-total-ignores-the-discount-code"
+    steward.maintainer.create_branch(repo, taken)
+    reply = run(steward, repo, refined, "/bugfix")
+    assert f"a branch `{taken}` exists already and is not a bugfix branch Steward opened" in reply
+    assert pulls(steward, repo) == []
+
 
 def test_bugfix_opens_a_branch_with_one_test_only_commit_and_a_draft_pull_request(steward: Steward) -> None:
     repo = repo_with_ci(steward)
