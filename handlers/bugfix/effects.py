@@ -277,9 +277,6 @@ async def _resume(
     pull = await forge.find_pull_request(repo, record.branch)
     opened_now = pull is None
     if pull is None:
-        if not record.red:
-            commits = await forge.get_branch(repo, record.branch)
-            record = replace(record, red=commits or "")
         pull = await forge.open_pull_request(
             repo,
             head=record.branch,
@@ -292,9 +289,10 @@ async def _resume(
         )
     if pull.number not in record.pulls:
         record = replace(record, pulls=(*record.pulls, pull.number))
+    evidence = await sync_pull(ctx, pull, number, record)
+    record = replace(record, red=evidence.red_sha or record.red)
     await write_record(ctx, number, record, _opened(ctx, number, record, pull, html_url), comments)
     await add_label(ctx, number, OPEN_LABEL, issue.labels)
-    await sync_pull(ctx, pull, number, record)
     link = (
         f"[`{record.branch}`]({branch_url(html_url, record.branch, ctx.event.forge)})"
         if html_url
@@ -309,8 +307,7 @@ async def _resume(
     elif opened_now:
         await ctx.reply(
             f"The bugfix branch {link} exists already; I opened the draft pull request #{pull.number} for "
-            "it. "
-            "The bug's review ledger and budget carry on from before."
+            "it. The bug's review ledger and budget carry on from before."
         )
     else:
         await ctx.reply(
