@@ -99,6 +99,8 @@ class Record:
     red: str = ""
     trusted_by: str = ""
     opened_by: str = ""
+    # The hypothesis `/bugfix H<n>` chose ("" when none was named).
+    hypothesis: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -112,6 +114,7 @@ class Record:
             "red": self.red,
             "trusted_by": self.trusted_by,
             "opened_by": self.opened_by,
+            "hypothesis": self.hypothesis,
         }
 
     @classmethod
@@ -129,6 +132,7 @@ class Record:
             red=str(raw.get("red") or ""),
             trusted_by=str(raw.get("trusted_by") or ""),
             opened_by=str(raw.get("opened_by") or ""),
+            hypothesis=str(raw.get("hypothesis") or "")[:10],
         )
 
 
@@ -239,6 +243,7 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
         pulls=record.pulls if record else (),
         trusted_by=ctx.actor if request.trust_digest else "",
         opened_by=ctx.actor,
+        hypothesis=request.hypothesis or (record.hypothesis if record else ""),
     )
     # The record first: a job killed after this finds it (and the budgets) on the next run.
     await write_record(ctx, number, record, _opened(ctx, number, record, None, repository.html_url), comments)
@@ -441,7 +446,7 @@ async def assess(
     sources = await ledger_events(ctx, number, record, cache)
     ledger = fold(sources.budgets, sources.events)
     bug = await forge.get_issue(repo, number)
-    root = await inputs.root_cause(ctx, repo, bug)
+    root = await inputs.root_cause(ctx, repo, bug, record.hypothesis or None)
     status = evaluate(
         StatusInput(
             commits=commits,
