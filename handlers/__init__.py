@@ -13,3 +13,4 @@ from handlers import config  # noqa: E402, F401
 from handlers import milestones  # noqa: E402, F401
 from handlers import forks  # noqa: E402, F401
 from handlers import onboarding  # noqa: E402, F401
+from handlers.bugfix import bot as bugfix_bot  # noqa: E402, F401

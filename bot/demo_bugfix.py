@@ -1,0 +1,97 @@
+"""The `steward demo` scene of regression-first bugfix branches: `/bugfix` on a refined bug, CI red on the
+test alone, the fix, CI green, an independent review, the merge that closes the bug with its summary."""
+
+from __future__ import annotations
+
+import base64
+from typing import TYPE_CHECKING, Any
+
+from bot.demo_texts import APPROVED_BUG
+
+if TYPE_CHECKING:
+    from bot.demo import Person, Stage
+
+CONTEXT = "steward/regression-first"
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def _root(person: Person) -> str:
+    base = str(person.http.base_url).rstrip("/")
+    return base.removesuffix("/api/v1")
+
+
+def _play_ci(stage: Stage, sha: str, outcome: str) -> None:
+    """The sandbox plays CI: a check run on GitHub, a commit status on Gitea."""
+    kind = "check_run" if stage.flavor == "github" else "status"
+    key = "conclusion" if kind == "check_run" else "state"
+    body = {"repo": stage.repo, "sha": sha, "kind": kind, "context": "ci/tests", key: outcome}
+    stage.maintainer("POST", f"{_root(stage.maintainer)}/_sandbox/ci", body)
+
+
+def _push(stage: Stage, branch: str, path: str, text: str) -> str:
+    found = stage.maintainer.get_optional(f"/repos/{stage.repo}/contents/{path}?ref={branch}")
+    body: dict[str, Any] = {
+        "message": "fix: keep the discount when the currency changes",
+        "content": base64.b64encode(text.encode()).decode(),
+        "branch": branch,
+    }
+    if found:
+        body["sha"] = found["sha"]
+    method = "POST" if stage.flavor == "gitea" and not found else "PUT"
+    return str(stage.maintainer(method, f"/repos/{stage.repo}/contents/{path}", body)["commit"]["sha"])
+
+
+def _status(stage: Stage, sha: str) -> str:
+    for status in stage.maintainer("GET", f"/repos/{stage.repo}/commits/{sha}/statuses"):
+        if status["context"] == CONTEXT:
+            return f"{status.get('state') or status.get('status')} — {status['description']}"
+    return "(none)"
+
+
+def bugfix_scene(stage: Stage) -> None:
+    _say("\n▶ Regression-first bugfix: the failing test first, then the fix, then an independent review")
+    number = stage.issue(
+        stage.maintainer, "Cart total ignores the discount after a currency switch", APPROVED_BUG
+    )
+    stage.label(number, ["bug", "refine"])
+    stage.settle()
+    stage.comment(stage.maintainer, number, "/steward bugfix")
+    _say("  The bug is refined (approved); @maintainer asked for `/steward bugfix`.")
+    stage.settle()
+    stage.show(number, max_lines=5)
+    pulls = [p for p in stage.maintainer("GET", f"/repos/{stage.repo}/pulls?state=open")
+             if str(p["head"]["ref"]).startswith("bugfix/")]  # fmt: skip
+    if not pulls:
+        return
+    pr = pulls[0]
+    branch, red = str(pr["head"]["ref"]), str(pr["head"]["sha"])
+    _say(f"\n  Draft pull request #{pr['number']} “{pr['title']}”, branch `{branch}`.")
+    _play_ci(stage, red, "failure")
+    stage.settle()
+    _say("  CI failed on the first commit (the regression test alone): the bug is reproduced.")
+    fix = _push(
+        stage, branch, "src/cart.py", "def switch_currency(cart, rate):\n    return cart.total * rate\n"
+    )
+    stage.settle()
+    _say(f"  @maintainer pushed the fix `{fix[:10]}`; CI then passed on it.")
+    _play_ci(stage, fix, "success")
+    stage.settle()
+    collaborator = {"permission": "write" if stage.flavor == "gitea" else "push"}
+    stage.maintainer("PUT", f"/repos/{stage.repo}/collaborators/outsider", collaborator)
+    stage.comment(stage.maintainer, int(pr["number"]), "/steward review clean")
+    stage.comment(stage.outsider, int(pr["number"]), "/steward review clean")
+    _say(
+        "  @maintainer (who wrote the fix) and @outsider (now a collaborator) both wrote "
+        "`/steward review clean`."
+    )
+    stage.settle()
+    stage.show(int(pr["number"]), max_lines=8)
+    _say(f"\n    commit status {CONTEXT}: {_status(stage, fix)}")
+    merge: tuple[str, dict[str, Any]] = ("POST", {"Do": "merge"}) if stage.flavor == "gitea" else ("PUT", {})
+    stage.maintainer(merge[0], f"/repos/{stage.repo}/pulls/{pr['number']}/merge", merge[1])
+    _say(f"\n  @maintainer merged #{pr['number']}.")
+    stage.settle()
+    stage.show(number, max_lines=12)

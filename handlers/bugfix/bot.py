@@ -1,0 +1,303 @@
+"""Bugfix branches in the forge: `/bugfix` on a bug, `/review`, `/disposition` and `/accept-gap` on its pull
+request, and the events that recompute the `steward/regression-first` status (a push to the branch, a pull
+request opened or synchronised, a commit status, a check run or suite completing) or close the bug (a merge).
+The work itself is in ``effects``."""
+
+from __future__ import annotations
+
+from bot.config_service import RepoSettings
+from bot.context import CommandContext, CommandError, EventContext
+from bot.event_types import Event
+from bot.forge import Comment, Forge, ForgeError, ForgeKind, PullRequest, RepoRef, User
+from bot.periodic import PeriodicContext
+from handlers import registry
+from handlers.bugfix.effects import (
+    GAP_LABEL,
+    OPEN_LABEL,
+    add_label,
+    adopt,
+    assess,
+    bugfix_of_branch,
+    bugfix_pull,
+    close_bug,
+    find_record,
+    record_reply,
+    recorded,
+    start_bugfix,
+    sync_pull,
+)
+from handlers.bugfix.gate import UsageError, parse_bugfix_args
+from handlers.bugfix.ledger import DispositionRecord, Gap, Round, parse_disposition, parse_review
+from handlers.bugfix.status import committers_after_red
+
+SECTION = "bugfix"
+# Open bugfix pull requests looked at for a commit status that names no pull request.
+MAX_OPEN_BUGFIXES = 30
+
+
+@registry.command(
+    "bugfix",
+    usage="bugfix [H<n>] [--base BRANCH] [--trust-test DIGEST]",
+    help="Open a regression-first bugfix branch for this refined bug: its first commit is the regression "
+    "test from section 7, with a draft pull request.",
+    permission="write",
+    on_pulls=False,
+    section=SECTION,
+)
+async def bugfix_command(ctx: CommandContext) -> None:
+    try:
+        request = parse_bugfix_args(ctx.command.args)
+    except UsageError as exc:
+        raise CommandError(
+            f"{exc}. Usage: `/{ctx.prefix} bugfix [H<n>] [--base BRANCH] [--trust-test DIGEST]`."
+        ) from None
+    await start_bugfix(ctx, request)
+
+
+@registry.command(
+    "review",
+    usage="review clean | inconclusive <why> | findings",
+    help="Record a review round on a bugfix pull request's head; `findings` is followed by lines "
+    "`<id> <severity> <path:line> <text>`. Not by someone who committed after the red commit.",
+    permission="write",
+    on_issues=False,
+    section=SECTION,
+)
+async def review_command(ctx: CommandContext) -> None:
+    pull, number, record = await bugfix_pull(ctx)
+    cache: dict[int, list[Comment]] = {}
+    ev = await assess(ctx, pull, number, record, cache)
+    events = [*ev.ledger.rounds]
+    done = recorded(events, ctx.comment.id, Round)
+    if done is None:
+        try:
+            request = parse_review(ctx.command.text)
+        except UsageError as exc:
+            raise CommandError(str(exc)) from None
+        refusal = ev.ledger.check_review(
+            head=pull.head_sha,
+            actor=ctx.actor,
+            committers=committers_after_red(ev.commits),
+            findings=request.findings,
+        )
+        if refusal is not None:
+            await sync_pull(ctx, pull, number, record)
+            raise CommandError(f"**{refusal.code}** — {refusal.message}")
+        done = Round(
+            ctx.comment.id, ctx.actor, pull.head_sha, request.verdict, request.findings, request.reason
+        )
+    assert isinstance(done, Round)
+    after = ev.ledger.apply(done) if done not in ev.ledger.rounds else ev.ledger
+    n = after.rounds.index(done) + 1
+    state = after.review_state(done.head)
+    nxt = "the review is complete for this head." if state == "complete" else f"next: {state}."
+    text = (
+        f"Recorded review round {n} of {after.budgets.review_rounds} on `{done.head[:10]}`: "
+        f"**{done.verdict}**" + (f" ({len(done.findings)} finding(s))" if done.findings else "") + f"; {nxt}"
+    )
+    await record_reply(ctx, number, done, text)
+    await sync_pull(ctx, pull, number, record)
+
+
+@registry.command(
+    "disposition",
+    usage="disposition <id> fix|low|out-of-scope|unvalidated <reason>",
+    help="Dispose of a review finding on a bugfix pull request (`low` only for low and info findings).",
+    permission="write",
+    on_issues=False,
+    section=SECTION,
+)
+async def disposition_command(ctx: CommandContext) -> None:
+    pull, number, record = await bugfix_pull(ctx)
+    ev = await assess(ctx, pull, number, record)
+    done = recorded(ev.ledger.dispositions, ctx.comment.id, DispositionRecord)
+    if done is None:
+        try:
+            finding, disposition, reason = parse_disposition(ctx.command.args, ctx.command.text)
+        except UsageError as exc:
+            raise CommandError(str(exc)) from None
+        round_number, refusal = ev.ledger.check_disposition(finding, disposition)
+        if refusal is not None:
+            await sync_pull(ctx, pull, number, record)
+            raise CommandError(f"**{refusal.code}** — {refusal.message}")
+        done = DispositionRecord(ctx.comment.id, ctx.actor, finding, disposition, reason, round_number)
+    assert isinstance(done, DispositionRecord)
+    await record_reply(
+        ctx,
+        number,
+        done,
+        f"Recorded: finding `{done.finding}` of round {done.round} — **{done.disposition}**.",
+    )
+    await sync_pull(ctx, pull, number, record)
+
+
+@registry.command(
+    "accept-gap",
+    usage="accept-gap <reason>",
+    help="On a bugfix pull request: record a disclosed gap instead of red proof (the test cannot fail on "
+    "CI).",
+    permission="maintain",
+    on_issues=False,
+    section=SECTION,
+)
+async def accept_gap_command(ctx: CommandContext) -> None:
+    pull, number, record = await bugfix_pull(ctx)
+    reason = ctx.command.text.strip()
+    if not reason:
+        raise CommandError(f"say why there is no red proof: `/{ctx.prefix} accept-gap <reason>`.")
+    ev = await assess(ctx, pull, number, record)
+    done = recorded(ev.ledger.gaps, ctx.comment.id, Gap) or Gap(ctx.comment.id, ctx.actor, reason[:500])
+    await record_reply(
+        ctx,
+        number,
+        done,
+        f"Recorded a disclosed gap instead of red proof (labelled `{GAP_LABEL}` on #{number}).",
+    )
+    await add_label(ctx, number, GAP_LABEL, ev.bug.labels)
+    await sync_pull(ctx, pull, number, record)
+
+
+@registry.on("issue_comment", "edited", "deleted", section=SECTION)
+async def on_ledger_touched(ctx: EventContext) -> None:
+    """Someone edited or deleted Steward's ledger comment: it is re-derived and written again at once."""
+    comment, issue = ctx.event.comment, ctx.event.issue
+    if comment is None or issue is None or not issue.is_pull_request:
+        return
+    if (
+        comment.author.casefold() != ctx.me.login.casefold()
+        or "<!-- steward:bugfix-ledger:" not in comment.body
+    ):
+        return
+    await _sync(ctx, await ctx.forge.get_pull_request(ctx.repo, issue.number))
+
+
+# --- events -------------------------------------------------------------------------------------------------
+
+
+async def _sync(ctx: EventContext, pull: PullRequest) -> None:
+    found = await bugfix_of_branch(ctx, pull.head_ref)
+    if found is None:
+        return
+    number, record = found
+    if pull.merged:
+        await close_bug(ctx, pull, number, record)
+        return
+    if pull.state != "open":
+        return
+    record = await adopt(ctx, number, record, pull)
+    async with ctx.holding(pull.number):
+        await sync_pull(ctx, pull, number, record)
+
+
+@registry.on("pull_request", "opened", "reopened", "synchronize", "edited", "closed", section=SECTION)
+async def on_pull(ctx: EventContext) -> None:
+    snapshot = ctx.event.pull
+    if snapshot is None or not snapshot.head_ref.startswith(ctx.settings.bugfix.branch_prefix):
+        return
+    await _sync(ctx, await ctx.forge.get_pull_request(ctx.repo, ctx.number))
+
+
+@registry.on("push", section=SECTION)
+async def on_push(ctx: EventContext) -> None:
+    ref = ctx.event.ref or ""
+    branch = ref.removeprefix("refs/heads/")
+    if not ref.startswith("refs/heads/") or not branch.startswith(ctx.settings.bugfix.branch_prefix):
+        return
+    pull = await ctx.forge.find_pull_request(ctx.repo, branch)
+    if pull is not None:
+        await _sync(ctx, pull)
+
+
+@registry.on("status", section=SECTION)
+@registry.on("check_run", "completed", section=SECTION)
+@registry.on("check_suite", "completed", section=SECTION)
+async def on_ci(ctx: EventContext) -> None:
+    """CI reported on a commit: the bugfix pull requests that hold it (its head, or its red commit)."""
+    report = ctx.event.report
+    if report is None or report.context.casefold().startswith("steward/"):
+        return
+    if report.pulls:
+        for number in report.pulls[:10]:
+            await _sync(ctx, await ctx.forge.get_pull_request(ctx.repo, number))
+        return
+    bugs = await ctx.forge.list_issues(ctx.repo, labels=[OPEN_LABEL], state="open")
+    for bug in bugs[:MAX_OPEN_BUGFIXES]:
+        _, record = find_record(ctx, await ctx.forge.list_comments(ctx.repo, bug.number), bug.number)
+        if record is None:
+            continue
+        pull = await ctx.forge.find_pull_request(ctx.repo, record.branch)
+        if pull is None:
+            continue
+        if (
+            pull.head_sha == report.sha
+            or report.sha == record.red
+            or any(c.sha == report.sha for c in await ctx.forge.list_pr_commits(ctx.repo, pull.number))
+        ):
+            await _sync(ctx, pull)
+
+
+# --- catching up --------------------------------------------------------------------------------------------
+
+
+async def sync_open_bugfixes(ctx: EventContext) -> int:
+    """Recompute every open bugfix pull request of the repository; returns how many were looked at."""
+    seen = 0
+    bugs = await ctx.forge.list_issues(ctx.repo, labels=[OPEN_LABEL], state="open")
+    for bug in bugs[:MAX_OPEN_BUGFIXES]:
+        _, record = find_record(ctx, await ctx.forge.list_comments(ctx.repo, bug.number), bug.number)
+        if record is None:
+            continue
+        pull = await ctx.forge.find_pull_request(ctx.repo, record.branch)
+        if pull is not None:
+            await _sync(ctx, pull)
+            seen += 1
+    return seen
+
+
+@registry.reconcile(
+    "bugfix", checks="the regression-first status of every open bugfix pull request", section=SECTION
+)
+async def reconcile_bugfixes(ctx: EventContext) -> None:
+    await sync_open_bugfixes(ctx)
+
+
+def _poll_context(
+    pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef, forge: Forge, me: User, config: RepoSettings
+) -> EventContext:
+    event = Event(
+        forge=kind,
+        delivery_id=f"periodic:{pctx.name}:{pctx.slot.isoformat()}",
+        name="reconcile",
+        action="periodic",
+        sender="",
+        repo=repo,
+    )
+    return EventContext(
+        event=event,
+        forge=forge,
+        me=me,
+        settings=config.settings,
+        registry=registry,
+        log=pctx.log.bind(repo=repo.full_name),
+        deferred=pctx.deferred,
+        config=config,
+    )
+
+
+@registry.every(minutes=1, name="bugfix-ci")
+async def poll_gitea_ci(pctx: PeriodicContext) -> None:
+    """Gitea and Forgejo versions that send no `status` webhook: CI results are noticed by looking, once a
+    minute, at the open bugfix pull requests of the repositories Steward has had events from. (GitHub sends
+    `status`, `check_run` and `check_suite` webhooks.)"""
+    if "gitea" not in pctx.forges:
+        return
+    for repo in await pctx.repositories("gitea"):
+        try:
+            forge = await pctx.forge("gitea", repo)
+            config = await pctx.settings_for(forge, repo)
+            if not config.settings.bugfix.enabled:
+                continue
+            ctx = _poll_context(pctx, "gitea", repo, forge, await forge.whoami(), config)
+            await sync_open_bugfixes(ctx)
+        except ForgeError as exc:
+            pctx.log.warning("bugfix: could not look at a repository", repo=repo.full_name, error=str(exc))

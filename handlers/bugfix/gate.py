@@ -1,0 +1,277 @@
+"""`/bugfix`'s gate and the names it gives: pure rules over what the caller read from the forge.
+
+Each refusal has a code (stable, for tests and scripts) and a message that says what to do. The root-cause
+and open-forks inputs come from other capabilities (``handlers.bugfix.inputs`` computes them); the gate only
+judges them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from handlers.bugfix.slot import RegressionSlot, example_for, is_test_path
+
+BUG_NOT_REFINED = "BUG_NOT_REFINED"
+FORKS_OPEN = "FORKS_OPEN"
+ROOT_CAUSE_NOT_EVIDENCED = "ROOT_CAUSE_NOT_EVIDENCED"
+REGRESSION_PATH_NOT_A_TEST = "REGRESSION_PATH_NOT_A_TEST"
+REGRESSION_TEST_MISSING = "REGRESSION_TEST_MISSING"
+UNTRUSTED_TEST_CODE = "UNTRUSTED_TEST_CODE"
+STALE_TEST_DIGEST = "STALE_TEST_DIGEST"
+REFUSAL_CODES = (
+    BUG_NOT_REFINED,
+    FORKS_OPEN,
+    ROOT_CAUSE_NOT_EVIDENCED,
+    REGRESSION_PATH_NOT_A_TEST,
+    REGRESSION_TEST_MISSING,
+    UNTRUSTED_TEST_CODE,
+    STALE_TEST_DIGEST,
+)
+SLUG_LENGTH = 40
+_HYPOTHESIS = re.compile(r"^H\d{1,3}$", re.IGNORECASE)
+_DIGEST = re.compile(r"^[0-9a-f]{12}$")
+# CI configuration lives here: a file under them is never a "test", whatever the globs say, because the code
+# committed there would run in CI with the repository's secrets as a workflow, not as a test.
+CI_CONFIG_DIRS = (".github/", ".gitea/", ".forgejo/", ".circleci/", ".woodpecker/", ".buildkite/")
+
+
+@dataclass(frozen=True)
+class RootCause:
+    """What the root-cause discipline says of the bug. ``evidenced`` False refuses with ``detail``;
+    ``hypothesis`` is the text the red commit and the PR quote (the chosen hypothesis, else section 6)."""
+
+    evidenced: bool = True
+    hypothesis: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    code: str
+    message: str
+    # Shown in a fence under the message (the untrusted code, an example test).
+    code_block: str = ""
+    code_info: str = ""
+
+
+@dataclass(frozen=True)
+class GateInput:
+    verdict: str | None  # the RA9 verdict recorded on the bug: approved, rejected, pending, or None
+    blockers: tuple[str, ...]
+    slot: RegressionSlot
+    test_globs: tuple[str, ...]
+    author: str
+    author_can_write: bool
+    trust_digest: str | None = None
+    unresolved_forks: Sequence[str] = ()
+    root_cause: RootCause = field(default_factory=RootCause)
+    prefix: str = "steward"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    refusals: tuple[Refusal, ...]
+
+    @property
+    def passed(self) -> bool:
+        return not self.refusals
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(r.code for r in self.refusals)
+
+
+def check_gate(given: GateInput) -> GateResult:
+    """Every refusal that applies, in order: refinement, forks, root cause, test slot, trust."""
+    p = given.prefix
+    refusals: list[Refusal] = []
+    if given.verdict != "approved":
+        state = f"is `{given.verdict}`" if given.verdict else "has not been given yet"
+        blockers = ", ".join(f"`{b}`" for b in given.blockers[:12]) or "none recorded"
+        refusals.append(
+            Refusal(
+                BUG_NOT_REFINED,
+                f"the bug's refinement verdict {state} (blockers: {blockers}). Fix what the verdict comment "
+                f"lists, then `/{p} refine`; run `/{p} bugfix` again once it is approved.",
+            )
+        )
+    if given.unresolved_forks:
+        names = ", ".join(f"`{f}`" for f in given.unresolved_forks[:12])
+        more = f" and {len(given.unresolved_forks) - 12} more" if len(given.unresolved_forks) > 12 else ""
+        refusals.append(
+            Refusal(
+                FORKS_OPEN,
+                f"design forks are still open: {names}{more}. Resolve them (`/{p} decide …`) before a fix "
+                "is started.",
+            )
+        )
+    if not given.root_cause.evidenced:
+        refusals.append(
+            Refusal(
+                ROOT_CAUSE_NOT_EVIDENCED,
+                (given.root_cause.detail or "the root cause has no evidence yet.")
+                + " Record the evidence on the hypotheses board, or name the confirmed one: "
+                + f"`/{p} bugfix H2`.",
+            )
+        )
+    slot = given.slot
+    if slot.path is not None and (
+        not is_test_path(slot.path, given.test_globs) or slot.path.lower().startswith(CI_CONFIG_DIRS)
+    ):
+        globs = ", ".join(f"`{g}`" for g in given.test_globs) or "(none)"
+        refusals.append(
+            Refusal(
+                REGRESSION_PATH_NOT_A_TEST,
+                f"the regression test path `{slot.path}` in section 7 is not a test file: a test matches "
+                f"one of the test globs {globs} and is not in a CI configuration directory. Put the test "
+                "under one of them, or add a glob to `bugfix.test_globs` in the repository's Steward "
+                "configuration.",
+            )
+        )
+    if slot.path is None or slot.code is None:
+        info, example = example_for(slot.path)
+        path = slot.path or "tests/test_regression.py"
+        missing = "a path" if slot.path is None else "a fenced code block with the test under the path"
+        refusals.append(
+            Refusal(
+                REGRESSION_TEST_MISSING,
+                f"section 7 (`## 7. Regression Test Slot`) has no regression test: it needs {missing}. "
+                f"Write the path (e.g. `{path}`) and, under it, the test in a fence, like this:",
+                code_block=example,
+                code_info=info,
+            )
+        )
+    elif not given.author_can_write:
+        digest = slot.digest or ""
+        if given.trust_digest is None:
+            refusals.append(
+                Refusal(
+                    UNTRUSTED_TEST_CODE,
+                    f"the test code for `{slot.path}` comes from @{given.author}, who has no write access: "
+                    "CI on a branch of this repository runs with its secrets. Read the code below; to vouch "
+                    f"for exactly this code, a maintainer runs `/{p} bugfix --trust-test {digest}`.",
+                    code_block=slot.code,
+                    code_info=slot.language or example_for(slot.path)[0],
+                )
+            )
+        elif given.trust_digest.lower() != digest:
+            refusals.append(
+                Refusal(
+                    STALE_TEST_DIGEST,
+                    f"`--trust-test {given.trust_digest}` does not match the test code in the issue now "
+                    f"(its digest is `{digest}`): the code changed since it was vouched for. Read it again "
+                    "and "
+                    f"run `/{p} bugfix --trust-test {digest}`.",
+                    code_block=slot.code,
+                    code_info=slot.language or example_for(slot.path)[0],
+                )
+            )
+    return GateResult(tuple(refusals))
+
+
+# --- the command's arguments ------------------------------------------------------------------------------
+
+
+class UsageError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class BugfixRequest:
+    base: str | None = None
+    trust_digest: str | None = None
+    hypothesis: str | None = None
+
+
+def parse_bugfix_args(args: Sequence[str]) -> BugfixRequest:
+    """``[H<n>] [--base BRANCH] [--trust-test DIGEST]``, in any order."""
+    base = digest = hypothesis = None
+    items = list(args)
+    i = 0
+    while i < len(items):
+        word = items[i]
+        key, eq, value = word.partition("=")
+        if key in ("--base", "--trust-test"):
+            if not eq:
+                if i + 1 >= len(items):
+                    raise UsageError(f"`{key}` needs a value")
+                value = items[i + 1]
+                i += 1
+            if key == "--base":
+                if not value or not valid_branch(value):
+                    raise UsageError(f"`{value}` is not a branch name")
+                base = value
+            else:
+                if not _DIGEST.match(value.lower()):
+                    raise UsageError(f"`{value}` is not a test digest (12 hex characters)")
+                digest = value.lower()
+        elif _HYPOTHESIS.match(word):
+            hypothesis = word.upper()
+        else:
+            raise UsageError(f"I don't understand `{word[:40]}`")
+        i += 1
+    return BugfixRequest(base, digest, hypothesis)
+
+
+# --- names ------------------------------------------------------------------------------------------------
+
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+_BAD_REF = re.compile(r"(?:^[-/.]|[/.]$|\.\.|//|@\{|[\x00-\x20~^:?*\[\\\x7f]|\.lock(?:/|$)|/\.)")
+
+
+def slug(title: str, limit: int = SLUG_LENGTH) -> str:
+    """The title in lower-case ASCII words joined by ``-``, at most ``limit`` characters, cut at a word."""
+    ascii_text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode().lower()
+    words = _NOT_SLUG.sub("-", ascii_text).strip("-")
+    if len(words) <= limit:
+        return words
+    cut = words[: limit + 1]
+    return (cut[: cut.rfind("-")] if "-" in cut else cut[:limit]).strip("-")
+
+
+def valid_branch(name: str) -> bool:
+    """Whether git accepts ``name`` as a branch (``git check-ref-format``'s rules, roughly)."""
+    return 0 < len(name) <= 200 and _BAD_REF.search(name) is None
+
+
+def branch_name(prefix: str, number: int, title: str) -> str:
+    words = slug(title)
+    name = f"{prefix}{number}-{words}" if words else f"{prefix}{number}"
+    return name if valid_branch(name) else f"bugfix/{number}"
+
+
+def bug_of_branch(prefix: str, branch: str) -> int | None:
+    """The bug a bugfix branch names (``bugfix/42-…`` → 42)."""
+    if not branch.startswith(prefix):
+        return None
+    match = re.match(r"(\d{1,9})(?:-|$)", branch[len(prefix) :])
+    return int(match.group(1)) if match else None
+
+
+def pull_title(number: int, title: str) -> str:
+    return f"Fix #{number}: {title.strip()}"[:250]
+
+
+def red_message(number: int, hypothesis: str) -> str:
+    lines = [f"test: regression test for #{number} (red)", ""]
+    if hypothesis.strip():
+        lines += ["Root-cause hypothesis:", *_wrapped(hypothesis.strip()[:1500]), ""]
+    lines.append(f"Refs #{number}")
+    return "\n".join(lines)
+
+
+def _wrapped(text: str, width: int = 72) -> list[str]:
+    out: list[str] = []
+    for paragraph in text.splitlines():
+        line = ""
+        for word in paragraph.split():
+            if line and len(line) + 1 + len(word) > width:
+                out.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        out.append(line)
+    return out

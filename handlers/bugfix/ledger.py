@@ -1,0 +1,465 @@
+"""The review ledger of a bug: review rounds, dispositions of findings, disclosed gaps, and the budget they
+spend. A pure state machine: the events (each one an accepted `/review`, `/disposition` or `/accept-gap`,
+recorded in Steward's reply to that command) fold into a ``Ledger``; ``check_*`` say whether a new event is
+allowed and, if not, why. The budgets belong to the bug and are fixed when `/bugfix` first ran.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, cast, get_args
+
+from handlers.bugfix.gate import Refusal, UsageError
+
+Severity = Literal["critical", "high", "medium", "low", "info"]
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+Disposition = Literal["fix", "low", "out-of-scope", "unvalidated"]
+DISPOSITIONS: tuple[Disposition, ...] = get_args(Disposition)
+Verdict = Literal["clean", "inconclusive", "findings"]
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+RESIDUAL: frozenset[str] = frozenset({"low", "out-of-scope", "unvalidated"})
+MAX_FINDINGS = 50
+_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,19}$")
+_LOCATION = re.compile(r"^\S{1,300}:\d{1,7}(?:-\d{1,7})?$")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+@dataclass(frozen=True)
+class Budgets:
+    review_rounds: int = 5
+    fix_cycles: int = 4
+    no_verdict_retries: int = 1
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "review_rounds": self.review_rounds,
+            "fix_cycles": self.fix_cycles,
+            "no_verdict_retries": self.no_verdict_retries,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Any, default: Budgets) -> Budgets:
+        if not isinstance(raw, Mapping):
+            return default
+
+        def num(key: str, fallback: int) -> int:
+            value = raw.get(key)
+            return value if isinstance(value, int) and 0 <= value <= 50 else fallback
+
+        return cls(
+            num("review_rounds", default.review_rounds),
+            num("fix_cycles", default.fix_cycles),
+            num("no_verdict_retries", default.no_verdict_retries),
+        )
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    severity: Severity
+    location: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Round:
+    comment_id: int
+    actor: str
+    head: str
+    verdict: Verdict
+    findings: tuple[Finding, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class DispositionRecord:
+    comment_id: int
+    actor: str
+    finding: str
+    disposition: Disposition
+    reason: str
+    round: int  # 1-based number of the round whose finding it disposes
+
+
+@dataclass(frozen=True)
+class Gap:
+    comment_id: int
+    actor: str
+    reason: str
+
+
+Event = Round | DispositionRecord | Gap
+
+
+@dataclass(frozen=True)
+class Residual:
+    round: int
+    finding: Finding
+    disposition: Disposition
+    reason: str
+
+
+@dataclass(frozen=True)
+class Ledger:
+    budgets: Budgets = field(default_factory=Budgets)
+    rounds: tuple[Round, ...] = ()
+    dispositions: tuple[DispositionRecord, ...] = ()
+    gaps: tuple[Gap, ...] = ()
+
+    # --- folding -------------------------------------------------------------------------------------------
+
+    def apply(self, event: Event) -> Ledger:
+        if isinstance(event, Round):
+            return replace(self, rounds=(*self.rounds, event))
+        if isinstance(event, DispositionRecord):
+            return replace(self, dispositions=(*self.dispositions, event))
+        return replace(self, gaps=(*self.gaps, event))
+
+    # --- derived counters ----------------------------------------------------------------------------------
+
+    def disposition_of(self, round_number: int, finding: str) -> DispositionRecord | None:
+        found = None
+        for record in self.dispositions:
+            if record.round == round_number and record.finding.casefold() == finding.casefold():
+                found = record
+        return found
+
+    def actionable(self, round_number: int) -> tuple[Finding, ...]:
+        """Findings of a round still to be fixed: without a disposition, or disposed ``fix``."""
+        rnd = self.rounds[round_number - 1]
+        out = []
+        for finding in rnd.findings:
+            record = self.disposition_of(round_number, finding.id)
+            if record is None or record.disposition == "fix":
+                out.append(finding)
+        return tuple(out)
+
+    def undisposed(self) -> tuple[Finding, ...]:
+        """Findings of the latest round without a disposition (the next round waits for them)."""
+        if not self.rounds:
+            return ()
+        n = len(self.rounds)
+        return tuple(f for f in self.rounds[-1].findings if self.disposition_of(n, f.id) is None)
+
+    @property
+    def fix_cycles_used(self) -> int:
+        return sum(
+            1
+            for i in range(1, len(self.rounds))
+            if self.rounds[i].head != self.rounds[i - 1].head and self.actionable(i)
+        )
+
+    @property
+    def retries_used(self) -> int:
+        return sum(
+            1
+            for i in range(1, len(self.rounds))
+            if self.rounds[i].head == self.rounds[i - 1].head and self.rounds[i - 1].verdict == "inconclusive"
+        )
+
+    def _last_open(self) -> bool:
+        """Whether the latest round leaves work: actionable findings, or no verdict."""
+        if not self.rounds:
+            return False
+        last = self.rounds[-1]
+        return last.verdict == "inconclusive" or bool(self.actionable(len(self.rounds)))
+
+    @property
+    def exhausted(self) -> bool:
+        if not self._last_open():
+            return False
+        if len(self.rounds) >= self.budgets.review_rounds:
+            return True
+        last = self.rounds[-1]
+        if last.verdict == "findings" and self.fix_cycles_used >= self.budgets.fix_cycles:
+            return True
+        return (
+            last.verdict == "inconclusive"
+            and self.retries_used >= self.budgets.no_verdict_retries
+            and len(self.rounds) >= 2
+            and self.rounds[-2].head == last.head
+        )
+
+    @property
+    def exhaustion_reason(self) -> str:
+        if not self.exhausted:
+            return ""
+        n = len(self.rounds)
+        if n >= self.budgets.review_rounds:
+            return (
+                f"All {self.budgets.review_rounds} review rounds are spent and the last one still has "
+                "work left."
+            )
+        if self.rounds[-1].verdict == "findings":
+            return (
+                f"All {self.budgets.fix_cycles} fix cycles are spent and round {n} still has findings to fix."
+            )
+        return "The no-verdict retry is spent and the review on this head is still inconclusive."
+
+    def residuals(self) -> tuple[Residual, ...]:
+        out = []
+        for i, rnd in enumerate(self.rounds, start=1):
+            for finding in rnd.findings:
+                record = self.disposition_of(i, finding.id)
+                if record is not None and record.disposition in RESIDUAL:
+                    out.append(Residual(i, finding, record.disposition, record.reason))
+        return tuple(out)
+
+    def completion(self) -> str:
+        return "CLEAN_WITH_RESIDUALS" if self.residuals() else "CLEAN"
+
+    def review_state(self, head: str) -> str:
+        """``complete`` when a round on ``head`` settled the review; else what is missing (one line)."""
+        if not self.rounds or self.rounds[-1].head != head:
+            return "awaiting a review round on the head: a reviewer writes /review clean or /review findings"
+        n = len(self.rounds)
+        last = self.rounds[-1]
+        if last.verdict == "clean":
+            return "complete"
+        if last.verdict == "inconclusive":
+            return "the review of the head was inconclusive: review it again (one retry)"
+        waiting = self.undisposed()
+        if waiting:
+            return "awaiting dispositions of " + ", ".join(f.id for f in waiting)
+        to_fix = self.actionable(n)
+        if to_fix:
+            return "awaiting the fix of " + ", ".join(f.id for f in to_fix) + ": push a new head"
+        return "complete"
+
+    # --- checks --------------------------------------------------------------------------------------------
+
+    def check_review(
+        self, *, head: str, actor: str, committers: Iterable[str], findings: Sequence[Finding] = ()
+    ) -> Refusal | None:
+        if actor.casefold() in {c.casefold() for c in committers}:
+            return Refusal(
+                "REVIEWER_COMMITTED",
+                "you authored a commit after the red one: whoever fixes does not judge the fix. Ask another "
+                "person with write access to review.",
+            )
+        if self.exhausted:
+            return Refusal("BUDGET_EXHAUSTED", f"the review budget is exhausted. {self.exhaustion_reason}")
+        waiting = self.undisposed()
+        if waiting:
+            ids = ", ".join(f"`{f.id}`" for f in waiting)
+            return Refusal(
+                "DISPOSITIONS_MISSING",
+                f"every finding needs a disposition before the next round; still open: {ids}. Write "
+                "`/disposition <id> fix|low|out-of-scope|unvalidated <reason>` for each.",
+            )
+        on_head = [r for r in self.rounds if r.head == head]
+        if on_head:
+            last = self.rounds[-1]
+            retry = last.head == head and last.verdict == "inconclusive"
+            if not retry:
+                return Refusal(
+                    "SAME_HEAD_REVIEWED",
+                    f"the head `{head[:10]}` was reviewed already "
+                    f"(round {self.rounds.index(on_head[-1]) + 1}). "
+                    "Push a new head to review it again.",
+                )
+            if self.retries_used >= self.budgets.no_verdict_retries:
+                return Refusal(
+                    "RETRY_SPENT",
+                    "this head was reviewed inconclusively and its no-verdict retry is spent: push a new "
+                    "head.",
+                )
+        if len(self.rounds) >= self.budgets.review_rounds:
+            return Refusal(
+                "BUDGET_EXHAUSTED", f"all {self.budgets.review_rounds} review rounds of this bug are spent."
+            )
+        if (
+            self.rounds
+            and self.rounds[-1].head != head
+            and self.actionable(len(self.rounds))
+            and self.fix_cycles_used >= self.budgets.fix_cycles
+        ):
+            return Refusal(
+                "BUDGET_EXHAUSTED", f"all {self.budgets.fix_cycles} fix cycles of this bug are spent."
+            )
+        for finding in findings:
+            earlier = self.highest_severity(finding.id)
+            if earlier is not None and SEVERITIES.index(finding.severity) > SEVERITIES.index(earlier):
+                return Refusal(
+                    "SEVERITY_LOWERED",
+                    f"finding `{finding.id}` was `{earlier}` in an earlier round; a severity is never "
+                    "lowered. "
+                    f"Report it as `{earlier}` (or higher), or give the new finding another id.",
+                )
+        return None
+
+    def highest_severity(self, finding_id: str) -> Severity | None:
+        found = [
+            f.severity for r in self.rounds for f in r.findings if f.id.casefold() == finding_id.casefold()
+        ]
+        return min(found, key=SEVERITIES.index) if found else None
+
+    def check_disposition(self, finding_id: str, disposition: Disposition) -> tuple[int, Refusal | None]:
+        """The round the disposition is for, or why it is refused."""
+        if not self.rounds or self.rounds[-1].verdict != "findings":
+            return 0, Refusal("NO_FINDINGS", "the latest review round has no findings to dispose of.")
+        n = len(self.rounds)
+        finding = next(
+            (f for f in self.rounds[-1].findings if f.id.casefold() == finding_id.casefold()), None
+        )
+        if finding is None:
+            known = ", ".join(f"`{f.id}`" for f in self.rounds[-1].findings)
+            return n, Refusal("UNKNOWN_FINDING", f"round {n} has no finding `{finding_id}` (it has {known}).")
+        if disposition == "low" and finding.severity not in ("low", "info"):
+            return n, Refusal(
+                "SEVERITY_LOWERED",
+                f"`{finding.id}` is `{finding.severity}`: `low` is only for `low` and `info` findings "
+                "(a severity "
+                "is never lowered). Use `fix`, `out-of-scope` or `unvalidated`.",
+            )
+        return n, None
+
+
+# --- the commands' text -----------------------------------------------------------------------------------
+
+
+def parse_findings(lines: Iterable[str]) -> tuple[Finding, ...]:
+    """Lines ``<id> <severity> <path:line> <text>`` (a list bullet in front is fine; blank lines skipped)."""
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for raw in lines:
+        line = _BULLET.sub("", raw).strip().strip("`")
+        if not line:
+            continue
+        parts = line.split(None, 3)
+        if len(parts) < 4:
+            raise UsageError(
+                f"a finding is `<id> <severity> <path:line> <text>`; this line is not: `{line[:80]}`"
+            )
+        ident, severity, location, text = parts
+        if not _ID.match(ident):
+            raise UsageError(
+                f"`{ident[:30]}` is not a finding id (a letter, then letters, digits, `-`, `_`, `.`)"
+            )
+        if severity.lower() not in SEVERITIES:
+            raise UsageError(f"`{severity[:20]}` is not a severity: use {', '.join(SEVERITIES)}")
+        if not _LOCATION.match(location):
+            raise UsageError(f"`{location[:60]}` is not a location `path:line`")
+        if ident.casefold() in seen:
+            raise UsageError(f"finding `{ident}` is listed twice")
+        seen.add(ident.casefold())
+        out.append(Finding(ident, cast(Severity, severity.lower()), location, text.strip()[:500]))
+        if len(out) > MAX_FINDINGS:
+            raise UsageError(f"at most {MAX_FINDINGS} findings per round")
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    verdict: Verdict
+    findings: tuple[Finding, ...] = ()
+    reason: str = ""
+
+
+def parse_review(text: str) -> ReviewRequest:
+    """`/review clean`, `/review inconclusive <why>`, `/review findings` + finding lines."""
+    first, _, rest = text.strip().partition("\n")
+    word, _, tail = first.strip().partition(" ")
+    verdict = word.lower()
+    if verdict not in VERDICTS:
+        raise UsageError(
+            "write `/review clean`, `/review inconclusive <why>` or `/review findings` followed by "
+            "lines "
+                         "`<id> <severity> <path:line> <text>`")  # fmt: skip
+    if verdict == "clean":
+        return ReviewRequest("clean", reason=tail.strip()[:500])
+    if verdict == "inconclusive":
+        why = (tail + "\n" + rest).strip()
+        if not why:
+            raise UsageError("say why the review is inconclusive: `/review inconclusive <why>`")
+        return ReviewRequest("inconclusive", reason=why[:500])
+    findings = parse_findings([tail, *rest.splitlines()])
+    if not findings:
+        raise UsageError(
+            "`/review findings` needs at least one line `<id> <severity> <path:line> <text>` under it"
+        )
+    return ReviewRequest("findings", findings)
+
+
+def parse_disposition(args: Sequence[str], text: str) -> tuple[str, Disposition, str]:
+    words = text.strip().split(None, 2)
+    if len(words) < 3:
+        raise UsageError("write `/disposition <id> fix|low|out-of-scope|unvalidated <reason>`")
+    ident, disposition, reason = words
+    if disposition.lower() not in DISPOSITIONS:
+        raise UsageError(f"`{disposition[:20]}` is not a disposition: use {', '.join(DISPOSITIONS)}")
+    return ident, cast(Disposition, disposition.lower()), reason.strip()[:500]
+
+
+# --- events as recorded in Steward's replies --------------------------------------------------------------
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    if isinstance(event, Round):
+        return {
+            "type": "review",
+            "comment": event.comment_id,
+            "actor": event.actor,
+            "head": event.head,
+            "verdict": event.verdict,
+            "reason": event.reason,
+            "findings": [[f.id, f.severity, f.location, f.text] for f in event.findings],
+        }
+    if isinstance(event, DispositionRecord):
+        return {
+            "type": "disposition",
+            "comment": event.comment_id,
+            "actor": event.actor,
+            "finding": event.finding,
+            "disposition": event.disposition,
+            "reason": event.reason,
+            "round": event.round,
+        }
+    return {"type": "gap", "comment": event.comment_id, "actor": event.actor, "reason": event.reason}
+
+
+def event_from_json(raw: Any) -> Event | None:
+    """The event a reply records, or None for anything malformed (never raises)."""
+    if not isinstance(raw, Mapping):
+        return None
+    try:
+        kind = raw.get("type")
+        comment, actor = int(raw["comment"]), str(raw["actor"])
+        if kind == "review" and raw.get("verdict") in VERDICTS:
+            findings = tuple(
+                Finding(str(f[0]), cast(Severity, f[1]), str(f[2]), str(f[3]))
+                for f in raw.get("findings") or ()
+                if isinstance(f, list) and len(f) == 4 and f[1] in SEVERITIES
+            )
+            return Round(
+                comment, actor, str(raw["head"]), raw["verdict"], findings, str(raw.get("reason") or "")
+            )
+        if kind == "disposition" and raw.get("disposition") in DISPOSITIONS:
+            return DispositionRecord(
+                comment,
+                actor,
+                str(raw["finding"]),
+                raw["disposition"],
+                str(raw.get("reason") or ""),
+                int(raw["round"]),
+            )
+        if kind == "gap":
+            return Gap(comment, actor, str(raw.get("reason") or ""))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return None
+
+
+def fold(budgets: Budgets, events: Iterable[Event]) -> Ledger:
+    """The ledger from its events, in the order their commands were written (comment ids grow)."""
+    ledger = Ledger(budgets)
+    seen: set[tuple[str, int]] = set()
+    for event in sorted(events, key=lambda e: e.comment_id):
+        key = (type(event).__name__, event.comment_id)
+        if key in seen:
+            continue
+        seen.add(key)
+        ledger = ledger.apply(event)
+    return ledger

@@ -1,0 +1,248 @@
+"""What Steward writes for bugfix branches: the refusal, the bug's record comment, the pull request's body,
+the ledger comment, the budget-exhausted note and the closing summary. Pure: values in, markdown out.
+Next action first, @mention who must act, machine data in ``<details>`` (DESIGN §8)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.forge import ForgeKind
+from handlers.bugfix.gate import Refusal
+from handlers.bugfix.ledger import Ledger
+from handlers.bugfix.status import CONTEXT, RegressionStatus
+
+MAX_TABLE_ROWS = 60
+_ICON = {"success": "✅", "failure": "❌", "pending": "⏳"}
+
+
+def fence(code: str, info: str = "") -> str:
+    ticks = "```"
+    while ticks in code:
+        ticks += "`"
+    return f"{ticks}{info}\n{code.rstrip()}\n{ticks}"
+
+
+def cell(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split()).replace("|", "\\|")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def branch_url(html_url: str, branch: str, forge: ForgeKind) -> str:
+    if not html_url:
+        return ""
+    return f"{html_url}/src/branch/{branch}" if forge == "gitea" else f"{html_url}/tree/{branch}"
+
+
+def refusal_text(refusals: Sequence[Refusal]) -> str:
+    lines = ["I can't open a bugfix branch for this bug yet:", ""]
+    for refusal in refusals:
+        lines.append(f"- **{refusal.code}** — {refusal.message}")
+        if refusal.code_block:
+            lines += [
+                "",
+                *("  " + line for line in fence(refusal.code_block, refusal.code_info).splitlines()),
+            ]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Opened:
+    number: int
+    branch: str
+    branch_link: str
+    base: str
+    path: str
+    digest: str
+    pull: int | None
+    pull_link: str
+    red_sha: str
+    trusted_by: str = ""
+    merged: bool = False
+
+
+def record_text(o: Opened) -> str:
+    branch = f"[`{o.branch}`]({o.branch_link})" if o.branch_link else f"`{o.branch}`"
+    if o.merged:
+        head = f"**Fixed** in #{o.pull} (merged) from branch {branch}: nothing to do. The summary is below."
+    elif o.pull is None:
+        head = f"Opening the bugfix branch {branch}…"
+    else:
+        head = (
+            f"**Bugfix in progress:** branch {branch} and draft pull request #{o.pull}. Next: CI must fail "
+            "on the first commit (the regression test alone), then push the fix to the branch."
+        )
+    lines = [head, ""]
+    lines.append(f"- Regression test: `{o.path}` (test code digest `{o.digest}`)")
+    if o.red_sha:
+        lines.append(f"- First commit (red): `{o.red_sha[:10]}`, from `{o.base}`")
+    if o.trusted_by:
+        lines.append(f"- Test code vouched for by @{o.trusted_by}")
+    lines.append(f"- The pull request's `{CONTEXT}` status and its ledger comment say what is missing next.")
+    return "\n".join(lines)
+
+
+def pull_body(number: int, observed_expected: str, hypothesis: str, path: str) -> str:
+    lines = [
+        f"Fixes the bug in #{number} — regression first: the first commit adds only the regression test "
+        f"(`{path}`), which must fail on CI; the commits after it fix the bug and make it pass.",
+        "",
+        "### Observed vs expected",
+        "",
+        observed_expected or "_(see the bug)_",
+        "",
+        "### Root-cause hypothesis",
+        "",
+        hypothesis or "_(see the bug)_",
+        "",
+        "### Checklist",
+        "",
+        "- [ ] CI fails on the first commit (red proof), or a gap is disclosed with `/accept-gap <reason>`",
+        "- [ ] The fix (at most 2 commits after the red one; amend and force-push after that) makes CI green",
+        "- [ ] A reviewer who did not commit reviews the head: `/review clean` or `/review findings`",
+        "- [ ] Every finding has a disposition: "
+        "`/disposition <id> fix|low|out-of-scope|unvalidated <reason>`",
+        "",
+        f"Refs #{number}",
+    ]
+    return "\n".join(lines)
+
+
+def ledger_text(
+    *,
+    number: int,
+    status: RegressionStatus,
+    ledger: Ledger,
+    red_sha: str,
+    head_sha: str,
+    red_ci: str,
+    head_ci: str,
+) -> str:
+    icon = _ICON[status.state]
+    lines = [f"{icon} **Regression-first: {status.description}**", ""]
+    if status.detail:
+        lines += [status.detail, ""]
+    b = ledger.budgets
+    lines.append(
+        f"Bug #{number} · review rounds {len(ledger.rounds)}/{b.review_rounds} · fix cycles "
+        f"{ledger.fix_cycles_used}/{b.fix_cycles} · no-verdict retries "
+        f"{ledger.retries_used}/{b.no_verdict_retries}"
+    )
+    if status.state == "success":
+        lines.append(f"Completion: **{ledger.completion()}**")
+    lines += ["", "| Proof | Commit | CI |", "|---|---|---|"]
+    lines.append(f"| red (the test alone) | `{red_sha[:10]}` | {red_ci or '—'} |")
+    lines.append(f"| head | `{head_sha[:10]}` | {head_ci or '—'} |")
+    if ledger.gaps:
+        lines += ["", "**Disclosed gaps** (instead of red proof):"]
+        lines += [f"- {cell(g.reason)} — @{g.actor}" for g in ledger.gaps[:20]]
+    if ledger.rounds:
+        lines += ["", "| Round | Head | Reviewer | Verdict | Findings |", "|---|---|---|---|---|"]
+        for i, rnd in enumerate(ledger.rounds, start=1):
+            found = ", ".join(f"{f.id} ({f.severity})" for f in rnd.findings) or cell(rnd.reason, 80) or "—"
+            lines.append(f"| {i} | `{rnd.head[:10]}` | @{rnd.actor} | {rnd.verdict} | {found} |")
+        findings = [(i, f) for i, r in enumerate(ledger.rounds, start=1) for f in r.findings]
+        if findings:
+            lines += ["", "<details><summary>Findings and dispositions</summary>", ""]
+            lines += [
+                "| Round | Id | Severity | Location | Finding | Disposition |",
+                "|---|---|---|---|---|---|",
+            ]
+            for i, f in findings[:MAX_TABLE_ROWS]:
+                record = ledger.disposition_of(i, f.id)
+                disposed = f"{record.disposition}: {cell(record.reason, 80)}" if record else "**needed**"
+                lines.append(
+                    f"| {i} | {f.id} | {f.severity} | `{cell(f.location, 80)}` | {cell(f.text)} "
+                    f"| {disposed} |"
+                )
+            if len(findings) > MAX_TABLE_ROWS:
+                lines.append(f"| … {len(findings) - MAX_TABLE_ROWS} more | | | | | |")
+            lines += ["", "</details>"]
+    lines += [
+        "",
+        "<details><summary>Commands</summary>",
+        "",
+        "- `/review clean` · `/review inconclusive <why>` · `/review findings` then lines "
+        "`<id> <severity> <path:line> <text>` (write access; not someone who committed after the red commit)",
+        "- `/disposition <id> fix|low|out-of-scope|unvalidated <reason>` (write access)",
+        "- `/accept-gap <reason>` records a disclosed gap instead of red proof (maintain access)",
+        "",
+        "</details>",
+    ]
+    return "\n".join(lines)
+
+
+def exhausted_note(mentions: Sequence[str], ledger: Ledger, ledger_link: str, number: int) -> str:
+    who = " ".join(f"@{m}" for m in dict.fromkeys(mentions) if m) or "Maintainers"
+    return (
+        f"{who}: the review budget of bug #{number} is exhausted — a person must decide how it goes on. "
+        f"{ledger.exhaustion_reason} Nothing resets the budget (not a new pull request, not editing my "
+        "comments). Decide one of: merge as it is, recording the open findings as accepted residuals "
+        "(`/disposition <id> out-of-scope <reason>`); split the remaining work into a new bug; or close the "
+        f"pull request and the bug. [Ledger]({ledger_link})"
+    )
+
+
+@dataclass(frozen=True)
+class Summary:
+    number: int
+    pull: int
+    steps: str
+    observed_expected: str
+    hypothesis: str
+    path: str
+    red_sha: str
+    red_ci: str
+    head_sha: str
+    head_ci: str
+    status: str
+
+
+def summary_text(s: Summary, ledger: Ledger) -> str:
+    lines = [
+        f"**Fixed in #{s.pull}** (merged): nothing to do. Closing this bug with the evidence below.",
+        "",
+        "### Reproduction",
+        "",
+        s.steps or "_(the bug's recipe)_",
+        "",
+        s.observed_expected,
+        "",
+        "### Root cause",
+        "",
+        s.hypothesis or "_(see the bug)_",
+        "",
+        "### Regression test",
+        "",
+        f"`{s.path}`, added alone in `{s.red_sha[:10]}` — CI on it: {s.red_ci}.",
+        "",
+        "### Review",
+        "",
+        f"{len(ledger.rounds)} round(s); completion **{ledger.completion()}**.",
+    ]
+    for i, rnd in enumerate(ledger.rounds, start=1):
+        lines.append(f"- Round {i} on `{rnd.head[:10]}` by @{rnd.actor}: {rnd.verdict}")
+    lines += [
+        "",
+        "### Verification",
+        "",
+        f"Head `{s.head_sha[:10]}` — CI: {s.head_ci}; `{CONTEXT}`: {s.status}.",
+    ]
+    residuals = ledger.residuals()
+    if residuals:
+        lines += [
+            "",
+            "### Accepted residuals",
+            "",
+            "| Severity | Disposition | Location | Reason |",
+            "|---|---|---|---|",
+        ]
+        for r in residuals[:MAX_TABLE_ROWS]:
+            lines.append(
+                f"| {r.finding.severity} | {r.disposition} | `{cell(r.finding.location, 80)}` "
+                f"| {cell(r.reason)} |"
+            )
+    if ledger.gaps:
+        lines += ["", "### Disclosed gaps", ""]
+        lines += [f"- {cell(g.reason)} — @{g.actor}" for g in ledger.gaps[:20]]
+    return "\n".join(line for line in lines)

@@ -1,0 +1,259 @@
+"""Section 7 of an RA9 bug ("Regression Test Slot"): the test's path and, under it, a fenced code block
+with the test. Also what the test code is worth to the rules: its digest (what a maintainer vouches for),
+which paths are tests (``bugfix.test_globs``), the names of the test cases in a file (a later commit must
+not drop one), and how the test is appended to a file that already exists. Pure: text in, values out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from handlers.bug_refinement.document import (
+    BUG_SECTION_NAMES,
+    RECIPE_SUBSECTION_NAMES,
+    find_sections,
+    find_subsections,
+    parse_document,
+    strip_html_comments,
+)
+
+DIGEST_LENGTH = 12
+# A path: a token with a slash or a dot-extension, in backticks or bare; the first one above the test counts.
+_TICKED = re.compile(r"`([^`\s]+)`")
+_BARE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
+_SAFE_PATH = re.compile(r"^(?!/)(?!.*(?:^|/)\.\.?(?:/|$))[\w@+=,.~/-]{1,300}$")
+
+
+@dataclass(frozen=True)
+class RegressionSlot:
+    """What section 7 says: ``path`` (None: no path written) and ``code`` (None: no fenced code under it)."""
+
+    found: bool
+    path: str | None = None
+    code: str | None = None
+    language: str = ""
+
+    @property
+    def digest(self) -> str | None:
+        return code_digest(self.code) if self.code is not None else None
+
+
+def code_digest(code: str) -> str:
+    """The first 12 hex characters of the SHA-256 of the code block (line endings normalised)."""
+    text = code.replace("\r\n", "\n").replace("\r", "\n")
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:DIGEST_LENGTH]
+
+
+def _path_in(line: str) -> str | None:
+    cleaned = strip_html_comments(line)
+    for pattern in (_TICKED, _BARE):
+        for match in pattern.finditer(cleaned):
+            token = match.group(1).strip().rstrip(".,;:").removeprefix("./")
+            if ("/" in token or "." in token) and _SAFE_PATH.match(token) and not token.startswith("http"):
+                return token
+    return None
+
+
+def _dedent(line: str, indent: int) -> str:
+    """A fenced line without the fence's own indentation (CommonMark: up to that many spaces)."""
+    cut = len(line) - len(line.lstrip(" "))
+    return line[min(cut, indent) :]
+
+
+def parse_slot(body: str) -> RegressionSlot:
+    """Section 7 of the bug: the first path written in it (outside code) and the first fenced code block
+    after that path. A path inside the code does not count; the code must come after the path."""
+    doc = parse_document(body or "")
+    section = find_sections(doc, BUG_SECTION_NAMES).get(7)
+    if section is None:
+        return RegressionSlot(found=False)
+    path: str | None = None
+    path_line = -1
+    for i in range(section.start, section.end):
+        if doc.is_hidden(i):
+            continue
+        path = _path_in(doc.lines[i])
+        if path is not None:
+            path_line = i
+            break
+    if path is None:
+        return RegressionSlot(found=True)
+    for block in doc.blocks:
+        if block.kind != "fence" or block.start <= path_line or block.start >= section.end:
+            continue
+        last = block.end - 1
+        closed = last > block.start and doc.lines[last].strip().startswith(("```", "~~~"))
+        inner = doc.lines[block.start + 1 : last if closed else block.end]
+        indent = len(doc.lines[block.start]) - len(doc.lines[block.start].lstrip())
+        code = "\n".join(_dedent(line, indent) for line in inner)
+        if not code.strip():
+            continue
+        return RegressionSlot(
+            True, path, code.rstrip("\n") + "\n", block.info.split(maxsplit=1)[0] if block.info else ""
+        )
+    return RegressionSlot(True, path)
+
+
+# --- which paths are tests --------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(glob: str) -> re.Pattern[str]:
+    """A glob as git and most CI tools read it: ``*`` and ``?`` stay within one path segment, ``**`` crosses
+    them (``**/`` also matches no directory at all), ``[...]`` is a character class."""
+    out: list[str] = []
+    i = 0
+    g = glob.strip().lstrip("/")
+    while i < len(g):
+        c = g[i]
+        if g.startswith("**/", i):
+            out.append(r"(?:.*/)?")
+            i += 3
+        elif g.startswith("**", i):
+            out.append(r".*")
+            i += 2
+        elif c == "*":
+            out.append(r"[^/]*")
+            i += 1
+        elif c == "?":
+            out.append(r"[^/]")
+            i += 1
+        elif c == "[":
+            end = g.find("]", i + 1)
+            if end < 0:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = g[i + 1 : end].replace("\\", "\\\\")
+                out.append(f"[{'^' + body[1:] if body.startswith('!') else body}]")
+                i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def is_test_path(path: str, globs: Iterable[str]) -> bool:
+    clean = path.strip().lstrip("/")
+    return any(_glob_regex(glob).match(clean) for glob in globs if glob.strip())
+
+
+# --- test case names --------------------------------------------------------------------------------------
+
+_PY = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(|^\s*class\s+(Test\w*)\b", re.MULTILINE)
+_GO = re.compile(r"^func\s+(Test\w+|Benchmark\w+|Fuzz\w+)\s*\(", re.MULTILINE)
+_JS = re.compile(r"\b(?:it|test|describe)(?:\.\w+)?\s*\(\s*(['\"`])(.+?)\1")
+_RUST = re.compile(r"#\[(?:\w+::)?test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)")
+_JAVA = re.compile(r"@(?:Test|ParameterizedTest)\b[^;{]*?\b(?:void|fun)\s+(\w+)\s*\(")
+_RUBY = re.compile(r"^\s*(?:it|test|describe|context)\s+(['\"])(.+?)\1|^\s*def\s+(test_\w+)", re.MULTILINE)
+
+LANGUAGES: dict[str, str] = {
+    ".py": "python",
+    ".go": "go",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescript",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".rb": "ruby",
+}
+
+
+def language_of(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return LANGUAGES.get(name[dot:].lower(), "") if dot >= 0 else ""
+
+
+def case_names(path: str, text: str) -> frozenset[str]:
+    """The names of the test functions and cases in a test file, by the language its path suggests (any
+    language's forms when it suggests none)."""
+    language = language_of(path)
+    names: set[str] = set()
+
+    def py() -> None:
+        names.update(a or b for a, b in _PY.findall(text))
+
+    def js() -> None:
+        names.update(m.group(2) for m in _JS.finditer(text))
+
+    def ruby() -> None:
+        names.update(m.group(2) or m.group(3) for m in _RUBY.finditer(text))
+
+    finders = {
+        "python": [py],
+        "go": [lambda: names.update(_GO.findall(text))],
+        "javascript": [js],
+        "typescript": [js],
+        "rust": [lambda: names.update(_RUST.findall(text))],
+        "java": [lambda: names.update(_JAVA.findall(text))],
+        "kotlin": [lambda: names.update(_JAVA.findall(text))],
+        "ruby": [ruby],
+    }
+    for find in finders.get(language) or [py, js, lambda: names.update(_GO.findall(text))]:
+        find()
+    return frozenset(name for name in names if name)
+
+
+def removed_cases(before: frozenset[str], after: frozenset[str] | None) -> tuple[str, ...]:
+    """The test cases of ``before`` missing from ``after`` (None: the file is gone: all of them)."""
+    return tuple(sorted(before if after is None else before - after))
+
+
+# --- the red commit's content -----------------------------------------------------------------------------
+
+
+def with_test(existing: str | None, code: str) -> str:
+    """The test file after the red commit: the code alone for a new file; for a file that exists, the code
+    appended after what is there (never replacing a test). Appending twice changes nothing."""
+    code = code.rstrip("\n") + "\n"
+    if existing is None or not existing.strip():
+        return code
+    if code.strip() in existing:
+        return existing
+    return existing.rstrip("\n") + "\n\n\n" + code
+
+
+EXAMPLES: dict[str, tuple[str, str]] = {
+    "python": ("python", "def test_total_is_not_negative():\n    assert total([-1]) == 0\n"),
+    "go": (
+        "go",
+        "func TestTotalIsNotNegative(t *testing.T) {\n\tif Total([]int{-1}) != 0 {\n"
+        "\t\tt.Fatal(\"negative\")\n\t}\n}\n",
+    ),
+    "javascript": ("js", "test('total is not negative', () => {\n  expect(total([-1])).toBe(0);\n});\n"),
+    "typescript": ("ts", "test('total is not negative', () => {\n  expect(total([-1])).toBe(0);\n});\n"),
+    "rust": ("rust", "#[test]\nfn total_is_not_negative() {\n    assert_eq!(total(&[-1]), 0);\n}\n"),
+    "java": ("java", "@Test\nvoid totalIsNotNegative() {\n    assertEquals(0, total(-1));\n}\n"),
+    "kotlin": ("kotlin", "@Test\nfun totalIsNotNegative() {\n    assertEquals(0, total(-1))\n}\n"),
+    "ruby": ("ruby", "it 'keeps the total non-negative' do\n  expect(total([-1])).to eq(0)\nend\n"),
+}  # fmt: skip
+
+
+def example_for(path: str | None) -> tuple[str, str]:
+    """(fence info, example test) for the language ``path`` suggests (Python when it suggests none)."""
+    return EXAMPLES.get(language_of(path or ""), EXAMPLES["python"])
+
+
+def recipe_part(body: str, key: str, limit: int = 1500) -> str:
+    """A part of the bug's reproduction recipe (``"5.2"`` steps, ``"5.3"`` observed vs expected) as written,
+    without HTML comments or rules, at most ``limit`` characters ("" when the bug has none)."""
+    doc = parse_document(body or "")
+    recipe = find_sections(doc, BUG_SECTION_NAMES).get(5)
+    if recipe is None:
+        return ""
+    part = find_subsections(doc, recipe, RECIPE_SUBSECTION_NAMES).get(key)
+    if part is None:
+        return ""
+    text = strip_html_comments(doc.section_text(part))
+    lines = [line for line in text.splitlines() if line.strip() not in ("", "---")]
+    out = "\n".join(lines).strip()
+    return out if len(out) <= limit else out[: limit - 1].rstrip() + "…"

@@ -1,0 +1,187 @@
+"""The `steward/regression-first` status of a bugfix pull request: a pure function of its commits (with the
+files each changed), CI on the red commit and on the head, the test cases at both, and the review ledger.
+
+The rules, in order; the first that applies decides (issue 13):
+
+1. failure: the red commit touches a non-test file or no longer adds the regression test, or the head lost
+   the regression test file or a test case;
+   (then, from the root-cause discipline: pending while the root cause is not evidenced)
+2. pending while CI on the red commit runs or is inconclusive; failure when it is green (the test does not
+   reproduce the bug) — unless a gap was disclosed with `/accept-gap`;
+3. pending until a later commit touches non-test files (the fix);
+4. failure when more than ``max_commits_after_red`` commits follow the red one; failure when the review
+   budget is exhausted;
+5. pending until CI on the head is green, then until a review round on the head completes;
+6. success.
+
+Merge commits (more than one parent: the base merged in) are ignored everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.forge import ChangedFile, CIOutcome
+from handlers.bugfix.ledger import Ledger
+from handlers.bugfix.slot import is_test_path, removed_cases
+
+CONTEXT = "steward/regression-first"
+DESCRIPTION_LIMIT = 140
+State = Literal["pending", "success", "failure"]
+
+
+@dataclass(frozen=True)
+class BranchCommit:
+    sha: str
+    parents: tuple[str, ...]
+    files: tuple[ChangedFile, ...]
+    author: str = ""
+
+    @property
+    def is_merge(self) -> bool:
+        return len(self.parents) > 1
+
+
+@dataclass(frozen=True)
+class StatusInput:
+    commits: Sequence[BranchCommit]  # the pull request's commits, oldest first
+    test_globs: tuple[str, ...]
+    test_path: str
+    red_ci: CIOutcome | None  # CI's verdict on the red commit (None: not read)
+    head_ci: CIOutcome | None
+    red_cases: frozenset[str]  # test cases in the regression test file at the red commit
+    head_cases: frozenset[str] | None  # … at the head (None: the file is gone)
+    max_commits_after_red: int
+    ledger: Ledger
+    root_cause_evidenced: bool = True
+    root_cause_note: str = ""
+
+
+@dataclass(frozen=True)
+class RegressionStatus:
+    state: State
+    code: str  # which rule decided (for tests and the ledger's table)
+    description: str  # at most 140 characters (GitHub refuses longer)
+    detail: str = ""  # the longer note the ledger comment shows
+
+    def __post_init__(self) -> None:
+        if len(self.description) > DESCRIPTION_LIMIT:
+            object.__setattr__(self, "description", self.description[: DESCRIPTION_LIMIT - 1] + "…")
+
+
+def own_commits(commits: Sequence[BranchCommit]) -> list[BranchCommit]:
+    return [c for c in commits if not c.is_merge]
+
+
+def red_commit(commits: Sequence[BranchCommit]) -> BranchCommit | None:
+    found = own_commits(commits)
+    return found[0] if found else None
+
+
+def committers_after_red(commits: Sequence[BranchCommit]) -> frozenset[str]:
+    """Who authored a commit after the red one (they may not review the fix)."""
+    return frozenset(c.author.casefold() for c in own_commits(commits)[1:] if c.author)
+
+
+def evaluate(given: StatusInput) -> RegressionStatus:
+    mine = own_commits(given.commits)
+    if not mine:
+        return RegressionStatus("pending", "NO_COMMITS", "awaiting the red commit: the branch has no commits")
+    red, later = mine[0], mine[1:]
+    globs = given.test_globs
+    outside = sorted(f.path for f in red.files if not is_test_path(f.path, globs))
+    if outside:
+        return RegressionStatus(
+            "failure",
+            "RED_TOUCHES_CODE",
+            f"the first commit must change only tests; it also changes {', '.join(outside)[:80]}",
+            "The red commit must hold the regression test only. Move the other changes to a later commit "
+            "(rebase so the test-only commit stays first, then force-push).",
+        )
+    if given.test_path not in {f.path for f in red.files}:
+        return RegressionStatus(
+            "failure",
+            "RED_WITHOUT_TEST",
+            f"the first commit no longer adds the regression test {given.test_path}"[:140],
+            "Rebases and force-pushes are fine as long as the commit that adds the regression test (and only "
+            "tests) stays first.",
+        )
+    removed = removed_cases(given.red_cases, given.head_cases)
+    if given.head_cases is None and later:
+        return RegressionStatus(
+            "failure",
+            "TEST_FILE_DELETED",
+            f"a later commit deletes the regression test file {given.test_path}"[:140],
+            "Restore the regression test file: the fix must make the test pass, not remove it.",
+        )
+    if removed and later:
+        return RegressionStatus(
+            "failure",
+            "TEST_CASES_REMOVED",
+            f"a later commit removes test cases: {', '.join(removed)}"[:140],
+            "Adding tests or strengthening them is fine; removing a test case is not. Restore: "
+            + ", ".join(f"`{name}`" for name in removed),
+        )
+    if not given.root_cause_evidenced:
+        return RegressionStatus(
+            "pending",
+            "ROOT_CAUSE_NOT_EVIDENCED",
+            "pending: root cause not evidenced",
+            given.root_cause_note or "The root cause has no evidence yet.",
+        )
+    gaps = given.ledger.gaps
+    if not gaps:
+        if given.red_ci == "red":
+            pass
+        elif given.red_ci == "green":
+            return RegressionStatus(
+                "failure",
+                "RED_PASSES",
+                "the test passes before the fix — it does not reproduce the bug",
+                "CI was green on the red commit. Make the test fail for the reason the bug describes (amend "
+                "the first commit and force-push), or a maintainer discloses the gap: "
+                "`/accept-gap <reason>`.",
+            )
+        else:
+            note = "still running" if given.red_ci in (None, "pending") else "inconclusive: re-run CI on it"
+            return RegressionStatus(
+                "pending",
+                "AWAITING_RED",
+                f"awaiting red proof: CI on the first commit is {note}",
+                "CI must fail on the first (test-only) commit. If it errored, was cancelled or timed out, "
+                "re-run it.",
+            )
+    fixes = [c for c in later if any(not is_test_path(f.path, globs) for f in c.files)]
+    if not fixes:
+        return RegressionStatus(
+            "pending", "AWAITING_FIX", "awaiting the fix: push a commit that changes the code", ""
+        )
+    limit = given.max_commits_after_red
+    if len(later) > limit:
+        return RegressionStatus(
+            "failure",
+            "TOO_MANY_COMMITS",
+            f"{len(later)} commits follow the red one (at most {limit}): amend the last fix and force-push",
+            "A fix cycle after the allowed commits is an amended commit, force-pushed; the red commit stays "
+            "first.",
+        )
+    ledger = given.ledger
+    if ledger.exhausted:
+        return RegressionStatus(
+            "failure",
+            "BUDGET_EXHAUSTED",
+            "the review budget is exhausted: a person must decide how this bug goes on",
+            ledger.exhaustion_reason,
+        )
+    if given.head_ci != "green":
+        word = {"red": "red", "inconclusive": "inconclusive (re-run it)"}.get(given.head_ci or "", "running")
+        return RegressionStatus(
+            "pending", "AWAITING_GREEN_HEAD", f"awaiting green CI on the head: it is {word}"
+        )
+    head = given.commits[-1].sha
+    review = ledger.review_state(head)
+    if review != "complete":
+        return RegressionStatus("pending", "AWAITING_REVIEW", review[:140])
+    return RegressionStatus("success", "SUCCESS", f"proof in order, review {ledger.completion().lower()}")
