@@ -11,3 +11,4 @@ from handlers import backlog  # noqa: E402, F401
 from handlers.bug_refinement import bot as bug_refinement_bot  # noqa: E402, F401
 from handlers import config  # noqa: E402, F401
 from handlers import milestones  # noqa: E402, F401
+from handlers import debug  # noqa: E402, F401
