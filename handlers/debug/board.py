@@ -39,7 +39,7 @@ VERDICTS: Final[Mapping[str, Status]] = {
 MAX_ENTRIES: Final = 100
 MAX_HYPOTHESES: Final = 30
 TITLE_CHARS: Final = 100
-TEXT_CHARS: Final = 300
+TEXT_CHARS: Final = 240
 ESCALATE_AFTER: Final = 3
 ID_RE: Final = re.compile(r"^[Hh]?([1-9][0-9]{0,3})$")
 

@@ -13,6 +13,7 @@ from bot import sticky
 from bot.commands import parse_commands
 from bot.context import EventContext
 from bot.forge import Comment, Forge, Issue, NotFound, RepoRef
+from bot.forge.ci import latest_statuses
 from bot.registry import Registry
 from bot.settings import HandlerSettings
 from handlers.debug.board import (
@@ -152,11 +153,8 @@ async def fix_attempts(
             continue
         if pull.state != "open" or not (pull.head_ref == branch or pull.head_ref.startswith(branch + "-")):
             continue
-        ci = await forge.ci_state(repo, pull.head_sha, (REGRESSION_FIRST,))
-        outcome = ci.outcome(REGRESSION_FIRST)
-        state = {"green": "success", "red": "failure", "pending": "pending", "inconclusive": "error"}.get(
-            outcome or "", ""
-        )
+        latest = latest_statuses(await forge.commit_statuses(repo, pull.head_sha)).get(REGRESSION_FIRST)
+        state = latest.state if latest is not None else ""
         found.append(
             FixAttempt(
                 pull.number, pull.html_url, _hypothesis_of_pull(board, f"{pull.title}\n{pull.body}"), state

@@ -129,7 +129,9 @@ def test_three_failed_escalate_once_and_resume_needs_three_new() -> None:
     board = log.board()
     assert board.escalated is not None and len(board.escalations) == 1
     assert decide(board, None).outcome == "escalated"
-    escalation = render_escalation(board, author="bob", escalate_to=("@org/leads", "carol"), prefix="s", board_url="")
+    escalation = render_escalation(
+        board, author="bob", escalate_to=("@org/leads", "carol"), prefix="s", board_url=""
+    )
     assert escalation.startswith("@bob, @org/leads, @carol:") and "**H1** A — refuted: no" in escalation
     log.run("resume-debug", "the cache is per process; look at the load balancer")
     board = log.board()
