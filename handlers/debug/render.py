@@ -313,5 +313,5 @@ def report_text(
     if board.log:
         lines += ["", "Log:"]
         for e in board.log:
-            lines.append("  " + log_line(e)[2:])
+            lines.append("  " + log_line(e)[2:].replace("**", ""))
     return "\n".join(lines)

@@ -5,16 +5,29 @@ deleted evidence comment shown as withdrawn; the FIX row of a bugfix pull reques
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
+import handlers
 from bot import sticky
+from bot.context import EventContext
+from bot.event_types import Event
+from bot.forge import RepoRef
+from bot.queue import make_redis
+from bot.settings import HandlerSettings
+from bot.worker import build_runtime
+from handlers.debug.api import RootCauseAnswer, root_cause
 from tests.e2e.conftest import Steward
-from tests.e2e.stack import wait_for
+from tests.e2e.stack import ROOT, wait_for
 
 APPROVED = (Path(__file__).parent / "data" / "bug-approved.md").read_text()
 pytestmark = pytest.mark.handler_settings(debug={"escalate_to": ["triager"]})
@@ -45,6 +58,46 @@ def escalations(steward: Steward, repo: str, number: int) -> list[str]:
 def debug_labels(steward: Steward, repo: str, number: int) -> list[str]:
     labels = steward.maintainer.labels_of(repo, number)
     return [label for label in labels if label.startswith("debug:") or label == "needs-human"]
+
+
+def ask(steward: Steward, repo: str, number: int, chosen: str | None = None) -> RootCauseAnswer:
+    """What `/bugfix` would be told (``handlers.debug.api.root_cause``), through the real adapter."""
+
+    async def run() -> RootCauseAnswer:
+        redis = make_redis(steward.redis_url)
+        runtime = build_runtime(steward.settings, redis, handlers.registry)
+        try:
+            ref = RepoRef.parse(repo)
+            forge = await runtime.forge("github" if steward.forge == "github" else "gitea", ref)
+            event = Event(forge=forge.kind, delivery_id="t", name="reconcile", action="", sender="", repo=ref)
+            ctx = EventContext(
+                event=event,
+                forge=forge,
+                me=await forge.whoami(),
+                settings=HandlerSettings.model_validate({"debug": {"escalate_to": ["triager"]}}),
+                registry=handlers.registry,
+                log=structlog.get_logger(),
+            )
+            return await root_cause(ctx, ref, number, chosen)
+        finally:
+            await runtime.aclose()
+            await redis.aclose()
+
+    return asyncio.run(run())
+
+
+def debug_report(steward: Steward, target: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`steward debug-report` as an operator runs it, against the sandbox."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
+    env.update(
+        STEWARD_REDIS_URL=steward.redis_url,
+        STEWARD_GITHUB_API_URL=steward.settings.github_api_url,
+        STEWARD_GITHUB_TOKEN="tok-bot",
+        STEWARD_GITEA_URL=str(steward.settings.gitea_url),
+        STEWARD_GITEA_TOKEN="tok-bot",
+    )
+    command = [sys.executable, "-m", "bot.cli", "debug-report", target, "--forge", steward.forge, *args]
+    return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
 def say(steward: Steward, repo: str, number: int, body: str) -> int:
@@ -80,6 +133,9 @@ def test_from_hypotheses_to_an_evidenced_root_cause(steward: Steward) -> None:
     text = board(steward, repo, number)["body"]
     assert "evidence **for** H1: the log shows a cache hit after logout" in text
 
+    refused = ask(steward, repo, number)
+    assert (refused.allowed, refused.outcome) == (False, "not_evidenced")
+    assert refused.code == "ROOT_CAUSE_NOT_EVIDENCED"
     say(steward, repo, number, "/confirm H1 I am sure it is the cache")
     assert any("needs evidence that points at code" in r for r in replies(steward, repo, number))
     assert "no root cause yet" in board(steward, repo, number)["body"]
@@ -89,6 +145,9 @@ def test_from_hypotheses_to_an_evidenced_root_cause(steward: Steward) -> None:
     assert "**Summary:** root cause evidenced by H1 (`src/auth/cache.py:88`)." in text
     assert "✅ confirmed" in text and "@maintainer" in text
     assert debug_labels(steward, repo, number) == ["debug:root-cause"]
+    answer = ask(steward, repo, number)
+    assert (answer.allowed, answer.hypothesis, answer.locations) == (True, "H1", ("src/auth/cache.py:88",))
+    assert ask(steward, repo, number, "H2").outcome == "not_confirmed"
     data = sticky.decode_data(text)
     assert isinstance(data, dict)
     assert [e["k"] for e in data["log"]] == ["hypothesis", "hypothesis", "evidence", "confirm"]
@@ -135,6 +194,15 @@ def test_three_refuted_escalate_once_and_resume_lifts_the_block(steward: Steward
     assert "**H1** H-1 — refuted: the value is right there" in escalation
     assert debug_labels(steward, repo, number) == ["needs-human"]
     assert "**Escalated to a human**" in board(steward, repo, number)["body"]
+    assert ask(steward, repo, number).outcome == "escalated"
+    printed = debug_report(steward, f"{repo}#{number}", "--json")
+    assert printed.returncode == 0, printed.stderr
+    report = json.loads(printed.stdout)
+    assert report["escalated"] is True and [h["status"] for h in report["hypotheses"]] == [
+        "refuted",
+        "inconclusive",
+        "refuted",
+    ]
 
     say(steward, repo, number, "/evidence H1 against one more thing")
     assert len(escalations(steward, repo, number)) == 1, "one escalation per round"
@@ -144,6 +212,10 @@ def test_three_refuted_escalate_once_and_resume_lifts_the_block(steward: Steward
     assert "**resumed** the investigation: the cache is per process" in text
     assert "Escalated" not in text.split("###")[0]
     assert debug_labels(steward, repo, number) == ["debug:investigating"]
+    assert ask(steward, repo, number).outcome == "not_evidenced", "resumed: the block is lifted"
+    text_report = debug_report(steward, f"{repo}#{number}").stdout
+    assert "H1 [❌ refuted] H-1: module1.py:1 is wrong" in text_report
+    assert "resumed the investigation" in text_report
     say(steward, repo, number, "/resume-debug again")
     assert any("nothing to resume" in r for r in replies(steward, repo, number))
 
