@@ -16,6 +16,7 @@ import httpx2
 import redis
 
 from bot import logs
+from bot.demo_debug import debug_scene
 from bot.demo_texts import APPROVED_BUG, BACKLOG_ITEM, CASUAL_BUG
 from bot.runner import ThreadedServer, ThreadedWorker, jobs_outstanding, run_periodic_now
 from bot.scratch import NoDatabase, base_of, claim
@@ -350,6 +351,7 @@ SCENES: tuple[Callable[[Stage], None], ...] = (
     _config_scene,
     _milestone_scene,
     _catch_up_scene,
+    debug_scene,
 )
 
 

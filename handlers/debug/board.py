@@ -177,7 +177,8 @@ class Hypothesis:
     def locations(self) -> tuple[str, ...]:
         """Where it points: its own statement's places, then those its confirming evidence names."""
         out: list[str] = list(self.refs)
-        for entry in (*([self.verdict] if self.verdict else []), *self.evidence_for):
+        confirming = [self.verdict] if self.verdict is not None and self.verdict.kind == "confirm" else []
+        for entry in (*confirming, *self.evidence_for):
             out += [r for r in entry.refs if r not in out]
         return tuple(out[:20])
 

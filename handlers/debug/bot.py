@@ -23,7 +23,7 @@ from handlers.debug.board import (
     add_verdict,
     recorded,
 )
-from handlers.debug.effects import LABELS, load, now_utc, refresh, save, stamp
+from handlers.debug.effects import INVESTIGATING, LABELS, ROOT_CAUSE, load, now_utc, refresh, save, stamp
 
 SECTION = "debug"
 
@@ -179,3 +179,18 @@ async def on_bugfix_pull(ctx: EventContext) -> None:
     if not digits.isdigit() or len(digits) > 9:
         return
     await refresh(ctx, int(digits))
+
+
+@registry.reconcile(
+    "debug",
+    checks="the root-cause board of every bug under investigation (hypotheses pending too long escalate)",
+    section=SECTION,
+)
+async def reconcile_boards(ctx: EventContext) -> None:
+    """`steward reconcile` and its periodic job: time passes without events, so a hypothesis pending past
+    `debug.pending_timeout_hours` is counted here, and an escalation that fell due is made."""
+    numbers: set[int] = set()
+    for label in (INVESTIGATING, ROOT_CAUSE):
+        numbers |= {issue.number for issue in await ctx.forge.list_issues(ctx.repo, labels=[label])}
+    for number in sorted(numbers):
+        await refresh(ctx, number)
