@@ -197,3 +197,12 @@ def test_the_board_stays_bounded() -> None:
 
     body = sticky.fit("debug-board", "1", text, log_to_json(board.log))
     assert len(body) < 60_000 and "earlier entries folded" in text and "| FIX-H1 |" in text
+
+
+def test_the_escalation_mentions_only_who_it_means_to() -> None:
+    log = Log()
+    for i in (1, 2, 3):
+        log.run("hypothesis", f"T{i}: ping @org/everyone")
+        log.run("refute", f"H{i} cc @someone")
+    text = render_escalation(log.board(), author="bob", escalate_to=(), prefix="s", board_url="")
+    assert text.startswith("@bob:") and "@org/everyone" not in text and "@someone" not in text
