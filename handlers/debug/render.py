@@ -243,7 +243,9 @@ def render_escalation(
             if strongest
             else ("pending too long" if h.timed_out else "no evidence")
         )
-        lines.append(f"- **{h.label}** {cell(h.title)} — {h.status}: {why}")
+        # A new comment notifies whoever it mentions: people's text must not mention anyone.
+        line = f"**{h.label}** {cell(h.title)} — {h.status}: {why}".replace("@", "@\u2060")
+        lines.append(f"- {line}")
     if board_url:
         lines += ["", f"The whole board: {board_url}"]
     return "\n".join(lines)
