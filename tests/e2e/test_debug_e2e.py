@@ -264,3 +264,17 @@ def test_a_bugfix_pull_request_shows_as_the_fix_row(steward: Steward) -> None:
     say(steward, repo, number, "/refresh")
     text = board(steward, repo, number)["body"]
     assert "✅ verified" in text
+
+
+def test_an_edit_that_changes_a_verdict_withdraws_the_old_and_records_the_new(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = refined_bug(steward, repo)
+    say(steward, repo, number, "/hypothesis Cache: the cache keeps the token")
+    confirm = say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts")
+    m.edit_comment(repo, confirm, "/confirm H1 src/auth/session.py:12 the session outlives the cache")
+    steward.settle()
+    text = board(steward, repo, number)["body"]
+    assert "~~**confirmed** H1: src/auth/cache.py:88 never evicts~~ _(withdrawn" in text
+    assert "**Summary:** root cause evidenced by H1 (`src/auth/session.py:12`)." in text
+    assert debug_labels(steward, repo, number) == ["debug:root-cause"]
