@@ -140,13 +140,17 @@ async def fix_attempts(
 ) -> list[FixAttempt]:
     """Open pull requests from `<branch_prefix><number>-…` (or exactly `<branch_prefix><number>`), with the
     confirmed hypothesis each fixes and its `steward/regression-first` status. Read only while a hypothesis
-    is confirmed (a fix needs one), and at most ``MAX_PULLS_READ`` open pull requests are looked at."""
+    is confirmed (a fix needs one); only open pull requests whose title or body names `#<number>` are read
+    (Steward's bugfix pull requests are titled `Fix #<number>: …`), at most ``MAX_PULLS_READ``."""
     if not board.confirmed:
         return []
     branch = f"{branch_prefix}{number}"
     found: list[FixAttempt] = []
     pulls = await forge.list_issues(repo, state="open", kind="pulls")
-    for item in sorted(pulls, key=lambda p: -p.number)[:MAX_PULLS_READ]:
+    # Only pull requests that name the bug (`Fix #42: …`, `Fixes #42`) are read one by one for their branch.
+    names_bug = re.compile(rf"#{number}\b")
+    mentioning = [p for p in pulls if names_bug.search(f"{p.title}\n{p.body}")]
+    for item in sorted(mentioning, key=lambda p: -p.number)[:MAX_PULLS_READ]:
         try:
             pull = await forge.get_pull_request(repo, item.number)
         except NotFound:
