@@ -212,6 +212,11 @@ def cmd_forks(argv: list[str]) -> int:
     return int(module.main(argv))
 
 
+def cmd_debug_report(argv: list[str]) -> int:
+    module = importlib.import_module("handlers.debug.cli")
+    return int(module.main(argv))
+
+
 def build_parser() -> argparse.ArgumentParser:
     from bot.version import steward_version
 
@@ -296,6 +301,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(exit 0 all resolved, 1 otherwise)",
         add_help=False,
     )
+    sub.add_parser(
+        "debug-report",
+        help="a bug's root-cause investigation from the forge: steward debug-report OWNER/REPO#N [--json]",
+        add_help=False,
+    )
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -308,6 +318,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_ledger(argv[1:])
     if argv and argv[0] == "forks":
         return cmd_forks(argv[1:])
+    if argv and argv[0] == "debug-report":
+        return cmd_debug_report(argv[1:])
     if argv and argv[0] == "version":
         from bot.version import steward_version
 

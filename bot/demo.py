@@ -17,6 +17,7 @@ import redis
 
 from bot import demo_forks, demo_onboarding, logs
 from bot.demo_bugfix import bugfix_scene
+from bot.demo_debug import debug_scene
 from bot.demo_texts import APPROVED_BUG, BACKLOG_ITEM, CASUAL_BUG
 from bot.runner import ThreadedServer, ThreadedWorker, jobs_outstanding, run_periodic_now
 from bot.scratch import NoDatabase, base_of, claim
@@ -352,6 +353,7 @@ SCENES: tuple[Callable[[Stage], None], ...] = (
     _milestone_scene,
     _catch_up_scene,
     demo_forks.forks_scene,
+    debug_scene,
     bugfix_scene,
     demo_onboarding.onboarding_scene,
 )

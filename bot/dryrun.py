@@ -133,6 +133,9 @@ class DryRunForge:
     async def ci_state(self, repo: RepoRef, sha: str, required_contexts: Sequence[str] = ()) -> CIState:
         return await self.inner.ci_state(repo, sha, required_contexts)
 
+    async def commit_statuses(self, repo: RepoRef, sha: str) -> list[CommitStatus]:
+        return await self.inner.commit_statuses(repo, sha)
+
     async def list_hook_deliveries(
         self, repo: RepoRef | None, since: datetime | None = None
     ) -> list[HookDelivery]:

@@ -14,3 +14,4 @@ from handlers import milestones  # noqa: E402, F401
 from handlers import forks  # noqa: E402, F401
 from handlers import onboarding  # noqa: E402, F401
 from handlers.bugfix import bot as bugfix_bot  # noqa: E402, F401
+from handlers import debug  # noqa: E402, F401

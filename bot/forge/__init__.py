@@ -452,6 +452,11 @@ class Forge(Protocol):
 
     async def ci_state(self, repo: RepoRef, sha: str, required_contexts: Sequence[str] = ()) -> CIState: ...
 
+    async def commit_statuses(self, repo: RepoRef, sha: str) -> list[CommitStatus]:
+        """Every commit status of ``sha`` as the forge lists them, Steward's own included (``ci_state`` leaves
+        ``steward/*`` out: Steward does not judge itself, but may read what it said)."""
+        ...
+
     # Webhook deliveries (GitHub keeps them; Gitea's API has none: NotSupported).
     async def list_hook_deliveries(
         self, repo: RepoRef | None, since: datetime | None = None

@@ -178,6 +178,9 @@ class GiteaCode(GiteaCalls):
         items = await self._pages(f"{self._r(repo)}/commits/{seg(sha)}/statuses", f"statuses of {sha}")
         return [status_from_json(item) for item in items]
 
+    async def commit_statuses(self, repo: RepoRef, sha: str) -> list[CommitStatus]:
+        return await self._statuses(repo, sha)
+
     async def set_commit_status(
         self,
         repo: RepoRef,

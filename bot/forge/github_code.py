@@ -198,6 +198,9 @@ class GitHubCode(GitHubCalls):
             raise NotFound(str(exc), status=exc.status) from None
         return [status_from_json(item) for item in items]
 
+    async def commit_statuses(self, repo: RepoRef, sha: str) -> list[CommitStatus]:
+        return await self._statuses(repo, sha)
+
     async def set_commit_status(
         self,
         repo: RepoRef,

@@ -24,6 +24,7 @@ from bot.forge import (
     TooManyItems,
     ValidationFailed,
 )
+from bot.forge.ci import latest_statuses
 from tests.contract.conftest import MakeForge, Site
 
 # --- issues ------------------------------------------------------------------------------------------------
@@ -423,6 +424,8 @@ async def test_a_commit_status_is_set_cut_to_140_characters_and_not_written_twic
     assert len(site.statuses(repo, sha)) == 1, "an equal latest status is not written again"
     await forge.set_commit_status(repo, sha, "steward/bugfix", "success", "done")
     assert [s["context"] for s in site.statuses(repo, sha)] == ["steward/bugfix", "steward/bugfix"]
+    latest = latest_statuses(await forge.commit_statuses(repo, sha))
+    assert latest["steward/bugfix"].state == "success", "Steward's own statuses read back"
 
 
 @pytest.mark.parametrize(

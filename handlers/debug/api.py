@@ -1,0 +1,133 @@
+"""What other capabilities ask of the root-cause board: may a fix start, and for which hypothesis.
+
+``/bugfix`` (and the `steward/regression-first` status of a bugfix pull request) calls ``root_cause``:
+
+    answer = await root_cause(ctx, repo, number, chosen)     # chosen: "H2" from `/bugfix H2`, or None
+    if not answer.allowed:
+        refuse(answer.code, answer.message)                  # ROOT_CAUSE_NOT_EVIDENCED
+    else:
+        fix_for(answer.hypothesis, answer.locations)         # None, () when the board is switched off
+
+The decision is ``decide`` (pure); ``root_cause`` reads the board and, when an escalation fell due while
+nobody wrote (a hypothesis timed out), records it first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.context import EventContext
+from bot.forge import RepoRef
+from handlers.debug.board import ROOT_CAUSE_NOT_EVIDENCED, Board, escalation_due, parse_id
+from handlers.debug.effects import load, read_board, save
+
+Outcome = Literal["evidenced", "off", "not_evidenced", "escalated", "ambiguous", "not_confirmed"]
+
+
+@dataclass(frozen=True)
+class RootCauseAnswer:
+    """Whether a fix may start. ``evidenced``: ``hypothesis`` ("H2") is confirmed with ``locations``
+    (`path:line`). ``off``: the repository switched the board off (`debug.enabled: false`), nothing is
+    required. Every other outcome is a refusal with ``code`` ROOT_CAUSE_NOT_EVIDENCED and a ``message`` for
+    the person who asked: ``not_evidenced`` (no hypothesis confirmed), ``escalated`` (every hypothesis
+    failed; `needs-human`, blocked until `/resume-debug`), ``ambiguous`` (several confirmed, none chosen),
+    ``not_confirmed`` (the chosen one is not confirmed)."""
+
+    outcome: Outcome
+    message: str
+    hypothesis: str | None = None
+    title: str = ""
+    statement: str = ""
+    locations: tuple[str, ...] = ()
+    code: str | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.outcome in ("evidenced", "off")
+
+
+def _refuse(outcome: Outcome, message: str) -> RootCauseAnswer:
+    return RootCauseAnswer(outcome, message, code=ROOT_CAUSE_NOT_EVIDENCED)
+
+
+def decide(board: Board, chosen: str | None, *, prefix: str = "steward") -> RootCauseAnswer:
+    """The answer for ``board`` as it stands (an escalation that is due counts as made)."""
+    if board.escalated is not None or escalation_due(board):
+        return _refuse(
+            "escalated",
+            "every hypothesis on this bug failed and the investigation was handed to a human "
+            "(`needs-human`). "
+            f"No fix starts until someone writes `/{prefix} resume-debug <guidance>` and a hypothesis is "
+            "confirmed.",
+        )
+    confirmed = board.confirmed
+    if not confirmed:
+        where = (
+            f"{len(board.hypotheses)} hypothes{'is' if len(board.hypotheses) == 1 else 'es'} on the board, "
+            "none confirmed"
+            if board.hypotheses
+            else "no hypothesis on the board yet"
+        )
+        return _refuse(
+            "not_evidenced",
+            f"the root cause has no evidence yet ({where}). Section 6 of the bug is a hypothesis, not "
+            "evidence: "
+            f"add hypotheses (`/{prefix} hypothesis <title>: <statement>`) and confirm one with evidence "
+            "that "
+            f"points at code (`/{prefix} confirm H1 src/auth/login.py:42 …`).",
+        )
+    if chosen is not None and chosen.strip():
+        number = parse_id(chosen)
+        target = board.get(number) if number is not None else None
+        if target is None or target.status != "confirmed":
+            labels = ", ".join(h.label for h in confirmed)
+            what = (
+                f"{chosen.strip()} is not a hypothesis on this bug"
+                if target is None
+                else f"{target.label} is {target.status}"
+            )
+            return _refuse(
+                "not_confirmed",
+                f"{what}; a fix must be for a confirmed hypothesis ({labels}), e.g. "
+                f"`/{prefix} bugfix {confirmed[0].label}`.",
+            )
+    elif len(confirmed) > 1:
+        labels = ", ".join(h.label for h in confirmed)
+        return _refuse(
+            "ambiguous",
+            f"several hypotheses are confirmed ({labels}): name the one this fix is for, e.g. "
+            f"`/{prefix} bugfix {confirmed[0].label}`.",
+        )
+    else:
+        target = confirmed[0]
+    where = ", ".join(f"`{loc}`" for loc in target.locations[:4])
+    return RootCauseAnswer(
+        "evidenced",
+        f"root cause evidenced by {target.label}" + (f" ({where})" if where else "") + ".",
+        hypothesis=target.label,
+        title=target.title,
+        statement=target.statement,
+        locations=target.locations,
+    )
+
+
+async def root_cause(ctx: EventContext, repo: RepoRef, number: int, chosen: str | None) -> RootCauseAnswer:
+    """Whether a fix of bug ``number`` may start (see ``RootCauseAnswer``). Reads the bug's thread; writes
+    only an escalation that fell due (and the board it changes), once."""
+    if not ctx.settings.debug.enabled:
+        return RootCauseAnswer("off", "the root-cause board is switched off on this repository.")
+    loaded = await read_board(
+        ctx.forge,
+        repo,
+        number,
+        bot_login=ctx.me.login,
+        settings=ctx.settings,
+        registry=ctx.registry,
+        prefix=ctx.prefix,
+    )
+    board = loaded.board
+    if loaded.board_comment is not None and (escalation_due(board) or loaded.changed) and repo == ctx.repo:
+        async with ctx.holding(number):
+            board = await save(ctx, await load(ctx, number))
+    return decide(board, chosen, prefix=ctx.prefix)

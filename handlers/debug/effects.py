@@ -1,0 +1,239 @@
+"""The board in the forge: read it with the thread, withdraw what was edited away, record, escalate once,
+mirror the labels, and find the fix attempts. Everything a job writes goes through ``save``."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from bot import sticky
+from bot.commands import parse_commands
+from bot.context import EventContext
+from bot.forge import Comment, Forge, Issue, NotFound, RepoRef
+from bot.forge.ci import latest_statuses
+from bot.registry import Registry
+from bot.settings import HandlerSettings
+from handlers.debug.board import (
+    Board,
+    Entry,
+    digest,
+    escalation_due,
+    escalation_entry,
+    fold,
+    log_from_json,
+    log_to_json,
+    withdraw,
+)
+from handlers.debug.render import FixAttempt, render_board, render_escalation
+
+BOARD_KIND = "debug-board"
+ESCALATION_KIND = "debug-escalation"
+INVESTIGATING = "debug:investigating"
+ROOT_CAUSE = "debug:root-cause"
+NEEDS_HUMAN = "needs-human"
+LABELS = {
+    INVESTIGATING: ("fbca04", "Steward: root cause under investigation"),
+    ROOT_CAUSE: ("0e8a16", "Steward: a root cause is evidenced"),
+    NEEDS_HUMAN: ("d93f0b", "Steward: every hypothesis failed; a human must step in"),
+}
+REGRESSION_FIRST = "steward/regression-first"
+# The command names the board records, as `bot.commands` returns them.
+BOARD_COMMANDS = ("hypothesis", "evidence", "confirm", "refute", "inconclusive", "resume-debug")
+MAX_PULLS_READ = 30
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def stamp(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Loaded:
+    issue: Issue
+    comments: list[Comment]
+    board_comment: Comment | None
+    log: tuple[Entry, ...]
+    board: Board
+    changed: bool
+
+
+def _timeout(settings: HandlerSettings) -> timedelta:
+    return timedelta(hours=settings.debug.pending_timeout_hours)
+
+
+def held_commands(body: str, *, known: Sequence[str], prefix: str) -> set[tuple[int, str]]:
+    """The (occurrence, digest) of every board command ``body`` holds now (as the dispatcher counts them)."""
+    seen: Counter[tuple[str, tuple[str, ...]]] = Counter()
+    out: set[tuple[int, str]] = set()
+    for command in parse_commands(body, known=known, prefix=prefix):
+        occurrence = seen[(command.name, command.args)]
+        seen[(command.name, command.args)] += 1
+        if command.name in BOARD_COMMANDS:
+            out.add((occurrence, digest(command.name, command.text)))
+    return out
+
+
+def reconcile_log(
+    log: Sequence[Entry], comments: Sequence[Comment], *, bot_login: str, known: Sequence[str], prefix: str
+) -> tuple[Entry, ...]:
+    """The log with the evidence of comments since edited or deleted marked withdrawn."""
+    by_id = {c.id: c for c in comments if c.author.casefold() != bot_login.casefold()}
+    wanted = {e.comment for e in log if e.comment}
+    gone = {cid for cid in wanted if cid not in by_id}
+    held = {cid: held_commands(by_id[cid].body, known=known, prefix=prefix) for cid in wanted if cid in by_id}
+    return withdraw(log, gone, held)
+
+
+async def read_board(
+    forge: Forge,
+    repo: RepoRef,
+    number: int,
+    *,
+    bot_login: str,
+    settings: HandlerSettings,
+    registry: Registry,
+    prefix: str,
+    now: datetime | None = None,
+) -> Loaded:
+    """The bug, its thread and its board as the forge holds them now (nothing is written)."""
+    issue = await forge.get_issue(repo, number)
+    comments = await forge.list_comments(repo, number)
+    board_comment = sticky.find(comments, bot_login=bot_login, kind=BOARD_KIND, key=str(number))
+    stored = log_from_json(sticky.decode_data(board_comment.body)) if board_comment else ()
+    log = reconcile_log(
+        stored, comments, bot_login=bot_login, known=sorted(registry.short_names()), prefix=prefix
+    )
+    board = fold(log, now=now or now_utc(), pending_timeout=_timeout(settings))
+    return Loaded(issue, comments, board_comment, log, board, log != stored)
+
+
+async def load(ctx: EventContext, number: int) -> Loaded:
+    return await read_board(
+        ctx.forge,
+        ctx.repo,
+        number,
+        bot_login=ctx.me.login,
+        settings=ctx.settings,
+        registry=ctx.registry,
+        prefix=ctx.prefix,
+    )
+
+
+def _hypothesis_of_pull(board: Board, text: str) -> int | None:
+    confirmed = [h.id for h in board.confirmed]
+    if len(confirmed) == 1:
+        return confirmed[0]
+    for match in re.finditer(r"\bH([1-9][0-9]{0,3})\b", text):
+        if int(match.group(1)) in confirmed:
+            return int(match.group(1))
+    return None
+
+
+async def fix_attempts(
+    forge: Forge, repo: RepoRef, number: int, board: Board, branch_prefix: str
+) -> list[FixAttempt]:
+    """Open pull requests from `<branch_prefix><number>-…` (or exactly `<branch_prefix><number>`), with the
+    confirmed hypothesis each fixes and its `steward/regression-first` status. Read only while a hypothesis
+    is confirmed (a fix needs one); only open pull requests whose title or body names `#<number>` are read
+    (Steward's bugfix pull requests are titled `Fix #<number>: …`), at most ``MAX_PULLS_READ``."""
+    if not board.confirmed:
+        return []
+    branch = f"{branch_prefix}{number}"
+    found: list[FixAttempt] = []
+    pulls = await forge.list_issues(repo, state="open", kind="pulls")
+    # Only pull requests that name the bug (`Fix #42: …`, `Fixes #42`) are read one by one for their branch.
+    names_bug = re.compile(rf"#{number}\b")
+    mentioning = [p for p in pulls if names_bug.search(f"{p.title}\n{p.body}")]
+    for item in sorted(mentioning, key=lambda p: -p.number)[:MAX_PULLS_READ]:
+        try:
+            pull = await forge.get_pull_request(repo, item.number)
+        except NotFound:
+            continue
+        if pull.state != "open" or not (pull.head_ref == branch or pull.head_ref.startswith(branch + "-")):
+            continue
+        latest = latest_statuses(await forge.commit_statuses(repo, pull.head_sha)).get(REGRESSION_FIRST)
+        state = latest.state if latest is not None else ""
+        found.append(
+            FixAttempt(
+                pull.number, pull.html_url, _hypothesis_of_pull(board, f"{pull.title}\n{pull.body}"), state
+            )
+        )
+    return found
+
+
+def wanted_labels(board: Board) -> tuple[set[str], set[str]]:
+    """(labels to have, labels to drop) for the board's state. `needs-human` is dropped only after a resume,
+    so a human's own `needs-human` label on a bug never investigated stays."""
+    if board.escalated is not None:
+        return {NEEDS_HUMAN}, {INVESTIGATING, ROOT_CAUSE}
+    drop = {NEEDS_HUMAN} if board.resumes else set()
+    if board.confirmed:
+        return {ROOT_CAUSE}, {INVESTIGATING} | drop
+    return {INVESTIGATING}, {ROOT_CAUSE} | drop
+
+
+async def _mirror_labels(ctx: EventContext, issue: Issue, board: Board) -> None:
+    have, drop = wanted_labels(board)
+    missing = [name for name in sorted(have) if not issue.has_label(name)]
+    for name in missing:
+        color, description = LABELS[name]
+        await ctx.forge.ensure_label(ctx.repo, name, color=color, description=description)
+    if missing:
+        await ctx.forge.add_labels(ctx.repo, issue.number, missing)
+    for name in sorted(drop):
+        if issue.has_label(name):
+            await ctx.forge.remove_label(ctx.repo, issue.number, name)
+
+
+async def save(ctx: EventContext, loaded: Loaded, add: Entry | None = None) -> Board:
+    """Record ``add`` (if any), escalate when due (one comment per round, written before the board so a
+    re-run finds it), then write the board and its labels — only what differs."""
+    settings = ctx.settings.debug
+    now = now_utc()
+    log = loaded.log if add is None else (*loaded.log, add)
+    board = fold(log, now=now, pending_timeout=_timeout(ctx.settings))
+    if not log and loaded.board_comment is None:
+        return board
+    number = loaded.issue.number
+    if escalation_due(board):
+        text = render_escalation(
+            board,
+            author=loaded.issue.author,
+            escalate_to=settings.escalate_to,
+            prefix=ctx.prefix,
+            board_url=loaded.board_comment.html_url if loaded.board_comment else "",
+        )
+        await ctx.upsert_sticky(
+            ESCALATION_KIND, f"{number}-{board.epoch}", text, number=number, comments=loaded.comments
+        )
+        log = (*log, escalation_entry(board, stamp(now)))
+        board = fold(log, now=now, pending_timeout=_timeout(ctx.settings))
+    fixes = await fix_attempts(ctx.forge, ctx.repo, number, board, ctx.settings.bugfix.branch_prefix)
+    text = render_board(
+        board,
+        author=loaded.issue.author,
+        escalate_to=settings.escalate_to,
+        prefix=ctx.prefix,
+        timeout_hours=settings.pending_timeout_hours,
+        fixes=fixes,
+    )
+    await ctx.upsert_sticky(
+        BOARD_KIND, str(number), text, data=log_to_json(log), number=number, comments=loaded.comments
+    )
+    await _mirror_labels(ctx, loaded.issue, board)
+    return board
+
+
+async def refresh(ctx: EventContext, number: int) -> Board | None:
+    """Re-derive the board of bug ``number`` when it has one (edits, deletions, time, fix attempts)."""
+    async with ctx.holding(number):
+        loaded = await load(ctx, number)
+        if loaded.board_comment is None:
+            return None
+        return await save(ctx, loaded)

@@ -1,0 +1,280 @@
+"""Root-cause discipline end to end, on both forges: commands refused on an unrefined bug; hypotheses and
+evidence on the board; a confirmation without a location refused and one with a location accepted; the
+labels; a replay writing nothing; escalation after three refuted and `/resume-debug` lifting it; an edited or
+deleted evidence comment shown as withdrawn; the FIX row of a bugfix pull request and its verification."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import structlog
+
+import handlers
+from bot import sticky
+from bot.context import EventContext
+from bot.event_types import Event
+from bot.forge import RepoRef
+from bot.queue import make_redis
+from bot.settings import HandlerSettings
+from bot.worker import build_runtime
+from handlers.debug.api import RootCauseAnswer, root_cause
+from tests.e2e.conftest import Steward
+from tests.e2e.stack import ROOT, wait_for
+
+APPROVED = (Path(__file__).parent / "data" / "bug-approved.md").read_text()
+pytestmark = pytest.mark.handler_settings(debug={"escalate_to": ["triager"]})
+
+
+def refined_bug(steward: Steward, repo: str) -> int:
+    labels = ["bug", "refine"]
+    number = steward.maintainer.open_issue(repo, "Session survives logout", APPROVED, labels=labels)
+    steward.settle()
+    assert "refinement:approved" in steward.maintainer.labels_of(repo, number)
+    return number
+
+
+def board(steward: Steward, repo: str, number: int) -> dict[str, Any]:
+    [found] = [c for c in steward.bot_comments(repo, number) if "<!-- steward:debug-board:" in c["body"]]
+    return found
+
+
+def replies(steward: Steward, repo: str, number: int) -> list[str]:
+    return [str(c["body"]) for c in steward.bot_comments(repo, number) if "<!-- steward:reply:" in c["body"]]
+
+
+def escalations(steward: Steward, repo: str, number: int) -> list[str]:
+    mine = steward.bot_comments(repo, number)
+    return [str(c["body"]) for c in mine if "steward:debug-escalation:" in c["body"]]
+
+
+def debug_labels(steward: Steward, repo: str, number: int) -> list[str]:
+    labels = steward.maintainer.labels_of(repo, number)
+    return [label for label in labels if label.startswith("debug:") or label == "needs-human"]
+
+
+def ask(steward: Steward, repo: str, number: int, chosen: str | None = None) -> RootCauseAnswer:
+    """What `/bugfix` would be told (``handlers.debug.api.root_cause``), through the real adapter."""
+
+    async def run() -> RootCauseAnswer:
+        redis = make_redis(steward.redis_url)
+        runtime = build_runtime(steward.settings, redis, handlers.registry)
+        try:
+            ref = RepoRef.parse(repo)
+            forge = await runtime.forge("github" if steward.forge == "github" else "gitea", ref)
+            event = Event(forge=forge.kind, delivery_id="t", name="reconcile", action="", sender="", repo=ref)
+            ctx = EventContext(
+                event=event,
+                forge=forge,
+                me=await forge.whoami(),
+                settings=HandlerSettings.model_validate({"debug": {"escalate_to": ["triager"]}}),
+                registry=handlers.registry,
+                log=structlog.get_logger(),
+            )
+            return await root_cause(ctx, ref, number, chosen)
+        finally:
+            await runtime.aclose()
+            await redis.aclose()
+
+    return asyncio.run(run())
+
+
+def debug_report(steward: Steward, target: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`steward debug-report` as an operator runs it, against the sandbox."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
+    env.update(
+        STEWARD_REDIS_URL=steward.redis_url,
+        STEWARD_GITHUB_API_URL=steward.settings.github_api_url,
+        STEWARD_GITHUB_TOKEN="tok-bot",
+        STEWARD_GITEA_URL=str(steward.settings.gitea_url),
+        STEWARD_GITEA_TOKEN="tok-bot",
+    )
+    command = [sys.executable, "-m", "bot.cli", "debug-report", target, "--forge", steward.forge, *args]
+    return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def say(steward: Steward, repo: str, number: int, body: str) -> int:
+    comment = steward.maintainer.comment(repo, number, body)
+    steward.settle()
+    return comment
+
+
+def test_from_hypotheses_to_an_evidenced_root_cause(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    unrefined = m.open_issue(repo, "Not refined", "It breaks.", labels=["bug"])
+    say(steward, repo, unrefined, "/hypothesis Cache: src/auth/cache.py:88")
+    [refused] = replies(steward, repo, unrefined)
+    assert "BUG_NOT_REFINED" in refused and "/steward refine" in refused
+    assert not [c for c in steward.bot_comments(repo, unrefined) if "debug-board" in c["body"]]
+
+    number = refined_bug(steward, repo)
+    say(
+        steward,
+        repo,
+        number,
+        "/hypothesis Stale cache: src/auth/cache.py:88 keeps the old token\n\n"
+        "/hypothesis Clock skew: the expiry is compared in local time",
+    )
+    text = board(steward, repo, number)["body"]
+    assert "| Stale cache |" in text and "`src/auth/cache.py:88`" in text
+    assert "_no location yet_" in text and "aim for 3 to 5" in text
+    assert "**Summary:** no root cause yet." in text
+    assert debug_labels(steward, repo, number) == ["debug:investigating"]
+
+    say(steward, repo, number, "/evidence H1 for the log shows a cache hit after logout")
+    text = board(steward, repo, number)["body"]
+    assert "evidence **for** H1: the log shows a cache hit after logout" in text
+
+    refused = ask(steward, repo, number)
+    assert (refused.allowed, refused.outcome) == (False, "not_evidenced")
+    assert refused.code == "ROOT_CAUSE_NOT_EVIDENCED"
+    say(steward, repo, number, "/confirm H1 I am sure it is the cache")
+    assert any("needs evidence that points at code" in r for r in replies(steward, repo, number))
+    assert "no root cause yet" in board(steward, repo, number)["body"]
+
+    confirm = say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts on logout")
+    text = board(steward, repo, number)["body"]
+    assert "**Summary:** root cause evidenced by H1 (`src/auth/cache.py:88`)." in text
+    assert "✅ confirmed" in text and "@maintainer" in text
+    assert debug_labels(steward, repo, number) == ["debug:root-cause"]
+    answer = ask(steward, repo, number)
+    assert (answer.allowed, answer.hypothesis, answer.locations) == (True, "H1", ("src/auth/cache.py:88",))
+    assert ask(steward, repo, number, "H2").outcome == "not_confirmed"
+    data = sticky.decode_data(text)
+    assert isinstance(data, dict)
+    assert [e["k"] for e in data["log"]] == ["hypothesis", "hypothesis", "evidence", "confirm"]
+
+    # The same delivery again, under a new id (dedupe cannot help): nothing new is written.
+    before = [(c["id"], c["body"], c["updated_at"]) for c in steward.bot_comments(repo, number)]
+    deliveries = m.call("GET", f"{steward.sandbox.url}/_sandbox/deliveries?event=issue_comment")
+    details = [
+        m.call("GET", f"{steward.sandbox.url}/_sandbox/deliveries/{d['id']}")
+        for d in deliveries
+        if d["action"] == "created"
+    ]
+    [payload] = [d["payload"] for d in details if d["payload"]["comment"]["id"] == confirm]
+    steward.clear_requests()
+    steward.deliver("issue_comment", json.dumps(payload).encode(), delivery=str(uuid.uuid4()))
+    steward.settle()
+    after = [(c["id"], c["body"], c["updated_at"]) for c in steward.bot_comments(repo, number)]
+    assert after == before
+    writes = [r for r in steward.bot_requests(repo) if r["method"] != "GET" and "reactions" not in r["path"]]
+    assert writes == [], "a replay writes nothing on the board"
+
+
+def test_an_outsider_cannot_write_on_the_board(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = refined_bug(steward, repo)
+    steward.outsider.comment(repo, number, "/confirm H1 src/a.py:1 trust me")
+    steward.settle()
+    assert any("can only be run by" in r for r in replies(steward, repo, number))
+    assert not [c for c in steward.bot_comments(repo, number) if "debug-board" in c["body"]]
+
+
+def test_three_refuted_escalate_once_and_resume_lifts_the_block(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = refined_bug(steward, repo)
+    three = "\n\n".join(f"/hypothesis H-{i}: module{i}.py:{i} is wrong" for i in (1, 2, 3))
+    say(steward, repo, number, three)
+    say(steward, repo, number, "/refute H1 the value is right there\n\n/inconclusive H2 cannot reproduce")
+    assert escalations(steward, repo, number) == []
+    say(steward, repo, number, "/refute H3 the test passes with it removed")
+    [escalation] = escalations(steward, repo, number)
+    author = steward.maintainer.issue(repo, number)["user"]["login"]
+    assert f"@{author}" in escalation and "@triager" in escalation
+    assert "which assumption about the architecture might be wrong?" in escalation
+    assert "**H1** H-1 — refuted: the value is right there" in escalation
+    assert debug_labels(steward, repo, number) == ["needs-human"]
+    assert "**Escalated to a human**" in board(steward, repo, number)["body"]
+    assert ask(steward, repo, number).outcome == "escalated"
+    printed = debug_report(steward, f"{repo}#{number}", "--json")
+    assert printed.returncode == 0, printed.stderr
+    report = json.loads(printed.stdout)
+    assert report["escalated"] is True and [h["status"] for h in report["hypotheses"]] == [
+        "refuted",
+        "inconclusive",
+        "refuted",
+    ]
+
+    say(steward, repo, number, "/evidence H1 against one more thing")
+    assert len(escalations(steward, repo, number)) == 1, "one escalation per round"
+
+    say(steward, repo, number, "/resume-debug the cache is per process: look at the load balancer")
+    text = board(steward, repo, number)["body"]
+    assert "**resumed** the investigation: the cache is per process" in text
+    assert "Escalated" not in text.split("###")[0]
+    assert debug_labels(steward, repo, number) == ["debug:investigating"]
+    assert ask(steward, repo, number).outcome == "not_evidenced", "resumed: the block is lifted"
+    text_report = debug_report(steward, f"{repo}#{number}").stdout
+    assert "H1 [❌ refuted] H-1: module1.py:1 is wrong" in text_report
+    assert "resumed the investigation" in text_report
+    say(steward, repo, number, "/resume-debug again")
+    assert any("nothing to resume" in r for r in replies(steward, repo, number))
+
+
+def test_edited_or_deleted_evidence_is_withdrawn_not_lost(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = refined_bug(steward, repo)
+    say(steward, repo, number, "/hypothesis Cache: src/auth/cache.py:88")
+    confirm = say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts")
+    evidence = say(steward, repo, number, "/evidence H1 against the cache is off in production")
+    assert debug_labels(steward, repo, number) == ["debug:root-cause"]
+
+    m.edit_comment(repo, confirm, "Sorry, wrong issue.")
+    steward.settle()
+    text = board(steward, repo, number)["body"]
+    assert "~~**confirmed** H1: src/auth/cache.py:88 never evicts~~ _(withdrawn" in text
+    assert "no root cause yet" in text
+    assert debug_labels(steward, repo, number) == ["debug:investigating"]
+
+    m.call("DELETE", f"/repos/{repo}/issues/comments/{evidence}")
+    steward.settle()
+    text = wait_for(
+        lambda: t if (t := board(steward, repo, number)["body"]).count("_(withdrawn") == 2 else None,
+        what="the deleted evidence withdrawn",
+    )
+    assert "~~evidence **against** H1: the cache is off in production~~" in text
+
+
+def test_a_bugfix_pull_request_shows_as_the_fix_row(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = refined_bug(steward, repo)
+    say(steward, repo, number, "/hypothesis Cache: src/auth/cache.py:88")
+    say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts")
+    pull = m.open_pull(repo, f"Fix #{number}: session survives logout", f"bugfix/{number}-session-survives")
+    steward.settle()
+    def fix_row() -> str | None:
+        return next((x for x in board(steward, repo, number)["body"].splitlines() if "| FIX-H1 |" in x), None)
+
+    row = wait_for(fix_row, what="the FIX row")
+    assert f"#{pull}" in row and "not verified yet" in row
+    head = m.call("GET", f"/repos/{repo}/pulls/{pull}")["head"]["sha"]
+    status = {"state": "success", "context": "steward/regression-first"}
+    m.call("POST", f"/repos/{repo}/statuses/{head}", status)
+    say(steward, repo, number, "/refresh")
+    text = board(steward, repo, number)["body"]
+    assert "✅ verified" in text
+
+
+def test_an_edit_that_changes_a_verdict_withdraws_the_old_and_records_the_new(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = refined_bug(steward, repo)
+    say(steward, repo, number, "/hypothesis Cache: the cache keeps the token")
+    confirm = say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts")
+    m.edit_comment(repo, confirm, "/confirm H1 src/auth/session.py:12 the session outlives the cache")
+    steward.settle()
+    text = board(steward, repo, number)["body"]
+    assert "~~**confirmed** H1: src/auth/cache.py:88 never evicts~~ _(withdrawn" in text
+    assert "**Summary:** root cause evidenced by H1 (`src/auth/session.py:12`)." in text
+    assert debug_labels(steward, repo, number) == ["debug:root-cause"]
