@@ -59,7 +59,21 @@ def bugfix_scene(stage: Stage) -> None:
     stage.label(number, ["bug", "refine"])
     stage.settle()
     stage.comment(stage.maintainer, number, "/steward bugfix")
-    _say("  The bug is refined (approved); @maintainer asked for `/steward bugfix`.")
+    stage.settle()
+    _say("  The bug is refined (approved) but its root cause is not evidenced: `/steward bugfix` is refused.")
+    stage.show(number, max_lines=4)
+    stage.comment(
+        stage.maintainer,
+        number,
+        "/steward hypothesis Switch drops the code: cart/total.py:42 rebuilds the total without the discount",
+    )
+    stage.settle()
+    stage.comment(
+        stage.maintainer, number, "/steward confirm H1 a trace shows cart/total.py:42 drops `discount`"
+    )
+    stage.settle()
+    stage.comment(stage.maintainer, number, "/steward bugfix")
+    _say("  @maintainer confirmed H1 with evidence at `cart/total.py:42`, then asked for `/steward bugfix`.")
     stage.settle()
     stage.show(number, max_lines=5)
     pulls = [p for p in stage.maintainer("GET", f"/repos/{stage.repo}/pulls?state=open")

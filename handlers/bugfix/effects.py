@@ -257,7 +257,7 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
         message=red_message(number, root.hypothesis),
     )
     record = replace(record, red=red.sha)
-    await _resume(ctx, issue, record, repository.html_url, None, fresh=True)
+    await _resume(ctx, issue, record, repository.html_url, None, fresh=True, hypothesis=root.hypothesis)
 
 
 async def _resume(
@@ -268,6 +268,7 @@ async def _resume(
     comments: list[Comment] | None,
     *,
     fresh: bool = False,
+    hypothesis: str | None = None,
 ) -> None:
     """The branch exists: find or open its pull request, bring the record and the label up to date, reply."""
     forge, repo, number = ctx.forge, ctx.repo, issue.number
@@ -288,7 +289,10 @@ async def _resume(
             base=record.base,
             title=pull_title(number, issue.title),
             body=pull_body(
-                number, recipe_part(issue.body, "5.3"), inputs.hypothesis_of(issue.body), record.path
+                number,
+                recipe_part(issue.body, "5.3"),
+                inputs.hypothesis_of(issue.body) if hypothesis is None else hypothesis,
+                record.path,
             ),
             draft=True,
         )

@@ -1,12 +1,10 @@
 """What other capabilities decide for `/bugfix`, each read through ONE function here so the seams are plain:
 
 - ``refinement_verdict``: the RA9 verdict Steward recorded on the bug (``handlers.bug_refinement``);
-- ``unresolved_forks``: the bug's design forks still open (wired to ``handlers.forks`` when it lands);
-- ``root_cause``: whether the root cause is evidenced, and which hypothesis the fix follows (wired to
-  ``handlers.debug`` when it lands).
-
-Until the forks and debug capabilities are merged, the last two answer "nothing open" and "evidenced, with the
-hypothesis of section 6", so the gate and the status behave as before those capabilities existed.
+- ``unresolved_forks``: the bug's design forks that are not resolved (``handlers.forks``' juror);
+- ``root_cause``: whether the root cause is evidenced on the hypotheses board, and which hypothesis the fix
+  follows (``handlers.debug``). With the board switched off (``debug.enabled: false``) every bug counts as
+  evidenced and the fix quotes section 6 of the bug, as before the board existed.
 """
 
 from __future__ import annotations
@@ -24,6 +22,8 @@ from handlers.bug_refinement.document import (
 )
 from handlers.bug_refinement.rules import RecordedVerdict, read_verdict_block
 from handlers.bugfix.gate import RootCause
+from handlers.debug import api as debug_api
+from handlers.forks import api as forks_api
 
 # The bug refinement's verdict comment (``handlers.bug_refinement.bot.VERDICT_KIND``).
 VERDICT_KIND = "ra9-verdict"
@@ -36,12 +36,11 @@ def refinement_verdict(comments: Sequence[Comment], *, bot_login: str, number: i
 
 
 async def unresolved_forks(ctx: EventContext, repo: RepoRef, number: int) -> tuple[str, ...]:
-    """The names of the bug's unresolved design forks (e.g. ``("F1", "F3")``); () when none are open.
-
-    Wired to handlers.forks when it lands:
-    ``return await handlers.forks.api.unresolved_forks(ctx, repo, number)``.
-    """
-    return ()
+    """The names of the bug's unresolved design forks (e.g. ``("F1", "F3")``); () when none are open or the
+    repository switched decision provenance off."""
+    if not ctx.settings.forks.enabled:
+        return ()
+    return await forks_api.unresolved_forks(ctx, repo, number)
 
 
 def hypothesis_of(body: str) -> str:
@@ -57,9 +56,14 @@ def hypothesis_of(body: str) -> str:
 
 async def root_cause(ctx: EventContext, repo: RepoRef, bug: Issue, choice: str | None = None) -> RootCause:
     """Whether the bug's root cause is evidenced, and the hypothesis the fix follows (``choice``: the one
-    `/bugfix H2` names). Until the hypotheses board exists every bug counts as evidenced, with section 6.
-
-    Wired to handlers.debug when it lands (``handlers.debug.api``): a pending or refuted hypothesis gives
-    ``RootCause(False, detail=…)``; the confirmed one (or ``choice``) gives its text.
-    """
-    return RootCause(True, hypothesis_of(bug.body))
+    `/bugfix H2` names): no confirmed hypothesis, an escalation, several confirmed and none chosen, or a
+    chosen one that is not confirmed give ``RootCause(False, detail=…)``; the confirmed one gives its id,
+    title, statement and `path:line` references."""
+    answer = await debug_api.root_cause(ctx, repo, bug.number, choice)
+    if answer.outcome == "off":
+        return RootCause(True, hypothesis_of(bug.body))
+    if not answer.allowed:
+        return RootCause(False, detail=answer.message)
+    where = ", ".join(f"`{loc}`" for loc in answer.locations)
+    text = f"{answer.hypothesis}: {answer.title} — {answer.statement}".strip()
+    return RootCause(True, text + (f" (evidence at {where})" if where else ""))
