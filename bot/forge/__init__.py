@@ -153,6 +153,8 @@ class PullRequest:
     labels: tuple[str, ...] = ()
     milestone: int | None = None
     id: int = 0
+    # Who the pull request is assigned to (logins), as the forge lists them.
+    assignees: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,9 @@ def pull_from_json(raw: Mapping[str, Any], *, milestone_key: str) -> PullRequest
         labels=tuple(label["name"] for label in raw.get("labels") or ()),
         milestone=milestone.get(milestone_key) if isinstance(milestone, Mapping) else None,
         id=int(raw.get("id") or 0),
+        assignees=tuple(
+            str(a["login"]) for a in raw.get("assignees") or () if isinstance(a, Mapping) and a.get("login")
+        ),
     )
 
 

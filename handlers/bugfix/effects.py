@@ -505,7 +505,9 @@ async def sync_pull(
     if ev.ledger.exhausted:
         await add_label(ctx, number, EXHAUSTED_LABEL, ev.bug.labels)
         await add_label(ctx, pull.number, EXHAUSTED_LABEL, pull.labels)
-        mentions = [ev.bug.author, record.opened_by]
+        # The bug's author and the pull request's assignees decide how it goes on (whoever ran `/bugfix`
+        # when nobody is assigned).
+        mentions = [ev.bug.author, *(pull.assignees or (record.opened_by,))]
         note = exhausted_note(mentions, ev.ledger, written.comment.html_url, number)
         await ctx.upsert_sticky(
             EXHAUSTED_KIND, str(number), note, number=pull.number, comments=ev.comments.get(pull.number)

@@ -444,6 +444,7 @@ def test_an_exhausted_budget_fails_and_a_new_pull_request_does_not_reset_it(stew
     number, pr, branch, red = opened(
         steward, repo, by="triager" if steward.forge == "gitea" else "maintainer"
     )
+    steward.maintainer.call("PATCH", f"/repos/{repo}/issues/{pr}", {"assignees": ["maintainer"]})
     play_ci(steward, repo, red, "failure")
     fix = push(steward, repo, branch, "src/cart.py", FIX)
     play_ci(steward, repo, fix, "success")
@@ -455,6 +456,8 @@ def test_an_exhausted_budget_fails_and_a_new_pull_request_does_not_reset_it(stew
     assert "bugfix:budget-exhausted" in steward.maintainer.labels_of(repo, number)
     note = sticky_of(steward, repo, pr, "bugfix-exhausted")
     assert note is not None and note["body"].startswith("<!--") and "@maintainer" in note["body"]
+    author = steward.maintainer.call("GET", f"/repos/{repo}/issues/{number}")["user"]["login"]
+    assert f"@{author}" in note["body"], "the bug's author and the pull request's assignee are mentioned"
     assert "must decide" in note["body"]
 
     # Editing Steward's ledger changes nothing: it is re-derived from the command replies.
