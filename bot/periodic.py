@@ -18,8 +18,10 @@ from arq.cron import CronJob, cron
 
 from bot import logs, metrics
 from bot.config_service import RepoConfigs, RepoSettings
+from bot.context import EventContext
 from bot.deferred import Deferred, SeenRepositories
-from bot.forge import Forge, ForgeKind, RepoRef
+from bot.event_types import Event
+from bot.forge import Forge, ForgeKind, RepoRef, User
 from bot.registry import PeriodicSpec, Registry
 from bot.settings import HandlerSettings
 
@@ -47,6 +49,29 @@ class PeriodicContext:
         if self.configs is None:
             return RepoSettings(self.settings)
         return await self.configs.get(forge, repo)
+
+    def repo_context(
+        self, kind: ForgeKind, repo: RepoRef, forge: Forge, me: User, config: RepoSettings, registry: Registry
+    ) -> EventContext:
+        """A handler's context for work on one repository from this job, as if a `reconcile` event came."""
+        event = Event(
+            forge=kind,
+            delivery_id=f"periodic:{self.name}:{self.slot.isoformat()}",
+            name="reconcile",
+            action="periodic",
+            sender="",
+            repo=repo,
+        )
+        return EventContext(
+            event=event,
+            forge=forge,
+            me=me,
+            settings=config.settings,
+            registry=registry,
+            log=self.log.bind(repo=repo.full_name),
+            deferred=self.deferred,
+            config=config,
+        )
 
     async def forge(self, kind: ForgeKind, repo: RepoRef | None = None) -> Forge:
         """The forge port for `kind` (for a GitHub App, the installation on `repo`)."""

@@ -5,10 +5,8 @@ The work itself is in ``effects``."""
 
 from __future__ import annotations
 
-from bot.config_service import RepoSettings
 from bot.context import CommandContext, CommandError, EventContext
-from bot.event_types import Event
-from bot.forge import Comment, Forge, ForgeError, ForgeKind, PullRequest, RepoRef, User
+from bot.forge import Comment, ForgeError, PullRequest
 from bot.periodic import PeriodicContext
 from handlers import registry
 from handlers.bugfix.effects import (
@@ -261,29 +259,6 @@ async def reconcile_bugfixes(ctx: EventContext) -> None:
     await sync_open_bugfixes(ctx)
 
 
-def _poll_context(
-    pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef, forge: Forge, me: User, config: RepoSettings
-) -> EventContext:
-    event = Event(
-        forge=kind,
-        delivery_id=f"periodic:{pctx.name}:{pctx.slot.isoformat()}",
-        name="reconcile",
-        action="periodic",
-        sender="",
-        repo=repo,
-    )
-    return EventContext(
-        event=event,
-        forge=forge,
-        me=me,
-        settings=config.settings,
-        registry=registry,
-        log=pctx.log.bind(repo=repo.full_name),
-        deferred=pctx.deferred,
-        config=config,
-    )
-
-
 @registry.every(minutes=1, name="bugfix-ci")
 async def poll_gitea_ci(pctx: PeriodicContext) -> None:
     """Gitea and Forgejo versions that send no `status` webhook: CI results are noticed by looking, once a
@@ -297,7 +272,7 @@ async def poll_gitea_ci(pctx: PeriodicContext) -> None:
             config = await pctx.settings_for(forge, repo)
             if not config.settings.bugfix.enabled:
                 continue
-            ctx = _poll_context(pctx, "gitea", repo, forge, await forge.whoami(), config)
+            ctx = pctx.repo_context("gitea", repo, forge, await forge.whoami(), config, registry)
             await sync_open_bugfixes(ctx)
         except ForgeError as exc:
             pctx.log.warning("bugfix: could not look at a repository", repo=repo.full_name, error=str(exc))

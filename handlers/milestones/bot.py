@@ -15,10 +15,8 @@
 from __future__ import annotations
 
 from bot import sticky
-from bot.config_service import RepoSettings
 from bot.context import CommandContext, CommandError, EventContext
-from bot.event_types import Event
-from bot.forge import Forge, ForgeError, ForgeKind, Milestone, NotFound, RepoRef, User
+from bot.forge import ForgeError, ForgeKind, Milestone, NotFound, RepoRef
 from bot.periodic import PeriodicContext
 from bot.permissions import check, who_may
 from handlers import registry
@@ -214,30 +212,6 @@ async def _override(ctx: CommandContext, key: int | None, milestone: int | None,
 # --- periodic and reconcile ------------------------------------------------------------------------------
 
 
-def _watch_context(
-    pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef, forge: Forge, me: User, config: RepoSettings
-) -> EventContext:
-    """A context for scheduling work on one repository from the periodic job (it writes nothing itself)."""
-    event = Event(
-        forge=kind,
-        delivery_id=f"periodic:{pctx.name}:{pctx.slot.isoformat()}",
-        name="reconcile",
-        action="periodic",
-        sender="",
-        repo=repo,
-    )
-    return EventContext(
-        event=event,
-        forge=forge,
-        me=me,
-        settings=config.settings,
-        registry=registry,
-        log=pctx.log.bind(repo=repo.full_name),
-        deferred=pctx.deferred,
-        config=config,
-    )
-
-
 async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef) -> int:
     """Schedule what fell behind on one repository; returns how many jobs it asked for."""
     forge = await pctx.forge(kind, repo)
@@ -273,7 +247,7 @@ async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef
         grace=settings.grace_period_seconds,
         internal=internal,
     )
-    ctx = _watch_context(pctx, kind, repo, forge, me, config)
+    ctx = pctx.repo_context(kind, repo, forge, me, config, registry)
     for action in actions:
         if action.what == "gate":
             await schedule_gate(ctx, action.key, action.closed_at, delay=action.delay)
