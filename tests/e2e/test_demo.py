@@ -7,16 +7,19 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from bot.demo import SCENES
 
 
+@pytest.mark.timeout(900)  # every scene on both forges, in a process of its own
 def test_the_demo_runs_every_scene_on_both_forges() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "bot.cli", "demo"],
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=840,
     )
     out = done.stdout
     assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
