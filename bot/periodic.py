@@ -43,6 +43,8 @@ class PeriodicContext:
     deferred: Deferred | None = None
     seen: SeenRepositories | None = None
     configs: RepoConfigs | None = None
+    # The registry the worker runs (what a context built by ``repo_context`` dispatches through).
+    registry: Registry | None = None
 
     async def settings_for(self, forge: Forge, repo: RepoRef) -> RepoSettings:
         """One repository's settings: its configuration file over the defaults (``settings``)."""
@@ -51,9 +53,11 @@ class PeriodicContext:
         return await self.configs.get(forge, repo)
 
     def repo_context(
-        self, kind: ForgeKind, repo: RepoRef, forge: Forge, me: User, config: RepoSettings, registry: Registry
+        self, kind: ForgeKind, repo: RepoRef, forge: Forge, me: User, config: RepoSettings
     ) -> EventContext:
         """A handler's context for work on one repository from this job, as if a `reconcile` event came."""
+        if self.registry is None:
+            raise RuntimeError("this periodic context has no registry to dispatch through")
         event = Event(
             forge=kind,
             delivery_id=f"periodic:{self.name}:{self.slot.isoformat()}",
@@ -67,7 +71,7 @@ class PeriodicContext:
             forge=forge,
             me=me,
             settings=config.settings,
-            registry=registry,
+            registry=self.registry,
             log=self.log.bind(repo=repo.full_name),
             deferred=self.deferred,
             config=config,
@@ -115,7 +119,7 @@ def cron_jobs(
             slot = datetime.fromtimestamp(score / 1000, UTC) if isinstance(score, int) else datetime.now(UTC)
             plog = log.bind(periodic=spec.name, slot=slot.isoformat(), job=str(ctx.get("job_id", "")))
             pctx = PeriodicContext(
-                spec.name, slot, settings, plog, find_forge, forges, deferred, seen, configs
+                spec.name, slot, settings, plog, find_forge, forges, deferred, seen, configs, registry
             )
             try:
                 await spec.handler(pctx)

@@ -168,6 +168,27 @@ class Registry:
 
         return register
 
+    def include(self, other: Registry) -> None:
+        """Add another table's commands, events, periodic jobs, reconcilers and permission names (a
+        capability module's own table, see ``handlers.build_registry``); a name taken twice is an error."""
+        for key, spec in other.commands.items():
+            if key in self.commands or key in self.permission_names:
+                raise ValueError(f"command {key!r} registered twice")
+            self.commands[key] = spec
+        for name, what in other.permission_names.items():
+            if name in self.commands or name in self.permission_names:
+                raise ValueError(f"permission {name!r} declared twice")
+            self.permission_names[name] = what
+        for periodic in other.periodic:
+            if any(spec.name == periodic.name for spec in self.periodic):
+                raise ValueError(f"periodic job {periodic.name!r} registered twice")
+            self.periodic.append(periodic)
+        for reconciler in other.reconcilers:
+            if any(spec.name == reconciler.name for spec in self.reconcilers):
+                raise ValueError(f"reconciler {reconciler.name!r} registered twice")
+            self.reconcilers.append(reconciler)
+        self.events.extend(other.events)
+
     def short_names(self) -> frozenset[str]:
         return frozenset(spec.name for spec in self.commands.values() if spec.short)
 

@@ -65,9 +65,10 @@ RECONCILE_FUNCTION = "steward_reconcile"
 
 
 def load_registry(module: str = "handlers") -> Registry:
-    registry = importlib.import_module(module).registry
+    """A new registry built by ``module.build_registry()`` (the explicit list of capabilities)."""
+    registry = importlib.import_module(module).build_registry()
     if not isinstance(registry, Registry):
-        raise TypeError(f"{module}.registry is not a bot.registry.Registry")
+        raise TypeError(f"{module}.build_registry() did not return a bot.registry.Registry")
     return registry
 
 

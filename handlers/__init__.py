@@ -1,17 +1,42 @@
-"""The mission's handlers. ``registry`` is what ``bot.worker`` loads (by name, so that
-``bot`` never imports ``handlers``)."""
+"""The mission's handlers. ``build_registry()`` is what ``bot.worker`` loads (by name, so that ``bot``
+never imports ``handlers``).
+
+Registration is explicit: each capability module declares its commands, events, periodic jobs and
+reconcilers on a table of its own (``plugin``) and offers ``register(registry)``; ``CAPABILITIES`` below is
+the one list of what production runs. Importing a module registers nothing anywhere a worker looks, so a
+test that imports a module cannot make a command appear that ``steward run`` lacks
+(``tests/unit/test_registration.py`` fails when a module that declares commands or events is missing here).
+"""
+
+from types import ModuleType
 
 from bot.registry import Registry
+from handlers import config, core, refine_router
+from handlers.backlog import bot as backlog_bot
+from handlers.bug_refinement import bot as bug_refinement_bot
+from handlers.bugfix import bot as bugfix_bot
+from handlers.debug import bot as debug_bot
+from handlers.forks import bot as forks_bot
+from handlers.milestones import bot as milestones_bot
+from handlers.onboarding import bot as onboarding_bot
 
-registry = Registry()
+CAPABILITIES: tuple[ModuleType, ...] = (
+    core,
+    config,
+    refine_router,
+    backlog_bot,
+    bug_refinement_bot,
+    milestones_bot,
+    forks_bot,
+    onboarding_bot,
+    bugfix_bot,
+    debug_bot,
+)
 
-# Each module registers its events and commands on import (one line each, in any order).
-from handlers import core  # noqa: E402, F401, I001
-from handlers import backlog  # noqa: E402, F401
-from handlers.bug_refinement import bot as bug_refinement_bot  # noqa: E402, F401
-from handlers import config  # noqa: E402, F401
-from handlers import milestones  # noqa: E402, F401
-from handlers import forks  # noqa: E402, F401
-from handlers import onboarding  # noqa: E402, F401
-from handlers.bugfix import bot as bugfix_bot  # noqa: E402, F401
-from handlers import debug  # noqa: E402, F401
+
+def build_registry() -> Registry:
+    """A new registry holding every capability in ``CAPABILITIES`` (a fresh one per call)."""
+    registry = Registry()
+    for module in CAPABILITIES:
+        module.register(registry)
+    return registry

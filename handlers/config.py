@@ -20,8 +20,16 @@ from collections.abc import Sequence
 from bot.config_service import RepoSettings
 from bot.context import CommandContext, EventContext
 from bot.forge import Issue, NotFound, PermissionDenied, StatusState
+from bot.registry import Registry
 from bot.repo_config import CONFIG_PATHS, ConfigError, dump_value, parse, sources
-from handlers import registry
+
+# This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
+plugin = Registry()
+
+
+def register(registry: Registry) -> None:
+    registry.include(plugin)
+
 
 ERROR_TITLE = "Steward configuration error"
 ERROR_LABEL = "steward:config-error"
@@ -170,7 +178,7 @@ async def close_error_issue(ctx: EventContext, sha: str) -> None:
     await ctx.forge.edit_issue(ctx.repo, found.number, state="closed")
 
 
-@registry.command(
+@plugin.command(
     "config",
     usage="config",
     help="Show this repository's Steward settings and where each comes from (its file or the defaults).",
@@ -186,7 +194,7 @@ def _touched(paths: Sequence[str], kind: str) -> list[str]:
     return [p for p in wanted if p in paths]
 
 
-@registry.on("push", checks="the Steward configuration file")
+@plugin.on("push", checks="the Steward configuration file")
 async def on_push(ctx: EventContext) -> None:
     """A push that touches the configuration file: a commit status on its head, and on the default branch
     the cached settings dropped and the error issue opened, updated or closed."""
@@ -229,8 +237,8 @@ async def on_push(ctx: EventContext) -> None:
         await close_error_issue(ctx, event.after)
 
 
-@registry.on("issues", checks="whether the Steward configuration is valid")
-@registry.on("issue_comment", "created")
+@plugin.on("issues", checks="whether the Steward configuration is valid")
+@plugin.on("issue_comment", "created")
 async def on_thread(ctx: EventContext) -> None:
     """While the configuration on the default branch is invalid, say so once: in the first thread that
     triggers Steward, and in the error issue."""
@@ -251,7 +259,7 @@ async def on_thread(ctx: EventContext) -> None:
     await keep_pinned(ctx, error_issue)
 
 
-@registry.reconcile("config", checks="the configuration error issue")
+@plugin.reconcile("config", checks="the configuration error issue")
 async def reconcile_config(ctx: EventContext) -> None:
     """Catch-up: an error issue left open although the file is valid again is closed; an invalid file
     without its error issue gets one."""

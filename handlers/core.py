@@ -8,9 +8,16 @@ from bot.context import CommandContext
 from bot.events import IssueSnapshot
 from bot.forge import ForgeKind
 from bot.permissions import who_may
+from bot.registry import Registry
 from bot.settings import Permission
 from bot.version import steward_version
-from handlers import registry
+
+# This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
+plugin = Registry()
+
+
+def register(registry: Registry) -> None:
+    registry.include(plugin)
 
 
 def render_help(
@@ -33,7 +40,7 @@ def render_help(
     return "\n".join(lines)
 
 
-@registry.command("help", usage="help", help="List the commands and who may run them.", permission="anyone")
+@plugin.command("help", usage="help", help="List the commands and who may run them.", permission="anyone")
 async def help_command(ctx: CommandContext) -> None:
     rows = [
         (spec.name, spec.usage, spec.help, ctx.settings.permission(spec.name, spec.permission))
@@ -42,7 +49,7 @@ async def help_command(ctx: CommandContext) -> None:
     await ctx.reply(render_help(ctx.prefix, rows, ctx.event.forge))
 
 
-@registry.command(
+@plugin.command(
     "ping",
     usage="ping",
     help="Check that Steward is listening; replies with its version.",
@@ -52,7 +59,7 @@ async def ping_command(ctx: CommandContext) -> None:
     await ctx.reply(f"pong — Steward {steward_version()}")
 
 
-@registry.command(
+@plugin.command(
     "refresh",
     usage="refresh",
     help="Re-run Steward's checks on this issue now, from its current state.",

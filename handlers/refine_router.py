@@ -17,7 +17,7 @@ import importlib
 from collections.abc import Awaitable, Callable
 
 from bot.context import CommandContext, CommandError
-from handlers import registry
+from bot.registry import Registry
 from handlers.bug_kind import RA9_SECTIONS, is_bug_report
 
 __all__ = ["RA9_SECTIONS", "is_bug_report", "refine_command"]
@@ -66,12 +66,17 @@ async def refine_command(ctx: CommandContext) -> None:
     await backlog.refine_command(ctx, issue)
 
 
-if "refine" not in registry.commands:
-    registry.command(
-        "refine",
-        usage="refine",
-        help="Refine this issue: an interview for backlog items (a spec at the end), RA9 for bug reports. "
-        "On an approved refinement, starts a new spec version.",
-        permission="author",
-        on_pulls=False,
-    )(refine_command)
+# This module's command; `handlers.build_registry()` includes it (importing registers nothing).
+plugin = Registry()
+plugin.command(
+    "refine",
+    usage="refine",
+    help="Refine this issue: an interview for backlog items (a spec at the end), RA9 for bug reports. "
+    "On an approved refinement, starts a new spec version.",
+    permission="author",
+    on_pulls=False,
+)(refine_command)
+
+
+def register(registry: Registry) -> None:
+    registry.include(plugin)

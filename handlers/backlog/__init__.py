@@ -4,5 +4,3 @@ The pure rules live in small modules (``gaps``, ``probe``, ``ledger``, ``selecti
 ``interview``, ``spec``, ``level``, ``deps``, ``render``); ``bot`` holds the forge effects and registers
 the label handler and the commands; ``cli`` is ``steward ledger verdict``.
 """
-
-from handlers.backlog import bot  # noqa: F401  (registers the handlers)

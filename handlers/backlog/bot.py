@@ -22,8 +22,8 @@ from bot.commands import parse_commands
 from bot.context import CommandContext, CommandError, EventContext
 from bot.forge import Comment, Issue, NotFound, PermissionDenied, ValidationFailed
 from bot.permissions import check, who_may
+from bot.registry import Registry
 from bot.settings import BacklogSettings
-from handlers import registry
 from handlers.backlog import interview as iv
 from handlers.backlog.deps import describe_cycle, find_cycle
 from handlers.backlog.gaps import blocked_by_refs, scan
@@ -33,6 +33,14 @@ from handlers.backlog.render import render_interview, render_spec
 from handlers.backlog.spec import SpecRecord, synthesize
 from handlers.bug_kind import is_bug_report
 from handlers.forks.api import unresolved_forks
+
+# This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
+plugin = Registry()
+
+
+def register(registry: Registry) -> None:
+    registry.include(plugin)
+
 
 __all__ = [
     "Plan",
@@ -568,7 +576,7 @@ async def _start(ctx: EventContext, issue: Issue, *, key: str | None, by_command
     )
 
 
-@registry.on("issues", "labeled", "opened", "reopened", section="backlog")
+@plugin.on("issues", "labeled", "opened", "reopened", section="backlog")
 async def on_refine_label(ctx: EventContext) -> None:
     """The ``refine`` label on a backlog item starts its refinement (bugs are the RA9 engine's)."""
     cfg = ctx.settings.backlog
@@ -641,7 +649,7 @@ def _answers_in(ctx: CommandContext) -> list[iv.Answer]:
     return out
 
 
-@registry.command(
+@plugin.command(
     "answer",
     usage="answer <id> <text>",
     help="Answer a refinement question (the text may continue on the next lines).",
@@ -678,7 +686,7 @@ async def answer_command(ctx: CommandContext) -> None:
     await _save_or_report(ctx, lambda t: plan_answers(t, answers, cfg, deps=deps, hints=hints), thread)
 
 
-@registry.command(
+@plugin.command(
     "enough",
     usage="enough",
     help="End the refinement interview now; the spec is drafted with the open rows as Open Questions.",
@@ -695,7 +703,7 @@ async def enough_command(ctx: CommandContext) -> None:
     )
 
 
-@registry.command(
+@plugin.command(
     "approve-spec",
     usage="approve-spec [apply|keep|L1|L2|L3]",
     help="Approve the spec draft: locks it and sets the approved label; the argument answers the level "
@@ -728,7 +736,7 @@ async def approve_spec_command(ctx: CommandContext) -> None:
     )
 
 
-@registry.command(
+@plugin.command(
     "edit-spec",
     usage="edit-spec",
     help="Reopen the refinement interview for another round before approving.",
@@ -745,7 +753,7 @@ async def edit_spec_command(ctx: CommandContext) -> None:
     )
 
 
-@registry.command(
+@plugin.command(
     "cancel-refine",
     usage="cancel-refine",
     help="Stop the refinement and discard the spec draft.",

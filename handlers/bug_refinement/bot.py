@@ -21,9 +21,9 @@ from typing import Any
 
 from bot.context import CommandContext, EventContext
 from bot.forge import Comment, Forge, Issue, NotFound, RepoRef
+from bot.registry import Registry
 from bot.settings import BugRefinementSettings
 from bot.sticky import decode_data, find
-from handlers import registry
 from handlers.bug_kind import is_bug_report
 from handlers.bug_refinement.comment import (
     StoryNote,
@@ -47,6 +47,14 @@ from handlers.bug_refinement.rules import (
     warning_for,
 )
 from handlers.bug_refinement.sections import Language
+
+# This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
+plugin = Registry()
+
+
+def register(registry: Registry) -> None:
+    registry.include(plugin)
+
 
 VERDICT_KIND = "ra9-verdict"
 STORY_KIND = "ra9-story"
@@ -342,7 +350,7 @@ def _is_bug(ctx: EventContext, issue: Issue) -> bool:
     )
 
 
-@registry.on(
+@plugin.on(
     "issues",
     "opened",
     "labeled",

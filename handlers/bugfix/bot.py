@@ -8,7 +8,7 @@ from __future__ import annotations
 from bot.context import CommandContext, CommandError, EventContext
 from bot.forge import Comment, ForgeError, PullRequest
 from bot.periodic import PeriodicContext
-from handlers import registry
+from bot.registry import Registry
 from handlers.bugfix.effects import (
     GAP_LABEL,
     OPEN_LABEL,
@@ -28,12 +28,20 @@ from handlers.bugfix.gate import UsageError, parse_bugfix_args
 from handlers.bugfix.ledger import DispositionRecord, Gap, Round, parse_disposition, parse_review
 from handlers.bugfix.status import committers_after_red
 
+# This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
+plugin = Registry()
+
+
+def register(registry: Registry) -> None:
+    registry.include(plugin)
+
+
 SECTION = "bugfix"
 # Open bugfix pull requests looked at for a commit status that names no pull request.
 MAX_OPEN_BUGFIXES = 30
 
 
-@registry.command(
+@plugin.command(
     "bugfix",
     usage="bugfix [H<n>] [--base BRANCH] [--trust-test DIGEST]",
     help="Open a regression-first bugfix branch for this refined bug: its first commit is the regression "
@@ -52,7 +60,7 @@ async def bugfix_command(ctx: CommandContext) -> None:
     await start_bugfix(ctx, request)
 
 
-@registry.command(
+@plugin.command(
     "review",
     usage="review clean | inconclusive <why> | findings",
     help="Record a review round on a bugfix pull request's head; `findings` is followed by lines "
@@ -97,7 +105,7 @@ async def review_command(ctx: CommandContext) -> None:
     await sync_pull(ctx, pull, number, record)
 
 
-@registry.command(
+@plugin.command(
     "disposition",
     usage="disposition <id> fix|low|out-of-scope|unvalidated <reason>",
     help="Dispose of a review finding on a bugfix pull request (`low` only for low and info findings).",
@@ -129,7 +137,7 @@ async def disposition_command(ctx: CommandContext) -> None:
     await sync_pull(ctx, pull, number, record)
 
 
-@registry.command(
+@plugin.command(
     "accept-gap",
     usage="accept-gap <reason>",
     help="On a bugfix pull request: record a disclosed gap instead of red proof (the test cannot fail on "
@@ -155,7 +163,7 @@ async def accept_gap_command(ctx: CommandContext) -> None:
     await sync_pull(ctx, pull, number, record)
 
 
-@registry.on("issue_comment", "edited", "deleted", section=SECTION)
+@plugin.on("issue_comment", "edited", "deleted", section=SECTION)
 async def on_ledger_touched(ctx: EventContext) -> None:
     """Someone edited or deleted Steward's ledger comment: it is re-derived and written again at once."""
     comment, issue = ctx.event.comment, ctx.event.issue
@@ -187,7 +195,7 @@ async def _sync(ctx: EventContext, pull: PullRequest) -> None:
         await sync_pull(ctx, pull, number, record)
 
 
-@registry.on("pull_request", "opened", "reopened", "synchronize", "edited", "closed", section=SECTION)
+@plugin.on("pull_request", "opened", "reopened", "synchronize", "edited", "closed", section=SECTION)
 async def on_pull(ctx: EventContext) -> None:
     snapshot = ctx.event.pull
     if snapshot is None or not snapshot.head_ref.startswith(ctx.settings.bugfix.branch_prefix):
@@ -195,7 +203,7 @@ async def on_pull(ctx: EventContext) -> None:
     await _sync(ctx, await ctx.forge.get_pull_request(ctx.repo, ctx.number))
 
 
-@registry.on("push", section=SECTION)
+@plugin.on("push", section=SECTION)
 async def on_push(ctx: EventContext) -> None:
     ref = ctx.event.ref or ""
     branch = ref.removeprefix("refs/heads/")
@@ -206,9 +214,9 @@ async def on_push(ctx: EventContext) -> None:
         await _sync(ctx, pull)
 
 
-@registry.on("status", section=SECTION)
-@registry.on("check_run", "completed", section=SECTION)
-@registry.on("check_suite", "completed", section=SECTION)
+@plugin.on("status", section=SECTION)
+@plugin.on("check_run", "completed", section=SECTION)
+@plugin.on("check_suite", "completed", section=SECTION)
 async def on_ci(ctx: EventContext) -> None:
     """CI reported on a commit: the bugfix pull requests that hold it (its head, or its red commit)."""
     report = ctx.event.report
@@ -252,14 +260,14 @@ async def sync_open_bugfixes(ctx: EventContext) -> int:
     return seen
 
 
-@registry.reconcile(
+@plugin.reconcile(
     "bugfix", checks="the regression-first status of every open bugfix pull request", section=SECTION
 )
 async def reconcile_bugfixes(ctx: EventContext) -> None:
     await sync_open_bugfixes(ctx)
 
 
-@registry.every(minutes=1, name="bugfix-ci")
+@plugin.every(minutes=1, name="bugfix-ci")
 async def poll_gitea_ci(pctx: PeriodicContext) -> None:
     """Gitea and Forgejo versions that send no `status` webhook: CI results are noticed by looking, once a
     minute, at the open bugfix pull requests of the repositories Steward has had events from. (GitHub sends
@@ -272,7 +280,7 @@ async def poll_gitea_ci(pctx: PeriodicContext) -> None:
             config = await pctx.settings_for(forge, repo)
             if not config.settings.bugfix.enabled:
                 continue
-            ctx = pctx.repo_context("gitea", repo, forge, await forge.whoami(), config, registry)
+            ctx = pctx.repo_context("gitea", repo, forge, await forge.whoami(), config)
             await sync_open_bugfixes(ctx)
         except ForgeError as exc:
             pctx.log.warning("bugfix: could not look at a repository", repo=repo.full_name, error=str(exc))

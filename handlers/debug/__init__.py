@@ -6,5 +6,3 @@ Pure rules: ``locations`` (the `path:line` recogniser), ``board`` (the log and i
 rows). ``bot`` registers the commands and events; ``api.root_cause`` is what `/bugfix` asks; ``cli`` is
 `steward debug-report`.
 """
-
-from handlers.debug import bot  # noqa: F401  (registers the handlers)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Literal
 
 from bot.context import CommandContext, CommandError, EventContext
-from handlers import registry
+from bot.registry import Registry
 from handlers.bug_refinement.bot import is_issue_refined
 from handlers.debug.board import (
     BUG_NOT_REFINED,
@@ -24,6 +24,14 @@ from handlers.debug.board import (
     recorded,
 )
 from handlers.debug.effects import INVESTIGATING, LABELS, ROOT_CAUSE, load, now_utc, refresh, save, stamp
+
+# This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
+plugin = Registry()
+
+
+def register(registry: Registry) -> None:
+    registry.include(plugin)
+
 
 SECTION = "debug"
 
@@ -76,7 +84,7 @@ async def _run(ctx: CommandContext, name: str) -> None:
     await save(ctx, loaded, entry)
 
 
-@registry.command(
+@plugin.command(
     "hypothesis",
     usage="hypothesis <title>: <statement naming path:line>",
     help="On a refined bug: add a hypothesis H<n> to the root-cause board (aim for 3–5, most likely first).",
@@ -88,7 +96,7 @@ async def hypothesis_command(ctx: CommandContext) -> None:
     await _run(ctx, "hypothesis")
 
 
-@registry.command(
+@plugin.command(
     "evidence",
     usage="evidence H1 for|against <what you found>",
     help="Append evidence for or against a hypothesis to the root-cause board.",
@@ -100,7 +108,7 @@ async def evidence_command(ctx: CommandContext) -> None:
     await _run(ctx, "evidence")
 
 
-@registry.command(
+@plugin.command(
     "confirm",
     usage="confirm H1 <evidence with path:line>",
     help="Confirm a hypothesis as the root cause; the evidence must point at code (`path:line` or a "
@@ -113,7 +121,7 @@ async def confirm_command(ctx: CommandContext) -> None:
     await _run(ctx, "confirm")
 
 
-@registry.command(
+@plugin.command(
     "refute",
     usage="refute H1 <evidence>",
     help="Refute a hypothesis, with the evidence against it.",
@@ -125,7 +133,7 @@ async def refute_command(ctx: CommandContext) -> None:
     await _run(ctx, "refute")
 
 
-@registry.command(
+@plugin.command(
     "inconclusive",
     usage="inconclusive H1 <why>",
     help="Mark a hypothesis inconclusive, saying why.",
@@ -137,7 +145,7 @@ async def inconclusive_command(ctx: CommandContext) -> None:
     await _run(ctx, "inconclusive")
 
 
-@registry.command(
+@plugin.command(
     "resume-debug",
     usage="resume-debug <guidance>",
     help="After an escalation: record your guidance and reopen the investigation (the fix is blocked "
@@ -150,7 +158,7 @@ async def resume_command(ctx: CommandContext) -> None:
     await _run(ctx, "resume-debug")
 
 
-@registry.on("issue_comment", "edited", "deleted", section=SECTION)
+@plugin.on("issue_comment", "edited", "deleted", section=SECTION)
 async def on_comment_changed(ctx: EventContext) -> None:
     """A comment edited or deleted: the evidence it held is withdrawn (the log keeps it)."""
     issue = ctx.event.issue
@@ -159,7 +167,7 @@ async def on_comment_changed(ctx: EventContext) -> None:
     await refresh(ctx, issue.number)
 
 
-@registry.on("issues", "edited", checks="the root-cause board, when the bug has one", section=SECTION)
+@plugin.on("issues", "edited", checks="the root-cause board, when the bug has one", section=SECTION)
 async def on_issue_edited(ctx: EventContext) -> None:
     """`/refresh` and `steward reconcile` re-derive the board this way (time-outs, escalation, fix rows)."""
     issue = ctx.event.issue
@@ -168,7 +176,7 @@ async def on_issue_edited(ctx: EventContext) -> None:
     await refresh(ctx, ctx.number)
 
 
-@registry.on("pull_request", "opened", "reopened", "synchronize", "closed", "edited", section=SECTION)
+@plugin.on("pull_request", "opened", "reopened", "synchronize", "closed", "edited", section=SECTION)
 async def on_bugfix_pull(ctx: EventContext) -> None:
     """A bugfix pull request (`<bugfix.branch_prefix><n>-…`) changed: the bug's FIX row follows."""
     pull = ctx.event.pull
@@ -181,7 +189,7 @@ async def on_bugfix_pull(ctx: EventContext) -> None:
     await refresh(ctx, int(digits))
 
 
-@registry.reconcile(
+@plugin.reconcile(
     "debug",
     checks="the root-cause board of every bug under investigation (hypotheses pending too long escalate)",
     section=SECTION,

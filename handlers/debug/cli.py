@@ -66,7 +66,8 @@ async def report(
     from handlers.debug.render import report_json, report_text
 
     redis = make_redis(settings.redis_url)
-    runtime = build_runtime(settings, redis, handlers.registry)
+    registry = handlers.build_registry()
+    runtime = build_runtime(settings, redis, registry)
     try:
         kinds = runtime.forge_kinds
         if kind is None:
@@ -92,7 +93,7 @@ async def report(
                 number,
                 bot_login=me.login,
                 settings=config.settings,
-                registry=handlers.registry,
+                registry=registry,
                 prefix=settings.command_prefix,
             )
             fixes = await fix_attempts(

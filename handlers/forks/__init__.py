@@ -6,5 +6,3 @@ checked record resolves), ``render`` (the reconciliation comment) are pure; ``ef
 writes the difference; ``bot`` registers the events, commands and reconciler; ``api`` is what other
 capabilities ask (``unresolved_forks``); ``cli`` is `steward forks`.
 """
-
-from handlers.forks import bot  # noqa: F401  (registers the handlers)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from bot.context import CommandContext, CommandError, EventContext
 from bot.forge import ForgeError
 from bot.permissions import PermissionsUnreadable
-from handlers import registry
+from bot.registry import Registry
 from handlers.forks.effects import (
     DEFAULT_PERMISSION,
     issues_citing,
@@ -22,6 +22,14 @@ from handlers.forks.effects import (
 from handlers.forks.juror import Record
 from handlers.forks.parse import UsageError, parse_decide, parse_reopen
 from handlers.forks.render import Hints, refusal
+
+# This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
+plugin = Registry()
+
+
+def register(registry: Registry) -> None:
+    registry.include(plugin)
+
 
 CHECKS = "the design forks' decision records"
 SECTION = "forks"
@@ -33,8 +41,8 @@ def _hints(ctx: EventContext) -> Hints:
     return hints_for(ctx)
 
 
-@registry.on("issues", "opened", "edited", "reopened", checks=CHECKS, section=SECTION)
-@registry.on("pull_request", "opened", "edited", "reopened", section=SECTION)
+@plugin.on("issues", "opened", "edited", "reopened", checks=CHECKS, section=SECTION)
+@plugin.on("pull_request", "opened", "edited", "reopened", section=SECTION)
 async def on_issue(ctx: EventContext) -> None:
     issue = ctx.event.issue
     if issue is None or not tracked(issue.body, issue.labels, ctx.settings):
@@ -56,7 +64,7 @@ async def _sync_quietly(ctx: EventContext, number: int) -> None:
         )
 
 
-@registry.on("issue_comment", "created", "edited", "deleted", section=SECTION)
+@plugin.on("issue_comment", "created", "edited", "deleted", section=SECTION)
 async def on_comment(ctx: EventContext) -> None:
     issue = ctx.event.issue
     if issue is None:
@@ -103,7 +111,7 @@ def _not_listed(ctx: CommandContext, fork: str, listed: tuple[str, ...]) -> Comm
     )
 
 
-@registry.command(
+@plugin.command(
     "decide",
     usage="decide F1 <resolution> [--source <comment link>]",
     help="Record how a design fork was settled: this comment is the decision, or `--source` names the "
@@ -135,7 +143,7 @@ async def decide_command(ctx: CommandContext) -> None:
         )
 
 
-@registry.command(
+@plugin.command(
     "reopen-fork",
     usage="reopen-fork F1 <reason>",
     help="Reopen a resolved design fork (the earlier records stay in its history).",
@@ -162,7 +170,7 @@ async def reopen_command(ctx: CommandContext) -> None:
         await ctx.reply(f"{fork} had no record to reopen: it stays open.")
 
 
-@registry.reconcile(
+@plugin.reconcile(
     "forks", checks="the decision records of every open issue and pull request listing forks", section=SECTION
 )
 async def reconcile_forks(ctx: EventContext) -> None:

@@ -109,13 +109,14 @@ def verdict_text(target: str, verdict: Verdict) -> str:
 
 
 async def _settings_of(forge: Forge, repo: RepoRef, defaults: HandlerSettings) -> HandlerSettings:
-    from handlers import registry
+    from handlers import build_registry
 
+    configurable = build_registry().configurable
     for path in CONFIG_PATHS[forge.kind]:
         found = await forge.read_file(repo, path)
         if found is None:
             continue
-        parsed = parse(found.content, registry.configurable)
+        parsed = parse(found.content, configurable)
         if parsed.valid:
             return merge(defaults, dict(parsed.data or {}))
         print(f"note: {path} is not valid; using the defaults", file=sys.stderr)

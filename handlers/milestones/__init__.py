@@ -7,5 +7,3 @@ arguments) and ``render`` (the dashboard, the reopen notice, the `/gate` reply);
 effects (``sync_milestone``) and ``bot`` registers the events, the command, the periodic job and the
 reconciler.
 """
-
-from handlers.milestones import bot  # noqa: F401  (registers the handlers)

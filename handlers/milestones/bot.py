@@ -19,9 +19,10 @@ from bot.context import CommandContext, CommandError, EventContext
 from bot.forge import ForgeError, ForgeKind, Milestone, NotFound, RepoRef
 from bot.periodic import PeriodicContext
 from bot.permissions import check, who_may
-from handlers import registry
+from bot.registry import Registry
 from handlers.milestones.effects import (
     GATE,
+    OVERRIDE_NAME,
     REFRESH,
     dashboard_of,
     find_dashboards,
@@ -45,6 +46,19 @@ from handlers.milestones.plan import (
 from handlers.milestones.render import gate_reply
 from handlers.milestones.state import DashboardData
 
+# This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
+plugin = Registry()
+
+
+plugin.permission_name(
+    OVERRIDE_NAME, what="who may let a milestone close despite a blocked gate (`/gate override`)"
+)
+
+
+def register(registry: Registry) -> None:
+    registry.include(plugin)
+
+
 ITEM_ACTIONS = (
     "opened",
     "edited",
@@ -62,8 +76,8 @@ def _enabled(ctx: EventContext) -> bool:
     return ctx.settings.milestones.enabled
 
 
-@registry.on("issues", *ITEM_ACTIONS, checks=CHECKS)
-@registry.on("pull_request", *ITEM_ACTIONS)
+@plugin.on("issues", *ITEM_ACTIONS, checks=CHECKS)
+@plugin.on("pull_request", *ITEM_ACTIONS)
 async def on_item(ctx: EventContext) -> None:
     """An item of a milestone changed: refresh that milestone's dashboard (coalesced). GitHub's
     `demilestoned` names the milestone the item left; Gitea's does not (the periodic job notices the
@@ -75,7 +89,7 @@ async def on_item(ctx: EventContext) -> None:
         await request_refresh(ctx, key)
 
 
-@registry.on("milestone", "closed", "opened", "edited", "deleted")
+@plugin.on("milestone", "closed", "opened", "edited", "deleted")
 async def on_milestone(ctx: EventContext) -> None:
     """GitHub's milestone webhooks (Gitea sends none)."""
     if not _enabled(ctx) or ctx.event.milestone is None:
@@ -97,7 +111,7 @@ async def on_milestone(ctx: EventContext) -> None:
     await schedule_gate(ctx, key, ms.closed_at, delay=delay or 0.0, closer=ctx.event.sender)
 
 
-@registry.on("milestone", REFRESH)
+@plugin.on("milestone", REFRESH)
 async def run_refresh(ctx: EventContext) -> None:
     """A coalesced refresh, due (the worker holds the milestone's lock)."""
     if not _enabled(ctx) or ctx.event.milestone is None:
@@ -105,7 +119,7 @@ async def run_refresh(ctx: EventContext) -> None:
     await sync_milestone(ctx, ctx.event.milestone.number, create=ctx.event.extra.get("create") == "1")
 
 
-@registry.on("milestone", GATE)
+@plugin.on("milestone", GATE)
 async def run_gate(ctx: EventContext) -> None:
     """The gate check of a closure, after its grace period (the worker holds the milestone's lock)."""
     if not _enabled(ctx) or ctx.event.milestone is None:
@@ -124,7 +138,7 @@ def _usage(prefix: str) -> str:
     )
 
 
-@registry.command(
+@plugin.command(
     "gate",
     usage="gate [override <reason>]",
     help="Check the milestone gate now and reply with the result (changes nothing). On a milestone's "
@@ -247,7 +261,7 @@ async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef
         grace=settings.grace_period_seconds,
         internal=internal,
     )
-    ctx = pctx.repo_context(kind, repo, forge, me, config, registry)
+    ctx = pctx.repo_context(kind, repo, forge, me, config)
     for action in actions:
         if action.what == "gate":
             await schedule_gate(ctx, action.key, action.closed_at, delay=action.delay)
@@ -256,7 +270,7 @@ async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef
     return len(actions)
 
 
-@registry.every(minutes=1, name="milestones")
+@plugin.every(minutes=1, name="milestones")
 async def watch_milestones(pctx: PeriodicContext) -> None:
     """Gitea has no milestone webhook: notice closures (and dashboards that fell behind) by looking."""
     if pctx.deferred is None:
@@ -274,7 +288,7 @@ async def watch_milestones(pctx: PeriodicContext) -> None:
                 pctx.log.info("milestones: work scheduled", repo=repo.full_name, jobs=asked)
 
 
-@registry.reconcile(
+@plugin.reconcile(
     "milestones",
     checks="every milestone's dashboard, and the gate of milestones closed while nobody looked",
 )

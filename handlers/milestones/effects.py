@@ -22,7 +22,6 @@ from bot.event_types import Event, MilestoneSnapshot
 from bot.forge import Forge, Issue, Milestone, NotFound, RepoRef
 from bot.permissions import who_may
 from bot.settings import HandlerSettings, MilestoneSettings, Permission
-from handlers import registry
 from handlers.milestones.gate import GateLabels, GateResult, evaluate, is_internal
 from handlers.milestones.plan import (
     KIND,
@@ -49,9 +48,8 @@ NOTICE_KIND = "milestone-notice"
 REFRESH = "steward-refresh"
 GATE = "steward-gate"
 OVERRIDE_PERMISSION: Final[Permission] = "maintain"
-OVERRIDE_NAME: Final = registry.permission_name(
-    "gate-override", what="who may let a milestone close despite a blocked gate (`/gate override`)"
-)
+# Declared as a configurable permission by ``handlers.milestones.bot``.
+OVERRIDE_NAME: Final = "gate-override"
 DASHBOARD_COLOR = "5319e7"
 
 

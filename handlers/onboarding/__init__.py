@@ -5,5 +5,3 @@ The pure parts: ``config_file`` (the commented configuration, from the settings 
 RA9 bug report and the backlog item, per forge and language), ``plan`` (capabilities, labels, the pull
 request's text); ``bot`` registers the installation events, the pull request's end and ``/steward init``.
 """
-
-from handlers.onboarding import bot  # noqa: F401  (registers the handlers)

@@ -29,9 +29,9 @@ from bot.forge import (
     TooManyItems,
     ValidationFailed,
 )
+from bot.registry import Registry
 from bot.repo_config import CONFIG_PATHS, merge, parse
 from bot.settings import HandlerSettings
-from handlers import registry
 from handlers.onboarding.plan import (
     BRANCH,
     TITLE,
@@ -44,6 +44,14 @@ from handlers.onboarding.plan import (
     proposal,
     pull_body,
 )
+
+# This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
+plugin = Registry()
+
+
+def register(registry: Registry) -> None:
+    registry.include(plugin)
+
 
 CLOSED_KIND = "onboarding-closed"
 
@@ -138,8 +146,8 @@ def _running(ctx: EventContext) -> list[str]:
 # --- the App's installation ------------------------------------------------------------------------------
 
 
-@registry.on("installation", "created")
-@registry.on("installation_repositories", "added")
+@plugin.on("installation", "created")
+@plugin.on("installation_repositories", "added")
 async def on_installed(ctx: EventContext) -> None:
     """Each repository the App was installed on gets its onboarding pull request (when it needs one). A
     repository the App cannot work on is logged and skipped; any other failure runs the job again, which
@@ -163,7 +171,7 @@ async def on_installed(ctx: EventContext) -> None:
 # --- the pull request's end ---------------------------------------------------------------------------------
 
 
-@registry.on("pull_request", "closed", checks="the onboarding pull request")
+@plugin.on("pull_request", "closed", checks="the onboarding pull request")
 async def on_pull_closed(ctx: EventContext) -> None:
     event = ctx.event
     if event.pull is None or event.issue is None:
@@ -230,7 +238,7 @@ def _init_reply(done: Onboarding, actor: str) -> str:
     )
 
 
-@registry.command(
+@plugin.command(
     "init",
     usage="init [--labels]",
     help="Propose Steward's configuration, issue templates and labels in a pull request (again, after it "

@@ -12,7 +12,10 @@ from bot.context import CommandContext, EventContext
 from bot.events import CommentSnapshot, Event, IssueSnapshot
 from bot.forge import Comment, Issue, Label, NotFound, RepoRef, User
 from bot.settings import HandlerSettings
-from handlers import registry
+from handlers import build_registry
+
+# The registry `steward run` builds, fresh for this module.
+registry = build_registry()
 
 REPO = RepoRef("o", "r")
 BOT = User("steward-bot")

@@ -144,9 +144,9 @@ async def test_refine_on_a_backlog_item_starts_the_interview_and_mirrors_the_lab
 
 
 def test_refine_is_registered_once_by_the_router() -> None:
-    from handlers import registry
+    from handlers import build_registry
 
-    assert registry.commands["refine"].handler is router.refine_command
+    assert build_registry().commands["refine"].handler is router.refine_command
 
 
 async def test_references_past_the_limit_are_listed_as_skipped_not_walked() -> None:

@@ -16,6 +16,8 @@ from handlers.debug.api import root_cause
 from handlers.debug.board import Entry, digest
 from handlers.debug.effects import held_commands, reconcile_log
 
+REGISTRY = handlers.build_registry()
+
 REPO = RepoRef("o", "r")
 
 
@@ -32,14 +34,14 @@ def test_a_repository_that_switched_the_board_off_has_no_gate() -> None:
         forge=NoForge(),  # type: ignore[arg-type]
         me=User("steward-bot"),
         settings=HandlerSettings.model_validate({"debug": {"enabled": False}}),
-        registry=handlers.registry,
+        registry=REGISTRY,
         log=structlog.get_logger(),
     )
     answer = asyncio.run(root_cause(ctx, REPO, 1, None))
     assert (answer.allowed, answer.outcome, answer.code) == (True, "off", None)
 
 
-KNOWN = sorted(handlers.registry.short_names())
+KNOWN = sorted(REGISTRY.short_names())
 
 
 def test_the_commands_a_comment_holds_are_counted_as_the_dispatcher_counts_them() -> None:

@@ -15,6 +15,7 @@ import pytest
 from bot.sandbox.server import SandboxServer
 from bot.settings import HandlerSettings, Settings
 from bot.web import create_app
+from bot.worker import load_registry
 from tests.e2e.stack import (
     SECRET,
     ForgeUser,
@@ -118,8 +119,13 @@ def steward(sandbox: SandboxServer, redis_url: str, request: pytest.FixtureReque
     settings = make_settings(sandbox.url, redis_url, **(marker.kwargs if marker else {}))
     handler_marker = request.node.get_closest_marker("handler_settings")
     handler_settings = HandlerSettings.model_validate(handler_marker.kwargs if handler_marker else {})
+    # The registry `steward run` builds (never a process-wide one another test changed), plus what the test
+    # adds with @pytest.mark.extend_registry(fn).
+    registry = load_registry()
+    for extend in request.node.iter_markers("extend_registry"):
+        extend.args[0](registry)
     receiver = ThreadedServer(create_app(settings)).start()
-    worker = ThreadedWorker(settings, handler_settings=handler_settings).start()
+    worker = ThreadedWorker(settings, registry=registry, handler_settings=handler_settings).start()
     users = {login: ForgeUser(sandbox.url, login, token, request.param) for login, token in USERS.items()}
     sandbox.maintainer_client = users["maintainer"].client  # type: ignore[attr-defined]
     users["maintainer"].client.delete(f"{sandbox.url}/_sandbox/faults")

@@ -118,27 +118,29 @@ def test_the_bots_own_comment_never_triggers_work(steward: Steward) -> None:
     assert steward.maintainer.reactions(repo, comment) == []
 
 
+async def _secret(ctx) -> None:  # type: ignore[no-untyped-def]
+    await ctx.reply("secret ran")
+
+
+def _add_secret(registry) -> None:  # type: ignore[no-untyped-def]
+    registry.command("e2e-secret", usage="e2e-secret", help="A test-only command.", permission="write")(
+        _secret
+    )
+
+
+@pytest.mark.extend_registry.with_args(_add_secret)
 def test_an_outsider_is_refused_with_who_may_run_it(steward: Steward) -> None:
-    from handlers import registry
-
-    @registry.command("e2e-secret", usage="e2e-secret", help="A test-only command.", permission="write")
-    async def secret(ctx) -> None:  # type: ignore[no-untyped-def]
-        await ctx.reply("secret ran")
-
-    try:
-        repo = steward.new_repo()
-        number = steward.maintainer.open_issue(repo, "perm")
-        comment = steward.outsider.comment(repo, number, "/steward e2e-secret")
-        steward.settle()
-        [body] = replies(steward, repo, number)
-        assert "@outsider" in body and "can only be run by people with write access or more" in body
-        assert "`none`" in body or "`read`" in body
-        assert "confused" in steward.maintainer.reactions(repo, comment)
-        steward.maintainer.comment(repo, number, "/steward e2e-secret")
-        steward.settle()
-        assert any(b.endswith("secret ran\n") or "secret ran" in b for b in replies(steward, repo, number))
-    finally:
-        registry.commands.pop("e2e-secret")
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "perm")
+    comment = steward.outsider.comment(repo, number, "/steward e2e-secret")
+    steward.settle()
+    [body] = replies(steward, repo, number)
+    assert "@outsider" in body and "can only be run by people with write access or more" in body
+    assert "`none`" in body or "`read`" in body
+    assert "confused" in steward.maintainer.reactions(repo, comment)
+    steward.maintainer.comment(repo, number, "/steward e2e-secret")
+    steward.settle()
+    assert any(b.endswith("secret ran\n") or "secret ran" in b for b in replies(steward, repo, number))
 
 
 def test_an_unknown_command_is_answered_with_the_closest_one(steward: Steward) -> None:

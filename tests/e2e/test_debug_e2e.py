@@ -29,6 +29,8 @@ from handlers.debug.api import RootCauseAnswer, root_cause
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import ROOT, wait_for
 
+REGISTRY = handlers.build_registry()
+
 APPROVED = (Path(__file__).parent / "data" / "bug-approved.md").read_text()
 pytestmark = pytest.mark.handler_settings(debug={"escalate_to": ["triager"]})
 
@@ -65,7 +67,7 @@ def ask(steward: Steward, repo: str, number: int, chosen: str | None = None) -> 
 
     async def run() -> RootCauseAnswer:
         redis = make_redis(steward.redis_url)
-        runtime = build_runtime(steward.settings, redis, handlers.registry)
+        runtime = build_runtime(steward.settings, redis, REGISTRY)
         try:
             ref = RepoRef.parse(repo)
             forge = await runtime.forge("github" if steward.forge == "github" else "gitea", ref)
@@ -75,7 +77,7 @@ def ask(steward: Steward, repo: str, number: int, chosen: str | None = None) -> 
                 forge=forge,
                 me=await forge.whoami(),
                 settings=HandlerSettings.model_validate({"debug": {"escalate_to": ["triager"]}}),
-                registry=handlers.registry,
+                registry=REGISTRY,
                 log=structlog.get_logger(),
             )
             return await root_cause(ctx, ref, number, chosen)

@@ -2,33 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from bot.context import EventContext
-from handlers import registry
+from bot.registry import Registry
 from tests.e2e.conftest import Steward
 
 
-@pytest.fixture
-def title_check() -> Iterator[None]:
+async def wip_label(ctx: EventContext) -> None:
     """A check that mirrors whether the title says WIP into a label, as a handler would."""
+    assert ctx.event.issue is not None
+    if "wip" in ctx.event.issue.title.lower() and not any(label == "wip" for label in ctx.event.issue.labels):
+        await ctx.forge.ensure_label(ctx.repo, "wip", color="fbca04", description="work in progress")
+        await ctx.forge.add_labels(ctx.repo, ctx.number, ["wip"])
 
-    async def wip_label(ctx: EventContext) -> None:
-        assert ctx.event.issue is not None
-        if "wip" in ctx.event.issue.title.lower() and not any(
-            label == "wip" for label in ctx.event.issue.labels
-        ):
-            await ctx.forge.ensure_label(ctx.repo, "wip", color="fbca04", description="work in progress")
-            await ctx.forge.add_labels(ctx.repo, ctx.number, ["wip"])
 
+def title_check(registry: Registry) -> None:
     registry.on("issues", "edited", checks="whether the title says WIP")(wip_label)
-    yield
-    registry.events[:] = [spec for spec in registry.events if spec.handler is not wip_label]
 
 
-def test_triage_can_refresh_and_the_checks_see_the_current_issue(steward: Steward, title_check: None) -> None:
+@pytest.mark.extend_registry.with_args(title_check)
+def test_triage_can_refresh_and_the_checks_see_the_current_issue(steward: Steward) -> None:
     repo = steward.new_repo()
     number = steward.maintainer.open_issue(repo, "WIP: new parser")
     steward.triager.comment(repo, number, "/steward refresh")

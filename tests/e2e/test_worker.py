@@ -15,12 +15,12 @@ from bot.context import CommandContext
 from bot.events import CommentSnapshot, Event, IssueSnapshot
 from bot.forge import RepoRef
 from bot.queue import dedupe_key, make_redis
+from bot.registry import Registry
 from bot.runner import ThreadedServer, ThreadedWorker
 from bot.sandbox.server import SandboxServer
 from bot.settings import Settings
 from bot.web import create_app
-from bot.worker import Runtime, build_runtime, process_event
-from handlers import registry
+from bot.worker import Runtime, build_runtime, load_registry, process_event
 from tests.e2e.stack import SECRET, ForgeUser, settle, wait_for
 
 USERS = {"owner": "tok-owner", "steward-bot": "tok-bot"}
@@ -76,9 +76,9 @@ def ping_with_a_fault(sandbox: SandboxServer, fault: dict[str, object]) -> tuple
 
 
 @asynccontextmanager
-async def runtime_for(settings: Settings) -> AsyncIterator[Runtime]:
+async def runtime_for(settings: Settings, registry: Registry | None = None) -> AsyncIterator[Runtime]:
     redis = make_redis(settings.redis_url)
-    runtime = build_runtime(settings, redis)
+    runtime = build_runtime(settings, redis, registry)
     try:
         yield runtime
     finally:
@@ -160,7 +160,7 @@ def _where(event: str) -> tuple[str, int]:
 
 
 @pytest.fixture
-def broken_command() -> Iterator[list[int]]:
+def broken_command() -> Iterator[tuple[list[int], Registry]]:
     """`/steward explode` fails with an error in Steward itself the first two times it runs."""
     calls: list[int] = []
 
@@ -170,23 +170,24 @@ def broken_command() -> Iterator[list[int]]:
             raise RuntimeError("a bug in a handler")
         await ctx.reply("it worked this time")
 
+    registry = load_registry()
     registry.command("explode", usage="explode", help="test only", permission="anyone")(explode)
-    yield calls
-    del registry.commands["explode"]
+    yield calls, registry
 
 
 async def test_an_error_in_steward_itself_is_retried_not_dropped(
-    sandbox: SandboxServer, redis_url: str, broken_command: list[int]
+    sandbox: SandboxServer, redis_url: str, broken_command: tuple[list[int], Registry]
 ) -> None:
+    calls, registry = broken_command
     owner = ForgeUser(sandbox.url, "owner", "tok-owner")
     repo = owner.create_repo()
     owner.add_collaborator(repo, "steward-bot", "push")
     number = owner.open_issue(repo, "x")
     comment = owner.comment(repo, number, "/steward explode")
     event = _comment_event(repo, number, comment, "/steward explode").to_json()
-    async with runtime_for(_settings(sandbox, redis_url)) as runtime:
+    async with runtime_for(_settings(sandbox, redis_url), registry) as runtime:
         result, runs = await run_until_done(runtime, event, "j4")
-    assert "explode" in _ran(result) and (runs, len(broken_command)) == (3, 3)
+    assert "explode" in _ran(result) and (runs, len(calls)) == (3, 3)
     assert bot_replies(owner, repo, number) == [ANY_REPLY("it worked this time")]
 
 

@@ -14,7 +14,10 @@ from bot.context import CommandContext, EventContext
 from bot.event_types import CommentSnapshot, Event, IssueSnapshot, MilestoneSnapshot
 from bot.forge import KEEP, Comment, Issue, Keep, Label, Milestone, NotFound, RepoRef, User
 from bot.settings import HandlerSettings
-from handlers import registry
+from handlers import build_registry
+
+# The registry `steward run` builds, fresh for this module.
+registry = build_registry()
 
 REPO = RepoRef("o", "r")
 BOT = User("steward-bot")

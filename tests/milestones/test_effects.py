@@ -13,6 +13,7 @@ from bot import sticky
 from bot.context import CommandError
 from bot.periodic import PeriodicContext
 from bot.settings import HandlerSettings
+from handlers import build_registry
 from handlers.milestones.bot import (
     gate_command,
     on_item,
@@ -289,8 +290,15 @@ async def test_the_periodic_job_schedules_a_gitea_closure_once() -> None:
         return forge
 
     pctx = PeriodicContext(
-        "milestones", NOW, HandlerSettings(), __import__("structlog").get_logger(), find, ("gitea",), deferred
-    )  # type: ignore[arg-type]
+        "milestones",
+        NOW,
+        HandlerSettings(),
+        __import__("structlog").get_logger(),
+        find,  # type: ignore[arg-type]
+        ("gitea",),
+        deferred,  # type: ignore[arg-type]
+        registry=build_registry(),
+    )
     assert await watch_repository(pctx, "gitea", REPO) == 1
     assert await watch_repository(pctx, "gitea", REPO) == 1, "asked again ..."
     [(job, (event, delay))] = deferred.jobs.items()  # ... but queued once

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from bot.forge import Issue
 from bot.repo_config import merge, parse
 from bot.settings import HandlerSettings
-from handlers import registry
+from handlers import build_registry
 from handlers.bug_refinement.forms import from_issue_form
 from handlers.bug_refinement.rules import refine_bug
 from handlers.onboarding.config_file import config_text
@@ -24,6 +24,9 @@ from handlers.onboarding.plan import (
 )
 from handlers.onboarding.templates import backlog_markdown, bug_form, bug_markdown
 from tests.onboarding.forms import fill_markdown, markdown_template, render_form
+
+# The registry `steward run` builds, fresh for this module.
+registry = build_registry()
 
 AT = "2026-01-01T00:00:00Z"
 FILLED = {
