@@ -16,6 +16,7 @@ from bot.forge.github_code import GitHubCode
 from bot.forge.github_deliveries import GitHubDeliveries
 from bot.forge.github_issues import GitHubIssues
 from bot.forge.github_pins import GitHubPins
+from bot.forge.github_records import GitHubRecords
 from bot.forge.github_transport import AppAccess, RetryingAPI
 
 __all__ = ["GitHubForge", "GitHubForges"]
@@ -32,7 +33,7 @@ _ROLE_TO_LEVEL: dict[str, PermissionLevel] = {
 }
 
 
-class GitHubForge(GitHubIssues, GitHubPins, GitHubCode, GitHubDeliveries):
+class GitHubForge(GitHubIssues, GitHubPins, GitHubCode, GitHubDeliveries, GitHubRecords):
     """The Forge port for one token or one installation."""
 
     kind: ForgeKind = "github"

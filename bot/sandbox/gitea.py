@@ -17,7 +17,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import gitea_code, gitea_issues, gitea_pins, gitmodel, pull_ops, repo_ops
+from . import (
+    gitea_branches,
+    gitea_code,
+    gitea_issues,
+    gitea_pins,
+    gitea_timeline,
+    gitmodel,
+    pull_ops,
+    repo_ops,
+)
 from .gitea_ctx import API, GCtx, gitea_page, unprocessable
 from .plumbing import ApiError, body_object, json_response
 from .state import ROLE_ORDER, Hook, Repo, Role, Signature
@@ -228,6 +237,8 @@ def routes() -> list[BaseRoute]:
         Route(r + "/hooks/{id:int}", delete_hook, methods=["DELETE"]),
         *gitea_issues.routes(),
         *gitea_pins.routes(),
+        *gitea_timeline.routes(),
+        *gitea_branches.routes(),
         *gitea_code.routes(),
         Route(r + "/contents/{path:path}", get_contents, methods=["GET"]),
         Route(r + "/contents/{path:path}", write_contents, methods=["POST", "PUT"]),

@@ -28,7 +28,7 @@ async def get_branch(request: Request, ctx: GCtx, repo: Repo) -> Response:
     sha = pulls.branch_head(repo, name)
     if sha is None:
         raise ApiError(404, f"branch does not exist [name: {name}]")
-    return json_response(request, ctx.shapes.branch(repo, name, sha))
+    return json_response(request, ctx.shapes.branch(repo, name, sha, ctx.login))
 
 
 @GCtx.on_repo("push")
@@ -46,7 +46,7 @@ async def create_branch(request: Request, ctx: GCtx, repo: Repo) -> Response:
         raise ApiError(409, "The branch already exists.")
     repo.refs[f"refs/heads/{name}"] = sha
     pull_ops.pushed(ctx, repo, f"refs/heads/{name}", None, sha)
-    return json_response(request, ctx.shapes.branch(repo, name, sha), status=201)
+    return json_response(request, ctx.shapes.branch(repo, name, sha, ctx.login), status=201)
 
 
 # commits ---------------------------------------------------------------------------------------------------

@@ -378,18 +378,21 @@ class GiteaShapes:
             "pin_order": pin_ops.pin_order(repo, issue),
         }
 
-    def branch(self, repo: Repo, name: str, sha: str) -> dict[str, Any]:
-        """A `Branch`: its head as a `PayloadCommit`."""
+    def branch(self, repo: Repo, name: str, sha: str, viewer: str | None = None) -> dict[str, Any]:
+        """A `Branch`: its head as a `PayloadCommit`; a protected branch shows its status checks to anyone
+        who can read it (services/convert/convert.go ToBranch)."""
+        rule = repo.protections.get(name)
+        can_push = viewer is not None and self.forge.can(repo, viewer, "push")
         return {
             "name": name,
             "commit": self.push_commit(repo, repo.commits[sha]),
-            "protected": False,
+            "protected": rule is not None,
             "required_approvals": 0,
-            "enable_status_check": False,
-            "status_check_contexts": [],
-            "user_can_push": True,
-            "user_can_merge": True,
-            "effective_branch_protection_name": "",
+            "enable_status_check": bool(rule and rule.required_contexts),
+            "status_check_contexts": list(rule.required_contexts) if rule else [],
+            "user_can_push": can_push and rule is None,
+            "user_can_merge": can_push,
+            "effective_branch_protection_name": name if rule is not None else "",
         }
 
     def commit(self, repo: Repo, sha: str, *, files: bool = True) -> dict[str, Any]:

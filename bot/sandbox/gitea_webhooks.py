@@ -24,7 +24,7 @@ from starlette.requests import Request
 from . import gitmodel
 from .gitea_shapes import GiteaShapes
 from .runtime import Sandbox
-from .state import CheckRun, CheckSuite, Comment, CommitStatus, Hook, Issue, Label, Milestone, Repo
+from .state import CheckRun, CheckSuite, Comment, CommitStatus, Hook, Issue, Label, Milestone, Repo, Review
 
 ZERO = "0" * 40
 ISSUE_TYPES = frozenset({"issues", "issue_assign", "issue_label", "issue_milestone", "issue_comment"})
@@ -36,6 +36,9 @@ PULL_TYPES = frozenset(
         "pull_request_milestone",
         "pull_request_comment",
         "pull_request_review",
+        "pull_request_review_approved",
+        "pull_request_review_rejected",
+        "pull_request_review_comment",
         "pull_request_sync",
         "pull_request_review_request",
     }
@@ -83,6 +86,7 @@ def subscribed(hook: Hook, event_type: str) -> bool:
         or event_type in events
         or (event_type in ISSUE_TYPES and "issues" in events)
         or (event_type in PULL_TYPES and "pull_request" in events)
+        or (event_type.startswith("pull_request_review_") and "pull_request_review" in events)
     )
 
 
@@ -259,6 +263,34 @@ class Emitter:
             "review": None,
         }
         self._deliver(repo, "pull_request", gitea_type, action, fields)
+
+    def review(self, repo: Repo, issue: Issue, review: Review) -> None:
+        """A review submitted. GitHub: `pull_request_review` `submitted` (its review's state in lower case,
+        with `commit_id`). Gitea (services/webhook/notifier.go `PullRequestReview`): X-Gitea-Event
+        `pull_request_approved` / `pull_request_rejected` / `pull_request_comment`, X-Gitea-Event-Type
+        `pull_request_review_approved` / `…_rejected` / `…_comment` (modules/webhook/type.go `Event`), action
+        `reviewed`, and a `review` of only `type` and `content` (modules/structs/hook.go `ReviewPayload`)."""
+        if repo.flavor == "github":
+            from .github_code_shapes import pull, review_shape
+
+            gh = self._github()
+            gh.emit(
+                repo,
+                "pull_request_review",
+                "submitted",
+                review=review_shape(gh.shapes, repo, issue, review, webhook=True),
+                pull_request=pull(gh.shapes, repo, issue, full=False),
+            )
+            return
+        kind = {"APPROVED": "approved", "CHANGES_REQUESTED": "rejected"}.get(review.state, "comment")
+        fields: dict[str, Any] = {
+            "number": issue.number,
+            "pull_request": self.shapes.pull(repo, issue),
+            "requested_reviewer": None,
+            "commit_id": "",
+            "review": {"type": f"pull_request_review_{kind}", "content": review.body},
+        }
+        self._deliver(repo, f"pull_request_{kind}", f"pull_request_review_{kind}", "reviewed", fields)
 
     def pull_synchronized(self, repo: Repo, issue: Issue, before: str, after: str) -> None:
         """New commits on a pull request's head branch: GitHub `synchronize` (with before/after), Gitea

@@ -10,12 +10,14 @@ from starlette.routing import BaseRoute, Route
 
 from . import (
     github_apps,
+    github_branches,
     github_ci,
     github_git,
     github_graphql,
     github_issues,
     github_pulls,
     github_relations,
+    github_timeline,
     repo_ops,
 )
 from .github_ctx import Ctx
@@ -168,6 +170,8 @@ def routes() -> list[BaseRoute]:
         *github_issues.routes(R),
         *github_relations.routes(R),
         *github_pulls.routes(R),
+        *github_timeline.routes(R),
+        *github_branches.routes(R),
         # before github_git's /commits/{ref:path}, which would take /commits/{ref}/check-runs
         *github_ci.routes(R),
         *github_git.routes(R),

@@ -25,7 +25,7 @@ T = TypeVar("T")
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str, errors: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, status: int, message: str, errors: list[Any] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -66,7 +66,7 @@ def no_content() -> Response:
     return Response(status_code=204)
 
 
-def error_response(status: int, message: str, errors: list[dict[str, Any]] | None = None) -> Response:
+def error_response(status: int, message: str, errors: list[Any] | None = None) -> Response:
     data: dict[str, Any] = {"message": message, "documentation_url": DOCS}
     if errors:
         data["errors"] = errors

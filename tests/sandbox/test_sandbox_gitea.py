@@ -253,6 +253,9 @@ def test_every_operation_the_sandbox_serves_matches_giteas_description(
     _gitea_issues(gitea_api, g, grepo)
     _gitea_contents(gitea_api, g, grepo)
     _gitea_code(gitea_api, sandbox, g, grepo)
+    from .test_sandbox_records import gitea_records_routes  # it imports this module
+
+    gitea_records_routes(gitea_api, sandbox, g)
     served, _ = served_operations(sandbox.app, "gitea", gitea_api.spec)
     assert sorted(served - gitea_api.checked) == []
 
