@@ -69,6 +69,26 @@ def _branch(shapes: Shapes, repo: Repo, ref: str, sha: str) -> dict[str, Any]:
     }
 
 
+def _head(shapes: Shapes, repo: Repo, issue: Issue) -> dict[str, Any]:
+    """A pull request's head: in this repository, or in a fork — `head.repo` null once the fork is deleted
+    (REST description: `pull-request.head.repo` is nullable; docs "Get a pull request")."""
+    assert issue.pull is not None
+    pr = issue.pull
+    if pr.head_repo is None:
+        return _branch(shapes, repo, pr.head_ref, pr.head_sha)
+    fork = None if pr.head_repo_deleted else shapes.forge.repos.get(pr.head_repo)
+    owner = pr.head_repo.split("/")[0]
+    known = shapes.forge.user(owner)
+    login = fork.owner if fork is not None else (known.login if known is not None else owner)
+    return {
+        "label": f"{login}:{pr.head_ref}",
+        "ref": pr.head_ref,
+        "sha": pr.head_sha,
+        "user": shapes.user(login),
+        "repo": shapes.repo(fork) if fork is not None else None,
+    }
+
+
 def link(href: str) -> dict[str, str]:
     return {"href": href}
 
@@ -114,7 +134,7 @@ def pull(shapes: Shapes, repo: Repo, issue: Issue, *, full: bool = True) -> dict
         "review_comment_url": f"{api}/pulls/comments{{/number}}",
         "comments_url": f"{api}/issues/{issue.number}/comments",
         "statuses_url": f"{api}/statuses/{pr.head_sha}",
-        "head": _branch(shapes, repo, pr.head_ref, pr.head_sha),
+        "head": _head(shapes, repo, issue),
         "base": _branch(shapes, repo, pr.base_ref, repo.refs.get(f"refs/heads/{pr.base_ref}", pr.base_sha)),
         "_links": {
             "self": link(f"{api}/pulls/{issue.number}"),

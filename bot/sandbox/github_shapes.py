@@ -112,7 +112,7 @@ class Shapes(GitShapes):
             "owner": self.user(repo.owner),
             "html_url": html,
             "description": repo.description,
-            "fork": False,
+            "fork": repo.fork_of is not None,
             "url": api,
             "forks_url": f"{api}/forks",
             "keys_url": f"{api}/keys{{/key_id}}",
@@ -195,8 +195,12 @@ class Shapes(GitShapes):
         return data
 
     def full_repo(self, repo: Repo, viewer: str | None) -> dict[str, Any]:
+        parent = self.forge.repos.get(repo.fork_of) if repo.fork_of else None
+        # A fork names the repository it was made from (`parent`) and the root of its network (`source`).
+        family = {"parent": self.repo(parent), "source": self.repo(parent)} if parent is not None else {}
         return {
             **self.repo(repo, viewer),
+            **family,
             "network_count": 0,
             "subscribers_count": 0,
             "allow_squash_merge": True,

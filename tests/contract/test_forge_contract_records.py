@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.forge import Annotation, Branch, CIReport, Forge, LabelEvent
+from bot.forge import Annotation, Branch, CIReport, Forge, LabelEvent, RepoRef
 from bot.sandbox.server import SandboxServer
 from tests.contract.conftest import USERS, Site
 
@@ -145,3 +145,28 @@ async def test_pull_requests_of_one_repository_are_not_from_forks(forge: Forge, 
     site.branch(repo, "feature", {"a.txt": b"a"})
     pull = await forge.get_pull_request(repo, site.pull(repo, "feature"))
     assert pull.head_repo_id == pull.base_repo_id != 0 and not pull.from_fork
+
+
+async def test_pull_requests_from_a_fork_and_from_a_deleted_fork(
+    forge: Forge, site: Site, sandbox: SandboxServer
+) -> None:
+    """A fork owned by another user: the pull request's head repository is the fork; once the fork is
+    deleted both forges answer no head repository (GitHub `head.repo` null; Gitea `repo_id` -1, `repo`
+    null) — `from_fork` stays true, and the commits are still there."""
+    repo = site.new_repo()
+    outsider = Site(site.kind, sandbox.url, USERS["outsider"])
+    try:
+        made = outsider.call("POST", f"/repos/{repo}/forks", {})
+        fork = RepoRef.parse(made["full_name"])
+        outsider.branch(fork, "fix", {"fix.txt": b"fix"})
+        number = outsider.pull(repo, "outsider:fix")
+        pull = await forge.get_pull_request(repo, number)
+        assert (pull.head_repo_id, pull.from_fork, pull.head_ref) == (made["id"], True, "fix")
+        assert pull.base_repo_id != made["id"]
+        assert outsider.client.delete(f"/repos/{fork}").status_code == 204
+        gone = await forge.get_pull_request(repo, number)
+        assert (gone.head_repo_id, gone.from_fork, gone.head_sha) == (None, True, pull.head_sha)
+        assert [c.message.strip() for c in await forge.list_pr_commits(repo, number)] == ["add fix.txt"]
+    finally:
+        outsider.client.close()
+        outsider.admin.close()

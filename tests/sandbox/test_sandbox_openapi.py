@@ -14,6 +14,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from bot.sandbox.server import SandboxServer
 
 from .helpers import FIXTURES, OpenApiCheck, client, idle, served_operations
+from .test_sandbox_edits import github_edit_pull
+from .test_sandbox_forks import github_fork_pull
 from .test_sandbox_records import github_records_routes
 
 
@@ -34,12 +36,7 @@ def test_every_route_the_sandbox_serves_is_in_the_descriptions(sandbox: SandboxS
     gitea = json.loads((FIXTURES.parent / "gitea" / "openapi3.v1.json").read_text())
     # GraphQL is not a REST route: GitHub's REST description has no /graphql (tests/sandbox/
     # test_sandbox_pin_facts.py pins what the sandbox's GraphQL endpoint answers).
-    # Rulesets came after the subset was cut (it has no /rules/…): "Get rules for a branch" is pinned by
-    # test_sandbox_records.py against docs.github.com.
-    assert served_operations(sandbox.app, "github", github)[1] == {
-        "POST /graphql",
-        "GET /repos/{owner}/{repo}/rules/branches/{branch}",
-    }
+    assert served_operations(sandbox.app, "github", github)[1] == {"POST /graphql"}
     assert served_operations(sandbox.app, "gitea", gitea)[1] == set()
 
 
@@ -227,6 +224,11 @@ def test_every_operation_the_sandbox_serves_matches_the_openapi_description(
     _pulls_and_ci(openapi, sandbox, alice, repo)
     _app(openapi, sandbox, alice, repo)
     github_records_routes(openapi, sandbox, alice)
+    alice.post("/user/repos", json={"name": "edits"}).raise_for_status()
+    github_edit_pull(openapi, alice, "/repos/alice/edits")
+    alice.post("/user/repos", json={"name": "forked"}).raise_for_status()
+    with client(sandbox, "bob-token") as bob:
+        github_fork_pull(openapi, alice, bob, "/repos/alice/forked")
     served, _ = served_operations(sandbox.app, "github", openapi.spec)
     assert served - openapi.checked == set()
 

@@ -310,6 +310,8 @@ def github_branches(check: OpenApiCheck, sandbox: SandboxServer, alice: httpx2.C
     unprotected = check(alice.get(repo + "/branches/open/protection"))
     assert (unprotected.status_code, unprotected.json()["message"]) == (404, "Branch not protected")
     assert check(alice.get(repo + "/branches/nope")).status_code == 404
+    protect(sandbox, repo, "open", ["build"], ruleset=True)
+    assert check(alice.get(repo + "/rules/branches/open")).json()[0]["type"] == "required_status_checks"
 
 
 def test_github_branch_protection_as_readers_admins_and_apps_see_it(
@@ -335,9 +337,9 @@ def test_github_branch_protection_as_readers_admins_and_apps_see_it(
             "Resource not accessible by integration",
         )
         assert app.get(repo + "/branches/main").json()["protected"] is True
-    assert bob.get(repo + "/rules/branches/main").json() == []
+    assert openapi(bob.get(repo + "/rules/branches/main")).json() == []
     protect(sandbox, repo, "release", ["build"], ruleset=True)
-    rules = bob.get(repo + "/rules/branches/release").json()
+    rules = openapi(bob.get(repo + "/rules/branches/release")).json()
     assert [(r["type"], r["ruleset_source"], r["parameters"]["required_status_checks"]) for r in rules] == [
         ("required_status_checks", "alice/demo", [{"context": "build"}])
     ]
