@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from starlette.requests import Request
 
 from . import gitmodel
-from .gitea_webhooks import Emitter
+from .events_port import Events, EventsFactory
 from .state import Annotation, CheckRun, CheckSuite, CommitStatus, Repo, now_iso
 
 if TYPE_CHECKING:
@@ -37,14 +37,15 @@ _SUITE_ORDER = (
 )
 
 
-def _emitter(request: Request) -> Emitter:
+def _emitter(request: Request) -> Events:
     sandbox = request.app.state.sandbox
     sandbox.forge.ensure_user(CI_LOGIN, kind="Bot")
-    return Emitter(request, CI_LOGIN)
+    factory: EventsFactory = request.app.state.emitter
+    return factory(request, CI_LOGIN)
 
 
 def set_status(
-    events: Emitter,
+    events: Events,
     repo: Repo,
     sha: str,
     *,
@@ -69,7 +70,7 @@ def set_status(
     return status
 
 
-def _suite_for(events: Emitter, repo: Repo, sha: str, app_id: int = 0) -> CheckSuite:
+def _suite_for(events: Events, repo: Repo, sha: str, app_id: int = 0) -> CheckSuite:
     """The open check suite of `app_id` (0: the sandbox's CI) for `sha`, or a new one."""
     suite = next(
         (
@@ -102,7 +103,7 @@ def _suite_for(events: Emitter, repo: Repo, sha: str, app_id: int = 0) -> CheckS
 
 
 def start_run(
-    events: Emitter, repo: Repo, sha: str, name: str, app_id: int = 0, details_url: str | None = None
+    events: Events, repo: Repo, sha: str, name: str, app_id: int = 0, details_url: str | None = None
 ) -> CheckRun:
     """A check run in progress (webhook `check_run` created), of the sandbox's CI or of App `app_id`."""
     suite = _suite_for(events, repo, sha, app_id)
@@ -127,7 +128,7 @@ def set_output(run: CheckRun, output: dict[str, Any] | None) -> None:
 
 
 def complete_run(
-    events: Emitter, repo: Repo, run: CheckRun, conclusion: str, output: dict[str, Any] | None = None
+    events: Events, repo: Repo, run: CheckRun, conclusion: str, output: dict[str, Any] | None = None
 ) -> None:
     """The run concludes (webhook `check_run` completed); when its suite has no run left going, the suite
     concludes too (webhook `check_suite` completed)."""

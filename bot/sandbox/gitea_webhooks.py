@@ -22,6 +22,7 @@ from typing import Any
 from starlette.requests import Request
 
 from . import gitmodel
+from .events_port import EventsFactory
 from .gitea_shapes import GiteaShapes
 from .runtime import Sandbox
 from .state import CheckRun, CheckSuite, Comment, CommitStatus, Hook, Issue, Label, Milestone, Repo, Review
@@ -292,6 +293,10 @@ class Emitter:
         }
         self._deliver(repo, f"pull_request_{kind}", f"pull_request_review_{kind}", "reviewed", fields)
 
+    def from_github(self, repo: Repo, event: str, action: str | None, fields: dict[str, Any]) -> None:
+        """A GitHub-API change on a Gitea-flavoured repository, delivered the way Gitea would."""
+        _from_github(self, repo, event, action, fields)
+
     def pull_synchronized(self, repo: Repo, issue: Issue, before: str, after: str) -> None:
         """New commits on a pull request's head branch: GitHub `synchronize` (with before/after), Gitea
         `synchronized` (X-Gitea-Event-Type pull_request_sync, services/webhook/notifier.go)."""
@@ -370,7 +375,12 @@ def from_github(
     request: Request, sender: str, repo: Repo, event: str, action: str | None, fields: dict[str, Any]
 ) -> None:
     """A GitHub-API change on a Gitea-flavoured repository, delivered the way Gitea would."""
-    emitter = Emitter(request, sender)
+    Emitter(request, sender).from_github(repo, event, action, fields)
+
+
+def _from_github(
+    emitter: Emitter, repo: Repo, event: str, action: str | None, fields: dict[str, Any]
+) -> None:
     issue_raw = fields.get("issue")
     issue = repo.issues.get(issue_raw["number"]) if isinstance(issue_raw, dict) else None
     if event == "issues" and issue is not None and action is not None:
@@ -397,3 +407,7 @@ def from_github(
             repo, str(fields["ref"]), None if before == ZERO else before, None if after == ZERO else after
         )
     # label, milestone, ping, …: Gitea has no such webhooks.
+
+
+# The app hands this class to the request contexts as their ``events_port.EventsFactory`` (checked here).
+_FACTORY: EventsFactory = Emitter

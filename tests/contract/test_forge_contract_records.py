@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from bot.forge import Annotation, Branch, CIReport, Forge, LabelEvent, RepoRef
+from bot.forge.github_transport import API_VERSION
 from bot.sandbox.server import SandboxServer
 from tests.contract.conftest import USERS, Site
 
@@ -170,3 +171,13 @@ async def test_pull_requests_from_a_fork_and_from_a_deleted_fork(
     finally:
         outsider.client.close()
         outsider.admin.close()
+
+
+async def test_the_github_adapter_says_which_api_version_it_speaks(forge: Forge, site: Site) -> None:
+    """Every GitHub request carries `X-GitHub-Api-Version: 2022-11-28` (the shapes the adapter reads); Gitea
+    has no such header and gets none."""
+    repo = site.new_repo()
+    await forge.get_repo(repo)
+    entries = site.requests_to("GET", site.api_path(repo, ""))
+    assert entries
+    assert {e.get("api_version") for e in entries} == {API_VERSION if site.kind == "github" else None}
