@@ -363,7 +363,9 @@ def routes() -> list[BaseRoute]:
             s + "/installations/{installation_id:int}/repositories", add_installation_repos, methods=["POST"]
         ),
         Route(s + "/repos/{owner}/{repo}", update_repo, methods=["PATCH"]),
-        Route(s + "/repos/{owner}/{repo}/protections/{branch}", protect_branch, methods=["PUT", "DELETE"]),
+        Route(
+            s + "/repos/{owner}/{repo}/protections/{branch:path}", protect_branch, methods=["PUT", "DELETE"]
+        ),
         Route(s + "/ci", play_ci, methods=["POST"]),
         Route(s + "/ci/auto", auto_ci, methods=["GET", "PUT"]),
         Route(s + "/limits", limits, methods=["GET", "PUT"]),

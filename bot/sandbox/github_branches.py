@@ -150,10 +150,11 @@ async def branch_rules(request: Request, ctx: Ctx, repo: Repo) -> Response:
 
 
 def routes(r: str) -> list[BaseRoute]:
-    b = r + "/branches/{branch}"
+    # Branch names may hold slashes (`steward/configure`): the protection route comes first.
+    b = r + "/branches/{branch:path}"
     return [
         Route(r + "/branches", list_branches, methods=["GET"]),
-        Route(b, get_branch, methods=["GET"]),
         Route(b + "/protection", get_protection, methods=["GET"]),
-        Route(r + "/rules/branches/{branch}", branch_rules, methods=["GET"]),
+        Route(b, get_branch, methods=["GET"]),
+        Route(r + "/rules/branches/{branch:path}", branch_rules, methods=["GET"]),
     ]

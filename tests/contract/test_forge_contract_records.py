@@ -89,6 +89,13 @@ async def test_read_branch_says_whether_it_is_protected_and_which_checks_it_requ
         f"/_sandbox/repos/{repo}/protections/release", json={"required_contexts": ["build"], "ruleset": True}
     ).raise_for_status()
     assert await forge.read_branch(repo, "release") == Branch("release", release, True, ("build",))
+    slashed = site.branch(repo, "steward/configure", {"s.txt": b"s"})
+    site.admin.put(
+        f"/_sandbox/repos/{repo}/protections/steward/configure", json={"required_contexts": ["ci"]}
+    ).raise_for_status()
+    assert await forge.read_branch(repo, "steward/configure") == Branch(
+        "steward/configure", slashed, True, ("ci",)
+    )
 
 
 async def test_ci_reports_say_why_a_check_is_red(forge: Forge, site: Site) -> None:
