@@ -14,7 +14,9 @@ from itertools import count
 
 from bot.forge import (
     KEEP,
+    Branch,
     ChangedFile,
+    CIReport,
     CIState,
     Comment,
     CommentLink,
@@ -29,6 +31,7 @@ from bot.forge import (
     IssueState,
     Keep,
     Label,
+    LabelEvent,
     ListState,
     Milestone,
     PermissionLevel,
@@ -36,6 +39,7 @@ from bot.forge import (
     ReactionContent,
     Repo,
     RepoRef,
+    Review,
     StatusState,
     User,
 )
@@ -77,6 +81,18 @@ class DryRunForge:
 
     async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel:
         return await self.inner.permission_of(repo, login)
+
+    async def label_events(self, repo: RepoRef, number: int) -> list[LabelEvent]:
+        return await self.inner.label_events(repo, number)
+
+    async def list_reviews(self, repo: RepoRef, number: int) -> list[Review]:
+        return await self.inner.list_reviews(repo, number)
+
+    async def read_branch(self, repo: RepoRef, name: str) -> Branch | None:
+        return await self.inner.read_branch(repo, name)
+
+    async def ci_reports(self, repo: RepoRef, sha: str) -> list[CIReport]:
+        return await self.inner.ci_reports(repo, sha)
 
     async def read_file(self, repo: RepoRef, path: str, ref: str | None = None) -> FileContent | None:
         return await self.inner.read_file(repo, path, ref)

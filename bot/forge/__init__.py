@@ -13,6 +13,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final, Literal, Protocol, runtime_checkable
 
+# Re-exported: the values of label_events, list_reviews, read_branch and ci_reports.
+from bot.forge.records import Annotation as Annotation
+from bot.forge.records import AnnotationLevel as AnnotationLevel
+from bot.forge.records import Branch as Branch
+from bot.forge.records import CIReport as CIReport
+from bot.forge.records import LabelEvent as LabelEvent
+from bot.forge.records import Review as Review
+from bot.forge.records import ReviewVerdict as ReviewVerdict
+
 ForgeKind = Literal["github", "gitea"]
 PermissionLevel = Literal["none", "read", "triage", "write", "maintain", "admin"]
 ReactionContent = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
@@ -155,6 +164,15 @@ class PullRequest:
     id: int = 0
     # Who the pull request is assigned to (logins), as the forge lists them.
     assignees: tuple[str, ...] = ()
+    # The repositories of its head and base branches (forge ids; 0: not said). ``head_repo_id`` is None
+    # when the head repository is gone (a deleted fork: GitHub answers ``head.repo`` null, Gitea too).
+    head_repo_id: int | None = 0
+    base_repo_id: int = 0
+
+    @property
+    def from_fork(self) -> bool:
+        """Its head branch lives in another repository than its base (or in one that was deleted)."""
+        return self.head_repo_id is None or self.head_repo_id != self.base_repo_id
 
 
 @dataclass(frozen=True)
@@ -467,6 +485,27 @@ class Forge(Protocol):
         ...
 
     async def redeliver(self, repo: RepoRef | None, delivery: HookDelivery) -> None: ...
+
+    # Who did what, what guards a branch, what CI said (``bot.forge.records``).
+    async def label_events(self, repo: RepoRef, number: int) -> list[LabelEvent]:
+        """Every label put on or taken off issue (or pull request) ``number``, oldest first, with who did
+        it: GitHub's issue events ``labeled``/``unlabeled``, Gitea's timeline entries of type ``label``."""
+        ...
+
+    async def list_reviews(self, repo: RepoRef, number: int) -> list[Review]:
+        """The submitted reviews of pull request ``number``, oldest first (pending ones are left out)."""
+        ...
+
+    async def read_branch(self, repo: RepoRef, name: str) -> Branch | None:
+        """The branch, whether it is protected and the status checks it requires, as read access shows
+        them (GitHub: the branch's protection summary and the rulesets that apply to it; Gitea: the
+        branch's ``status_check_contexts``); None when there is no such branch."""
+        ...
+
+    async def ci_reports(self, repo: RepoRef, sha: str) -> list[CIReport]:
+        """What each CI context said of ``sha`` and why: GitHub's latest check run of each name (output and
+        annotations) and every latest commit status; Gitea's latest statuses (description as title)."""
+        ...
 
 
 def permission_at_least(have: PermissionLevel, need: PermissionLevel) -> bool:

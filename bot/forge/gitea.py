@@ -35,6 +35,7 @@ from bot.forge import (
 from bot.forge.gitea_code import GiteaCode
 from bot.forge.gitea_issues import GiteaIssues
 from bot.forge.gitea_pins import GiteaPins
+from bot.forge.gitea_records import GiteaRecords
 from bot.forge.gitea_transport import seg
 from bot.forge.retry import RetryPolicy
 
@@ -47,7 +48,7 @@ _ACCESS_TO_LEVEL: dict[str, PermissionLevel] = {
 }
 
 
-class GiteaForge(GiteaIssues, GiteaPins, GiteaCode):
+class GiteaForge(GiteaIssues, GiteaPins, GiteaCode, GiteaRecords):
     """The Forge port for one Gitea or Forgejo instance and one token."""
 
     kind: ForgeKind = "gitea"

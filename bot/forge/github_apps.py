@@ -7,7 +7,7 @@ import asyncio
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import gidgethub
 import httpx2
@@ -15,13 +15,11 @@ from gidgethub import apps as gh_apps
 
 from bot.budget import WriteBudget
 from bot.forge import ForgeError, RepoRef, User
+from bot.forge.github_forge import GitHubForge
 from bot.forge.github_transport import AppAccess, LRUCache, RetryingAPI, translate
 from bot.forge.links import github_web_base
 from bot.forge.retry import RetryPolicy
 from bot.forge.shapes import budget_key
-
-if TYPE_CHECKING:
-    from bot.forge.github import GitHubForge
 
 
 class GitHubForges:
@@ -134,8 +132,6 @@ class GitHubForges:
         return self._installation_of_repo[repo.full_name]
 
     async def for_event(self, installation_id: int | None, repo: RepoRef | None) -> GitHubForge:
-        from bot.forge.github import GitHubForge  # the adapter imports this module
-
         if self._token:
             if self._token_forge is None:
                 self._token_forge = GitHubForge(

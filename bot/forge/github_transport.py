@@ -56,6 +56,12 @@ class LRUCache(OrderedDict[str, Any]):
             self.popitem(last=False)
 
 
+# The REST API version the adapter speaks, sent as `X-GitHub-Api-Version` on every request
+# (docs.github.com "API Versions"; unversioned requests get the same). Its shapes are the ones `shapes.py`
+# reads; 2026-03-10 only adds `archived_at`/`archived_by` to labels, which the adapter does not read.
+API_VERSION = "2022-11-28"
+
+
 class RetryingAPI(GitHubAPI):
     """gidgethub with Steward's retry policy, write budget and metrics around each request."""
 
@@ -81,7 +87,7 @@ class RetryingAPI(GitHubAPI):
         return await self._send(
             method,
             url,
-            headers,
+            {**headers, "x-github-api-version": API_VERSION},
             body,
             write=method in _WRITE_METHODS,
             resend_ok=resendable(method, api_path(url)),

@@ -108,7 +108,24 @@ def pull_from_json(raw: Mapping[str, Any], *, milestone_key: str) -> PullRequest
         assignees=tuple(
             str(a["login"]) for a in raw.get("assignees") or () if isinstance(a, Mapping) and a.get("login")
         ),
+        head_repo_id=_branch_repo_id(head),
+        base_repo_id=_branch_repo_id(base) or 0,
     )
+
+
+def _branch_repo_id(branch: Mapping[str, Any]) -> int | None:
+    """The id of a pull request branch's repository: GitHub ``repo.id``, Gitea ``repo_id`` (and ``repo``);
+    None when the forge says the repository is gone (GitHub ``repo`` null, Gitea ``repo_id`` -1 or
+    ``repo`` null: a deleted fork), 0 when it does not say."""
+    repo = branch.get("repo")
+    if isinstance(repo, Mapping) and repo.get("id"):
+        return int(repo["id"])
+    repo_id = branch.get("repo_id")
+    if isinstance(repo_id, int) and repo_id > 0:
+        return repo_id
+    if ("repo" in branch and repo is None) or repo_id == -1:
+        return None
+    return 0
 
 
 # How each forge words a file's change (GitHub: commits and pull request files; Gitea: commits say

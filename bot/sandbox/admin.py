@@ -12,7 +12,7 @@ from . import ci_ops, gitmodel
 from .github_apps import emit_installation
 from .plumbing import ApiError, body_object
 from .runtime import RATE_LIMIT_KINDS, Fault, Sandbox
-from .state import App, Hook, Installation, Repo
+from .state import App, Hook, Installation, Protection, Repo
 
 CHECK_CONCLUSIONS = frozenset(
     {"success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required", "in_progress"}
@@ -236,9 +236,35 @@ async def update_repo(request: Request) -> Response:
     return _json({"full_name": repo.full_name, "drafts": repo.drafts, "drafts_allowed": repo.drafts_allowed})
 
 
+async def protect_branch(request: Request) -> Response:
+    """Protect a branch (PUT; body `{required_contexts: [...], strict, ruleset}` — `ruleset: true` makes it a
+    GitHub repository ruleset's rule rather than classic branch protection) or lift it (DELETE). A real
+    forge takes this through its admin settings; the sandbox keeps the status checks a merge requires."""
+    repo = _admin_repo(request)
+    branch = str(request.path_params["branch"])
+    if request.method == "DELETE":
+        repo.protections.pop(branch, None)
+    else:
+        body = await body_object(request)
+        contexts = body.get("required_contexts", [])
+        if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
+            raise ApiError(422, "required_contexts is a list of context names")
+        ruleset = bool(body.get("ruleset", False))
+        repo.protections[branch] = Protection(
+            required_contexts=contexts,
+            strict=bool(body.get("strict", False)),
+            ruleset=ruleset,
+            ruleset_id=_sandbox(request).forge.new_id() if ruleset else 0,
+        )
+    _sandbox(request).save()
+    return _json({name: rule.model_dump() for name, rule in repo.protections.items()})
+
+
 async def play_ci(request: Request) -> Response:
     """Play CI on a commit: {repo, sha (or a ref), kind: status|check_run, context, state (a status) or
-    conclusion (a check run; "in_progress" leaves it running), delay_seconds, description, target_url}.
+    conclusion (a check run; "in_progress" leaves it running), delay_seconds, description, target_url, and for
+    a check run its output: title, summary, text, annotations [{path, start_line, end_line, annotation_level,
+    message, title}]}.
     The report and its webhooks come now, or after the delay (a check run shows in progress meanwhile)."""
     sandbox = _sandbox(request)
     body = await body_object(request)
@@ -272,9 +298,18 @@ async def play_ci(request: Request) -> Response:
         delay=delay,
         description=body.get("description"),
         target_url=body.get("target_url"),
+        output=_output(body),
     )
     sandbox.save()
     return _json({"repo": repo.full_name, "sha": sha, "kind": kind, "outcome": outcome, "delay": delay}, 202)
+
+
+def _output(body: dict[str, Any]) -> dict[str, Any] | None:
+    """A check run's `output` from `title`, `summary`, `text` and `annotations` (GitHub's shape)."""
+    found = {k: body[k] for k in ("title", "summary", "text", "annotations") if body.get(k) is not None}
+    if "annotations" in found and not isinstance(found["annotations"], list):
+        raise ApiError(422, "annotations is a list")
+    return found or None
 
 
 async def auto_ci(request: Request) -> Response:
@@ -328,6 +363,9 @@ def routes() -> list[BaseRoute]:
             s + "/installations/{installation_id:int}/repositories", add_installation_repos, methods=["POST"]
         ),
         Route(s + "/repos/{owner}/{repo}", update_repo, methods=["PATCH"]),
+        Route(
+            s + "/repos/{owner}/{repo}/protections/{branch:path}", protect_branch, methods=["PUT", "DELETE"]
+        ),
         Route(s + "/ci", play_ci, methods=["POST"]),
         Route(s + "/ci/auto", auto_ci, methods=["GET", "PUT"]),
         Route(s + "/limits", limits, methods=["GET", "PUT"]),

@@ -11,6 +11,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
 from . import admin, gitea, github
+from .gitea_webhooks import Emitter
 from .plumbing import ApiError, ApiMiddleware, api_error_handler, http_error_handler
 from .runtime import Sandbox
 from .state import SandboxState
@@ -45,5 +46,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.forge = forge
+    # How requests announce their changes (``events_port.Events``): webhooks in each repository's flavour.
+    app.state.emitter = Emitter
     app.state.sandbox = sandbox
     return app

@@ -14,7 +14,7 @@ from typing import ClassVar, Self
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .gitea_webhooks import Emitter
+from .events_port import Events, EventsFactory
 from .plumbing import ApiError, principal
 from .runtime import Principal, Sandbox
 from .state import Repo, Role, SandboxState
@@ -61,9 +61,14 @@ class Caller(ABC):
         return inst.app_id if inst is not None else None
 
     @cached_property
-    def events(self) -> Emitter:
+    def events(self) -> Events:
         """The webhooks of this request's changes, in each repository's flavour."""
-        return Emitter(self.request, self.login)
+        return self.emitter(self.login)
+
+    def emitter(self, sender: str) -> Events:
+        """The webhooks of changes `sender` makes (the app's factory: ``gitea_webhooks.Emitter``)."""
+        factory: EventsFactory = self.request.app.state.emitter
+        return factory(self.request, sender)
 
     def not_found(self) -> ApiError:
         return ApiError(404, self.NOT_FOUND)

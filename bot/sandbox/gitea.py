@@ -17,7 +17,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import gitea_code, gitea_issues, gitea_pins, gitmodel, pull_ops, repo_ops
+from . import (
+    fork_ops,
+    gitea_branches,
+    gitea_code,
+    gitea_issues,
+    gitea_pins,
+    gitea_timeline,
+    gitmodel,
+    pull_ops,
+    repo_ops,
+)
 from .gitea_ctx import API, GCtx, gitea_page, unprocessable
 from .plumbing import ApiError, body_object, json_response
 from .state import ROLE_ORDER, Hook, Repo, Role, Signature
@@ -57,6 +67,23 @@ async def create_repo(request: Request) -> Response:
 @GCtx.on_repo()
 async def get_repo(request: Request, ctx: GCtx, repo: Repo) -> Response:
     return json_response(request, ctx.shapes.repo(repo, ctx.login))
+
+
+@GCtx.on_repo()
+async def create_fork(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    """POST /api/v1/repos/{o}/{r}/forks — routers/api/v1/repo/fork.go CreateFork: 202 with the fork
+    (`fork: true`, `parent`), owned by the caller; `name` renames it; a name in use 409."""
+    body = await body_object(request)
+    made = fork_ops.fork(ctx, repo, str(body["name"]) if body.get("name") else None)
+    return json_response(request, ctx.shapes.repo(made, ctx.login), status=202)
+
+
+@GCtx.on_repo("admin")
+async def delete_repo(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    """DELETE /api/v1/repos/{o}/{r} — routers/api/v1/repo/repo.go Delete (reqOwner: 403 below): 204. Pull
+    requests from it (a fork) then answer `head.repo_id` -1, `head.repo` null (services/convert/pull.go)."""
+    fork_ops.delete_repo(ctx, repo)
+    return Response(status_code=204)
 
 
 @GCtx.on_repo("admin")
@@ -172,7 +199,10 @@ async def get_contents(request: Request, ctx: GCtx, repo: Repo) -> Response:
 
 @GCtx.on_repo("push")
 async def write_contents(request: Request, ctx: GCtx, repo: Repo) -> Response:
-    """POST creates a file, PUT updates one (with the blob `sha` it replaces); each is a commit and a push."""
+    """POST creates a file, PUT updates one (with the blob `sha` it replaces); each is a commit and a push —
+    onto `new_branch`, made from `branch`, when it is given (an existing one: 422). The answer's `commit` is
+    a whole `FileCommitResponse` (services/repository/files/file.go GetFileCommitResponse: `html_url`,
+    `author`, `committer`, `tree`, `parents` too)."""
     body = await body_object(request)
     path = str(request.path_params["path"]).strip("/")
     try:
@@ -183,6 +213,10 @@ async def write_contents(request: Request, ctx: GCtx, repo: Repo) -> Response:
     head = repo.refs.get(f"refs/heads/{branch}")
     if head is None:
         raise ApiError(404, f"branch does not exist [name: {branch}]")
+    new_branch = str(body.get("new_branch") or "")
+    if new_branch and f"refs/heads/{new_branch}" in repo.refs:
+        # routers/api/v1/repo/file.go handleChangeRepoFilesError: ErrBranchAlreadyExists is a 422
+        raise unprocessable(f"branch already exists [name: {new_branch}]")
     files = gitmodel.flatten(repo, repo.commits[head].tree)
     current = files.get(path)
     if request.method == "POST" and current is not None:
@@ -198,15 +232,12 @@ async def write_contents(request: Request, ctx: GCtx, repo: Repo) -> Response:
     author = Signature(name=ctx.login, email=f"{ctx.login}@noreply.sandbox")
     message = str(body.get("message") or f"{'Add' if current is None else 'Update'} {path}")
     commit = gitmodel.make_commit(repo, gitmodel.write_tree(repo, files), [head], message, author, author)
-    repo.refs[f"refs/heads/{branch}"] = commit.sha
-    pull_ops.pushed(ctx, repo, f"refs/heads/{branch}", head, commit.sha)
+    target = new_branch or branch
+    repo.refs[f"refs/heads/{target}"] = commit.sha
+    pull_ops.pushed(ctx, repo, f"refs/heads/{target}", None if new_branch else head, commit.sha)
     out = {
-        "content": ctx.shapes.content(repo, path, blob, branch, commit.sha),
-        "commit": {
-            "sha": commit.sha,
-            "message": commit.message,
-            "url": f"{ctx.shapes.api}/repos/{repo.full_name}/git/commits/{commit.sha}",
-        },
+        "content": ctx.shapes.content(repo, path, blob, target, commit.sha),
+        "commit": gitea_code.file_commit(ctx, repo, commit.sha),
         "verification": None,
     }
     return json_response(request, out, status=201 if request.method == "POST" else 200)
@@ -219,6 +250,8 @@ def routes() -> list[BaseRoute]:
         Route(API + "/user/repos", create_repo, methods=["POST"]),
         Route(API + "/users/{login}", get_user, methods=["GET"]),
         Route(r, get_repo, methods=["GET"]),
+        Route(r, delete_repo, methods=["DELETE"]),
+        Route(r + "/forks", create_fork, methods=["POST"]),
         Route(r + "/collaborators/{username}", put_collaborator, methods=["PUT"]),
         Route(r + "/collaborators/{username}/permission", collaborator_permission, methods=["GET"]),
         Route(r + "/hooks", list_hooks, methods=["GET"]),
@@ -228,6 +261,8 @@ def routes() -> list[BaseRoute]:
         Route(r + "/hooks/{id:int}", delete_hook, methods=["DELETE"]),
         *gitea_issues.routes(),
         *gitea_pins.routes(),
+        *gitea_timeline.routes(),
+        *gitea_branches.routes(),
         *gitea_code.routes(),
         Route(r + "/contents/{path:path}", get_contents, methods=["GET"]),
         Route(r + "/contents/{path:path}", write_contents, methods=["POST", "PUT"]),

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import ci_ops, gitmodel, pull_ops, pulls
+from . import ci_ops, fork_ops, gitmodel, pull_ops, pulls
 from .gitea_ctx import API, GCtx, gitea_page, unprocessable
 from .plumbing import ApiError, body_object, json_response
 from .state import CommitStatus, Issue, Repo, Signature
@@ -28,7 +28,7 @@ async def get_branch(request: Request, ctx: GCtx, repo: Repo) -> Response:
     sha = pulls.branch_head(repo, name)
     if sha is None:
         raise ApiError(404, f"branch does not exist [name: {name}]")
-    return json_response(request, ctx.shapes.branch(repo, name, sha))
+    return json_response(request, ctx.shapes.branch(repo, name, sha, ctx.login))
 
 
 @GCtx.on_repo("push")
@@ -46,7 +46,7 @@ async def create_branch(request: Request, ctx: GCtx, repo: Repo) -> Response:
         raise ApiError(409, "The branch already exists.")
     repo.refs[f"refs/heads/{name}"] = sha
     pull_ops.pushed(ctx, repo, f"refs/heads/{name}", None, sha)
-    return json_response(request, ctx.shapes.branch(repo, name, sha), status=201)
+    return json_response(request, ctx.shapes.branch(repo, name, sha, ctx.login), status=201)
 
 
 # commits ---------------------------------------------------------------------------------------------------
@@ -82,7 +82,7 @@ async def change_files(request: Request, ctx: GCtx, repo: Repo) -> Response:
         path = str(op["path"]).strip("/")
         entry = files.get(path)
         answered.append(ctx.shapes.content(repo, path, entry[1], target, commit.sha) if entry else None)
-    out = {"files": answered, "commit": _file_commit(ctx, repo, commit.sha), "verification": None}
+    out = {"files": answered, "commit": file_commit(ctx, repo, commit.sha), "verification": None}
     return json_response(request, out, status=201)
 
 
@@ -112,7 +112,7 @@ def _apply(repo: Repo, files: dict[str, tuple[str, str]], op: Any) -> None:
     files[path] = (current[0] if current else "100644", gitmodel.put_blob(repo, data))
 
 
-def _file_commit(ctx: GCtx, repo: Repo, sha: str) -> dict[str, Any]:
+def file_commit(ctx: GCtx, repo: Repo, sha: str) -> dict[str, Any]:
     shaped = ctx.shapes.commit(repo, sha, files=False)
     inner = shaped["commit"]
     return {
@@ -157,23 +157,38 @@ async def create_pull(request: Request, ctx: GCtx, repo: Repo) -> Response:
     title = body.get("title")
     if not isinstance(title, str) or not title.strip():
         raise unprocessable("[Title]: Required")
-    head = str(body.get("head") or "").rpartition(":")[2]
+    try:
+        head_repo, head = fork_ops.head_of(ctx, repo, str(body.get("head") or ""))
+    except ApiError:
+        raise ApiError(404, "The target couldn't be found.") from None
     base = str(body.get("base") or "")
-    if pulls.branch_head(repo, base) is None or pulls.branch_head(repo, head) is None:
+    if pulls.branch_head(repo, base) is None or pulls.branch_head(head_repo or repo, head) is None:
         raise ApiError(404, "The target couldn't be found.")
-    existing = pulls.open_pull_for(repo, head, base)
+    existing = pulls.open_pull_for(repo, head, base, fork_ops.key(head_repo) if head_repo else None)
     if existing is not None:
         # models/issues/pull.go ErrPullRequestAlreadyExists, answered 409.
         raise ApiError(
             409,
             f"pull request already exists for these targets [id: {existing.id}, issue_id: {existing.number}, "
-            f"head_repo_id: {repo.id}, base_repo_id: {repo.id}, head_branch: {head}, base_branch: {base}]",
+            f"head_repo_id: {(head_repo or repo).id}, base_repo_id: {repo.id}, head_branch: {head}, "
+            f"base_branch: {base}]",
         )
-    head_sha, base_sha = pulls.branch_head(repo, head), pulls.branch_head(repo, base)
-    if head == base or head_sha == base_sha or (base_sha and head_sha in gitmodel.ancestors(repo, base_sha)):
+    head_sha, base_sha = pulls.branch_head(head_repo or repo, head), pulls.branch_head(repo, base)
+    if (
+        (head_repo is None and head == base)
+        or head_sha == base_sha
+        or (base_sha and head_sha in gitmodel.ancestors(repo, base_sha))
+    ):
         raise unprocessable("There are no changes between the head and the base")
     issue = pull_ops.open_pull(
-        ctx, repo, title=title, body=str(body.get("body") or ""), head=head, base=base, draft=False
+        ctx,
+        repo,
+        title=title,
+        body=str(body.get("body") or ""),
+        head=head,
+        base=base,
+        draft=False,
+        head_repo=head_repo,
     )
     return json_response(request, ctx.shapes.pull(repo, issue), status=201)
 
@@ -193,6 +208,20 @@ async def list_pulls(request: Request, ctx: GCtx, repo: Repo) -> Response:
 @GCtx.on_repo()
 async def get_pull(request: Request, ctx: GCtx, repo: Repo) -> Response:
     return json_response(request, ctx.shapes.pull(repo, _pull(ctx, repo)))
+
+
+@GCtx.on_repo()
+async def edit_pull(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    """PATCH /api/v1/repos/{o}/{r}/pulls/{index} — routers/api/v1/repo/pull.go EditPullRequest: 201 with
+    the pull request; `title`, `body`, `state`, `base` (a missing branch 404). Gitea has no draft field: a
+    pull request is ready once its title loses the WIP prefix (models/issues/pull.go
+    HasWorkInProgressPrefix)."""
+    issue = _pull(ctx, repo)
+    body = await body_object(request)
+    if body.get("base") is not None and pulls.branch_head(repo, str(body["base"])) is None:
+        raise ApiError(404, f"branch {body['base']} does not exist")
+    pull_ops.edit_pull(ctx, repo, issue, body, unprocessable("[State]: invalid state"))
+    return json_response(request, ctx.shapes.pull(repo, issue), status=201)
 
 
 @GCtx.on_repo()
@@ -314,6 +343,7 @@ def routes() -> list[BaseRoute]:
         Route(r + "/pulls", list_pulls, methods=["GET"]),
         Route(r + "/pulls", create_pull, methods=["POST"]),
         Route(p, get_pull, methods=["GET"]),
+        Route(p, edit_pull, methods=["PATCH"]),
         Route(p + "/commits", pull_commits, methods=["GET"]),
         Route(p + "/files", pull_files, methods=["GET"]),
         Route(p + "/merge", merge_pull, methods=["POST"]),

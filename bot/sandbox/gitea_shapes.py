@@ -93,9 +93,9 @@ class GiteaShapes:
             "description": repo.description or "",
             "empty": False,
             "private": repo.private,
-            "fork": False,
+            "fork": repo.fork_of is not None,
             "template": False,
-            "parent": None,
+            "parent": self._parent(repo),
             "mirror": False,
             "size": 0,
             "language": "",
@@ -154,6 +154,10 @@ class GiteaShapes:
             "topics": [],
             "licenses": [],
         }
+
+    def _parent(self, repo: Repo) -> dict[str, Any] | None:
+        parent = self.forge.repos.get(repo.fork_of) if repo.fork_of else None
+        return self.repo(parent) if parent is not None else None
 
     def repo_meta(self, repo: Repo) -> dict[str, Any]:
         return {"id": repo.id, "name": repo.name, "owner": repo.owner, "full_name": repo.full_name}
@@ -330,6 +334,19 @@ class GiteaShapes:
     def _pr_branch(self, repo: Repo, ref: str, sha: str) -> dict[str, Any]:
         return {"label": ref, "ref": ref, "sha": sha, "repo_id": repo.id, "repo": self.repo(repo)}
 
+    def _pr_head(self, repo: Repo, issue: Issue) -> dict[str, Any]:
+        """services/convert/pull.go ToAPIPullRequest: the head starts as `ref` refs/pull/N/head, `repo_id` -1;
+        only while the head repository exists do `repo_id`, `repo` and `ref` (the branch) say it."""
+        assert issue.pull is not None
+        pr = issue.pull
+        if pr.head_repo is None:
+            return self._pr_branch(repo, pr.head_ref, pr.head_sha)
+        fork = None if pr.head_repo_deleted else self.forge.repos.get(pr.head_repo)
+        if fork is None:
+            ref = f"refs/pull/{issue.number}/head"
+            return {"label": pr.head_ref, "ref": ref, "sha": pr.head_sha, "repo_id": -1, "repo": None}
+        return self._pr_branch(fork, pr.head_ref, pr.head_sha)
+
     def pull(self, repo: Repo, issue: Issue) -> dict[str, Any]:
         """services/convert/pull.go ToAPIPullRequest: `url` is the web page too, `draft` the WIP prefix."""
         assert issue.pull is not None
@@ -369,7 +386,7 @@ class GiteaShapes:
             "merged_by": self.user(pr.merged_by) if pr.merged_by else None,
             "allow_maintainer_edit": False,
             "base": self._pr_branch(repo, pr.base_ref, base_sha),
-            "head": self._pr_branch(repo, pr.head_ref, pr.head_sha),
+            "head": self._pr_head(repo, issue),
             "merge_base": pr.base_sha,
             "due_date": None,
             "created_at": issue.created_at,
@@ -378,18 +395,21 @@ class GiteaShapes:
             "pin_order": pin_ops.pin_order(repo, issue),
         }
 
-    def branch(self, repo: Repo, name: str, sha: str) -> dict[str, Any]:
-        """A `Branch`: its head as a `PayloadCommit`."""
+    def branch(self, repo: Repo, name: str, sha: str, viewer: str | None = None) -> dict[str, Any]:
+        """A `Branch`: its head as a `PayloadCommit`; a protected branch shows its status checks to anyone
+        who can read it (services/convert/convert.go ToBranch)."""
+        rule = repo.protections.get(name)
+        can_push = viewer is not None and self.forge.can(repo, viewer, "push")
         return {
             "name": name,
             "commit": self.push_commit(repo, repo.commits[sha]),
-            "protected": False,
+            "protected": rule is not None,
             "required_approvals": 0,
-            "enable_status_check": False,
-            "status_check_contexts": [],
-            "user_can_push": True,
-            "user_can_merge": True,
-            "effective_branch_protection_name": "",
+            "enable_status_check": bool(rule and rule.required_contexts),
+            "status_check_contexts": list(rule.required_contexts) if rule else [],
+            "user_can_push": can_push and rule is None,
+            "user_can_merge": can_push,
+            "effective_branch_protection_name": name if rule is not None else "",
         }
 
     def commit(self, repo: Repo, sha: str, *, files: bool = True) -> dict[str, Any]:

@@ -22,9 +22,10 @@ from typing import Any
 from starlette.requests import Request
 
 from . import gitmodel
+from .events_port import EventsFactory
 from .gitea_shapes import GiteaShapes
 from .runtime import Sandbox
-from .state import CheckRun, CheckSuite, Comment, CommitStatus, Hook, Issue, Label, Milestone, Repo
+from .state import CheckRun, CheckSuite, Comment, CommitStatus, Hook, Issue, Label, Milestone, Repo, Review
 
 ZERO = "0" * 40
 ISSUE_TYPES = frozenset({"issues", "issue_assign", "issue_label", "issue_milestone", "issue_comment"})
@@ -36,6 +37,9 @@ PULL_TYPES = frozenset(
         "pull_request_milestone",
         "pull_request_comment",
         "pull_request_review",
+        "pull_request_review_approved",
+        "pull_request_review_rejected",
+        "pull_request_review_comment",
         "pull_request_sync",
         "pull_request_review_request",
     }
@@ -83,6 +87,7 @@ def subscribed(hook: Hook, event_type: str) -> bool:
         or event_type in events
         or (event_type in ISSUE_TYPES and "issues" in events)
         or (event_type in PULL_TYPES and "pull_request" in events)
+        or (event_type.startswith("pull_request_review_") and "pull_request_review" in events)
     )
 
 
@@ -260,6 +265,38 @@ class Emitter:
         }
         self._deliver(repo, "pull_request", gitea_type, action, fields)
 
+    def review(self, repo: Repo, issue: Issue, review: Review) -> None:
+        """A review submitted. GitHub: `pull_request_review` `submitted` (its review's state in lower case,
+        with `commit_id`). Gitea (services/webhook/notifier.go `PullRequestReview`): X-Gitea-Event
+        `pull_request_approved` / `pull_request_rejected` / `pull_request_comment`, X-Gitea-Event-Type
+        `pull_request_review_approved` / `…_rejected` / `…_comment` (modules/webhook/type.go `Event`), action
+        `reviewed`, and a `review` of only `type` and `content` (modules/structs/hook.go `ReviewPayload`)."""
+        if repo.flavor == "github":
+            from .github_code_shapes import pull, review_shape
+
+            gh = self._github()
+            gh.emit(
+                repo,
+                "pull_request_review",
+                "submitted",
+                review=review_shape(gh.shapes, repo, issue, review, webhook=True),
+                pull_request=pull(gh.shapes, repo, issue, full=False),
+            )
+            return
+        kind = {"APPROVED": "approved", "CHANGES_REQUESTED": "rejected"}.get(review.state, "comment")
+        fields: dict[str, Any] = {
+            "number": issue.number,
+            "pull_request": self.shapes.pull(repo, issue),
+            "requested_reviewer": None,
+            "commit_id": "",
+            "review": {"type": f"pull_request_review_{kind}", "content": review.body},
+        }
+        self._deliver(repo, f"pull_request_{kind}", f"pull_request_review_{kind}", "reviewed", fields)
+
+    def from_github(self, repo: Repo, event: str, action: str | None, fields: dict[str, Any]) -> None:
+        """A GitHub-API change on a Gitea-flavoured repository, delivered the way Gitea would."""
+        _from_github(self, repo, event, action, fields)
+
     def pull_synchronized(self, repo: Repo, issue: Issue, before: str, after: str) -> None:
         """New commits on a pull request's head branch: GitHub `synchronize` (with before/after), Gitea
         `synchronized` (X-Gitea-Event-Type pull_request_sync, services/webhook/notifier.go)."""
@@ -338,7 +375,12 @@ def from_github(
     request: Request, sender: str, repo: Repo, event: str, action: str | None, fields: dict[str, Any]
 ) -> None:
     """A GitHub-API change on a Gitea-flavoured repository, delivered the way Gitea would."""
-    emitter = Emitter(request, sender)
+    Emitter(request, sender).from_github(repo, event, action, fields)
+
+
+def _from_github(
+    emitter: Emitter, repo: Repo, event: str, action: str | None, fields: dict[str, Any]
+) -> None:
     issue_raw = fields.get("issue")
     issue = repo.issues.get(issue_raw["number"]) if isinstance(issue_raw, dict) else None
     if event == "issues" and issue is not None and action is not None:
@@ -365,3 +407,7 @@ def from_github(
             repo, str(fields["ref"]), None if before == ZERO else before, None if after == ZERO else after
         )
     # label, milestone, ping, …: Gitea has no such webhooks.
+
+
+# The app hands this class to the request contexts as their ``events_port.EventsFactory`` (checked here).
+_FACTORY: EventsFactory = Emitter

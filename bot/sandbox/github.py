@@ -9,13 +9,16 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from . import (
+    fork_ops,
     github_apps,
+    github_branches,
     github_ci,
     github_git,
     github_graphql,
     github_issues,
     github_pulls,
     github_relations,
+    github_timeline,
     repo_ops,
 )
 from .github_ctx import Ctx
@@ -65,6 +68,28 @@ async def create_repo(request: Request) -> Response:
 @Ctx.on_repo()
 async def get_repo(request: Request, ctx: Ctx, repo: Repo) -> Response:
     return json_response(request, ctx.shapes.full_repo(repo, ctx.login))
+
+
+@Ctx.on_repo()
+async def create_fork(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """POST /repos/{o}/{r}/forks — docs.github.com REST "Create a fork": 202 with the fork (`fork: true`,
+    `parent`, `source`), owned by the caller (`name` renames it; an existing fork is answered again).
+    Apps cannot fork into a user account (403)."""
+    if ctx.via_app is not None:
+        raise ApiError(403, "Resource not accessible by integration")
+    body = await body_object(request)
+    made = fork_ops.fork(ctx, repo, str(body["name"]) if body.get("name") else None)
+    return json_response(request, ctx.shapes.full_repo(made, ctx.login), status=202)
+
+
+@Ctx.on_repo()
+async def delete_repo(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """DELETE /repos/{o}/{r} — docs.github.com REST "Delete a repository": 204 for admins, 403 "Must have
+    admin rights to Repository." otherwise. Pull requests from it (a fork) then answer `head.repo` null."""
+    if not ctx.allowed(repo, "admin"):
+        raise ApiError(403, "Must have admin rights to Repository.")
+    fork_ops.delete_repo(ctx, repo)
+    return no_content()
 
 
 @Ctx.on_repo("admin")
@@ -158,6 +183,8 @@ def routes() -> list[BaseRoute]:
         Route("/user/repos", create_repo, methods=["POST"]),
         Route("/users/{login}", get_user, methods=["GET"]),
         Route(R, get_repo, methods=["GET"]),
+        Route(R, delete_repo, methods=["DELETE"]),
+        Route(R + "/forks", create_fork, methods=["POST"]),
         Route(R + "/collaborators/{username}", put_collaborator, methods=["PUT"]),
         Route(R + "/collaborators/{username}/permission", collaborator_permission, methods=["GET"]),
         Route(R + "/hooks", list_hooks, methods=["GET"]),
@@ -168,6 +195,8 @@ def routes() -> list[BaseRoute]:
         *github_issues.routes(R),
         *github_relations.routes(R),
         *github_pulls.routes(R),
+        *github_timeline.routes(R),
+        *github_branches.routes(R),
         # before github_git's /commits/{ref:path}, which would take /commits/{ref}/check-runs
         *github_ci.routes(R),
         *github_git.routes(R),

@@ -3,17 +3,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import gitmodel
+from . import ci_ops, gitmodel
 from .github_apps import app_of
-from .github_code_shapes import check_run, check_suite, delivery_detail, delivery_item
+from .github_code_shapes import annotation, check_run, check_suite, delivery_detail, delivery_item
 from .github_ctx import Ctx
 from .hooks import Delivery
-from .plumbing import ApiError, json_response, paginate
+from .plumbing import ApiError, body_object, json_response, paginate, validation_failed
 from .state import CheckRun, Repo
+
+CONCLUSIONS = frozenset(
+    {"action_required", "cancelled", "failure", "neutral", "success", "skipped", "stale", "timed_out"}
+)
 
 # checks -------------------------------------------------------------------------------------------------
 
@@ -61,6 +67,46 @@ async def get_run(request: Request, ctx: Ctx, repo: Repo) -> Response:
     if run is None:
         raise ctx.not_found()
     return json_response(request, check_run(ctx.shapes, repo, run))
+
+
+@Ctx.on_repo()
+async def list_annotations(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """GET /repos/{o}/{r}/check-runs/{id}/annotations — docs.github.com REST "List check run annotations"
+    (paged; `output.annotations_count` and `output.annotations_url` on the run say how many and where)."""
+    run = next((r for r in repo.check_runs if r.id == ctx.int_param("check_run_id")), None)
+    if run is None:
+        raise ctx.not_found()
+    chunk, headers = paginate(request, run.annotations)
+    return json_response(request, [annotation(ctx.shapes, repo, run, a) for a in chunk], headers=headers)
+
+
+@Ctx.on_repo()
+async def create_run(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """POST /repos/{o}/{r}/check-runs — docs.github.com REST "Create a check run": only a GitHub App may
+    (an installation token with Checks: write → 201; any other token 403 "You must authenticate via a GitHub
+    App."). `name`, `head_sha` required; `status` (default queued; `conclusion` completes it), `details_url`,
+    `output` {title, summary, text, annotations}. Sends `check_run` created (and completed)."""
+    app_id = ctx.via_app
+    if app_id is None:
+        raise ApiError(403, "You must authenticate via a GitHub App.")
+    body = await body_object(request)
+    name, sha = body.get("name"), body.get("head_sha")
+    if not isinstance(name, str) or not name:
+        raise validation_failed("CheckRun", "name", "missing_field")
+    if not isinstance(sha, str) or sha not in repo.commits:
+        raise validation_failed("CheckRun", "head_sha", "invalid", "No commit found for SHA")
+    conclusion = body.get("conclusion")
+    if conclusion is not None and conclusion not in CONCLUSIONS:
+        raise validation_failed("CheckRun", "conclusion", "invalid")
+    output: dict[str, Any] | None = body.get("output") if isinstance(body.get("output"), dict) else None
+    events = ctx.events
+    run = ci_ops.start_run(events, repo, sha, name, app_id=app_id, details_url=body.get("details_url"))
+    if conclusion is not None or body.get("status") == "completed":
+        ci_ops.complete_run(events, repo, run, str(conclusion or "neutral"), output)
+    else:
+        run.status = str(body.get("status") or "queued")
+        ci_ops.set_output(run, output)
+    return json_response(request, check_run(ctx.shapes, repo, run), status=201)
 
 
 @Ctx.on_repo()
@@ -163,7 +209,9 @@ def routes(r: str) -> list[BaseRoute]:
     return [
         Route(r + "/commits/{ref:path}/check-runs", runs_for_ref, methods=["GET"]),
         Route(r + "/commits/{ref:path}/check-suites", suites_for_ref, methods=["GET"]),
+        Route(r + "/check-runs", create_run, methods=["POST"]),
         Route(r + "/check-runs/{check_run_id:int}", get_run, methods=["GET"]),
+        Route(r + "/check-runs/{check_run_id:int}/annotations", list_annotations, methods=["GET"]),
         Route(r + "/check-suites/{check_suite_id:int}", get_suite, methods=["GET"]),
         Route(h, list_repo_deliveries, methods=["GET"]),
         Route(h + "/{delivery_id:int}", get_repo_delivery, methods=["GET"]),

@@ -12,7 +12,7 @@ from typing import Any
 from . import gitmodel, pulls
 from .github_shapes import Shapes, node_id
 from .hooks import Delivery
-from .state import CheckRun, CheckSuite, CommitStatus, Issue, Repo
+from .state import Annotation, CheckRun, CheckSuite, CommitStatus, Issue, Repo, Review
 
 # The app the sandbox's CI plays (check runs made through the admin API or --ci belong to it).
 CI_APP_ID = 1
@@ -32,6 +32,13 @@ _FULL_ONLY = (
     "deletions",
     "changed_files",
 )
+
+
+def app_of_suite(shapes: Shapes, repo: Repo, suite_id: int) -> dict[str, Any]:
+    """The App a check suite belongs to: an installed App that made its runs, else the sandbox's CI."""
+    suite = next((s for s in repo.check_suites if s.id == suite_id), None)
+    app = shapes.forge.apps.get(suite.app_id) if suite is not None and suite.app_id else None
+    return shapes.app(app) if app is not None else ci_app(shapes)
 
 
 def ci_app(shapes: Shapes) -> dict[str, Any]:
@@ -59,6 +66,26 @@ def _branch(shapes: Shapes, repo: Repo, ref: str, sha: str) -> dict[str, Any]:
         "sha": sha,
         "user": shapes.user(repo.owner),
         "repo": shapes.repo(repo),
+    }
+
+
+def _head(shapes: Shapes, repo: Repo, issue: Issue) -> dict[str, Any]:
+    """A pull request's head: in this repository, or in a fork — `head.repo` null once the fork is deleted
+    (REST description: `pull-request.head.repo` is nullable; docs "Get a pull request")."""
+    assert issue.pull is not None
+    pr = issue.pull
+    if pr.head_repo is None:
+        return _branch(shapes, repo, pr.head_ref, pr.head_sha)
+    fork = None if pr.head_repo_deleted else shapes.forge.repos.get(pr.head_repo)
+    owner = pr.head_repo.split("/")[0]
+    known = shapes.forge.user(owner)
+    login = fork.owner if fork is not None else (known.login if known is not None else owner)
+    return {
+        "label": f"{login}:{pr.head_ref}",
+        "ref": pr.head_ref,
+        "sha": pr.head_sha,
+        "user": shapes.user(login),
+        "repo": shapes.repo(fork) if fork is not None else None,
     }
 
 
@@ -107,7 +134,7 @@ def pull(shapes: Shapes, repo: Repo, issue: Issue, *, full: bool = True) -> dict
         "review_comment_url": f"{api}/pulls/comments{{/number}}",
         "comments_url": f"{api}/issues/{issue.number}/comments",
         "statuses_url": f"{api}/statuses/{pr.head_sha}",
-        "head": _branch(shapes, repo, pr.head_ref, pr.head_sha),
+        "head": _head(shapes, repo, issue),
         "base": _branch(shapes, repo, pr.base_ref, repo.refs.get(f"refs/heads/{pr.base_ref}", pr.base_sha)),
         "_links": {
             "self": link(f"{api}/pulls/{issue.number}"),
@@ -181,13 +208,29 @@ def check_run(shapes: Shapes, repo: Repo, run: CheckRun, *, webhook: bool = Fals
         "output": {
             "title": run.title,
             "summary": run.summary,
-            "text": None,
-            "annotations_count": 0,
+            "text": run.text,
+            "annotations_count": len(run.annotations),
             "annotations_url": f"{api}/check-runs/{run.id}/annotations",
         },
         "check_suite": suite,
-        "app": ci_app(shapes),
+        "app": app_of_suite(shapes, repo, run.suite_id),
         "pull_requests": _pull_refs(shapes, repo, run.head_sha),
+    }
+
+
+def annotation(shapes: Shapes, repo: Repo, run: CheckRun, found: Annotation) -> dict[str, Any]:
+    """A `check-annotation` (GET /check-runs/{id}/annotations)."""
+    return {
+        "path": found.path,
+        "blob_href": f"{shapes.base}/{repo.full_name}/blob/{run.head_sha}/{found.path}",
+        "start_line": found.start_line,
+        "end_line": found.end_line,
+        "start_column": None,
+        "end_column": None,
+        "annotation_level": found.annotation_level,
+        "title": found.title,
+        "message": found.message,
+        "raw_details": found.raw_details,
     }
 
 
@@ -228,7 +271,7 @@ def check_suite(shapes: Shapes, repo: Repo, suite: CheckSuite, *, webhook: bool 
         "before": suite.before,
         "after": suite.head_sha,
         "pull_requests": _pull_refs(shapes, repo, suite.head_sha),
-        "app": ci_app(shapes),
+        "app": app_of_suite(shapes, repo, suite.id),
         "created_at": suite.created_at,
         "updated_at": suite.updated_at,
         "latest_check_runs_count": len(runs),
@@ -358,3 +401,29 @@ def delivery_detail(
         "request": {"headers": dict(delivery.headers), "payload": delivery.payload()},
         "response": {"headers": {}, "payload": delivery.response_body},
     }
+
+
+def review_shape(
+    shapes: Shapes, repo: Repo, issue: Issue, review: Review, *, webhook: bool = False
+) -> dict[str, Any]:
+    """GitHub's `pull-request-review` (REST: state in capitals, APPROVED / CHANGES_REQUESTED / COMMENTED);
+    the `pull_request_review` webhook's review names it in lower case (octokit/webhooks
+    `common/pull-request-review.schema.json`)."""
+    html = f"{shapes.base}/{repo.full_name}/pull/{issue.number}#pullrequestreview-{review.id}"
+    api = f"{shapes.base}/repos/{repo.full_name}/pulls/{issue.number}"
+    data: dict[str, Any] = {
+        "id": review.id,
+        "node_id": node_id("PullRequestReview", review.id),
+        "user": shapes.user(review.user),
+        "body": review.body,
+        "state": review.state.lower() if webhook else review.state,
+        "html_url": html,
+        "pull_request_url": api,
+        "_links": {"html": link(html), "pull_request": link(api)},
+        "submitted_at": review.submitted_at,
+        "commit_id": review.commit_id,
+        "author_association": shapes.association(repo, review.user),
+    }
+    if not webhook and review.submitted_at is None:
+        del data["submitted_at"]  # a pending review has not been submitted
+    return data

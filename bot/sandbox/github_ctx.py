@@ -29,7 +29,9 @@ class Ctx(Caller):
 
     def __init__(self, request: Request, sender: str | None = None) -> None:
         super().__init__(request)
-        self.shapes = Shapes(self.forge, self.base)
+        self.shapes = Shapes(
+            self.forge, self.base, request.scope.get("state", {}).get("api_version", "2022-11-28")
+        )
         # Who webhooks name as the sender: the caller, or whom an emitter acts for (the sandbox's CI).
         self._sender = sender
 
@@ -60,9 +62,7 @@ class Ctx(Caller):
     def emit(self, repo: Repo, event: str, action: str | None, **fields: Any) -> None:
         """Deliver `event` to every active hook of `repo` that subscribes to it."""
         if repo.flavor == "gitea":  # webhooks follow the repository's flavour
-            from .gitea_webhooks import from_github
-
-            from_github(self.request, self.acting, repo, event, action, fields)
+            self.emitter(self.acting).from_github(repo, event, action, fields)
             return
         hooks = [h for h in repo.hooks.values() if h.active and (event in h.events or "*" in h.events)]
         inst = self.forge.installation_for(repo)

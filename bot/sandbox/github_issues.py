@@ -181,7 +181,7 @@ def _color(raw: Any) -> str:
 @Ctx.on_repo()
 async def list_labels(request: Request, ctx: Ctx, repo: Repo) -> Response:
     chunk, headers = paginate(request, repo_ops.sorted_labels(repo))
-    return json_response(request, [ctx.shapes.label(repo, lb) for lb in chunk], headers=headers)
+    return json_response(request, [ctx.shapes.rest_label(repo, lb) for lb in chunk], headers=headers)
 
 
 @Ctx.on_repo("push")
@@ -192,12 +192,12 @@ async def create_label(request: Request, ctx: Ctx, repo: Repo) -> Response:
         raise validation_failed("Label", "name", "already_exists")
     color = _color(body.get("color") or "ededed")
     label = repo_ops.add_label(ctx, repo, name, color, body.get("description"))
-    return json_response(request, ctx.shapes.label(repo, label), status=201)
+    return json_response(request, ctx.shapes.rest_label(repo, label), status=201)
 
 
 @Ctx.on_repo()
 async def get_label(request: Request, ctx: Ctx, repo: Repo) -> Response:
-    return json_response(request, ctx.shapes.label(repo, _repo_label(ctx, repo)))
+    return json_response(request, ctx.shapes.rest_label(repo, _repo_label(ctx, repo)))
 
 
 @Ctx.on_repo("push")
@@ -219,7 +219,7 @@ async def update_label(request: Request, ctx: Ctx, repo: Repo) -> Response:
         changes["description"], label.description = {"from": label.description or ""}, body["description"]
     if changes:
         ctx.events.repo_event(repo, label, "edited", changes)
-    return json_response(request, ctx.shapes.label(repo, label))
+    return json_response(request, ctx.shapes.rest_label(repo, label))
 
 
 @Ctx.on_repo("push")
@@ -229,7 +229,7 @@ async def delete_label(request: Request, ctx: Ctx, repo: Repo) -> Response:
 
 
 def _issue_labels(ctx: Ctx, repo: Repo, issue: Issue) -> list[dict[str, Any]]:
-    return [ctx.shapes.label(repo, repo.labels[i]) for i in issue.label_ids]
+    return [ctx.shapes.rest_label(repo, repo.labels[i]) for i in issue.label_ids]
 
 
 @Ctx.on_repo()

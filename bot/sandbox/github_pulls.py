@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import gitmodel, pull_ops, pulls
+from . import fork_ops, gitmodel, pull_ops, pulls
 from .github_code_shapes import pull, pull_commit
 from .github_ctx import Ctx
 from .plumbing import ApiError, body_object, json_response, paginate, validation_failed
@@ -37,6 +37,20 @@ def _branch_name(repo: Repo, given: Any, field: str) -> str:
     return name
 
 
+def _head(ctx: Ctx, repo: Repo, given: Any) -> tuple[Repo | None, str]:
+    """`branch` or `owner:branch`: of this repository, or of `owner`'s fork of it (REST docs "Create a pull
+    request": "namespace head with a user like this: username:branch")."""
+    if not isinstance(given, str) or not given:
+        raise validation_failed("PullRequest", "head", "missing_field")
+    try:
+        head_repo, branch = fork_ops.head_of(ctx, repo, given)
+    except ApiError:
+        raise validation_failed("PullRequest", "head", "invalid") from None
+    if pulls.branch_head(head_repo or repo, branch) is None:
+        raise validation_failed("PullRequest", "head", "invalid")
+    return head_repo, branch
+
+
 def _pull(ctx: Ctx, repo: Repo) -> Issue:
     found = repo.issues.get(ctx.int_param("pull_number"))
     if found is None or found.pull is None:
@@ -52,19 +66,20 @@ async def create_pull(request: Request, ctx: Ctx, repo: Repo) -> Response:
         raise validation_failed("PullRequest", "title", "missing_field")
     ctx.check_body("PullRequest", body.get("body"))
     base = _branch_name(repo, body.get("base"), "base")
-    head = _branch_name(repo, body.get("head"), "head")
-    if pulls.open_pull_for(repo, head, base) is not None:
+    head_repo, head = _head(ctx, repo, body.get("head"))
+    head_key = fork_ops.key(head_repo) if head_repo is not None else None
+    if pulls.open_pull_for(repo, head, base, head_key) is not None:
         # FORGE-FACTS "Writes that fail": 422 "A pull request already exists for owner:branch."
-        raise _custom(f"A pull request already exists for {repo.owner}:{head}.")
-    head_sha, base_sha = pulls.branch_head(repo, head), pulls.branch_head(repo, base)
-    if head == base or head_sha == base_sha or head_sha in _ancestors(repo, base_sha):
+        raise _custom(f"A pull request already exists for {(head_repo or repo).owner}:{head}.")
+    head_sha, base_sha = pulls.branch_head(head_repo or repo, head), pulls.branch_head(repo, base)
+    if (head_repo is None and head == base) or head_sha == base_sha or head_sha in _ancestors(repo, base_sha):
         raise _custom(f"No commits between {base} and {head}")
     draft = bool(body.get("draft", False))
     if draft and not repo.drafts_allowed:
         # FORGE-FACTS "Draft PRs": drafts only where the plan has them (POST /pulls description).
         raise _custom("Draft pull requests are not supported in this repository.")
     issue = pull_ops.open_pull(
-        ctx, repo, title=title, body=body.get("body"), head=head, base=base, draft=draft
+        ctx, repo, title=title, body=body.get("body"), head=head, base=base, draft=draft, head_repo=head_repo
     )
     return json_response(request, pull(ctx.shapes, repo, issue), status=201)
 
@@ -80,9 +95,15 @@ async def list_pulls(request: Request, ctx: Ctx, repo: Repo) -> Response:
     found = [i for i in pulls.pulls(repo) if state == "all" or i.state == state]
     if q.get("head"):
         owner, _, branch = q["head"].rpartition(":")
-        if owner and owner.casefold() != repo.owner.casefold():
-            found = []
-        found = [i for i in found if i.pull is not None and i.pull.head_ref == branch]
+        found = [
+            i
+            for i in found
+            if i.pull is not None
+            and i.pull.head_ref == branch
+            and (
+                not owner or (i.pull.head_repo or repo.full_name).split("/")[0].casefold() == owner.casefold()
+            )
+        ]
     if q.get("base"):
         found = [i for i in found if i.pull is not None and i.pull.base_ref == q["base"]]
     key = q.get("sort", "created")
@@ -96,6 +117,19 @@ async def list_pulls(request: Request, ctx: Ctx, repo: Repo) -> Response:
 @Ctx.on_repo()
 async def get_pull(request: Request, ctx: Ctx, repo: Repo) -> Response:
     return json_response(request, pull(ctx.shapes, repo, _pull(ctx, repo)))
+
+
+@Ctx.on_repo()
+async def update_pull(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """PATCH /repos/{o}/{r}/pulls/{n} — docs.github.com REST "Update a pull request": 200 with the pull
+    request; `title`, `body`, `state` (open/closed), `base` (an existing branch, else 422); its author or
+    someone with push access. Sends `pull_request` edited (with `changes`) and closed/reopened."""
+    issue = _pull(ctx, repo)
+    body = await body_object(request)
+    ctx.check_body("PullRequest", body.get("body"))
+    field = "base" if "base" in body else "state"
+    pull_ops.edit_pull(ctx, repo, issue, body, validation_failed("PullRequest", field, "invalid"))
+    return json_response(request, pull(ctx.shapes, repo, issue))
 
 
 @Ctx.on_repo()
@@ -142,6 +176,7 @@ def routes(r: str) -> list[BaseRoute]:
         Route(r + "/pulls", list_pulls, methods=["GET"]),
         Route(r + "/pulls", create_pull, methods=["POST"]),
         Route(p, get_pull, methods=["GET"]),
+        Route(p, update_pull, methods=["PATCH"]),
         Route(p + "/commits", pull_commits, methods=["GET"]),
         Route(p + "/files", pull_files, methods=["GET"]),
         Route(p + "/merge", merge_pull, methods=["PUT"]),

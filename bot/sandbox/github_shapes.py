@@ -33,12 +33,20 @@ APP_PERMISSIONS = {
 APP_EVENTS = ("issues", "issue_comment", "label", "milestone", "push", "pull_request")
 
 
+# The REST API versions the sandbox answers (`X-GitHub-Api-Version`; none: the first), newest last —
+# docs.github.com "API Versions": unversioned requests get 2022-11-28; 2026-03-10 from GitHub's changelog
+# (2026-03-12). 2026-03-10's Label has `archived_at` and `archived_by` (null when not archived).
+API_VERSIONS = ("2022-11-28", "2026-03-10")
+
+
 @dataclass(frozen=True)
 class Shapes(GitShapes):
-    """Renders state as GitHub JSON, with URLs under the sandbox's own base URL."""
+    """Renders state as GitHub JSON, with URLs under the sandbox's own base URL, in REST API version
+    `api_version` (webhook payloads are not versioned: they use the default)."""
 
     forge: SandboxState
     base: str
+    api_version: str = API_VERSIONS[0]
 
     # users --------------------------------------------------------------------------------------------
 
@@ -112,7 +120,7 @@ class Shapes(GitShapes):
             "owner": self.user(repo.owner),
             "html_url": html,
             "description": repo.description,
-            "fork": False,
+            "fork": repo.fork_of is not None,
             "url": api,
             "forks_url": f"{api}/forks",
             "keys_url": f"{api}/keys{{/key_id}}",
@@ -195,8 +203,12 @@ class Shapes(GitShapes):
         return data
 
     def full_repo(self, repo: Repo, viewer: str | None) -> dict[str, Any]:
+        parent = self.forge.repos.get(repo.fork_of) if repo.fork_of else None
+        # A fork names the repository it was made from (`parent`) and the root of its network (`source`).
+        family = {"parent": self.repo(parent), "source": self.repo(parent)} if parent is not None else {}
         return {
             **self.repo(repo, viewer),
+            **family,
             "network_count": 0,
             "subscribers_count": 0,
             "allow_squash_merge": True,
@@ -241,6 +253,14 @@ class Shapes(GitShapes):
             "default": label.default,
             "description": label.description,
         }
+
+    def rest_label(self, repo: Repo, label: Label) -> dict[str, Any]:
+        """A `label` as the REST API answers it in this request's version: 2026-03-10 adds `archived_at`
+        and `archived_by` (the sandbox archives no label: both null)."""
+        shaped = self.label(repo, label)
+        if self.api_version >= "2026-03-10":
+            shaped.update(archived_at=None, archived_by=None)
+        return shaped
 
     def milestone(self, repo: Repo, ms: Milestone) -> dict[str, Any]:
         api = f"{self.base}/repos/{repo.full_name}/milestones/{ms.number}"

@@ -10,7 +10,7 @@ from typing import Any
 
 from .caller import Caller
 from .plumbing import ApiError, body_object
-from .state import Comment, Issue, Reaction, Repo, SandboxState, now_iso
+from .state import Comment, Issue, IssueEvent, Reaction, Repo, SandboxState, now_iso
 
 # lookups --------------------------------------------------------------------------------------------------
 
@@ -59,6 +59,7 @@ def new_issue(caller: Caller, repo: Repo, title: str, body: Any) -> Issue:
 
 def file_issue(caller: Caller, repo: Repo, issue: Issue) -> None:
     repo.issues[issue.number] = issue
+    record_labels(caller, repo, issue, issue.label_ids, "labeled")
     caller.events.issue(repo, issue, "opened")
     if caller.GITHUB_EVENTS:
         for label_id in issue.label_ids:
@@ -113,6 +114,8 @@ def set_labels(caller: Caller, repo: Repo, issue: Issue, wanted: list[int]) -> N
     if not removed and not added:
         return
     issue.updated_at = now_iso()
+    record_labels(caller, repo, issue, removed, "unlabeled")
+    record_labels(caller, repo, issue, added, "labeled")
     if not caller.GITHUB_EVENTS:
         issue.label_ids = [i for i in issue.label_ids if i in wanted] + added
         caller.events.labels(repo, issue, added, removed)
@@ -123,6 +126,24 @@ def set_labels(caller: Caller, repo: Repo, issue: Issue, wanted: list[int]) -> N
     for label_id in added:
         issue.label_ids.append(label_id)
         caller.events.labels(repo, issue, [label_id], [])
+
+
+def record_labels(caller: Caller, repo: Repo, issue: Issue, label_ids: list[int], event: str) -> None:
+    """Remember who put on or took off each label: GitHub's issue events, Gitea's timeline."""
+    for label_id in label_ids:
+        label = repo.labels.get(label_id)
+        issue.events.append(
+            IssueEvent(
+                id=caller.forge.new_id(),
+                event="labeled" if event == "labeled" else "unlabeled",
+                actor=caller.login,
+                label=label.name if label is not None else "",
+                color=label.color if label is not None else "ededed",
+                label_id=label_id,
+                created_at=issue.updated_at,
+                via_app=caller.via_app,
+            )
+        )
 
 
 def add_labels(caller: Caller, repo: Repo, issue: Issue, ids: list[int]) -> None:

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .github_shapes import API_VERSIONS
 from .runtime import Principal, Sandbox, rate_limit_answer
 
 DOCS = "https://docs.github.com/rest"
@@ -25,7 +26,7 @@ T = TypeVar("T")
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str, errors: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, status: int, message: str, errors: list[Any] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -66,7 +67,7 @@ def no_content() -> Response:
     return Response(status_code=204)
 
 
-def error_response(status: int, message: str, errors: list[dict[str, Any]] | None = None) -> Response:
+def error_response(status: int, message: str, errors: list[Any] | None = None) -> Response:
     data: dict[str, Any] = {"message": message, "documentation_url": DOCS}
     if errors:
         data["errors"] = errors
@@ -199,6 +200,14 @@ class ApiMiddleware:
             response.headers["X-GitHub-Request-Id"] = request_id
             await response(scope, receive, send)
             return
+        version = headers.get("x-github-api-version")
+        if not is_gitea(scope["path"]) and version is not None:
+            if version not in API_VERSIONS:
+                entry["status"] = 400
+                await version_refused(version, API_VERSIONS)(scope, receive, send)
+                return
+            scope["state"]["api_version"] = version
+            entry["api_version"] = version
         fault = self.sandbox.take_fault(method, scope["path"], who.label)
         if fault is not None:
             entry["fault"] = True
@@ -284,6 +293,20 @@ class ApiMiddleware:
         status = entry["status"]
         if method not in ("GET", "HEAD") and isinstance(status, int) and status < 400:
             self.sandbox.save()
+
+
+def version_refused(version: str, known: tuple[str, ...]) -> Response:
+    """GitHub's 400 for an `X-GitHub-Api-Version` it does not serve (docs.github.com "API Versions": "If you
+    specify an API version that is no longer supported, you will receive a 400 error"; wording as GitHub
+    answered it, quoted in expipiplus1/update-nix-fetchgit#79 — with one version listed; the sandbox lists
+    each it serves, newest first)."""
+    listed = ", ".join(f'"{v}" (most recent)' if i == 0 else f'"{v}"' for i, v in enumerate(reversed(known)))
+    message = (
+        f'The version you specified in the "X-GitHub-API-Version" request header, "{version}", is not a '
+        f"supported version. The following versions are currently supported: {listed}."
+    )
+    body = {"message": message, "documentation_url": "https://docs.github.com/rest"}
+    return Response(dumps(body), status_code=400, media_type="application/json; charset=utf-8")
 
 
 async def _apply_silently(app: ASGIApp, scope: Scope, receive: Receive) -> int:

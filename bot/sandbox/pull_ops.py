@@ -7,7 +7,9 @@ the emitter words the webhooks as pull request events.
 
 from __future__ import annotations
 
-from . import ci_ops, gitmodel
+from typing import Any
+
+from . import ci_ops, fork_ops, gitmodel, issue_ops
 from .caller import Caller
 from .plumbing import ApiError
 from .pulls import branch_head, open_pulls
@@ -17,11 +19,22 @@ from .state import GitCommit, Issue, PullData, Repo, Signature, now_iso
 
 
 def open_pull(
-    caller: Caller, repo: Repo, *, title: str, body: str | None, head: str, base: str, draft: bool
+    caller: Caller,
+    repo: Repo,
+    *,
+    title: str,
+    body: str | None,
+    head: str,
+    base: str,
+    draft: bool,
+    head_repo: Repo | None = None,
 ) -> Issue:
-    """A new open pull request (the caller has checked the branches and that none is open for `head`)."""
-    head_sha, base_sha = branch_head(repo, head), branch_head(repo, base)
+    """A new open pull request (the caller has checked the branches and that none is open for `head`);
+    `head_repo` is the fork its head branch lives in (None: this repository)."""
+    head_sha, base_sha = branch_head(head_repo or repo, head), branch_head(repo, base)
     assert head_sha is not None and base_sha is not None
+    if head_repo is not None:
+        fork_ops.copy_objects(head_repo, repo)
     number = repo.next_number
     repo.next_number += 1
     issue = Issue(
@@ -31,11 +44,46 @@ def open_pull(
         body=body,
         user=caller.login,
         via_app=caller.via_app,
-        pull=PullData(head_ref=head, base_ref=base, head_sha=head_sha, base_sha=base_sha, draft=draft),
+        pull=PullData(
+            head_ref=head,
+            base_ref=base,
+            head_sha=head_sha,
+            base_sha=base_sha,
+            draft=draft,
+            head_repo=fork_ops.key(head_repo) if head_repo is not None else None,
+        ),
     )
     repo.issues[number] = issue
     caller.events.issue(repo, issue, "opened")
     return issue
+
+
+def edit_pull(caller: Caller, repo: Repo, issue: Issue, body: dict[str, Any], invalid: ApiError) -> None:
+    """Change a pull request's `title`, `body`, `state` and `base` (GitHub "Update a pull request", Gitea
+    EditPullRequest): its author or a writer may; one `edited` event for the text and base, then `closed`
+    or `reopened`. `invalid` is the flavour's error for a bad state or a base branch that does not exist."""
+    assert issue.pull is not None
+    text: dict[str, Any] = {f: body[f] for f in ("title", "body") if f in body and body[f] is not None}
+    text = {f: str(v) for f, v in text.items() if v != getattr(issue, f)}
+    base = body.get("base")
+    state = body.get("state")
+    issue_ops.check_edit(caller, repo, issue, text, state, invalid)
+    if base is not None and base != issue.pull.base_ref:
+        caller.require_author(repo, issue.user)
+        if not isinstance(base, str) or branch_head(repo, base) is None or issue.pull.merged:
+            raise invalid
+        old = issue.pull.base_ref
+        issue.pull.base_ref, issue.pull.base_sha = base, branch_head(repo, base) or issue.pull.base_sha
+        issue.updated_at = now_iso()
+        changes = {"base": {"ref": {"from": old}, "sha": {"from": issue.pull.base_sha}}}
+        if text:
+            issue_ops.edit_text(caller, repo, issue, text)
+        else:
+            caller.events.issue(repo, issue, "edited", changes)
+    else:
+        issue_ops.edit_text(caller, repo, issue, text)
+    if state is not None and not issue.pull.merged:
+        issue_ops.set_state(caller, repo, issue, state)
 
 
 def pushed(
@@ -50,10 +98,12 @@ def pushed(
     branch = ref.removeprefix("refs/heads/")
     for issue in open_pulls(repo):
         assert issue.pull is not None
-        if issue.pull.head_ref == branch and issue.pull.head_sha != after:
+        if issue.pull.head_repo is None and issue.pull.head_ref == branch and issue.pull.head_sha != after:
             old, issue.pull.head_sha = issue.pull.head_sha, after
             issue.updated_at = now_iso()
             caller.events.pull_synchronized(repo, issue, old, after)
+    if repo.fork_of is not None:
+        fork_ops.fork_pushed(caller, repo, branch, after)
     ci_ops.on_push(caller, repo, branch, after)
 
 

@@ -30,10 +30,14 @@ def open_pulls(repo: Repo) -> list[Issue]:
     return [i for i in pulls(repo) if i.state == "open"]
 
 
-def open_pull_for(repo: Repo, head: str, base: str | None = None) -> Issue | None:
+def open_pull_for(
+    repo: Repo, head: str, base: str | None = None, head_repo: str | None = None
+) -> Issue | None:
+    """The open pull request of branch `head` (of fork `head_repo`, by key; None: this repository)."""
     for issue in open_pulls(repo):
         assert issue.pull is not None
-        if issue.pull.head_ref == head and (base is None or issue.pull.base_ref == base):
+        same_head = issue.pull.head_ref == head and issue.pull.head_repo == head_repo
+        if same_head and (base is None or issue.pull.base_ref == base):
             return issue
     return None
 

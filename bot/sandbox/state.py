@@ -69,6 +69,46 @@ class Reaction(BaseModel):
     created_at: str = Field(default_factory=now_iso)
 
 
+class IssueEvent(BaseModel):
+    """A label put on or taken off an issue, and who did it: GitHub's issue events (``labeled``/``unlabeled``
+    with ``actor``), Gitea's timeline comments (``type: "label"``, ``user``, body ``"1"``/``""``)."""
+
+    id: int
+    event: Literal["labeled", "unlabeled"]
+    actor: str
+    label: str
+    color: str = "ededed"
+    label_id: int = 0
+    created_at: str = Field(default_factory=now_iso)
+    via_app: int | None = None
+
+
+ReviewState = Literal["APPROVED", "CHANGES_REQUESTED", "COMMENTED", "PENDING", "DISMISSED"]
+
+
+class Review(BaseModel):
+    """A pull request review, in GitHub's words (Gitea's are mapped by its shapes)."""
+
+    id: int
+    user: str
+    state: ReviewState
+    body: str = ""
+    commit_id: str | None = None
+    submitted_at: str | None = Field(default_factory=now_iso)
+    via_app: int | None = None
+
+
+class Protection(BaseModel):
+    """What guards a branch: the status checks it requires. GitHub's classic branch protection (or, with
+    ``ruleset``, a repository ruleset's ``required_status_checks`` rule); Gitea's branch protection."""
+
+    required_contexts: list[str] = Field(default_factory=list)
+    strict: bool = False
+    ruleset: bool = False
+    ruleset_id: int = 0
+    created_at: str = Field(default_factory=now_iso)
+
+
 class PullData(BaseModel):
     """What makes an issue a pull request: its branches and what became of it. GitHub and Gitea number
     pull requests and issues in one sequence, so a pull request is an Issue with this."""
@@ -84,6 +124,10 @@ class PullData(BaseModel):
     merged_at: str | None = None
     merged_by: str | None = None
     merge_commit_sha: str | None = None
+    # Where the head branch lives: None is this repository; else the fork's key (lowercased owner/name).
+    # ``head_repo_deleted`` once that fork is gone (both forges then answer ``head.repo`` null).
+    head_repo: str | None = None
+    head_repo_deleted: bool = False
 
 
 class Issue(BaseModel):
@@ -109,6 +153,9 @@ class Issue(BaseModel):
     blocked_by: list[int] = Field(default_factory=list)
     sub_issues: list[int] = Field(default_factory=list)
     pull: PullData | None = None
+    # Label changes with who made them (GitHub's issue events, Gitea's timeline), oldest first.
+    events: list[IssueEvent] = Field(default_factory=list)
+    reviews: list[Review] = Field(default_factory=list)
 
 
 class Comment(BaseModel):
@@ -190,6 +237,18 @@ class CheckSuite(BaseModel):
     updated_at: str = Field(default_factory=now_iso)
 
 
+class Annotation(BaseModel):
+    """A check run annotation (GitHub: ``GET /check-runs/{id}/annotations``)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    annotation_level: Literal["notice", "warning", "failure"] = "failure"
+    message: str
+    title: str | None = None
+    raw_details: str | None = None
+
+
 class CheckRun(BaseModel):
     id: int
     suite_id: int
@@ -200,6 +259,8 @@ class CheckRun(BaseModel):
     details_url: str | None = None
     title: str | None = None
     summary: str | None = None
+    text: str | None = None
+    annotations: list[Annotation] = Field(default_factory=list)
     started_at: str = Field(default_factory=now_iso)
     completed_at: str | None = None
 
@@ -235,6 +296,9 @@ class Repo(BaseModel):
     # Whether GitHub takes draft pull requests here: None follows GitHub's plans as on GitHub Free
     # (public repositories have drafts, private ones not); the admin API sets it either way.
     drafts: bool | None = None
+    # Branch protections by branch name (see ``Protection``), and the repository this one is a fork of.
+    protections: dict[str, Protection] = Field(default_factory=dict)
+    fork_of: str | None = None
 
     @property
     def full_name(self) -> str:

@@ -253,6 +253,18 @@ def test_every_operation_the_sandbox_serves_matches_giteas_description(
     _gitea_issues(gitea_api, g, grepo)
     _gitea_contents(gitea_api, g, grepo)
     _gitea_code(gitea_api, sandbox, g, grepo)
+    from .test_sandbox_edits import gitea_edit_pull, gitea_single_file  # they import this module
+    from .test_sandbox_records import gitea_records_routes
+
+    gitea_records_routes(gitea_api, sandbox, g)
+    g.post("/user/repos", json={"name": "gedits"}).raise_for_status()
+    gitea_edit_pull(gitea_api, g, "/repos/alice/gedits")
+    gitea_single_file(gitea_api, g, "/repos/alice/gedits")
+    from .test_sandbox_forks import gitea_fork_pull
+
+    g.post("/user/repos", json={"name": "gforked"}).raise_for_status()
+    with gitea_client(sandbox, "bob-token") as gbob:
+        gitea_fork_pull(gitea_api, g, gbob, "/repos/alice/gforked")
     served, _ = served_operations(sandbox.app, "gitea", gitea_api.spec)
     assert sorted(served - gitea_api.checked) == []
 

@@ -14,6 +14,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from bot.sandbox.server import SandboxServer
 
 from .helpers import FIXTURES, OpenApiCheck, client, idle, served_operations
+from .test_sandbox_edits import github_edit_pull
+from .test_sandbox_forks import github_fork_pull
+from .test_sandbox_records import github_records_routes
 
 
 def _app_jwt(sandbox: SandboxServer, webhook_url: str | None = None) -> str:
@@ -220,6 +223,12 @@ def test_every_operation_the_sandbox_serves_matches_the_openapi_description(
     _contents_and_git(openapi, alice, repo)
     _pulls_and_ci(openapi, sandbox, alice, repo)
     _app(openapi, sandbox, alice, repo)
+    github_records_routes(openapi, sandbox, alice)
+    alice.post("/user/repos", json={"name": "edits"}).raise_for_status()
+    github_edit_pull(openapi, alice, "/repos/alice/edits")
+    alice.post("/user/repos", json={"name": "forked"}).raise_for_status()
+    with client(sandbox, "bob-token") as bob:
+        github_fork_pull(openapi, alice, bob, "/repos/alice/forked")
     served, _ = served_operations(sandbox.app, "github", openapi.spec)
     assert served - openapi.checked == set()
 

@@ -1,0 +1,75 @@
+"""What a forge records about who did what, what guards a branch and what CI said: the port's values for
+``label_events``, ``list_reviews``, ``read_branch`` and ``ci_reports`` (re-exported by ``bot.forge``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+# A review's verdict in the port's words: GitHub APPROVED / CHANGES_REQUESTED / COMMENTED, Gitea APPROVED /
+# REQUEST_CHANGES / COMMENT. Pending (unsubmitted) and dismissed reviews are not listed.
+ReviewVerdict = Literal["approved", "changes_requested", "commented"]
+AnnotationLevel = Literal["notice", "warning", "failure"]
+
+
+@dataclass(frozen=True)
+class LabelEvent:
+    """A label put on (``added``) or taken off an issue or pull request, by ``actor`` at ``at``."""
+
+    label: str
+    added: bool
+    actor: str
+    at: str = ""
+
+
+@dataclass(frozen=True)
+class Review:
+    """A submitted pull request review. ``commit_id`` is the commit it was made on (None when the forge
+    does not say)."""
+
+    id: int
+    user: str
+    state: ReviewVerdict
+    commit_id: str | None = None
+    body: str = ""
+    submitted_at: str = ""
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A branch as a bot with read access sees it. ``required_contexts`` are the status checks that must
+    pass before it can be merged into (empty: none); None when the branch is protected but the forge did
+    not let the bot read which checks it requires."""
+
+    name: str
+    sha: str
+    protected: bool = False
+    required_contexts: tuple[str, ...] | None = ()
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """A line a check run points at (GitHub check run annotations)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    level: AnnotationLevel
+    message: str
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class CIReport:
+    """What one CI context said of a commit and why: a GitHub check run (its ``output`` title, summary
+    and text, and its annotations) or a commit status (its description as ``title``, both forges)."""
+
+    context: str
+    kind: Literal["check_run", "status"]
+    # The check run's conclusion (or its status while it runs), or the status's state.
+    outcome: str
+    title: str = ""
+    summary: str = ""
+    text: str = ""
+    annotations: tuple[Annotation, ...] = ()
+    url: str = ""

@@ -1,0 +1,79 @@
+"""Gitea's branch list and branch protections (protection is arranged through the sandbox's admin API,
+``PUT /_sandbox/repos/{o}/{r}/protections/{branch}``; one branch is ``gitea_code.get_branch``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from .gitea_ctx import API, GCtx, gitea_page
+from .plumbing import json_response
+from .state import Protection, Repo
+
+
+@GCtx.on_repo()
+async def list_branches(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    """GET /api/v1/repos/{o}/{r}/branches — routers/api/v1/repo/branch.go ListBranches: every branch,
+    paged (`page`/`limit`, X-Total-Count), sorted by name; readers may list them."""
+    names = sorted(ref.removeprefix("refs/heads/") for ref in repo.refs if ref.startswith("refs/heads/"))
+    chunk, headers = gitea_page(request, names)
+    shaped = [ctx.shapes.branch(repo, n, repo.refs[f"refs/heads/{n}"], ctx.login) for n in chunk]
+    return json_response(request, shaped, headers=headers)
+
+
+def protection_shape(repo: Repo, name: str, rule: Protection) -> dict[str, Any]:
+    """A `BranchProtection` (services/convert/convert.go ToBranchProtection), push and merge closed to all."""
+    return {
+        "branch_name": name,
+        "rule_name": name,
+        "priority": 0,
+        "enable_push": False,
+        "enable_push_whitelist": False,
+        "push_whitelist_usernames": [],
+        "push_whitelist_teams": [],
+        "push_whitelist_deploy_keys": False,
+        "enable_force_push": False,
+        "enable_force_push_allowlist": False,
+        "force_push_allowlist_usernames": [],
+        "force_push_allowlist_teams": [],
+        "force_push_allowlist_deploy_keys": False,
+        "enable_merge_whitelist": False,
+        "merge_whitelist_usernames": [],
+        "merge_whitelist_teams": [],
+        "enable_status_check": bool(rule.required_contexts),
+        "status_check_contexts": list(rule.required_contexts),
+        "required_approvals": 0,
+        "enable_approvals_whitelist": False,
+        "approvals_whitelist_username": [],
+        "approvals_whitelist_teams": [],
+        "block_on_rejected_reviews": False,
+        "block_on_official_review_requests": False,
+        "block_on_outdated_branch": rule.strict,
+        "dismiss_stale_approvals": False,
+        "ignore_stale_approvals": False,
+        "require_signed_commits": False,
+        "protected_file_patterns": "",
+        "unprotected_file_patterns": "",
+        "block_admin_merge_override": False,
+        "created_at": rule.created_at,
+        "updated_at": rule.created_at,
+    }
+
+
+@GCtx.on_repo("admin")
+async def list_protections(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    """GET /api/v1/repos/{o}/{r}/branch_protections — routers/api/v1/api.go mounts it under
+    reqRepoAdmin(): anyone below repository admin gets 403."""
+    found = [protection_shape(repo, n, rule) for n, rule in sorted(repo.protections.items())]
+    return json_response(request, found)
+
+
+def routes() -> list[BaseRoute]:
+    r = API + "/repos/{owner}/{repo}"
+    return [
+        Route(r + "/branches", list_branches, methods=["GET"]),
+        Route(r + "/branch_protections", list_protections, methods=["GET"]),
+    ]

@@ -1,0 +1,160 @@
+"""GitHub's branches as a bot reads them: the list, one branch with its protection summary, the branch
+protection itself (admin only) and the rules of the rulesets that apply to a branch.
+
+Protection is arranged through the admin API (``PUT /_sandbox/repos/{o}/{r}/protections/{branch}``): the
+sandbox models the required status checks, which is what a bot needs to know before it asks for a merge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from .github_ctx import Ctx
+from .plumbing import ApiError, json_response, paginate
+from .state import Protection, Repo
+
+NOT_PROTECTED = "Branch not protected"
+
+
+def _head(ctx: Ctx, repo: Repo, name: str) -> str:
+    sha = repo.refs.get(f"refs/heads/{name}")
+    if sha is None:
+        raise ApiError(404, "Branch not found")
+    return sha
+
+
+def _classic(repo: Repo, name: str) -> Protection | None:
+    found = repo.protections.get(name)
+    return found if found is not None and not found.ruleset else None
+
+
+def _checks(ctx: Ctx, repo: Repo, name: str, rule: Protection) -> dict[str, Any]:
+    url = f"{ctx.base}/repos/{repo.full_name}/branches/{name}/protection/required_status_checks"
+    return {
+        "url": url,
+        "enforcement_level": "non_admins",
+        "contexts": list(rule.required_contexts),
+        "contexts_url": f"{url}/contexts",
+        "checks": [{"context": c, "app_id": None} for c in rule.required_contexts],
+        "strict": rule.strict,
+    }
+
+
+def branch_shape(ctx: Ctx, repo: Repo, name: str, *, short: bool = False) -> dict[str, Any]:
+    """`short-branch` (lists) or `branch-with-protection` (one branch): `protected` and, in the latter, a
+    `protection` summary with the required status checks, readable with read access ("Get a branch")."""
+    sha = _head(ctx, repo, name)
+    rule = _classic(repo, name)
+    api = f"{ctx.base}/repos/{repo.full_name}/branches/{name}"
+    if short:
+        return {
+            "name": name,
+            "commit": {"sha": sha, "url": f"{ctx.base}/repos/{repo.full_name}/commits/{sha}"},
+            "protected": rule is not None,
+            "protection_url": f"{api}/protection",
+        }
+    summary: dict[str, Any] = {
+        "enabled": False,
+        "required_status_checks": {"enforcement_level": "off", "contexts": [], "checks": []},
+    }
+    if rule is not None:
+        summary = {"enabled": True, "required_status_checks": _checks(ctx, repo, name, rule)}
+    return {
+        "name": name,
+        "commit": ctx.shapes.commit(repo, repo.commits[sha]),
+        "_links": {"self": api, "html": f"{ctx.base}/{repo.full_name}/tree/{name}"},
+        "protected": rule is not None,
+        "protection": summary,
+        "protection_url": f"{api}/protection",
+    }
+
+
+@Ctx.on_repo()
+async def list_branches(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """GET /repos/{o}/{r}/branches — docs.github.com REST "List branches" (`protected` filter, paged)."""
+    names = sorted(ref.removeprefix("refs/heads/") for ref in repo.refs if ref.startswith("refs/heads/"))
+    wanted = request.query_params.get("protected")
+    if wanted in ("true", "false"):
+        names = [n for n in names if (_classic(repo, n) is not None) == (wanted == "true")]
+    chunk, headers = paginate(request, names)
+    return json_response(request, [branch_shape(ctx, repo, n, short=True) for n in chunk], headers=headers)
+
+
+@Ctx.on_repo()
+async def get_branch(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """GET /repos/{o}/{r}/branches/{branch} — docs.github.com REST "Get a branch": 200 with the branch,
+    its commit and `protected`; 404 "Branch not found"."""
+    return json_response(request, branch_shape(ctx, repo, ctx.param("branch")))
+
+
+@Ctx.on_repo()
+async def get_protection(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """GET /repos/{o}/{r}/branches/{branch}/protection — docs.github.com REST "Get branch protection": for
+    repository admins. A user token without admin gets 404, as for a branch that is not protected (404
+    "Branch not protected"); an App without the Administration permission (no sandbox App has it) 403
+    "Resource not accessible by integration"."""
+    name = ctx.param("branch")
+    if ctx.via_app is not None:
+        raise ApiError(403, "Resource not accessible by integration")
+    if not ctx.allowed(repo, "admin"):
+        raise ctx.not_found()
+    _head(ctx, repo, name)
+    rule = _classic(repo, name)
+    if rule is None:
+        raise ApiError(404, NOT_PROTECTED)
+    url = f"{ctx.base}/repos/{repo.full_name}/branches/{name}/protection"
+    answer = {
+        "url": url,
+        "required_status_checks": _checks(ctx, repo, name, rule),
+        "enforce_admins": {"url": f"{url}/enforce_admins", "enabled": False},
+        "required_linear_history": {"enabled": False},
+        "allow_force_pushes": {"enabled": False},
+        "allow_deletions": {"enabled": False},
+        "block_creations": {"enabled": False},
+        "required_conversation_resolution": {"enabled": False},
+        "lock_branch": {"enabled": False},
+        "allow_fork_syncing": {"enabled": False},
+        "required_signatures": {"url": f"{url}/required_signatures", "enabled": False},
+    }
+    return json_response(request, answer)
+
+
+@Ctx.on_repo()
+async def branch_rules(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """GET /repos/{o}/{r}/rules/branches/{branch} — docs.github.com REST "Get rules for a branch": the
+    active rules of every ruleset that applies, readable with read access (an empty list when none do; the
+    branch need not exist). Each rule names its ruleset (`ruleset_source_type`, `ruleset_source`,
+    `ruleset_id`); a required-status-checks rule has `parameters.required_status_checks[].context`."""
+    rule = repo.protections.get(ctx.param("branch"))
+    rules: list[dict[str, Any]] = []
+    if rule is not None and rule.ruleset:
+        rules.append(
+            {
+                "type": "required_status_checks",
+                "ruleset_source_type": "Repository",
+                "ruleset_source": repo.full_name,
+                "ruleset_id": rule.ruleset_id,
+                "parameters": {
+                    "strict_required_status_checks_policy": rule.strict,
+                    "do_not_enforce_on_create": False,
+                    "required_status_checks": [{"context": c} for c in rule.required_contexts],
+                },
+            }
+        )
+    chunk, headers = paginate(request, rules)
+    return json_response(request, chunk, headers=headers)
+
+
+def routes(r: str) -> list[BaseRoute]:
+    # Branch names may hold slashes (`steward/configure`): the protection route comes first.
+    b = r + "/branches/{branch:path}"
+    return [
+        Route(r + "/branches", list_branches, methods=["GET"]),
+        Route(b + "/protection", get_protection, methods=["GET"]),
+        Route(b, get_branch, methods=["GET"]),
+        Route(r + "/rules/branches/{branch:path}", branch_rules, methods=["GET"]),
+    ]

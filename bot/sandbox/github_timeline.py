@@ -1,0 +1,120 @@
+"""GitHub's record of who did what on an issue or pull request: issue events (``labeled``/``unlabeled``
+with the ``actor``) and pull request reviews (with their ``pull_request_review`` webhook)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from .github_code_shapes import review_shape
+from .github_ctx import Ctx
+from .github_ids import node_id
+from .plumbing import ApiError, body_object, json_response, paginate
+from .state import Issue, IssueEvent, Repo, Review, ReviewState, now_iso
+
+# POST /pulls/{n}/reviews `event` → the review's state (REST docs "Create a review for a pull request");
+# no event leaves the review PENDING until it is submitted.
+REVIEW_STATES: dict[str, ReviewState] = {
+    "APPROVE": "APPROVED",
+    "REQUEST_CHANGES": "CHANGES_REQUESTED",
+    "COMMENT": "COMMENTED",
+}
+
+
+def issue_event(ctx: Ctx, repo: Repo, issue: Issue, event: IssueEvent) -> dict[str, Any]:
+    """One `labeled-issue-event` / `unlabeled-issue-event` (REST description, "issue-event-for-issue")."""
+    return {
+        "id": event.id,
+        "node_id": node_id("LabeledEvent" if event.event == "labeled" else "UnlabeledEvent", event.id),
+        "url": f"{ctx.base}/repos/{repo.full_name}/issues/events/{event.id}",
+        "actor": ctx.shapes.user(event.actor),
+        "event": event.event,
+        "commit_id": None,
+        "commit_url": None,
+        "created_at": event.created_at,
+        "label": {"name": event.label, "color": event.color},
+        "performed_via_github_app": ctx.shapes._via_app(event.via_app),
+    }
+
+
+@Ctx.on_repo()
+async def list_issue_events(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """GET /repos/{o}/{r}/issues/{n}/events — docs.github.com "List issue events" (oldest first, paged)."""
+    issue = ctx.lookup(repo.issues, ctx.int_param("issue_number"))
+    chunk, headers = paginate(request, issue.events)
+    return json_response(request, [issue_event(ctx, repo, issue, e) for e in chunk], headers=headers)
+
+
+# reviews ----------------------------------------------------------------------------------------------
+
+
+def _pull(ctx: Ctx, repo: Repo) -> Issue:
+    found = repo.issues.get(ctx.int_param("pull_number"))
+    if found is None or found.pull is None:
+        raise ctx.not_found()
+    return found
+
+
+def _unprocessable(message: str) -> ApiError:
+    # GitHub's wording for a review it refuses: {"message": "Unprocessable Entity", "errors": [text]}.
+    return ApiError(422, "Unprocessable Entity", [message])
+
+
+@Ctx.on_repo()
+async def create_review(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """POST /repos/{o}/{r}/pulls/{n}/reviews — docs.github.com "Create a review for a pull request": 200
+    with the review; `event` APPROVE / REQUEST_CHANGES / COMMENT (none: PENDING); `body` required for the
+    last two; the pull request's author can neither approve nor request changes (422 "Can not approve your
+    own pull request"); `commit_id` defaults to the head. Sends `pull_request_review` `submitted`."""
+    issue = _pull(ctx, repo)
+    assert issue.pull is not None
+    if ctx.via_app is not None:
+        ctx.require(repo, "push")  # an App needs Pull requests: write
+    body = await body_object(request)
+    event = body.get("event")
+    text = body.get("body") or ""
+    if event is not None and event not in REVIEW_STATES:
+        raise _unprocessable(f"Invalid value for event: {event}")
+    if event in ("REQUEST_CHANGES", "COMMENT") and not text:
+        raise _unprocessable(f"Review Can not {event.lower().replace('_', ' ')} without a body")
+    if event in ("APPROVE", "REQUEST_CHANGES") and issue.user == ctx.login:
+        verb = "approve" if event == "APPROVE" else "request changes on"
+        raise _unprocessable(f"Can not {verb} your own pull request")
+    commit_id = body.get("commit_id") or issue.pull.head_sha
+    if commit_id not in repo.commits:
+        raise _unprocessable("Commit is not part of the pull request")
+    ctx.check_body("PullRequestReview", text)
+    review = Review(
+        id=ctx.forge.new_id(),
+        user=ctx.login,
+        state=REVIEW_STATES[event] if event else "PENDING",
+        body=text,
+        commit_id=commit_id,
+        submitted_at=now_iso() if event else None,
+        via_app=ctx.via_app,
+    )
+    issue.reviews.append(review)
+    if event:
+        ctx.events.review(repo, issue, review)
+    return json_response(request, review_shape(ctx.shapes, repo, issue, review))
+
+
+@Ctx.on_repo()
+async def list_reviews(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """GET /repos/{o}/{r}/pulls/{n}/reviews — docs.github.com "List reviews for a pull request",
+    chronological; another user's pending review is not listed."""
+    issue = _pull(ctx, repo)
+    shown = [r for r in issue.reviews if r.state != "PENDING" or r.user == ctx.login]
+    chunk, headers = paginate(request, shown)
+    return json_response(request, [review_shape(ctx.shapes, repo, issue, r) for r in chunk], headers=headers)
+
+
+def routes(r: str) -> list[BaseRoute]:
+    return [
+        Route(r + "/issues/{issue_number:int}/events", list_issue_events, methods=["GET"]),
+        Route(r + "/pulls/{pull_number:int}/reviews", list_reviews, methods=["GET"]),
+        Route(r + "/pulls/{pull_number:int}/reviews", create_review, methods=["POST"]),
+    ]
