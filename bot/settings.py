@@ -80,6 +80,11 @@ class Settings(BaseSettings):
     reconcile_interval_seconds: int = Field(default=3600, ge=0)
     reconcile_on_start: bool = True
     reconcile_timeout_seconds: int = Field(default=1800, ge=60)
+    # Nothing acts until invited (DESIGN §3.15): a repository without a valid Steward configuration file
+    # gets the onboarding pull request and the core commands (help, ping, init, config) only. False: every
+    # repository the bot can see runs every capability on Steward's defaults from its first event, as
+    # before the invitation rule (README "Upgrading").
+    require_config: bool = True
 
     @field_validator("github_webhook_secrets", "gitea_webhook_secrets", mode="before")
     @classmethod

@@ -40,7 +40,13 @@ def render_help(
     return "\n".join(lines)
 
 
-@plugin.command("help", usage="help", help="List the commands and who may run them.", permission="anyone")
+@plugin.command(
+    "help",
+    usage="help",
+    help="List the commands and who may run them.",
+    permission="anyone",
+    uninvited=True,
+)
 async def help_command(ctx: CommandContext) -> None:
     rows = [
         (spec.name, spec.usage, spec.help, ctx.settings.permission(spec.name, spec.permission))
@@ -54,6 +60,7 @@ async def help_command(ctx: CommandContext) -> None:
     usage="ping",
     help="Check that Steward is listening; replies with its version.",
     permission="anyone",
+    uninvited=True,
 )
 async def ping_command(ctx: CommandContext) -> None:
     await ctx.reply(f"pong — Steward {steward_version()}")
