@@ -194,7 +194,7 @@ def cmd_dead(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from bot.demo import main as demo_main
 
-    return demo_main(keep_running=args.keep)
+    return demo_main(keep_running=args.keep, tour=args.all)
 
 
 def cmd_refine(argv: list[str]) -> int:
@@ -276,7 +276,12 @@ def build_parser() -> argparse.ArgumentParser:
     dead_retry.add_argument("--all", action="store_true", help="queue every dead job again")
     dead.set_defaults(func=cmd_dead)
 
-    demo = sub.add_parser("demo", help="sandbox + receiver + worker + a scripted walk-through")
+    demo = sub.add_parser(
+        "demo",
+        help="sandbox + receiver + worker + a scripted story: the first hour on GitHub (--all: every "
+        "capability on both forges)",
+    )
+    demo.add_argument("--all", action="store_true", help="tour every capability, on GitHub and on Gitea")
     demo.add_argument("--keep", action="store_true", help="keep everything running after the walk-through")
     demo.set_defaults(func=cmd_demo)
 

@@ -102,7 +102,8 @@ async def _over_budget(ctx: CommandContext, limit: int) -> bool:
     if wait <= 0:
         return False
     await ctx.react("confused")
-    if await budget.first_notice(**person):
+    thread = ctx.event.issue.number if ctx.event.issue is not None else None
+    if await budget.first_notice(**person, thread=thread):
         await ctx.reply(
             f"@{ctx.actor}: you have run {limit} commands here in the last minute, the most I take from one "
             f"person, so I skipped {_format(ctx.prefix, ctx.command.name)} and what follows it. "
