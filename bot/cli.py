@@ -217,11 +217,23 @@ def cmd_debug_report(argv: list[str]) -> int:
     return int(module.main(argv))
 
 
+EXIT_CODES = """exit codes:
+  0  done: the command did what it says (check-config: the file is valid; forks: every fork resolved)
+  1  it ran and found a problem: check-config an invalid file, reconcile a repository that failed,
+     dead retry an unknown id, forks a fork not resolved, run a worker that stopped
+  2  bad arguments (every command), or check-config a file it cannot read
+  3  Redis is unreachable (dead, reconcile)
+  steward refine has codes of its own, 2-6: `steward refine --help` lists them."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     from bot.version import steward_version
 
     parser = argparse.ArgumentParser(
-        prog="steward", description="Steward: a disciplined issue-to-fix workflow bot."
+        prog="steward",
+        description="Steward: a disciplined issue-to-fix workflow bot.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-V", "--version", action="version", version=f"steward {steward_version()}")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -119,7 +119,7 @@ class CommandSettings(BaseModel):
 
 
 class LimitSettings(BaseModel):
-    """Bounds on what one person's text can make Steward do (DESIGN §3.9)."""
+    """Bounds on what one person's text can make Steward do."""
 
     model_config = _SECTION
 
@@ -128,7 +128,7 @@ class LimitSettings(BaseModel):
         ge=0,
         le=1000,
         description="Commands one person may run on this repository in a minute; beyond it they get one "
-        "short reply a minute. 0 means no limit.",
+        "short reply a minute in each thread where they are refused. 0 means no limit.",
     )
     references_per_issue: int = Field(
         default=20,
@@ -222,7 +222,10 @@ class MilestoneLabels(BaseModel):
 
 
 class MilestoneSettings(BaseModel):
-    """The milestone gate and its dashboards."""
+    """The milestone gate and its dashboards. The gate lets a milestone close when its items are closed and
+    audited and, unless it is internal, a field test passed (an issue labelled `fieldtest` and
+    `fieldtest:pass`); closed earlier, it is reopened with the reasons. A milestone with no user-facing change
+    is internal: write `internal: true` on a line of its description and no field test is asked of it."""
 
     model_config = _SECTION
 
@@ -232,7 +235,8 @@ class MilestoneSettings(BaseModel):
     )
     internal_marker: str = Field(
         default="internal: true",
-        description="A line in a milestone's description that exempts it from the functional leg.",
+        description="A line in a milestone's description that marks it internal (no user-facing change): "
+        "the gate then asks it for no passed field test.",
     )
     notify: tuple[str, ...] = Field(
         default=(),

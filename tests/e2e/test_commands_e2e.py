@@ -231,8 +231,8 @@ def test_a_person_over_the_command_budget_gets_one_short_answer_not_twenty(stewa
 
 
 def test_each_thread_where_a_person_is_over_budget_says_why_once(steward: Steward) -> None:
-    """Every refusal says why (DESIGN §3.4): past the budget, a command in another thread is not met with a
-    bare 😕 — that thread gets its own notice; a third command in either thread within the minute gets none."""
+    """Every refusal says why (DESIGN §3.4): past the budget, a command in another thread is not met with
+    a bare 😕: that thread gets its own notice; more commands there within the minute get none."""
     repo = steward.new_repo()
     first = steward.maintainer.open_issue(repo, "spam here")
     second = steward.maintainer.open_issue(repo, "and there")
