@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.context import CommandContext
+from bot.dispatch import not_invited
 from bot.events import IssueSnapshot
 from bot.forge import ForgeKind
 from bot.permissions import who_may
@@ -52,7 +53,10 @@ async def help_command(ctx: CommandContext) -> None:
         (spec.name, spec.usage, spec.help, ctx.settings.permission(spec.name, spec.permission))
         for spec in ctx.registry.commands.values()
     ]
-    await ctx.reply(render_help(ctx.prefix, rows, ctx.event.forge))
+    text = render_help(ctx.prefix, rows, ctx.event.forge)
+    if ctx.config is not None and ctx.config.waiting:  # say first that most of the table does not run yet
+        text = f"**Note:** {not_invited(ctx, ctx.prefix)}\n\n{text}"
+    await ctx.reply(text)
 
 
 @plugin.command(

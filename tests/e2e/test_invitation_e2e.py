@@ -72,6 +72,10 @@ def test_no_capability_acts_until_the_onboarding_pull_request_is_merged(steward:
     steward.settle()
     answers = replies(steward, repo, bug)
     assert any("pong — Steward" in a for a in answers)
+    m.comment(repo, bug, "/steward help")
+    steward.settle()
+    [help_text] = [a for a in replies(steward, repo, bug) if "**Steward commands**" in a]
+    assert "**Note:** Steward is not switched on in this repository yet" in help_text
     [refusal] = [a for a in answers if "/steward refine" in a]
     assert "Steward is not switched on in this repository yet" in refusal
     assert "`/steward init`" in refusal and "merging it switches Steward on" in refusal
