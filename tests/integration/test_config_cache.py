@@ -100,10 +100,6 @@ async def test_a_repository_waits_until_a_file_has_validated_once(redis_url: str
         found = await now("")
         assert found.waiting and not found.settings.bug_refinement.enabled
         assert not found.settings.milestones.enabled
-            found.waiting
-            and not found.settings.bug_refinement.enabled
-            and not found.settings.milestones.enabled
-        )
         assert found.as_configured.milestones.enabled, "what the onboarding proposes: the defaults"
         found = await now("backlog:\n  roundcap: 4\n")
         assert found.waiting and found.errors and not found.settings.backlog.enabled
