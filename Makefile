@@ -3,7 +3,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: docs install test lint typecheck unit demo serve worker run sandbox bench clean redis lock lint-deploy test-deploy
+.PHONY: docs install test lint typecheck unit demo demo-all serve worker run sandbox bench clean redis lock lint-deploy test-deploy
 
 # requirements.lock pins the runtime dependencies to the versions the tests ran with; the venv is held
 # to it (-c) so that `make test` tests what the Docker image and the systemd install ship.
@@ -56,6 +56,9 @@ test-deploy: lint-deploy redis
 
 demo: install redis
 	$(VENV)/bin/steward demo
+
+demo-all: install redis
+	$(VENV)/bin/steward demo --all
 
 serve: install
 	$(VENV)/bin/steward serve

@@ -138,9 +138,11 @@ class CommandBudget:
         wait_ms = await self._script(keys=[key], args=args)
         return float(wait_ms) / 1000.0
 
-    async def first_notice(self, *, forge: str, repo: str, login: str) -> bool:
-        """True once per window for a person over budget: they get one reply a minute, not one each."""
-        key = self._key("notice", forge, repo, login)
+    async def first_notice(self, *, forge: str, repo: str, login: str, thread: int | None = None) -> bool:
+        """True once per window for a person over budget in ``thread`` (an issue or pull request): each
+        thread where they are refused says why, at most once a minute, not once per command."""
+        where = repo if thread is None else f"{repo}#{thread}"
+        key = self._key("notice", forge, where, login)
         return bool(await self._redis.set(key, "1", nx=True, px=self._window_ms))
 
 

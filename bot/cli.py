@@ -194,7 +194,7 @@ def cmd_dead(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from bot.demo import main as demo_main
 
-    return demo_main(keep_running=args.keep)
+    return demo_main(keep_running=args.keep, tour=args.all)
 
 
 def cmd_refine(argv: list[str]) -> int:
@@ -217,11 +217,23 @@ def cmd_debug_report(argv: list[str]) -> int:
     return int(module.main(argv))
 
 
+EXIT_CODES = """exit codes:
+  0  done: the command did what it says (check-config: the file is valid; forks: every fork resolved)
+  1  it ran and found a problem: check-config an invalid file, reconcile a repository that failed,
+     dead retry an unknown id, forks a fork not resolved, run a worker that stopped
+  2  bad arguments (every command), or check-config a file it cannot read
+  3  Redis is unreachable (dead, reconcile)
+  steward refine has codes of its own, 2-6: `steward refine --help` lists them."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     from bot.version import steward_version
 
     parser = argparse.ArgumentParser(
-        prog="steward", description="Steward: a disciplined issue-to-fix workflow bot."
+        prog="steward",
+        description="Steward: a disciplined issue-to-fix workflow bot.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-V", "--version", action="version", version=f"steward {steward_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -276,7 +288,12 @@ def build_parser() -> argparse.ArgumentParser:
     dead_retry.add_argument("--all", action="store_true", help="queue every dead job again")
     dead.set_defaults(func=cmd_dead)
 
-    demo = sub.add_parser("demo", help="sandbox + receiver + worker + a scripted walk-through")
+    demo = sub.add_parser(
+        "demo",
+        help="sandbox + receiver + worker + a scripted story: the first hour on GitHub (--all: every "
+        "capability on both forges)",
+    )
+    demo.add_argument("--all", action="store_true", help="tour every capability, on GitHub and on Gitea")
     demo.add_argument("--keep", action="store_true", help="keep everything running after the walk-through")
     demo.set_defaults(func=cmd_demo)
 

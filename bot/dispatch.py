@@ -71,6 +71,25 @@ def _warn_unreadable(ctx: EventContext) -> None:
         )
 
 
+def not_invited(ctx: EventContext, prefix: str) -> str:
+    """Why nothing acts on this repository yet, and what switches Steward on (DESIGN §3.15)."""
+    config = ctx.config
+    if config is not None and config.path and config.errors:
+        return (
+            f"Steward is not switched on in this repository yet, because `{config.path}` does not validate "
+            "and never has (the issue *Steward configuration error* lists what is wrong). A maintainer "
+            f"fixes the file on the default branch; {_format(prefix, 'config')} shows what is read."
+        )
+    core = ", ".join(
+        _format(prefix, n) for n in sorted(ctx.registry.commands) if ctx.registry.commands[n].uninvited
+    )
+    return (
+        "Steward is not switched on in this repository yet: it has no Steward configuration file. A "
+        f"repository admin runs {_format(prefix, 'init')}, which opens a pull request with the file, and "
+        f"merging it switches Steward on. Until then I answer only {core}."
+    )
+
+
 async def _over_budget(ctx: CommandContext, limit: int) -> bool:
     """Count the command against its author's budget; when over, answer once a minute and refuse."""
     budget = ctx.command_budget
@@ -83,7 +102,8 @@ async def _over_budget(ctx: CommandContext, limit: int) -> bool:
     if wait <= 0:
         return False
     await ctx.react("confused")
-    if await budget.first_notice(**person):
+    thread = ctx.event.issue.number if ctx.event.issue is not None else None
+    if await budget.first_notice(**person, thread=thread):
         await ctx.reply(
             f"@{ctx.actor}: you have run {limit} commands here in the last minute, the most I take from one "
             f"person, so I skipped {_format(ctx.prefix, ctx.command.name)} and what follows it. "
@@ -148,6 +168,10 @@ async def _run_one(ctx: EventContext, cctx: CommandContext, on_pull: bool, autho
             f"{_format(prefix, 'help')} lists the commands I know."
         )
         return f"unknown:{name}"
+    if ctx.config is not None and ctx.config.waiting and not spec.uninvited:
+        await cctx.react("confused")
+        await cctx.reply(f"@{actor}: I did not run {_format(prefix, name)}: {not_invited(ctx, prefix)}")
+        return f"not-invited:{name}"
     if not ctx.enabled(spec.section):
         where = ctx.config.path if ctx.config is not None and ctx.config.path else "its Steward configuration"
         await cctx.react("confused")

@@ -36,6 +36,10 @@ class CommandSpec:
     # The settings section of the capability the command belongs to ("backlog", …): when the repository
     # switches that section off (`enabled: false`), the command is answered so and not run.
     section: str = ""
+    # Whether the command is answered on a repository that has not invited Steward yet (no valid
+    # configuration file: DESIGN §3.15) — help, ping, init and config, the commands that lead to the
+    # invitation. Every other command is refused there with the reason.
+    uninvited: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,13 +124,14 @@ class Registry:
         on_issues: bool = True,
         on_pulls: bool = True,
         section: str = "",
+        uninvited: bool = False,
     ) -> Callable[[CommandHandler], CommandHandler]:
         def register(handler: CommandHandler) -> CommandHandler:
             key = name.lower()
             if key in self.commands:
                 raise ValueError(f"command {name!r} registered twice")
             self.commands[key] = CommandSpec(
-                key, handler, usage, help, permission, short, on_issues, on_pulls, section
+                key, handler, usage, help, permission, short, on_issues, on_pulls, section, uninvited
             )
             return handler
 

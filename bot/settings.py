@@ -80,6 +80,11 @@ class Settings(BaseSettings):
     reconcile_interval_seconds: int = Field(default=3600, ge=0)
     reconcile_on_start: bool = True
     reconcile_timeout_seconds: int = Field(default=1800, ge=60)
+    # Nothing acts until invited (DESIGN §3.15): a repository without a valid Steward configuration file
+    # gets the onboarding pull request and the core commands (help, ping, init, config) only. False: every
+    # repository the bot can see runs every capability on Steward's defaults from its first event, as
+    # before the invitation rule (README "Upgrading").
+    require_config: bool = True
 
     @field_validator("github_webhook_secrets", "gitea_webhook_secrets", mode="before")
     @classmethod
@@ -114,7 +119,7 @@ class CommandSettings(BaseModel):
 
 
 class LimitSettings(BaseModel):
-    """Bounds on what one person's text can make Steward do (DESIGN §3.9)."""
+    """Bounds on what one person's text can make Steward do."""
 
     model_config = _SECTION
 
@@ -123,7 +128,7 @@ class LimitSettings(BaseModel):
         ge=0,
         le=1000,
         description="Commands one person may run on this repository in a minute; beyond it they get one "
-        "short reply a minute. 0 means no limit.",
+        "short reply a minute in each thread where they are refused. 0 means no limit.",
     )
     references_per_issue: int = Field(
         default=20,
@@ -217,7 +222,10 @@ class MilestoneLabels(BaseModel):
 
 
 class MilestoneSettings(BaseModel):
-    """The milestone gate and its dashboards."""
+    """The milestone gate and its dashboards. The gate lets a milestone close when its items are closed and
+    audited and, unless it is internal, a field test passed (an issue labelled `fieldtest` and
+    `fieldtest:pass`); closed earlier, it is reopened with the reasons. A milestone with no user-facing change
+    is internal: write `internal: true` on a line of its description and no field test is asked of it."""
 
     model_config = _SECTION
 
@@ -227,7 +235,8 @@ class MilestoneSettings(BaseModel):
     )
     internal_marker: str = Field(
         default="internal: true",
-        description="A line in a milestone's description that exempts it from the functional leg.",
+        description="A line in a milestone's description that marks it internal (no user-facing change): "
+        "the gate then asks it for no passed field test.",
     )
     notify: tuple[str, ...] = Field(
         default=(),

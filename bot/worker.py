@@ -91,7 +91,12 @@ class Runtime:
 
     def __post_init__(self) -> None:
         self.dead = DeadLetters(self.redis)
-        self.configs = RepoConfigs(self.redis, self.handler_settings, commands=self.registry.configurable)
+        self.configs = RepoConfigs(
+            self.redis,
+            self.handler_settings,
+            commands=self.registry.configurable,
+            require=self.settings.require_config,
+        )
         self.deferred = Deferred(self.redis)
         self.seen = SeenRepositories(self.redis)
 

@@ -28,6 +28,12 @@ from handlers.bugfix.gate import UsageError, parse_bugfix_args
 from handlers.bugfix.ledger import DispositionRecord, Gap, Round, parse_disposition, parse_review
 from handlers.bugfix.status import committers_after_red
 
+
+def refused(message: str, code: str) -> str:
+    """A refusal as people read it: the reason first, the rule's code small beside it (for a search)."""
+    return f"{message[:1].upper()}{message[1:]} <sub>`{code}`</sub>"
+
+
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()
 
@@ -88,7 +94,7 @@ async def review_command(ctx: CommandContext) -> None:
         )
         if refusal is not None:
             await sync_pull(ctx, pull, number, record)
-            raise CommandError(f"**{refusal.code}** — {refusal.message}")
+            raise CommandError(refused(refusal.message, refusal.code))
         done = Round(
             ctx.comment.id, ctx.actor, pull.head_sha, request.verdict, request.findings, request.reason
         )
@@ -99,7 +105,13 @@ async def review_command(ctx: CommandContext) -> None:
     nxt = "the review is complete for this head." if state == "complete" else f"next: {state}."
     text = (
         f"Recorded review round {n} of {after.budgets.review_rounds} on `{done.head[:10]}`: "
-        f"**{done.verdict}**" + (f" ({len(done.findings)} finding(s))" if done.findings else "") + f"; {nxt}"
+        f"**{done.verdict}**"
+        + (
+            f" ({len(done.findings)} finding{'' if len(done.findings) == 1 else 's'})"
+            if done.findings
+            else ""
+        )
+        + f"; {nxt}"
     )
     await record_reply(ctx, number, done, text)
     await sync_pull(ctx, pull, number, record)
@@ -125,7 +137,7 @@ async def disposition_command(ctx: CommandContext) -> None:
         round_number, refusal = ev.ledger.check_disposition(finding, disposition)
         if refusal is not None:
             await sync_pull(ctx, pull, number, record)
-            raise CommandError(f"**{refusal.code}** — {refusal.message}")
+            raise CommandError(refused(refusal.message, refusal.code))
         done = DispositionRecord(ctx.comment.id, ctx.actor, finding, disposition, reason, round_number)
     assert isinstance(done, DispositionRecord)
     await record_reply(

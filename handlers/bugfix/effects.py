@@ -308,11 +308,9 @@ async def _resume(
         else f"`{record.branch}`"
     )
     if fresh:
-        await ctx.reply(
-            f"Opened the bugfix branch {link} with the regression test alone as its first commit, and the "
-            f"draft pull request #{pull.number}. Next: CI must fail on that commit; then push the fix to the "
-            "branch."
-        )
+        # The record comment just written says it all (branch, pull request, what comes next): a reply
+        # beside it would say the same twice. The command gets its 👍.
+        pass
     elif opened_now:
         await ctx.reply(
             f"The bugfix branch {link} exists already; I opened the draft pull request #{pull.number} for "
@@ -439,7 +437,9 @@ async def assess(
     commits = await read_commits(ctx, pull)
     red = red_commit(commits)
     required = settings.required_contexts
-    red_ci = (await forge.ci_state(repo, red.sha, required)).verdict if red else None
+    red_state = await forge.ci_state(repo, red.sha, required) if red else None
+    # Nothing reported at all reads "pending" from the forge; None lets the status say "no CI reported".
+    red_ci = red_state.verdict if red_state is not None and red_state.contexts else None
     head_ci = (await forge.ci_state(repo, pull.head_sha, required)).verdict
     red_file = await forge.read_file(repo, record.path, ref=red.sha) if red else None
     head_file = await forge.read_file(repo, record.path, ref=pull.head_sha)

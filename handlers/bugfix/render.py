@@ -16,6 +16,17 @@ MAX_TABLE_ROWS = 60
 _ICON = {"success": "✅", "failure": "❌", "pending": "⏳"}
 
 
+def _completion_meaning(word: str) -> str:
+    """Seed 001's completion words stay as written, each with what it means beside it."""
+    if word == "CLEAN":
+        return "the review found nothing left to fix."
+    return "the review is complete; the findings not fixed were accepted as residuals (listed below)."
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def fence(code: str, info: str = "") -> str:
     ticks = "```"
     while ticks in code:
@@ -37,7 +48,7 @@ def branch_url(html_url: str, branch: str, forge: ForgeKind) -> str:
 def refusal_text(refusals: Sequence[Refusal]) -> str:
     lines = ["I can't open a bugfix branch for this bug yet:", ""]
     for refusal in refusals:
-        lines.append(f"- **{refusal.code}** — {refusal.message}")
+        lines.append(f"- {refusal.message[:1].upper()}{refusal.message[1:]} <sub>`{refusal.code}`</sub>")
         if refusal.code_block:
             lines += [
                 "",
@@ -78,7 +89,10 @@ def record_text(o: Opened) -> str:
         lines.append(f"- First commit (red): `{o.red_sha[:10]}`, from `{o.base}`")
     if o.trusted_by:
         lines.append(f"- Test code vouched for by @{o.trusted_by}")
-    lines.append(f"- The pull request's `{CONTEXT}` status and its ledger comment say what is missing next.")
+    if not o.merged:  # once merged, nothing is missing: the record says it is done, and no more
+        lines.append(
+            f"- The pull request's `{CONTEXT}` status and its ledger comment say what is missing next."
+        )
     return "\n".join(lines)
 
 
@@ -129,7 +143,7 @@ def ledger_text(
         f"{ledger.retries_used}/{b.no_verdict_retries}"
     )
     if status.state == "success":
-        lines.append(f"Completion: **{ledger.completion()}**")
+        lines.append(f"Completion: **{ledger.completion()}** — {_completion_meaning(ledger.completion())}")
     lines += ["", "| Proof | Commit | CI |", "|---|---|---|"]
     lines.append(f"| red (the test alone) | `{red_sha[:10]}` | {red_ci or '—'} |")
     lines.append(f"| head | `{head_sha[:10]}` | {head_ci or '—'} |")
@@ -218,7 +232,8 @@ def summary_text(s: Summary, ledger: Ledger) -> str:
         "",
         "### Review",
         "",
-        f"{len(ledger.rounds)} round(s); completion **{ledger.completion()}**.",
+        f"{_plural(len(ledger.rounds), 'round')}; completion **{ledger.completion()}** — "
+        f"{_completion_meaning(ledger.completion())}",
     ]
     for i, rnd in enumerate(ledger.rounds, start=1):
         lines.append(f"- Round {i} on `{rnd.head[:10]}` by @{rnd.actor}: {rnd.verdict}")

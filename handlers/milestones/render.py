@@ -370,12 +370,10 @@ def reopen_notice(
             if forge == "gitea"
             else "I could not tell who closed it"
         )
-        hint = (
-            "" if who else " (set `milestones.notify` in Steward's configuration to have someone mentioned)"
-        )
+        hint = "" if who else "; set `milestones.notify` in Steward's configuration to have someone mentioned"
         head = (
             f"{who + ': ' if who else ''}I reopened milestone **{title}**: it was closed while its gate was "
-            f"blocked ({unknown}{hint})."
+            f"blocked. {unknown}{hint}."
         )
     return "\n".join(
         [
@@ -397,7 +395,7 @@ def gate_reply(
     title = plain(milestone_title, 200)
     where = f" The dashboard is #{dashboard}." if dashboard else " Its dashboard is being opened."
     if result.passed:
-        exempt = " (functional: exempt (internal))" if result.exempt else ""
+        exempt = " (an internal milestone: no field test is asked of it)" if result.exempt else ""
         return f"✅ The gate of milestone **{title}** passes{exempt}: it may be closed.{where}"
     lines = [
         f"❌ The gate of milestone **{title}** is blocked ({len(result.blockers)}):",

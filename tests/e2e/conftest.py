@@ -56,8 +56,10 @@ class Steward:
     outsider: ForgeUser
     bot: ForgeUser
 
-    def new_repo(self) -> str:
-        repo = self.maintainer.create_repo()
+    def new_repo(self, *, configured: bool = True) -> str:
+        """A repository the bot works on, with its webhook. ``configured``: see ``ForgeUser.create_repo``
+        (by default it has a configuration file, so every capability acts from the first event)."""
+        repo = self.maintainer.create_repo(configured=configured)
         # As the README asks: write on GitHub; Administrator on Gitea, which shows other people's
         # permissions only to repository admins.
         self.maintainer.add_collaborator(repo, "steward-bot", "admin" if self.forge == "gitea" else "push")

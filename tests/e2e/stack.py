@@ -41,6 +41,11 @@ def wait_for[T](check: Callable[[], T | None], *, timeout: float = 20.0, what: s
         delay = min(delay * 1.5, 0.2)
 
 
+# The configuration file every test repository gets unless it asks for none (``ForgeUser.create_repo``): a
+# valid file that sets nothing, so Steward is invited and runs on its defaults (or a test's handler_settings).
+TEST_CONFIG = "# A test repository: Steward is switched on here, with its defaults.\n"
+TEST_CONFIG_PATHS = {"github": ".github/steward.yml", "gitea": ".gitea/steward.yml"}
+
 # GitHub roles → Gitea's access modes. Gitea has no triage or maintain: a triager there is a write
 # collaborator, the least that may label issues.
 GITEA_ACCESS = {"pull": "read", "read": "read", "triage": "write", "push": "write", "write": "write"}
@@ -82,9 +87,17 @@ class ForgeUser:
         )
         return response.json() if response.content else None
 
-    def create_repo(self, name: str | None = None) -> str:
-        repo = self.call("POST", "/user/repos", {"name": name or f"repo-{uuid.uuid4().hex[:8]}"})
-        return str(repo["full_name"])
+    def create_repo(self, name: str | None = None, *, configured: bool = True) -> str:
+        """A new repository. ``configured`` (the default): with a Steward configuration file that sets
+        nothing (``TEST_CONFIG``), committed before any webhook exists, so the repository has invited
+        Steward (DESIGN §3.15) and every capability runs on its defaults from the test's first event.
+        ``configured=False``: a repository as a new user has it — Steward answers only help, ping, init and
+        config, and proposes the file (the onboarding and invitation tests)."""
+        made = self.call("POST", "/user/repos", {"name": name or f"repo-{uuid.uuid4().hex[:8]}"})
+        repo = str(made["full_name"])
+        if configured:
+            self.put_file(repo, TEST_CONFIG_PATHS[self.flavor], TEST_CONFIG)
+        return repo
 
     def add_collaborator(self, repo: str, login: str, permission: str) -> None:
         level = GITEA_ACCESS[permission] if self.flavor == "gitea" else permission

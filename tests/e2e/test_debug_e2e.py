@@ -255,6 +255,7 @@ def test_a_bugfix_pull_request_shows_as_the_fix_row(steward: Steward) -> None:
     say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts")
     pull = m.open_pull(repo, f"Fix #{number}: session survives logout", f"bugfix/{number}-session-survives")
     steward.settle()
+
     def fix_row() -> str | None:
         return next((x for x in board(steward, repo, number)["body"].splitlines() if "| FIX-H1 |" in x), None)
 

@@ -128,7 +128,9 @@ def test_refused_records_say_which_check_failed(steward: Steward) -> None:
     steward.settle()
     answers = replies(steward, repo, number)
     assert any("does not contain the resolution (quote mismatch)" in r for r in answers)
-    m.comment(repo, number, "/decide F1 Postgres --source https://elsewhere.example/o/r/issues/1#issuecomment-5")
+    m.comment(
+        repo, number, "/decide F1 Postgres --source https://elsewhere.example/o/r/issues/1#issuecomment-5"
+    )
     steward.settle()
     assert any("the source is on another forge or repository" in r for r in replies(steward, repo, number))
     body = forks_comment(steward, repo, number)["body"]
