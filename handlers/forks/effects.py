@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot import sticky
+from bot.commands import could_hold_command, parse_commands_async
 from bot.context import EventContext
 from bot.forge import (
     Comment,
@@ -26,12 +27,21 @@ from bot.forge import (
 )
 from bot.permissions import PermissionsUnreadable, who_may
 from bot.settings import HandlerSettings, Permission
-from handlers.forks.juror import RecordedRecord, Source, Verdict, fork_status, requests_in
+from handlers.forks.juror import COMMANDS, RecordedRecord, Request, Source, Verdict, fork_status, requests_of
 from handlers.forks.parse import ForkList, parse_forks
-from handlers.forks.render import KEY, KIND, Hints, data_block, recorded_from, render_comment
+from handlers.forks.render import (
+    KEY,
+    KIND,
+    Hints,
+    data_block,
+    recorded_from,
+    remembered_from,
+    render_comment,
+)
 
 DECIDE = "decide"
 REOPEN = "reopen-fork"
+DROP = "drop-fork"
 DEFAULT_PERMISSION: Permission = "write"
 # Source links followed per issue and run at most (each is one read).
 MAX_SOURCES = 40
@@ -47,6 +57,10 @@ def reopen_permission(settings: HandlerSettings) -> Permission:
     return settings.permission(REOPEN, DEFAULT_PERMISSION)
 
 
+def drop_permission(settings: HandlerSettings) -> Permission:
+    return settings.permission(DROP, DEFAULT_PERMISSION)
+
+
 @dataclass(frozen=True)
 class Judged:
     issue: Issue
@@ -54,6 +68,7 @@ class Judged:
     verdict: Verdict
     comments: list[Comment]
     sticky: Comment | None
+    remembered: dict[str, str]
 
 
 def _same_repo(a: RepoRef, b: RepoRef) -> bool:
@@ -103,19 +118,40 @@ async def judge(
     issue: Issue | None = None,
     comments: list[Comment] | None = None,
 ) -> Judged:
-    """The juror's answer from forge state (reads only)."""
+    """The juror's answer from forge state (reads only).
+
+    Cost: a comment is parsed only when some line of it looks like a fork command (a linear scan, no
+    markdown) and its author may run one — their access is read first, once per author and run, so an
+    outsider's comments are never parsed at all; parses are cached by (comment id, updated_at) and long
+    bodies are parsed off the event loop (``bot.commands.parse_commands_async``)."""
     if issue is None:
         issue = await forge.get_issue(repo, number)
     forks = parse_forks(issue.body, settings.forks.headings)
     if comments is None:
         comments = await forge.list_comments(repo, number)
     found = sticky.find(comments, bot_login=bot_login, kind=KIND, key=KEY)
-    recorded = recorded_from(sticky.decode_data(found.body)) if found else {}
+    data = sticky.decode_data(found.body) if found else None
+    recorded = recorded_from(data)
+    remembered = remembered_from(data)
     required = decide_permission(settings)
     reopen = reopen_permission(settings)
-    requests = requests_in(comments, bot_login=bot_login, prefix=prefix)
-    asking: Permission = "anyone" if required == "anyone" and reopen == "anyone" else "write"
-    people = await levels(forge, repo, [r.comment.author for r in requests], asking)
+    drop = drop_permission(settings)
+    me = bot_login.casefold()
+    maybe = [
+        c
+        for c in comments
+        if c.author.casefold() != me and could_hold_command(c.body, known=COMMANDS, prefix=prefix)
+    ]
+    anyone = all(p == "anyone" for p in (required, reopen, drop))
+    people = await levels(forge, repo, [c.author for c in maybe], "anyone" if anyone else "write")
+    requests: list[Request] = []
+    for comment in sorted(maybe, key=lambda c: (c.created_at, c.id)):
+        if not any(_allowed(comment.author, people, p, issue.author) for p in (required, reopen, drop)):
+            continue  # cannot run a fork command here: not even parsed
+        commands = await parse_commands_async(
+            comment.body, known=COMMANDS, prefix=prefix, key=(comment.id, comment.updated_at)
+        )
+        requests += requests_of(comment, commands)
     sources: dict[str, Source] = {}
     for request in requests:
         if request.source is None or request.source in sources or request.problem:
@@ -134,12 +170,15 @@ async def judge(
         forks=forks,
         sources=sources,
         recorded=recorded,
+        remembered=remembered,
         required=required,
         reopen_required=reopen,
+        drop_required=drop,
         bot_login=bot_login,
         prefix=prefix,
+        requests=requests,
     )
-    return Judged(issue, forks, verdict, comments, found)
+    return Judged(issue, forks, verdict, comments, found, remembered)
 
 
 def _allowed(login: str, people: dict[str, PermissionLevel], required: Permission, author: str) -> bool:
@@ -223,7 +262,7 @@ async def sync_forks(
                 KIND,
                 KEY,
                 render_comment(judged.verdict, hints_for(ctx)),
-                data=data_block(judged.verdict, previous),
+                data=data_block(judged.verdict, previous, judged.remembered),
                 number=number,
                 comments=judged.comments,
             )
