@@ -18,6 +18,7 @@ from bot.registry import Registry
 from handlers.forks.effects import (
     DEFAULT_PERMISSION,
     issues_citing,
+    rebuild_citations,
     sync_forks,
     tracked,
 )
@@ -241,3 +242,7 @@ async def reconcile_forks(ctx: EventContext) -> None:
             return
         except ForgeError as exc:
             ctx.log.warning("forks: could not re-derive an issue", number=issue.number, error=str(exc))
+    try:
+        await rebuild_citations(ctx)
+    except ForgeError as exc:
+        ctx.log.warning("forks: could not rebuild the index of cited comments", error=str(exc))

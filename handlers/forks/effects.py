@@ -258,11 +258,14 @@ async def sync_forks(
             previous: dict[str, RecordedRecord] = (
                 recorded_from(sticky.decode_data(judged.sticky.body)) if judged.sticky else {}
             )
+            data = data_block(judged.verdict, previous, judged.remembered)
+            # Indexed before the comment is written: the index may only over-approximate.
+            await _index(ctx, number, data.get("sources", []))
             await ctx.upsert_sticky(
                 KIND,
                 KEY,
                 render_comment(judged.verdict, hints_for(ctx)),
-                data=data_block(judged.verdict, previous, judged.remembered),
+                data=data,
                 number=number,
                 comments=judged.comments,
             )
@@ -270,11 +273,31 @@ async def sync_forks(
     return judged
 
 
+def _scope(ctx: EventContext) -> str:
+    return f"{ctx.event.forge}:{ctx.repo.full_name}"
+
+
+async def _index(ctx: EventContext, number: int, cited: Iterable[object]) -> None:
+    if ctx.citations is not None:
+        await ctx.citations.put(_scope(ctx), str(number), [str(c) for c in cited])
+
+
 async def issues_citing(ctx: EventContext, comment_id: int, *, skip: int, limit: int = 20) -> list[int]:
     """The issues whose reconciliation comment cites comment ``comment_id`` as a decision (an edit or a
-    deletion there changes their verdict). Looks at the issues carrying a forks label, at most ``limit``."""
+    deletion there changes their verdict). From the Redis index when it is known complete (no forge read);
+    otherwise by scanning the issues carrying a forks label, at most ``limit``."""
+    if ctx.citations is not None:
+        owners = await ctx.citations.owners(_scope(ctx), str(comment_id))
+        if owners is not None:
+            return sorted(int(o) for o in owners if o.isdigit() and int(o) != skip)
+    return [n for n, cited in await _scan_citations(ctx, limit=limit, skip=skip) if comment_id in cited]
+
+
+async def _scan_citations(ctx: EventContext, *, limit: int, skip: int = 0) -> list[tuple[int, set[int]]]:
+    """(issue, the comment ids its reconciliation comment cites) for the issues carrying a forks label, at
+    most ``limit`` of them (all when ``limit`` is 0)."""
     cfg = ctx.settings.forks
-    numbers: list[int] = []
+    found: list[tuple[int, set[int]]] = []
     seen: set[int] = {skip}
     for label in (cfg.resolved_label, cfg.open_label):
         try:
@@ -282,18 +305,26 @@ async def issues_citing(ctx: EventContext, comment_id: int, *, skip: int, limit:
         except ForgeError:
             continue
         for issue in issues:
-            if issue.number in seen or len(seen) > limit:
+            if issue.number in seen or (limit and len(seen) > limit):
                 continue
             seen.add(issue.number)
-            found = sticky.find(
+            mine = sticky.find(
                 await ctx.forge.list_comments(ctx.repo, issue.number),
                 bot_login=ctx.me.login,
                 kind=KIND,
                 key=KEY,
             )
-            if found is None:
-                continue
-            cited = sticky.decode_data(found.body)
-            if isinstance(cited, dict) and comment_id in cited.get("sources", []):
-                numbers.append(issue.number)
-    return numbers
+            data = sticky.decode_data(mine.body) if mine is not None else None
+            cited = data.get("sources", []) if isinstance(data, dict) else []
+            found.append((issue.number, {c for c in cited if isinstance(c, int)}))
+    return found
+
+
+async def rebuild_citations(ctx: EventContext) -> None:
+    """Rebuild the index of cited comments from the forge (every issue carrying a forks label, open or
+    closed) and mark it complete (`steward reconcile`)."""
+    if ctx.citations is None:
+        return
+    for number, cited in await _scan_citations(ctx, limit=0):
+        await _index(ctx, number, sorted(cited))
+    await ctx.citations.mark_complete(_scope(ctx))
