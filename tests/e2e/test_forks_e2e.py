@@ -441,7 +441,7 @@ def test_an_edit_of_an_uncited_comment_costs_no_read_once_the_index_is_complete(
         return [
             r
             for r in steward.bot_requests(repo)
-            if r["method"] == "GET" and r["path"].endswith("/issues") and "labels=" in r["query"]
+            if r["method"] == "GET" and r["path"].endswith("/issues") and "labels=forks" in r["query"]
         ]
 
     # The index is not known complete yet (a new deployment, or Redis flushed): today's scan.
