@@ -98,6 +98,8 @@ class _Stats:
     def __init__(self) -> None:
         self.block_parses = 0
         self.inline_parses = 0
+        # Span openers in the paragraphs handed to the inline parser (bounded per body).
+        self.inline_openers = 0
         self.cache_hits = 0
 
     def reset(self) -> None:
@@ -341,6 +343,7 @@ def _command_lines(
                         if cost > budget:
                             continue  # too many spans could hide it to look (module docstring); fail closed
                         budget -= cost
+                        STATS.inline_openers += cost
                         spans = _masked_spans(content)
                     if _inside(spans, offset):
                         continue
