@@ -67,6 +67,7 @@ __all__ = [
     "STATS",
     "Command",
     "added_commands",
+    "added_commands_async",
     "closest_command",
     "could_hold_command",
     "parse_cached",
@@ -477,6 +478,24 @@ def added_commands(
     before = Counter((c.name, c.args) for c in parse_commands(old_body, known=known, prefix=prefix))
     added: list[Command] = []
     for command in parse_commands(new_body, known=known, prefix=prefix):
+        key = (command.name, command.args)
+        if before[key] > 0:
+            before[key] -= 1
+        else:
+            added.append(command)
+    return added
+
+
+async def added_commands_async(
+    old_body: str | None, new_body: str | None, *, known: Collection[str], prefix: str = "steward"
+) -> list[Command]:
+    """:func:`added_commands` without holding the event loop (both bodies parsed as
+    :func:`parse_commands_async` does)."""
+    before = Counter(
+        (c.name, c.args) for c in await parse_commands_async(old_body, known=known, prefix=prefix)
+    )
+    added: list[Command] = []
+    for command in await parse_commands_async(new_body, known=known, prefix=prefix):
         key = (command.name, command.args)
         if before[key] > 0:
             before[key] -= 1
