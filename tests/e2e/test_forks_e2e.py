@@ -465,3 +465,51 @@ def test_an_edit_of_an_uncited_comment_costs_no_read_once_the_index_is_complete(
     assert scans() == []
     body = forks_comment(steward, repo, cited_by[0])["body"]
     assert "❌ invalid — the deciding comment was edited after the record" in row(body, "F1")
+
+
+def test_upgrading_keeps_records_made_before_as_legacy_records(steward: Steward) -> None:
+    """A record the previous version saw valid (a first-version data block: the substring rule, the earlier
+    hash) stays resolved after the upgrade, marked as legacy; under today's rules the same record is refused
+    (its source has two sentences and no `--quote`)."""
+    from handlers.forks.juror import record_hash
+
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Storage", body=BODY)
+    notes = m.open_issue(repo, "Notes")
+    said = m.comment(repo, notes, "We discussed it on the call. Postgres it is.")
+    steward.settle()
+    source = link_of(steward, repo, notes, said)
+    decide = m.comment(repo, number, f"/decide F1 Postgres --source {source}")
+    steward.settle()
+    assert "❌ invalid" in row(forks_comment(steward, repo, number)["body"], "F1")
+
+    [raw] = [c for c in m.comments(repo, notes) if c["id"] == said]
+    first_version = {
+        "v": 1,
+        "sources": [said],
+        "records": [
+            {
+                "key": f"{decide}:decide:0",
+                "fork": "F1",
+                "hash": record_hash("F1", "Postgres", said, "maintainer", raw["created_at"], raw["body"]),
+                "at": raw["created_at"],
+                "resolution": "Postgres",
+                "decider": "maintainer",
+                "url": source,
+            }
+        ],
+    }
+    mine = forks_comment(steward, repo, number)
+    old_line = next(line for line in mine["body"].splitlines() if line.startswith("<!-- steward:data "))
+    steward.bot.edit_comment(
+        repo, mine["id"], mine["body"].replace(old_line, sticky.encode_data(first_version))
+    )
+    m.comment(repo, number, "Any news on the storage?")
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    assert "✅ resolved | Postgres | (legacy record) | @maintainer" in row(body, "F1")
+    data = sticky.decode_data(body)
+    assert isinstance(data, dict) and data["v"] == 2
+    assert [(r["legacy"], r["question"]) for r in data["records"]] == [(True, "Postgres or SQLite?")]
+    assert labels(steward, repo, number) == {"forks:open"}  # F2 is still open; F1 did not reopen
