@@ -39,10 +39,10 @@ def baseline_sync(comments: list[Comment]) -> None:
     requests_in(comments, prefix="steward")
 
 
-def steward_sync(comments: list[Comment], deciders: set[str]) -> None:
-    """Now: a cheap line scan, the author's permission before any parse, parses cached."""
+def steward_sync(comments: list[Comment]) -> None:
+    """Now: a cheap line scan, then a bounded parse, cached by (comment id, updated_at)."""
     for comment in comments:
-        if not could_hold_command(comment.body, known=COMMANDS) or comment.author not in deciders:
+        if not could_hold_command(comment.body, known=COMMANDS):
             continue
         requests_of(comment, parse_cached(comment.body, known=COMMANDS, key=(comment.id, comment.updated_at)))
 
@@ -97,7 +97,7 @@ def main() -> None:
         # The event's own parse (the command dispatcher reads the new comment once) …
         now += cpu(lambda n=n: parse_cached(comments[n].body, known=COMMANDS, key=(comments[n].id, "")))
         # … and the juror's re-derivation of the thread.
-        now += cpu(lambda n=n: steward_sync(comments[: n + 1], {"maria"}))
+        now += cpu(lambda n=n: steward_sync(comments[: n + 1]))
     hold = longest_loop_hold()
     print(
         f"one pathological comment: baseline {one_before:.3f} s, now {one_now:.4f} s "

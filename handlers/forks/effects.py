@@ -121,9 +121,9 @@ async def judge(
     """The juror's answer from forge state (reads only).
 
     Cost: a comment is parsed only when some line of it looks like a fork command (a linear scan, no
-    markdown) and its author may run one — their access is read first, once per author and run, so an
-    outsider's comments are never parsed at all; parses are cached by (comment id, updated_at) and long
-    bodies are parsed off the event loop (``bot.commands.parse_commands_async``)."""
+    markdown); the parse is bounded (``bot.commands``), cached by (comment id, updated_at) — each comment is
+    parsed once, not at every sync of its thread — and a long body is parsed off the event loop. Access is
+    read only for the authors of fork commands, once per author and run."""
     if issue is None:
         issue = await forge.get_issue(repo, number)
     forks = parse_forks(issue.body, settings.forks.headings)
@@ -137,21 +137,18 @@ async def judge(
     reopen = reopen_permission(settings)
     drop = drop_permission(settings)
     me = bot_login.casefold()
-    maybe = [
-        c
-        for c in comments
-        if c.author.casefold() != me and could_hold_command(c.body, known=COMMANDS, prefix=prefix)
-    ]
-    anyone = all(p == "anyone" for p in (required, reopen, drop))
-    people = await levels(forge, repo, [c.author for c in maybe], "anyone" if anyone else "write")
     requests: list[Request] = []
-    for comment in sorted(maybe, key=lambda c: (c.created_at, c.id)):
-        if not any(_allowed(comment.author, people, p, issue.author) for p in (required, reopen, drop)):
-            continue  # cannot run a fork command here: not even parsed
+    for comment in sorted(comments, key=lambda c: (c.created_at, c.id)):
+        if comment.author.casefold() == me or not could_hold_command(
+            comment.body, known=COMMANDS, prefix=prefix
+        ):
+            continue
         commands = await parse_commands_async(
             comment.body, known=COMMANDS, prefix=prefix, key=(comment.id, comment.updated_at)
         )
         requests += requests_of(comment, commands)
+    anyone = all(p == "anyone" for p in (required, reopen, drop))
+    people = await levels(forge, repo, [r.comment.author for r in requests], "anyone" if anyone else "write")
     sources: dict[str, Source] = {}
     for request in requests:
         if request.source is None or request.source in sources or request.problem:

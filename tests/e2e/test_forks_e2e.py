@@ -399,9 +399,7 @@ def test_forks_labels_changed_by_hand_are_put_back(steward: Steward) -> None:
 PATHOLOGICAL = "x " + "![" * 30000 + "\n/decide F1 y](u)"
 
 
-def test_an_outsiders_pathological_comments_are_parsed_once_each_and_never_in_the_thread(
-    steward: Steward,
-) -> None:
+def test_an_outsiders_pathological_comments_are_parsed_once_each_and_cost_no_read(steward: Steward) -> None:
     from bot.commands import STATS
 
     m = steward.maintainer
@@ -410,15 +408,19 @@ def test_an_outsiders_pathological_comments_are_parsed_once_each_and_never_in_th
     m.comment(repo, number, "/decide F1 Postgres")
     steward.settle()
     STATS.reset()
+    steward.clear_requests()
     for _ in range(12):
         steward.outsider.comment(repo, number, PATHOLOGICAL)
     steward.settle(timeout=120)
-    # Before: every sync re-parsed every comment of the thread (12 + 78 block parses, as many inline parses
-    # of ~1 s each). Now each comment is read once, by the command dispatcher, and the span search that
-    # cost the time is never run: the juror does not parse an outsider's comments at all.
+    # Before: every sync re-parsed every comment of the thread (78 parses by the juror and 12 by the
+    # command dispatcher, each with a ~1 s search for spans). Now each comment is parsed once by the
+    # dispatcher and once by the juror (then cached), and the span search that cost the time never runs.
     assert STATS.inline_parses == 0
-    assert STATS.block_parses <= 12
-    assert not replies(steward, repo, number), "not a command: no answer, no budget taken"
+    assert STATS.block_parses <= 2 * 12 + 1
+    assert STATS.cache_hits >= sum(range(1, 12)), "later syncs of the thread hit the cache"
+    # Not a command: no answer, no budget taken, and no read of the outsider's access.
+    assert not replies(steward, repo, number)
+    assert not [r for r in steward.bot_requests(repo) if "outsider" in r["path"]]
     assert "✅ resolved | Postgres |" in row(forks_comment(steward, repo, number)["body"], "F1")
 
 
