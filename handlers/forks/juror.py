@@ -35,6 +35,7 @@ from handlers.forks.parse import Fork, ForkList, normalise, parse_forks, sentenc
 from handlers.forks.records import (
     COMMANDS,
     DEFAULT_HEADINGS,
+    QUESTION_CHARS,
     QUOTE_CHARS,
     ForkStatus,
     Record,
@@ -275,7 +276,7 @@ def fork_status(
     sources = sources or {}
     recorded = recorded or {}
     remembered = remembered or {}
-    questions = {f.id: f.question for f in forks.forks}
+    questions = {f.id: f.question[:QUESTION_CHARS] for f in forks.forks}
     needs = {"decide": required, "reopen": reopen_required or required, "drop": drop_required or required}
     records: list[Record] = []
     present: set[int] = {c.id for c in comments}
@@ -293,7 +294,7 @@ def fork_status(
             records.append(
                 _judge_decide(
                     request,
-                    question=questions.get(request.fork, remembered.get(request.fork, "")),
+                    question=questions.get(request.fork, remembered.get(request.fork, "")[:QUESTION_CHARS]),
                     sources=sources,
                     permissions=permissions,
                     required=required,

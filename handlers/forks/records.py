@@ -19,6 +19,9 @@ Kind = Literal["decide", "reopen", "drop"]
 COMMANDS: frozenset[str] = frozenset({"decide", "reopen-fork", "drop-fork"})
 _KINDS: dict[str, Kind] = {"decide": "decide", "reopen-fork": "reopen", "drop-fork": "drop"}
 QUOTE_CHARS = 200
+# The part of a fork's question a record covers and Steward remembers (its comment's data block stays far
+# below the comment limit with 60 records and 60 forks).
+QUESTION_CHARS = 120
 DEFAULT_HEADINGS: tuple[str, ...] = ("Open forks", "Forks", "Design forks", "Decisões em aberto")
 
 

@@ -8,12 +8,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from handlers.forks.juror import ForkStatus, Record, RecordedRecord, Verdict
+from handlers.forks.records import QUESTION_CHARS
 
 KIND = "forks"
 KEY = "reconciliation"
 DATA_VERSION = 2
 # The forks an issue has listed that the data block remembers at most.
-MAX_REMEMBERED = 100
+MAX_REMEMBERED = 60
 # The data block keeps this many records at most (the newest): it stays far below the comment limit.
 MAX_RECORDED = 60
 # History lines shown before the oldest are folded into a count.
@@ -246,13 +247,16 @@ def data_block(
                 record.text[:100],
                 record.decider,
                 record.url,
-                record.question,
+                record.question[:QUESTION_CHARS],
             )
     ordered = sorted(kept.values(), key=lambda r: (r.created_at, r.key))[-MAX_RECORDED:]
     cited = sorted({r.comment_id for r in verdict.records if r.source and r.comment_id})[-MAX_RECORDED:]
-    forks: dict[str, str] = dict(remembered or {})
+    listed = {f.id for f in verdict.forks if not f.removed}
+    # The forks listed now come last, so they are never the ones the bound forgets.
+    forks = {k: v[:QUESTION_CHARS] for k, v in (remembered or {}).items() if k not in listed}
     for fork in verdict.forks:
-        forks[fork.id] = fork.question
+        if not fork.removed:
+            forks[fork.id] = fork.question[:QUESTION_CHARS]
     return {
         "v": DATA_VERSION,
         "sources": cited,

@@ -148,3 +148,21 @@ def test_records_made_before_stay_valid_as_legacy_records() -> None:
     edited = Comment(500, "bob", SAYS_NO + " Sorry, typo.", T0, T0, URL, 2)
     fork = again([recorder], ISSUE, v2, sources={URL: Source(URL, edited, 2, URL)}).forks[0]
     assert fork.status == "invalid" and "no longer hashes" in fork.reason
+
+
+def test_the_memory_stays_bounded_with_long_questions_and_many_records() -> None:
+    from bot import sticky
+
+    long = "x" * 5000
+    body = "## Open forks\n" + "".join(f"- [ ] F{i}: {long} {i}?\n" for i in range(1, 51))
+    issue = Issue(1, "Storage", body, "open", "alice")
+    comments = [c(100 + i, "maria", f"/decide F{i % 50 + 1} choice {i} " + "y" * 90) for i in range(120)]
+    verdict = judge(comments, issue)
+    block = data_block(verdict, {}, {f"F{i}": long for i in range(51, 200)})
+    assert len(sticky.encode_data(block)) < 40_000
+    assert len(block["records"]) <= 60 and len(block["forks"]) <= 60
+    # A question changed beyond what a record covers is not noticed; within it, it is.
+    again_issue = Issue(1, "Storage", body.replace(f"{long} 1?", f"{long} 1, really?"), "open", "alice")
+    assert again(comments, again_issue, block).get("F1").status == "resolved"  # type: ignore[union-attr]
+    shorter = Issue(1, "Storage", body.replace(f"- [ ] F1: {long} 1?", "- [ ] F1: y 1?"), "open", "alice")
+    assert again(comments, shorter, block).get("F1").status == "open"  # type: ignore[union-attr]
