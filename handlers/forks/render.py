@@ -191,7 +191,8 @@ def render_comment(verdict: Verdict, hints: Hints) -> str:
             "",
             "The record hash is SHA-256 of `v2⏎fork id⏎question⏎resolution⏎quote⏎comment id⏎author⏎"
             "created_at⏎comment body` (the question's first 120 characters as the description listed them "
-            "when Steward first saw the record; the deciding comment's id, author, creation time and body); a legacy record's is the "
+            "when Steward first saw the record; the deciding comment's id, author, creation time and body); "
+            "a legacy record's is the "
             "earlier `fork id⏎resolution⏎comment id⏎author⏎created_at⏎comment body`. "
             "`steward forks OWNER/REPO#N` re-checks every record from the forge alone.",
             "",
