@@ -48,10 +48,13 @@ class Citations:
     async def owners(self, scope: str, member: str) -> set[str] | None:
         """The owners citing ``member``; None while the index is not known complete."""
         base = self._scope(scope)
-        if not await self._redis.exists(f"{base}:complete"):
+        if not await self.complete(scope):
             return None
         raw = await self._redis.smembers(f"{base}:m:{member}")
         return {m.decode() if isinstance(m, bytes) else str(m) for m in raw}
+
+    async def complete(self, scope: str) -> bool:
+        return bool(await self._redis.exists(f"{self._scope(scope)}:complete"))
 
     async def mark_complete(self, scope: str) -> None:
         """Every owner of ``scope`` has been ``put``: from now on ``owners`` answers from the index."""

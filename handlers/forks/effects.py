@@ -319,8 +319,9 @@ async def _scan_citations(ctx: EventContext, *, limit: int, skip: int = 0) -> li
 
 async def rebuild_citations(ctx: EventContext) -> None:
     """Rebuild the index of cited comments from the forge (every issue carrying a forks label, open or
-    closed) and mark it complete (`steward reconcile`)."""
-    if ctx.citations is None:
+    closed) and mark it complete (`steward reconcile`), unless it is known complete already: every write of
+    a reconciliation comment keeps it so, and Redis runs without eviction."""
+    if ctx.citations is None or await ctx.citations.complete(_scope(ctx)):
         return
     for number, cited in await _scan_citations(ctx, limit=0):
         await _index(ctx, number, sorted(cited))
