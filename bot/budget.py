@@ -155,6 +155,10 @@ class Memo:
         self._redis = redis
         self._prefix = prefix
 
+    @property
+    def redis(self) -> Redis:
+        return self._redis
+
     async def first(self, key: str, ttl: int) -> bool:
         name = f"{self._prefix}:{hashlib.sha256(key.encode()).hexdigest()[:32]}"
         return bool(await self._redis.set(name, "1", nx=True, ex=ttl))

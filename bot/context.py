@@ -15,6 +15,7 @@ from bot.config_service import RepoSettings
 from bot.deferred import Deferred
 from bot.events import CommentSnapshot, Event
 from bot.forge import Comment, Forge, ReactionContent, RepoRef, User
+from bot.index import Citations
 from bot.locks import IssueLocks, issue_key
 from bot.registry import Registry
 from bot.settings import HandlerSettings
@@ -47,6 +48,11 @@ class EventContext:
         if self.memo is None:
             return True
         return await self.memo.first(f"{self.event.forge}:{self.repo.full_name}:{key}", ttl)
+
+    @property
+    def citations(self) -> Citations | None:
+        """The index of which records cite which comment (``bot.index``); None without Redis."""
+        return None if self.memo is None else Citations(self.memo.redis)
 
     def enabled(self, section: str) -> bool:
         """Whether the repository lets the capability whose settings section is ``section`` run."""

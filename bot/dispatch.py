@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from bot.commands import Command, added_commands, closest_command, parse_commands
+from bot.commands import Command, added_commands_async, closest_command, parse_commands_async
 from bot.context import CommandContext, CommandError, EventContext
 from bot.permissions import PermissionsUnreadable, check, who_may
 
@@ -35,17 +35,18 @@ async def dispatch(ctx: EventContext, *, prefix: str) -> list[str]:
     return ran
 
 
-def _commands_of(ctx: EventContext, prefix: str) -> list[Command]:
+async def _commands_of(ctx: EventContext, prefix: str) -> list[Command]:
     comment = ctx.event.comment
     if comment is None:
         return []
     known = ctx.registry.short_names()
-    # parse_commands reads at most the first MAX_SCAN_CHARS itself, cut where no code span can open.
+    # parse_commands reads at most the first MAX_SCAN_CHARS itself, cut where no code span can open; a long
+    # body is parsed off the event loop.
     body = comment.body
     if ctx.event.action == "edited":
         previous = ctx.event.previous_body or ""
-        return added_commands(previous, body, known=known, prefix=prefix)
-    return parse_commands(body, known=known, prefix=prefix)
+        return await added_commands_async(previous, body, known=known, prefix=prefix)
+    return await parse_commands_async(body, known=known, prefix=prefix)
 
 
 _UNREADABLE_WARNED: set[str] = set()
@@ -122,7 +123,7 @@ async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:
         return []
     ran: list[str] = []
     seen: Counter[tuple[str, tuple[str, ...]]] = Counter()
-    for command in _commands_of(ctx, prefix):
+    for command in await _commands_of(ctx, prefix):
         occurrence = seen[(command.name, command.args)]
         seen[(command.name, command.args)] += 1
         name = command.name or "help"

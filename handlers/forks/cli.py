@@ -72,6 +72,8 @@ def verdict_json(target: str, verdict: Verdict) -> dict[str, Any]:
                 "quote": record.quote if record else None,
                 "record_hash": record.hash if record else None,
                 "body_lags": fork.body_lags,
+                "removed": fork.removed,
+                "legacy": record.legacy if record else False,
                 "history": len(fork.history),
             }
         )
