@@ -51,8 +51,21 @@ def field_pattern(labels: Iterable[str]) -> re.Pattern[str]:
     )
 
 
-OBSERVED = field_pattern(["Observed", "Observado"])
-EXPECTED = field_pattern(["Expected", "Esperado"])
+# Besides RA9's own `Observed:`/`Expected:` lines, the words common bug reports use for the same two things.
+OBSERVED = field_pattern(
+    [
+        "Observed",
+        "Observado",
+        "Actual",
+        "Actual behavior",
+        "Actual behaviour",
+        "Actual result",
+        "Actual results",
+    ]
+)
+EXPECTED = field_pattern(
+    ["Expected", "Esperado", "Expected behavior", "Expected behaviour", "Expected result", "Expected results"]
+)
 SEVERITY = field_pattern(["Severity", "Severidade"])
 SCOPE = field_pattern(["Scope", "Escopo"])
 BLOCKED_BY = field_pattern(["Blocked By", "Bloqueado Por"])

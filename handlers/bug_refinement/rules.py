@@ -6,6 +6,7 @@ The caller supplies `refined_at`; the same text, id and time always give the sam
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from . import sections
 from .checks import (
@@ -34,7 +35,7 @@ from .document import (
     parse_document,
     strip_html_comments,
 )
-from .forms import from_issue_form
+from .formats import read_report
 from .sections import Language
 from .verdict import (
     VERDICT_HEADING,
@@ -58,9 +59,11 @@ from .verdict import (
 
 __all__ = [
     "BLOCKER_CODES",
+    "REPORTER_SECTIONS",
     "STORY_BLOCKER_CODES",
     "VERDICT_HEADING",
     "WARNING_CODES",
+    "Audience",
     "Blocker",
     "BugVerdict",
     "RecordedVerdict",
@@ -68,7 +71,9 @@ __all__ = [
     "StoryVerdict",
     "Verdict",
     "apply_verdict",
+    "audience",
     "blocker_for",
+    "blockers_for",
     "document_language",
     "format_refined_at",
     "is_locked",
@@ -120,7 +125,9 @@ def _bug_messages(lang: Language) -> dict[str, str]:
         "REGRESSION_SLOT_MISSING": (
             f"Under {h[7]}, name the test file (such as `tests/test_cart.py`) or write `TBD`."
         ),
-        "STATUS_LINE_MISSING": "Add a `**Status:** Pendente` line near the top of the body.",
+        "STATUS_LINE_MISSING": (
+            f"Add a `**Status:** {'Pendente' if lang == 'pt' else 'Pending'}` line near the top of the body."
+        ),
     }
 
 
@@ -190,6 +197,22 @@ def section_of(code: str) -> int | None:
     return _SECTION_OF.get(code)
 
 
+# Who can supply what a blocker asks for: the reporter knows what they saw and how to reproduce it (sections
+# 1 and 5); the other sections, and the status line, are the maintainers' to write.
+REPORTER_SECTIONS: frozenset[int] = frozenset({1, 5})
+Audience = Literal["reporter", "maintainers"]
+
+
+def audience(code: str) -> Audience:
+    """Who is asked for what blocker `code` needs: the reporter or the maintainers."""
+    return "reporter" if section_of(code) in REPORTER_SECTIONS else "maintainers"
+
+
+def blockers_for(verdict: BugVerdict, who: Audience) -> tuple[Blocker, ...]:
+    """The blockers of `verdict` that `who` is asked to fix, in order."""
+    return tuple(b for b in verdict.blockers if audience(b.code) == who)
+
+
 def warning_for(code: str) -> RefinementWarning:
     """The warning with `code` and its message (also for codes read back from a verdict comment)."""
     return RefinementWarning(code, _WARNING_MESSAGES.get(code, f"Consider `{code}`."))
@@ -244,8 +267,9 @@ def _bug_warnings(doc: Document) -> list[str]:
 
 def refine_bug(text: str, *, bug_id: str, refined_at: datetime | str) -> BugVerdict:
     """Check a bug document against the RA9 rules: `approved` when nothing blocks it, else `rejected`.
-    A body GitHub rendered from an issue form is read as the document its fields spell (``forms``)."""
-    doc = parse_document(from_issue_form(text))
+    A body GitHub rendered from an issue form, or written in a common bug-report format, is read as the RA9
+    document it spells (``formats.read_report``)."""
+    doc = parse_document(read_report(text))
     language = document_language(doc)
     blockers = tuple(blocker_for(code, language) for code in _bug_blockers(doc))
     warnings = tuple(warning_for(code) for code in _bug_warnings(doc))

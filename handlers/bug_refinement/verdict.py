@@ -18,6 +18,7 @@ from .document import Document, fold, parse_document
 
 __all__ = [
     "STATUS_LINE",
+    "STATUS_TRANSITIONS",
     "VERDICT_HEADING",
     "Blocker",
     "BugVerdict",
@@ -240,35 +241,44 @@ def read_verdict_block(text: str) -> RecordedVerdict | None:
     )
 
 
-_PENDENTE = re.compile(r"^([ \t]{0,3}(?:[-*+][ \t]+)?\*\*Status(?::\*\*|\*\*[ \t]*:)[ \t]*)Pendente\b", re.I)
+# Seed 000's status transition, in the language the file uses: Pendente → Refinada, or Pending → Refined.
+_PENDING = re.compile(
+    r"^([ \t]{0,3}(?:[-*+][ \t]+)?\*\*Status(?::\*\*|\*\*[ \t]*:)[ \t]*)(Pendente|Pending)\b", re.I
+)
+STATUS_TRANSITIONS: Mapping[str, tuple[str, str]] = {
+    "pendente": ("Pendente", "Refinada"),
+    "pending": ("Pending", "Refined"),
+}
 
 
-def _transition_status(doc: Document, lines: list[str]) -> bool:
+def _transition_status(doc: Document, lines: list[str]) -> str | None:
     for i in range(doc.body_start, len(lines)):
         if "Status" in lines[i] and not doc.is_hidden(i):
             m = STATUS_LINE.match(lines[i])
             if m is None:
                 continue
-            new, n = _PENDENTE.subn(r"\1Refinada", lines[i], count=1)
-            if n:
-                lines[i] = new
-                return True
-            return False  # the first Status line decides
-    return False
+            pending = _PENDING.match(lines[i])
+            if pending is None:
+                return None  # the first Status line decides
+            before, after = STATUS_TRANSITIONS[pending.group(2).lower()]
+            lines[i] = pending.group(1) + after + lines[i][pending.end() :]
+            return f"{before}→{after}"
+    return None
 
 
 def apply_verdict(text: str, verdict: BugVerdict | StoryVerdict) -> tuple[str, str | None]:
     """`text` with its verdict block replaced (or appended) and, for an approved bug, `**Status:** Pendente`
-    turned into `**Status:** Refinada`. Returns the new text (with `\\n` newlines) and the status transition
-    (`"Pendente→Refinada"` or None). Extra verdict blocks after the first are left alone.
+    turned into `**Status:** Refinada` (`Pending` into `Refined`: the file's language is kept). Returns the
+    new text (with `\\n` newlines) and the status transition (`"Pendente→Refinada"`, `"Pending→Refined"` or
+    None). Extra verdict blocks after the first are left alone.
     """
     doc = parse_document(text)
     lines = list(doc.lines)
     block = _render(verdict).split("\n")
     span = _verdict_span(doc)
     transition = None
-    if isinstance(verdict, BugVerdict) and verdict.verdict == "approved" and _transition_status(doc, lines):
-        transition = "Pendente→Refinada"
+    if isinstance(verdict, BugVerdict) and verdict.verdict == "approved":
+        transition = _transition_status(doc, lines)
     if span is not None:
         start, end = span[0], span[1]
         lines[start:end] = block
