@@ -30,7 +30,8 @@ def test_a_rejection_leads_with_what_to_do_and_folds_the_machine_data() -> None:
     first_level = _headings(text)[0][0]
     assert all(level >= first_level for level, _ in _headings(text)), "no heading above the title's level"
     record_at = text.index("## Refinement Verdict")
-    assert text.rfind("<details><summary>Verdict record", 0, record_at) > text.index("### For the maintainers")
+    maintainers_at = text.index("### For the maintainers")
+    assert text.rfind("<details><summary>Verdict record", 0, record_at) > maintainers_at
     assert "```yaml" not in text[: text.index("<details>")], "the YAML block is folded away"
     recorded = read_verdict_block(text)
     assert recorded is not None and recorded.status == "rejected"
