@@ -35,7 +35,7 @@ from .forms import from_issue_form
 from .sections import Language
 from .text import fold
 
-__all__ = ["from_common_format", "read_report"]
+__all__ = ["from_common_format", "is_common_bug_report", "read_report"]
 
 # Where a label's text goes: "1" the description, "1+" more context (kept under its label), "5.1" …
 # "5.4" the recipe's sub-sections, with "5.3o"/"5.3e" the observed and the expected behaviour.
@@ -251,6 +251,15 @@ def from_common_format(text: str) -> str:
         for key, part in recipe:
             out += [sections.subsection(key, language), "", *part, ""]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def is_common_bug_report(text: str) -> bool:
+    """Whether ``text`` is a bug report in a common format: at least two different labels, one of them for
+    the steps, the observed or the expected behaviour (``To Reproduce`` + ``Expected behavior``, say)."""
+    if not text or ("*" not in text and "#" not in text and ":" not in text and "_" not in text):
+        return False
+    targets = {label.target for label in _labels(text)[2]}
+    return len(targets) >= 2 and bool(targets & {"5.2", "5.3o", "5.3e"})
 
 
 def read_report(text: str) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from handlers.bug_kind import is_bug_report
 from handlers.bug_refinement import apply_verdict, refine_bug
 from handlers.bug_refinement.comment import notice_text, render_bug_comment, template
 from handlers.bug_refinement.document import (
@@ -184,6 +185,16 @@ def test_when_only_the_maintainers_part_is_missing_the_reporter_is_told_so() -> 
     assert lines[2].startswith("**Nothing more is needed from the reporter:**")
     assert "### From the reporter" not in text
     assert "@" not in text.split("<details>")[0], "nobody is mentioned in the verdict"
+
+
+def test_a_report_in_a_common_format_is_a_bug_report_without_the_bug_label() -> None:
+    from handlers.onboarding.templates import backlog_markdown
+
+    prose = "Steps to reproduce:\n1. a\n2. b\nExpected: c\n"
+    for report in (GOOD, LMCACHE, DESKTOP, DEFAULT_TEMPLATE, prose):
+        assert is_bug_report((), report)
+    for other in ("App crashes when I open it", "**Describe the bug**\nIt crashes.", backlog_markdown("en")):
+        assert not is_bug_report((), other)
 
 
 # --- the status line, in the file's language --------------------------------------------------------------

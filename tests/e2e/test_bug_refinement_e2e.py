@@ -209,7 +209,9 @@ def test_a_report_in_githubs_format_asks_its_reporter_only_for_what_the_reproduc
 ) -> None:
     repo = steward.new_repo()
     number = steward.outsider.open_issue(repo, "Editor closes on save", GITHUB_FORMAT)
-    steward.maintainer.add_labels(repo, number, ["bug", "refine"])
+    steward.settle()
+    assert refinement_labels(steward, repo, number) == ["refinement:pending"], "the format makes a bug"
+    steward.maintainer.add_labels(repo, number, ["refine"])
     steward.settle()
     [verdict] = verdict_comments(steward, repo, number)
     body = str(verdict["body"])
