@@ -9,6 +9,7 @@ import bisect
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import yaml
 
@@ -110,6 +111,9 @@ def _split_front_matter(lines: list[str]) -> tuple[dict[str, object], int]:
 # --- parsing ----------------------------------------------------------------------------------------------
 
 
+# A report is read more than once on its way to a verdict (is it in a common format? then the rules): the
+# last few parses are kept, so a 1 MiB report is scanned once. A Document is never changed once built.
+@lru_cache(maxsize=4)
 def parse_document(text: str) -> Document:
     """Parse markdown into its front matter, headings and code/HTML blocks. Never raises on any `str`."""
     text = normalise(text)
