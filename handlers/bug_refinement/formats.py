@@ -16,10 +16,11 @@ section has an RA9 counterpart, ``from_common_format`` moves its text there:
 
 Nothing is lost: every line that is not one of those labels is kept, in order, under the section its label
 maps to (a heading the mapping does not know is kept as a level-4 heading, so it closes no RA9 section). A
-body that already has an RA9 section, or has none of these labels, is returned as it is, so reading a
+body that already has RA9's section 1 or 5, or has none of these labels, is returned as it is, so reading a
 document twice gives what reading it once did. The sections a maintainer writes (persona, value, acceptance
 criteria, root cause, regression slot, dependencies, decisions) have no counterpart in these formats and stay
-missing: the verdict asks the maintainers for them.
+missing: the verdict asks the maintainers for them; once they add them below the report (as RA9 headings),
+those are kept as written and the report above them is still read.
 """
 
 from __future__ import annotations
@@ -199,11 +200,16 @@ def _content(lines: list[str], start: int, end: int, unknown: set[int]) -> list[
 
 def from_common_format(text: str) -> str:
     """``text`` as the RA9 document its common-format sections spell; ``text`` itself when it already has
-    an RA9 section or none of the common labels."""
+    RA9's section 1 or 5, or none of the common labels. RA9 sections the maintainers added below the report
+    are kept, after the reporter's part."""
     doc = parse_document(text)
-    if find_sections(doc, BUG_SECTION_NAMES):
+    found = find_sections(doc, BUG_SECTION_NAMES)
+    if 1 in found or 5 in found:
         return text
+    # The maintainers' sections, added below the report, are kept as they are after the reporter's part.
+    ra9_start = min((section.heading_line for section in found.values()), default=len(doc.lines))
     lines, body_start, labels, unknown = _labels(text)
+    labels = [label for label in labels if label.start < ra9_start]
     if not labels:
         return text
     language: Language = (
@@ -220,7 +226,7 @@ def from_common_format(text: str) -> str:
 
     put("1", _content(lines, body_start, labels[0].start, unknown))
     for k, label in enumerate(labels):
-        end = labels[k + 1].start if k + 1 < len(labels) else len(lines)
+        end = labels[k + 1].start if k + 1 < len(labels) else ra9_start
         content = _content(lines, label.end, end, unknown)
         key = "1" if label.target == "1+" else label.target
         if label.field is not None:
@@ -250,6 +256,7 @@ def from_common_format(text: str) -> str:
         out += [sections.heading(5, language), ""]
         for key, part in recipe:
             out += [sections.subsection(key, language), "", *part, ""]
+    out += lines[ra9_start:]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

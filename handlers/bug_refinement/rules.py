@@ -35,7 +35,8 @@ from .document import (
     parse_document,
     strip_html_comments,
 )
-from .formats import read_report
+from .formats import from_common_format
+from .forms import from_issue_form
 from .sections import Language
 from .verdict import (
     VERDICT_HEADING,
@@ -179,9 +180,33 @@ _SECTION_OF: dict[str, int] = {
 }
 
 
-def blocker_for(code: str, language: Language = "en") -> Blocker:
+# What the reporter's blockers ask, in the words of the common format they wrote in (the labels of GitHub's
+# default template), for a report read through ``formats``: they never wrote RA9's headings, nor need to.
+_COMMON_MESSAGES: dict[str, str] = {
+    "MISSING_SECTION_1": "Describe the bug under **Describe the bug**: who is affected, and what goes wrong.",
+    "VISION_EMPTY": "Describe the bug under **Describe the bug**: who is affected, and what goes wrong.",
+    "MISSING_SECTION_5": (
+        "Say how to reproduce it: **To Reproduce** with numbered steps, **Expected behavior**, **Actual "
+        "behavior**, the environment (version, OS, browser or runtime) and a screenshot, log or link."
+    ),
+    "RECIPE_MISSING_ENV": (
+        "Add where it happens under **Environment**: the version, the OS, the browser or runtime."
+    ),
+    "RECIPE_MISSING_STEPS": "Under **To Reproduce**, write the steps as a numbered list (`1.`, `2.`, …).",
+    "RECIPE_MISSING_OBSERVED_EXPECTED": (
+        "Say what happened and what you expected, each under its own label: **Actual behavior** and "
+        "**Expected behavior** (or `Actual:` and `Expected:` lines)."
+    ),
+    "RECIPE_MISSING_ARTIFACTS": "Add a screenshot, a log or a link under **Screenshots** or **Logs**.",
+}
+
+
+def blocker_for(code: str, language: Language = "en", *, common_format: bool = False) -> Blocker:
     """The blocker with `code` and its standard message (also for codes read back from a verdict block),
-    naming sections in `language`."""
+    naming sections in `language`; for a report in a common format (in English), the reporter's blockers
+    name that format's labels instead."""
+    if common_format and language == "en" and code in _COMMON_MESSAGES:
+        return Blocker(code, _COMMON_MESSAGES[code])
     message = _BUG_MESSAGES[language].get(code) or _STORY_MESSAGES[language].get(code) or f"Fix `{code}`."
     return Blocker(code, message)
 
@@ -268,10 +293,13 @@ def _bug_warnings(doc: Document) -> list[str]:
 def refine_bug(text: str, *, bug_id: str, refined_at: datetime | str) -> BugVerdict:
     """Check a bug document against the RA9 rules: `approved` when nothing blocks it, else `rejected`.
     A body GitHub rendered from an issue form, or written in a common bug-report format, is read as the RA9
-    document it spells (``formats.read_report``)."""
-    doc = parse_document(read_report(text))
+    document it spells (``formats.read_report``); the reporter is then asked in that format's words."""
+    form = from_issue_form(text)
+    mapped = from_common_format(form)
+    doc = parse_document(mapped)
     language = document_language(doc)
-    blockers = tuple(blocker_for(code, language) for code in _bug_blockers(doc))
+    common = mapped != form
+    blockers = tuple(blocker_for(code, language, common_format=common) for code in _bug_blockers(doc))
     warnings = tuple(warning_for(code) for code in _bug_warnings(doc))
     verdict: Verdict = "rejected" if blockers else "approved"
     at = format_refined_at(refined_at)

@@ -97,6 +97,17 @@ def test_a_good_report_in_githubs_format_lacks_nothing_its_reporter_can_supply()
     }
 
 
+def test_the_maintainers_sections_added_below_the_report_keep_the_report_readable() -> None:
+    cause = "## 6. Root-Cause Hypothesis\n\nThe file name is encoded twice before the write.\n"
+    added = GOOD + "\n## 2. Persona & Usage Scenario\n\nA writer saving notes.\n\n" + cause
+    mapped = from_common_format(added)
+    assert sections_of(mapped)[0] == {1, 2, 5, 6}
+    assert mapped.endswith(cause)
+    verdict = refine_bug(added, bug_id="o/r#1", refined_at=AT)
+    assert blockers_for(verdict, "reporter") == ()
+    assert not {"MISSING_SECTION_2", "MISSING_SECTION_6"} & set(verdict.blocker_codes)
+
+
 def test_a_real_report_is_asked_only_for_what_its_reproduction_lacks() -> None:
     """LMCache#5350 describes its steps in prose and its observation without an `Observed:` field."""
     verdict = refine_bug(LMCACHE, bug_id="o/r#1", refined_at=AT)
@@ -110,7 +121,11 @@ def test_a_real_report_is_asked_only_for_what_its_reproduction_lacks() -> None:
     for n in (2, 3, 4, 6, 7, 9):
         assert f"MISSING_SECTION_{n}" not in mine
         assert f"MISSING_SECTION_{n}" in text[text.index("### For the maintainers") :]
+    steps, seen = blockers_for(verdict, "reporter")
+    assert "**To Reproduce**" in steps.message and "##" not in steps.message, "asked in the report's words"
+    assert "**Actual behavior**" in seen.message and "##" not in seen.message
     notice = notice_text("reporter", verdict, "https://forge/o/r/issues/1#c")
+
     assert notice.startswith("@reporter: this bug report needs 2 changes from you")
 
 
@@ -162,6 +177,8 @@ def test_portuguese_labels_give_a_portuguese_document() -> None:
 def test_an_ra9_document_and_a_casual_report_are_left_as_they_are() -> None:
     ra9 = "## 1. Vision\n\n**Describe the bug**\nText.\n"
     assert from_common_format(ra9) == ra9
+    recipe = "**Describe the bug**\nText.\n\n## 5. Reproduction Recipe\n\n### 5.2 Steps to Reproduce\n"
+    assert from_common_format(recipe) == recipe
     assert from_common_format("App crashes when I open it") == "App crashes when I open it"
 
 
