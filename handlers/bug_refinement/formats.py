@@ -135,12 +135,13 @@ class _Label:
     field: str | None  # the whole line, when the label carries text on its line (`Expected: it saves`)
 
 
-def _labels(text: str) -> tuple[list[str], int, list[_Label], set[int]]:
-    """The document's lines, where its body starts, its labels, and the lines of unknown headings."""
+def _labels(text: str) -> tuple[list[str], int, list[_Label], dict[int, int]]:
+    """The document's lines, where its body starts, its labels, and the unknown level 1-3 headings (their
+    first line → the line after them)."""
     doc = parse_document(text)
     lines = list(doc.lines)
     found: dict[int, _Label] = {}
-    unknown: set[int] = set()
+    unknown: dict[int, int] = {}
     for h in doc.headings:
         if not h.top_level:
             continue
@@ -148,7 +149,7 @@ def _labels(text: str) -> tuple[list[str], int, list[_Label], set[int]]:
         if target is not None:
             found[h.line] = _Label(h.line, h.end_line, target, h.text.strip("*_ :"), None)
         elif h.level <= 3:
-            unknown.update(range(h.line, h.end_line))
+            unknown[h.line] = h.end_line
     heading_lines = {i for h in doc.headings for i in range(h.line, h.end_line)}
     for i in range(doc.body_start, len(lines)):
         line = lines[i]
@@ -168,29 +169,25 @@ def _labels(text: str) -> tuple[list[str], int, list[_Label], set[int]]:
     return lines, doc.body_start, [found[k] for k in sorted(found)], unknown
 
 
-def _content(lines: list[str], start: int, end: int, unknown: set[int]) -> list[str]:
+def _content(lines: list[str], start: int, end: int, unknown: dict[int, int]) -> list[str]:
     """Lines `start`..`end`, with headings the mapping does not know demoted to level 4 (a setext one's
     underline dropped) and GitHub's `_No response_` for an empty form field left out."""
     out: list[str] = []
     i = start
     while i < end:
         line = lines[i]
+        heading_end = unknown.get(i)
         if line.strip() == _NO_RESPONSE:
             i += 1
-            continue
-        if i in unknown:
-            if _LOW_HEADING.match(line):
-                out.append(_LOW_HEADING.sub("####", line, count=1))
-            else:  # a setext heading: its text lines, then the underline
-                j = i
-                while j + 1 < end and j + 1 in unknown:
-                    j += 1
-                out.append("#### " + " ".join(x.strip() for x in lines[i:j]))
-                i = j + 1
-                continue
-        else:
+        elif heading_end is None:
             out.append(line)
-        i += 1
+            i += 1
+        elif _LOW_HEADING.match(line):
+            out.append(_LOW_HEADING.sub("####", line, count=1))
+            i += 1
+        else:  # a setext heading: its text lines, then the underline
+            out.append("#### " + " ".join(x.strip() for x in lines[i : heading_end - 1]))
+            i = heading_end
     while out and not out[0].strip():
         out.pop(0)
     while out and not out[-1].strip():

@@ -182,6 +182,11 @@ def test_an_ra9_document_and_a_casual_report_are_left_as_they_are() -> None:
     assert from_common_format("App crashes when I open it") == "App crashes when I open it"
 
 
+def test_headings_the_mapping_does_not_know_are_kept_one_level_down() -> None:
+    mapped = from_common_format("### What happened?\nIt broke\n===\n### Unknown head\n# Elsewhere\nx\n")
+    assert "#### It broke\n#### Unknown head\n#### Elsewhere\nx" in mapped, "found by hypothesis"
+
+
 def test_labels_in_code_are_not_labels() -> None:
     text = "```\n**To Reproduce**\n1. a\n2. b\n```\n"
     assert from_common_format(text) == text
