@@ -201,7 +201,8 @@ def test_the_form_reading_never_fails_and_is_stable(lines: list[str]) -> None:
 def test_a_fence_after_a_status_field_is_not_read_as_its_value() -> None:
     """Found by the property above: `### Status` followed by a fence took the fence as the status, and the
     second reading then saw different code blocks."""
-    text = "\n".join(["### Status", "```", "### 1. Vision", "### 4. Acceptance Criteria", "```", "### 1. Vision"])
+    lines = ["### Status", "```", "### 1. Vision", "### 4. Acceptance Criteria", "```", "### 1. Vision"]
+    text = "\n".join(lines)
     once = from_issue_form(text)
     assert "**Status:** ```" not in once
     assert from_issue_form(once) == once
