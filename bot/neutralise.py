@@ -11,10 +11,11 @@ of those powers away:
   ``modules/references/references.go`` ``mentionPattern`` ``@[-\\w]``).
 - **closing and reopening keywords** (GitHub: close, closes, closed, fix, fixes, fixed, resolve, resolves,
   resolved, "Linking a pull request to an issue"; Gitea: the same nine by default plus reopen, reopens,
-  reopened, ``setting.Repository.PullRequest.CloseKeywords``/``ReopenKeywords``): a word joiner after the
-  keyword's first letter, wherever it stands — before ``#N``, ``!N``, ``GH-N``, ``owner/repo#N`` or an issue
-  URL the keyword is no longer a word either forge knows. A ``#``/``!`` reference right after a keyword is
-  broken as well, so neither half of the pair acts.
+  reopened, ``setting.Repository.PullRequest.CloseKeywords``/``ReopenKeywords``, matched case-insensitively
+  with an optional colon, ``modules/references/references.go`` ``makeKeywordsPat``): when one is followed by
+  something reference-like (``#N``, ``!N``, ``GH-N``, ``owner/repo#N``, an issue URL), a word joiner after
+  the keyword's first letter, so it is no longer a word either forge knows, and one after the ``#``/``!`` of
+  a numeric reference, so neither half of the pair acts. "Fixed the parser" is left as written.
 - **raw HTML and entities**: a word joiner after a ``<`` that would open a tag, a comment or a declaration
   (CommonMark needs a letter, ``/``, ``!`` or ``?`` right after ``<``), and after an ``&`` that would start an
   entity (``&#64;`` would otherwise render as an ``@``).
@@ -57,15 +58,20 @@ _HIDDEN = re.compile(
     r"\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]"
 )
 _LETTER_OR_DIGIT = r"[^\W_]"
+# What may follow a keyword and make it act, after separators (spaces, a colon, emphasis, a link's `[`/`(`):
+# `#N`/`!N`, `GH-N` (or an external tracker's `ABC-N`), `owner/repo#N`, an issue URL. Wider than what the
+# forges accept, so that nothing they accept is missed; a keyword followed by ordinary words stays as written.
+_REFERENCE_AHEAD = r"(?=[\s:*_~\[(]*(?:[#!]|\w+-\d|[\w.-]+/[\w.-]+[#!]|https?://|www\.))"
 _KEYWORD = re.compile(
-    rf"(?<!{_LETTER_OR_DIGIT})({'|'.join(CLOSE_KEYWORDS + REOPEN_KEYWORDS)})(?!{_LETTER_OR_DIGIT})",
+    rf"(?<!{_LETTER_OR_DIGIT})({'|'.join(CLOSE_KEYWORDS + REOPEN_KEYWORDS)})(?!{_LETTER_OR_DIGIT})"
+    + _REFERENCE_AHEAD,
     re.IGNORECASE,
 )
 # A keyword (already broken by the joiner) then its reference: `#N`, `!N` right after separators.
 _BROKEN = "|".join(w[0] + JOINER + w[1:] for w in CLOSE_KEYWORDS + REOPEN_KEYWORDS)
 _KEYWORD_REF = re.compile(
     rf"(?<!{_LETTER_OR_DIGIT})((?:{_BROKEN})"
-    r"[\s:*_~]*(?:[\w.-]+/[\w.-]+)?)([#!])(?=\d)",
+    r"[\s:*_~\[(]*(?:[\w.-]+/[\w.-]+)?)([#!])(?=\d)",
     re.IGNORECASE,
 )
 _MENTION = re.compile(r"@(?=[\w-])")
@@ -92,16 +98,34 @@ def inert(text: str) -> str:
 
 def line(text: str, limit: int = 200) -> str:
     """People's text as one inert line (a title, a commit summary, a status description): whitespace
-    collapsed, at most ``limit`` characters of it kept ("…" marks the cut)."""
-    flat = " ".join(_HIDDEN.sub("", text or "").split())
-    if len(flat) > limit:
-        flat = flat[: max(limit - 1, 0)].rstrip() + "…"
-    return inert(flat)
+    collapsed, at most ``limit`` characters in all ("…" marks the cut). Any prefix of inert text is inert
+    (a cut can only separate a character from the joiner after it), so the cut comes last."""
+    return _cut(inert(" ".join(_HIDDEN.sub("", text or "").split())), limit)
 
 
 def cell(text: str, limit: int = 200) -> str:
-    """People's text as one inert markdown table cell: `line` with the pipes escaped."""
-    return line(text, limit).replace("|", "\\|")
+    """People's text as one inert markdown table cell: `line` with the pipes escaped, ``limit`` in all."""
+    return _cut(inert(" ".join(_HIDDEN.sub("", text or "").split())).replace("|", "\\|"), limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    kept = text[: max(limit - 1, 0)].rstrip()
+    if kept.endswith("\\") and not kept.endswith("\\\\"):
+        kept = kept[:-1]  # half of an escaped pipe
+    return kept + "…"
+
+
+def code(text: str, limit: int = 200, *, in_table: bool = False) -> str:
+    """People's text as one inline code span (a key, a value, a path): delimited by a backtick run longer
+    than any inside, so the text cannot close it early; its content is made inert all the same."""
+    flat = line(text, limit)
+    longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""
+    body = f"{ticks}{pad}{flat}{pad}{ticks}"
+    return body.replace("|", "\\|") if in_table else body
 
 
 def quote(text: str) -> str:

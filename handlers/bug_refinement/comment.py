@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from bot import neutralise
+
 from . import sections
 from .document import (
     BUG_SECTION_NAMES,
@@ -86,7 +88,7 @@ def _blocker_lines(verdict: BugVerdict, language: Language) -> list[str]:
             continue
         n = section_of(blocker.code)
         where = f"**{n}. {sections.name(n, language)}** — " if n is not None else ""
-        out.append(f"- {where}{blocker.message} <sub>`{blocker.code}`</sub>")
+        out.append(f"- {where}{neutralise.inert(blocker.message)} <sub>`{blocker.code}`</sub>")
     return out
 
 
@@ -130,7 +132,7 @@ def render_bug_comment(
         ]
     if verdict.warnings:
         lines += ["", "### Worth adding (not required)", ""]
-        lines += [f"- {w.message} <sub>`{w.code}`</sub>" for w in verdict.warnings]
+        lines += [f"- {neutralise.inert(w.message)} <sub>`{w.code}`</sub>" for w in verdict.warnings]
     if stories:
         lines += ["", "### Stories", ""]
         lines += [note.line() for note in stories]

@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bot import neutralise
 from handlers.bugfix.slot import RegressionSlot, example_for, is_test_path
 
 BUG_NOT_REFINED = "BUG_NOT_REFINED"
@@ -252,13 +253,13 @@ def bug_of_branch(prefix: str, branch: str) -> int | None:
 
 
 def pull_title(number: int, title: str) -> str:
-    return f"Fix #{number}: {title.strip()}"[:250]
+    return f"Fix #{number}: {neutralise.line(title, 230)}"
 
 
 def red_message(number: int, hypothesis: str) -> str:
     lines = [f"test: regression test for #{number} (red)", ""]
     if hypothesis.strip():
-        lines += ["Root-cause hypothesis:", *_wrapped(hypothesis.strip()[:1500]), ""]
+        lines += ["Root-cause hypothesis:", *_wrapped(neutralise.inert(hypothesis.strip()[:1500])), ""]
     lines.append(f"Refs #{number}")
     return "\n".join(lines)
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot import neutralise
 from handlers.forks.juror import ForkStatus, Record, RecordedRecord, Verdict
 
 KIND = "forks"
@@ -31,9 +32,9 @@ class Hints:
 
 
 def cell(text: str, limit: int = 300) -> str:
-    """Text safe in a table cell: one line, pipes escaped, bounded."""
-    one = " ".join(text.split()).replace("|", "\\|")
-    return one if len(one) <= limit else one[: limit - 1] + "…"
+    """People's text safe in a table cell: one inert line (no mention, closing keyword, HTML or image),
+    pipes escaped, bounded."""
+    return neutralise.cell(text, limit)
 
 
 def _link(url: str, text: str) -> str:
