@@ -61,7 +61,7 @@ _LETTER_OR_DIGIT = r"[^\W_]"
 # What may follow a keyword and make it act, after separators (spaces, a colon, emphasis, a link's `[`/`(`):
 # `#N`/`!N`, `GH-N` (or an external tracker's `ABC-N`), `owner/repo#N`, an issue URL. Wider than what the
 # forges accept, so that nothing they accept is missed; a keyword followed by ordinary words stays as written.
-_REFERENCE_AHEAD = r"(?=[\s:*_~\[(]*(?:[#!]|\w+-\d|[\w.-]+/[\w.-]+[#!]|https?://|www\.))"
+_REFERENCE_AHEAD = r"(?=[\s:*_~\[(]*(?:[#!]|\w+-\d|[\w.-]+/[\w.-]+[#!]|https?://|www\.|\Z))"
 _KEYWORD = re.compile(
     rf"(?<!{_LETTER_OR_DIGIT})({'|'.join(CLOSE_KEYWORDS + REOPEN_KEYWORDS)})(?!{_LETTER_OR_DIGIT})"
     + _REFERENCE_AHEAD,
@@ -74,10 +74,11 @@ _KEYWORD_REF = re.compile(
     r"[\s:*_~\[(]*(?:[\w.-]+/[\w.-]+)?)([#!])(?=\d)",
     re.IGNORECASE,
 )
-_MENTION = re.compile(r"@(?=[\w-])")
-_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
-_ENTITY = re.compile(r"&(?=#[0-9]|#[xX][0-9A-Fa-f]|[A-Za-z][A-Za-z0-9]*;)")
-_IMAGE = re.compile(r"!(?=\[)")
+# Each also at the very end of the text, where whatever Steward writes next could complete it.
+_MENTION = re.compile(r"@(?=[\w-]|\Z)")
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?]|\Z)")
+_ENTITY = re.compile(r"&(?=#[0-9]|#[xX][0-9A-Fa-f]|[A-Za-z][A-Za-z0-9]*;|#?[A-Za-z0-9]*\Z)")
+_IMAGE = re.compile(r"!(?=\[|\Z)")
 
 
 def _break_keyword(match: re.Match[str]) -> str:

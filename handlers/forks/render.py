@@ -61,7 +61,7 @@ def _history_line(record: Record) -> str:
     if record.recorder and record.decider and record.recorder.casefold() != record.decider.casefold():
         by += f" (recorded by @{record.recorder})"
     where = _link(record.url, _when(record.decided_at) or when)
-    state = "superseded" if record.state == "valid" else f"invalid: {record.reason}"
+    state = "superseded" if record.state == "valid" else f"invalid: {cell(record.reason, 300)}"
     tail = f" — record `{record.hash[:12]}`" if record.hash else ""
     return f"- **{record.fork}** {what} by {by} in {where} — {state}{tail}"
 
@@ -266,8 +266,8 @@ def refusal(record: Record, hints: Hints) -> str:
         else f"Write {hints.cmd(f'decide {record.fork} <resolution>')} again in a new comment"
     )
     return (
-        f"the record for {record.fork} is refused: {record.reason}. {fix}; {record.fork} stays unresolved "
-        "until then."
+        f"the record for {record.fork} is refused: {neutralise.line(record.reason, 500)}. {fix}; "
+        f"{record.fork} stays unresolved until then."
     )
 
 

@@ -136,3 +136,11 @@ def test_keywords_not_followed_by_a_reference_stay_as_written() -> None:
     assert inert("Fixed the parser; close it, then resolve the rest.") == (
         "Fixed the parser; close it, then resolve the rest."
     )
+
+
+STEWARDS_NEXT = ["alice", "acme/team", "img src=x>", "#64;", "[a](u)", " #12", ": o/r#3"]
+
+
+@given(PEOPLES_TEXT, st.sampled_from(STEWARDS_NEXT))
+def test_what_steward_writes_next_cannot_complete_peoples_text(text: str, steward: str) -> None:
+    assert acts(inert(text) + steward).keys() <= acts(steward).keys()
