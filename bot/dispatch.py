@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
+from bot import neutralise
 from bot.commands import Command, added_commands, closest_command, parse_commands
 from bot.context import CommandContext, CommandError, EventContext
 from bot.permissions import PermissionsUnreadable, check, who_may
@@ -181,7 +182,8 @@ async def _run_one(ctx: EventContext, cctx: CommandContext, on_pull: bool, autho
         return f"unreadable-permissions:{name}"
     except CommandError as exc:
         await cctx.react("confused")
-        await cctx.reply(f"@{actor}: {exc}")
+        # The message may echo the command's arguments: people's text, quoted inertly.
+        await cctx.reply(f"@{actor}: {neutralise.inert(str(exc))}")
         return f"error:{name}"
     if not cctx.replied:
         await cctx.react("+1")
