@@ -78,6 +78,7 @@ bench: install redis
 	$(PY) bench/reply.py
 	$(PY) bench/throughput.py
 	$(PY) bench/economy.py
+	$(PY) bench/fairness.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
