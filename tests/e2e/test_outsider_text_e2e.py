@@ -65,3 +65,27 @@ def test_merging_the_bugfix_closes_nothing_the_text_named_and_mentions_nobody(st
     assert summary is not None and "@\u2060acme/everyone" in summary["body"]
     for comment in steward.bot_comments(repo, number) + steward.bot_comments(repo, pr):
         assert_inert(f"comment {comment['id']}", comment["body"])
+
+
+def test_the_forks_table_quotes_a_fork_s_text_inertly(steward: Steward) -> None:
+    repo = steward.new_repo()
+    body = f"What we store.\n\n## Open forks\n\n- [ ] F1: {HOSTILE}\n- [ ] F2: REST or gRPC?\n"
+    number = steward.outsider.open_issue(repo, "Storage", body)
+    steward.settle()
+    [table] = [c["body"] for c in steward.bot_comments(repo, number) if "steward:forks:" in c["body"]]
+    assert "@\u2060maint2" in table and "| **F1** |" in table, "the question is shown"
+    assert_inert("forks table", table)
+
+
+def test_the_onboarding_preview_quotes_the_newest_bug_s_title_inertly(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    m.open_issue(repo, f"App crashes on start — {HOSTILE}", "It crashes when I open it.", labels=["bug"])
+    here = m.open_issue(repo, "Set Steward up")
+    m.comment(repo, here, "/steward init")
+    steward.settle()
+    [pull] = [
+        p for p in m.call("GET", f"/repos/{repo}/pulls?state=all") if p["head"]["ref"] == "steward/configure"
+    ]
+    assert "App crashes on start — ask @\u2060maint2" in pull["body"]
+    assert_inert("onboarding pull request", pull["body"])
