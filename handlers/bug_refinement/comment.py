@@ -173,7 +173,7 @@ def render_story_comment(verdict: StoryVerdict, bug_ref: str, language: Language
             "and fix what is listed below.",
             "",
         ]
-        lines += [f"- {b.message} <sub>`{b.code}`</sub>" for b in verdict.blockers]
+        lines += [f"- {neutralise.inert(b.message)} <sub>`{b.code}`</sub>" for b in verdict.blockers]
     record = render_verdict_block(verdict.verdict, verdict.verdict_hash, verdict.refined_at, verdict.blockers)
     lines += [""]
     lines += _details(f"Verdict record (refined at {verdict.refined_at})", record)

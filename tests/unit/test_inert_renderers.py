@@ -16,8 +16,8 @@ from bot.repo_config import ConfigError
 from handlers import config as config_handler
 from handlers.backlog.render import _spec_body
 from handlers.backlog.spec import Spec
-from handlers.bug_refinement.comment import render_bug_comment
-from handlers.bug_refinement.rules import Blocker, BugVerdict
+from handlers.bug_refinement.comment import render_bug_comment, render_story_comment
+from handlers.bug_refinement.rules import Blocker, BugVerdict, StoryVerdict
 from handlers.bugfix.gate import pull_title, red_message
 from handlers.bugfix.ledger import Ledger
 from handlers.bugfix.render import Summary, pull_body, summary_text
@@ -101,6 +101,9 @@ RENDERERS: dict[str, Callable[[str], str]] = {
     "backlog spec": lambda t: "\n".join(_spec_body(Spec(version=1, goal=t, requirements=(t,)), heading="#")),
     "bug refinement verdict": lambda t: render_bug_comment(
         BugVerdict("o/r#1", "rejected", "h", "2026-01-01T00:00:00Z", (Blocker("X", t),), ())
+    ),
+    "bug refinement story verdict": lambda t: render_story_comment(
+        StoryVerdict("o/r#1", "#2", "rejected", "h", "2026-01-01T00:00:00Z", (Blocker("X", t),)), "#1"
     ),
     "onboarding preview": _onboarding,
     "configuration errors": _config,
