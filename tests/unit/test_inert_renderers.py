@@ -21,6 +21,7 @@ from handlers.bug_refinement.rules import Blocker, BugVerdict, StoryVerdict
 from handlers.bugfix.gate import pull_title, red_message
 from handlers.bugfix.ledger import Ledger
 from handlers.bugfix.render import Summary, pull_body, summary_text
+from handlers.bugfix.status import RegressionStatus
 from handlers.debug.board import Board, Entry, Hypothesis
 from handlers.debug.render import render_board, render_escalation
 from handlers.forks.juror import ForkStatus, Record, Verdict
@@ -95,6 +96,9 @@ RENDERERS: dict[str, Callable[[str], str]] = {
     "bugfix pull request title": lambda t: pull_title(1, t),
     "bugfix red commit message": lambda t: red_message(1, t),
     "bugfix merge summary": _bugfix_summary,
+    "bugfix status description and detail": lambda t: "\n".join(
+        [(s := RegressionStatus("failure", "X", f"it also changes {t}", detail=t)).description, s.detail]
+    ),
     "forks table, history and refusal": _forks,
     "milestones cell and dashboard title": lambda t: plain(t) + "\n" + dashboard_title(t),
     "debug board and escalation": _debug,
