@@ -89,3 +89,13 @@ def test_the_onboarding_preview_quotes_the_newest_bug_s_title_inertly(steward: S
     ]
     assert "App crashes on start — ask @\u2060maint2" in pull["body"]
     assert_inert("onboarding pull request", pull["body"])
+
+
+def test_a_command_s_error_reply_quotes_its_arguments_inertly(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "A bug", "text")
+    steward.maintainer.comment(repo, number, "/steward bugfix `@maint2")
+    steward.settle()
+    [reply] = [c["body"] for c in steward.bot_comments(repo, number) if "steward:reply:" in c["body"]]
+    assert "@maintainer" in reply and "understand" in reply and "@\u2060maint2" in reply
+    assert_inert("error reply", reply)
