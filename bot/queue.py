@@ -107,10 +107,12 @@ def _job_fields(event: Event, dedupe_ttl: int, events_per_minute: int) -> tuple[
 #
 # A budgeted delivery (``bot.budget``: an edit, comment or label change; limit > 0) first meets its
 # sender's budget: while a job of the same sender, issue and kind waits for its slot (the pending key names
-# it, and arq has not started it), the new event replaces the one in that job (2, coalesced); otherwise it
+# it, and arq has not started it), the new event replaces the one in that job (coalesced); otherwise it
 # takes the sender's next slot (GCRA: the schedule key holds the theoretical arrival time) and its job is
 # queued at that slot's time (> now: deferred, the pending key set), so the queue runs it after everyone
-# else's work that is due. The repository's published limit (the limit key) overrides the default.
+# else's work that is due. The repository's published limit (the limit key) overrides the default. The
+# waiting job's own keys are named from the pending key's value, not passed in KEYS: like arq itself, this
+# needs one Redis primary (docs/performance.md, "Scaling model").
 # KEYS come seven per delivery, ARGV seven per delivery after the count and the two arq key prefixes;
 # returns per delivery 0 (duplicate), 1 (queued now), the id of the job it was coalesced into, or the
 # milliseconds it was deferred by plus 3 (deferred), in order.
