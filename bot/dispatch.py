@@ -182,7 +182,8 @@ async def _run_one(ctx: EventContext, cctx: CommandContext, on_pull: bool, autho
         return f"unreadable-permissions:{name}"
     except CommandError as exc:
         await cctx.react("confused")
-        # The message may echo the command's arguments: people's text, quoted inertly.
+        # The message may echo the command's arguments (people's text, which can break out of a code span):
+        # the whole message is made inert; in Steward's own text that only adds invisible joiners.
         await cctx.reply(f"@{actor}: {neutralise.inert(str(exc))}")
         return f"error:{name}"
     if not cctx.replied:

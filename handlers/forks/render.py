@@ -48,7 +48,14 @@ def _when(stamp: str) -> str:
 def _status_cell(fork: ForkStatus) -> str:
     words = {"resolved": "✅ resolved", "open": "⬜ open", "claimed": "❔ claimed", "invalid": "❌ invalid"}
     text = words[fork.status]
-    return f"{text} — {cell(fork.reason, 200)}" if fork.reason else text
+    if not fork.reason:
+        return text
+    reason = cell(fork.reason, 200)
+    if fork.record is not None and fork.record.recorder:
+        # The juror's "reopened by @login: …" names who acted: Steward's own mention, not the text's.
+        who = fork.record.recorder
+        reason = reason.replace(f"reopened by @{neutralise.JOINER}{who}:", f"reopened by @{who}:", 1)
+    return f"{text} — {reason}"
 
 
 def _history_line(record: Record) -> str:
