@@ -37,6 +37,16 @@ def cell(text: str, limit: int = 300) -> str:
     return neutralise.cell(text, limit)
 
 
+def _reason(record: Record | None, shown: str) -> str:
+    """A juror's reason made inert (``shown``), with the people it names as having acted mentioned again:
+    "@login may not decide", "reopened by @login: …" are Steward's own mentions, from the forge's data.
+    The juror's name comes first in each reason, so only the first occurrence is restored."""
+    for login in dict.fromkeys((record.recorder, record.decider) if record else ()):
+        if login:
+            shown = shown.replace(f"@{neutralise.JOINER}{login}", f"@{login}", 1)
+    return shown
+
+
 def _link(url: str, text: str) -> str:
     return f"[{text}]({url})" if url else text
 
@@ -50,12 +60,7 @@ def _status_cell(fork: ForkStatus) -> str:
     text = words[fork.status]
     if not fork.reason:
         return text
-    reason = cell(fork.reason, 200)
-    if fork.record is not None and fork.record.recorder:
-        # The juror's "reopened by @login: …" names who acted: Steward's own mention, not the text's.
-        who = fork.record.recorder
-        reason = reason.replace(f"reopened by @{neutralise.JOINER}{who}:", f"reopened by @{who}:", 1)
-    return f"{text} — {reason}"
+    return f"{text} — {_reason(fork.record, cell(fork.reason, 200))}"
 
 
 def _history_line(record: Record) -> str:
@@ -68,7 +73,9 @@ def _history_line(record: Record) -> str:
     if record.recorder and record.decider and record.recorder.casefold() != record.decider.casefold():
         by += f" (recorded by @{record.recorder})"
     where = _link(record.url, _when(record.decided_at) or when)
-    state = "superseded" if record.state == "valid" else f"invalid: {cell(record.reason, 300)}"
+    state = (
+        "superseded" if record.state == "valid" else f"invalid: {_reason(record, cell(record.reason, 300))}"
+    )
     tail = f" — record `{record.hash[:12]}`" if record.hash else ""
     return f"- **{record.fork}** {what} by {by} in {where} — {state}{tail}"
 
@@ -272,9 +279,9 @@ def refusal(record: Record, hints: Hints) -> str:
         if record.source
         else f"Write {hints.cmd(f'decide {record.fork} <resolution>')} again in a new comment"
     )
+    why = _reason(record, neutralise.line(record.reason, 500))
     return (
-        f"the record for {record.fork} is refused: {neutralise.line(record.reason, 500)}. {fix}; "
-        f"{record.fork} stays unresolved until then."
+        f"the record for {record.fork} is refused: {why}. {fix}; {record.fork} stays unresolved until then."
     )
 
 
