@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from bot import neutralise
 from bot.commands import Command, added_commands, closest_command, parse_commands
 from bot.context import CommandContext, CommandError, EventContext
 from bot.permissions import PermissionsUnreadable, check, who_may
@@ -182,9 +181,7 @@ async def _run_one(ctx: EventContext, cctx: CommandContext, on_pull: bool, autho
         return f"unreadable-permissions:{name}"
     except CommandError as exc:
         await cctx.react("confused")
-        # The message may echo the command's arguments (people's text, which can break out of a code span):
-        # the whole message is made inert; in Steward's own text that only adds invisible joiners.
-        await cctx.reply(f"@{actor}: {neutralise.inert(str(exc))}")
+        await cctx.reply(f"@{actor}: {exc}")
         return f"error:{name}"
     if not cctx.replied:
         await cctx.react("+1")

@@ -198,21 +198,21 @@ def parse_bugfix_args(args: Sequence[str]) -> BugfixRequest:
         if key in ("--base", "--trust-test"):
             if not eq:
                 if i + 1 >= len(items):
-                    raise UsageError(f"`{key}` needs a value")
+                    raise UsageError(f"{neutralise.code(key, 40)} needs a value")
                 value = items[i + 1]
                 i += 1
             if key == "--base":
                 if not value or not valid_branch(value):
-                    raise UsageError(f"`{value}` is not a branch name")
+                    raise UsageError(f"{neutralise.code(value, 100)} is not a branch name")
                 base = value
             else:
                 if not _DIGEST.match(value.lower()):
-                    raise UsageError(f"`{value}` is not a test digest (12 hex characters)")
+                    raise UsageError(f"{neutralise.code(value, 80)} is not a test digest (12 hex characters)")
                 digest = value.lower()
         elif _HYPOTHESIS.match(word):
             hypothesis = word.upper()
         else:
-            raise UsageError(f"I don't understand `{word[:40]}`")
+            raise UsageError(f"I don't understand {neutralise.code(word, 40)}")
         i += 1
     return BugfixRequest(base, digest, hypothesis)
 

@@ -18,7 +18,7 @@ from handlers.backlog.render import _spec_body
 from handlers.backlog.spec import Spec
 from handlers.bug_refinement.comment import render_bug_comment, render_story_comment
 from handlers.bug_refinement.rules import Blocker, BugVerdict, StoryVerdict
-from handlers.bugfix.gate import pull_title, red_message
+from handlers.bugfix.gate import UsageError, parse_bugfix_args, pull_title, red_message
 from handlers.bugfix.ledger import Ledger
 from handlers.bugfix.render import Summary, pull_body, summary_text
 from handlers.bugfix.status import RegressionStatus
@@ -44,6 +44,16 @@ def assert_inert(render: Callable[[str], str], text: str) -> None:
 def _bugfix_summary(t: str) -> str:
     s = Summary(1, 2, t, t, t, "tests/test_x.py", "a" * 40, "failure", "b" * 40, "success", "success")
     return summary_text(s, Ledger())
+
+
+def _bugfix_usage(t: str) -> str:
+    messages = []
+    for args in ([t], ["--base", t], ["--trust-test", t], [t, "--base"]):
+        try:
+            parse_bugfix_args(args)
+        except UsageError as exc:
+            messages.append(str(exc))
+    return "\n".join(messages)
 
 
 def _forks(t: str) -> str:
@@ -96,6 +106,7 @@ RENDERERS: dict[str, Callable[[str], str]] = {
     "bugfix pull request title": lambda t: pull_title(1, t),
     "bugfix red commit message": lambda t: red_message(1, t),
     "bugfix merge summary": _bugfix_summary,
+    "bugfix usage errors (echoing the arguments)": _bugfix_usage,
     "bugfix status description and detail": lambda t: "\n".join(
         [(s := RegressionStatus("failure", "X", f"it also changes {t}", detail=t)).description, s.detail]
     ),
