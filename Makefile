@@ -82,6 +82,7 @@ bench: install redis
 	$(PY) bench/throughput.py
 	$(PY) bench/economy.py
 	$(PY) bench/pathological.py
+	$(PY) bench/fairness.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

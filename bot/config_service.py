@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
+from bot.budget import publish_events_limit
 from bot.forge import Forge, ForgeKind, RepoRef
 from bot.repo_config import CONFIG_PATHS, ConfigError, merge, parse
 from bot.settings import HandlerSettings
@@ -108,7 +109,12 @@ class RepoConfigs:
             return self._build(json.loads(cached))
         record = await self._read(forge, repo)
         await self._redis.set(key, json.dumps(record), ex=self._ttl)
-        return self._build(record)
+        built = self._build(record)
+        # The receiver takes the event budget without reading the file (bot.budget): tell it the limit.
+        await publish_events_limit(
+            self._redis, forge.kind, repo.full_name, built.settings.limits.events_per_minute
+        )
+        return built
 
     async def invalidate(self, kind: ForgeKind, repo: RepoRef) -> None:
         generation = self._generation_key(kind, repo)

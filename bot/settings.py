@@ -130,6 +130,15 @@ class LimitSettings(BaseModel):
         description="Commands one person may run on this repository in a minute; beyond it they get one "
         "short reply a minute in each thread where they are refused. 0 means no limit.",
     )
+    events_per_minute: int = Field(
+        default=30,
+        ge=0,
+        le=10_000,
+        description="Edits, comments and label changes from one person on this repository handled in a "
+        "minute; beyond it they are accepted but handled at that rate, the newest of each kind per issue "
+        "standing for the ones before it. A comment that may hold a command counts under "
+        "`commands_per_minute` instead. 0 means no limit.",
+    )
     references_per_issue: int = Field(
         default=20,
         ge=0,

@@ -239,6 +239,16 @@ class Receiver:
         _redis_up(1)
         if result.outcome == "duplicate":
             return _answer(event.forge, event.name, "duplicate", 200, {"duplicate": True})
+        if result.outcome != "enqueued":  # beyond the sender's event budget (bot.budget): later, or merged
+            outcome, job = result.outcome, result.job_id
+            log.info(
+                f"delivery {outcome}",
+                delivery=event.delivery_id,
+                kind=event.kind,
+                job=job,
+                delay=result.delay,
+            )
+            return _answer(event.forge, event.name, outcome, 202, {"job": job, outcome: result.delay or True})
         log.info("delivery enqueued", delivery=event.delivery_id, kind=event.kind, job=result.job_id)
         return _answer(event.forge, event.name, "accepted", 202, {"job": result.job_id})
 

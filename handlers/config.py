@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
+from bot import neutralise
 from bot.config_service import RepoSettings
 from bot.context import CommandContext, EventContext
 from bot.forge import Issue, NotFound, PermissionDenied, StatusState
@@ -41,7 +42,11 @@ MAX_ERRORS_SHOWN = 30
 
 
 def error_lines(errors: Sequence[ConfigError]) -> list[str]:
-    shown = [f"- `{e.path or 'file'}`{f' (line {e.line})' if e.line else ''}: {e.message}" for e in errors]
+    shown = [
+        f"- {neutralise.code(e.path or 'file')}{f' (line {e.line})' if e.line else ''}: "
+        f"{neutralise.line(e.message, 500)}"
+        for e in errors
+    ]
     if len(shown) > MAX_ERRORS_SHOWN:
         shown = [*shown[: MAX_ERRORS_SHOWN - 1], f"- … and {len(errors) - MAX_ERRORS_SHOWN + 1} more"]
     return shown
@@ -52,7 +57,7 @@ def status_description(errors: Sequence[ConfigError]) -> str:
     if not errors:
         return "The Steward configuration is valid."
     text = f"{len(errors)} error{'s' if len(errors) != 1 else ''} in the Steward configuration: {errors[0]}"
-    return text if len(text) <= 140 else text[:139] + "…"
+    return neutralise.line(text, 140)
 
 
 def _until_fixed(*, stale: bool, waiting: bool) -> str:
@@ -97,6 +102,10 @@ def thread_notice(path: str, error_issue: Issue, *, stale: bool, waiting: bool =
     )
 
 
+def _code(text: str) -> str:
+    return neutralise.code(text, in_table=True)
+
+
 def render_config(config: RepoSettings, prefix: str = "steward") -> str:
     rows = sources(config.overrides, config.as_configured)
     from_file = [r for r in rows if r[2] == "file"]
@@ -118,13 +127,10 @@ def render_config(config: RepoSettings, prefix: str = "steward") -> str:
         lines += ["", "**The configuration file does not validate:**", "", *error_lines(config.errors)]
     if from_file:
         lines += ["", "| Setting | Value |", "|---|---|"]
-        lines += [f"| `{path}` | `{dump_value(value)}` |" for path, value, _ in from_file]
+        lines += [f"| {_code(path)} | {_code(dump_value(value))} |" for path, value, _ in from_file]
     lines += ["", "<details><summary>Every setting, and where it comes from</summary>", ""]
     lines += ["| Setting | Value | From |", "|---|---|---|"]
-    lines += [
-        f"| `{path}` | `{dump_value(value).replace('|', '\\|')[:200]}` | {origin} |"
-        for path, value, origin in rows
-    ]
+    lines += [f"| `{path}` | {_code(dump_value(value))} | {origin} |" for path, value, origin in rows]
     lines += ["", "</details>"]
     return "\n".join(lines)
 

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from bot import neutralise
+
 from . import sections
 from .document import (
     BUG_SECTION_NAMES,
@@ -107,7 +109,7 @@ def _blocker_lines(blockers: Sequence[Blocker], language: Language) -> list[str]
             continue
         n = section_of(blocker.code)
         where = f"**{n}. {sections.name(n, language)}** — " if n is not None else ""
-        out.append(f"- {where}{blocker.message} <sub>`{blocker.code}`</sub>")
+        out.append(f"- {where}{neutralise.inert(blocker.message)} <sub>`{blocker.code}`</sub>")
     return out
 
 
@@ -181,7 +183,7 @@ def render_bug_comment(
         lines += _not_ready(verdict, language, template_text)
     if verdict.warnings:
         lines += ["", "### Worth adding (not required)", ""]
-        lines += [f"- {w.message} <sub>`{w.code}`</sub>" for w in verdict.warnings]
+        lines += [f"- {neutralise.inert(w.message)} <sub>`{w.code}`</sub>" for w in verdict.warnings]
     if stories:
         lines += ["", "### Stories", ""]
         lines += [note.line() for note in stories]
@@ -222,7 +224,7 @@ def render_story_comment(verdict: StoryVerdict, bug_ref: str, language: Language
             "and fix what is listed below.",
             "",
         ]
-        lines += [f"- {b.message} <sub>`{b.code}`</sub>" for b in verdict.blockers]
+        lines += [f"- {neutralise.inert(b.message)} <sub>`{b.code}`</sub>" for b in verdict.blockers]
     record = render_verdict_block(verdict.verdict, verdict.verdict_hash, verdict.refined_at, verdict.blockers)
     lines += [""]
     lines += _details(f"Verdict record (refined at {verdict.refined_at})", record)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot import neutralise
 from bot.forge import ForgeKind
 from handlers.bugfix.gate import Refusal
 from handlers.bugfix.ledger import Ledger
@@ -27,16 +28,12 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def fence(code: str, info: str = "") -> str:
-    ticks = "```"
-    while ticks in code:
-        ticks += "`"
-    return f"{ticks}{info}\n{code.rstrip()}\n{ticks}"
+fence = neutralise.fence
+inert = neutralise.inert
 
 
 def cell(text: str, limit: int = 200) -> str:
-    flat = " ".join(text.split()).replace("|", "\\|")
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return neutralise.cell(text, limit)
 
 
 def branch_url(html_url: str, branch: str, forge: ForgeKind) -> str:
@@ -103,11 +100,11 @@ def pull_body(number: int, observed_expected: str, hypothesis: str, path: str) -
         "",
         "### Observed vs expected",
         "",
-        observed_expected or "_(see the bug)_",
+        inert(observed_expected) or "_(see the bug)_",
         "",
         "### Root-cause hypothesis",
         "",
-        hypothesis or "_(see the bug)_",
+        inert(hypothesis) or "_(see the bug)_",
         "",
         "### Checklist",
         "",
@@ -218,13 +215,13 @@ def summary_text(s: Summary, ledger: Ledger) -> str:
         "",
         "### Reproduction",
         "",
-        s.steps or "_(the bug's recipe)_",
+        inert(s.steps) or "_(the bug's recipe)_",
         "",
-        s.observed_expected,
+        inert(s.observed_expected),
         "",
         "### Root cause",
         "",
-        s.hypothesis or "_(see the bug)_",
+        inert(s.hypothesis) or "_(see the bug)_",
         "",
         "### Regression test",
         "",

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from bot import neutralise
 from bot.forge import ChangedFile, CIOutcome
 from handlers.bugfix.ledger import Ledger
 from handlers.bugfix.slot import is_test_path, removed_cases
@@ -67,8 +68,9 @@ class RegressionStatus:
     detail: str = ""  # the longer note the ledger comment shows
 
     def __post_init__(self) -> None:
-        if len(self.description) > DESCRIPTION_LIMIT:
-            object.__setattr__(self, "description", self.description[: DESCRIPTION_LIMIT - 1] + "…")
+        # It may name files and test cases someone else wrote: one inert line (bot.neutralise), bounded.
+        object.__setattr__(self, "description", neutralise.line(self.description, DESCRIPTION_LIMIT))
+        object.__setattr__(self, "detail", neutralise.inert(self.detail))
 
 
 def own_commits(commits: Sequence[BranchCommit]) -> list[BranchCommit]:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bot import neutralise
 from handlers.forks.juror import ForkStatus, Record, RecordedRecord, Verdict
 from handlers.forks.records import QUESTION_CHARS
 
@@ -34,9 +35,19 @@ class Hints:
 
 
 def cell(text: str, limit: int = 300) -> str:
-    """Text safe in a table cell: one line, pipes escaped, bounded."""
-    one = " ".join(text.split()).replace("|", "\\|")
-    return one if len(one) <= limit else one[: limit - 1] + "…"
+    """People's text safe in a table cell: one inert line (no mention, closing keyword, HTML or image),
+    pipes escaped, bounded."""
+    return neutralise.cell(text, limit)
+
+
+def _reason(record: Record | None, shown: str) -> str:
+    """A juror's reason made inert (``shown``), with the people it names as having acted mentioned again:
+    "@login may not decide", "reopened by @login: …" are Steward's own mentions, from the forge's data.
+    The juror's name comes first in each reason, so only the first occurrence is restored."""
+    for login in dict.fromkeys((record.recorder, record.decider) if record else ()):
+        if login:
+            shown = shown.replace(f"@{neutralise.JOINER}{login}", f"@{login}", 1)
+    return shown
 
 
 def _link(url: str, text: str) -> str:
@@ -50,7 +61,9 @@ def _when(stamp: str) -> str:
 def _status_cell(fork: ForkStatus) -> str:
     words = {"resolved": "✅ resolved", "open": "⬜ open", "claimed": "❔ claimed", "invalid": "❌ invalid"}
     text = words[fork.status]
-    return f"{text} — {cell(fork.reason, 200)}" if fork.reason else text
+    if not fork.reason:
+        return text
+    return f"{text} — {_reason(fork.record, cell(fork.reason, 200))}"
 
 
 def _history_line(record: Record) -> str:
@@ -64,7 +77,9 @@ def _history_line(record: Record) -> str:
     if record.recorder and record.decider and record.recorder.casefold() != record.decider.casefold():
         by += f" (recorded by @{record.recorder})"
     where = _link(record.url, _when(record.decided_at) or when)
-    state = "superseded" if record.state == "valid" else f"invalid: {record.reason}"
+    state = (
+        "superseded" if record.state == "valid" else f"invalid: {_reason(record, cell(record.reason, 300))}"
+    )
     tail = f" — record `{record.hash[:12]}`" if record.hash else ""
     tail += " (legacy record)" if record.legacy else ""
     return f"- **{record.fork}** {what} by {by} in {where} — {state}{tail}"
@@ -326,9 +341,9 @@ def refusal(record: Record, hints: Hints) -> str:
         if record.source
         else f"Write {hints.cmd(f'decide {record.fork} <resolution>')} again in a new comment"
     )
+    why = _reason(record, neutralise.line(record.reason, 500))
     return (
-        f"the record for {record.fork} is refused: {record.reason}. {fix}; {record.fork} stays unresolved "
-        "until then."
+        f"the record for {record.fork} is refused: {why}. {fix}; {record.fork} stays unresolved until then."
     )
 
 

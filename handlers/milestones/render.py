@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot import neutralise
 from bot.forge import ForgeKind, Issue
 from handlers.milestones.gate import KIND_ORDER, Blocker, BlockerKind, GateLabels, GateResult
 from handlers.milestones.state import DashboardData
@@ -34,23 +35,15 @@ GROUP_TITLES: dict[BlockerKind, str] = {
     "finding-open": "Findings neither closed nor ratified",
 }
 
-_INVISIBLE = re.compile(r"[\u0000-\u001f\u007f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
-
 
 def plain(text: str, limit: int = MAX_TITLE) -> str:
-    """Someone's text as one harmless table cell: one line, no HTML or comments, no mentions, no pipes."""
-    text = _INVISIBLE.sub(" ", text or "")
-    text = " ".join(text.split())
-    if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    # A zero-width joiner after @ keeps GitHub and Gitea from reading a mention.
-    text = re.sub(r"@(?=\w)", "@\u2060", text)
-    return text.replace("|", "\\|").replace("`", "'")
+    """Someone's text as one harmless table cell: one inert line (bot.neutralise: no mention, closing
+    keyword, HTML or image), no pipes, no backticks."""
+    return neutralise.cell(text, limit).replace("`", "'")
 
 
 def dashboard_title(milestone_title: str) -> str:
-    return f"Milestone {' '.join(milestone_title.split())[:200]} — dashboard"
+    return f"Milestone {neutralise.line(milestone_title, 200)} — dashboard"
 
 
 def progress(items: Sequence[Issue]) -> tuple[int, int, int, str]:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from bot import neutralise
 from bot.forge import ForgeKind, Issue
 from bot.permissions import who_may
 from bot.registry import Registry
@@ -191,14 +192,14 @@ def _preview_lines(found: Preview, bug_label: str) -> list[str]:
     if found.issue is None or found.verdict is None:
         return [f"There is no open issue labelled `{bug_label}` yet, so there is nothing to preview."]
     issue, verdict = found.issue, found.verdict
-    title = issue.title.replace("\n", " ")[:120]
+    title = neutralise.line(issue.title, 120)
     if verdict.verdict == "approved":
         return [
             f"On #{issue.number} ({title}), the most recent open `{bug_label}` issue, I would post ✅ "
             "**approved**: the report has every section RA9 asks for."
         ]
     count = len(verdict.blockers)
-    shown = [f"- {b.message}" for b in verdict.blockers[:MAX_BLOCKERS_SHOWN]]
+    shown = [f"- {neutralise.line(b.message, 500)}" for b in verdict.blockers[:MAX_BLOCKERS_SHOWN]]
     if len(verdict.blockers) > MAX_BLOCKERS_SHOWN:
         shown.append(f"- … and {len(verdict.blockers) - MAX_BLOCKERS_SHOWN} more")
     return [
