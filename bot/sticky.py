@@ -42,7 +42,11 @@ def encode_data(data: Any) -> str:
     text = text.replace("\n", "\\n").replace("\r", "\\r")
     while "--" in text:
         text = text.replace("--", "-\\u002d")
-    text = text.replace("<!", "<\\u0021").replace("->", "-\\u003e")
+    # People's text inside the block stays inert even where a renderer shows the raw comment (or a reader's
+    # tool reads it as markdown): no `@mention`, `#N` reference, `![image`, tag or entity survives as such.
+    # These characters occur only inside JSON strings, where the escapes read back the same.
+    for char in "<>@#!&":
+        text = text.replace(char, f"\\u{ord(char):04x}")
     return f"<!-- steward:data {text} -->"
 
 

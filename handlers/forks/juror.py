@@ -183,7 +183,7 @@ def _judge_decide(
                 decided,
                 state="invalid",
                 reason="the deciding comment has several sentences: name the one that decides with "
-                '`--quote "<sentence>"`',
+                '`--quote "the sentence"`',
             )
         elif not whole_sentences(quote, deciding.body):
             return _replace(

@@ -192,7 +192,7 @@ def parse_decide(text: str) -> DecideArgs:
         if not quote:
             raise UsageError("`--quote` needs the sentence that decides, in quotes")
     elif "--quote" in rest.split():
-        raise UsageError('`--quote` needs the sentence that decides, in quotes: `--quote "<sentence>"`')
+        raise UsageError('`--quote` needs the sentence that decides, in quotes: `--quote "the sentence"`')
     source: str | None = None
     found = _SOURCE.search(rest)
     if found is not None:

@@ -358,7 +358,7 @@ def test_a_source_by_steward_and_a_quote_that_is_not_whole_sentences_are_refused
     m.comment(repo, number, f"/decide F1 Postgres --source {source}")
     steward.settle()
     assert any(
-        'name the one that decides with `--quote "<sentence>"`' in r for r in replies(steward, repo, number)
+        'name the one that decides with `--quote "the sentence"`' in r for r in replies(steward, repo, number)
     )
     m.comment(repo, number, f'/decide F1 Postgres --quote "use Postgres" --source {source}')
     steward.settle()

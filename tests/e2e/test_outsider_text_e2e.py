@@ -79,7 +79,7 @@ def test_the_forks_table_quotes_a_fork_s_text_inertly(steward: Steward) -> None:
 
 def test_the_onboarding_preview_quotes_the_newest_bug_s_title_inertly(steward: Steward) -> None:
     m = steward.maintainer
-    repo = steward.new_repo()
+    repo = steward.new_repo(configured=False)  # the onboarding pull request is for an unconfigured repository
     m.open_issue(repo, f"App crashes on start — {HOSTILE}", "It crashes when I open it.", labels=["bug"])
     here = m.open_issue(repo, "Set Steward up")
     m.comment(repo, here, "/steward init")
