@@ -111,6 +111,9 @@ async def reconcile_repo(
         action="",
         sender="",
         repo=repo,
+        # Since when events may have been missed (the capabilities' reconcilers may look at what changed
+        # since then, e.g. a milestone closed meanwhile).
+        extra={"since": since.strftime("%Y-%m-%dT%H:%M:%SZ")} if since is not None else {},
     )
     rlog = log.bind(repo=repo.full_name, forge=kind, dry_run=dry_run)
 
@@ -130,6 +133,9 @@ async def reconcile_repo(
             locks=locks,
             config=config,
             memo=None if dry_run else Memo(runtime.redis),
+            # Work for later (a gate check due when a grace period ends) goes on the worker's queue; a
+            # dry run queues nothing.
+            deferred=None if dry_run else runtime.deferred,
         )
 
     handlers = [
