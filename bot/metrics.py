@@ -74,3 +74,47 @@ REDIS_RECONNECTS = Counter(
 
 def render() -> bytes:
     return generate_latest(REGISTRY)
+
+
+# --- read from Redis when metrics are scraped (bot.gauges): the same on the receiver and every worker ------
+
+DEAD_BYTES = Gauge(
+    "steward_dead_bytes",
+    "Bytes the dead-letter list holds (its cap: STEWARD_DEAD_MAX_BYTES)",
+    registry=REGISTRY,
+)
+DEAD_DROPPED = Counter(
+    "steward_dead_dropped",
+    "Dead jobs dropped, oldest first, because the list reached its cap in entries or bytes",
+    ["reason"],
+    registry=REGISTRY,
+)
+QUEUE_JOBS = Gauge(
+    "steward_queue_jobs",
+    "Jobs in the queue: ready (due now, waiting for a worker) or deferred (due later: held back by a "
+    "budget, a busy issue, a retry's backoff, or scheduled work)",
+    ["state"],
+    registry=REGISTRY,
+)
+QUEUE_OLDEST_READY_SECONDS = Gauge(
+    "steward_queue_oldest_ready_seconds",
+    "How long the oldest ready job has been due (0 when none is ready)",
+    registry=REGISTRY,
+)
+WORKER_HEARTBEAT_SECONDS = Gauge(
+    "steward_worker_heartbeat_age_seconds",
+    "Seconds since any worker's polling loop last reported in (no worker ever: -1)",
+    registry=REGISTRY,
+)
+WORKER_LAST_JOB_SECONDS = Gauge(
+    "steward_worker_last_job_age_seconds",
+    "Seconds since any worker last finished a job (none yet: -1)",
+    registry=REGISTRY,
+)
+SECRET_MATCHES = Counter(
+    "steward_webhook_secret_matches",
+    "Deliveries whose signature matched the webhook secret at this position of the list (0: the first), "
+    "by forge: once the old secret's count stops growing it may be dropped",
+    ["forge", "position"],
+    registry=REGISTRY,
+)

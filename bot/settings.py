@@ -72,7 +72,10 @@ class Settings(BaseSettings):
     # (docs/performance.md). Each idle worker makes 1/delay small Redis calls a second.
     worker_poll_delay_seconds: float = Field(default=0.02, gt=0, le=5)
     job_timeout_seconds: int = 300
-    job_tries: int = 5
+    # Runs of a job that keeps failing (the first run included) before it is parked as dead.
+    job_tries: int = Field(default=5, ge=1)
+    # The dead-letter list's cap in bytes (each entry keeps its event's JSON): past it the oldest go.
+    dead_max_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     # Serve the worker's own Prometheus metrics on this port (the receiver serves /metrics).
     worker_metrics_port: int | None = None
     # Catch-up (`steward reconcile` as a job): every this many seconds, aligned to the clock (0: never);

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bot import logs, metrics, openapi
+from bot import gauges, logs, metrics, openapi
 from bot.events import (
     GITEA_HANDLED,
     GITHUB_HANDLED,
@@ -39,6 +39,9 @@ log = logs.get("steward.web")
 
 GITHUB_KNOWN = frozenset({*GITHUB_HANDLED, "ping"})
 GITEA_KNOWN = frozenset(GITEA_HANDLED)
+
+
+_MAX_REFUSAL_SOURCES = 10_000
 
 
 class TooLarge(Exception):
@@ -117,6 +120,8 @@ class Receiver:
         self.enqueuer = Enqueuer(redis, dedupe_ttl=settings.dedupe_ttl_seconds)
         self.github_secrets = [s.get_secret_value() for s in settings.github_webhook_secrets]
         self.gitea_secrets = [s.get_secret_value() for s in settings.gitea_webhook_secrets]
+        # (forge, address) → the minute a 401 from there was last logged.
+        self._refusals: dict[tuple[str, str], int] = {}
 
     async def github(self, request: Request) -> Response:
         headers = request.headers
@@ -191,6 +196,7 @@ class Receiver:
             )
         if not secrets:
             log.error(f"{d.forge} delivery refused: no webhook secret configured", delivery=d.delivery[:64])
+            self._refused(request, d, "no webhook secret is configured")
             return _answer(
                 d.forge,
                 unverified,
@@ -199,9 +205,16 @@ class Receiver:
                 {"error": f"no webhook secret is configured ({d.secrets_variable})"},
             )
         if not d.signed(body, secrets):
+            self._refused(request, d, f"missing or wrong {d.signature_header}")
             return _answer(
                 d.forge, unverified, "bad_signature", 401, {"error": f"missing or wrong {d.signature_header}"}
             )
+        # Which secret matched, by position (never the secret): during a rotation the old one may go once
+        # its count stops growing. One more HMAC per secret tried, only while two are configured.
+        position = 0
+        if len(secrets) > 1:
+            position = next((i for i, s in enumerate(secrets) if d.signed(body, [s])), 0)
+        _child(metrics.SECRET_MATCHES, d.forge, str(position)).inc()
         event_label = d.label(verified=True)
         try:
             payload = orjson.loads(body)
@@ -242,6 +255,23 @@ class Receiver:
         log.info("delivery enqueued", delivery=event.delivery_id, kind=event.kind, job=result.job_id)
         return _answer(event.forge, event.name, "accepted", 202, {"job": result.job_id})
 
+    def _refused(self, request: Request, d: Delivery, reason: str) -> None:
+        """Log a 401 once per source address and minute (address, event, reason; never the signature)."""
+        address = request.client.host if request.client else "-"
+        minute = int(time.time() // 60)
+        if self._refusals.get((d.forge, address)) == minute:
+            return
+        if len(self._refusals) >= _MAX_REFUSAL_SOURCES:
+            self._refusals.clear()  # a flood from many addresses: forget the old minutes, keep bounded
+        self._refusals[(d.forge, address)] = minute
+        log.warning(
+            f"{d.forge} delivery refused (401); more from this address this minute are not logged",
+            address=address,
+            webhook_event=d.event[:64],
+            delivery=d.delivery[:64],
+            reason=reason,
+        )
+
     async def healthz(self, request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
@@ -252,9 +282,19 @@ class Receiver:
             _redis_up(0)
             return JSONResponse({"status": "unavailable", "redis": "unreachable"}, status_code=503)
         _redis_up(1)
+        # No worker heartbeat: still ready (the queue is durable, deliveries are kept) but visibly degraded.
+        try:
+            age = (await gauges.sample(self.redis)).heartbeat_age
+        except (RedisError, OSError):
+            age = 0.0
+        if age is None or age > gauges.HEARTBEAT_STALE_SECONDS:
+            seen = "never" if age is None else f"{int(age)}s ago"
+            worker = f"no worker heartbeat (last {seen}); deliveries are queued until a worker runs"
+            return JSONResponse({"status": "degraded", "redis": "ok", "worker": worker})
         return JSONResponse({"status": "ok", "redis": "ok"})
 
     async def metrics(self, request: Request) -> Response:
+        await gauges.refresh(self.redis)
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
 

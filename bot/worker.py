@@ -89,7 +89,7 @@ class Runtime:
     seen: SeenRepositories = field(init=False)
 
     def __post_init__(self) -> None:
-        self.dead = DeadLetters(self.redis)
+        self.dead = DeadLetters(self.redis, max_bytes=self.settings.dead_max_bytes)
         self.configs = RepoConfigs(self.redis, self.handler_settings, commands=self.registry.configurable)
         self.deferred = Deferred(self.redis)
         self.seen = SeenRepositories(self.redis)
@@ -195,9 +195,11 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
         metrics.JOBS.labels("-", "rate_limited").inc()
         raise Retry(defer=exc.retry_after) from None
     except Exception as exc:
+        # Runs of this job so far, this one included: a permanent refusal ends it on its first.
+        runs: int | None = None
         if not _is_permanent(exc):
             try:
-                failures = await _failures(runtime.redis, job_id)
+                failures = runs = await _failures(runtime.redis, job_id)
             except REDIS_ERRORS:
                 raise Retry(defer=1.0 + random.random()) from None
             if failures < runtime.settings.job_tries:
@@ -212,7 +214,7 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
                 metrics.JOBS.labels("-", "retried").inc()
                 raise Retry(defer=delay) from None
         try:
-            return await _dead(runtime, event, raw_event, job_id, jlog, exc)
+            return await _dead(runtime, event, raw_event, job_id, jlog, exc, runs)
         except REDIS_ERRORS:
             raise Retry(defer=1.0 + random.random()) from None
     with contextlib.suppress(*REDIS_ERRORS):
@@ -273,9 +275,16 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
 
 
 async def _dead(
-    runtime: Runtime, event: Event, raw_event: str, job_id: str, jlog: Any, exc: BaseException
+    runtime: Runtime,
+    event: Event,
+    raw_event: str,
+    job_id: str,
+    jlog: Any,
+    exc: BaseException,
+    runs: int | None = None,
 ) -> str:
-    tries = int(await runtime.redis.get(f"steward:failures:{job_id}") or 0) + 1
+    # ``runs``: counted already (a failure that may pass); else the earlier failures and this run.
+    tries = runs if runs is not None else int(await runtime.redis.get(f"steward:failures:{job_id}") or 0) + 1
     await runtime.dead.add(job_id=job_id, event=event, raw_event=raw_event, exc=exc, tries=tries)
     await runtime.redis.delete(f"steward:failures:{job_id}")
     metrics.JOBS.labels("-", "dead").inc()
