@@ -144,6 +144,7 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
             f"Done: {report.repos} repositor{'y' if report.repos == 1 else 'ies'}, {report.issues} issue(s) "
             "re-checked"
             + (f", {len(report.redelivered)} delivery(ies) {redelivered}" if has_github else "")
+            + (f" ({report.left} left for the next run)" if report.left else "")
             + (f", {wrote}" if args.dry_run else "")
             + (
                 f", {len(report.skipped_busy)} busy issue(s) left to their running job"

@@ -15,16 +15,25 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot import logs
-from bot.budget import Memo
+from bot.budget import Memo, WriteBudget
 from bot.context import EventContext
 from bot.deferred import SeenRepositories
 from bot.dryrun import DryRunForge
 from bot.events import Event, IssueSnapshot
-from bot.forge import Forge, ForgeKind, HookDelivery, Issue, NotSupported, PermissionDenied, RepoRef
+from bot.forge import (
+    Forge,
+    ForgeKind,
+    HookDelivery,
+    Issue,
+    NotSupported,
+    PermissionDenied,
+    RateLimited,
+    RepoRef,
+)
 from bot.locks import Busy, IssueLocks, issue_key, issue_lock
 from bot.outage import REDIS_ERRORS
 
@@ -41,6 +50,10 @@ class Report:
     issues: int = 0
     skipped_busy: list[str] = field(default_factory=list)
     redelivered: list[str] = field(default_factory=list)
+    # Failed deliveries not redelivered this run (the redelivery budget ran out, the forge said wait):
+    # the next run starts its window at the oldest of them (``hold``), so none is forgotten.
+    left: int = 0
+    hold: dict[str, datetime] = field(default_factory=dict)
     writes: list[str] = field(default_factory=list)
     # What could not be looked at for a reason the operator can act on (no access to the hooks, say).
     notes: list[str] = field(default_factory=list)
@@ -90,6 +103,7 @@ async def reconcile_repo(
     since: datetime | None = None,
     report: Report | None = None,
     say: Callable[[str], None] = lambda _: None,
+    budget: RedeliveryBudget | None = None,
 ) -> Report:
     """Re-derive one repository (see the module docstring). ``runtime`` is the worker's ``Runtime``."""
     report = report or Report()
@@ -173,8 +187,33 @@ async def reconcile_repo(
     if kind == "github" and not (runtime.github is not None and runtime.github.is_app):
         # With a token Steward reads the repository's own hooks; an App's deliveries are the App's
         # (reconcile_app_deliveries).
-        await _redeliver(forge, repo, since, report, dry_run=dry_run, say=say)
+        await _redeliver(forge, repo, since, report, dry_run=dry_run, say=say, budget=budget)
     return report
+
+
+def _parse_time(value: str) -> datetime | None:
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _hold(report: Report, kind: str, when: datetime) -> None:
+    if kind not in report.hold or when < report.hold[kind]:
+        report.hold[kind] = when
+
+
+class RedeliveryBudget:
+    """Redeliveries take a budget of their own (a quarter of the write budget's minute by default), so a
+    catch-up after a long outage neither spends the budget people's commands need nor stops on it: what
+    does not fit waits for the next run."""
+
+    def __init__(self, redis: Any, per_minute: int) -> None:
+        self._budget = WriteBudget(redis, [(max(1, per_minute), 60.0)], prefix="steward:redeliver")
+
+    async def room(self, kind: str) -> bool:
+        return await self._budget.try_take(kind) <= 0
 
 
 async def _redeliver(
@@ -185,6 +224,7 @@ async def _redeliver(
     *,
     dry_run: bool,
     say: Callable[[str], None],
+    budget: RedeliveryBudget | None = None,
 ) -> None:
     try:
         deliveries = await forge.list_hook_deliveries(repo, since)
@@ -201,13 +241,39 @@ async def _redeliver(
         )
         report.notes.append(note)
         say(note)
+        log.warning("reconcile: failed deliveries not checked", repo=str(repo or "the App"), reason=reason)
         return
-    for delivery in failed_deliveries(deliveries):
+    except Exception:
+        if since is not None:
+            _hold(report, forge.kind, since)  # not listed: the next run looks at the same window again
+        raise
+    # Oldest first, so that what is left for the next run is the newest.
+    failed = sorted(failed_deliveries(deliveries), key=lambda d: d.delivered_at)
+    for n, delivery in enumerate(failed):
         what = f"{repo or 'App'}: redeliver {delivery.event}.{delivery.action or ''} {delivery.guid}"
+        if not dry_run:
+            stop = budget is not None and not await budget.room(forge.kind)
+            if not stop:
+                try:
+                    await forge.redeliver(repo, delivery)
+                except RateLimited:
+                    stop = True
+            if stop:
+                rest = failed[n:]
+                report.left += len(rest)
+                when = _parse_time(rest[0].delivered_at) or since
+                if when is not None:
+                    _hold(report, forge.kind, when - timedelta(seconds=1))
+                note = (
+                    f"note: {len(rest)} failed deliver{'y' if len(rest) == 1 else 'ies'} of "
+                    f"{repo or 'the App'} left for the next run (redeliveries are paced to leave room "
+                    "for people's commands)"
+                )
+                report.notes.append(note)
+                say(note)
+                return
         report.redelivered.append(what)
         say(("would " if dry_run else "") + what)
-        if not dry_run:
-            await forge.redeliver(repo, delivery)
 
 
 async def reconcile_app_deliveries(
@@ -218,13 +284,14 @@ async def reconcile_app_deliveries(
     *,
     dry_run: bool,
     say: Callable[[str], None],
+    budget: RedeliveryBudget | None = None,
 ) -> None:
     """A GitHub App's own webhook (one for every installation), read with the App's credentials through
     the forge of one of its repositories."""
     if runtime.github is None or not runtime.github.is_app:
         return
     forge = await runtime.forge("github", repo)
-    await _redeliver(forge, None, since, report, dry_run=dry_run, say=say)
+    await _redeliver(forge, None, since, report, dry_run=dry_run, say=say, budget=budget)
 
 
 async def last_run(redis: Any, kind: ForgeKind) -> datetime | None:
@@ -252,6 +319,8 @@ async def reconcile_all(
     """Reconcile ``repos``; ``since`` defaults to each forge's last recorded run."""
     report = Report()
     started = time.time()
+    per_minute = getattr(runtime.settings, "write_budget_per_minute", 0) // 4
+    budget = RedeliveryBudget(runtime.redis, per_minute) if per_minute > 0 else None
     for kind in sorted({k for k, _ in repos} | set(runtime.forge_kinds)):
         window = since or await last_run(runtime.redis, kind)
         for repo_kind, repo in repos:
@@ -259,7 +328,7 @@ async def reconcile_all(
                 continue
             try:
                 await reconcile_repo(
-                    runtime, kind, repo, dry_run=dry_run, since=window, report=report, say=say
+                    runtime, kind, repo, dry_run=dry_run, since=window, report=report, say=say, budget=budget
                 )
             except Exception as exc:  # one repository's failure does not stop the others
                 note = f"{kind}:{repo}: {type(exc).__name__}: {exc}"
@@ -269,9 +338,13 @@ async def reconcile_all(
         mine = [repo for repo_kind, repo in repos if repo_kind == kind]
         if kind == "github" and mine:
             try:
-                await reconcile_app_deliveries(runtime, mine[0], window, report, dry_run=dry_run, say=say)
+                await reconcile_app_deliveries(
+                    runtime, mine[0], window, report, dry_run=dry_run, say=say, budget=budget
+                )
             except Exception as exc:
                 report.errors.append(f"the App's deliveries: {type(exc).__name__}: {exc}")
         if not dry_run:
-            await record_run(runtime.redis, kind, started)
+            # The window moves only past what was redelivered: what was left starts the next one.
+            held = report.hold.get(kind)
+            await record_run(runtime.redis, kind, min(started, held.timestamp()) if held else started)
     return report

@@ -319,9 +319,19 @@ async def reconcile_job(ctx: dict[str, Any], reason: str = "periodic") -> str:
         repos=report.repos,
         issues=report.issues,
         redelivered=len(report.redelivered),
+        left=report.left,
         busy=len(report.skipped_busy),
+        notes=report.notes[:5],
         errors=report.errors[:5],
     )
+    if report.left:
+        # Redeliveries are paced: the rest go in the next minute's run rather than the next hour's.
+        await runtime.redis.enqueue_job(
+            RECONCILE_FUNCTION,
+            "redeliveries-left",
+            _job_id=f"steward:reconcile:left:{uuid.uuid4().hex}",
+            _defer_by=60.0,
+        )
     metrics.JOBS.labels(RECONCILE_FUNCTION, "failed" if report.errors else "ok").inc()
     return f"{report.repos} repositories, {report.issues} issues, {len(report.redelivered)} redelivered"
 

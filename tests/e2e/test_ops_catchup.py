@@ -2,6 +2,9 @@
 
 - A closed milestone inside its grace period no longer makes `steward reconcile` recurse: the gate check
   of that closure is queued for when the grace period ends, and the run costs a handful of reads.
+- Redeliveries are paced on a budget of their own: a run that cannot redeliver everything says how many
+  are left, does not fail, and the window moves only past what was redelivered, so the next run (not only
+  `--since`) finds the rest. (GitHub: Gitea has no redelivery API; there the run only re-checks.)
 - A milestone closed while Steward was down, before it had a dashboard, is checked like any other closure;
   `--dry-run` on it says what it would write and never fails on its own pretences (the dashboard it
   pretended to open).
@@ -9,6 +12,10 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -16,7 +23,7 @@ import redis
 
 from bot.queue import QUEUE_NAME
 from tests.e2e.conftest import Steward
-from tests.e2e.stack import reconcile, wait_for
+from tests.e2e.stack import ROOT, reconcile, wait_for
 from tests.e2e.test_reconcile_e2e import _steward_down
 
 # The worker refreshes dashboards quickly; the grace period is the default minute, so the reconcile below
@@ -100,3 +107,61 @@ def test_a_milestone_closed_during_downtime_before_its_dashboard_is_gated_and_dr
     steward.settle()
     assert m.milestone(repo, key)["state"] == "open"
     assert len(_notices(steward, repo, board["number"])) == 1, "a second run writes nothing new"
+
+
+def reconcile_with(steward: Steward, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`steward reconcile` as an operator runs it, with settings of its own (``env``)."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
+    base.update(
+        STEWARD_REDIS_URL=steward.redis_url,
+        STEWARD_GITHUB_API_URL=steward.settings.github_api_url,
+        STEWARD_GITHUB_TOKEN="tok-bot",
+        STEWARD_GITEA_URL=str(steward.settings.gitea_url),
+        STEWARD_GITEA_TOKEN="tok-bot",
+        STEWARD_RETRY_BASE_DELAY="0.05",
+        STEWARD_LOG_LEVEL="warning",
+        **env,
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", "reconcile", *args],
+        env=base,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def _redelivered(out: str) -> int:
+    found = re.search(r"(\d+) delivery\(ies\) redelivered", out)
+    return int(found.group(1)) if found else 0
+
+
+def test_paced_redeliveries_never_stop_the_run_and_the_window_keeps_what_was_left(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "a thread")
+    steward.settle()
+    with _steward_down(steward):
+        for n in range(20):
+            m.comment(repo, number, f"note {n}")
+        _delivered(steward)
+    m.add_collaborator(repo, "steward-bot", "admin")  # hooks need admin on GitHub
+    target = f"{steward.forge}:{repo}"
+    tight = {"STEWARD_WRITE_BUDGET_PER_MINUTE": "12"}  # redeliveries: 3 a minute
+
+    first = reconcile_with(steward, tight, "--repo", target, "--since", "1h")
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    if steward.forge == "gitea":
+        assert "redeliver" not in first.stdout, "Gitea cannot redeliver: not offered"
+        return
+    assert _redelivered(first.stdout) == 3 and "(17 left for the next run)" in first.stdout, first.stdout
+    second = reconcile_with(steward, tight, "--repo", target)
+    assert second.returncode == 0, second.stdout[-2000:]
+    assert _redelivered(second.stdout) == 0 and "(17 left for the next run)" in second.stdout
+    third = reconcile_with(steward, {}, "--repo", target)  # a plain run, the budget roomy again
+    assert third.returncode == 0, third.stdout[-2000:]
+    assert _redelivered(third.stdout) == 17 and "left for the next run" not in third.stdout
+    steward.settle()
+    fourth = reconcile_with(steward, {}, "--repo", target)
+    assert _redelivered(fourth.stdout) == 0, "what arrived is not asked for again"
