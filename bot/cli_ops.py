@@ -145,6 +145,12 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
             "re-checked"
             + (f", {len(report.redelivered)} delivery(ies) {redelivered}" if has_github else "")
             + (f" ({report.left} left for the next run)" if report.left else "")
+            + (
+                f", {len(report.commands)} comment(s) with commands "
+                + ("to queue" if args.dry_run else "queued")
+                if report.commands
+                else ""
+            )
             + (f", {wrote}" if args.dry_run else "")
             + (
                 f", {len(report.skipped_busy)} busy issue(s) left to their running job"

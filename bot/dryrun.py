@@ -115,6 +115,9 @@ class DryRunForge:
             return self._comments[comment_id]
         return await self.inner.get_comment(repo, comment_id)
 
+    async def list_repo_comments(self, repo: RepoRef, since: datetime) -> list[Comment]:
+        return await self.inner.list_repo_comments(repo, since)
+
     async def resolve_comment_url(self, url: str) -> CommentLink:
         return await self.inner.resolve_comment_url(url)
 

@@ -6,14 +6,17 @@ restarted, a receiver that never parks anything."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, cast
 
+from redis.exceptions import RedisError
+
 from bot import metrics
 from bot.deadletter import DEAD_BYTES_KEY, DEAD_KEY
-from bot.queue import QUEUE_NAME
+from bot.queue import QUEUE_NAME, queue_catch_up
 
 # Written by every worker's polling loop (every ~10 s) and after every job it finishes: a Unix time.
 HEARTBEAT_KEY = "steward:worker:heartbeat"
@@ -85,3 +88,37 @@ async def refresh(redis: Any) -> Sample | None:
 
 async def beat(redis: Any, key: str = HEARTBEAT_KEY) -> None:
     await cast(Awaitable[Any], redis.set(key, repr(time.time()), ex=30 * 86_400))
+
+
+# The receivers' own heartbeat: a receiver that starts and finds it older than this (or missing) knows that
+# no receiver accepted deliveries for a while — the forge's deliveries of that time failed — and queues a
+# catch-up. Replicas restarted one at a time keep it fresh, so a rolling restart queues none.
+RECEIVER_HEARTBEAT_KEY = "steward:receiver:heartbeat"
+RECEIVER_BEAT_SECONDS = 10.0
+RECEIVER_GAP_SECONDS = 30.0
+# When the last outage nobody caught up on began (a sorted set, one member, its score a Unix time): the next
+# reconcile's window starts there at the latest, and a finished reconcile clears it.
+OUTAGE_SINCE_KEY = "steward:outage-since"
+
+
+async def receiver_heartbeat(redis: Any, *, catch_up: bool, log: Any) -> None:
+    """Run for the receiver's lifetime (see ``RECEIVER_HEARTBEAT_KEY``)."""
+    first = True
+    while True:
+        try:
+            now = time.time()
+            previous = await redis.getset(RECEIVER_HEARTBEAT_KEY, repr(now))
+            await redis.expire(RECEIVER_HEARTBEAT_KEY, 30 * 86_400)
+            if first:
+                first = False
+                gap = _age(previous, now)
+                if catch_up and (gap is None or gap > RECEIVER_GAP_SECONDS):
+                    seen = "never" if gap is None else f"{int(gap)}s ago"
+                    if previous is not None:
+                        # The catch-up looks at least this far back (the earliest unseen outage wins).
+                        await redis.zadd(OUTAGE_SINCE_KEY, {"receiver": float(previous)}, lt=True)
+                    log.info("no receiver ran for a while; catching up (steward reconcile)", last=seen)
+                    await queue_catch_up(redis, "receiver-start")
+        except (RedisError, OSError):
+            pass  # Redis down: /readyz says so; the beat resumes when it is back
+        await asyncio.sleep(RECEIVER_BEAT_SECONDS)

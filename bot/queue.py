@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,6 +23,8 @@ from bot.events import Event
 
 QUEUE_NAME = "steward:queue"
 JOB_FUNCTION = "process_event"
+RECONCILE_FUNCTION = "steward_reconcile"
+CATCH_UP_KEY = "steward:catch-up"
 
 
 def job_id_for(event: Event) -> str:
@@ -149,3 +152,12 @@ class Enqueuer:
             for (_, future), job_id, created in zip(batch, job_ids, results, strict=True):
                 if not future.done():
                     future.set_result(Enqueued("enqueued" if created else "duplicate", job_id))
+
+
+async def queue_catch_up(redis: ArqRedis, reason: str) -> None:
+    """Queue one reconcile (the catch-up after downtime); workers and receivers asking within the same few
+    seconds (every worker sees Redis come back at once) share it."""
+    if await redis.set(CATCH_UP_KEY, reason, nx=True, ex=10):
+        await redis.enqueue_job(
+            RECONCILE_FUNCTION, reason, _job_id=f"steward:reconcile:{reason}:{uuid.uuid4().hex}"
+        )

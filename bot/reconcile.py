@@ -20,6 +20,7 @@ from typing import Any
 
 from bot import logs
 from bot.budget import Memo, WriteBudget
+from bot.catchup import catch_up_comments, last_event
 from bot.context import EventContext
 from bot.deferred import SeenRepositories
 from bot.dryrun import DryRunForge
@@ -34,6 +35,7 @@ from bot.forge import (
     RateLimited,
     RepoRef,
 )
+from bot.gauges import OUTAGE_SINCE_KEY
 from bot.locks import Busy, IssueLocks, issue_key, issue_lock
 from bot.outage import REDIS_ERRORS
 
@@ -50,6 +52,8 @@ class Report:
     issues: int = 0
     skipped_busy: list[str] = field(default_factory=list)
     redelivered: list[str] = field(default_factory=list)
+    # Comments with commands written while nobody listened, queued to run (``bot.catchup``).
+    commands: list[str] = field(default_factory=list)
     # Failed deliveries not redelivered this run (the redelivery budget ran out, the forge said wait):
     # the next run starts its window at the oldest of them (``hold``), so none is forgotten.
     left: int = 0
@@ -175,6 +179,30 @@ async def reconcile_repo(
                     raise
                 except Exception as exc:  # one issue's failure does not stop the others
                     _failed(report, say, f"{where}: {type(exc).__name__}: {exc}")
+    window = since
+    if window is None and (last := await last_event(runtime.redis, kind)) is not None:
+        window = datetime.fromtimestamp(last, UTC)
+    if window is not None:
+        try:
+            await catch_up_comments(
+                runtime,
+                forge,
+                kind,
+                repo,
+                window,
+                me=me.login,
+                dry_run=dry_run,
+                queued=report.commands,
+                say=say,
+            )
+        except REDIS_ERRORS:
+            raise
+        except Exception as exc:
+            _failed(
+                report,
+                say,
+                f"{kind}:{repo} (comments since {window:%Y-%m-%d %H:%M}): {type(exc).__name__}: {exc}",
+            )
     for spec in runtime.registry.reconcilers:
         if not context(base).enabled(spec.section):
             continue
@@ -321,8 +349,13 @@ async def reconcile_all(
     started = time.time()
     per_minute = getattr(runtime.settings, "write_budget_per_minute", 0) // 4
     budget = RedeliveryBudget(runtime.redis, per_minute) if per_minute > 0 else None
+    outage = await runtime.redis.zscore(OUTAGE_SINCE_KEY, "receiver")
     for kind in sorted({k for k, _ in repos} | set(runtime.forge_kinds)):
         window = since or await last_run(runtime.redis, kind)
+        if outage is not None and since is None:
+            # No receiver listened from then on (bot.gauges.receiver_heartbeat): look back that far at least.
+            began = datetime.fromtimestamp(float(outage), UTC)
+            window = began if window is None else min(window, began)
         for repo_kind, repo in repos:
             if repo_kind != kind:
                 continue
@@ -347,4 +380,6 @@ async def reconcile_all(
             # The window moves only past what was redelivered: what was left starts the next one.
             held = report.hold.get(kind)
             await record_run(runtime.redis, kind, min(started, held.timestamp()) if held else started)
+    if outage is not None and not dry_run:
+        await runtime.redis.zrem(OUTAGE_SINCE_KEY, "receiver")
     return report

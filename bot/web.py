@@ -6,6 +6,7 @@ forges' delivery timeouts; it answers 2xx only once the job is durably in Redis.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -308,7 +309,11 @@ def create_app(settings: Settings, redis_factory: Callable[[], ArqRedis] | None 
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        beat = asyncio.create_task(
+            gauges.receiver_heartbeat(redis, catch_up=settings.reconcile_on_start, log=log)
+        )
         yield
+        beat.cancel()
         await redis.aclose()
 
     app = Starlette(

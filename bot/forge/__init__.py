@@ -394,6 +394,11 @@ class Forge(Protocol):
 
     async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment: ...
 
+    async def list_repo_comments(self, repo: RepoRef, since: datetime) -> list[Comment]:
+        """Every comment on the repository's issues and pull requests updated at or after ``since``, oldest
+        first (the catch-up after downtime: ``bot.reconcile``)."""
+        ...
+
     async def resolve_comment_url(self, url: str) -> CommentLink:
         """The comment a link on this forge names; ``NotSupported`` for anything else."""
         ...

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.forge import (
@@ -57,6 +58,13 @@ class GiteaIssues(GiteaCalls):
         # Gitea answers this list whole (it takes no page/limit).
         raw = await self._get(f"{self._r(repo)}/issues/{number}/comments", f"comments of {repo}#{number}")
         return [comment_from_json(item) for item in raw or []]
+
+    async def list_repo_comments(self, repo: RepoRef, since: datetime) -> list[Comment]:
+        stamp = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        items = await self._pages(
+            f"{self._r(repo)}/issues/comments", f"comments of {repo}", {"since": stamp}, limit=self._max_items
+        )
+        return [comment_from_json(item) for item in items]
 
     async def create_comment(self, repo: RepoRef, number: int, body: str) -> Comment:
         raw = await self._post(

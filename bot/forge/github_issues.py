@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -42,6 +43,15 @@ class GitHubIssues(GitHubCalls):
     async def list_comments(self, repo: RepoRef, number: int) -> list[Comment]:
         items = await self._iter(
             f"/repos/{repo.full_name}/issues/{number}/comments?per_page=100", f"comments of {repo}#{number}"
+        )
+        return [comment_from_json(item) for item in items]
+
+    async def list_repo_comments(self, repo: RepoRef, since: datetime) -> list[Comment]:
+        stamp = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        items = await self._iter(
+            f"/repos/{repo.full_name}/issues/comments?since={stamp}&per_page=100",
+            f"comments of {repo}",
+            limit=self._max_items,
         )
         return [comment_from_json(item) for item in items]
 
