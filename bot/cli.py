@@ -33,6 +33,8 @@ def receiver_config(settings: Settings) -> Any:
         port=settings.port,
         log_level=settings.log_level,
         access_log=False,
+        # uvicorn's own lines go through Steward's renderer (bot.logs), not uvicorn's formatters.
+        log_config=None,
         timeout_graceful_shutdown=20,
     )
 
