@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     command_prefix: str = "steward"
 
     max_body_bytes: int = 25 * 1024 * 1024
+    # Bodies over 1 MiB read and parsed at once by one receiver (the others wait): its memory peak is about
+    # base + this × max_body_bytes × 5 (measured: docs/operations.md).
+    max_large_bodies: int = Field(default=2, ge=1)
     dedupe_ttl_seconds: int = 7 * 24 * 3600
     http_timeout_seconds: float = 10.0
 

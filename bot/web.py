@@ -43,6 +43,7 @@ GITEA_KNOWN = frozenset(GITEA_HANDLED)
 
 
 _MAX_REFUSAL_SOURCES = 10_000
+LARGE_BODY_BYTES = 1024 * 1024
 
 
 class TooLarge(Exception):
@@ -121,6 +122,7 @@ class Receiver:
         self.enqueuer = Enqueuer(redis, dedupe_ttl=settings.dedupe_ttl_seconds)
         self.github_secrets = [s.get_secret_value() for s in settings.github_webhook_secrets]
         self.gitea_secrets = [s.get_secret_value() for s in settings.gitea_webhook_secrets]
+        self._large_bodies = asyncio.Semaphore(settings.max_large_bodies)
         # (forge, address) → the minute a 401 from there was last logged.
         self._refusals: dict[tuple[str, str], int] = {}
 
@@ -181,6 +183,16 @@ class Receiver:
         )
 
     async def _receive(self, request: Request, d: Delivery, secrets: list[str]) -> Response:
+        # A large body costs several times its size while it is read, parsed and normalised: at most
+        # STEWARD_MAX_LARGE_BODIES of them at once, so memory stays under body limit × that (the chart
+        # derives the receiver's memory limit from it); the others wait their turn.
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > LARGE_BODY_BYTES:
+            async with self._large_bodies:
+                return await self._receive_one(request, d, secrets)
+        return await self._receive_one(request, d, secrets)
+
+    async def _receive_one(self, request: Request, d: Delivery, secrets: list[str]) -> Response:
         started = time.perf_counter()
         unverified = d.label(verified=False)
         if not d.event or not d.delivery:
@@ -294,6 +306,15 @@ class Receiver:
             return JSONResponse({"status": "degraded", "redis": "ok", "worker": worker})
         return JSONResponse({"status": "ok", "redis": "ok"})
 
+    async def queue(self, request: Request) -> Response:
+        """The queue as JSON, for KEDA's metrics-api scaler (the chart scales the workers on ``ready``)."""
+        got = await gauges.refresh(self.redis)
+        if got is None:
+            return JSONResponse({"error": "Redis is unreachable"}, status_code=503)
+        return JSONResponse(
+            {"ready": got.ready, "deferred": got.deferred, "oldest_ready_seconds": got.oldest_ready}
+        )
+
     async def metrics(self, request: Request) -> Response:
         await gauges.refresh(self.redis)
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
@@ -323,6 +344,7 @@ def create_app(settings: Settings, redis_factory: Callable[[], ArqRedis] | None 
             Route("/healthz", receiver.healthz, methods=["GET"]),
             Route("/readyz", receiver.readyz, methods=["GET"]),
             Route("/metrics", receiver.metrics, methods=["GET"]),
+            Route("/queue", receiver.queue, methods=["GET"]),
             Route("/openapi.json", openapi_description, methods=["GET"]),
         ],
         lifespan=lifespan,
