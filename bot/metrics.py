@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -118,3 +120,28 @@ SECRET_MATCHES = Counter(
     ["forge", "position"],
     registry=REGISTRY,
 )
+FORGE_RATE_REMAINING = Gauge(
+    "steward_forge_rate_limit_remaining",
+    "Requests left in the forge's rate-limit window (X-RateLimit-Remaining of the last answer), per forge "
+    "and token or App installation (a digest, never the token)",
+    ["forge", "installation"],
+    registry=REGISTRY,
+)
+FORGE_RATE_LIMIT = Gauge(
+    "steward_forge_rate_limit",
+    "The forge's rate limit for that token or installation (X-RateLimit-Limit)",
+    ["forge", "installation"],
+    registry=REGISTRY,
+)
+
+
+def note_rate_limit(forge: str, key: str, headers: Mapping[str, str]) -> None:
+    """Record the rate-limit headroom a forge's answer reports (GitHub sends it on every answer)."""
+    remaining = headers.get("x-ratelimit-remaining") or headers.get("X-RateLimit-Remaining")
+    if remaining is None or not remaining.isdigit():
+        return
+    who = key.partition(":")[2] or key
+    FORGE_RATE_REMAINING.labels(forge, who).set(int(remaining))
+    limit = headers.get("x-ratelimit-limit") or headers.get("X-RateLimit-Limit")
+    if limit is not None and limit.isdigit():
+        FORGE_RATE_LIMIT.labels(forge, who).set(int(limit))

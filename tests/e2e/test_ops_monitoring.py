@@ -123,3 +123,25 @@ def test_which_webhook_secret_matched_is_counted_by_position(steward: Steward) -
         "rotated-in" not in httpx2.get(f"{url}/metrics").text
         and SECRET not in httpx2.get(f"{url}/metrics").text
     )
+
+
+def test_the_forges_rate_limit_headroom_is_exported_per_token(steward: Steward) -> None:
+    """GitHub reports its rate limit on every answer (X-RateLimit-Limit/-Remaining); Steward exports it per
+    token or installation, as a digest. Gitea sends no such headers: no series for it."""
+    repo = steward.new_repo()
+    steward.maintainer.comment(repo, steward.maintainer.open_issue(repo, "q"), "/steward ping")
+    steward.settle()
+    series = {
+        (labels, v)
+        for (name, labels), v in scrape(steward.receiver.url).items()
+        if name == "steward_forge_rate_limit_remaining"
+    }
+    github = [(dict(labels), v) for labels, v in series if dict(labels)["forge"] == "github"]
+    if steward.forge == "github":
+        assert github and all(0 < v < 5000 for _, v in github)
+        assert all(
+            len(labels["installation"]) == 16 and "tok" not in labels["installation"] for labels, _ in github
+        )
+        limits = [v for (n, lb), v in scrape(steward.receiver.url).items() if n == "steward_forge_rate_limit"]
+        assert 5000 in limits
+    assert not [labels for labels, _ in series if dict(labels)["forge"] == "gitea"]
