@@ -107,8 +107,11 @@ class DryRunForge:
         labels: Sequence[str] = (),
         state: ListState = "open",
         kind: IssueKind = "issues",
+        since: datetime | None = None,
     ) -> list[Issue]:
-        return await self.inner.list_issues(repo, milestone=milestone, labels=labels, state=state, kind=kind)
+        return await self.inner.list_issues(
+            repo, milestone=milestone, labels=labels, state=state, kind=kind, since=since
+        )
 
     async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment:
         if comment_id in self._comments:

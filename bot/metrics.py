@@ -145,3 +145,15 @@ def note_rate_limit(forge: str, key: str, headers: Mapping[str, str]) -> None:
     limit = headers.get("x-ratelimit-limit") or headers.get("X-RateLimit-Limit")
     if limit is not None and limit.isdigit():
         FORGE_RATE_LIMIT.labels(forge, who).set(int(limit))
+        HEADROOM[(forge, who)] = (int(remaining), int(limit))
+
+
+# (forge, installation digest) → (remaining, limit), as the last answer said: the catch-up stops for the
+# hour when a forge's quota runs low (bot.reconcile), leaving the rest to people's commands.
+HEADROOM: dict[tuple[str, str], tuple[int, int]] = {}
+
+
+def headroom(forge: str) -> float | None:
+    """The smallest share of its quota left among the forge's tokens and installations (None: unknown)."""
+    shares = [left / limit for (kind, _), (left, limit) in HEADROOM.items() if kind == forge and limit > 0]
+    return min(shares) if shares else None

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot import logs
+from bot import logs, metrics
 from bot.budget import Memo, WriteBudget
 from bot.catchup import catch_up_comments, last_event
 from bot.context import EventContext
@@ -44,6 +44,16 @@ log = logs.get("steward.reconcile")
 # Prefixes of the labels Steward sets (verdicts, states): an issue carrying one is Steward's to re-derive.
 STATE_PREFIXES = ("refinement:", "forks:", "bugfix:", "debug:", "steward:")
 LAST_RUN_KEY = "steward:reconcile:last"
+# Incremental: between full passes (one a day per repository, or `--full`) only the issues updated since
+# the window began are re-derived (the forges' `since`); an unchanged issue's state is still what it was.
+FULL_KEY = "steward:reconcile:full"
+FULL_EVERY_SECONDS = 86_400
+# Where a run that stopped (time or quota) left off, per forge: the next run starts there.
+CURSOR_KEY = "steward:reconcile:cursor"
+# A run stops once it has used this share of its time limit, or when a forge has less than this share of
+# its hourly quota left (the rest is people's): it goes on from there in the next run.
+TIME_SHARE = 0.8
+QUOTA_FLOOR = 0.5
 
 
 @dataclass
@@ -54,6 +64,10 @@ class Report:
     redelivered: list[str] = field(default_factory=list)
     # Comments with commands written while nobody listened, queued to run (``bot.catchup``).
     commands: list[str] = field(default_factory=list)
+    # Repositories re-derived incrementally (only issues updated since the window began).
+    incremental: int = 0
+    # Why the run stopped before the end (time or quota), if it did: the next run goes on from there.
+    stopped: str = ""
     # Failed deliveries not redelivered this run (the redelivery budget ran out, the forge said wait):
     # the next run starts its window at the oldest of them (``hold``), so none is forgotten.
     left: int = 0
@@ -108,6 +122,7 @@ async def reconcile_repo(
     report: Report | None = None,
     say: Callable[[str], None] = lambda _: None,
     budget: RedeliveryBudget | None = None,
+    full: bool = False,
 ) -> Report:
     """Re-derive one repository (see the module docstring). ``runtime`` is the worker's ``Runtime``."""
     report = report or Report()
@@ -159,7 +174,20 @@ async def reconcile_repo(
     handlers = [
         s for s in runtime.registry.handlers_for("issues", "edited") if context(base).enabled(s.section)
     ]
-    for issue in await forge.list_issues(repo, state="open", kind="issues"):
+    full_key = f"{FULL_KEY}:{kind}:{repo.full_name.casefold()}"
+    last_full = await runtime.redis.get(full_key)
+    incremental = (
+        not full
+        and since is not None
+        and last_full is not None
+        and time.time() - float(last_full) < FULL_EVERY_SECONDS
+    )
+    if incremental:
+        report.incremental += 1
+    listed = await forge.list_issues(repo, state="open", kind="issues", since=since if incremental else None)
+    if not incremental and not dry_run:
+        await runtime.redis.set(full_key, repr(time.time()), ex=7 * 86_400)
+    for issue in listed:
         if not concerns_steward(issue, config.settings):
             continue
         where = f"{kind}:{repo}#{issue.number}"
@@ -343,10 +371,13 @@ async def reconcile_all(
     dry_run: bool = False,
     since: datetime | None = None,
     say: Callable[[str], None] = lambda _: None,
+    full: bool = False,
 ) -> Report:
-    """Reconcile ``repos``; ``since`` defaults to each forge's last recorded run."""
+    """Reconcile ``repos``; ``since`` defaults to each forge's last recorded run. ``full``: re-derive every
+    tracked issue, not only those updated since the window began."""
     report = Report()
     started = time.time()
+    deadline = started + TIME_SHARE * getattr(runtime.settings, "reconcile_timeout_seconds", 1800)
     per_minute = getattr(runtime.settings, "write_budget_per_minute", 0) // 4
     budget = RedeliveryBudget(runtime.redis, per_minute) if per_minute > 0 else None
     outage = await runtime.redis.zscore(OUTAGE_SINCE_KEY, "receiver")
@@ -356,19 +387,37 @@ async def reconcile_all(
             # No receiver listened from then on (bot.gauges.receiver_heartbeat): look back that far at least.
             began = datetime.fromtimestamp(float(outage), UTC)
             window = began if window is None else min(window, began)
-        for repo_kind, repo in repos:
-            if repo_kind != kind:
-                continue
+        mine = await _from_cursor(runtime.redis, kind, [r for k, r in repos if k == kind])
+        for n, repo in enumerate(mine):
+            why = _should_stop(kind, deadline)
+            if why:
+                report.stopped = f"{why}; the next run goes on from {kind}:{repo}"
+                say(f"note: stopped: {report.stopped}")
+                log.warning("reconcile stopped early", reason=why, repo=str(repo), left=len(mine) - n)
+                if not dry_run:
+                    await runtime.redis.set(f"{CURSOR_KEY}:{kind}", repo.full_name, ex=7 * 86_400)
+                break
             try:
                 await reconcile_repo(
-                    runtime, kind, repo, dry_run=dry_run, since=window, report=report, say=say, budget=budget
+                    runtime,
+                    kind,
+                    repo,
+                    dry_run=dry_run,
+                    since=window,
+                    report=report,
+                    say=say,
+                    budget=budget,
+                    full=full,
                 )
             except Exception as exc:  # one repository's failure does not stop the others
                 note = f"{kind}:{repo}: {type(exc).__name__}: {exc}"
                 report.errors.append(note)
                 say(note)
                 log.warning("reconcile failed for a repository", repo=str(repo), error=str(exc))
-        mine = [repo for repo_kind, repo in repos if repo_kind == kind]
+        if report.stopped:
+            break  # the window stays where it was: the next run covers it again
+        if not dry_run:
+            await runtime.redis.delete(f"{CURSOR_KEY}:{kind}")
         if kind == "github" and mine:
             try:
                 await reconcile_app_deliveries(
@@ -380,6 +429,23 @@ async def reconcile_all(
             # The window moves only past what was redelivered: what was left starts the next one.
             held = report.hold.get(kind)
             await record_run(runtime.redis, kind, min(started, held.timestamp()) if held else started)
-    if outage is not None and not dry_run:
+    if outage is not None and not dry_run and not report.stopped:
         await runtime.redis.zrem(OUTAGE_SINCE_KEY, "receiver")
     return report
+
+
+def _should_stop(kind: str, deadline: float) -> str:
+    if time.time() > deadline:
+        return f"{int(TIME_SHARE * 100)}% of the reconcile's time limit is used"
+    share = metrics.headroom(kind)
+    if share is not None and share < QUOTA_FLOOR:
+        return f"less than {int(QUOTA_FLOOR * 100)}% of the {kind} rate limit is left for this hour"
+    return ""
+
+
+async def _from_cursor(redis: Any, kind: str, repos: list[RepoRef]) -> list[RepoRef]:
+    """``repos`` starting where the last stopped run left off (then the ones before it)."""
+    raw = await redis.get(f"{CURSOR_KEY}:{kind}")
+    name = raw.decode() if isinstance(raw, bytes) else raw
+    at = next((i for i, r in enumerate(repos) if r.full_name == name), 0)
+    return repos[at:] + repos[:at]

@@ -333,12 +333,15 @@ async def reconcile_job(ctx: dict[str, Any], reason: str = "periodic") -> str:
         redelivered=len(report.redelivered),
         commands=len(report.commands),
         left=report.left,
+        incremental=report.incremental,
+        stopped=report.stopped,
         busy=len(report.skipped_busy),
         notes=report.notes[:5],
         errors=report.errors[:5],
     )
-    if report.left:
-        # Redeliveries are paced: the rest go in the next minute's run rather than the next hour's.
+    if report.left or report.stopped:
+        # Redeliveries are paced, and a run stops at its time or quota share: the rest go in the next
+        # minute's run rather than the next hour's.
         await runtime.redis.enqueue_job(
             RECONCILE_FUNCTION,
             "redeliveries-left",

@@ -366,8 +366,10 @@ class Forge(Protocol):
         labels: Sequence[str] = (),
         state: ListState = "open",
         kind: IssueKind = "issues",
+        since: datetime | None = None,
     ) -> list[Issue]:
-        """Every matching issue (all ``labels``), paged to the end; raises ``TooManyItems`` past the bound."""
+        """Every matching issue (all ``labels``; ``since``: only those updated at or after it — GitHub's and
+        Gitea's ``since`` parameter), paged to the end; raises ``TooManyItems`` past the bound."""
         ...
 
     async def create_issue(

@@ -93,8 +93,10 @@ class GiteaIssues(GiteaCalls):
         labels: Sequence[str] = (),
         state: ListState = "open",
         kind: IssueKind = "issues",
+        since: datetime | None = None,
     ) -> list[Issue]:
-        """``type`` issues|pulls, ``milestones`` (names or ids: the id is given and checked again here, a
+        """``since``: updated at or after it.
+        ``type`` issues|pulls, ``milestones`` (names or ids: the id is given and checked again here, a
         milestone titled like another's id would match too) and ``labels`` (Gitea: any of them; the port:
         all of them, so they are checked here too)."""
         params: dict[str, Any] = {"state": state}
@@ -104,6 +106,8 @@ class GiteaIssues(GiteaCalls):
             params["milestones"] = str(milestone)
         if labels:
             params["labels"] = ",".join(labels)
+        if since is not None:
+            params["since"] = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         items = await self._pages(
             f"{self._r(repo)}/issues", f"issues of {repo}", params, limit=self._max_items
         )

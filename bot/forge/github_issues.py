@@ -89,8 +89,11 @@ class GitHubIssues(GitHubCalls):
         labels: Sequence[str] = (),
         state: ListState = "open",
         kind: IssueKind = "issues",
+        since: datetime | None = None,
     ) -> list[Issue]:
         query = f"state={state}&per_page=100"
+        if since is not None:
+            query += "&since=" + since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         if milestone is not None:
             query += f"&milestone={milestone}"
         if labels:

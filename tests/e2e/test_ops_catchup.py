@@ -24,7 +24,7 @@ import redis
 from bot.queue import QUEUE_NAME
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import ROOT, reconcile, wait_for
-from tests.e2e.test_reconcile_e2e import _steward_down
+from tests.e2e.test_reconcile_e2e import REJECTED, _steward_down, _verdicts
 
 # The worker refreshes dashboards quickly; the grace period is the default minute, so the reconcile below
 # runs inside it.
@@ -165,3 +165,76 @@ def test_paced_redeliveries_never_stop_the_run_and_the_window_keeps_what_was_lef
     steward.settle()
     fourth = reconcile_with(steward, {}, "--repo", target)
     assert _redelivered(fourth.stdout) == 0, "what arrived is not asked for again"
+
+
+def _bot_reads(steward: Steward, repo: str) -> int:
+    return len([r for r in steward.bot_requests(repo) if r["method"] == "GET"])
+
+
+def test_reconcile_is_incremental_between_full_passes_and_its_cost_stays_flat(steward: Steward) -> None:
+    """Issue 26 item 4: every hourly run re-read every tracked issue. Now a run re-derives only the issues
+    updated since the last (the forges' `since`), with a full pass a day or on `--full`."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    numbers = [m.open_issue(repo, f"bug {n}", REJECTED, labels=["bug", "refine"]) for n in range(12)]
+    steward.settle(60)
+    target = f"{steward.forge}:{repo}"
+
+    steward.clear_requests()
+    first = reconcile(steward.settings, "--repo", target)
+    assert first.returncode == 0 and "12 issue(s) re-checked" in first.stdout, first.stdout
+    full_reads = _bot_reads(steward, repo)
+
+    steward.clear_requests()
+    second = reconcile(steward.settings, "--repo", target)
+    assert (
+        second.returncode == 0 and "0 issue(s) re-checked (1 repositor(ies) incrementally)" in second.stdout
+    )
+    quiet_reads = _bot_reads(steward, repo)
+    paths = sorted({r["path"].split("?")[0] for r in steward.bot_requests(repo) if r["method"] == "GET"})
+    print(f"\n{steward.forge}: a full run read {full_reads} times, an incremental one {quiet_reads}: {paths}")
+    assert quiet_reads * 2 < full_reads
+
+    with _steward_down(steward):
+        m.remove_label(repo, numbers[3], "refine")
+        m.add_labels(repo, numbers[3], ["refine"])
+        _delivered(steward)
+    third = reconcile(steward.settings, "--repo", target)
+    assert third.returncode == 0 and "1 issue(s) re-checked" in third.stdout, third.stdout
+    forced = reconcile(steward.settings, "--repo", target, "--full")
+    assert "12 issue(s) re-checked" in forced.stdout
+    steward.settle()
+    assert all(len(_verdicts(steward, repo, n)) == 1 for n in numbers), "nothing written twice"
+
+
+def test_a_run_that_reaches_its_quota_floor_stops_and_the_next_goes_on_from_there(steward: Steward) -> None:
+    import asyncio
+
+    from bot import metrics
+    from bot.forge import RepoRef
+    from bot.queue import make_redis
+    from bot.reconcile import CURSOR_KEY, reconcile_all
+    from bot.worker import build_runtime
+
+    repos = [steward.new_repo() for _ in range(2)]
+    kind: Any = steward.forge
+
+    async def run(low: bool) -> Any:
+        redis = make_redis(steward.redis_url)
+        runtime = build_runtime(steward.settings, redis)
+        try:
+            if low:
+                metrics.HEADROOM[(kind, "test")] = (100, 5000)
+            return await reconcile_all(runtime, [(kind, RepoRef.parse(r)) for r in repos])
+        finally:
+            metrics.HEADROOM.pop((kind, "test"), None)
+            await runtime.aclose()
+            await redis.aclose()
+
+    stopped = asyncio.run(run(low=True))
+    assert stopped.repos == 0 and "rate limit is left" in stopped.stopped and repos[0] in stopped.stopped
+    cursor = redis.Redis.from_url(steward.redis_url).get(f"{CURSOR_KEY}:{kind}")
+    assert cursor == repos[0].encode()
+    done = asyncio.run(run(low=False))
+    assert done.repos == 2 and not done.stopped and not done.errors
+    assert redis.Redis.from_url(steward.redis_url).get(f"{CURSOR_KEY}:{kind}") is None
