@@ -112,12 +112,14 @@ async def receiver_heartbeat(redis: Any, *, catch_up: bool, log: Any) -> None:
             if first:
                 first = False
                 gap = _age(previous, now)
-                if catch_up and (gap is None or gap > RECEIVER_GAP_SECONDS):
-                    seen = "never" if gap is None else f"{int(gap)}s ago"
-                    if previous is not None:
-                        # The catch-up looks at least this far back (the earliest unseen outage wins).
-                        await redis.zadd(OUTAGE_SINCE_KEY, {"receiver": float(previous)}, lt=True)
-                    log.info("no receiver ran for a while; catching up (steward reconcile)", last=seen)
+                # No beat at all: a first start (or Redis lost its data: the workers catch up then).
+                if catch_up and gap is not None and gap > RECEIVER_GAP_SECONDS:
+                    # The catch-up looks at least this far back (the earliest unseen outage wins).
+                    await redis.zadd(OUTAGE_SINCE_KEY, {"receiver": float(previous)}, lt=True)
+                    log.info(
+                        "no receiver ran for a while; catching up (steward reconcile)",
+                        last=f"{int(gap)}s ago",
+                    )
                     await queue_catch_up(redis, "receiver-start")
         except (RedisError, OSError):
             pass  # Redis down: /readyz says so; the beat resumes when it is back
