@@ -50,10 +50,10 @@ FULL_KEY = "steward:reconcile:full"
 FULL_EVERY_SECONDS = 86_400
 # Where a run that stopped (time or quota) left off, per forge: the next run starts there.
 CURSOR_KEY = "steward:reconcile:cursor"
-# A run stops once it has used this share of its time limit, or when a forge has less than this share of
-# its hourly quota left (the rest is people's): it goes on from there in the next run.
+# A run stops once it has used this share of its time limit, or when a forge has less than
+# STEWARD_RECONCILE_QUOTA_FLOOR of its hourly quota left (the rest is people's): it goes on from there in
+# the next run.
 TIME_SHARE = 0.8
-QUOTA_FLOOR = 0.5
 
 
 @dataclass
@@ -389,7 +389,7 @@ async def reconcile_all(
             window = began if window is None else min(window, began)
         mine = await _from_cursor(runtime.redis, kind, [r for k, r in repos if k == kind])
         for n, repo in enumerate(mine):
-            why = _should_stop(kind, deadline)
+            why = _should_stop(kind, deadline, getattr(runtime.settings, "reconcile_quota_floor", 0.5))
             if why:
                 report.stopped = f"{why}; the next run goes on from {kind}:{repo}"
                 say(f"note: stopped: {report.stopped}")
@@ -434,12 +434,12 @@ async def reconcile_all(
     return report
 
 
-def _should_stop(kind: str, deadline: float) -> str:
+def _should_stop(kind: str, deadline: float, floor: float) -> str:
     if time.time() > deadline:
         return f"{int(TIME_SHARE * 100)}% of the reconcile's time limit is used"
     share = metrics.headroom(kind)
-    if share is not None and share < QUOTA_FLOOR:
-        return f"less than {int(QUOTA_FLOOR * 100)}% of the {kind} rate limit is left for this hour"
+    if share is not None and share < floor:
+        return f"less than {int(floor * 100)}% of the {kind} rate limit is left for this hour"
     return ""
 
 

@@ -86,6 +86,9 @@ class Settings(BaseSettings):
     reconcile_interval_seconds: int = Field(default=3600, ge=0)
     reconcile_on_start: bool = True
     reconcile_timeout_seconds: int = Field(default=1800, ge=60)
+    # The catch-up stops (and goes on in a later run) when a forge has less than this share of its hourly
+    # quota left, keeping the rest for people's commands; 0: never for the quota.
+    reconcile_quota_floor: float = Field(default=0.5, ge=0, le=1)
 
     @field_validator("github_webhook_secrets", "gitea_webhook_secrets", mode="before")
     @classmethod
