@@ -140,7 +140,8 @@ def note_rate_limit(forge: str, key: str, headers: Mapping[str, str]) -> None:
     remaining = headers.get("x-ratelimit-remaining") or headers.get("X-RateLimit-Remaining")
     if remaining is None or not remaining.isdigit():
         return
-    who = key.partition(":")[2] or key
+    # A token's digest, `installation:<id>` or `app:<id>` (bot.forge's budget keys): never a secret.
+    who = key.removeprefix(f"{forge}:")
     FORGE_RATE_REMAINING.labels(forge, who).set(int(remaining))
     limit = headers.get("x-ratelimit-limit") or headers.get("X-RateLimit-Limit")
     if limit is not None and limit.isdigit():
