@@ -33,6 +33,8 @@ def receiver_config(settings: Settings) -> Any:
         port=settings.port,
         log_level=settings.log_level,
         access_log=False,
+        # uvicorn's own lines go through Steward's renderer (bot.logs), not uvicorn's formatters.
+        log_config=None,
         timeout_graceful_shutdown=20,
     )
 
@@ -152,7 +154,7 @@ async def _dead(args: argparse.Namespace, settings: Settings) -> int:
     from bot.queue import make_redis
 
     redis = make_redis(settings.redis_url)
-    dead = DeadLetters(redis)
+    dead = DeadLetters(redis, max_bytes=settings.dead_max_bytes)
     try:
         if args.dead_command == "list":
             entries = await dead.list()
@@ -161,18 +163,30 @@ async def _dead(args: argparse.Namespace, settings: Settings) -> int:
             elif not entries:
                 print("No dead jobs: every delivery was handled or is still queued.")
             else:
-                print(f"{len(entries)} dead job(s); replay with `steward dead retry ID` or `--all`:")
+                print(
+                    f"{len(entries)} dead job(s); replay with `steward dead retry ID` or `--all`, forget "
+                    "with `steward dead drop ID` or `--all`:"
+                )
                 for e in entries:
                     when = e.summary()["failed_at"]
                     where = f"{e.forge} {e.repo} {e.event}"
-                    print(f"  {e.job_id}  {when}  {where}  after {e.tries} tries: {e.error}")
+                    runs = f"after {e.tries} run{'' if e.tries == 1 else 's'}"
+                    print(f"  {e.job_id}  {when}  {where}  {runs}: {e.error}")
             return 0
+        verb = "retry" if args.dead_command == "retry" else "drop"
         targets = [e.job_id for e in await dead.list()] if args.all else list(args.ids)
         if not targets:
-            print("Nothing to retry." if args.all else "Name a job id (see `steward dead list`) or --all.")
+            print(f"Nothing to {verb}." if args.all else "Name a job id (see `steward dead list`) or --all.")
             return 0 if args.all else 2
         status = 0
         for job_id in targets:
+            if verb == "drop":
+                if await dead.drop(job_id):
+                    print(f"{job_id}: dropped")
+                else:
+                    print(f"{job_id}: no such dead job", file=sys.stderr)
+                    status = 1
+                continue
             new_id = await dead.retry(job_id)
             if new_id is None:
                 print(f"{job_id}: no such dead job", file=sys.stderr)
@@ -286,6 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
     dead_retry = dead_sub.add_parser("retry", help="queue dead jobs again (each under a new job id)")
     dead_retry.add_argument("ids", nargs="*", metavar="ID", help="job ids from `steward dead list`")
     dead_retry.add_argument("--all", action="store_true", help="queue every dead job again")
+    dead_drop = dead_sub.add_parser("drop", help="forget dead jobs that can never succeed")
+    dead_drop.add_argument("ids", nargs="*", metavar="ID", help="job ids from `steward dead list`")
+    dead_drop.add_argument("--all", action="store_true", help="forget every dead job")
     dead.set_defaults(func=cmd_dead)
 
     demo = sub.add_parser(

@@ -134,7 +134,9 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
             + "…"
         )
         try:
-            report = await reconcile_all(runtime, repos, dry_run=args.dry_run, since=since, say=print)
+            report = await reconcile_all(
+                runtime, repos, dry_run=args.dry_run, since=since, say=print, full=args.full
+            )
         except (RedisError, OSError) as exc:
             print(f"Redis is not answering at {settings.redis_url}: {type(exc).__name__}", file=sys.stderr)
             return RECONCILE_NO_REDIS
@@ -143,7 +145,15 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
         print(
             f"Done: {report.repos} repositor{'y' if report.repos == 1 else 'ies'}, {report.issues} issue(s) "
             "re-checked"
+            + (f" ({report.incremental} repositor(ies) incrementally)" if report.incremental else "")
             + (f", {len(report.redelivered)} delivery(ies) {redelivered}" if has_github else "")
+            + (f" ({report.left} left for the next run)" if report.left else "")
+            + (
+                f", {len(report.commands)} comment(s) with commands "
+                + ("to queue" if args.dry_run else "queued")
+                if report.commands
+                else ""
+            )
             + (f", {wrote}" if args.dry_run else "")
             + (
                 f", {len(report.skipped_busy)} busy issue(s) left to their running job"
@@ -208,5 +218,11 @@ def add_parsers(sub: Any, settings_of: Any) -> None:
     )
     reconcile.add_argument(
         "--dry-run", action="store_true", help="print what would be written; write nothing"
+    )
+    reconcile.add_argument(
+        "--full",
+        action="store_true",
+        help="re-check every tracked issue, not only those updated since the last run (after a change "
+        "of steward.yml or of Steward's rules; the workers do a full pass once a day)",
     )
     reconcile.set_defaults(func=lambda args: cmd_reconcile(args, settings_of(args)))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -27,6 +28,8 @@ EVENTS_PER_MINUTE = LimitSettings().events_per_minute
 
 QUEUE_NAME = "steward:queue"
 JOB_FUNCTION = "process_event"
+RECONCILE_FUNCTION = "steward_reconcile"
+CATCH_UP_KEY = "steward:catch-up"
 
 
 def job_id_for(event: Event) -> str:
@@ -223,3 +226,12 @@ def _enqueued(result: int | bytes | str, job_id: str) -> Enqueued:
     if result >= 3:
         return Enqueued("deferred", job_id, (result - 3) / 1000.0)
     return Enqueued("enqueued" if result else "duplicate", job_id)
+
+
+async def queue_catch_up(redis: ArqRedis, reason: str) -> None:
+    """Queue one reconcile (the catch-up after downtime); workers and receivers asking within the same few
+    seconds (every worker sees Redis come back at once) share it."""
+    if await redis.set(CATCH_UP_KEY, reason, nx=True, ex=10):
+        await redis.enqueue_job(
+            RECONCILE_FUNCTION, reason, _job_id=f"steward:reconcile:{reason}:{uuid.uuid4().hex}"
+        )

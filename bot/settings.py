@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     command_prefix: str = "steward"
 
     max_body_bytes: int = 25 * 1024 * 1024
+    # Bodies over 1 MiB read and parsed at once by one receiver (the others wait): its memory peak is about
+    # base + this × max_body_bytes × 5 (measured: docs/operations.md).
+    max_large_bodies: int = Field(default=2, ge=1)
     dedupe_ttl_seconds: int = 7 * 24 * 3600
     http_timeout_seconds: float = 10.0
 
@@ -72,7 +75,10 @@ class Settings(BaseSettings):
     # (docs/performance.md). Each idle worker makes 1/delay small Redis calls a second.
     worker_poll_delay_seconds: float = Field(default=0.02, gt=0, le=5)
     job_timeout_seconds: int = 300
-    job_tries: int = 5
+    # Runs of a job that keeps failing (the first run included) before it is parked as dead.
+    job_tries: int = Field(default=5, ge=1)
+    # The dead-letter list's cap in bytes (each entry keeps its event's JSON): past it the oldest go.
+    dead_max_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     # Serve the worker's own Prometheus metrics on this port (the receiver serves /metrics).
     worker_metrics_port: int | None = None
     # Catch-up (`steward reconcile` as a job): every this many seconds, aligned to the clock (0: never);
@@ -85,6 +91,9 @@ class Settings(BaseSettings):
     # repository the bot can see runs every capability on Steward's defaults from its first event, as
     # before the invitation rule (README "Upgrading").
     require_config: bool = True
+    # The catch-up stops (and goes on in a later run) when a forge has less than this share of its hourly
+    # quota left, keeping the rest for people's commands; 0: never for the quota.
+    reconcile_quota_floor: float = Field(default=0.5, ge=0, le=1)
 
     @field_validator("github_webhook_secrets", "gitea_webhook_secrets", mode="before")
     @classmethod

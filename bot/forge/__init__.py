@@ -384,8 +384,10 @@ class Forge(Protocol):
         labels: Sequence[str] = (),
         state: ListState = "open",
         kind: IssueKind = "issues",
+        since: datetime | None = None,
     ) -> list[Issue]:
-        """Every matching issue (all ``labels``), paged to the end; raises ``TooManyItems`` past the bound."""
+        """Every matching issue (all ``labels``; ``since``: only those updated at or after it — GitHub's and
+        Gitea's ``since`` parameter), paged to the end; raises ``TooManyItems`` past the bound."""
         ...
 
     async def create_issue(
@@ -411,6 +413,11 @@ class Forge(Protocol):
     ) -> Issue: ...
 
     async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment: ...
+
+    async def list_repo_comments(self, repo: RepoRef, since: datetime) -> list[Comment]:
+        """Every comment on the repository's issues and pull requests updated at or after ``since``, oldest
+        first (the catch-up after downtime: ``bot.reconcile``)."""
+        ...
 
     async def resolve_comment_url(self, url: str) -> CommentLink:
         """The comment a link on this forge names; ``NotSupported`` for anything else."""

@@ -41,6 +41,7 @@ from handlers.milestones.plan import (
     UsageError,
     gate_delay,
     parse_gate,
+    parse_time,
     watch_plan,
 )
 from handlers.milestones.render import gate_reply
@@ -299,8 +300,17 @@ async def reconcile_milestones(ctx: EventContext) -> None:
     settings = ctx.settings.milestones
     dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard)
     milestones = await ctx.forge.list_milestones(ctx.repo, state="all")
+    # Since when nobody looked (the reconcile's window): a milestone closed since then before it had a
+    # dashboard is checked like any other closure; one closed before that is history, left alone.
+    unseen_since = parse_time(ctx.event.extra.get("since"))
     for ms in milestones:
-        tracked = ms.key in dashboards or (ms.state == "open" and ms.open_issues + ms.closed_issues > 0)
+        has_items = ms.open_issues + ms.closed_issues > 0
+        closed_unseen = (
+            ms.state == "closed"
+            and unseen_since is not None
+            and (parse_time(ms.closed_at) or unseen_since) >= unseen_since
+        )
+        tracked = ms.key in dashboards or (has_items and (ms.state == "open" or closed_unseen))
         if not tracked:
             continue
         async with holding_milestone(ctx, ms.key):

@@ -297,8 +297,10 @@ async def sync_milestone(
     if decision == "wait":
         due = gate_due(ms.closed_at, settings.grace_period_seconds, now)
         gate_at = iso(due)
-        if gating:
+        if gating and ctx.deferred is not None:
             # This check ran early (the clocks of the forge and the worker differ): once more, when it is due.
+            # Without a queue (a dry run) there is no later: the next look settles it (scheduling here
+            # would run this very check again at once, without end).
             wait = max(1.0, (due - now).total_seconds())
             suffix = f":{int(now.timestamp())}"
             await schedule_gate(ctx, key, ms.closed_at, delay=wait, closer=closer or "", suffix=suffix)

@@ -361,6 +361,7 @@ def reconcile(settings: Any, *args: str) -> subprocess.CompletedProcess[str]:
         STEWARD_GITEA_TOKEN="tok-bot",
         STEWARD_RETRY_BASE_DELAY="0.05",
         STEWARD_LOG_LEVEL="warning",
+        STEWARD_RECONCILE_QUOTA_FLOOR="0",  # the sandbox's hourly quota is shared by the whole session
     )
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", "reconcile", *args],
