@@ -30,7 +30,8 @@ lock:
 redis:
 	@scripts/ensure-redis
 
-# The README's configuration reference comes from bot/settings.py (a test fails while it is stale).
+# The README's command table (from the registry) and configuration reference (from bot/settings.py); a
+# test fails while either is stale.
 docs: install
 	$(PY) scripts/update-docs
 
