@@ -23,7 +23,11 @@ from bot.signatures import sign_sha256
 __all__ = ["ThreadedServer", "ThreadedWorker", "free_port", "run_periodic_now"]
 
 T = TypeVar("T")
-SECRET = "e2e-webhook-secret"
+# One webhook secret per test process: runs side by side (pytest-xdist's workers, another developer's run)
+# each bind receivers to free ports, and a port one run's receiver gave up (stopped, or down on purpose in a
+# test) may be taken by another's; a delivery from the first run's sandbox then fails the signature check
+# instead of being queued, and handled, by a Steward it was never meant for.
+SECRET = f"e2e-webhook-secret-{uuid.uuid4().hex[:12]}"
 # The tests speak plain HTTP to 127.0.0.1, so their clients skip TLS: building the default TLS context loads
 # the CA bundle, ~70 ms a client, and an end-to-end test makes several (users, deliveries, each settle).
 PLAIN: Any = {"verify": False}
