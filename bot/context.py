@@ -1,12 +1,19 @@
-"""What a handler is given: the event, the forge port, settings and a few safe effects."""
+"""What a handler is given: the event, the forge port, settings and a few safe effects; and what a handler
+is (``EventHandler``, ``CommandHandler``) and how it is declared (``CommandSpec``, ``EventSpec``,
+``ReconcileSpec``).
+
+The declarations live here, beside the contexts they take, and a context sees the registry it runs under
+through ``RegistryView`` (``bot.registry.Registry`` is one): so ``bot.registry`` imports this module and
+never the other way round.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from bot import sticky
 from bot.budget import CommandBudget, Memo
@@ -17,12 +24,94 @@ from bot.events import CommentSnapshot, Event
 from bot.forge import Comment, Forge, ReactionContent, RepoRef, User
 from bot.index import Citations
 from bot.locks import IssueLocks, issue_key
-from bot.registry import Registry
-from bot.settings import HandlerSettings
+from bot.settings import HandlerSettings, Permission
 
 
 class CommandError(Exception):
     """A failure the user caused (bad arguments, wrong state): answered in the thread."""
+
+
+EventHandler = Callable[["EventContext"], Awaitable[None]]
+CommandHandler = Callable[["CommandContext"], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    handler: CommandHandler
+    usage: str
+    help: str
+    permission: Permission
+    # Whether the short form `/<name>` is accepted beside `/steward <name>`.
+    short: bool = True
+    # Where the command makes sense: on issues, on pull requests, or both.
+    on_issues: bool = True
+    on_pulls: bool = True
+    # The settings section of the capability the command belongs to ("backlog", …): when the repository
+    # switches that section off (`enabled: false`), the command is answered so and not run.
+    section: str = ""
+    # Whether the command is answered on a repository that has not invited Steward yet (no valid
+    # configuration file: DESIGN §3.15) — help, ping, init and config, the commands that lead to the
+    # invitation. Every other command is refused there with the reason.
+    uninvited: bool = False
+
+
+@dataclass(frozen=True)
+class EventSpec:
+    name: str
+    actions: frozenset[str] | None
+    handler: EventHandler
+    # What the handler checks, in a maintainer's words ("the bug report's refinement verdict"): what
+    # `/steward refresh` says it re-checked.
+    checks: str = ""
+    # The capability's settings section; a repository that switches it off does not run the handler.
+    section: str = ""
+
+    def matches(self, name: str, action: str) -> bool:
+        return self.name == name and (self.actions is None or action in self.actions)
+
+
+@dataclass(frozen=True)
+class ReconcileSpec:
+    """A capability's repository-wide re-derivation (e.g. every milestone's dashboard), run by `steward
+    reconcile` and its periodic job with an EventContext whose event is a ``reconcile`` event for the
+    repository (no issue). Per-issue state is re-derived through the ``issues.edited`` handlers instead."""
+
+    name: str
+    handler: EventHandler
+    checks: str
+    section: str = ""
+
+
+class Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class RegistryView(Protocol):
+    """What a handler reads of the registry it runs under (``bot.registry.Registry`` is one): the commands
+    (``/steward help``, "did you mean"), the names a configuration file may set, the event handlers
+    (``/steward refresh`` re-runs the ``issues.edited`` ones), and what else is registered (onboarding
+    proposes the settings of each capability that registers something)."""
+
+    @property
+    def commands(self) -> Mapping[str, CommandSpec]: ...
+
+    @property
+    def events(self) -> Sequence[EventSpec]: ...
+
+    @property
+    def reconcilers(self) -> Sequence[ReconcileSpec]: ...
+
+    @property
+    def periodic(self) -> Sequence[Named]: ...
+
+    @property
+    def configurable(self) -> tuple[str, ...]: ...
+
+    def short_names(self) -> frozenset[str]: ...
+
+    def handlers_for(self, name: str, action: str) -> list[EventSpec]: ...
 
 
 @dataclass
@@ -31,7 +120,7 @@ class EventContext:
     forge: Forge
     me: User
     settings: HandlerSettings
-    registry: Registry
+    registry: RegistryView
     log: Any
     prefix: str = "steward"
     # Commands per person and repository (``HandlerSettings.limits``); None: unlimited (tests without Redis).

@@ -11,10 +11,9 @@ from datetime import UTC, datetime, timedelta
 
 from bot import sticky
 from bot.commands import parse_commands
-from bot.context import EventContext
+from bot.context import EventContext, RegistryView
 from bot.forge import Comment, Forge, Issue, NotFound, RepoRef
 from bot.forge.ci import latest_statuses
-from bot.registry import Registry
 from bot.settings import HandlerSettings
 from handlers.debug.board import (
     Board,
@@ -97,7 +96,7 @@ async def read_board(
     *,
     bot_login: str,
     settings: HandlerSettings,
-    registry: Registry,
+    registry: RegistryView,
     prefix: str,
     now: datetime | None = None,
 ) -> Loaded:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from bot import neutralise
+from bot.context import RegistryView
 from bot.forge import ForgeKind, Issue
 from bot.permissions import who_may
-from bot.registry import Registry
 from bot.settings import HandlerSettings, Permission
 from handlers.bug_refinement.document import parse_document
 from handlers.bug_refinement.rules import BugVerdict, document_language, refine_bug
@@ -67,7 +67,7 @@ class LabelSpec:
     description: str
 
 
-def capabilities(registry: Registry, settings: HandlerSettings) -> list[Capability]:
+def capabilities(registry: RegistryView, settings: HandlerSettings) -> list[Capability]:
     """The capabilities this Steward runs, in the settings' order: a section with an ``enabled`` switch that
     some registered handler, command or re-derivation belongs to (or a re-derivation or periodic job is named
     after, for a capability that checks its switch itself)."""
@@ -149,11 +149,13 @@ class Proposal:
     language: Language
 
 
-def command_permissions(registry: Registry, settings: HandlerSettings) -> dict[str, Permission]:
+def command_permissions(registry: RegistryView, settings: HandlerSettings) -> dict[str, Permission]:
     return {name: settings.permission(name, spec.permission) for name, spec in registry.commands.items()}
 
 
-def proposal(kind: ForgeKind, registry: Registry, settings: HandlerSettings, language: Language) -> Proposal:
+def proposal(
+    kind: ForgeKind, registry: RegistryView, settings: HandlerSettings, language: Language
+) -> Proposal:
     caps = capabilities(registry, settings)
     path = config_path(kind)
     config = config_text(
@@ -214,7 +216,7 @@ def pull_body(
     plan: Proposal,
     *,
     kind: ForgeKind,
-    registry: Registry,
+    registry: RegistryView,
     settings: HandlerSettings,
     found: Preview,
     requested_by: str = "",

@@ -23,7 +23,14 @@ from bot.signatures import sign_sha256
 __all__ = ["ThreadedServer", "ThreadedWorker", "free_port", "run_periodic_now"]
 
 T = TypeVar("T")
-SECRET = "e2e-webhook-secret"
+# One webhook secret per test process: runs side by side (pytest-xdist's workers, another developer's run)
+# each bind receivers to free ports, and a port one run's receiver gave up (stopped, or down on purpose in a
+# test) may be taken by another's; a delivery from the first run's sandbox then fails the signature check
+# instead of being queued, and handled, by a Steward it was never meant for.
+SECRET = f"e2e-webhook-secret-{uuid.uuid4().hex[:12]}"
+# The tests speak plain HTTP to 127.0.0.1, so their clients skip TLS: building the default TLS context loads
+# the CA bundle, ~70 ms a client, and an end-to-end test makes several (users, deliveries, each settle).
+PLAIN: Any = {"verify": False}
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -63,6 +70,7 @@ class ForgeUser:
         self.flavor = flavor
         self.base_url = base_url
         self.client = httpx2.Client(
+            **PLAIN,
             base_url=base_url + ("/api/v1" if flavor == "gitea" else ""),
             headers={"Authorization": f"token {token}", "Accept": "application/vnd.github+json"},
             timeout=10,
@@ -309,7 +317,7 @@ def signed_delivery(
             "X-Gitea-Signature": sign_sha256(secret, payload),
             "Content-Type": "application/json",
         }
-        return (client or httpx2.Client(timeout=30)).post(
+        return (client or httpx2.Client(timeout=30, **PLAIN)).post(
             f"{url}/webhooks/gitea", content=payload, headers=gitea
         )
     headers = {
@@ -318,7 +326,7 @@ def signed_delivery(
         "X-Hub-Signature-256": "sha256=" + sign_sha256(secret, payload),
         "Content-Type": "application/json",
     }
-    http = client or httpx2.Client(timeout=30)
+    http = client or httpx2.Client(timeout=30, **PLAIN)
     return http.post(f"{url}/webhooks/github", content=payload, headers=headers)
 
 
@@ -334,16 +342,16 @@ def queue_idle(redis_url: str) -> bool:
 def settle(sandbox_url: str, redis_url: str, timeout: float = 30.0) -> None:
     """Wait until the sandbox has delivered everything and the workers have done everything,
     twice in a row (a job's writes cause new deliveries)."""
-    http = httpx2.Client(base_url=sandbox_url, timeout=timeout + 5)
+    with httpx2.Client(base_url=sandbox_url, timeout=timeout + 5, **PLAIN) as http:
 
-    def quiet() -> bool:
-        idle = http.get("/_sandbox/deliveries/idle", params={"timeout": 5}).json().get("idle")
-        return bool(idle) and queue_idle(redis_url)
+        def quiet() -> bool:
+            idle = http.get("/_sandbox/deliveries/idle", params={"timeout": 5}).json().get("idle")
+            return bool(idle) and queue_idle(redis_url)
 
-    def twice() -> bool:
-        return quiet() and quiet()
+        def twice() -> bool:
+            return quiet() and quiet()
 
-    wait_for(twice, timeout=timeout, what="deliveries and jobs to settle")
+        wait_for(twice, timeout=timeout, what="deliveries and jobs to settle")
 
 
 def dumps(payload: Any) -> bytes:
