@@ -368,6 +368,7 @@ def _reconcile_with(settings: Settings) -> Callable[[str, str], list[str]]:
         from bot.forge import ForgeKind, RepoRef
         from bot.queue import make_redis
         from bot.reconcile import reconcile_all
+        from bot.signing import install_from_settings
         from bot.worker import build_runtime
 
         lines: list[str] = []
@@ -376,6 +377,7 @@ def _reconcile_with(settings: Settings) -> Callable[[str, str], list[str]]:
             redis_client = make_redis(settings.redis_url)
             runtime = build_runtime(settings, redis_client)
             try:
+                await install_from_settings(settings, redis_client)
                 kind: ForgeKind = "gitea" if flavor == "gitea" else "github"
                 report = await reconcile_all(runtime, [(kind, RepoRef.parse(repo))], say=lines.append)
                 lines.append(f"re-checked {report.issues} issue(s); {len(report.errors)} error(s)")

@@ -20,6 +20,13 @@ async def unresolved_forks(ctx: EventContext, repo: RepoRef, number: int) -> tup
     if not parse_forks(issue.body, ctx.settings.forks.headings).forks:
         return ()
     judged = await judge(
-        ctx.forge, repo, number, ctx.settings, bot_login=ctx.me.login, prefix=ctx.prefix, issue=issue
+        ctx.forge,
+        repo,
+        number,
+        ctx.settings,
+        bot_login=ctx.me.login,
+        prefix=ctx.prefix,
+        issue=issue,
+        verifier=await ctx.verifier(repo),
     )
     return judged.verdict.unresolved

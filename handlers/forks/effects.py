@@ -26,6 +26,8 @@ from bot.forge import (
 )
 from bot.permissions import PermissionsUnreadable, who_may
 from bot.settings import HandlerSettings, Permission
+from bot.sticky import MISSING
+from bot.sticky import Record as StickyRecord
 from handlers.forks.juror import RecordedRecord, Source, Verdict, fork_status, requests_in
 from handlers.forks.parse import ForkList, parse_forks
 from handlers.forks.render import KEY, KIND, Hints, data_block, recorded_from, render_comment
@@ -54,6 +56,8 @@ class Judged:
     verdict: Verdict
     comments: list[Comment]
     sticky: Comment | None
+    # What the reconciliation comment's data block was worth (its records count only when it verifies).
+    record: StickyRecord = MISSING
 
 
 def _same_repo(a: RepoRef, b: RepoRef) -> bool:
@@ -102,15 +106,18 @@ async def judge(
     prefix: str = "steward",
     issue: Issue | None = None,
     comments: list[Comment] | None = None,
+    verifier: sticky.Verifier,
 ) -> Judged:
-    """The juror's answer from forge state (reads only)."""
+    """The juror's answer from forge state (reads only). The recorded decisions of a reconciliation comment
+    whose data block does not verify are not used: the verdict is derived from the people's commands."""
     if issue is None:
         issue = await forge.get_issue(repo, number)
     forks = parse_forks(issue.body, settings.forks.headings)
     if comments is None:
         comments = await forge.list_comments(repo, number)
     found = sticky.find(comments, bot_login=bot_login, kind=KIND, key=KEY)
-    recorded = recorded_from(sticky.decode_data(found.body)) if found else {}
+    record = await verifier.comment(found, KIND, KEY)
+    recorded = recorded_from(record.trusted) if found else {}
     required = decide_permission(settings)
     reopen = reopen_permission(settings)
     requests = requests_in(comments, bot_login=bot_login, prefix=prefix)
@@ -139,7 +146,7 @@ async def judge(
         bot_login=bot_login,
         prefix=prefix,
     )
-    return Judged(issue, forks, verdict, comments, found)
+    return Judged(issue, forks, verdict, comments, found, record)
 
 
 def _allowed(login: str, people: dict[str, PermissionLevel], required: Permission, author: str) -> bool:
@@ -208,6 +215,7 @@ async def sync_forks(
         prefix=ctx.prefix,
         issue=issue,
         comments=comments,
+        verifier=await ctx.verifier(),
     )
     cfg = ctx.settings.forks
     ours = {cfg.open_label.casefold(), cfg.resolved_label.casefold()}
@@ -216,10 +224,8 @@ async def sync_forks(
         return None
     async with ctx.holding(number):
         if judged.verdict.forks or judged.sticky is not None:
-            previous: dict[str, RecordedRecord] = (
-                recorded_from(sticky.decode_data(judged.sticky.body)) if judged.sticky else {}
-            )
-            await ctx.upsert_sticky(
+            previous: dict[str, RecordedRecord] = recorded_from(judged.record.trusted)
+            written = await ctx.upsert_sticky(
                 KIND,
                 KEY,
                 render_comment(judged.verdict, hints_for(ctx)),
@@ -227,6 +233,10 @@ async def sync_forks(
                 number=number,
                 comments=judged.comments,
             )
+            if judged.record.broken:
+                await ctx.report_rebuilt(
+                    judged.record, written.comment.html_url or "this issue", number=number
+                )
         await _mirror_labels(ctx, judged.issue, judged.verdict)
     return judged
 
@@ -254,7 +264,7 @@ async def issues_citing(ctx: EventContext, comment_id: int, *, skip: int, limit:
             )
             if found is None:
                 continue
-            cited = sticky.decode_data(found.body)
+            cited = (await ctx.record(found, KIND, KEY)).trusted
             if isinstance(cited, dict) and comment_id in cited.get("sources", []):
                 numbers.append(issue.number)
     return numbers

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-from bot import sticky
 from bot.context import CommandContext, CommandError, EventContext
 from bot.forge import ForgeError, ForgeKind, Milestone, NotFound, RepoRef
 from bot.periodic import PeriodicContext
@@ -37,6 +36,7 @@ from handlers.milestones.effects import (
 )
 from handlers.milestones.gate import evaluate, is_internal
 from handlers.milestones.plan import (
+    KIND,
     SeenDashboard,
     UsageError,
     gate_delay,
@@ -179,7 +179,8 @@ async def gate_command(ctx: CommandContext) -> None:
         internal_marker=settings.internal_marker,
     )
     dashboard = dashboards.get(key)
-    data = DashboardData.from_json(sticky.decode_data(dashboard.body), key) if dashboard else None
+    record = await ctx.record_of_issue(dashboard, KIND, str(key)) if dashboard else None
+    data = DashboardData.from_json(record.trusted, key) if record is not None and record.trusted else None
     await ctx.reply(
         gate_reply(
             milestone_title=ms.title,
@@ -240,8 +241,10 @@ async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef
     others: list[Milestone] = []
     gone: list[int] = []
     seen: dict[int, SeenDashboard] = {}
+    ctx = pctx.repo_context(kind, repo, forge, me, config)
     for key, issue in dashboards.items():
-        decoded = sticky.decode_data(issue.body)
+        # A dashboard whose record does not verify is seen as having none: refreshed, and its closure gated.
+        decoded = (await ctx.record_of_issue(issue, KIND, str(key))).trusted
         data = DashboardData.from_json(decoded, key) if isinstance(decoded, dict) else None
         seen[key] = SeenDashboard(issue.number, issue.title, issue.state, data)
         if key in open_keys or (issue.state == "closed" and data is not None and data.state == "closed"):
@@ -261,7 +264,6 @@ async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef
         grace=settings.grace_period_seconds,
         internal=internal,
     )
-    ctx = pctx.repo_context(kind, repo, forge, me, config)
     for action in actions:
         if action.what == "gate":
             await schedule_gate(ctx, action.key, action.closed_at, delay=action.delay)

@@ -217,8 +217,10 @@ async def _close_orphan(ctx: EventContext, key: int) -> Synced:
     dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, _ms(ctx).labels.dashboard)
     found = dashboards.get(key)
     if found is not None and found.state == "open":
-        body = sticky.fit(
-            KIND, str(key), "This milestone was deleted; nothing to do.", sticky.decode_data(found.body)
+        record = await ctx.record_of_issue(found, KIND, str(key))
+        data = record.trusted if record.trusted is not None else DashboardData(key).to_json()
+        body = await ctx.signed_issue_body(
+            found.id, KIND, str(key), "This milestone was deleted; nothing to do.", data
         )
         await ctx.forge.edit_issue(ctx.repo, found.number, body=body, state="closed")
         return Synced("written", dashboard=found.number)
@@ -263,13 +265,18 @@ async def sync_milestone(
     # A milestone is tracked once it has a dashboard: opened for its first item (or by `/gate`).
     if current is None and not (create or bool(items)):
         return Synced("untracked", result=result)
-    decoded = sticky.decode_data(current.body) if current is not None else None
+    record = await ctx.record_of_issue(current, KIND, str(key)) if current is not None else None
+    decoded = record.trusted if record is not None else None
     if isinstance(decoded, dict):
         data = DashboardData.from_json(decoded, key)
+    elif current is not None:
+        # A dashboard whose record does not verify (edited, deleted, replayed): nothing in it is trusted, and
+        # a closure counts as not settled — its gate is evaluated again, as if the milestone had just closed.
+        data = DashboardData(key)
     else:
-        # A new dashboard (or one whose data block a person destroyed). A closure Steward did not see happen
-        # is taken as settled — it never reopens history — except by the gate check of that very closure.
-        seen_closed = ms.state == "closed" and (current is not None or not gating)
+        # A new dashboard. A closure Steward did not see happen is taken as settled — it never reopens
+        # history — except by the gate check of that very closure.
+        seen_closed = ms.state == "closed" and not gating
         data = DashboardData(key, "closed" if seen_closed else "open", ms.closed_at if seen_closed else None)
     if ms.state == "open" and data.state == "closed":
         data = data.reopen_seen()
@@ -332,6 +339,7 @@ async def sync_milestone(
         gate_at=gate_at,
     )
     text = render_dashboard(view, updated_at=iso(now))
+    # What the body says, unsigned (to compare); the body written is signed for the dashboard issue.
     body = sticky.fit(KIND, str(key), text, data.to_json())
     title = dashboard_title(ms.title)
     issue_state: Literal["open", "closed"] = (
@@ -345,15 +353,21 @@ async def sync_milestone(
             color=DASHBOARD_COLOR,
             description="Steward: a milestone's dashboard",
         )
-        current = await ctx.forge.create_issue(ctx.repo, title, body, labels=[settings.labels.dashboard])
+        # The signature names the issue's id: create it without the record, then sign it in (one more write).
+        current = await ctx.forge.create_issue(
+            ctx.repo, title, sticky.fit(KIND, str(key), text), labels=[settings.labels.dashboard]
+        )
+        signed_body = await ctx.signed_issue_body(current.id, KIND, str(key), text, data.to_json())
+        current = await ctx.forge.edit_issue(
+            ctx.repo, current.number, body=signed_body, state="closed" if issue_state == "closed" else None
+        )
         dashboards[key] = current
         outcome = "created"
-        if issue_state == "closed":
-            current = await ctx.forge.edit_issue(ctx.repo, current.number, state="closed")
     else:
         changes: dict[str, str] = {}
-        if without_stamp(current.body) != without_stamp(body):
-            changes["body"] = body
+        same = without_stamp(sticky.unsigned(current.body)) == without_stamp(body)
+        if not same or record is None or record.outcome != "verified":
+            changes["body"] = await ctx.signed_issue_body(current.id, KIND, str(key), text, data.to_json())
         if current.title != title:
             changes["title"] = title
         if current.state != issue_state:
@@ -368,6 +382,8 @@ async def sync_milestone(
             )
             dashboards[key] = current
             outcome = "written"
+    if record is not None and record.broken:
+        await ctx.report_rebuilt(record, current.html_url or "the dashboard", number=current.number)
     if decision == "reopen":
         closer_now = data.reopened.by if data.reopened else None
         notice = reopen_notice(

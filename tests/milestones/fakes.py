@@ -12,7 +12,7 @@ import structlog
 from bot.commands import Command
 from bot.context import CommandContext, EventContext
 from bot.event_types import CommentSnapshot, Event, IssueSnapshot, MilestoneSnapshot
-from bot.forge import KEEP, Comment, Issue, Keep, Label, Milestone, NotFound, RepoRef, User
+from bot.forge import KEEP, Comment, Issue, Keep, Label, Milestone, NotFound, Repo, RepoRef, User
 from bot.settings import HandlerSettings
 from handlers import build_registry
 
@@ -95,11 +95,16 @@ class FakeForge:
             and (kind == "all" or i.is_pull_request == (kind == "pulls"))
         ]
 
+    async def get_repo(self, repo: RepoRef) -> Repo:
+        return Repo(repo, "main", id=4242)
+
     async def create_issue(
         self, repo: RepoRef, title: str, body: str, labels: Sequence[str] = (), milestone: int | None = None
     ) -> Issue:
         number = max([0, *self.issues]) + 1
-        self.issues[number] = Issue(number, title, body, "open", BOT.login, tuple(labels), milestone)
+        self.issues[number] = Issue(
+            number, title, body, "open", BOT.login, tuple(labels), milestone, id=90_000 + number
+        )
         self.writes.append(f"create issue {number}")
         return self.issues[number]
 
