@@ -37,7 +37,8 @@ def another_job_writes(times: set[int]) -> Any:
 async def test_a_save_with_nothing_moving_writes_once() -> None:
     fake = forge()
     await backlog.on_refine_label(event_context(fake))
-    assert fake.writes == ["create 101", "edit 101", "create 102"], "the interview (created, then its record signed in), then the notice for its author"
+    # The interview (created, then its record signed in), then the notice for its author.
+    assert fake.writes == ["create 101", "edit 101", "create 102"]
     notice = fake.comments[-1].body
     assert notice.startswith("<!-- steward:backlog-notice:round-c1r1 -->")
     assert "@maintainer: round 1 of the refinement — " in notice

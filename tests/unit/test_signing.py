@@ -30,7 +30,7 @@ async def read(keyring: Keyring, body: str, place: Place = PLACE, **kw: object) 
 
 
 def signed(keyring: Keyring, data: object, place: Place = PLACE) -> str:
-    body, seq = sticky.signed(keyring, place, "the board", data)
+    body, _seq = sticky.signed(keyring, place, "the board", data)
     return body
 
 
