@@ -310,3 +310,25 @@ async def install_from_settings(settings: Any, redis: Any) -> Keyring:
     keyring = await keyring_from(secret, settings.verify_keys, redis)
     install(keyring)
     return keyring
+
+
+async def verifying_keyring(settings: Any, public_key_file: str | None = None, redis: Any = None) -> Keyring:
+    """A keyring that only verifies (for `steward verify` and the report commands): the public key in
+    ``public_key_file``, else the keys the settings name (``STEWARD_SIGNING_KEY``'s public half and
+    ``STEWARD_VERIFY_KEYS``), else the key kept in Redis when ``redis`` is given and answers. With none, every
+    signature reads as signed by an unknown key."""
+    if public_key_file:
+        return Keyring(None, [load_public(public_key_file)])
+    public = [load_public(value) for value in settings.verify_keys]
+    if settings.signing_key is not None:
+        public.append(load_private(settings.signing_key.get_secret_value()).public_key())
+    elif redis is not None:
+        try:
+            stored = await redis.get(REDIS_KEY)
+        except Exception:  # Redis not answering: verify with what the settings name
+            stored = None
+        if stored:
+            public.append(
+                load_private(stored.decode() if isinstance(stored, bytes) else str(stored)).public_key()
+            )
+    return Keyring(None, public)

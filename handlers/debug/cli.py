@@ -61,7 +61,7 @@ async def report(
     import handlers
     from bot.config_service import RepoSettings
     from bot.queue import make_redis
-    from bot.signing import install_from_settings
+    from bot.signing import verifying_keyring
     from bot.sticky import Verifier
     from bot.worker import build_runtime
     from handlers.debug.effects import fix_attempts, read_board
@@ -98,7 +98,7 @@ async def report(
                 registry=registry,
                 prefix=settings.command_prefix,
                 verifier=await Verifier.for_repo(
-                    await install_from_settings(settings, runtime.redis), forge, repo
+                    await verifying_keyring(settings, redis=runtime.redis), forge, repo
                 ),
             )
             fixes = await fix_attempts(

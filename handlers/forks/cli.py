@@ -126,7 +126,7 @@ async def _settings_of(forge: Forge, repo: RepoRef, defaults: HandlerSettings) -
 
 async def _run(kind: ForgeKind, repo: RepoRef, number: int, as_json: bool, settings: Settings) -> int:
     from bot.queue import make_redis
-    from bot.signing import install_from_settings
+    from bot.signing import verifying_keyring
     from bot.sticky import Verifier
     from bot.worker import build_runtime
     from handlers.forks.effects import judge
@@ -137,7 +137,7 @@ async def _run(kind: ForgeKind, repo: RepoRef, number: int, as_json: bool, setti
         forge = await runtime.forge(kind, repo)
         handler_settings = await _settings_of(forge, repo, HandlerSettings())
         me = await forge.whoami()
-        keyring = await install_from_settings(settings, redis)
+        keyring = await verifying_keyring(settings, redis=redis)
         judged = await judge(
             forge,
             repo,

@@ -39,6 +39,7 @@ from handlers.milestones.plan import (
     KIND,
     SeenDashboard,
     UsageError,
+    dashboard_key,
     gate_delay,
     parse_gate,
     watch_plan,
@@ -83,6 +84,15 @@ async def on_item(ctx: EventContext) -> None:
     `demilestoned` names the milestone the item left; Gitea's does not (the periodic job notices the
     milestone's counts moved)."""
     if not _enabled(ctx) or ctx.event.issue is None:
+        return
+    issue = ctx.event.issue
+    board = dashboard_key(issue.body) if issue.author.casefold() == ctx.me.login.casefold() else None
+    if board is not None and not issue.is_pull_request:
+        # Someone changed a dashboard (Steward's own edits never reach here): check its record now, in this
+        # event, so that a record that no longer verifies is rebuilt and the note can name who changed it.
+        if ctx.event.action == "edited":
+            async with holding_milestone(ctx, board):
+                await sync_milestone(ctx, board)
         return
     keys = {ctx.event.issue.milestone, ctx.event.milestone.number if ctx.event.milestone else None}
     for key in sorted(k for k in keys if k is not None):

@@ -297,7 +297,9 @@ async def sync_milestone(
     state = ms.state
     gate_at: str | None = None
     if decision != "none" and not gating:
-        delay = gate_delay(ctx.event.forge, ms.closed_at, settings.grace_period_seconds, now)
+        # A closure whose record did not verify is gated as if it had just closed (no webhook will come).
+        rebuilt = record is not None and record.trusted is None
+        delay = gate_delay(ctx.event.forge, ms.closed_at, settings.grace_period_seconds, now, webhook=rebuilt)
         if delay is not None:
             await schedule_gate(ctx, key, ms.closed_at, delay=delay)
         decision = "wait"

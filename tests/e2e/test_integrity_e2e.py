@@ -1,0 +1,152 @@
+"""Issue 23 end to end, on both forges: a collaborator with write access — who may edit anyone's comment and
+any issue body — edits Steward's records. Each forgery now fails: the record does not verify, Steward rebuilds
+it from its source, rewrites it signed and says so once in the thread, naming who changed it; `steward verify`
+with only the public key reports the hand-edited record."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot import sticky
+from bot.runner import ThreadedWorker
+from tests.e2e.conftest import Steward
+from tests.e2e.stack import ROOT, wait_for
+
+FAST = {"grace_period_seconds": 1, "refresh_debounce_seconds": 0.3, "notify": ["maintainer"]}
+pytestmark = pytest.mark.handler_settings(milestones=FAST)
+FORKS = "What we store.\n\n## Open forks\n\n- [ ] F1: Postgres or SQLite?\n"
+
+
+def dashboard(steward: Steward, repo: str) -> dict[str, Any]:
+    [board] = [
+        i
+        for i in steward.maintainer.issues(repo, "milestone-dashboard")
+        if i["user"]["login"] == "steward-bot" and "steward:milestone-dashboard:" in i["body"]
+    ]
+    return board
+
+
+def forge_data(body: str, change: dict[str, Any]) -> str:
+    """``body`` with its data block changed as a person would in the editor (the signature left as it was)."""
+    data = sticky.unverified_data(body)
+    assert isinstance(data, dict)
+    data.update(change)
+    lines = body.splitlines()
+    return "\n".join(sticky.encode_data(data) if ln.startswith("<!-- steward:data ") else ln for ln in lines)
+
+
+def rebuilt_notes(steward: Steward, repo: str, number: int) -> list[str]:
+    return [c["body"] for c in steward.bot_comments(repo, number) if "steward:record-rebuilt:" in c["body"]]
+
+
+def writer(steward: Steward, repo: str) -> None:
+    """The outsider becomes a collaborator with write access (GitHub `push`; Gitea `write`)."""
+    steward.maintainer.add_collaborator(repo, "outsider", "push" if steward.forge == "github" else "write")
+
+
+def verify(steward: Steward, target: str, key_file: Path) -> subprocess.CompletedProcess[str]:
+    """`steward verify` as a reviewer runs it: the forge's API with a read token, and only the public key."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
+    env.update(
+        STEWARD_REDIS_URL="redis://127.0.0.1:1/0",  # no Redis: the public key is all it has
+        STEWARD_GITHUB_API_URL=steward.settings.github_api_url,
+        STEWARD_GITHUB_TOKEN="tok-maintainer",
+        STEWARD_GITEA_URL=str(steward.settings.gitea_url),
+        STEWARD_GITEA_TOKEN="tok-maintainer",
+        STEWARD_LOG_LEVEL="warning",
+    )
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bot.cli",
+            "verify",
+            target,
+            "--forge",
+            steward.forge,
+            "--json",
+            "--bot",
+            "steward-bot",
+            "--public-key",
+            str(key_file),
+        ],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def public_key(steward: Steward, tmp_path: Path) -> Path:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
+    env.update(STEWARD_REDIS_URL=steward.redis_url, STEWARD_LOG_LEVEL="warning")
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "public-key"], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "BEGIN PUBLIC KEY" in done.stdout and "PRIVATE" not in done.stdout
+    path = tmp_path / "steward.pub"
+    path.write_text(done.stdout)
+    return path
+
+
+def test_a_forged_override_in_the_dashboard_is_rebuilt_and_closes_nothing(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    writer(steward, repo)
+    key = m.create_milestone(repo, "v1")
+    m.open_issue(repo, "Still open", milestone=key)
+    steward.settle()
+    board = dashboard(steward, repo)
+    override = {"by": "maintainer", "at": "2026-01-01T00:00:00Z", "reason": "ship it", "overrode": []}
+    steward.outsider.edit_issue(repo, board["number"], body=forge_data(board["body"], {"override": override}))
+    steward.settle()
+    [note] = rebuilt_notes(steward, repo, board["number"])
+    assert "was changed by @outsider; it was rebuilt" in note
+    assert board["html_url"] in note
+    board = dashboard(steward, repo)
+    assert sticky.unverified_data(board["body"])["override"] is None and "Override by" not in board["body"]
+    m.set_milestone_state(repo, key, "closed")
+    steward.settle()
+    if steward.forge == "gitea":
+        steward.run_periodic("milestones")
+    wait_for(lambda: m.milestone(repo, key)["state"] == "open" or None, what="the blocked milestone reopened")
+
+
+def test_a_hand_edited_forks_record_is_reported_by_verify_and_rebuilt(
+    steward: Steward, tmp_path: Path
+) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    writer(steward, repo)
+    number = m.open_issue(repo, "Storage", body=FORKS)
+    steward.settle()
+    key_file = public_key(steward, tmp_path)
+    target = f"{repo}#{number}"
+    done = verify(steward, target, key_file)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["all_verified"] is True
+    # Steward is down while a writer edits its record: the record stays forged until it is back.
+    for each in steward.workers:
+        each.stop()
+    [record] = [c for c in steward.bot_comments(repo, number) if "steward:forks:reconciliation" in c["body"]]
+    steward.outsider.edit_comment(repo, record["id"], forge_data(record["body"], {"sources": [1, 2, 3]}))
+    done = verify(steward, target, key_file)
+    assert done.returncode == 1, done.stdout + done.stderr
+    [row] = json.loads(done.stdout)["records"]
+    assert row["outcome"] == "tampered" and row["record"] == "forks:reconciliation"
+    steward.workers.append(
+        ThreadedWorker(steward.settings, handler_settings=steward.workers[0].handler_settings).start()
+    )
+    steward.settle()
+    [note] = rebuilt_notes(steward, repo, number)
+    assert "was changed by @outsider; it was rebuilt" in note
+    assert verify(steward, target, key_file).returncode == 0, "rewritten, signed"
