@@ -23,6 +23,7 @@ from handlers.milestones.effects import (
     GATE,
     OVERRIDE_NAME,
     REFRESH,
+    comment_digest,
     dashboard_of,
     find_dashboards,
     gate_labels,
@@ -219,7 +220,8 @@ async def _override(ctx: CommandContext, key: int | None, milestone: int | None,
             f"your access to this repository is `{decision.actor_level}`. Ask someone who may run it."
         )
     async with holding_milestone(ctx, key):
-        synced = await sync_milestone(ctx, key, create=True, override=(ctx.actor, reason))
+        recorded = (ctx.actor, reason, ctx.comment.id, comment_digest(ctx.comment.body))
+        synced = await sync_milestone(ctx, key, create=True, override=recorded)
     if synced.result is None:
         raise CommandError("its milestone no longer exists.")
     if synced.result.passed:

@@ -20,7 +20,7 @@ from bot import sticky
 from bot.context import EventContext
 from bot.event_types import Event, MilestoneSnapshot
 from bot.forge import Forge, Issue, Milestone, NotFound, RepoRef
-from bot.permissions import who_may
+from bot.permissions import check, who_may
 from bot.settings import HandlerSettings, MilestoneSettings, Permission
 from handlers.milestones.gate import GateLabels, GateResult, evaluate, is_internal
 from handlers.milestones.plan import (
@@ -234,7 +234,7 @@ async def sync_milestone(
     create: bool = False,
     gating: bool = False,
     closer: str | None = None,
-    override: tuple[str, str] | None = None,
+    override: tuple[str, str, int, str] | None = None,
     milestone: Milestone | None = None,
     dashboards: dict[int, Issue] | None = None,
     now: datetime | None = None,
@@ -243,7 +243,8 @@ async def sync_milestone(
 
     ``gating``: this is the gate check of a closure (its grace period is over: a blocked gate reopens the
     milestone); otherwise an unsettled closure only gets its gate check scheduled. ``create``: open a
-    dashboard even for a milestone without items (``/gate``). ``override``: (who, why) — record this override
+    dashboard even for a milestone without items (``/gate``). ``override``: (who, why, the command comment's
+    id, ``comment_digest`` of its body) — record this override
     first, unless the gate passes (there is nothing to override then).
     ``closer``: who closed the milestone (GitHub's webhook says; Gitea never does)."""
     settings = _ms(ctx)
@@ -280,10 +281,14 @@ async def sync_milestone(
         data = DashboardData(key, "closed" if seen_closed else "open", ms.closed_at if seen_closed else None)
     if ms.state == "open" and data.state == "closed":
         data = data.reopen_seen()
+    if data.override is not None and not await override_holds(ctx, data.override):
+        ctx.log.info("milestones: an override no longer holds; dropped", milestone=key)
+        data = replace(data, override=None)
     if override is not None and not result.passed:
-        actor, reason = override
+        actor, reason, comment, digest = override
         if data.override is None or (data.override.by, data.override.reason) != (actor, reason):
-            data = replace(data, override=override_record(actor, reason, result, now))
+            record_now = override_record(actor, reason, result, now)
+            data = replace(data, override=replace(record_now, comment=comment, digest=digest))
     internal = is_internal(ms.description, settings.internal_marker)
     data = replace(data, counts=(ms.open_issues, ms.closed_issues), internal=internal)
     decision = closure_decision(
@@ -402,6 +407,30 @@ async def sync_milestone(
         "milestone dashboard", milestone=key, outcome=outcome, decision=decision, gate=result.verdict
     )
     return Synced(outcome, decision, result, current.number)
+
+
+def comment_digest(body: str) -> str:
+    """What an override's command comment must still hash to (line endings and trailing space aside)."""
+    text = "\n".join(line.rstrip() for line in body.replace("\r\n", "\n").split("\n")).strip()
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+async def override_holds(ctx: EventContext, override: Override) -> bool:
+    """An override counts only as the command comment it is: the comment still exists, unedited since Steward
+    recorded it, written by the person the override names, who holds the override permission *now*. A
+    legacy override (recorded before comments were kept; only Steward can have signed it) is checked for the
+    permission alone. The dashboard's record never carries authority on its own."""
+    if override.comment:
+        try:
+            comment = await ctx.forge.get_comment(ctx.repo, override.comment)
+        except NotFound:
+            return False
+        if comment.author.casefold() != override.by.casefold():
+            return False
+        if comment_digest(comment.body) != override.digest:
+            return False
+    decision = await check(ctx.forge, ctx.repo, override_permission(ctx), actor=override.by, author="")
+    return decision.allowed
 
 
 def override_record(actor: str, reason: str, result: GateResult, now: datetime) -> Override:

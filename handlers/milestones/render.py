@@ -206,7 +206,13 @@ def _next_action(
     if state == "closed" and data.settled_closed(closed_at):
         closure = data.closure
         if closure is not None and closure.verdict == "overridden":
-            return f"✅ **Closed{_by(closure.by)} at {closure.at}; the gate was overridden.** Nothing to do."
+            # An override is outside the gate: the milestone closed without it, never "passed".
+            why = (
+                f" (override{_by(data.override.by)}: “{plain(data.override.reason, 300)}”)"
+                if data.override is not None
+                else " (overridden)"
+            )
+            return f"⚠️ **Closed{_by(closure.by)} at {closure.at} without the gate{why}.** Nothing to do."
         if closure is not None:
             return f"✅ **Nothing to do: closed{_by(closure.by)} at {closure.at}; gate passed.**"
         return "**Closed.** Steward did not see it close, so it did not check the gate; nothing to do."

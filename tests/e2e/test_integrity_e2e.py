@@ -150,3 +150,28 @@ def test_a_hand_edited_forks_record_is_reported_by_verify_and_rebuilt(
     [note] = rebuilt_notes(steward, repo, number)
     assert "was changed by @outsider; it was rebuilt" in note
     assert verify(steward, target, key_file).returncode == 0, "rewritten, signed"
+
+
+def test_an_override_whose_command_comment_was_edited_no_longer_holds(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    writer(steward, repo)
+    key = m.create_milestone(repo, "v2")
+    m.open_issue(repo, "Never done", milestone=key)
+    steward.settle()
+    board = dashboard(steward, repo)["number"]
+    said = m.comment(repo, board, "/gate override abandoned: the work moved to v3")
+    steward.settle()
+    assert "**The gate is overridden** by @maintainer" in dashboard(steward, repo)["body"]
+    steward.outsider.edit_comment(repo, said, "/gate override whatever I like")
+    steward.settle()
+    # The command the writer added to the maintainer's comment did not run with the maintainer's authority.
+    [refusal] = [c["body"] for c in steward.bot_comments(repo, board) if "-edited-by-other -->" in c["body"]]
+    assert "@outsider: commands added by editing @maintainer's comment do not run" in refusal
+    m.set_milestone_state(repo, key, "closed")
+    steward.settle()
+    if steward.forge == "gitea":
+        steward.run_periodic("milestones")
+    wait_for(lambda: m.milestone(repo, key)["state"] == "open" or None, what="the milestone reopened")
+    body = dashboard(steward, repo)["body"]
+    assert "The gate is overridden" not in body and sticky.unverified_data(body)["override"] is None

@@ -140,6 +140,13 @@ class FakeForge:
         self.writes.append(f"comment on {number}")
         return comment
 
+    async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment:
+        for thread in self.comments.values():
+            for comment in thread:
+                if comment.id == comment_id:
+                    return comment
+        raise NotFound(f"no comment {comment_id}")
+
     async def edit_comment(self, repo: RepoRef, comment_id: int, body: str) -> Comment:
         for number, thread in self.comments.items():
             for index, comment in enumerate(thread):
@@ -261,6 +268,10 @@ def command_context(
         issue=snapshot,
     )
     args = tuple(text.split()[1:])
+    # The person's command comment, as the forge holds it.
+    thread = forge.comments.setdefault(number, [])
+    thread[:] = [c for c in thread if c.id != 77]
+    thread.append(Comment(77, actor, f"/{text}", issue_number=number))
     return CommandContext(
         event=event,
         forge=forge,  # type: ignore[arg-type]

@@ -251,11 +251,37 @@ async def test_an_override_holds_until_the_milestone_is_reopened() -> None:
         context(forge, milestone_event("steward-gate", sender="bob", extra={"closed_at": LONG_AGO}))
     )
     assert forge.milestones[1].state == "closed" and forge.issues[board].state == "closed"
-    assert "the gate was overridden" in forge.issues[board].body
+    assert "without the gate (override by @maria: “abandoned: moved to v2”)" in forge.issues[board].body
+    assert "gate passed" not in forge.issues[board].body
     forge.milestones[1] = replace(forge.milestones[1], state="open", closed_at=None)
     await run_refresh(context(forge, milestone_event("steward-refresh", sender="")))
     assert sticky.unverified_data(forge.issues[board].body)["override"] is None, "reopening ends the override"
     assert forge.issues[board].state == "open"
+
+
+@pytest.mark.parametrize("change", ["edited", "deleted", "demoted"])
+async def test_an_override_counts_only_as_its_command_comment_and_its_authors_permission_now(
+    change: str,
+) -> None:
+    """Issue 23, item 2: the override's command comment edited or deleted after it was recorded, or its author
+    no longer holding the permission: the override no longer holds, and the blocked gate reopens."""
+    forge = FakeForge(permissions={"maria": "maintain"})
+    forge.milestone(1)
+    forge.add("abandoned work", "open")
+    board = await opened_dashboard(forge)
+    await gate_command(command_context(forge, board, "gate override abandoned: moved to v2", actor="maria"))
+    assert sticky.unverified_data(forge.issues[board].body)["override"]["comment"] == 77
+    thread = forge.comments[board]
+    if change == "edited":
+        thread[:] = [replace(c, body="/gate override something else") if c.id == 77 else c for c in thread]
+    elif change == "deleted":
+        thread[:] = [c for c in thread if c.id != 77]
+    else:
+        forge.permissions["maria"] = "write"
+    forge.close_milestone(1, LONG_AGO)
+    await run_gate(context(forge, milestone_event("steward-gate", extra={"closed_at": LONG_AGO})))
+    assert forge.milestones[1].state == "open", "the override no longer holds: reopened"
+    assert sticky.unverified_data(forge.issues[board].body)["override"] is None
 
 
 async def test_who_may_override_and_where() -> None:
@@ -284,7 +310,7 @@ async def test_gate_answers_anyone_and_changes_nothing() -> None:
     board = await opened_dashboard(forge)
     forge.writes.clear()
     await gate_command(command_context(forge, item, "gate", actor="outsider"))
-    [reply] = forge.comments[item]
+    [reply] = [c for c in forge.comments[item] if c.author == "steward-bot"]
     assert "❌ The gate of milestone **v1** is blocked (2):" in reply.body and f"#{board}" in reply.body
     assert forge.writes == [f"comment on {item}"]
     loose = forge.add("no milestone", milestone=None)
@@ -292,7 +318,7 @@ async def test_gate_answers_anyone_and_changes_nothing() -> None:
         await gate_command(command_context(forge, loose, "gate"))
     off = HandlerSettings.model_validate({"milestones": {"enabled": False}})
     await gate_command(command_context(forge, item, "gate", settings=off))
-    assert "switched off" in forge.comments[item][-1].body
+    assert "switched off" in [c for c in forge.comments[item] if c.author == "steward-bot"][-1].body
 
 
 async def test_a_deleted_milestones_dashboard_is_closed() -> None:
