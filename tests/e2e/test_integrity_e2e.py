@@ -9,15 +9,17 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
 from bot import sticky
 from bot.runner import ThreadedWorker
 from tests.e2e.conftest import Steward
-from tests.e2e.stack import ROOT, wait_for
+from tests.e2e.stack import ROOT, reconcile, wait_for
 
 FAST = {"grace_period_seconds": 1, "refresh_debounce_seconds": 0.3, "notify": ["maintainer"]}
 pytestmark = pytest.mark.handler_settings(milestones=FAST)
@@ -175,3 +177,45 @@ def test_an_override_whose_command_comment_was_edited_no_longer_holds(steward: S
     wait_for(lambda: m.milestone(repo, key)["state"] == "open" or None, what="the milestone reopened")
     body = dashboard(steward, repo)["body"]
     assert "The gate is overridden" not in body and sticky.unverified_data(body)["override"] is None
+
+
+def test_upgrading_from_unsigned_records_reopens_nothing(steward: Steward) -> None:
+    """Records written by the previous version (no signature) are accepted once as legacy and signed on first
+    touch: a milestone whose closure that version settled stays closed though its gate is blocked, and the
+    forks record keeps its decisions."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    key = m.create_milestone(repo, "v0.9")
+    m.open_issue(repo, "Never done", milestone=key)
+    number = m.open_issue(repo, "Storage", body=FORKS)
+    steward.settle()
+    for each in steward.workers:
+        each.stop()
+    # What the previous version left: an unsigned dashboard that settled a closure, and an unsigned forks
+    # record. Steward's memory of its signatures is lost with the upgrade (a new Redis).
+    board = dashboard(steward, repo)
+    m.set_milestone_state(repo, key, "closed")
+    closed_at = m.milestone(repo, key)["closed_at"]
+    old = {"v": 1, "key": key, "state": "closed", "closed_at": closed_at, "counts": None, "internal": False}
+    old["closure"] = {"at": closed_at, "by": None, "verdict": "passed"}
+    text = board["body"].split("\n", 3)[-1]
+    steward.bot.edit_issue(repo, board["number"], body=sticky.fit("milestone-dashboard", str(key), text, old))
+    [record] = [c for c in steward.bot_comments(repo, number) if "steward:forks:reconciliation" in c["body"]]
+    steward.bot.edit_comment(repo, record["id"], sticky.unsigned(record["body"]))
+    store = redis.Redis.from_url(steward.redis_url)
+    store.delete("steward:signing:seq")
+    store.set("steward:signing:since", str(time.time()))
+    steward.workers.append(
+        ThreadedWorker(steward.settings, handler_settings=steward.workers[0].handler_settings).start()
+    )
+    steward.settle()
+    if steward.forge == "gitea":
+        steward.run_periodic("milestones")
+    reconciled = reconcile(steward.settings, "--repo", f"{steward.forge}:{repo}")
+    assert reconciled.returncode == 0, reconciled.stderr
+    steward.settle()
+    assert m.milestone(repo, key)["state"] == "closed", "history is not reopened"
+    assert "<!-- steward:sig v1 " in dashboard(steward, repo)["body"], "re-signed on first touch"
+    [record] = [c for c in steward.bot_comments(repo, number) if "steward:forks:reconciliation" in c["body"]]
+    assert "<!-- steward:sig v1 " in record["body"]
+    assert rebuilt_notes(steward, repo, board["number"]) == [] and rebuilt_notes(steward, repo, number) == []

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot import sticky
+from bot import signing, sticky
 from bot.context import CommandError
 from bot.periodic import PeriodicContext
 from bot.settings import HandlerSettings
@@ -401,3 +401,24 @@ async def test_reconcile_refreshes_every_tracked_milestone_and_gates_closures_no
     forge.writes.clear()
     await reconcile_milestones(context(forge, reconcile))
     assert forge.writes == [], "reconciling again writes nothing"
+
+
+async def test_upgrading_reopens_nothing_and_re_signs_the_dashboard() -> None:
+    """Issue 23: a dashboard written before records were signed is accepted once as legacy: its settled
+    closure stays settled (a blocked milestone is not reopened), and the record is signed on first touch."""
+    forge = FakeForge()
+    forge.milestone(1)
+    forge.add("still open", "open")
+    board = await opened_dashboard(forge)
+    forge.close_milestone(1, LONG_AGO)
+    old = {"v": 1, "key": 1, "state": "closed", "closed_at": LONG_AGO, "counts": [1, 0], "internal": False}
+    old["closure"] = {"at": LONG_AGO, "by": None, "verdict": "passed"}
+    forge.set(board, body=sticky.fit("milestone-dashboard", "1", "the old dashboard", old), state="closed")
+    # What Steward remembers of the signatures it wrote is gone too, as after an upgrade.
+    signing.current().memory = signing.LocalMemory()
+    await reconcile_milestones(context(forge, milestone_event("steward-refresh", sender="")))
+    assert forge.milestones[1].state == "closed", "history is not reopened"
+    assert "<!-- steward:sig v1 " in forge.issues[board].body, "re-signed on first touch"
+    assert not any("rebuilt" in c.body for c in forge.comments.get(board, []))
+    await reconcile_milestones(context(forge, milestone_event("steward-refresh", sender="")))
+    assert forge.milestones[1].state == "closed"
