@@ -97,7 +97,20 @@ def public_key(steward: Steward, tmp_path: Path) -> Path:
     assert "BEGIN PUBLIC KEY" in done.stdout and "PRIVATE" not in done.stdout
     path = tmp_path / "steward.pub"
     path.write_text(done.stdout)
+    (tmp_path / "fingerprint").write_text(done.stderr.strip().removeprefix("# "))
     return path
+
+
+def test_steward_config_shows_the_fingerprint_of_the_signing_key(steward: Steward, tmp_path: Path) -> None:
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "Settings?")
+    steward.outsider.comment(repo, number, "/steward config")
+    steward.settle()
+    public_key(steward, tmp_path)
+    fingerprint = (tmp_path / "fingerprint").read_text()
+    assert fingerprint.startswith("ed25519:") and len(fingerprint) == len("ed25519:") + 16
+    [reply] = [c["body"] for c in steward.bot_comments(repo, number) if "steward:reply:" in c["body"]]
+    assert f"with the key `{fingerprint}`" in reply
 
 
 def test_a_forged_override_in_the_dashboard_is_rebuilt_and_closes_nothing(steward: Steward) -> None:
