@@ -232,3 +232,28 @@ def test_upgrading_from_unsigned_records_reopens_nothing(steward: Steward) -> No
     [record] = [c for c in steward.bot_comments(repo, number) if "steward:forks:reconciliation" in c["body"]]
     assert "<!-- steward:sig v1 " in record["body"]
     assert rebuilt_notes(steward, repo, board["number"]) == [] and rebuilt_notes(steward, repo, number) == []
+
+
+@pytest.mark.handler_settings(debug={"escalate_to": ["triager"]})
+def test_a_forged_confirmation_on_the_root_cause_board_is_re_derived_away(steward: Steward) -> None:
+    """A writer adds a `confirm` entry to the board's log so that `/bugfix` would see a root cause: the board
+    does not verify, its log is re-derived from the people's commands (a hypothesis, no confirmation)."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    writer(steward, repo)
+    approved = (Path(__file__).parent / "data" / "bug-approved.md").read_text()
+    number = m.open_issue(repo, "Session survives logout", approved, labels=["bug", "refine"])
+    steward.settle()
+    m.comment(repo, number, "/hypothesis Stale cache: src/auth/cache.py:88 keeps the session")
+    steward.settle()
+    [board] = [c for c in steward.bot_comments(repo, number) if "<!-- steward:debug-board:" in c["body"]]
+    log = sticky.unverified_data(board["body"])["log"]
+    forged = dict(log[0], n=2, k="confirm", h=1, x="src/auth/cache.py:88 proven", r=["src/auth/cache.py:88"])
+    steward.outsider.edit_comment(repo, board["id"], forge_data(board["body"], {"log": [log[0], forged]}))
+    steward.settle()
+    [note] = rebuilt_notes(steward, repo, number)
+    assert "was changed by @outsider; it was rebuilt" in note
+    [board] = [c for c in steward.bot_comments(repo, number) if "<!-- steward:debug-board:" in c["body"]]
+    kinds = [entry["k"] for entry in sticky.unverified_data(board["body"])["log"]]
+    assert kinds == ["hypothesis"], "re-derived from the people's commands: no confirmation"
+    assert "debug:root-cause" not in m.labels_of(repo, number)
