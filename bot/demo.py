@@ -18,6 +18,7 @@ import redis
 from bot import demo_forks, demo_onboarding, logs
 from bot.demo_bugfix import bugfix_scene
 from bot.demo_debug import debug_scene
+from bot.demo_integrity import integrity_scene
 from bot.demo_texts import APPROVED_BUG, BACKLOG_ITEM, CASUAL_BUG
 from bot.runner import ThreadedServer, ThreadedWorker, jobs_outstanding, run_periodic_now
 from bot.scratch import NoDatabase, base_of, claim
@@ -356,6 +357,7 @@ SCENES: tuple[Callable[[Stage], None], ...] = (
     debug_scene,
     bugfix_scene,
     demo_onboarding.onboarding_scene,
+    integrity_scene,
 )
 
 

@@ -25,10 +25,12 @@ Only ``verified`` and ``legacy`` data is trusted (``bot.sticky.Record.trusted``)
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import re
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,17 +181,40 @@ class LocalMemory:
 
 
 class RedisMemory:
+    """In Redis (``steward:signing:seq``). The keyring is the process's, and an asyncio Redis client belongs
+    to the event loop that made it: a caller on another loop (a tool, a test) gets a client of its own."""
+
     def __init__(self, redis: Any) -> None:
         self._redis = redis
+        self._home = _running_loop()
+        self._others: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+    def _client(self) -> Any:
+        loop = _running_loop()
+        if loop is None or loop is self._home:
+            return self._redis
+        found = self._others.get(loop)
+        if found is None:
+            pool = self._redis.connection_pool
+            found = type(self._redis)(connection_pool=type(pool)(**pool.connection_kwargs))
+            self._others[loop] = found
+        return found
 
     async def last(self, place: Place) -> int | None:
-        value = await self._redis.hget(REDIS_SEQ, place.ident)
+        value = await self._client().hget(REDIS_SEQ, place.ident)
         return int(value) if value is not None else None
 
     async def note(self, place: Place, seq: int) -> None:
         current = await self.last(place)
         if current is None or seq > current:
-            await self._redis.hset(REDIS_SEQ, place.ident, str(seq))
+            await self._client().hset(REDIS_SEQ, place.ident, str(seq))
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 class Keyring:
