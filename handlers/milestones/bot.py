@@ -231,8 +231,9 @@ async def _override(ctx: CommandContext, key: int | None, milestone: int | None,
         return
     await ctx.reply(
         f"Override recorded: Steward will not reopen this milestone while the override stands (the dashboard "
-        f"shows it, with the {len(synced.result.blockers)} reasons it sets aside). Close the milestone when "
-        "you are ready; reopening it after that ends the override."
+        f"shows it, with the {len(synced.result.blockers)} reasons it sets aside). It counts as this very "
+        "comment: editing or deleting it, or losing the permission to override, ends it. Close the milestone "
+        "when you are ready; reopening it after that ends the override."
     )
 
 

@@ -228,7 +228,8 @@ def _next_action(
         return (
             f"⚠️ **The gate is overridden**{_by(data.override.by)} ({data.override.at}): "
             f"“{plain(data.override.reason, 300)}”. Steward will not reopen this milestone while the "
-            "override stands; reopening the milestone after it is closed ends the override."
+            "override stands — while its command comment is unedited and its author may still override; "
+            "reopening the milestone after it is closed ends the override."
         )
     if result.passed:
         return (
@@ -412,6 +413,7 @@ def gate_reply(
     if data is not None and data.override is not None:
         lines += [
             "",
-            f"The gate is overridden{_by(data.override.by)}: Steward will not reopen this milestone.",
+            f"The gate is overridden{_by(data.override.by)}: Steward will not reopen this milestone while "
+            "the override stands.",
         ]
     return "\n".join(lines) + f"\n\n{where.strip()}"

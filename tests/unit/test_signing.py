@@ -10,7 +10,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot import sticky
-from bot.signing import Keyring, Place, key_id, load_private, load_public, private_pem, public_pem
+from bot.signing import (
+    Keyring,
+    Place,
+    Signature,
+    key_id,
+    load_private,
+    load_public,
+    parse_signature,
+    private_pem,
+    public_pem,
+)
 
 PLACE = Place("github", 77, "comment", 1001, "debug-board", "5")
 
@@ -139,3 +149,19 @@ async def test_no_other_data_verifies_under_a_signature(
     if other != data:
         swapped = body.replace(sticky.encode_data(data), sticky.encode_data(other))
         assert (await read(_KEY, swapped, remember=False)).trusted is None
+
+
+@given(st.text(max_size=400))
+def test_reading_any_body_never_fails(body: str) -> None:
+    assert parse_signature(body) is None or parse_signature(body) is not None
+    assert sticky.marker_of(body) is None or isinstance(sticky.marker_of(body), tuple)
+
+
+@given(
+    kid=st.from_regex(r"[0-9a-f]{16}", fullmatch=True),
+    seq=st.integers(0, 10**19),
+    sig=st.binary(min_size=64, max_size=64),
+)
+def test_a_signature_line_reads_back(kid: str, seq: int, sig: bytes) -> None:
+    line = Signature(kid, seq, sig).line()
+    assert parse_signature(f"<!-- steward:x:y -->\n{line}\ntext") == Signature(kid, seq, sig)
