@@ -70,6 +70,8 @@ class Loaded:
     # What the board's data block was worth when read (``sticky.Record``): when it did not verify, ``log``
     # was re-derived from the people's command comments and the board must be rewritten.
     record: sticky.Record = sticky.MISSING
+    # The board's comment was deleted although the issue carries its labels: ``log`` was derived again.
+    deleted: bool = False
 
 
 def _timeout(settings: HandlerSettings) -> timedelta:
@@ -168,7 +170,10 @@ async def read_board(
     record = await verifier.comment(board_comment, BOARD_KIND, str(number))
     now = now or now_utc()
     known = sorted(registry.short_names())
-    if board_comment is not None and record.trusted is None:
+    # The board's labels say a board existed: if its comment is gone (any writer may delete it), it is
+    # derived again from the people's commands like a board that does not verify.
+    deleted = board_comment is None and any(label.casefold() in LABELS for label in issue.labels)
+    if (board_comment is not None and record.trusted is None) or deleted:
         stored = await derive_log(
             forge,
             repo,
@@ -185,7 +190,7 @@ async def read_board(
         log = reconcile_log(stored, comments, bot_login=bot_login, known=known, prefix=prefix)
         changed = log != stored or record.outcome == "legacy"
     board = fold(log, now=now, pending_timeout=_timeout(settings))
-    return Loaded(issue, comments, board_comment, log, board, changed, record)
+    return Loaded(issue, comments, board_comment, log, board, changed, record, deleted)
 
 
 async def load(ctx: EventContext, number: int) -> Loaded:
@@ -306,6 +311,14 @@ async def save(ctx: EventContext, loaded: Loaded, add: Entry | None = None) -> B
         await ctx.report_rebuilt(
             loaded.record, written.comment.html_url or "the root-cause board", number=number
         )
+    elif loaded.deleted:
+        await ctx.upsert_sticky(
+            "record-rebuilt",
+            f"deleted-{written.comment.id}",
+            f"Steward's record in {written.comment.html_url or 'the root-cause board'} was deleted; it was "
+            "rebuilt from the commands in this thread. Nothing to do.",
+            number=number,
+        )
     await _mirror_labels(ctx, loaded.issue, board)
     return board
 
@@ -314,6 +327,6 @@ async def refresh(ctx: EventContext, number: int) -> Board | None:
     """Re-derive the board of bug ``number`` when it has one (edits, deletions, time, fix attempts)."""
     async with ctx.holding(number):
         loaded = await load(ctx, number)
-        if loaded.board_comment is None:
+        if loaded.board_comment is None and not loaded.deleted:
             return None
         return await save(ctx, loaded)

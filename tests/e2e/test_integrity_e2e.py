@@ -257,3 +257,22 @@ def test_a_forged_confirmation_on_the_root_cause_board_is_re_derived_away(stewar
     kinds = [entry["k"] for entry in sticky.unverified_data(board["body"])["log"]]
     assert kinds == ["hypothesis"], "re-derived from the people's commands: no confirmation"
     assert "debug:root-cause" not in m.labels_of(repo, number)
+
+
+@pytest.mark.handler_settings(debug={"escalate_to": ["triager"]})
+def test_a_deleted_root_cause_board_is_rebuilt_from_the_commands(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    writer(steward, repo)
+    approved = (Path(__file__).parent / "data" / "bug-approved.md").read_text()
+    number = m.open_issue(repo, "Session survives logout", approved, labels=["bug", "refine"])
+    steward.settle()
+    m.comment(repo, number, "/hypothesis Stale cache: src/auth/cache.py:88 keeps the session")
+    steward.settle()
+    [board] = [c for c in steward.bot_comments(repo, number) if "<!-- steward:debug-board:" in c["body"]]
+    steward.outsider.call("DELETE", f"/repos/{repo}/issues/comments/{board['id']}")
+    steward.settle()
+    [board] = [c for c in steward.bot_comments(repo, number) if "<!-- steward:debug-board:" in c["body"]]
+    assert [e["k"] for e in sticky.unverified_data(board["body"])["log"]] == ["hypothesis"]
+    [note] = rebuilt_notes(steward, repo, number)
+    assert "was deleted; it was rebuilt from the commands in this thread" in note
