@@ -149,6 +149,11 @@ class DryRunForge:
         return Comment(id=next(self._ids), author=me.login, body=body, issue_number=number)
 
     async def edit_comment(self, repo: RepoRef, comment_id: int, body: str) -> Comment:
+        if comment_id < 0:
+            # A comment this run only pretended to create, edited to sign its record in (bot.sticky): the
+            # creation was reported already.
+            me = await self.whoami()
+            return Comment(id=comment_id, author=me.login, body=body)
         old = await self.inner.get_comment(repo, comment_id)
         self._write(f"edit comment {comment_id} on {repo}#{old.issue_number}: {_excerpt(body)}")
         return replace(old, body=body)
@@ -201,7 +206,8 @@ class DryRunForge:
     ) -> Issue:
         self._write(f"open an issue on {repo}: {title!r}")
         me = await self.whoami()
-        return Issue(next(self._ids), title, body, "open", me.login, tuple(labels), milestone)
+        made = next(self._ids)
+        return Issue(made, title, body, "open", me.login, tuple(labels), milestone, id=made)
 
     async def edit_issue(
         self,
@@ -213,6 +219,10 @@ class DryRunForge:
         state: IssueState | None = None,
         milestone: int | Keep | None = KEEP,
     ) -> Issue:
+        if number < 0:
+            # An issue this run only pretended to open, edited to sign its record in: reported already.
+            me = await self.whoami()
+            return Issue(number, title or "", body or "", state or "open", me.login, id=number)
         issue = await self.inner.get_issue(repo, number)
         changes = [
             what
