@@ -146,8 +146,9 @@ async def find_record(
         return None, None
     verified = await ctx.record(comment, RECORD_KIND, str(number))
     if verified.broken:
+        # Not used; the budgets then come from the signed replies. (No "rebuilt" note: this record is
+        # rewritten only when /bugfix next writes it.)
         ctx.log.warning("the bugfix record does not verify; not using it", outcome=verified.outcome)
-        await ctx.report_rebuilt(verified, comment.html_url or "this issue", number=number)
     return comment, Record.from_json(verified.trusted, budgets_of(settings_of(ctx)))
 
 
