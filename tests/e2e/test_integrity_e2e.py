@@ -276,3 +276,30 @@ def test_a_deleted_root_cause_board_is_rebuilt_from_the_commands(steward: Stewar
     assert [e["k"] for e in sticky.unverified_data(board["body"])["log"]] == ["hypothesis"]
     [note] = rebuilt_notes(steward, repo, number)
     assert "was deleted; it was rebuilt from the commands in this thread" in note
+
+
+def test_deleting_the_dashboard_record_does_not_settle_a_blocked_closure(steward: Steward) -> None:
+    """Issue 23: with the data block deleted, a closure used to count as settled. While Steward is down, a
+    writer closes a blocked milestone and deletes the dashboard's record: the closure is gated, reopened."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    writer(steward, repo)
+    key = m.create_milestone(repo, "v3")
+    m.open_issue(repo, "Never done", milestone=key)
+    steward.settle()
+    board = dashboard(steward, repo)
+    for each in steward.workers:
+        each.stop()
+    steward.outsider.set_milestone_state(repo, key, "closed")
+    kept = [ln for ln in board["body"].splitlines() if not ln.startswith("<!-- steward:data ")]
+    steward.outsider.edit_issue(repo, board["number"], body="\n".join(kept))
+    steward.workers.append(
+        ThreadedWorker(steward.settings, handler_settings=steward.workers[0].handler_settings).start()
+    )
+    steward.settle()
+    if steward.forge == "gitea":
+        steward.run_periodic("milestones")
+    wait_for(lambda: m.milestone(repo, key)["state"] == "open" or None, what="the blocked milestone reopened")
+    [note] = rebuilt_notes(steward, repo, board["number"])
+    assert "was changed by @outsider; it was rebuilt" in note
+    assert "<!-- steward:sig v1 " in dashboard(steward, repo)["body"]
