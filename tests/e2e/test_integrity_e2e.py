@@ -301,5 +301,8 @@ def test_deleting_the_dashboard_record_does_not_settle_a_blocked_closure(steward
         steward.run_periodic("milestones")
     wait_for(lambda: m.milestone(repo, key)["state"] == "open" or None, what="the blocked milestone reopened")
     [note] = rebuilt_notes(steward, repo, board["number"])
-    assert "was changed by @outsider; it was rebuilt" in note
+    # Whichever job reads the dashboard first rebuilds it: the edit's (it knows the editor) or the closure's.
+    assert (
+        "was changed by @outsider; it was rebuilt" in note or "could not be verified; it was rebuilt" in note
+    )
     assert "<!-- steward:sig v1 " in dashboard(steward, repo)["body"]
