@@ -340,6 +340,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="a bug's root-cause investigation from the forge: steward debug-report OWNER/REPO#N [--json]",
         add_help=False,
     )
+    sub.add_parser(
+        "verify",
+        help="check every Steward record on an issue or pull request with only the public key: "
+        "steward verify OWNER/REPO#N [--forge F] [--json] [--public-key FILE] (exit 0: all verify)",
+        add_help=False,
+    )
+    sub.add_parser("public-key", help="print the public key Steward signs its records with", add_help=False)
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -354,6 +361,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_forks(argv[1:])
     if argv and argv[0] == "debug-report":
         return cmd_debug_report(argv[1:])
+    if argv and argv[0] in ("verify", "public-key"):
+        from bot import cli_verify
+
+        run = cli_verify.main if argv[0] == "verify" else cli_verify.public_key_main
+        return run(argv[1:])
     if argv and argv[0] == "version":
         from bot.version import steward_version
 

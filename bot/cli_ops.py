@@ -78,6 +78,7 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
     from bot.deferred import SeenRepositories
     from bot.queue import make_redis
     from bot.reconcile import reconcile_all, seen_repos
+    from bot.signing import install_from_settings
     from bot.worker import build_runtime
 
     try:
@@ -88,6 +89,7 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
     redis = make_redis(settings.redis_url)
     runtime = build_runtime(settings, redis)
     try:
+        await install_from_settings(settings, redis)
         kinds = runtime.forge_kinds
         if not kinds:
             print(

@@ -10,21 +10,28 @@ never the other way round.
 from __future__ import annotations
 
 import hashlib
+import time
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bot import sticky
+from bot import signing, sticky
 from bot.budget import CommandBudget, Memo
 from bot.commands import Command
 from bot.config_service import RepoSettings
 from bot.deferred import Deferred
 from bot.events import CommentSnapshot, Event
-from bot.forge import Comment, Forge, ReactionContent, RepoRef, User
+from bot.forge import Comment, Forge, Issue, ReactionContent, RepoRef, User
 from bot.index import Citations
 from bot.locks import IssueLocks, issue_key
 from bot.settings import HandlerSettings, Permission
+
+# Repository ids by forge client and owner/name: an id never changes; a name may come to mean another
+# repository only after a delete or rename, so the cache is short.
+_REPO_IDS: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, float]]] = weakref.WeakKeyDictionary()
+_REPO_ID_TTL = 600.0
 
 
 class CommandError(Exception):
@@ -153,6 +160,99 @@ class EventContext:
     # Work for later (a deferred job, a short claim: ``bot.deferred``); None: no Redis (unit tests).
     deferred: Deferred | None = None
 
+    @property
+    def keyring(self) -> signing.Keyring:
+        """The keys Steward signs and verifies its records with (``bot.signing``)."""
+        return signing.current()
+
+    async def repo_id(self) -> int:
+        """The forge's id of this repository (signed records name it: it survives renames)."""
+        name = self.repo.full_name.casefold()
+        try:
+            cache = _REPO_IDS.setdefault(self.forge, {})
+        except TypeError:  # a forge object that cannot be weakly referenced: no cache
+            cache = {}
+        found = cache.get(name)
+        if found is not None and found[1] > time.monotonic():
+            return found[0]
+        repo_id = (await self.forge.get_repo(self.repo)).id
+        if not repo_id:
+            raise RuntimeError(f"the forge gave no id for repository {self.repo}")
+        cache[name] = (repo_id, time.monotonic() + _REPO_ID_TTL)
+        return repo_id
+
+    async def verifier(self, repo: RepoRef | None = None) -> sticky.Verifier:
+        """Checks records in this repository (or in ``repo``)."""
+        if repo is None or repo == self.repo:
+            return sticky.Verifier(self.keyring, self.forge.kind, await self.repo_id())
+        return await sticky.Verifier.for_repo(self.keyring, self.forge, repo)
+
+    async def record(
+        self, comment: Comment | None, kind: str, key: str, *, expect_data: bool = True
+    ) -> sticky.Record:
+        """What the data block of Steward's ``kind``/``key`` comment is worth (``sticky.Record``): use its
+        ``trusted`` data; when it is ``broken``, rebuild and ``report_rebuilt``."""
+        return await (await self.verifier()).comment(comment, kind, key, expect_data=expect_data)
+
+    async def record_of_issue(
+        self, issue: Issue, kind: str, key: str, *, expect_data: bool = True
+    ) -> sticky.Record:
+        """The same for a record Steward keeps in an issue's body (a milestone's dashboard)."""
+        return await sticky.verify(
+            self.keyring,
+            issue.body,
+            forge=self.forge.kind,
+            repo_id=await self.repo_id(),
+            container="issue",
+            id=issue.id,
+            kind=kind,
+            key=key,
+            # An issue's updated_at moves with every comment and label, not only its body: it cannot tell a
+            # legacy body from an edited one, so only Steward's memory of having signed here does.
+            changed_at="",
+            expect_data=expect_data,
+        )
+
+    async def signed_issue_body(self, issue_id: int, kind: str, key: str, text: str, data: Any) -> str:
+        """An issue body that holds a signed record (the issue must exist: its id is signed)."""
+        place = signing.Place(self.forge.kind, await self.repo_id(), "issue", issue_id, kind, key)
+        body, seq = sticky.signed(self.keyring, place, text, data)
+        await self.keyring.memory.note(place, seq)
+        return body
+
+    def editor_of(self, record: sticky.Record) -> str | None:
+        """Who changed the record, when this very event is that change (`issue_comment.edited` /
+        `issues.edited` by someone other than Steward: the forge's ``sender``)."""
+        place = record.place
+        event = self.event
+        if place is None or event.action != "edited" or not event.sender:
+            return None
+        if event.sender.casefold() == self.me.login.casefold():
+            return None
+        if place.container == "comment" and event.comment is not None and event.comment.id == place.id:
+            return event.sender
+        if place.container == "issue" and event.issue is not None and event.comment is None:
+            issue_id = getattr(event.issue, "id", 0)
+            if issue_id in (0, place.id):
+                return event.sender
+        return None
+
+    async def report_rebuilt(self, record: sticky.Record, link: str, *, number: int | None = None) -> None:
+        """One short note in the thread: Steward's record at ``link`` was changed (by whom, when this event
+        says) or could not be verified, and was rebuilt. Once per broken version of the record."""
+        if not record.broken or record.place is None:
+            return
+        editor = self.editor_of(record)
+        what = f"was changed by @{editor}" if editor else "could not be verified"
+        if record.outcome == "replayed":
+            what = f"was replaced by an older version{f' by @{editor}' if editor else ''}"
+        text = f"Steward's record in {link} {what}; it was rebuilt. Nothing to do."
+        # Keyed by the broken version itself: a replayed job finds its note (sticky) and writes nothing.
+        key = f"{record.place.ident}\0{record.outcome}\0{record.seq}\0{record.shown!r}"
+        digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+        self.log.warning("record rebuilt", kind=record.place.kind, outcome=record.outcome, editor=editor)
+        await self.upsert_sticky("record-rebuilt", digest, text, number=number)
+
     def for_event(self, event: Event) -> EventContext:
         """The same context around another event (e.g. an issue re-read from the forge)."""
         return EventContext(
@@ -224,6 +324,8 @@ class EventContext:
             data=data,
             comments=comments,
             limit=sticky.MAX_CHARS,
+            keyring=self.keyring if data is not None else None,
+            repo_id=await self.repo_id() if data is not None else 0,
         )
         self.log.info("sticky comment", kind=kind, key=key, outcome=result.outcome)
         return result

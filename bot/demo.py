@@ -18,6 +18,7 @@ import httpx2
 from bot import demo_forks, demo_onboarding, demo_scenes, logs
 from bot.demo_bugfix import bugfix_scene
 from bot.demo_debug import debug_scene
+from bot.demo_integrity import integrity_scene
 from bot.demo_stage import CONFIG_PATHS, DEMO_CONFIG, USERS, Person, Stage, redis_ok, say, settle
 from bot.runner import ThreadedServer, ThreadedWorker, run_periodic_now
 from bot.scratch import NoDatabase, base_of, claim
@@ -51,6 +52,7 @@ TOUR: tuple[Scene, ...] = (
     demo_forks.forks_scene,
     debug_scene,
     bugfix_scene,
+    integrity_scene,
 )
 
 
@@ -63,6 +65,7 @@ def _reconcile_with(settings: Settings) -> Callable[[str, str], list[str]]:
         from bot.forge import ForgeKind, RepoRef
         from bot.queue import make_redis
         from bot.reconcile import reconcile_all
+        from bot.signing import install_from_settings
         from bot.worker import build_runtime
 
         lines: list[str] = []
@@ -71,6 +74,7 @@ def _reconcile_with(settings: Settings) -> Callable[[str, str], list[str]]:
             redis_client = make_redis(settings.redis_url)
             runtime = build_runtime(settings, redis_client)
             try:
+                await install_from_settings(settings, redis_client)
                 kind: ForgeKind = "gitea" if flavor == "gitea" else "github"
                 report = await reconcile_all(runtime, [(kind, RepoRef.parse(repo))], say=lines.append)
                 lines.append(f"re-checked {report.issues} issue(s); {len(report.errors)} error(s)")

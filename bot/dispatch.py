@@ -121,6 +121,18 @@ async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:
         return []
     if comment.author.casefold() == ctx.me.login.casefold():
         return []
+    sender = ctx.event.sender
+    if ctx.event.action == "edited" and sender and sender.casefold() != comment.author.casefold():
+        # Anyone with write access may edit anyone's comment: a command added that way would run with the
+        # comment author's authority. It runs only from its author's own hand (DESIGN §3.13).
+        if _commands_of(ctx, prefix):
+            await ctx.upsert_sticky(
+                "reply",
+                f"{comment.id}-edited-by-other",
+                f"@{sender}: commands added by editing @{comment.author}'s comment do not run — a command "
+                "counts only as written by its author. Write it in a comment of your own.",
+            )
+        return ["refused:edited-by-other"]
     ran: list[str] = []
     seen: Counter[tuple[str, tuple[str, ...]]] = Counter()
     for command in await _commands_of(ctx, prefix):

@@ -190,6 +190,12 @@ class DryRunForge:
 
     async def edit_comment(self, repo: RepoRef, comment_id: int, body: str) -> Comment:
         old = await self.get_comment(repo, comment_id)
+        if comment_id < 0:
+            # A comment this run only pretended to create, edited to sign its record in (bot.sticky): the
+            # creation was reported already.
+            edited = replace(old, body=body)
+            self._comments[comment_id] = edited
+            return edited
         self._write(f"edit comment {comment_id} on {repo}#{old.issue_number}: {_excerpt(body)}")
         edited = replace(old, body=body)
         if comment_id < 0:
@@ -246,7 +252,8 @@ class DryRunForge:
     ) -> Issue:
         self._write(f"open an issue on {repo}: {title!r}")
         me = await self.whoami()
-        made = Issue(next(self._ids), title, body, "open", me.login, tuple(labels), milestone)
+        number = next(self._ids)
+        made = Issue(number, title, body, "open", me.login, tuple(labels), milestone, id=number)
         self._issues[made.number] = made
         return made
 
@@ -261,6 +268,10 @@ class DryRunForge:
         milestone: int | Keep | None = KEEP,
     ) -> Issue:
         issue = await self.get_issue(repo, number)
+        if number < 0 and body is not None and title is None and state is None and milestone is KEEP:
+            # An issue this run only pretended to open, edited to sign its record in: reported already.
+            self._issues[number] = replace(issue, body=body)
+            return self._issues[number]
         changes = [
             what
             for what, given in (

@@ -44,6 +44,13 @@ class Settings(BaseSettings):
     gitea_token: SecretStr | None = None
     gitea_webhook_secrets: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
 
+    # The Ed25519 private key that signs Steward's records (PEM text, or the path of a PEM file). Without one,
+    # Steward makes a key at its first start and keeps it in Redis (pin it: docs/integrity.md).
+    signing_key: SecretStr | None = None
+    # More public keys whose signatures verify (PEM texts or file paths, comma-separated): the keys used
+    # before a rotation.
+    verify_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)
+
     # The bot's own login; discovered from the forge when empty.
     bot_login: str | None = None
     # The name of the canonical command prefix: `/steward help`.
@@ -95,7 +102,7 @@ class Settings(BaseSettings):
     # quota left, keeping the rest for people's commands; 0: never for the quota.
     reconcile_quota_floor: float = Field(default=0.5, ge=0, le=1)
 
-    @field_validator("github_webhook_secrets", "gitea_webhook_secrets", mode="before")
+    @field_validator("github_webhook_secrets", "gitea_webhook_secrets", "verify_keys", mode="before")
     @classmethod
     def _csv(cls, value: object) -> object:
         return _split_csv(value)

@@ -59,6 +59,7 @@ from bot.queue import JOB_FUNCTION, QUEUE_NAME, RECONCILE_FUNCTION, make_redis, 
 from bot.reconcile import reconcile_all, seen_repos
 from bot.registry import Registry
 from bot.settings import HandlerSettings, Settings
+from bot.signing import install_from_settings
 from bot.status import serve as serve_status
 
 log = logs.get("steward.worker")
@@ -382,6 +383,7 @@ def create_worker(
     async def startup(ctx: dict[str, Any]) -> None:
         # Runs again when the worker starts over after Redis went away before its polling loop.
         ctx["runtime"] = runtime
+        await install_from_settings(settings, redis)
         if settings.worker_metrics_port and not started:
             started.append(await serve_status(settings.worker_metrics_port, watch))
         if settings.reconcile_on_start:

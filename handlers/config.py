@@ -214,7 +214,11 @@ async def close_error_issue(ctx: EventContext, sha: str) -> None:
 )
 async def config_command(ctx: CommandContext) -> None:
     config = ctx.config if ctx.config is not None else RepoSettings(ctx.settings)
-    await ctx.reply(render_config(config, ctx.prefix))
+    signed = (
+        f"\n\nSteward signs the records it keeps in comments with the key `{ctx.keyring.fingerprint}` "
+        "(`steward verify OWNER/REPO#N` checks them with the public key)."
+    )
+    await ctx.reply(render_config(config, ctx.prefix) + signed)
 
 
 def _touched(paths: Sequence[str], kind: str) -> list[str]:

@@ -81,6 +81,8 @@ class Repo:
     default_branch: str
     private: bool = False
     html_url: str = ""
+    # The forge's id of the repository: it survives renames and transfers (signed records name it).
+    id: int = 0
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,8 @@ class Issue:
     html_url: str = ""
     # The forge's global id (GitHub's dependency API wants it rather than the number).
     id: int = 0
+    # When anything about it last changed (its body, labels, comments …), as the forge says.
+    updated_at: str = ""
 
     def has_label(self, name: str) -> bool:
         wanted = name.casefold()

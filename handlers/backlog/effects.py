@@ -49,18 +49,28 @@ class Conflict(Exception):
     """The interview or spec moved twice while a job was saving."""
 
 
-def _decode(comments: list[Comment], login: str, kind: str) -> tuple[Any, str | None]:
-    comment = sticky.find(comments, bot_login=login, kind=kind, key=KEY)
+async def _decode(
+    ctx: EventContext, comments: list[Comment], kind: str
+) -> tuple[Any, str | None, sticky.Record]:
+    """The trusted data of Steward's ``kind`` comment: a block that does not verify counts as none, so the
+    state is derived again from the issue and the people's commands."""
+    comment = sticky.find(comments, bot_login=ctx.me.login, kind=kind, key=KEY)
     if comment is None:
-        return None, None
-    return sticky.decode_data(comment.body), comment.body
+        return None, None, sticky.MISSING
+    record = await ctx.record(comment, kind, KEY)
+    if record.broken:
+        ctx.log.warning("a refinement record does not verify; ignoring it", kind=kind, outcome=record.outcome)
+    return record.trusted, comment.body, record
 
 
 async def load(ctx: EventContext, issue: Issue | None = None) -> Thread:
     issue = issue if issue is not None else await ctx.forge.get_issue(ctx.repo, ctx.number)
     comments = await ctx.forge.list_comments(ctx.repo, issue.number)
-    raw_interview, interview_body = _decode(comments, ctx.me.login, KIND_INTERVIEW)
-    raw_spec, spec_body = _decode(comments, ctx.me.login, KIND_SPEC)
+    raw_interview, interview_body, interview_record = await _decode(ctx, comments, KIND_INTERVIEW)
+    raw_spec, spec_body, spec_record = await _decode(ctx, comments, KIND_SPEC)
+    broken = tuple(
+        (k, r) for k, r in ((KIND_INTERVIEW, interview_record), (KIND_SPEC, spec_record)) if r.broken
+    )
     interview: iv.Interview | None = None
     spec = SpecRecord()
     try:
@@ -73,7 +83,7 @@ async def load(ctx: EventContext, issue: Issue | None = None) -> Thread:
             spec = SpecRecord.model_validate(raw_spec)
     except ValidationError:
         ctx.log.warning("unreadable spec data; keeping no history", issue=issue.number)
-    return Thread(issue, comments, interview, spec, interview_body, spec_body)
+    return Thread(issue, comments, interview, spec, interview_body, spec_body, broken)
 
 
 async def _write(ctx: EventContext, thread: Thread, plan: Plan) -> None:
@@ -125,6 +135,11 @@ async def _write(ctx: EventContext, thread: Thread, plan: Plan) -> None:
             )
     for key, text in notices:
         await _notify(ctx, thread, key, text)
+    rewritten = {KIND_SPEC: plan.spec is not None, KIND_INTERVIEW: plan.interview is not None}
+    for kind, record in thread.broken:
+        if rewritten[kind]:
+            found = sticky.find(thread.comments, bot_login=ctx.me.login, kind=kind, key=KEY)
+            await ctx.report_rebuilt(record, found.html_url if found else "this issue", number=issue.number)
     for name in plan.add_labels:
         if not issue.has_label(name):
             await ctx.forge.ensure_label(

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from bot import sticky
 from bot.context import CommandError
 from bot.forge import Comment, Issue
 from bot.settings import BacklogSettings
@@ -48,6 +49,8 @@ class Thread:
     spec: SpecRecord = field(default_factory=SpecRecord)
     interview_body: str | None = None
     spec_body: str | None = None
+    # Records whose data block did not verify (ignored above; reported once they are rewritten).
+    broken: tuple[tuple[str, sticky.Record], ...] = ()
 
     @property
     def fingerprint(self) -> tuple[str | None, str | None]:

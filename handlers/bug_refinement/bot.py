@@ -23,7 +23,7 @@ from bot.context import CommandContext, EventContext
 from bot.forge import Comment, Forge, Issue, NotFound, RepoRef
 from bot.registry import Registry
 from bot.settings import BugRefinementSettings
-from bot.sticky import decode_data, find
+from bot.sticky import find
 from handlers.bug_kind import is_bug_report
 from handlers.bug_refinement.comment import (
     RESOLVED_TEXT,
@@ -218,7 +218,11 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
     """Refine one bug issue; returns what happened (for logs and replies)."""
     comments = await ctx.forge.list_comments(ctx.repo, issue.number)
     existing, recorded = _recorded(comments, bot_login=ctx.me.login, kind=VERDICT_KIND, key=issue.number)
-    data: dict[str, Any] = (decode_data(existing.body) or {}) if existing else {}
+    # Its data block counts only when it verifies; otherwise the verdict is derived from the body again.
+    checked = await ctx.record(existing, VERDICT_KIND, str(issue.number), expect_data=False)
+    data: dict[str, Any] = checked.trusted if isinstance(checked.trusted, dict) else {}
+    if checked.broken:
+        recorded = None
     digest = body_digest(issue.body)
     bug_id = bug_id_of(ctx.repo, issue.number)
     if existing is not None and recorded is not None and is_locked(recorded):

@@ -240,7 +240,7 @@ async def on_ci(ctx: EventContext) -> None:
         return
     bugs = await ctx.forge.list_issues(ctx.repo, labels=[OPEN_LABEL], state="open")
     for bug in bugs[:MAX_OPEN_BUGFIXES]:
-        _, record = find_record(ctx, await ctx.forge.list_comments(ctx.repo, bug.number), bug.number)
+        _, record = await find_record(ctx, await ctx.forge.list_comments(ctx.repo, bug.number), bug.number)
         if record is None:
             continue
         pull = await ctx.forge.find_pull_request(ctx.repo, record.branch)
@@ -262,7 +262,7 @@ async def sync_open_bugfixes(ctx: EventContext) -> int:
     seen = 0
     bugs = await ctx.forge.list_issues(ctx.repo, labels=[OPEN_LABEL], state="open")
     for bug in bugs[:MAX_OPEN_BUGFIXES]:
-        _, record = find_record(ctx, await ctx.forge.list_comments(ctx.repo, bug.number), bug.number)
+        _, record = await find_record(ctx, await ctx.forge.list_comments(ctx.repo, bug.number), bug.number)
         if record is None:
             continue
         pull = await ctx.forge.find_pull_request(ctx.repo, record.branch)

@@ -136,13 +136,20 @@ class Record:
         )
 
 
-def find_record(
+async def find_record(
     ctx: EventContext, comments: Sequence[Comment], number: int
 ) -> tuple[Comment | None, Record | None]:
+    """The bug's bugfix record, when its data block verifies (one that does not is not used: the budgets then
+    come from Steward's own signed replies, ``ledger_events``)."""
     comment = sticky.find(list(comments), bot_login=ctx.me.login, kind=RECORD_KIND, key=str(number))
     if comment is None:
         return None, None
-    return comment, Record.from_json(sticky.decode_data(comment.body), budgets_of(settings_of(ctx)))
+    verified = await ctx.record(comment, RECORD_KIND, str(number))
+    if verified.broken:
+        # Not used; the budgets then come from the signed replies. (No "rebuilt" note: this record is
+        # rewritten only when /bugfix next writes it.)
+        ctx.log.warning("the bugfix record does not verify; not using it", outcome=verified.outcome)
+    return comment, Record.from_json(verified.trusted, budgets_of(settings_of(ctx)))
 
 
 async def write_record(
@@ -196,7 +203,7 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
     settings = settings_of(ctx)
     issue = await forge.get_issue(repo, number)
     comments = await forge.list_comments(repo, number)
-    _, record = find_record(ctx, comments, number)
+    _, record = await find_record(ctx, comments, number)
     repository = await forge.get_repo(repo)
     if record is not None and await forge.get_branch(repo, record.branch) is not None:
         await _resume(ctx, issue, record, repository.html_url, comments)
@@ -385,6 +392,8 @@ async def ledger_events(
     found: list[Event] = []
     budgets = record.budgets
     ledger_head = sticky.marker(LEDGER_KIND, str(number))
+    verifier = await ctx.verifier()
+    blocks = trusted = 0
     for where in dict.fromkeys((number, *record.pulls)):
         if where not in cache:
             cache[where] = await ctx.forge.list_comments(ctx.repo, where)
@@ -392,9 +401,16 @@ async def ledger_events(
             if comment.author.casefold() != ctx.me.login.casefold():
                 continue
             body = comment.body.lstrip()
-            data = sticky.decode_data(body) if body.startswith((_REPLY_HEAD, ledger_head)) else None
+            head = sticky.marker_of(body) if body.startswith((_REPLY_HEAD, ledger_head)) else None
+            if head is None:
+                continue
+            # Each reply's block verifies on its own: one forged or deleted comment changes nothing.
+            checked = await verifier.comment(comment, head[0], head[1], expect_data=False)
+            blocks += checked.outcome != "missing"
+            data = checked.trusted
             if not isinstance(data, Mapping) or data.get("bug") != number:
                 continue
+            trusted += 1
             if body.startswith(ledger_head):
                 budgets = _lowest(budgets, Budgets.from_json(data.get("budgets"), budgets))
                 raw_events = data.get("events")
@@ -406,6 +422,8 @@ async def ledger_events(
             event = event_from_json(data.get("bugfix"))
             if event is not None:
                 found.append(event)
+    if blocks and not trusted:
+        budgets = Budgets(0, 0, 0)  # nothing Steward wrote verifies: the budgets count as spent
     return LedgerSources(found, budgets)
 
 
@@ -521,7 +539,7 @@ async def bugfix_of_branch(ctx: EventContext, branch: str) -> tuple[int, Record]
     if number is None:
         return None
     comments = await ctx.forge.list_comments(ctx.repo, number)
-    _, record = find_record(ctx, comments, number)
+    _, record = await find_record(ctx, comments, number)
     if record is None or record.branch != branch:
         return None
     return number, record

@@ -27,6 +27,13 @@ async def unresolved_forks(
     if not tracked(issue.body, issue.labels, ctx.settings):
         return ()
     judged = await judge(
-        ctx.forge, repo, number, ctx.settings, bot_login=ctx.me.login, prefix=ctx.prefix, issue=issue
+        ctx.forge,
+        repo,
+        number,
+        ctx.settings,
+        bot_login=ctx.me.login,
+        prefix=ctx.prefix,
+        issue=issue,
+        verifier=await ctx.verifier(repo),
     )
     return judged.verdict.unresolved

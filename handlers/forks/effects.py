@@ -27,6 +27,8 @@ from bot.forge import (
 )
 from bot.permissions import PermissionsUnreadable, who_may
 from bot.settings import HandlerSettings, Permission
+from bot.sticky import MISSING
+from bot.sticky import Record as StickyRecord
 from handlers.forks.juror import COMMANDS, RecordedRecord, Request, Source, Verdict, fork_status, requests_of
 from handlers.forks.parse import ForkList, parse_forks
 from handlers.forks.render import (
@@ -69,6 +71,8 @@ class Judged:
     comments: list[Comment]
     sticky: Comment | None
     remembered: dict[str, str]
+    # What the reconciliation comment's data block was worth (its records count only when it verifies).
+    record: StickyRecord = MISSING
 
 
 def _same_repo(a: RepoRef, b: RepoRef) -> bool:
@@ -117,8 +121,10 @@ async def judge(
     prefix: str = "steward",
     issue: Issue | None = None,
     comments: list[Comment] | None = None,
+    verifier: sticky.Verifier,
 ) -> Judged:
-    """The juror's answer from forge state (reads only).
+    """The juror's answer from forge state (reads only). The recorded decisions of a reconciliation comment
+    whose data block does not verify are not used: the verdict is derived from the people's commands.
 
     Cost: a comment is parsed only when some line of it looks like a fork command (a linear scan, no
     markdown); the parse is bounded (``bot.commands``), cached by (comment id, updated_at) — each comment is
@@ -130,7 +136,8 @@ async def judge(
     if comments is None:
         comments = await forge.list_comments(repo, number)
     found = sticky.find(comments, bot_login=bot_login, kind=KIND, key=KEY)
-    data = sticky.decode_data(found.body) if found else None
+    record = await verifier.comment(found, KIND, KEY)
+    data = record.trusted if found else None
     recorded = recorded_from(data)
     remembered = remembered_from(data)
     required = decide_permission(settings)
@@ -175,7 +182,7 @@ async def judge(
         prefix=prefix,
         requests=requests,
     )
-    return Judged(issue, forks, verdict, comments, found, remembered)
+    return Judged(issue, forks, verdict, comments, found, remembered, record)
 
 
 def _allowed(login: str, people: dict[str, PermissionLevel], required: Permission, author: str) -> bool:
@@ -244,6 +251,7 @@ async def sync_forks(
         prefix=ctx.prefix,
         issue=issue,
         comments=comments,
+        verifier=await ctx.verifier(),
     )
     cfg = ctx.settings.forks
     ours = {cfg.open_label.casefold(), cfg.resolved_label.casefold()}
@@ -252,13 +260,11 @@ async def sync_forks(
         return None
     async with ctx.holding(number):
         if judged.verdict.forks or judged.sticky is not None:
-            previous: dict[str, RecordedRecord] = (
-                recorded_from(sticky.decode_data(judged.sticky.body)) if judged.sticky else {}
-            )
+            previous: dict[str, RecordedRecord] = recorded_from(judged.record.trusted)
             data = data_block(judged.verdict, previous, judged.remembered)
             # Indexed before the comment is written: the index may only over-approximate.
             await _index(ctx, number, data.get("sources", []))
-            await ctx.upsert_sticky(
+            written = await ctx.upsert_sticky(
                 KIND,
                 KEY,
                 render_comment(judged.verdict, hints_for(ctx)),
@@ -266,6 +272,10 @@ async def sync_forks(
                 number=number,
                 comments=judged.comments,
             )
+            if judged.record.broken:
+                await ctx.report_rebuilt(
+                    judged.record, written.comment.html_url or "this issue", number=number
+                )
         await _mirror_labels(ctx, judged.issue, judged.verdict)
     return judged
 
@@ -311,7 +321,7 @@ async def _scan_citations(ctx: EventContext, *, limit: int, skip: int = 0) -> li
                 kind=KIND,
                 key=KEY,
             )
-            data = sticky.decode_data(mine.body) if mine is not None else None
+            data = (await ctx.record(mine, KIND, KEY)).trusted if mine is not None else None
             cited = data.get("sources", []) if isinstance(data, dict) else []
             found.append((issue.number, {c for c in cited if isinstance(c, int)}))
     return found

@@ -199,7 +199,13 @@ def _next_action(
     if state == "closed" and data.settled_closed(closed_at):
         closure = data.closure
         if closure is not None and closure.verdict == "overridden":
-            return f"✅ **Closed{_by(closure.by)} at {closure.at}; the gate was overridden.** Nothing to do."
+            # An override is outside the gate: the milestone closed without it, never "passed".
+            why = (
+                f" (override{_by(data.override.by)}: “{plain(data.override.reason, 300)}”)"
+                if data.override is not None
+                else " (overridden)"
+            )
+            return f"⚠️ **Closed{_by(closure.by)} at {closure.at} without the gate{why}.** Nothing to do."
         if closure is not None:
             return f"✅ **Nothing to do: closed{_by(closure.by)} at {closure.at}; gate passed.**"
         return "**Closed.** Steward did not see it close, so it did not check the gate; nothing to do."
@@ -215,7 +221,8 @@ def _next_action(
         return (
             f"⚠️ **The gate is overridden**{_by(data.override.by)} ({data.override.at}): "
             f"“{plain(data.override.reason, 300)}”. Steward will not reopen this milestone while the "
-            "override stands; reopening the milestone after it is closed ends the override."
+            "override stands — while its command comment is unedited and its author may still override; "
+            "reopening the milestone after it is closed ends the override."
         )
     if result.passed:
         return (
@@ -397,6 +404,7 @@ def gate_reply(
     if data is not None and data.override is not None:
         lines += [
             "",
-            f"The gate is overridden{_by(data.override.by)}: Steward will not reopen this milestone.",
+            f"The gate is overridden{_by(data.override.by)}: Steward will not reopen this milestone while "
+            "the override stands.",
         ]
     return "\n".join(lines) + f"\n\n{where.strip()}"

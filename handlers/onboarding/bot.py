@@ -113,6 +113,7 @@ async def _onboard(ctx: EventContext, *, explicit: bool, requested_by: str) -> O
         settings=settings,
         found=preview(bugs, repo=ctx.repo.full_name, refined_at=stamp),
         requested_by=requested_by,
+        fingerprint=ctx.keyring.fingerprint,
     )
     files = [FileChange(path, text.encode()) for path, text in plan.files.items()]
     await ctx.forge.commit_files(ctx.repo, base=base, branch=BRANCH, files=files, message=TITLE)

@@ -220,8 +220,10 @@ def pull_body(
     settings: HandlerSettings,
     found: Preview,
     requested_by: str = "",
+    fingerprint: str = "",
 ) -> str:
-    """The pull request's description, for a maintainer deciding whether to merge it."""
+    """The pull request's description, for a maintainer deciding whether to merge it. ``fingerprint``: the key
+    Steward signs its records with."""
     on = [c for c in plan.capabilities if c.enabled]
     who = f" (asked for by @{requested_by})" if requested_by else ""
     lines = [
@@ -269,6 +271,15 @@ def pull_body(
         permission = settings.permission(name, spec.permission)
         cells = (f"`/steward {spec.usage}`", spec.help, who_may(permission, short=True, forge=kind))
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    if fingerprint:
+        lines += [
+            "",
+            "## Checking Steward's records",
+            "",
+            f"Steward signs every record it keeps in a comment with the key `{fingerprint}`. Anyone can "
+            "check them without trusting Steward: `steward verify OWNER/REPO#N --public-key steward.pub`, "
+            "with the public key the operator prints with `steward public-key`.",
+        ]
     lines += [
         "",
         "## A preview on this repository",

@@ -35,7 +35,8 @@ def test_a_new_bug_is_pending_then_refined_rejected_then_approved_and_locked(ste
     steward.settle()
     [comment] = verdict_comments(steward, repo, number)
     body = str(comment["body"])
-    assert body.splitlines()[2].startswith("## ❌ Bug report not ready: ")
+    # The marker, the data block, its signature (docs/integrity.md), then what a reader sees first.
+    assert body.splitlines()[3].startswith("## ❌ Bug report not ready: ")
     for code in (
         "VISION_EMPTY",
         "AC_MISSING_GHERKIN",

@@ -150,7 +150,7 @@ def test_from_hypotheses_to_an_evidenced_root_cause(steward: Steward) -> None:
     answer = ask(steward, repo, number)
     assert (answer.allowed, answer.hypothesis, answer.locations) == (True, "H1", ("src/auth/cache.py:88",))
     assert ask(steward, repo, number, "H2").outcome == "not_confirmed"
-    data = sticky.decode_data(text)
+    data = sticky.unverified_data(text)
     assert isinstance(data, dict)
     assert [e["k"] for e in data["log"]] == ["hypothesis", "hypothesis", "evidence", "confirm"]
 

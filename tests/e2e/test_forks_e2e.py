@@ -100,7 +100,7 @@ def test_records_from_another_issues_comment_and_a_pull_requests(steward: Stewar
     quote = "“Let's use REST over HTTP; gRPC later.”"
     assert f"✅ resolved | rest over http | {quote} | {by} | [comment]({from_pull}) |" in body
     assert labels(steward, repo, number) == {"forks:resolved"}
-    data = sticky.decode_data(forks_comment(steward, repo, number)["body"])
+    data = sticky.unverified_data(forks_comment(steward, repo, number)["body"])
     assert isinstance(data, dict) and sorted(data["sources"]) == sorted([said, said_on_pull])
 
 

@@ -170,8 +170,10 @@ def test_the_pull_request_says_what_steward_will_do_and_previews_the_latest_bug(
         registry=registry,
         settings=settings,
         found=preview(bugs, repo="o/r", refined_at=AT),
+        fingerprint="ed25519:0123456789abcdef",
     )
     assert body.index("**Next step:**") < body.index("## What Steward will do")
+    assert "signs every record it keeps in a comment with the key `ed25519:0123456789abcdef`" in body
     assert "RA9 bug refinement** — on" in body
     assert "| `refinement:approved` | `#0e8a16` |" in body
     assert "| `/steward init [--labels]` |" in body and "admin" in body
