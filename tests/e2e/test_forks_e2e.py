@@ -10,10 +10,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from typing import Any
 
+import redis
+
 from bot import sticky
+from bot.runner import ThreadedWorker
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import ROOT
 
@@ -502,16 +506,28 @@ def test_upgrading_keeps_records_made_before_as_legacy_records(steward: Steward)
             }
         ],
     }
+    # What the previous version left: an unsigned first-version block. Steward's memory of its signatures goes
+    # with the upgrade (as in tests/e2e/test_integrity_e2e.py), and the new version starts signing after it.
+    for each in steward.workers:
+        each.stop()
     mine = forks_comment(steward, repo, number)
     old_line = next(line for line in mine["body"].splitlines() if line.startswith("<!-- steward:data "))
     steward.bot.edit_comment(
-        repo, mine["id"], mine["body"].replace(old_line, sticky.encode_data(first_version))
+        repo, mine["id"], sticky.unsigned(mine["body"].replace(old_line, sticky.encode_data(first_version)))
+    )
+    store = redis.Redis.from_url(steward.redis_url)
+    store.delete("steward:signing:seq")
+    store.set("steward:signing:since", str(time.time()))
+    store.close()
+    steward.workers.append(
+        ThreadedWorker(steward.settings, handler_settings=steward.workers[0].handler_settings).start()
     )
     m.comment(repo, number, "Any news on the storage?")
     steward.settle()
     body = forks_comment(steward, repo, number)["body"]
     assert "✅ resolved | Postgres | (legacy record) | @maintainer" in row(body, "F1")
-    data = sticky.decode_data(body)
+    assert "<!-- steward:sig v1 " in body, "re-signed on first touch"
+    data = sticky.unverified_data(body)
     assert isinstance(data, dict) and data["v"] == 2
     assert [(r["legacy"], r["question"]) for r in data["records"]] == [(True, "Postgres or SQLite?")]
     assert labels(steward, repo, number) == {"forks:open"}  # F2 is still open; F1 did not reopen

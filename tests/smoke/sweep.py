@@ -29,6 +29,7 @@ INVOCATIONS = {
     "gate": "gate",
     "decide": "decide F1 Use CSV.",
     "reopen-fork": "reopen-fork F1 We need JSON too.",
+    "drop-fork": "drop-fork F1 Not a question any more.",
     "init": "init",
     "bugfix": "bugfix",
     "review": "review clean",
