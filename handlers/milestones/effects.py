@@ -19,7 +19,7 @@ from typing import Final, Literal
 from bot import sticky
 from bot.context import EventContext
 from bot.event_types import Event, MilestoneSnapshot
-from bot.forge import Forge, Issue, Milestone, NotFound, RepoRef
+from bot.forge import Forge, Issue, Milestone, NotFound, PermissionDenied, RepoRef
 from bot.permissions import who_may
 from bot.settings import HandlerSettings, MilestoneSettings, Permission
 from handlers.milestones.gate import GateLabels, GateResult, evaluate, is_internal
@@ -377,6 +377,7 @@ async def sync_milestone(
             forge=ctx.event.forge,
             result=result,
             cmds=commands_for(ctx),
+            admins=await admins_to_mention(ctx) if not closer_now and not settings.notify else (),
         )
         await ctx.upsert_sticky(NOTICE_KIND, _notice_key(key, ms.closed_at), notice, number=current.number)
         await ctx.forge.set_milestone_state(ctx.repo, key, "open")
@@ -384,6 +385,17 @@ async def sync_milestone(
         "milestone dashboard", milestone=key, outcome=outcome, decision=decision, gate=result.verdict
     )
     return Synced(outcome, decision, result, current.number)
+
+
+async def admins_to_mention(ctx: EventContext) -> tuple[str, ...] | None:
+    """The repository's admins (Steward's own account left out) for a reopen notice that knows no closer
+    and has no `milestones.notify`; None when the forge refuses to say (Gitea, unless Steward is an admin)."""
+    try:
+        found = await ctx.forge.repo_admins(ctx.repo)
+    except PermissionDenied as exc:
+        ctx.log.warning("milestones: could not read the repository's admins", error=str(exc))
+        return None
+    return tuple(login for login in found if login.casefold() != ctx.me.login.casefold())
 
 
 def override_record(actor: str, reason: str, result: GateResult, now: datetime) -> Override:

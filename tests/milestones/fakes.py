@@ -12,7 +12,7 @@ import structlog
 from bot.commands import Command
 from bot.context import CommandContext, EventContext
 from bot.event_types import CommentSnapshot, Event, IssueSnapshot, MilestoneSnapshot
-from bot.forge import KEEP, Comment, Issue, Keep, Label, Milestone, NotFound, RepoRef, User
+from bot.forge import KEEP, Comment, Issue, Keep, Label, Milestone, NotFound, PermissionDenied, RepoRef, User
 from bot.settings import HandlerSettings
 from handlers import build_registry
 
@@ -30,6 +30,8 @@ class FakeForge:
     milestones: dict[int, Milestone] = field(default_factory=dict)
     comments: dict[int, list[Comment]] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)
+    # What `repo_admins` answers; None: the forge refuses (Gitea, to a bot without admin).
+    admins: tuple[str, ...] | None = ()
     writes: list[str] = field(default_factory=list)
     reads: list[str] = field(default_factory=list)
     next_id: int = 1000
@@ -164,6 +166,11 @@ class FakeForge:
 
     async def permission_of(self, repo: RepoRef, login: str) -> str:
         return self.permissions.get(login, "read")
+
+    async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:
+        if self.admins is None:
+            raise PermissionDenied("403 Only admins can query all permissions")
+        return self.admins
 
 
 @dataclass
