@@ -25,6 +25,7 @@ from bot.settings import HandlerSettings, MilestoneSettings, Permission
 from handlers.milestones.gate import GateLabels, GateResult, evaluate, is_internal
 from handlers.milestones.plan import (
     KIND,
+    closed_since,
     closure_decision,
     dashboard_key,
     gate_delay,
@@ -43,6 +44,7 @@ from handlers.milestones.render import (
     without_stamp,
 )
 from handlers.milestones.state import Closure, DashboardData, Override, Reopened
+from handlers.milestones.watch import watching_since
 
 NOTICE_KIND = "milestone-notice"
 REFRESH = "steward-refresh"
@@ -270,6 +272,8 @@ async def sync_milestone(
         # A new dashboard (or one whose data block a person destroyed). A closure Steward did not see happen
         # is taken as settled — it never reopens history — except by the gate check of that very closure.
         seen_closed = ms.state == "closed" and (current is not None or not gating)
+        if seen_closed and current is None and await _closed_while_watching(ctx, ms.closed_at):
+            seen_closed = False  # it closed while Steward watched (before its dashboard was made): check it
         data = DashboardData(key, "closed" if seen_closed else "open", ms.closed_at if seen_closed else None)
     if ms.state == "open" and data.state == "closed":
         data = data.reopen_seen()
@@ -385,6 +389,11 @@ async def sync_milestone(
         "milestone dashboard", milestone=key, outcome=outcome, decision=decision, gate=result.verdict
     )
     return Synced(outcome, decision, result, current.number)
+
+
+async def _closed_while_watching(ctx: EventContext, closed_at: str | None) -> bool:
+    since = await watching_since(ctx.deferred, ctx.event.forge, ctx.repo)
+    return closed_since(closed_at, since)
 
 
 async def admins_to_mention(ctx: EventContext) -> tuple[str, ...] | None:

@@ -374,3 +374,25 @@ def test_when_the_admins_cannot_be_read_the_notice_says_so(steward: Steward) -> 
         assert "Set `milestones.notify`" in head and "@" not in head
     else:
         assert head.startswith("@maintainer: I reopened milestone **v4**"), head
+
+
+@pytest.mark.handler_settings(milestones={**FAST, "refresh_debounce_seconds": 2})
+def test_a_milestone_closed_before_steward_first_looked_at_it_is_still_checked(steward: Steward) -> None:
+    """Issue 27: an item arrives and the milestone is closed before Steward's dashboard for it exists (the
+    refresh is still gathering changes, and on Gitea no poll has run yet). The closure happened while
+    Steward watched: it is checked like any other — blocked, so reopened with a notice — not taken as
+    history."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    key = m.create_milestone(repo, "v5")
+    still_open = m.open_issue(repo, "Still open", milestone=key)
+    m.set_milestone_state(repo, key, "closed")
+    steward.settle()
+    if steward.forge == "gitea":
+        steward.run_periodic("milestones")
+    steward.settle()
+    assert milestone_state(steward, repo, key) == "open"
+    board = the_dashboard(steward, repo)
+    [notice] = notices(steward, repo, board["number"])
+    assert f"#{still_open} — open issue: close it" in notice
+    assert "Steward reopened it at" in board["body"]

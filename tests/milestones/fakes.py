@@ -179,12 +179,20 @@ class FakeDeferred:
 
     jobs: dict[str, tuple[Event, float]] = field(default_factory=dict)
     claims: set[str] = field(default_factory=set)
+    marks: dict[str, float] = field(default_factory=dict)
 
     async def run_later(self, event: Event, *, delay: float, job_id: str) -> bool:
         if job_id in self.jobs:
             return False
         self.jobs[job_id] = (event, delay)
         return True
+
+    async def mark(self, key: str, when: float, *, ttl: float, only_new: bool = False) -> None:
+        if not (only_new and key in self.marks):
+            self.marks[key] = when
+
+    async def marked(self, key: str) -> float | None:
+        return self.marks.get(key)
 
     async def claim(self, key: str, *, ttl: float) -> bool:
         if key in self.claims:
