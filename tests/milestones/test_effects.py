@@ -309,6 +309,42 @@ async def test_the_periodic_job_schedules_a_gitea_closure_once() -> None:
     assert "Gitea does not record who closed a milestone" in notice
 
 
+async def test_a_closure_while_steward_was_not_running_is_checked_and_history_is_not() -> None:
+    """Issue 27: milestones with items but no dashboard yet. One closed after the periodic job's last look
+    (remembered in Redis) is gated; one closed long before it is history, left alone; the look is
+    remembered for the next one."""
+    forge = FakeForge(kind="gitea")
+    forge.milestone(1, "recent")
+    forge.add("open", "open", milestone=1)
+    forge.close_milestone(1, iso(NOW - timedelta(minutes=5)))
+    forge.milestone(2, "ancient")
+    forge.add("open too", "open", milestone=2)
+    forge.close_milestone(2, iso(NOW - timedelta(days=3)))
+    deferred = FakeDeferred()
+    key = "milestones:polled:gitea:o/r"
+    deferred.marks[key] = (NOW - timedelta(hours=2)).timestamp()  # Steward stopped two hours ago
+
+    async def find(kind: str, repo: object) -> FakeForge:
+        return forge
+
+    pctx = PeriodicContext(
+        "milestones",
+        NOW,
+        HandlerSettings(),
+        __import__("structlog").get_logger(),
+        find,  # type: ignore[arg-type]
+        ("gitea",),
+        deferred,  # type: ignore[arg-type]
+        registry=build_registry(),
+    )
+    assert await watch_repository(pctx, "gitea", REPO) == 1
+    [(job, (event, _))] = deferred.jobs.items()
+    assert job.startswith("milestones:gate:gitea:o/r:1:")
+    assert deferred.marks[key] >= NOW.timestamp(), "this look is remembered"
+    await run_gate(context(forge, event))
+    assert forge.milestones[1].state == "open" and forge.milestones[2].state == "closed"
+
+
 async def test_a_copy_of_a_dashboard_by_someone_else_is_not_a_dashboard() -> None:
     """Security: the hidden marker counts only in an issue Steward's own account wrote, so an outsider cannot
     make Steward edit their issue, take an override there, or hide the real dashboard."""
