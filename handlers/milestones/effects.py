@@ -19,7 +19,17 @@ from typing import Final, Literal
 from bot import sticky
 from bot.context import EventContext
 from bot.event_types import Event, MilestoneSnapshot
-from bot.forge import Forge, Issue, Milestone, NotFound, PermissionDenied, RepoRef
+from bot.forge import (
+    Forge,
+    ForgeError,
+    ForgeUnavailable,
+    Issue,
+    Milestone,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    RepoRef,
+)
 from bot.permissions import who_may
 from bot.settings import HandlerSettings, MilestoneSettings, Permission
 from handlers.milestones.gate import GateLabels, GateResult, evaluate, is_internal
@@ -404,6 +414,13 @@ async def admins_to_mention(ctx: EventContext) -> tuple[str, ...] | None:
     except PermissionDenied as exc:
         ctx.log.warning("milestones: could not read the repository's admins", error=str(exc))
         return None
+    except (ForgeUnavailable, RateLimited):
+        raise  # the gate job is retried
+    except ForgeError as exc:
+        # Anything else (e.g. more collaborators than Steward lists) must not keep the milestone closed:
+        # the notice then mentions nobody and says how to have someone mentioned.
+        ctx.log.warning("milestones: could not list the repository's admins", error=str(exc))
+        return ()
     return tuple(login for login in found if login.casefold() != ctx.me.login.casefold())
 
 

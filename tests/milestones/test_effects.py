@@ -11,6 +11,7 @@ import pytest
 
 from bot import sticky
 from bot.context import CommandError
+from bot.forge import TooManyItems
 from bot.periodic import PeriodicContext
 from bot.settings import HandlerSettings
 from handlers import build_registry
@@ -343,6 +344,39 @@ async def test_a_closure_while_steward_was_not_running_is_checked_and_history_is
     assert deferred.marks[key] >= NOW.timestamp(), "this look is remembered"
     await run_gate(context(forge, event))
     assert forge.milestones[1].state == "open" and forge.milestones[2].state == "closed"
+
+
+@pytest.mark.parametrize(
+    ("admins", "head"),
+    [
+        (("steward-bot", "maria"), "@maria: I reopened"),
+        (None, "I could not read who administers this repository"),
+        (TooManyItems("too many", limit=1000), "set `milestones.notify`"),
+    ],
+)
+async def test_a_gitea_reopening_without_notify_mentions_the_admins_or_says_why_not(
+    admins: object, head: str
+) -> None:
+    """The admins, never Steward itself; a 403 said plainly; any other failure to list them does not keep
+    the milestone closed."""
+    forge = FakeForge(kind="gitea")
+    if isinstance(admins, Exception):
+        failure = admins
+
+        async def fails(repo: object) -> tuple[str, ...]:
+            raise failure
+
+        forge.repo_admins = fails  # type: ignore[method-assign]
+    else:
+        forge.admins = admins  # type: ignore[assignment]
+    forge.milestone(1)
+    forge.add("still open", "open")
+    board = await opened_dashboard(forge)
+    forge.close_milestone(1, LONG_AGO)
+    await run_gate(context(forge, milestone_event("steward-gate", sender="", extra={"closed_at": LONG_AGO})))
+    assert forge.milestones[1].state == "open"
+    [notice] = forge.comments[board]
+    assert head in notice.body.splitlines()[1] and "@steward-bot" not in notice.body
 
 
 async def test_a_copy_of_a_dashboard_by_someone_else_is_not_a_dashboard() -> None:
