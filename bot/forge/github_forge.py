@@ -63,3 +63,12 @@ class GitHubForge(GitHubIssues, GitHubPins, GitHubCode, GitHubDeliveries, GitHub
             return "none"
         role = raw.get("role_name") or raw.get("permission") or "none"
         return _ROLE_TO_LEVEL.get(str(role), _ROLE_TO_LEVEL.get(str(raw.get("permission")), "none"))
+
+    async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:
+        # GitHub REST "List repository collaborators" (`permission=admin`, `affiliation=all`): outside
+        # collaborators, members through teams and the organization's owners; the caller needs write.
+        found = await self._iter(
+            f"/repos/{repo.full_name}/collaborators?affiliation=all&permission=admin",
+            f"admins of {repo}",
+        )
+        return tuple(dict.fromkeys(str(u["login"]) for u in found if isinstance(u, dict) and u.get("login")))
