@@ -81,6 +81,7 @@ bench: install redis
 	$(PY) bench/reply.py
 	$(PY) bench/throughput.py
 	$(PY) bench/economy.py
+	$(PY) bench/cpu_per_event.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
