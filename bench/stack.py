@@ -99,7 +99,7 @@ class Stack:
 
         wait_for(lambda: quiet() and quiet(), timeout=timeout, what="deliveries and jobs to settle")
 
-    def new_repo(self, flavor: str = "github") -> tuple[ForgeUser, str]:
+    def new_repo(self, flavor: str = "github", *, settle: bool = True) -> tuple[ForgeUser, str]:
         """A repository with Steward's hook, the bot an admin, and no limit on commands a minute (the
         benchmarks run many); settled."""
         owner = self.user("maintainer", flavor)
@@ -108,7 +108,8 @@ class Stack:
         owner.add_hook(repo, f"{self.receiver_url}{owner.webhook_path}")
         folder = ".github" if flavor == "github" else ".gitea"
         owner.put_file(repo, f"{folder}/steward.yml", "limits:\n  commands_per_minute: 0\n")
-        self.settle()
+        if settle:
+            self.settle()
         return owner, repo
 
 
