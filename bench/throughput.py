@@ -183,7 +183,7 @@ def main() -> None:
                 rate, ok, cpu = labelled_bugs(stack, count, args.events)
             noop = noop_ceiling(stack, count, args.noop_jobs)
             rows.append({"workers": count, "rate": rate, "ok": ok, "noop": noop, "cpu": cpu})
-    what = f"a mix of jobs over {args.repos} repositories" if args.repos else "labelled-bug events"
+    what = f"events (a mix over {args.repos} repositories)" if args.repos else "labelled-bug events"
     print(f"== throughput: {args.events} {what} per row, write budget lifted, github")
     print("   CPU ms per event: the sandbox forge, the receiver, the workers together")
     print(
