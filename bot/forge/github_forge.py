@@ -14,6 +14,7 @@ from bot.forge.github_issues import GitHubIssues
 from bot.forge.github_pins import GitHubPins
 from bot.forge.github_records import GitHubRecords
 from bot.forge.github_transport import AppAccess, RetryingAPI
+from bot.forge.known_labels import KnownLabels
 
 _ROLE_TO_LEVEL: dict[str, PermissionLevel] = {
     "admin": "admin",
@@ -40,8 +41,11 @@ class GitHubForge(GitHubIssues, GitHubPins, GitHubCode, GitHubDeliveries, GitHub
         web_base: str = "https://github.com",
         max_items: int = 1000,
         app: AppAccess | None = None,
+        known_labels: KnownLabels | None = None,
     ) -> None:
-        super().__init__(api, web_base=web_base, max_items=max_items, app=app, identity=identity)
+        super().__init__(
+            api, web_base=web_base, max_items=max_items, app=app, identity=identity, known_labels=known_labels
+        )
 
     async def get_repo(self, repo: RepoRef) -> Repo:
         raw = await self._get(f"/repos/{repo.full_name}", f"repository {repo}")
