@@ -5,6 +5,7 @@ deleted is recreated as it was. Counts, not times. Both forges."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,12 @@ def _event(steward: Steward, repo: str, act: Any) -> list[tuple[str, str, int | 
 
 
 def _writes(requests: list[tuple[str, str, int | None]]) -> list[tuple[str, str]]:
-    return sorted((m, p) for m, p, _ in requests if m not in ("GET", "HEAD"))
+    """The writes, sorted, a comment's id shown as ``{id}``."""
+    return sorted(
+        (m, re.sub(r"^/issues/comments/\d+$", "/issues/comments/{id}", p))
+        for m, p, _ in requests
+        if m not in ("GET", "HEAD")
+    )
 
 
 def _label_reads(requests: list[tuple[str, str, int | None]]) -> list[tuple[str, str]]:
@@ -67,9 +73,12 @@ def test_a_new_verdict_writes_the_verdict_the_label_change_and_the_notice_and_re
         pending = str(
             next(lb["id"] for lb in m.call("GET", f"/repos/{repo}/labels") if lb["name"] == pending)
         )
-    # The verdict, the author's notice (a rejection), the rejected label on, the pending label off: 3 + 1.
+    # The verdict, the author's notice (a rejection), the rejected label on, the pending label off: 3 + 1 —
+    # and one edit: a new comment that keeps a record is created, then its signed record is written in (the
+    # signature covers the comment's id, which the forge gives only on creation; docs/integrity.md).
     assert _writes(refined) == [
         ("DELETE", f"/issues/{n}/labels/{pending}"),
+        ("PATCH", "/issues/comments/{id}"),
         ("POST", f"/issues/{n}/comments"),
         ("POST", f"/issues/{n}/comments"),
         ("POST", f"/issues/{n}/labels"),
