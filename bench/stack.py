@@ -99,9 +99,9 @@ class Stack:
 
         wait_for(lambda: quiet() and quiet(), timeout=timeout, what="deliveries and jobs to settle")
 
-    def new_repo(self, flavor: str = "github") -> tuple[ForgeUser, str]:
+    def new_repo(self, flavor: str = "github", *, settle: bool = True) -> tuple[ForgeUser, str]:
         """A repository with Steward's hook, the bot an admin, and no limit on commands or events a minute
-        (the benchmarks run many, from one person); settled."""
+        (the benchmarks run many, from one person); settled unless ``settle`` is false."""
         owner = self.user("maintainer", flavor)
         repo = owner.create_repo()
         owner.add_collaborator(repo, "steward-bot", "admin")
@@ -109,7 +109,8 @@ class Stack:
         folder = ".github" if flavor == "github" else ".gitea"
         limits = "limits:\n  commands_per_minute: 0\n  events_per_minute: 0\n"
         owner.put_file(repo, f"{folder}/steward.yml", limits)
-        self.settle()
+        if settle:
+            self.settle()
         return owner, repo
 
 

@@ -80,6 +80,51 @@ def labelled_bugs(stack: Stack, workers: int, events: int) -> tuple[float, int, 
     return len(job_ids) / seconds, ok, cpu
 
 
+def mixed_events(stack: Stack, workers: int, events: int, repos: int) -> tuple[float, int, dict[str, float]]:
+    """A synthetic mix over ``repos`` repositories, queued first, then ``workers`` workers: per four events,
+    a `refine` label on an RA9 bug, a `/steward ping`, a comment with no command and a title edit."""
+    stack.start_workers(1)
+    made = [stack.new_repo(settle=False) for _ in range(repos)]
+    stack.settle(timeout=600)
+    per = [(owner, repo, owner.open_issue(repo, "Dark mode", "Please add it.")) for owner, repo in made]
+    bugs = [
+        (owner, repo, owner.open_issue(repo, "Checkout fails", REJECTED, labels=["bug"]))
+        for owner, repo, _ in (per[i % repos] for i in range(events // 4 + 1))
+    ]
+    stack.settle(timeout=600)
+    stack.stop_workers()
+    stack.admin("DELETE", "deliveries")
+    for i in range(events):
+        owner, repo, plain = per[i % repos]
+        kind = i % 4
+        if kind == 0:
+            bug_owner, bug_repo, bug = bugs[i // 4]
+            bug_owner.add_labels(bug_repo, bug, ["refine"])
+        elif kind == 1:
+            owner.comment(repo, plain, "/steward ping")
+        elif kind == 2:
+            owner.comment(repo, plain, "Thanks, that helps.")
+        else:
+            owner.edit_issue(repo, plain, title=f"Dark mode ({i})")
+    client = redis.Redis.from_url(stack.scratch.url)
+    wait_for(
+        lambda: bool(stack.admin("GET", "deliveries/idle?timeout=10").get("idle")),
+        timeout=300,
+        what="deliveries",
+    )
+    job_ids = [f"delivery:github:{d['id']}" for d in stack.admin("GET", "deliveries")]
+    stack.start_workers(workers)
+    before = stack.cpu()
+    wait_for(lambda: jobs_outstanding(client) == 0, timeout=900, what="the workers to finish")
+    after = stack.cpu()
+    stack.stop_workers()
+    done = [j for j in job_ids if client.exists(result_key_prefix + j)]
+    seconds, ok = span(client, done)
+    client.close()
+    cpu = {part: (after[part] - before[part]) / max(1, len(done)) * 1000 for part in after}
+    return len(done) / seconds, ok, cpu
+
+
 def noop_ceiling(stack: Stack, workers: int, jobs: int) -> float:
     async def enqueue() -> list[str]:
         pool: ArqRedis = await create_pool(RedisSettings.from_dsn(stack.scratch.url))
@@ -122,14 +167,24 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=150, help="labelled bugs per worker count")
     parser.add_argument("--noop-jobs", type=int, default=2000)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument(
+        "--repos",
+        type=int,
+        default=0,
+        help="a synthetic mix of events over this many repositories (0: labelled bugs)",
+    )
     args = parser.parse_args()
     rows: list[dict[str, Any]] = []
     with running(workers=0, **LIFTED) as stack:
         for count in args.workers:
-            rate, ok, cpu = labelled_bugs(stack, count, args.events)
+            if args.repos:
+                rate, ok, cpu = mixed_events(stack, count, args.events, args.repos)
+            else:
+                rate, ok, cpu = labelled_bugs(stack, count, args.events)
             noop = noop_ceiling(stack, count, args.noop_jobs)
             rows.append({"workers": count, "rate": rate, "ok": ok, "noop": noop, "cpu": cpu})
-    print(f"== throughput: {args.events} labelled-bug events per row, write budget lifted, github")
+    what = f"events (a mix over {args.repos} repositories)" if args.repos else "labelled-bug events"
+    print(f"== throughput: {args.events} {what} per row, write budget lifted, github")
     print("   CPU ms per event: the sandbox forge, the receiver, the workers together")
     print(
         f"{'workers':<9}{'events/s':>10}{'no-op jobs/s':>14}{'ratio':>8}{'speed-up':>10}{'jobs ok':>9}"

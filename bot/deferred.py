@@ -6,6 +6,7 @@
   refuses an id whose job is queued or whose result it still keeps.
 - ``Deferred.claim``: a short claim in Redis (``SET NX`` with a lifetime), e.g. "a refresh of this
   milestone's dashboard is already pending", so a burst of events costs one job instead of one each.
+- ``Deferred.mark`` / ``marked``: a remembered time (e.g. when the milestone gate last polled a repository).
 - ``SeenRepositories``: the repositories Steward has had events from, per forge, with when it last had
   one. A cache (DESIGN §3.1): flushing Redis loses no decision, and the next event from a repository puts
   it back. A periodic job walks it (Gitea sends no milestone webhooks, so the milestone gate polls).
@@ -26,6 +27,7 @@ from bot.forge import ForgeKind, RepoRef
 from bot.queue import JOB_FUNCTION, QUEUE_NAME
 
 CLAIM_PREFIX = "steward:claim:"
+MARK_PREFIX = "steward:mark:"
 LATER_PREFIX = "later:"
 # Repositories not heard from in this long are forgotten (their next event brings them back).
 REPO_MEMORY_SECONDS = 30 * 24 * 3600
@@ -53,6 +55,19 @@ class Deferred:
         """True for the first caller to claim ``key`` within ``ttl`` seconds, False for the others."""
         millis = max(1, int(ttl * 1000))
         return bool(await self._redis.set(CLAIM_PREFIX + key, "1", nx=True, px=millis))
+
+    async def mark(self, key: str, when: float, *, ttl: float, only_new: bool = False) -> None:
+        """Remember a time under ``key`` for ``ttl`` seconds (``only_new``: unless one is there already),
+        e.g. when a periodic job last looked at a repository. A cache: after a flush, callers start over."""
+        await self._redis.set(MARK_PREFIX + key, repr(when), ex=max(1, int(ttl)), nx=only_new)
+
+    async def marked(self, key: str) -> float | None:
+        """The time remembered under ``key``, if any."""
+        raw = await self._redis.get(MARK_PREFIX + key)
+        try:
+            return float(raw) if raw is not None else None
+        except ValueError:
+            return None
 
 
 def _repos_key(forge: ForgeKind) -> str:

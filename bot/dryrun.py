@@ -94,6 +94,9 @@ class DryRunForge:
     async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel:
         return await self.inner.permission_of(repo, login)
 
+    async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:
+        return await self.inner.repo_admins(repo)
+
     async def label_events(self, repo: RepoRef, number: int) -> list[LabelEvent]:
         return await self.inner.label_events(repo, number)
 

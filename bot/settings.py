@@ -265,8 +265,9 @@ class MilestoneSettings(BaseModel):
     )
     notify: tuple[str, ...] = Field(
         default=(),
-        description="Logins or @org/team names mentioned when a milestone is reopened on Gitea (which does "
-        "not record who closed it).",
+        description="Logins or @org/team names mentioned when a milestone is reopened on Gitea, which does "
+        "not record who closed it. Unset: the repository's admins, which Gitea shows only to an admin "
+        "account (else the notice says so).",
     )
     refresh_debounce_seconds: float = Field(
         default=10.0,

@@ -353,6 +353,15 @@ class Forge(Protocol):
 
     async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel: ...
 
+    async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:
+        """Who administers the repository, to mention: logins, and ``org/team`` for a team. GitHub:
+        ``GET /repos/{o}/{r}/collaborators?permission=admin`` (owners and team grants included; needs write).
+        Gitea: the owner (a user) or the repository's teams with admin or owner access
+        (``GET /repos/{o}/{r}/teams``, 405 for a user's repository), and each collaborator whose
+        ``/collaborators/{user}/permission`` is admin — which only a repository admin may read: a bot with
+        write access gets ``PermissionDenied`` (FORGE-FACTS, "Permissions")."""
+        ...
+
     async def read_file(self, repo: RepoRef, path: str, ref: str | None = None) -> FileContent | None: ...
 
     # Pins: an issue (not a pull request) on top of the repository's issue list.

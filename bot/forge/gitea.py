@@ -24,6 +24,7 @@ from gitea import Repository
 
 from bot.budget import WriteBudget
 from bot.forge import (
+    ForgeError,
     ForgeKind,
     HookDelivery,
     NotFound,
@@ -110,6 +111,33 @@ class GiteaForge(GiteaIssues, GiteaPins, GiteaCode, GiteaRecords):
         except NotFound:
             return "none"
         return _ACCESS_TO_LEVEL.get(str(raw.get("permission") or "none"), "none")
+
+    async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:
+        # Gitea `routers/api/v1/repo/teams.go` ListTeams (reqAnyRepoReader): 405 "repo is not owned by an
+        # organization" for a user's repository, whose owner administers it; `ListCollaborators`
+        # (reqAnyRepoReader) lists users without their access, and `GetRepoPermissions` answers 403 unless
+        # the caller is an admin of the repository (`routers/api/v1/repo/collaborators.go`).
+        admins: list[str] = []
+        try:
+            teams = await self._pages(f"{self._r(repo)}/teams", f"teams of {repo}")
+        except ForgeError as exc:
+            if exc.status != 405:
+                raise
+            admins.append(repo.owner)
+        else:
+            admins += [
+                f"{repo.owner}/{team['name']}"
+                for team in teams
+                if isinstance(team, dict)
+                and team.get("name")
+                and team.get("permission") in ("admin", "owner")
+            ]
+        users = await self._pages(f"{self._r(repo)}/collaborators", f"collaborators of {repo}")
+        for user in users:
+            login = str(user.get("login") or "") if isinstance(user, dict) else ""
+            if login and await self.permission_of(repo, login) == "admin":
+                admins.append(login)
+        return tuple(dict.fromkeys(admins))
 
     # --- webhook deliveries ----------------------------------------------------------------------------
 

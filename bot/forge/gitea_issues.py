@@ -37,6 +37,7 @@ from bot.forge import (
     ValidationFailed,
 )
 from bot.forge.gitea_transport import GiteaCalls
+from bot.forge.known_labels import KnownLabels
 from bot.forge.links import parse_comment_url
 from bot.forge.once import once
 from bot.forge.shapes import comment_from_json, issue_from_json, label_from_json, milestone_from_json
@@ -47,6 +48,9 @@ class GiteaIssues(GiteaCalls):
         super().__init__(base_url, token, **kwargs)
         self._label_ids: dict[str, dict[str, int]] = {}
         self._label_lock = asyncio.Lock()
+        # Labels ensured, as they were: 0 requests for an ensured label in the steady state, and a deleted
+        # one is recreated as it was (``bot.forge.known_labels``).
+        self._known_labels = KnownLabels()
 
     # --- issues and comments ---------------------------------------------------------------------
 
@@ -238,10 +242,13 @@ class GiteaIssues(GiteaCalls):
                 raise
             return label_id
         self._label_ids.setdefault(repo.full_name.casefold(), {})[name.casefold()] = int(raw["id"])
+        if raw.get("name"):
+            self._known_labels.remember(repo.full_name, label_from_json(raw))
         return int(raw["id"])
 
     async def _label_ids_for(self, repo: RepoRef, names: list[str], *, refresh: bool = False) -> list[int]:
-        """Ids for label names, creating the missing ones (as GitHub does when labels are set)."""
+        """Ids for label names, creating the missing ones (as GitHub does when labels are set): an ensured
+        label deleted since is recreated with the colour and description it had."""
         async with self._label_lock:
             known = self._label_ids.get(repo.full_name.casefold())
             if refresh or known is None or any(n.casefold() not in known for n in names):
@@ -251,7 +258,11 @@ class GiteaIssues(GiteaCalls):
             for name in names:
                 label_id = known.get(name.casefold())
                 if label_id is None:
-                    label_id = await self._create_label(repo, name, "ededed", "")
+                    was = self._known_labels.get(repo.full_name, name)
+                    self._known_labels.forget(repo.full_name, name)
+                    label_id = await self._create_label(
+                        repo, name, was.color if was else "ededed", was.description if was else ""
+                    )
                 if label_id not in ids:
                     ids.append(label_id)
             return ids
@@ -259,12 +270,21 @@ class GiteaIssues(GiteaCalls):
     async def ensure_label(
         self, repo: RepoRef, name: str, *, color: str = "ededed", description: str = ""
     ) -> Label:
+        """The label, created when missing; one this process already ensured costs no request."""
+        known = self._known_labels.get(repo.full_name, name)
+        if known is not None and name.casefold() in self._label_ids.get(repo.full_name.casefold(), {}):
+            return known
         for _, label in await self._fetch_labels(repo):
             if label.name.casefold() == name.casefold():
+                self._known_labels.remember(repo.full_name, label)
                 return label
-        label_id = await self._create_label(repo, name, color, description)
-        raw = await self._get(f"{self._r(repo)}/labels/{label_id}", f"label {name!r}")
-        return label_from_json(raw)
+        await self._create_label(repo, name, color, description)
+        known = self._known_labels.get(repo.full_name, name)
+        if known is None:  # created by another worker meanwhile: read above by `_create_label`
+            label_id = self._label_ids[repo.full_name.casefold()][name.casefold()]
+            known = label_from_json(await self._get(f"{self._r(repo)}/labels/{label_id}", f"label {name!r}"))
+            self._known_labels.remember(repo.full_name, known)
+        return known
 
     async def _change_labels(
         self, method: str, repo: RepoRef, number: int, names: list[str]
@@ -283,7 +303,11 @@ class GiteaIssues(GiteaCalls):
                 if refresh:
                     raise
                 continue
-            return tuple(str(item["name"]) for item in raw or [])
+            now = tuple(str(item["name"]) for item in raw or [])
+            if not refresh and not {n.casefold() for n in names} <= {n.casefold() for n in now}:
+                # An id the forge ignored instead of refusing (a label deleted since): refresh once too.
+                continue
+            return now
         raise AssertionError("unreachable")
 
     async def set_labels(self, repo: RepoRef, number: int, names: list[str]) -> tuple[str, ...]:

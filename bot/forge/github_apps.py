@@ -17,6 +17,7 @@ from bot.budget import WriteBudget
 from bot.forge import ForgeError, RepoRef, User
 from bot.forge.github_forge import GitHubForge
 from bot.forge.github_transport import AppAccess, LRUCache, RetryingAPI, translate
+from bot.forge.known_labels import KnownLabels
 from bot.forge.links import github_web_base
 from bot.forge.retry import RetryPolicy
 from bot.forge.shapes import budget_key
@@ -47,6 +48,8 @@ class GitHubForges:
         self._app_id = app_id
         self._private_key = private_key
         self._caches: dict[str, LRUCache] = {}
+        # Labels known to exist, shared by every forge this builds (one per event for an App).
+        self._known_labels = KnownLabels()
         self._installation_tokens: dict[int, tuple[str, float]] = {}
         self._installation_of_repo: dict[str, int] = {}
         self._app_identity: User | None = None
@@ -138,6 +141,7 @@ class GitHubForges:
                     self._api(token=self._token, budget_key=budget_key("github", self._token)),
                     web_base=self._web_base,
                     max_items=self._max_items,
+                    known_labels=self._known_labels,
                 )
             return self._token_forge
         if installation_id is None:
@@ -153,4 +157,5 @@ class GitHubForges:
             web_base=self._web_base,
             max_items=self._max_items,
             app=app,
+            known_labels=self._known_labels,
         )

@@ -14,6 +14,7 @@ from bot.forge.github_issues import GitHubIssues
 from bot.forge.github_pins import GitHubPins
 from bot.forge.github_records import GitHubRecords
 from bot.forge.github_transport import AppAccess, RetryingAPI
+from bot.forge.known_labels import KnownLabels
 
 _ROLE_TO_LEVEL: dict[str, PermissionLevel] = {
     "admin": "admin",
@@ -40,8 +41,11 @@ class GitHubForge(GitHubIssues, GitHubPins, GitHubCode, GitHubDeliveries, GitHub
         web_base: str = "https://github.com",
         max_items: int = 1000,
         app: AppAccess | None = None,
+        known_labels: KnownLabels | None = None,
     ) -> None:
-        super().__init__(api, web_base=web_base, max_items=max_items, app=app, identity=identity)
+        super().__init__(
+            api, web_base=web_base, max_items=max_items, app=app, identity=identity, known_labels=known_labels
+        )
 
     async def get_repo(self, repo: RepoRef) -> Repo:
         raw = await self._get(f"/repos/{repo.full_name}", f"repository {repo}")
@@ -63,3 +67,12 @@ class GitHubForge(GitHubIssues, GitHubPins, GitHubCode, GitHubDeliveries, GitHub
             return "none"
         role = raw.get("role_name") or raw.get("permission") or "none"
         return _ROLE_TO_LEVEL.get(str(role), _ROLE_TO_LEVEL.get(str(raw.get("permission")), "none"))
+
+    async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:
+        # GitHub REST "List repository collaborators" (`permission=admin`, `affiliation=all`): outside
+        # collaborators, members through teams and the organization's owners; the caller needs write.
+        found = await self._iter(
+            f"/repos/{repo.full_name}/collaborators?affiliation=all&permission=admin",
+            f"admins of {repo}",
+        )
+        return tuple(dict.fromkeys(str(u["login"]) for u in found if isinstance(u, dict) and u.get("login")))

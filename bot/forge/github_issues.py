@@ -211,22 +211,28 @@ class GitHubIssues(GitHubCalls):
     async def ensure_label(
         self, repo: RepoRef, name: str, *, color: str = "ededed", description: str = ""
     ) -> Label:
+        """The label, created when missing. A label this process already saw is not read again (0 requests
+        in the steady state, ``bot.forge.known_labels``)."""
+        known = self._known_labels.get(repo.full_name, name)
+        if known is not None:
+            return known
         url = f"/repos/{repo.full_name}/labels"
         try:
-            return label_from_json(await self._get(f"{url}/{quote(name, safe='')}", f"label {name!r}"))
+            label = label_from_json(await self._get(f"{url}/{quote(name, safe='')}", f"label {name!r}"))
         except NotFound:
-            pass
-        try:
-            raw = await self._write(
-                "post",
-                url,
-                f"create label {name!r}",
-                {"name": name, "color": color.lstrip("#"), "description": description[:100]},
-            )
-        except ValidationFailed:
-            # Created meanwhile by another worker: read the winner's.
-            return label_from_json(await self._get(f"{url}/{quote(name, safe='')}", f"label {name!r}"))
-        return label_from_json(raw)
+            try:
+                raw = await self._write(
+                    "post",
+                    url,
+                    f"create label {name!r}",
+                    {"name": name, "color": color.lstrip("#"), "description": description[:100]},
+                )
+            except ValidationFailed:
+                # Created meanwhile by another worker: read the winner's.
+                raw = await self._get(f"{url}/{quote(name, safe='')}", f"label {name!r}")
+            label = label_from_json(raw)
+        self._known_labels.remember(repo.full_name, label)
+        return label
 
     async def set_labels(self, repo: RepoRef, number: int, names: list[str]) -> tuple[str, ...]:
         raw = await self._write(
@@ -235,6 +241,7 @@ class GitHubIssues(GitHubCalls):
             f"labels of {repo}#{number}",
             {"labels": names},
         )
+        await self._repair_recreated(repo, names, raw)
         return tuple(item["name"] for item in raw)
 
     async def add_labels(self, repo: RepoRef, number: int, names: list[str]) -> tuple[str, ...]:
@@ -244,7 +251,31 @@ class GitHubIssues(GitHubCalls):
             f"labels of {repo}#{number}",
             {"labels": names},
         )
+        await self._repair_recreated(repo, names, raw)
         return tuple(item["name"] for item in raw)
+
+    async def _repair_recreated(self, repo: RepoRef, names: list[str], raw: Any) -> None:
+        """A label known to exist that GitHub had to create again when it was added (someone deleted it):
+        GitHub makes it grey with no description, so give it back the colour and description it had."""
+        wanted = {name.casefold() for name in names}
+        for item in raw if isinstance(raw, list) else []:
+            name = str(item.get("name") or "")
+            known = self._known_labels.get(repo.full_name, name) if name.casefold() in wanted else None
+            if known is None:
+                continue
+            now = label_from_json(item)
+            if now == known:
+                continue
+            made_anew = now.color.casefold() == "ededed" and not now.description
+            if made_anew and known.color.casefold() != "ededed":
+                await self._write(
+                    "patch",
+                    f"/repos/{repo.full_name}/labels/{quote(name, safe='')}",
+                    f"label {name!r}",
+                    {"color": known.color.lstrip("#"), "description": known.description[:100]},
+                )
+            else:
+                self._known_labels.remember(repo.full_name, now)  # a person changed it: theirs stands
 
     async def remove_label(self, repo: RepoRef, number: int, name: str) -> None:
         with contextlib.suppress(NotFound):

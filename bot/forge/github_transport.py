@@ -30,6 +30,7 @@ from bot.forge import (
     User,
     ValidationFailed,
 )
+from bot.forge.known_labels import KnownLabels
 from bot.forge.links import github_graphql_url
 from bot.forge.retry import RetryPolicy, classify, resendable, resendable_graphql, transport_error
 
@@ -276,8 +277,10 @@ class GitHubCalls:
         max_items: int = 1000,
         app: AppAccess | None = None,
         identity: User | None = None,
+        known_labels: KnownLabels | None = None,
     ) -> None:
         self._api = api
+        self._known_labels = known_labels if known_labels is not None else KnownLabels()
         self._web_base = web_base.rstrip("/")
         self._max_items = max_items
         self._app = app

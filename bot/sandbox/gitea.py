@@ -117,6 +117,22 @@ async def collaborator_permission(request: Request, ctx: GCtx, repo: Repo) -> Re
     return json_response(request, ctx.shapes.permission(repo, user.login))
 
 
+@GCtx.on_repo()
+async def list_collaborators(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    # Gitea `routers/api/v1/repo/collaborators.go` ListCollaborators (reqAnyRepoReader): the collaborators as
+    # users, without their access (the owner is not a collaborator).
+    logins = sorted(repo.collaborators, key=str.casefold)
+    chunk, headers = gitea_page(request, logins)
+    return json_response(request, [ctx.shapes.user(login) for login in chunk], headers=headers)
+
+
+@GCtx.on_repo()
+async def list_teams(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    # Gitea `routers/api/v1/repo/teams.go` ListTeams: 405 "repo is not owned by an organization" for a user's
+    # repository. The sandbox has no organizations: every repository is a user's.
+    raise ApiError(405, "repo is not owned by an organization")
+
+
 # hooks ---------------------------------------------------------------------------------------------------
 
 
@@ -252,6 +268,8 @@ def routes() -> list[BaseRoute]:
         Route(r, get_repo, methods=["GET"]),
         Route(r, delete_repo, methods=["DELETE"]),
         Route(r + "/forks", create_fork, methods=["POST"]),
+        Route(r + "/collaborators", list_collaborators, methods=["GET"]),
+        Route(r + "/teams", list_teams, methods=["GET"]),
         Route(r + "/collaborators/{username}", put_collaborator, methods=["PUT"]),
         Route(r + "/collaborators/{username}/permission", collaborator_permission, methods=["GET"]),
         Route(r + "/hooks", list_hooks, methods=["GET"]),

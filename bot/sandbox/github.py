@@ -120,6 +120,24 @@ async def collaborator_permission(request: Request, ctx: Ctx, repo: Repo) -> Res
     return json_response(request, {"permission": permission, "role_name": role_name, "user": person})
 
 
+@Ctx.on_repo("push")
+async def list_collaborators(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    # GitHub REST "List repository collaborators": the caller needs write; `permission` keeps those holding at
+    # least that role; a user's repository lists its owner (admin) too. Each has `role_name`.
+    wanted = request.query_params.get("permission")
+    need = ROLE_ALIASES.get(wanted, wanted) if wanted else "pull"
+    if need not in ROLE_ORDER:
+        raise validation_failed("Collaborator", "permission", "invalid")
+    logins = sorted({repo.owner, *repo.collaborators}, key=str.casefold)
+    found = []
+    for login in logins:
+        role = ctx.forge.role_of(repo, login)
+        if role is not None and ROLE_ORDER.index(role) >= ROLE_ORDER.index(need):
+            found.append({**ctx.shapes.user(login), "role_name": PERMISSION_OF_ROLE[role][1]})
+    chunk, headers = paginate(request, found)
+    return json_response(request, chunk, headers=headers)
+
+
 def _hook_from(body: dict[str, Any], hook: Hook) -> Hook:
     config = body.get("config", {})
     repo_ops.configure_hook(hook, body, config, lambda field: validation_failed("Hook", field, "invalid"))
@@ -185,6 +203,7 @@ def routes() -> list[BaseRoute]:
         Route(R, get_repo, methods=["GET"]),
         Route(R, delete_repo, methods=["DELETE"]),
         Route(R + "/forks", create_fork, methods=["POST"]),
+        Route(R + "/collaborators", list_collaborators, methods=["GET"]),
         Route(R + "/collaborators/{username}", put_collaborator, methods=["PUT"]),
         Route(R + "/collaborators/{username}/permission", collaborator_permission, methods=["GET"]),
         Route(R + "/hooks", list_hooks, methods=["GET"]),

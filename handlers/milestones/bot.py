@@ -40,6 +40,7 @@ from handlers.milestones.plan import (
     KIND,
     SeenDashboard,
     UsageError,
+    closed_since,
     dashboard_key,
     gate_delay,
     parse_gate,
@@ -48,6 +49,7 @@ from handlers.milestones.plan import (
 )
 from handlers.milestones.render import gate_reply
 from handlers.milestones.state import DashboardData
+from handlers.milestones.watch import last_poll, note_poll, note_watching, watching_since
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()
@@ -97,6 +99,8 @@ async def on_item(ctx: EventContext) -> None:
                 await sync_milestone(ctx, board)
         return
     keys = {ctx.event.issue.milestone, ctx.event.milestone.number if ctx.event.milestone else None}
+    if any(k is not None for k in keys):
+        await note_watching(ctx.deferred, ctx.event.forge, ctx.repo, now_utc())
     for key in sorted(k for k in keys if k is not None):
         await request_refresh(ctx, key)
 
@@ -249,7 +253,16 @@ async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef
     if not settings.enabled:
         return 0
     me = await forge.whoami()
+    polled_at = now_utc()
+    # Since when a closed milestone without a dashboard is one to check: closed after Steward's last look
+    # (or, before the first, after it began watching) — see ``handlers.milestones.watch``.
+    since = await last_poll(pctx.deferred, kind, repo) or await watching_since(pctx.deferred, kind, repo)
     opened = await forge.list_milestones(repo, state="open")
+    untracked = [
+        ms
+        for ms in await forge.list_milestones(repo, state="closed")
+        if closed_since(ms.closed_at, since or polled_at)
+    ]
     dashboards = await find_dashboards(forge, repo, me.login, settings.labels.dashboard)
     open_keys = {ms.key for ms in opened}
     others: list[Milestone] = []
@@ -267,7 +280,7 @@ async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef
             others.append(await forge.get_milestone(repo, key))
         except NotFound:
             gone.append(key)
-    milestones = [*opened, *others]
+    milestones = [*opened, *others, *(ms for ms in untracked if ms.key not in dashboards)]
     internal = {ms.key: is_internal(ms.description, settings.internal_marker) for ms in milestones}
     actions = watch_plan(
         milestones,
@@ -277,12 +290,14 @@ async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef
         now=now_utc(),
         grace=settings.grace_period_seconds,
         internal=internal,
+        since=since or polled_at,
     )
     for action in actions:
         if action.what == "gate":
             await schedule_gate(ctx, action.key, action.closed_at, delay=action.delay)
         else:
             await request_refresh(ctx, action.key)
+    await note_poll(pctx.deferred, kind, repo, polled_at)
     return len(actions)
 
 

@@ -19,12 +19,23 @@ from typing import Final, Literal
 from bot import sticky
 from bot.context import EventContext
 from bot.event_types import Event, MilestoneSnapshot
-from bot.forge import Forge, Issue, Milestone, NotFound, RepoRef
+from bot.forge import (
+    Forge,
+    ForgeError,
+    ForgeUnavailable,
+    Issue,
+    Milestone,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    RepoRef,
+)
 from bot.permissions import check, who_may
 from bot.settings import HandlerSettings, MilestoneSettings, Permission
 from handlers.milestones.gate import GateLabels, GateResult, evaluate, is_internal
 from handlers.milestones.plan import (
     KIND,
+    closed_since,
     closure_decision,
     dashboard_key,
     gate_delay,
@@ -43,6 +54,7 @@ from handlers.milestones.render import (
     without_stamp,
 )
 from handlers.milestones.state import Closure, DashboardData, Override, Reopened
+from handlers.milestones.watch import watching_since
 
 NOTICE_KIND = "milestone-notice"
 REFRESH = "steward-refresh"
@@ -278,6 +290,8 @@ async def sync_milestone(
         # A new dashboard. A closure Steward did not see happen is taken as settled — it never reopens
         # history — except by the gate check of that very closure.
         seen_closed = ms.state == "closed" and not gating
+        if seen_closed and current is None and await _closed_while_watching(ctx, ms.closed_at):
+            seen_closed = False  # it closed while Steward watched (before its dashboard was made): check it
         data = DashboardData(key, "closed" if seen_closed else "open", ms.closed_at if seen_closed else None)
     if ms.state == "open" and data.state == "closed":
         data = data.reopen_seen()
@@ -402,6 +416,7 @@ async def sync_milestone(
             forge=ctx.event.forge,
             result=result,
             cmds=commands_for(ctx),
+            admins=await admins_to_mention(ctx) if not closer_now and not settings.notify else (),
         )
         await ctx.upsert_sticky(NOTICE_KIND, _notice_key(key, ms.closed_at), notice, number=current.number)
         await ctx.forge.set_milestone_state(ctx.repo, key, "open")
@@ -433,6 +448,29 @@ async def override_holds(ctx: EventContext, override: Override) -> bool:
             return False
     decision = await check(ctx.forge, ctx.repo, override_permission(ctx), actor=override.by, author="")
     return decision.allowed
+
+
+async def _closed_while_watching(ctx: EventContext, closed_at: str | None) -> bool:
+    since = await watching_since(ctx.deferred, ctx.event.forge, ctx.repo)
+    return closed_since(closed_at, since)
+
+
+async def admins_to_mention(ctx: EventContext) -> tuple[str, ...] | None:
+    """The repository's admins (Steward's own account left out) for a reopen notice that knows no closer
+    and has no `milestones.notify`; None when the forge refuses to say (Gitea, unless Steward is an admin)."""
+    try:
+        found = await ctx.forge.repo_admins(ctx.repo)
+    except PermissionDenied as exc:
+        ctx.log.warning("milestones: could not read the repository's admins", error=str(exc))
+        return None
+    except (ForgeUnavailable, RateLimited):
+        raise  # the gate job is retried
+    except ForgeError as exc:
+        # Anything else (e.g. more collaborators than Steward lists) must not keep the milestone closed:
+        # the notice then mentions nobody and says how to have someone mentioned.
+        ctx.log.warning("milestones: could not list the repository's admins", error=str(exc))
+        return ()
+    return tuple(login for login in found if login.casefold() != ctx.me.login.casefold())
 
 
 def override_record(actor: str, reason: str, result: GateResult, now: datetime) -> Override:

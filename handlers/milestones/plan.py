@@ -22,6 +22,9 @@ WEBHOOK_MARGIN_SECONDS = 60.0
 # A gate job that runs a little early (clocks differ between the forge and the worker) still decides.
 EARLY_TOLERANCE_SECONDS = 5.0
 MAX_OVERRIDE_REASON = 300
+# A closure this long before Steward's last look (or its first) still counts as one it has not looked at:
+# one period of the periodic job, and room for clocks that differ between the forge and the worker.
+WATCH_OVERLAP_SECONDS = 60.0
 
 
 class UsageError(ValueError):
@@ -66,6 +69,15 @@ def parse_time(value: str | None) -> datetime | None:
 
 def iso(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def closed_since(closed_at: str | None, since: datetime | None) -> bool:
+    """Whether a closure happened while Steward watched (at or after ``since``, less the overlap): one to
+    check even without a dashboard. Without ``since`` (nothing remembered) or ``closed_at``: no."""
+    when = parse_time(closed_at)
+    if since is None or when is None:
+        return False
+    return when >= since - timedelta(seconds=WATCH_OVERLAP_SECONDS)
 
 
 def gate_due(closed_at: str | None, grace: float, now: datetime) -> datetime:
@@ -145,18 +157,24 @@ def watch_plan(
     now: datetime,
     grace: float,
     internal: Mapping[int, bool],
+    since: datetime | None = None,
 ) -> list[Action]:
     """What the periodic job schedules for one repository: a gate for each closure not yet settled (when it
     is its to schedule), a refresh for each dashboard that fell behind its milestone (state, counts, title,
     internal marker), for each open milestone with items and no dashboard, and for each dashboard whose
-    milestone is ``gone`` (deleted). A closed milestone without a dashboard was never tracked: Steward never
-    reopens history."""
+    milestone is ``gone`` (deleted). A closed milestone without a dashboard is checked only when it closed
+    ``since`` Steward last looked (``closed_since``): one closed before Steward watched is history, never
+    reopened."""
     actions: list[Action] = []
     for ms in milestones:
         seen = dashboards.get(ms.key)
         if seen is None:
             if ms.state == "open" and sum(_counts(ms)) > 0:
                 actions.append(Action("refresh", ms.key))
+            elif ms.state == "closed" and sum(_counts(ms)) > 0 and closed_since(ms.closed_at, since):
+                delay = gate_delay(forge, ms.closed_at, grace, now)
+                if delay is not None:
+                    actions.append(Action("gate", ms.key, delay, ms.closed_at))
             continue
         data = seen.data
         if data is None:

@@ -358,8 +358,10 @@ def reopen_notice(
     forge: ForgeKind,
     result: GateResult,
     cmds: Commands,
+    admins: Sequence[str] | None = (),
 ) -> str:
-    """The short new comment when Steward reopens a milestone: it mentions who must act."""
+    """The short new comment when Steward reopens a milestone: it mentions who must act — who closed it, else
+    `milestones.notify`, else the repository's ``admins`` (None: the forge would not say who they are)."""
     title = plain(milestone_title, 200)
     if closer:
         head = f"@{closer}: I reopened milestone **{title}**: you closed it while its gate was blocked."
@@ -371,6 +373,18 @@ def reopen_notice(
             else "I could not tell who closed it"
         )
         hint = "" if who else "; set `milestones.notify` in Steward's configuration to have someone mentioned"
+        if not who and admins:
+            who = mentions(admins)
+            hint = (
+                ", so I mention the repository's admins; set `milestones.notify` in Steward's configuration "
+                "to choose who is mentioned instead"
+            )
+        elif not who and admins is None:
+            hint = (
+                ", and I could not read who administers this repository: the forge shows collaborators' "
+                "permissions only to a repository admin, and Steward's account is not one here. Set "
+                "`milestones.notify` in Steward's configuration to have someone mentioned"
+            )
         head = (
             f"{who + ': ' if who else ''}I reopened milestone **{title}**: it was closed while its gate was "
             f"blocked. {unknown}{hint}."

@@ -327,3 +327,76 @@ def test_a_replayed_close_neither_reopens_twice_nor_comments_twice(steward: Stew
     writes = [r for r in steward.bot_requests(repo) if r["method"] != "GET"]
     assert writes == [], "a replay writes nothing"
     assert milestone_state(steward, repo, key) == "open" and len(notices(steward, repo, board)) == 1
+
+
+NO_NOTIFY = {"grace_period_seconds": 1, "refresh_debounce_seconds": 0.3}
+
+
+@pytest.mark.handler_settings(milestones=NO_NOTIFY)
+def test_without_notify_the_reopen_notice_mentions_the_admins_on_gitea_and_the_closer_on_github(
+    steward: Steward,
+) -> None:
+    """FORGE-FACTS: Gitea milestones do not record who closed them, GitHub's `milestone.closed` has the
+    sender. Without `milestones.notify`, Gitea's notice mentions the repository's admins (the owner here;
+    never Steward's own account), GitHub's keeps mentioning who closed it."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    key = m.create_milestone(repo, "v3")
+    m.open_issue(repo, "Still open", milestone=key)
+    steward.settle()
+    close_milestone(steward, repo, key)
+    assert milestone_state(steward, repo, key) == "open"
+    [notice] = notices(steward, repo, the_dashboard(steward, repo)["number"])
+    head = notice.splitlines()[1]
+    assert head.startswith("@maintainer: I reopened milestone **v3**"), head
+    assert "@steward-bot" not in notice
+    if steward.forge == "gitea":
+        assert "so I mention the repository's admins" in head and "`milestones.notify`" in head
+    else:
+        assert "you closed it while its gate was blocked" in head
+    assert not re.search(r"\([^()]*\(", notice), "no parenthesis inside another"
+
+
+@pytest.mark.handler_settings(milestones=NO_NOTIFY)
+def test_when_the_admins_cannot_be_read_the_notice_says_so(steward: Steward) -> None:
+    """FORGE-FACTS "Permissions": with Write access on Gitea, reading who is an admin answers 403 — the
+    notice says so plainly and how to have someone mentioned, instead of mentioning nobody silently. On
+    GitHub, write access lists the admins, and the closer is known anyway."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    m.add_collaborator(repo, "steward-bot", "push")
+    key = m.create_milestone(repo, "v4")
+    m.open_issue(repo, "Still open", milestone=key)
+    steward.settle()
+    close_milestone(steward, repo, key)
+    assert milestone_state(steward, repo, key) == "open"
+    [notice] = notices(steward, repo, the_dashboard(steward, repo)["number"])
+    head = notice.splitlines()[1]
+    if steward.forge == "gitea":
+        assert head.startswith("I reopened milestone **v4**"), head
+        assert "I could not read who administers this repository" in head
+        assert "Set `milestones.notify`" in head and "@" not in head
+    else:
+        assert head.startswith("@maintainer: I reopened milestone **v4**"), head
+
+
+@pytest.mark.handler_settings(milestones={**FAST, "refresh_debounce_seconds": 2})
+def test_a_milestone_closed_before_steward_first_looked_at_it_is_still_checked(steward: Steward) -> None:
+    """Issue 27: an item arrives and the milestone is closed before Steward's dashboard for it exists (the
+    refresh is still gathering changes, and on Gitea no poll has run yet). The closure happened while
+    Steward watched: it is checked like any other — blocked, so reopened with a notice — not taken as
+    history."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    key = m.create_milestone(repo, "v5")
+    still_open = m.open_issue(repo, "Still open", milestone=key)
+    m.set_milestone_state(repo, key, "closed")
+    steward.settle()
+    if steward.forge == "gitea":
+        steward.run_periodic("milestones")
+    steward.settle()
+    assert milestone_state(steward, repo, key) == "open"
+    board = the_dashboard(steward, repo)
+    [notice] = notices(steward, repo, board["number"])
+    assert f"#{still_open} — open issue: close it" in notice
+    assert "Steward reopened it at" in board["body"]

@@ -61,6 +61,23 @@ async def test_a_claim_is_first_come_and_lapses(redis_url: str) -> None:
         await client.aclose()
 
 
+async def test_a_marked_time_is_kept_replaced_or_kept_first(redis_url: str) -> None:
+    """The milestone gate's "last poll" and "watching since" (``handlers.milestones.watch``)."""
+    client = make_redis(redis_url)
+    try:
+        deferred = Deferred(client)
+        assert await deferred.marked("polled:o/r") is None
+        await deferred.mark("polled:o/r", 100.5, ttl=60)
+        await deferred.mark("polled:o/r", 200.25, ttl=60)
+        assert await deferred.marked("polled:o/r") == 200.25
+        await deferred.mark("since:o/r", 100.0, ttl=60, only_new=True)
+        await deferred.mark("since:o/r", 300.0, ttl=60, only_new=True)
+        assert await deferred.marked("since:o/r") == 100.0, "only_new keeps the first"
+        assert 0 < await client.ttl("steward:mark:since:o/r") <= 60
+    finally:
+        await client.aclose()
+
+
 async def test_the_repositories_heard_from_are_kept_per_forge_and_forgotten_when_old(redis_url: str) -> None:
     client = make_redis(redis_url)
     try:

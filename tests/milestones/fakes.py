@@ -12,7 +12,19 @@ import structlog
 from bot.commands import Command
 from bot.context import CommandContext, EventContext
 from bot.event_types import CommentSnapshot, Event, IssueSnapshot, MilestoneSnapshot
-from bot.forge import KEEP, Comment, Issue, Keep, Label, Milestone, NotFound, Repo, RepoRef, User
+from bot.forge import (
+    KEEP,
+    Comment,
+    Issue,
+    Keep,
+    Label,
+    Milestone,
+    NotFound,
+    PermissionDenied,
+    Repo,
+    RepoRef,
+    User,
+)
 from bot.settings import HandlerSettings
 from handlers import build_registry
 
@@ -30,6 +42,8 @@ class FakeForge:
     milestones: dict[int, Milestone] = field(default_factory=dict)
     comments: dict[int, list[Comment]] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)
+    # What `repo_admins` answers; None: the forge refuses (Gitea, to a bot without admin).
+    admins: tuple[str, ...] | None = ()
     writes: list[str] = field(default_factory=list)
     reads: list[str] = field(default_factory=list)
     next_id: int = 1000
@@ -177,6 +191,11 @@ class FakeForge:
     async def permission_of(self, repo: RepoRef, login: str) -> str:
         return self.permissions.get(login, "read")
 
+    async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:
+        if self.admins is None:
+            raise PermissionDenied("403 Only admins can query all permissions")
+        return self.admins
+
 
 @dataclass
 class FakeDeferred:
@@ -184,12 +203,20 @@ class FakeDeferred:
 
     jobs: dict[str, tuple[Event, float]] = field(default_factory=dict)
     claims: set[str] = field(default_factory=set)
+    marks: dict[str, float] = field(default_factory=dict)
 
     async def run_later(self, event: Event, *, delay: float, job_id: str) -> bool:
         if job_id in self.jobs:
             return False
         self.jobs[job_id] = (event, delay)
         return True
+
+    async def mark(self, key: str, when: float, *, ttl: float, only_new: bool = False) -> None:
+        if not (only_new and key in self.marks):
+            self.marks[key] = when
+
+    async def marked(self, key: str) -> float | None:
+        return self.marks.get(key)
 
     async def claim(self, key: str, *, ttl: float) -> bool:
         if key in self.claims:

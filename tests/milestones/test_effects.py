@@ -11,6 +11,7 @@ import pytest
 
 from bot import signing, sticky
 from bot.context import CommandError
+from bot.forge import TooManyItems
 from bot.periodic import PeriodicContext
 from bot.settings import HandlerSettings
 from handlers import build_registry
@@ -360,6 +361,75 @@ async def test_the_periodic_job_schedules_a_gitea_closure_once() -> None:
     assert forge.milestones[1].state == "open"
     notice = forge.comments[dashboard(forge)[0]][0].body
     assert "Gitea does not record who closed a milestone" in notice
+
+
+async def test_a_closure_while_steward_was_not_running_is_checked_and_history_is_not() -> None:
+    """Issue 27: milestones with items but no dashboard yet. One closed after the periodic job's last look
+    (remembered in Redis) is gated; one closed long before it is history, left alone; the look is
+    remembered for the next one."""
+    forge = FakeForge(kind="gitea")
+    forge.milestone(1, "recent")
+    forge.add("open", "open", milestone=1)
+    forge.close_milestone(1, iso(NOW - timedelta(minutes=5)))
+    forge.milestone(2, "ancient")
+    forge.add("open too", "open", milestone=2)
+    forge.close_milestone(2, iso(NOW - timedelta(days=3)))
+    deferred = FakeDeferred()
+    key = "milestones:polled:gitea:o/r"
+    deferred.marks[key] = (NOW - timedelta(hours=2)).timestamp()  # Steward stopped two hours ago
+
+    async def find(kind: str, repo: object) -> FakeForge:
+        return forge
+
+    pctx = PeriodicContext(
+        "milestones",
+        NOW,
+        HandlerSettings(),
+        __import__("structlog").get_logger(),
+        find,  # type: ignore[arg-type]
+        ("gitea",),
+        deferred,  # type: ignore[arg-type]
+        registry=build_registry(),
+    )
+    assert await watch_repository(pctx, "gitea", REPO) == 1
+    [(job, (event, _))] = deferred.jobs.items()
+    assert job.startswith("milestones:gate:gitea:o/r:1:")
+    assert deferred.marks[key] >= NOW.timestamp(), "this look is remembered"
+    await run_gate(context(forge, event))
+    assert forge.milestones[1].state == "open" and forge.milestones[2].state == "closed"
+
+
+@pytest.mark.parametrize(
+    ("admins", "head"),
+    [
+        (("steward-bot", "maria"), "@maria: I reopened"),
+        (None, "I could not read who administers this repository"),
+        (TooManyItems("too many", limit=1000), "set `milestones.notify`"),
+    ],
+)
+async def test_a_gitea_reopening_without_notify_mentions_the_admins_or_says_why_not(
+    admins: object, head: str
+) -> None:
+    """The admins, never Steward itself; a 403 said plainly; any other failure to list them does not keep
+    the milestone closed."""
+    forge = FakeForge(kind="gitea")
+    if isinstance(admins, Exception):
+        failure = admins
+
+        async def fails(repo: object) -> tuple[str, ...]:
+            raise failure
+
+        forge.repo_admins = fails  # type: ignore[method-assign]
+    else:
+        forge.admins = admins  # type: ignore[assignment]
+    forge.milestone(1)
+    forge.add("still open", "open")
+    board = await opened_dashboard(forge)
+    forge.close_milestone(1, LONG_AGO)
+    await run_gate(context(forge, milestone_event("steward-gate", sender="", extra={"closed_at": LONG_AGO})))
+    assert forge.milestones[1].state == "open"
+    [notice] = forge.comments[board]
+    assert head in notice.body.splitlines()[1] and "@steward-bot" not in notice.body
 
 
 async def test_a_copy_of_a_dashboard_by_someone_else_is_not_a_dashboard() -> None:

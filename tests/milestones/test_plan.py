@@ -11,6 +11,7 @@ from bot.forge import Milestone
 from handlers.milestones.plan import (
     SeenDashboard,
     UsageError,
+    closed_since,
     closure_decision,
     dashboard_key,
     gate_delay,
@@ -137,6 +138,22 @@ def test_steward_never_reopens_history() -> None:
     is refreshed, not gated."""
     assert plan([ms(1, "closed", closed_at=CLOSED_AT)], {}) == []
     assert plan([ms(1, "closed", closed_at=CLOSED_AT)], {1: seen(1, None)}) == [("refresh", 1, 0.0)]
+
+
+def test_a_closure_since_steward_last_looked_is_checked_even_without_a_dashboard() -> None:
+    """Issue 27: a milestone closed before Steward's first look (or while it was not running) is checked —
+    one closed after the last poll, less one period of overlap; before it, it is history. An empty one
+    was never tracked."""
+    closed = ms(1, "closed", closed_at=CLOSED_AT)
+    assert plan([closed], {}, since=NOW - timedelta(minutes=5)) == [("gate", 1, 30.0)]
+    assert plan([closed], {}, since=NOW + timedelta(seconds=20)) == [("gate", 1, 30.0)], "the overlap"
+    assert plan([closed], {}, since=NOW + timedelta(minutes=5)) == [], "closed before Steward looked"
+    empty = ms(1, "closed", closed_at=CLOSED_AT, counts=(0, 0))
+    assert plan([empty], {}, since=NOW - timedelta(minutes=5)) == []
+    assert plan([ms(1, "closed", closed_at=None)], {}, since=NOW - timedelta(minutes=5)) == []
+    # On GitHub the webhook has it (the periodic job steps in only well past the grace period).
+    assert plan([closed], {}, forge="github", since=NOW - timedelta(minutes=5)) == []
+    assert closed_since(CLOSED_AT, NOW) and not closed_since(CLOSED_AT, None)
 
 
 def test_the_periodic_job_refreshes_dashboards_that_fell_behind() -> None:

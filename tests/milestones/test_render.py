@@ -180,3 +180,36 @@ def test_the_gate_reply() -> None:
     text = gate_reply(milestone_title="v1", result=blocked, dashboard=None, data=data)
     assert text.startswith("❌ The gate of milestone **v1** is blocked (2):")
     assert "overridden by @m" in text and text.endswith("Its dashboard is being opened.")
+
+
+def test_without_notify_the_reopen_notice_mentions_the_admins_or_says_it_could_not_read_them() -> None:
+    result = evaluate([item(2, "open")], description="", labels=LABELS, internal_marker="internal: true")
+    cmds = Commands("steward", "admins")
+    admins = reopen_notice(
+        milestone_title="v1",
+        closer=None,
+        notify=(),
+        forge="gitea",
+        result=result,
+        cmds=cmds,
+        admins=("maria", "org/owners"),
+    )
+    assert admins.startswith("@maria @org/owners: I reopened milestone **v1**")
+    assert "so I mention the repository's admins; set `milestones.notify`" in admins
+    refused = reopen_notice(
+        milestone_title="v1", closer=None, notify=(), forge="gitea", result=result, cmds=cmds, admins=None
+    )
+    assert refused.startswith("I reopened milestone **v1**")
+    assert "I could not read who administers this repository" in refused
+    notified = reopen_notice(
+        milestone_title="v1",
+        closer=None,
+        notify=("lead",),
+        forge="gitea",
+        result=result,
+        cmds=cmds,
+        admins=None,
+    )
+    assert notified.startswith("@lead: ") and "administers" not in notified, "notify comes first"
+    for text in (admins, refused, notified):
+        assert not re.search(r"\([^()]*\(", text), text

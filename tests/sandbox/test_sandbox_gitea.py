@@ -126,6 +126,13 @@ def _gitea_repository_and_people(check: GiteaApiCheck, g: httpx2.Client, grepo: 
     assert check(g.put(grepo + "/collaborators/bob", json={"permission": "write"})).status_code == 204
     assert check(g.get(grepo + "/collaborators/bob/permission")).json()["permission"] == "write"
     assert g.get(grepo + "/collaborators/alice/permission").json()["permission"] == "owner"
+    listed = check(g.get(grepo + "/collaborators")).json()
+    assert [user["login"] for user in listed] == ["bob"], "collaborators without access; the owner is none"
+    # routers/api/v1/repo/teams.go ListTeams: a user's repository has no teams (405, which Gitea's
+    # description leaves out: nothing to validate the answer against but the source).
+    teams = g.get(grepo + "/teams")
+    assert teams.status_code == 405 and teams.json()["message"] == "repo is not owned by an organization"
+    check.checked.add("repoListTeams")
     hook = {"type": "gitea", "config": {"url": "http://x", "content_type": "json"}}
     made = check(g.post(grepo + "/hooks", json=hook)).json()
     check(g.get(grepo + "/hooks"))

@@ -49,6 +49,8 @@ def _repository_and_people(
     check(alice.get(repo))
     check(alice.put(repo + "/collaborators/bob", json={"permission": "triage"}))
     assert check(alice.get(repo + "/collaborators/bob/permission")).json()["permission"] == "read"
+    admins = check(alice.get(repo + "/collaborators", params={"permission": "admin"})).json()
+    assert [user["login"] for user in admins] == ["alice"], "the owner is an admin; bob (triage) is not"
     hook = {"config": {"url": "http://127.0.0.1:9/hook", "content_type": "json"}, "events": ["push"]}
     made = check(alice.post(repo + "/hooks", json=hook)).json()
     check(alice.get(repo + "/hooks"))
