@@ -12,6 +12,7 @@ instead of overwriting.
 
 from __future__ import annotations
 
+from bot import neutralise
 from bot.commands import parse_commands
 from bot.context import CommandContext, CommandError, EventContext
 from bot.forge import Issue
@@ -163,7 +164,7 @@ async def answer_command(ctx: CommandContext) -> None:
         raise CommandError(not_interviewing(current, hints_for(ctx)))
     if current.ledger.row(row_id) is None:
         ids = ", ".join(r.id for r in current.ledger.rows) or "none"
-        raise CommandError(f"there is no ledger row `{row_id}` (rows: {ids}).")
+        raise CommandError(f"there is no ledger row {neutralise.code(row_id, 40)} (rows: {ids}).")
     answers = [a for a in _answers_in(ctx) if current.ledger.row(a.row_id) is not None]
     wanted = iv.wanted_blockers(issue.body, current)
     for answer in answers:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot import neutralise
+
 __all__ = [
     "DecideArgs",
     "Fork",
@@ -212,7 +214,11 @@ def parse_reopen(text: str) -> tuple[str, str]:
     head, _, rest = line.partition(" ")
     fork = normalise_id(head)
     if fork is None:
-        raise UsageError(f"`{head}` is not a fork id (F1, F2, …)" if head else "name the fork (F1, F2, …)")
+        raise UsageError(
+            f"{neutralise.code(head, 40)} is not a fork id (F1, F2, …)"
+            if head
+            else "name the fork (F1, F2, …)"
+        )
     if not rest.strip():
         raise UsageError(f"say why {fork} is reopened")
     return fork, rest.strip()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
+from bot import neutralise
 from bot.forge import ForgeKind, Milestone
 from handlers.milestones.render import dashboard_title
 from handlers.milestones.state import DashboardData
@@ -43,7 +44,7 @@ def parse_gate(args: Sequence[str], text: str) -> GateRequest:
     if not args:
         return GateRequest("check")
     if args[0].casefold() != "override":
-        raise UsageError(f"unknown argument {args[0][:40]!r}")
+        raise UsageError(f"unknown argument {neutralise.code(args[0], 40)}")
     rest = text.split(None, 1)
     reason = " ".join(rest[1].split()) if len(rest) > 1 else ""
     if not reason:
