@@ -1,7 +1,8 @@
 """Bugfix branches in the forge: `/bugfix` on a bug, `/review`, `/disposition` and `/accept-gap` on its pull
 request, and the events that recompute the `steward/regression-first` status (a push to the branch, a pull
 request opened or synchronised, a commit status, a check run or suite completing) or close the bug (a merge).
-The work itself is in ``effects``."""
+The work itself is in ``start`` (`/bugfix`), ``evidence`` (the status and the ledger comment),
+``completion`` (the merge) and ``record`` (the bug's record comment)."""
 
 from __future__ import annotations
 
@@ -9,23 +10,22 @@ from bot.context import CommandContext, CommandError, EventContext
 from bot.forge import Comment, ForgeError, PullRequest
 from bot.periodic import PeriodicContext
 from bot.registry import Registry
-from handlers.bugfix.effects import (
+from handlers.bugfix.completion import close_bug
+from handlers.bugfix.evidence import assess, sync_pull
+from handlers.bugfix.gate import UsageError, parse_bugfix_args
+from handlers.bugfix.ledger import DispositionRecord, Gap, Round, parse_disposition, parse_review
+from handlers.bugfix.record import (
     GAP_LABEL,
     OPEN_LABEL,
     add_label,
     adopt,
-    assess,
     bugfix_of_branch,
     bugfix_pull,
-    close_bug,
     find_record,
     record_reply,
     recorded,
-    start_bugfix,
-    sync_pull,
 )
-from handlers.bugfix.gate import UsageError, parse_bugfix_args
-from handlers.bugfix.ledger import DispositionRecord, Gap, Round, parse_disposition, parse_review
+from handlers.bugfix.start import start_bugfix
 from handlers.bugfix.status import committers_after_red
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
