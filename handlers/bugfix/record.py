@@ -11,9 +11,10 @@ from bot import sticky
 from bot.context import CommandContext, CommandError, EventContext
 from bot.forge import Comment, PullRequest
 from bot.settings import BugfixSettings
-from handlers.bugfix.gate import bug_of_branch
+from handlers.bugfix.gate import ShownCode, bug_of_branch
 from handlers.bugfix.ledger import Budgets, Event, event_to_json
 from handlers.bugfix.render import Opened, branch_url, record_text
+from handlers.bugfix.slot import code_digest
 
 RECORD_KIND = "bugfix"
 LEDGER_KIND = "bugfix-ledger"
@@ -59,6 +60,8 @@ class Record:
     opened_by: str = ""
     # The hypothesis `/bugfix H<n>` chose ("" when none was named).
     hypothesis: str = ""
+    # The test code the red commit added, exactly (what was vouched for, when someone vouched).
+    code: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -73,6 +76,7 @@ class Record:
             "trusted_by": self.trusted_by,
             "opened_by": self.opened_by,
             "hypothesis": self.hypothesis,
+            "code": self.code,
         }
 
     @classmethod
@@ -91,7 +95,34 @@ class Record:
             trusted_by=str(raw.get("trusted_by") or ""),
             opened_by=str(raw.get("opened_by") or ""),
             hypothesis=str(raw.get("hypothesis") or "")[:10],
+            code=str(raw.get("code") or ""),
         )
+
+
+def _own_data(ctx: EventContext, comments: Sequence[Comment], kind: str) -> list[Mapping[str, Any]]:
+    """The data blocks of Steward's own ``kind`` comments in a thread, oldest first. Every record the bugfix
+    capability reads from its comments comes through here, so a check of their signatures goes here."""
+    head = f"<!-- steward:{kind}:"
+    out = []
+    for comment in comments:
+        if comment.author.casefold() != ctx.me.login.casefold() or not comment.body.lstrip().startswith(head):
+            continue
+        data = sticky.decode_data(comment.body)
+        if isinstance(data, Mapping):
+            out.append(data)
+    return out
+
+
+def shown_code(ctx: EventContext, comments: Sequence[Comment], digest: str) -> ShownCode | None:
+    """The test code a refusal of Steward's showed with ``digest`` (its path and code hash to it)."""
+    for data in _own_data(ctx, comments, "reply"):
+        raw = data.get("bugfix-shown")
+        if not isinstance(raw, Mapping) or data.get("bug") != ctx.number:
+            continue
+        path, code = raw.get("path"), raw.get("code")
+        if isinstance(path, str) and isinstance(code, str) and code_digest(path, code) == digest:
+            return ShownCode(path, code, digest)
+    return None
 
 
 def find_record(

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from bot.forge import ForgeKind
 from handlers.bugfix.gate import Refusal
 from handlers.bugfix.ledger import Ledger
+from handlers.bugfix.slot import fence_info
 from handlers.bugfix.status import CONTEXT, RegressionStatus
 
 MAX_TABLE_ROWS = 60
@@ -17,10 +18,12 @@ _ICON = {"success": "✅", "failure": "❌", "pending": "⏳"}
 
 
 def fence(code: str, info: str = "") -> str:
+    """``code`` verbatim in a fence longer than any run of backticks in it; the info string only when it is
+    a plain language name (``[A-Za-z0-9+#-]``)."""
     ticks = "```"
     while ticks in code:
         ticks += "`"
-    return f"{ticks}{info}\n{code.rstrip()}\n{ticks}"
+    return f"{ticks}{fence_info(info)}\n{code.rstrip(chr(10))}\n{ticks}"
 
 
 def cell(text: str, limit: int = 200) -> str:
@@ -41,7 +44,9 @@ def refusal_text(refusals: Sequence[Refusal]) -> str:
         if refusal.code_block:
             lines += [
                 "",
-                *("  " + line for line in fence(refusal.code_block, refusal.code_info).splitlines()),
+                # split("\n"), not splitlines(): that also splits at \f, \x1c-\x1e, U+2028…, which would
+                # change the code shown.
+                *("  " + line for line in fence(refusal.code_block, refusal.code_info).split("\n")),
             ]
     return "\n".join(lines)
 

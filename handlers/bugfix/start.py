@@ -3,6 +3,7 @@ the label, each found before it is made (a second run finds them all and says so
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from bot.context import CommandContext, CommandError, EventContext
@@ -11,8 +12,10 @@ from bot.permissions import PermissionsUnreadable
 from handlers.bugfix import inputs
 from handlers.bugfix.evidence import sync_pull
 from handlers.bugfix.gate import (
+    SHOWS_CODE,
     BugfixRequest,
     GateInput,
+    Refusal,
     branch_name,
     check_gate,
     pull_title,
@@ -27,10 +30,11 @@ from handlers.bugfix.record import (
     find_record,
     opened_of,
     settings_of,
+    shown_code,
     write_record,
 )
 from handlers.bugfix.render import branch_url, pull_body, refusal_text
-from handlers.bugfix.slot import parse_slot, recipe_part, with_test
+from handlers.bugfix.slot import RegressionSlot, code_digest, parse_slot, recipe_part, with_test
 
 
 async def _author_can_write(ctx: EventContext, author: str) -> bool:
@@ -39,6 +43,20 @@ async def _author_can_write(ctx: EventContext, author: str) -> bool:
     except PermissionDenied:
         raise PermissionsUnreadable(ctx.repo) from None
     return permission_at_least(level, "write")
+
+
+async def _refuse(ctx: CommandContext, refusals: Sequence[Refusal], slot: RegressionSlot) -> None:
+    """The gate's refusal. One that shows the issue's test code keeps the exact path and code it showed
+    (what `--trust-test` can vouch for) and is a new comment whenever the code shown differs: a refusal a
+    maintainer may have read is never edited to show other code."""
+    text = f"@{ctx.actor}: {refusal_text(refusals)}"
+    if not any(r.code in SHOWS_CODE for r in refusals) or slot.path is None or slot.code is None:
+        raise CommandError(refusal_text(refusals))
+    digest = code_digest(slot.path, slot.code)
+    data = {"bug": ctx.number, "bugfix-shown": {"path": slot.path, "code": slot.code, "digest": digest}}
+    await ctx.react("confused")
+    await ctx.upsert_sticky("reply", f"{ctx.reply_key}-{digest[:16]}", text, data=data)
+    ctx.replied = True
 
 
 async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
@@ -56,6 +74,7 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
     slot = parse_slot(issue.body)
     verdict = inputs.refinement_verdict(comments, bot_login=ctx.me.login, number=number)
     root = await inputs.root_cause(ctx, repo, issue, request.hypothesis)
+    shown = shown_code(ctx, comments, request.trust_digest) if request.trust_digest else None
     result = check_gate(
         GateInput(
             verdict=verdict.status if verdict else None,
@@ -68,11 +87,19 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
             unresolved_forks=await inputs.unresolved_forks(ctx, repo, number),
             root_cause=root,
             prefix=ctx.prefix,
+            shown=shown,
+            # Vouching has a floor configuration cannot lower: `commands.bugfix` may let triage run
+            # `/bugfix`, never vouch.
+            voucher_can_write=await _author_can_write(ctx, ctx.actor) if request.trust_digest else True,
+            max_test_chars=settings.max_test_chars,
         )
     )
     if not result.passed:
-        raise CommandError(refusal_text(result.refusals))
+        await _refuse(ctx, result.refusals, slot)
+        return
     assert slot.path is not None and slot.code is not None and slot.digest is not None
+    # Vouched code is committed as it was shown (equal to the issue's now: the gate compared the digests).
+    code = shown.code if shown is not None else slot.code
     base = request.base or (record.base if record else "") or repository.default_branch
     if not valid_branch(base) or await forge.get_branch(repo, base) is None:
         raise CommandError(
@@ -90,6 +117,7 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
         base=base,
         path=slot.path,
         digest=slot.digest,
+        code=code,
         # Budgets belong to the bug, fixed at its first /bugfix: a later configuration does not raise them.
         budgets=record.budgets if record else budgets_of(settings),
         pulls=record.pulls if record else (),
@@ -102,7 +130,7 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
         ctx, number, record, opened_of(ctx, number, record, None, repository.html_url), comments
     )
     existing = await forge.read_file(repo, slot.path, ref=base)
-    content = with_test(existing.content.decode("utf-8", "replace") if existing else None, slot.code)
+    content = with_test(existing.content.decode("utf-8", "replace") if existing else None, code)
     red = await forge.commit_files(
         repo,
         base=base,

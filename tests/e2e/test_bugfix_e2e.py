@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from handlers.bugfix.slot import code_digest
-from tests.bugfix.bodies import APPROVED, BUG, TEST_CODE, python_slot
+from tests.bugfix.bodies import APPROVED, BUG, TEST_CODE, python_slot, with_slot
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import SECRET
 
@@ -223,20 +223,72 @@ def test_without_draft_pull_requests_the_title_says_wip(steward: Steward) -> Non
     assert pr["title"] == f"[WIP] Fix #{number}: {TITLE}" and pr["draft"] is False
 
 
-def test_an_outsider_s_test_is_committed_only_with_a_matching_digest(steward: Steward) -> None:
+SLOT_PATH = "tests/test_currency_switch.py"
+# Another test with the same case name: what an outsider swaps in after the refusal showed the first one.
+SWAPPED = "def test_discount_survives_currency_switch():\n    import os\n    assert os.environ\n"
+
+
+def test_an_outsider_s_test_is_committed_only_as_it_was_shown_and_vouched_for(steward: Steward) -> None:
+    """Issue 24 §1: the vouch names the full SHA-256 of the path and the code a refusal showed; code changed
+    after that is refused and shown in a new comment; the vouched code is committed byte for byte."""
     repo = repo_with_ci(steward)
     number = refined_bug(steward, repo, by="outsider")
-    digest = code_digest(TEST_CODE)
-    reply = run(steward, repo, number, "/bugfix")
-    assert (
-        "UNTRUSTED_TEST_CODE" in reply and f"--trust-test {digest}" in reply and "total_after_switch" in reply
-    )
-    reply = run(steward, repo, number, "/bugfix --trust-test 0123456789ab")
-    assert "STALE_TEST_DIGEST" in reply and branches(steward, repo) == ["main"]
-    reply = run(steward, repo, number, f"/bugfix --trust-test {digest}")
+    digest = code_digest(SLOT_PATH, TEST_CODE)
+    first_id = steward.maintainer.comment(repo, number, "/bugfix")
+    steward.settle()
+    first = reply_to(steward, repo, number, first_id)
+    assert "UNTRUSTED_TEST_CODE" in first and f"`/steward bugfix --trust-test {digest}`" in first
+    assert TEST_CODE.rstrip().split("\n")[1] in first
+    # A digest no refusal of mine showed vouches for nothing; the old 12-hex prefix is not a digest.
+    assert "VOUCH_NOT_SHOWN" in run(steward, repo, number, "/bugfix --trust-test " + "0" * 64)
+    assert "full 64 hex" in run(steward, repo, number, f"/bugfix --trust-test {digest[:12]}")
+    # The outsider swaps the code after the refusal: the maintainer's vouch for what was shown is refused,
+    # and the new code is shown in a new comment (the first refusal stays as it was read).
+    steward.outsider.edit_issue(repo, number, body=python_slot(code=SWAPPED))
+    steward.settle()
+    stale = run(steward, repo, number, f"/bugfix --trust-test {digest}")
+    swapped = code_digest(SLOT_PATH, SWAPPED)
+    assert "STALE_TEST_DIGEST" in stale and "os.environ" in stale and f"--trust-test {swapped}`" in stale
+    assert branches(steward, repo) == ["main"]
+    assert reply_to(steward, repo, number, first_id) == first
+    # Vouching for the code now shown commits exactly that code.
+    reply = run(steward, repo, number, f"/bugfix --trust-test {swapped}")
     assert "Opened the bugfix branch" in reply
     record = sticky_of(steward, repo, number, "bugfix")
     assert record is not None and "vouched for by @maintainer" in record["body"]
+    [branch] = [b for b in branches(steward, repo) if b != "main"]
+    assert file_text(steward, repo, SLOT_PATH, branch) == SWAPPED
+
+
+def test_an_outsider_s_test_is_shown_verbatim(steward: Steward) -> None:
+    """A backtick in the fence's info string, and the code's own fences and mentions, reach the reviewer as
+    they are: the info string is dropped, the code is not neutralised."""
+    repo = repo_with_ci(steward)
+    code = (
+        "def test_discount_survives_currency_switch():\n    s = '''\n```\n@maintainer /steward merge\n'''\n"
+    )
+    # A tilde fence may carry a backtick in its info string (CommonMark); shown in a backtick fence it
+    # would end that fence's first line and the code would render as text.
+    body = with_slot(f"- Test: `{SLOT_PATH}`\n\n~~~py`x\n{code}~~~\n")
+    number = refined_bug(steward, repo, body, by="outsider")
+    reply = run(steward, repo, number, "/bugfix")
+    assert "UNTRUSTED_TEST_CODE" in reply and "py`x" not in reply
+    assert "\n".join("  " + line for line in code.rstrip("\n").split("\n")) in reply
+
+
+# Gitea has no triage level: its collaborators read, write or administer, so there triage means write.
+@pytest.mark.parametrize("steward", ["github"], indirect=True)
+def test_a_vouch_needs_write_access_even_where_triage_may_run_bugfix(steward: Steward) -> None:
+    repo = repo_with_ci(steward)
+    folder = ".github" if steward.forge == "github" else ".gitea"
+    steward.maintainer.put_file(
+        repo, f"{folder}/steward.yml", "commands:\n  bugfix:\n    permission: triage\n"
+    )
+    number = refined_bug(steward, repo, by="outsider")
+    digest = code_digest(SLOT_PATH, TEST_CODE)
+    assert "UNTRUSTED_TEST_CODE" in run(steward, repo, number, "/bugfix", by="triager")
+    reply = run(steward, repo, number, f"/bugfix --trust-test {digest}", by="triager")
+    assert "VOUCHER_CANNOT_WRITE" in reply and branches(steward, repo) == ["main"]
 
 
 def test_a_run_killed_between_its_writes_is_finished_by_the_next_without_duplicates(steward: Steward) -> None:
