@@ -26,7 +26,7 @@ from handlers.bugfix.record import (
     recorded,
 )
 from handlers.bugfix.start import start_bugfix
-from handlers.bugfix.status import committers_after_red
+from handlers.bugfix.status import committers_after_red, committers_of
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()
@@ -94,7 +94,7 @@ async def review_command(ctx: CommandContext) -> None:
         )
     assert isinstance(done, Round)
     after = ev.ledger.apply(done) if done not in ev.ledger.rounds else ev.ledger
-    n = after.rounds.index(done) + 1
+    n = after.number_of(after.rounds.index(done) + 1)
     state = after.review_state(done.head)
     nxt = "the review is complete for this head." if state == "complete" else f"next: {state}."
     text = (
@@ -122,7 +122,9 @@ async def disposition_command(ctx: CommandContext) -> None:
             finding, disposition, reason = parse_disposition(ctx.command.args, ctx.command.text)
         except UsageError as exc:
             raise CommandError(str(exc)) from None
-        round_number, refusal = ev.ledger.check_disposition(finding, disposition)
+        round_number, refusal = ev.ledger.check_disposition(
+            finding, disposition, actor=ctx.actor, committers=committers_of(ev.commits)
+        )
         if refusal is not None:
             await sync_pull(ctx, pull, number, record)
             raise CommandError(f"**{refusal.code}** — {refusal.message}")
@@ -181,6 +183,9 @@ async def on_ledger_touched(ctx: EventContext) -> None:
 
 
 async def _sync(ctx: EventContext, pull: PullRequest) -> None:
+    if pull.from_fork:
+        # A fork's branch named like the bug's (or a deleted fork's) never joins the bug.
+        return
     found = await bugfix_of_branch(ctx, pull.head_ref)
     if found is None:
         return

@@ -90,12 +90,17 @@ def _lowest(a: Budgets, b: Budgets) -> Budgets:
 async def ledger_events(
     ctx: EventContext, number: int, record: Record, cache: dict[int, list[Comment]]
 ) -> LedgerSources:
-    """The ledger's sources on the bug and on each of its pull requests (the ledger belongs to the bug).
-    Only Steward's own comments count."""
+    """The ledger's sources on the bug and on each of its pull requests (the ledger belongs to the bug):
+    those the record lists, and the newest of the bug's branch in this repository (matched by head
+    repository id, so a fork's branch of the same name is never one). The bug itself holds a copy of the
+    ledger's events and budgets, so editing the record's list of pull requests resets nothing. Only
+    Steward's own comments count."""
     found: list[Event] = []
     budgets = record.budgets
     ledger_head = sticky.marker(LEDGER_KIND, str(number))
-    for where in dict.fromkeys((number, *record.pulls)):
+    newest = await ctx.forge.find_pull_request(ctx.repo, record.branch, state="all")
+    extra = (newest.number,) if newest is not None and not newest.from_fork else ()
+    for where in dict.fromkeys((number, *record.pulls, *extra)):
         if where not in cache:
             cache[where] = await ctx.forge.list_comments(ctx.repo, where)
         for comment in cache[where]:
@@ -207,6 +212,16 @@ async def sync_pull(
     )
     await ctx.forge.set_commit_status(
         ctx.repo, pull.head_sha, CONTEXT, ev.status.state, ev.status.description, written.comment.html_url
+    )
+    # The copy on the bug: the events and budgets outlive the pull request and the record's list of them.
+    await ctx.upsert_sticky(
+        LEDGER_KIND,
+        str(number),
+        f"The review ledger of this bug's fix is on #{pull.number} ({written.comment.html_url}); this copy "
+        "keeps its events and budgets with the bug.",
+        data=ledger_data(number, ev.ledger),
+        number=number,
+        comments=ev.comments.get(number),
     )
     if ev.ledger.gaps:
         await add_label(ctx, number, GAP_LABEL, ev.bug.labels)

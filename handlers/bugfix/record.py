@@ -195,7 +195,8 @@ async def adopt(ctx: EventContext, number: int, record: Record, pull: PullReques
 
 async def bugfix_pull(ctx: CommandContext) -> tuple[PullRequest, int, Record]:
     pull = await ctx.forge.get_pull_request(ctx.repo, ctx.number)
-    found = await bugfix_of_branch(ctx, pull.head_ref)
+    # Matched by head repository id, not by branch name: a fork's `bugfix/42-…` is not bug 42's.
+    found = None if pull.from_fork else await bugfix_of_branch(ctx, pull.head_ref)
     if found is None:
         raise CommandError(
             f"this pull request is not a bugfix branch Steward opened. Run `/{ctx.prefix} bugfix` on the bug "

@@ -129,7 +129,7 @@ def ledger_text(
         lines += [status.detail, ""]
     b = ledger.budgets
     lines.append(
-        f"Bug #{number} · review rounds {len(ledger.rounds)}/{b.review_rounds} · fix cycles "
+        f"Bug #{number} · review rounds {ledger.rounds_used}/{b.review_rounds} · fix cycles "
         f"{ledger.fix_cycles_used}/{b.fix_cycles} · no-verdict retries "
         f"{ledger.retries_used}/{b.no_verdict_retries}"
     )
@@ -145,8 +145,11 @@ def ledger_text(
         lines += ["", "| Round | Head | Reviewer | Verdict | Findings |", "|---|---|---|---|---|"]
         for i, rnd in enumerate(ledger.rounds, start=1):
             found = ", ".join(f"{f.id} ({f.severity})" for f in rnd.findings) or cell(rnd.reason, 80) or "—"
-            lines.append(f"| {i} | `{rnd.head[:10]}` | @{rnd.actor} | {rnd.verdict} | {found} |")
-        findings = [(i, f) for i, r in enumerate(ledger.rounds, start=1) for f in r.findings]
+            n = ledger.number_of(i)
+            lines.append(f"| {n} | `{rnd.head[:10]}` | @{rnd.actor} | {rnd.verdict} | {found} |")
+        findings = [
+            (ledger.number_of(i), f) for i, r in enumerate(ledger.rounds, start=1) for f in r.findings
+        ]
         if findings:
             lines += ["", "<details><summary>Findings and dispositions</summary>", ""]
             lines += [
@@ -182,9 +185,10 @@ def exhausted_note(mentions: Sequence[str], ledger: Ledger, ledger_link: str, nu
     return (
         f"{who}: the review budget of bug #{number} is exhausted — a person must decide how it goes on. "
         f"{ledger.exhaustion_reason} Nothing resets the budget (not a new pull request, not editing my "
-        "comments). Decide one of: merge as it is, recording the open findings as accepted residuals "
-        "(`/disposition <id> out-of-scope <reason>`); split the remaining work into a new bug; or close the "
-        f"pull request and the bug. [Ledger]({ledger_link})"
+        "comments), and a finding's disposition stands. Decide one of: split the remaining work into a new "
+        "bug and close this pull request; merge it as it is — the bug then stays open, labelled "
+        "`bugfix:merged-unproven`, with what was missing; or close the pull request and the bug. "
+        f"[Ledger]({ledger_link})"
     )
 
 
@@ -223,10 +227,10 @@ def summary_text(s: Summary, ledger: Ledger) -> str:
         "",
         "### Review",
         "",
-        f"{len(ledger.rounds)} round(s); completion **{ledger.completion()}**.",
+        f"{ledger.rounds_used} round(s); completion **{ledger.completion()}**.",
     ]
     for i, rnd in enumerate(ledger.rounds, start=1):
-        lines.append(f"- Round {i} on `{rnd.head[:10]}` by @{rnd.actor}: {rnd.verdict}")
+        lines.append(f"- Round {ledger.number_of(i)} on `{rnd.head[:10]}` by @{rnd.actor}: {rnd.verdict}")
     lines += [
         "",
         "### Verification",

@@ -80,6 +80,11 @@ def red_commit(commits: Sequence[BranchCommit]) -> BranchCommit | None:
     return found[0] if found else None
 
 
+def committers_of(commits: Sequence[BranchCommit]) -> frozenset[str]:
+    """Who authored any commit of the branch, the red one included."""
+    return frozenset(c.author.casefold() for c in own_commits(commits) if c.author)
+
+
 def committers_after_red(commits: Sequence[BranchCommit]) -> frozenset[str]:
     """Who authored a commit after the red one (they may not review the fix)."""
     return frozenset(c.author.casefold() for c in own_commits(commits)[1:] if c.author)

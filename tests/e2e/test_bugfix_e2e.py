@@ -537,6 +537,20 @@ def test_an_exhausted_budget_fails_and_a_new_pull_request_does_not_reset_it(stew
     reply = run(steward, repo, int(again["number"]), "/review clean", by="outsider")
     assert "BUDGET_EXHAUSTED" in reply
 
+    # Wiping the record's list of pull requests resets nothing either (issue 24 §5): the bug keeps a copy
+    # of the ledger's events and budgets, and the branch's pull requests are found on the forge.
+    record = sticky_of(steward, repo, number, "bugfix")
+    assert record is not None and '"pulls":[' in record["body"]
+    steward.maintainer.edit_comment(
+        repo, int(record["id"]), re.sub(r'"pulls":\[[^\]]*\]', '"pulls":[]', record["body"])
+    )
+    steward.maintainer.edit_issue(repo, int(again["number"]), state="closed")
+    steward.settle()
+    run(steward, repo, number, "/bugfix")
+    [third] = pulls(steward, repo, "open")
+    reply = run(steward, repo, int(third["number"]), "/review clean", by="outsider")
+    assert "BUDGET_EXHAUSTED" in reply
+
 
 def test_without_status_webhooks_the_periodic_job_notices_ci(steward: Steward) -> None:
     """Gitea and Forgejo versions that send no `status` webhook: the one-minute job looks (run here at once).
@@ -553,3 +567,28 @@ def test_without_status_webhooks_the_periodic_job_notices_ci(steward: Steward) -
     steward.run_periodic("bugfix-ci")
     steward.settle()
     assert state_of(steward, repo, pr)[1].startswith("awaiting the fix")
+
+
+def test_a_fork_s_branch_named_like_the_bug_s_never_joins_the_bug(steward: Steward) -> None:
+    """Issue 24 §6: pull requests are matched by head repository id, not branch name."""
+    repo = repo_with_ci(steward)
+    number, pr, branch, _ = opened(steward, repo)
+    name = repo.rsplit("/", 1)[1]
+    made = steward.outsider.client.post(f"/repos/{repo}/forks", json={})
+    assert made.status_code == 202, made.text
+    fork = f"outsider/{name}"
+    if branch not in [b["name"] for b in steward.outsider.call("GET", f"/repos/{fork}/branches")]:
+        steward.outsider.create_branch(fork, branch)
+    steward.outsider.put_file(fork, "src/cart.py", FIX, branch=branch)
+    opened_fork = steward.outsider.client.post(
+        f"/repos/{repo}/pulls", json={"title": "Fix", "head": f"outsider:{branch}", "base": "main"}
+    )
+    assert opened_fork.status_code == 201, opened_fork.text
+    foreign = int(opened_fork.json()["number"])
+    steward.settle()
+    record = sticky_of(steward, repo, number, "bugfix")
+    assert record is not None and f'"pulls":[{pr}]' in record["body"]
+    assert status(steward, repo, str(opened_fork.json()["head"]["sha"])) is None
+    assert sticky_of(steward, repo, foreign, "bugfix-ledger") is None
+    reply = run(steward, repo, foreign, "/review clean")
+    assert "not a bugfix branch Steward opened" in reply
