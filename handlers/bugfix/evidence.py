@@ -16,6 +16,7 @@ from bot.context import EventContext
 from bot.forge import CIOutcome, Comment, Commit, Issue, PullRequest
 from handlers.bugfix import inputs
 from handlers.bugfix.ledger import Budgets, Event, Ledger, event_from_json, event_to_json, fold
+from handlers.bugfix.proof import check_proof, head_report
 from handlers.bugfix.record import (
     EXHAUSTED_KIND,
     EXHAUSTED_LABEL,
@@ -156,10 +157,14 @@ async def assess(
     head_ci = (await forge.ci_state(repo, pull.head_sha, required)).verdict
     red_file = await forge.read_file(repo, record.path, ref=red.sha) if red else None
     head_file = await forge.read_file(repo, record.path, ref=pull.head_sha)
-    red_cases = (
-        case_names(record.path, red_file.content.decode("utf-8", "replace")) if red_file else frozenset()
-    )
-    head_cases = case_names(record.path, head_file.content.decode("utf-8", "replace")) if head_file else None
+    red_text = red_file.content.decode("utf-8", "replace") if red_file else None
+    head_text = head_file.content.decode("utf-8", "replace") if head_file else None
+    red_cases = case_names(record.path, red_text) if red_text is not None else frozenset()
+    head_cases = case_names(record.path, head_text) if head_text is not None else None
+    problem = check_proof(path=record.path, vouched=record.code, red_text=red_text, head_text=head_text)
+    regression_cases = sorted(case_names(record.path, record.code)) if record.code else []
+    reports = await forge.ci_reports(repo, pull.head_sha) if regression_cases else []
+    at_head = head_report(reports, regression_cases) if regression_cases else None
     sources = await ledger_events(ctx, number, record, cache)
     ledger = fold(sources.budgets, sources.events)
     bug = await forge.get_issue(repo, number)
@@ -177,6 +182,8 @@ async def assess(
             ledger=ledger,
             root_cause_evidenced=root.evidenced,
             root_cause_note=root.detail,
+            proof_problem=problem,
+            head_report=at_head,
         )
     )
     return Evidence(commits, red.sha if red else "", red_ci, head_ci, ledger, status, bug, cache)

@@ -25,6 +25,7 @@ from typing import Literal
 
 from bot.forge import ChangedFile, CIOutcome
 from handlers.bugfix.ledger import Ledger
+from handlers.bugfix.proof import HeadReport, ProofProblem
 from handlers.bugfix.slot import is_test_path, removed_cases
 
 CONTEXT = "steward/regression-first"
@@ -57,6 +58,10 @@ class StatusInput:
     ledger: Ledger
     root_cause_evidenced: bool = True
     root_cause_note: str = ""
+    # Whether the proof still stands at the head (``proof.check_proof``; None: it does) and what CI at the
+    # head said of the regression test (``proof.head_report``; None: not read).
+    proof_problem: ProofProblem | None = None
+    head_report: HeadReport | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,10 @@ class RegressionStatus:
     def __post_init__(self) -> None:
         if len(self.description) > DESCRIPTION_LIMIT:
             object.__setattr__(self, "description", self.description[: DESCRIPTION_LIMIT - 1] + "…")
+
+
+def problem_on_red(problem: ProofProblem) -> bool:
+    return problem.code == "RED_NOT_VOUCHED_CODE"
 
 
 def own_commits(commits: Sequence[BranchCommit]) -> list[BranchCommit]:
@@ -128,6 +137,20 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             f"a later commit removes test cases: {', '.join(removed)}"[:140],
             "Adding tests or strengthening them is fine; removing a test case is not. Restore: "
             + ", ".join(f"`{name}`" for name in removed),
+        )
+    if given.proof_problem is not None and later:
+        problem = given.proof_problem
+        return RegressionStatus("failure", problem.code, problem.description, problem.detail)
+    if given.proof_problem is not None and problem_on_red(given.proof_problem):
+        problem = given.proof_problem
+        return RegressionStatus("failure", problem.code, problem.description, problem.detail)
+    if given.head_report is not None and given.head_report.verdict == "skipped" and later:
+        return RegressionStatus(
+            "failure",
+            "REGRESSION_TEST_SKIPPED_IN_CI",
+            f"CI at the head reports the regression test skipped ({given.head_report.where})"[:140],
+            "The head's CI names the regression test on a line saying it was skipped, expected to fail or "
+            "deselected: look for a `conftest.py`, `addopts`/`-k` in configuration, or a workflow edit.",
         )
     if not given.root_cause_evidenced:
         return RegressionStatus(
@@ -189,4 +212,14 @@ def evaluate(given: StatusInput) -> RegressionStatus:
     review = ledger.review_state(head)
     if review != "complete":
         return RegressionStatus("pending", "AWAITING_REVIEW", review[:140])
-    return RegressionStatus("success", "SUCCESS", f"proof in order, review {ledger.completion().lower()}")
+    done = f"proof in order, review {ledger.completion().lower()}"
+    if given.head_report is not None and given.head_report.verdict == "silent":
+        return RegressionStatus(
+            "success",
+            "SUCCESS",
+            f"{done}; CI did not report the regression test's result at the head",
+            "CI at the head does not name the regression test in its output, so its passing there is not "
+            "confirmed (a `conftest.py`, `addopts` or workflow edit could skip it unseen). See "
+            "docs/bugfix.md on making CI name tests.",
+        )
+    return RegressionStatus("success", "SUCCESS", done)

@@ -102,11 +102,16 @@ def status(steward: Steward, repo: str, sha: str) -> tuple[str, str] | None:
     return (mine[0].get("state") or mine[0]["status"], mine[0]["description"]) if mine else None
 
 
-def play_ci(steward: Steward, repo: str, sha: str, outcome: str, context: str = "ci/test") -> None:
-    """CI reports on ``sha``: a check run on GitHub, a commit status on Gitea."""
+def play_ci(
+    steward: Steward, repo: str, sha: str, outcome: str, context: str = "ci/test", says: str = ""
+) -> None:
+    """CI reports on ``sha``: a check run on GitHub (``says``: its output's summary), a commit status on
+    Gitea (``says``: its description)."""
     kind = "check_run" if steward.forge == "github" else "status"
     key = "conclusion" if kind == "check_run" else "state"
     body = {"repo": repo, "sha": sha, "kind": kind, "context": context, key: outcome}
+    if says:
+        body["summary" if kind == "check_run" else "description"] = says
     steward.maintainer.client.post(f"{steward.sandbox.url}/_sandbox/ci", json=body).raise_for_status()
     steward.settle()
 
@@ -349,6 +354,7 @@ def push(steward: Steward, repo: str, branch: str, path: str, text: str) -> str:
 
 
 FIX = "def total_after_switch():\n    return 76.5\n"
+CASE = "test_discount_survives_currency_switch"
 FINDINGS = "/review findings\nF1 high src/cart.py:1 the rate is hard-coded\nF2 low src/cart.py:2 naming"
 
 
@@ -389,6 +395,12 @@ def test_the_status_through_the_whole_sequence_then_merge_closes_the_bug(steward
     play_ci(steward, repo, second, "success")
     reply = run(steward, repo, pr, "/review clean", by="outsider")
     assert "Recorded review round 2 of 5" in reply
+    silent = (
+        "proof in order, review clean_with_residuals; CI did not report the regression test's result at the "
+        "head"
+    )
+    assert state_of(steward, repo, pr) == ("success", silent)
+    play_ci(steward, repo, second, "success", says=f"{CASE} PASSED")
     assert state_of(steward, repo, pr) == ("success", "proof in order, review clean_with_residuals")
 
     ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
@@ -592,3 +604,22 @@ def test_a_fork_s_branch_named_like_the_bug_s_never_joins_the_bug(steward: Stewa
     assert sticky_of(steward, repo, foreign, "bugfix-ledger") is None
     reply = run(steward, repo, foreign, "/review clean")
     assert "not a bugfix branch Steward opened" in reply
+
+
+def test_a_regression_test_skipped_or_weakened_at_the_head_fails(steward: Steward) -> None:
+    """Issue 24 §3, the review's probe: `@pytest.mark.skip` and `assert True` at the head got "success"."""
+    repo = repo_with_ci(steward)
+    steward.maintainer.add_collaborator(repo, "outsider", "push")
+    _, pr, branch, red = opened(steward, repo)
+    play_ci(steward, repo, red, "failure")
+    fix = push(steward, repo, branch, "src/cart.py", FIX)
+    play_ci(steward, repo, fix, "success", says=f"{CASE} PASSED")
+    weakened = f"import pytest\n\n\n@pytest.mark.skip\ndef {CASE}():\n    assert True\n"
+    head = push(steward, repo, branch, "tests/test_currency_switch.py", weakened)
+    play_ci(steward, repo, head, "success")
+    assert state_of(steward, repo, pr) == (
+        "failure",
+        f"the regression test {CASE} is skipped or expected to fail at the head (@pytest.mark.skip)",
+    )
+    ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
+    assert ledger is not None and "the fix must make the test pass, not switch it off" in ledger["body"]
