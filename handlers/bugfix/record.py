@@ -24,11 +24,13 @@ OPEN_LABEL = "bugfix:open"
 GAP_LABEL = "bugfix:disclosed-gap"
 EXHAUSTED_LABEL = "bugfix:budget-exhausted"
 MERGED_LABEL = "bugfix:merged"
+UNPROVEN_LABEL = "bugfix:merged-unproven"
 LABELS: Mapping[str, tuple[str, str]] = {
     OPEN_LABEL: ("1d76db", "Steward: a regression-first bugfix branch is open"),
     GAP_LABEL: ("fbca04", "Steward: the fix has a disclosed gap instead of red proof"),
     EXHAUSTED_LABEL: ("d73a4a", "Steward: the review budget is exhausted; a person must decide"),
     MERGED_LABEL: ("0e8a16", "Steward: the regression-first fix was merged"),
+    UNPROVEN_LABEL: ("d93f0b", "Steward: a bugfix was merged without its proof; the bug stays open"),
 }
 
 

@@ -64,11 +64,19 @@ class Opened:
     red_sha: str
     trusted_by: str = ""
     merged: bool = False
+    # Merged without its proof (the status was not success at the merged head, or a required check failed).
+    unproven: bool = False
 
 
 def record_text(o: Opened) -> str:
     branch = f"[`{o.branch}`]({o.branch_link})" if o.branch_link else f"`{o.branch}`"
-    if o.merged:
+    if o.merged and o.unproven:
+        head = (
+            f"**Merged without its proof** in #{o.pull} from branch {branch}: the bug stays open. The "
+            "comment "
+            "below lists what was missing."
+        )
+    elif o.merged:
         head = f"**Fixed** in #{o.pull} (merged) from branch {branch}: nothing to do. The summary is below."
     elif o.pull is None:
         head = f"Opening the bugfix branch {branch}…"
@@ -205,19 +213,34 @@ class Summary:
     head_sha: str
     head_ci: str
     status: str
+    # What the merged head lacked (empty: an honest completion).
+    missing: tuple[str, ...] = ()
 
 
 def summary_text(s: Summary, ledger: Ledger) -> str:
-    lines = [
-        f"**Fixed in #{s.pull}** (merged): nothing to do. Closing this bug with the evidence below.",
-        "",
+    if s.missing:
+        lines = [
+            f"**#{s.pull} was merged without its proof**, so this bug stays open (`bugfix:merged-unproven`). "
+            "Next: a maintainer checks the fix on the default branch and closes the bug, or opens a new "
+            "bugfix for it. What was missing at the merged head:",
+            "",
+            *(f"- {item}" for item in s.missing),
+            "",
+        ]
+    else:
+        lines = [
+            f"**Fixed in #{s.pull}** (merged): nothing to do. Closing this bug with the evidence below.",
+            "",
+        ]
+    b = ledger.budgets
+    lines += [
         "### Reproduction",
         "",
         s.steps or "_(the bug's recipe)_",
         "",
         s.observed_expected,
         "",
-        "### Root cause",
+        "### Root cause (the confirmed hypothesis)",
         "",
         s.hypothesis or "_(see the bug)_",
         "",
@@ -227,7 +250,10 @@ def summary_text(s: Summary, ledger: Ledger) -> str:
         "",
         "### Review",
         "",
-        f"{ledger.rounds_used} round(s); completion **{ledger.completion()}**.",
+        f"{ledger.rounds_used} round(s); completion **{'UNPROVEN' if s.missing else ledger.completion()}**. "
+        f"Budgets used: review rounds {ledger.rounds_used}/{b.review_rounds}, fix cycles "
+        f"{ledger.fix_cycles_used}/{b.fix_cycles}, no-verdict retries {ledger.retries_used}/"
+        f"{b.no_verdict_retries}.",
     ]
     for i, rnd in enumerate(ledger.rounds, start=1):
         lines.append(f"- Round {ledger.number_of(i)} on `{rnd.head[:10]}` by @{rnd.actor}: {rnd.verdict}")

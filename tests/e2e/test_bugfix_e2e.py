@@ -623,3 +623,31 @@ def test_a_regression_test_skipped_or_weakened_at_the_head_fails(steward: Stewar
     )
     ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
     assert ledger is not None and "the fix must make the test pass, not switch it off" in ledger["body"]
+
+
+def test_merging_without_the_proof_leaves_the_bug_open_as_merged_unproven(steward: Steward) -> None:
+    """Issue 24 §6: merging closed the bug with "completion CLEAN" whatever the status said."""
+    repo = repo_with_ci(steward)
+    number, pr, branch, red = opened(steward, repo)
+    play_ci(steward, repo, red, "failure")
+    fix = push(steward, repo, branch, "src/cart.py", FIX)
+    play_ci(steward, repo, fix, "failure")
+    steward.maintainer.merge_pull(repo, pr)
+    steward.settle()
+    bug = steward.maintainer.issue(repo, number)
+    assert bug["state"] == "open"
+    labels = steward.maintainer.labels_of(repo, number)
+    assert (
+        "bugfix:merged-unproven" in labels and "bugfix:merged" not in labels and "bugfix:open" not in labels
+    )
+    summary = sticky_of(steward, repo, number, "bugfix-summary")
+    assert summary is not None
+    body = summary["body"]
+    assert f"#{pr} was merged without its proof" in body and "CLEAN" not in body
+    assert f"`{CONTEXT}` was **pending** at the merged head `{fix[:10]}`" in body
+    assert "the required checks had not all passed at the merged head (CI: red)" in body
+    assert "Budgets used: review rounds 0/5" in body
+    # The confirmed hypothesis the branch was opened for, not section 6 of the report.
+    assert "src/cart/total.py:42" in body
+    record = sticky_of(steward, repo, number, "bugfix")
+    assert record is not None and "**Merged without its proof**" in record["body"]
