@@ -26,7 +26,7 @@ from handlers.bugfix.record import (
     recorded,
 )
 from handlers.bugfix.start import start_bugfix
-from handlers.bugfix.status import committers_after_red, committers_of
+from handlers.bugfix.status import committers_of
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()
@@ -62,9 +62,10 @@ async def bugfix_command(ctx: CommandContext) -> None:
 
 @plugin.command(
     "review",
-    usage="review clean | inconclusive <why> | findings",
+    usage="review [<sha>] clean | inconclusive <why> | findings",
     help="Record a review round on a bugfix pull request's head; `findings` is followed by lines "
-    "`<id> <severity> <path:line> <text>`. Not by someone who committed after the red commit.",
+    "`<id> <severity> <path:line> <text>`; `<sha>` names the head reviewed. Not by whoever ran `/bugfix` or "
+    "authored a commit of the branch.",
     permission="write",
     on_issues=False,
     section=SECTION,
@@ -80,10 +81,17 @@ async def review_command(ctx: CommandContext) -> None:
             request = parse_review(ctx.command.text)
         except UsageError as exc:
             raise CommandError(str(exc)) from None
+        if request.sha and not pull.head_sha.startswith(request.sha):
+            raise CommandError(
+                f"**HEAD_MOVED** — the branch moved after your review: its head is `{pull.head_sha[:10]}`, "
+                f"not `{request.sha[:10]}`. Review `{pull.head_sha[:10]}`: "
+                f"`/{ctx.prefix} review {pull.head_sha[:10]} clean|findings …`."
+            )
         refusal = ev.ledger.check_review(
             head=pull.head_sha,
             actor=ctx.actor,
-            committers=committers_after_red(ev.commits),
+            # Whoever ran `/bugfix` and whoever authored any commit of the branch (the red one too).
+            committers={*committers_of(ev.commits), record.opened_by.casefold()} - {""},
             findings=request.findings,
         )
         if refusal is not None:

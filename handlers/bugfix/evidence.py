@@ -184,6 +184,8 @@ async def assess(
             root_cause_note=root.detail,
             proof_problem=problem,
             head_report=at_head,
+            escalate_to=tuple(ctx.settings.debug.escalate_to),
+            bug_author=bug.author,
         )
     )
     return Evidence(commits, red.sha if red else "", red_ci, head_ci, ledger, status, bug, cache)

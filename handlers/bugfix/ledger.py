@@ -221,6 +221,26 @@ class Ledger:
             )
         return "The no-verdict retry is spent and the review on this head is still inconclusive."
 
+    @property
+    def stop_reason(self) -> str:
+        """Why the review stops early (the seed: a repeated finding): a finding id, or a `path:line`, that
+        a round reports again after an earlier round reported it ("" when none)."""
+        seen_ids: dict[str, int] = {}
+        seen_places: dict[str, int] = {}
+        for i, rnd in enumerate(self.rounds, start=1):
+            n = self.number_of(i)
+            for finding in rnd.findings:
+                key, place = finding.id.casefold(), finding.location
+                earlier = seen_ids.get(key) or seen_places.get(place)
+                if earlier is not None and earlier != n:
+                    return (
+                        f"finding `{finding.id}` at `{finding.location}` was reported again in round {n} "
+                        f"(first in round {earlier})"
+                    )
+                seen_ids.setdefault(key, n)
+                seen_places.setdefault(place, n)
+        return ""
+
     def residuals(self) -> tuple[Residual, ...]:
         out = []
         for i, rnd in enumerate(self.rounds, start=1):
@@ -260,8 +280,8 @@ class Ledger:
         if actor.casefold() in {c.casefold() for c in committers}:
             return Refusal(
                 "REVIEWER_COMMITTED",
-                "you authored a commit after the red one: whoever fixes does not judge the fix. Ask another "
-                "person with write access to review.",
+                "you ran `/bugfix` or authored a commit of this branch: whoever writes the fix does not "
+                "judge it. Ask another person with write access to review.",
             )
         if self.exhausted:
             return Refusal("BUDGET_EXHAUSTED", f"the review budget is exhausted. {self.exhaustion_reason}")
@@ -408,12 +428,21 @@ class ReviewRequest:
     verdict: Verdict
     findings: tuple[Finding, ...] = ()
     reason: str = ""
+    # The head the reviewer names (`/review <sha> clean`): the round is refused unless it is the head.
+    sha: str = ""
+
+
+_SHA = re.compile(r"^[0-9a-f]{7,40}$")
 
 
 def parse_review(text: str) -> ReviewRequest:
-    """`/review clean`, `/review inconclusive <why>`, `/review findings` + finding lines."""
+    """`/review [<sha>] clean`, `/review [<sha>] inconclusive <why>`, `/review [<sha>] findings` + finding
+    lines."""
     first, _, rest = text.strip().partition("\n")
     word, _, tail = first.strip().partition(" ")
+    if _SHA.match(word.lower()):
+        request = parse_review(tail + ("\n" + rest if rest else ""))
+        return replace(request, sha=word.lower())
     verdict = word.lower()
     if verdict not in VERDICTS:
         raise UsageError(

@@ -62,6 +62,9 @@ class StatusInput:
     # head said of the regression test (``proof.head_report``; None: not read).
     proof_problem: ProofProblem | None = None
     head_report: HeadReport | None = None
+    # Whom a stopped review mentions: `debug.escalate_to` and the bug's author.
+    escalate_to: tuple[str, ...] = ()
+    bug_author: str = ""
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,18 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             "first.",
         )
     ledger = given.ledger
+    if ledger.stop_reason:
+        who = " ".join(f"@{w.lstrip('@')}" for w in (*given.escalate_to, given.bug_author) if w)
+        return RegressionStatus(
+            "failure",
+            "REVIEW_STOPPED",
+            f"the review stopped early: {ledger.stop_reason}"[:140].replace("`", ""),
+            f"A finding that comes back means the fix does not address it: a person decides how this bug "
+            f"goes on ({who or 'the maintainers'}; `debug.escalate_to` names whom to ask). "
+            + ledger.stop_reason[0].upper()
+            + ledger.stop_reason[1:]
+            + ".",
+        )
     if ledger.exhausted:
         return RegressionStatus(
             "failure",

@@ -344,3 +344,19 @@ def test_events_read_back_and_fold_in_comment_order_once() -> None:
     ledger = fold(Budgets(), [*back, back[0]])  # type: ignore[list-item]
     assert [r.comment_id for r in ledger.rounds] == [7] and ledger.gaps[0].comment_id == 3
     assert event_from_json({"type": "review", "comment": "x"}) is None and event_from_json([1]) is None
+
+
+def test_a_finding_reported_again_stops_the_review() -> None:
+    ledger = Ledger().apply(Round(1, "rev", "h1", "findings", (F1,)))
+    assert ledger.stop_reason == ""
+    ledger = ledger.apply(DispositionRecord(2, "dev", "F1", "fix", "ok", 1))
+    again = ledger.apply(Round(3, "rev", "h2", "findings", (replace(F1, id="G7"),)))
+    assert "reported again in round 2 (first in round 1)" in again.stop_reason, "the same path:line"
+    status = evaluate(given_status(ledger=again.apply(DispositionRecord(4, "dev", "G7", "fix", "ok", 2))))
+    assert status.code == "REVIEW_STOPPED"
+
+
+def test_review_names_the_head_it_reviewed() -> None:
+    request = parse_review("abc1234def clean looks right")
+    assert (request.sha, request.verdict) == ("abc1234def", "clean")
+    assert parse_review("clean").sha == ""

@@ -651,3 +651,37 @@ def test_merging_without_the_proof_leaves_the_bug_open_as_merged_unproven(stewar
     assert "src/cart/total.py:42" in body
     record = sticky_of(steward, repo, number, "bugfix")
     assert record is not None and "**Merged without its proof**" in record["body"]
+
+
+def test_independent_review_leased_to_the_head_stops_on_a_repeated_finding(steward: Steward) -> None:
+    """Issue 24 §4: whoever ran `/bugfix` or committed does not review; `/review <sha>` is refused once the
+    branch moved; a finding reported again stops the review and says whom to ask."""
+    repo = repo_with_ci(steward)
+    steward.maintainer.add_collaborator(repo, "outsider", "push")
+    steward.maintainer.add_collaborator(repo, "triager", "push")
+    number, pr, branch, red = opened(steward, repo)
+    play_ci(steward, repo, red, "failure")
+    fix = steward.outsider.put_file(repo, "src/cart.py", FIX, branch=branch)
+    steward.settle()
+    play_ci(steward, repo, fix, "success")
+    assert "REVIEWER_COMMITTED" in run(steward, repo, pr, "/review clean"), "whoever ran /bugfix"
+    assert "REVIEWER_COMMITTED" in run(steward, repo, pr, "/review clean", by="outsider")
+    finding = "F1 high src/cart.py:1 the rate is hard-coded"
+    stale = run(steward, repo, pr, f"/review {red[:10]} findings\n{finding}", by="triager")
+    assert f"the branch moved after your review: its head is `{fix[:10]}`" in stale
+    reply = run(steward, repo, pr, f"/review {fix[:10]} findings\n{finding}", by="triager")
+    assert "Recorded review round 1 of 5" in reply
+    run(steward, repo, pr, "/disposition F1 fix read the rate from the store")
+    second = steward.outsider.put_file(repo, "src/cart.py", FIX + "RATE = 0.9\n", branch=branch)
+    steward.settle()
+    play_ci(steward, repo, second, "success")
+    run(steward, repo, pr, f"/review findings\n{finding}", by="triager")
+    state, description = state_of(steward, repo, pr)
+    assert (state, description) == (
+        "failure",
+        "the review stopped early: finding F1 at src/cart.py:1 was reported again in round 2 "
+        "(first in round 1)",
+    )
+    ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
+    author = steward.maintainer.issue(repo, number)["user"]["login"]
+    assert ledger is not None and f"@{author}" in ledger["body"] and "`debug.escalate_to`" in ledger["body"]
