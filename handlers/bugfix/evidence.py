@@ -226,8 +226,8 @@ async def sync_pull(
     await ctx.upsert_sticky(
         LEDGER_KIND,
         str(number),
-        f"The review ledger of this bug's fix is on #{pull.number} ({written.comment.html_url}); this copy "
-        "keeps its events and budgets with the bug.",
+        f"The review ledger of this bug's fix is on #{pull.number} ([ledger]({written.comment.html_url})); "
+        "this copy keeps its events and budgets with the bug.",
         data=ledger_data(number, ev.ledger),
         number=number,
         comments=ev.comments.get(number),
