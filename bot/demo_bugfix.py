@@ -24,11 +24,14 @@ def _root(person: Person) -> str:
     return base.removesuffix("/api/v1")
 
 
-def _play_ci(stage: Stage, sha: str, outcome: str) -> None:
-    """The sandbox plays CI: a check run on GitHub, a commit status on Gitea."""
+def _play_ci(stage: Stage, sha: str, outcome: str, says: str = "") -> None:
+    """The sandbox plays CI: a check run on GitHub (``says``: its summary), a commit status on Gitea
+    (``says``: its description)."""
     kind = "check_run" if stage.flavor == "github" else "status"
     key = "conclusion" if kind == "check_run" else "state"
     body = {"repo": stage.repo, "sha": sha, "kind": kind, "context": "ci/tests", key: outcome}
+    if says:
+        body["summary" if kind == "check_run" else "description"] = says
     stage.maintainer("POST", f"{_root(stage.maintainer)}/_sandbox/ci", body)
 
 
@@ -84,9 +87,9 @@ def bugfix_scene(stage: Stage) -> None:
     pr = pulls[0]
     branch, red = str(pr["head"]["ref"]), str(pr["head"]["sha"])
     _say(f"\n  Draft pull request #{pr['number']} “{pr['title']}”, branch `{branch}`.")
-    _play_ci(stage, red, "failure")
+    _play_ci(stage, red, "failure", "FAILED tests/test_cart.py::test_discount_survives_a_currency_switch")
     stage.settle()
-    _say("  CI failed on the first commit (the regression test alone): the bug is reproduced.")
+    _say("  CI failed on the first commit (the regression test alone), naming that test: the bug reproduces.")
     fix = _push(
         stage, branch, "src/cart.py", "def switch_currency(cart, rate):\n    return cart.total * rate\n"
     )

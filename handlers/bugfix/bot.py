@@ -13,7 +13,7 @@ from bot.registry import Registry
 from handlers.bugfix.completion import close_bug
 from handlers.bugfix.evidence import assess, sync_pull
 from handlers.bugfix.gate import UsageError, parse_bugfix_args
-from handlers.bugfix.ledger import DispositionRecord, Gap, Round, parse_disposition, parse_review
+from handlers.bugfix.ledger import DispositionRecord, Gap, RedProof, Round, parse_disposition, parse_review
 from handlers.bugfix.record import (
     GAP_LABEL,
     OPEN_LABEL,
@@ -170,6 +170,41 @@ async def accept_gap_command(ctx: CommandContext) -> None:
         f"Recorded a disclosed gap instead of red proof (labelled `{GAP_LABEL}` on #{number}).",
     )
     await add_label(ctx, number, GAP_LABEL, ev.bug.labels)
+    await sync_pull(ctx, pull, number, record)
+
+
+@plugin.command(
+    "red-proof",
+    usage="red-proof ok",
+    help="On a bugfix pull request whose CI failed on the first commit without naming the failing test: "
+    "confirm that the regression test is what failed (write access or more, whatever the configuration).",
+    permission="write",
+    on_issues=False,
+    section=SECTION,
+)
+async def red_proof_command(ctx: CommandContext) -> None:
+    if [a.casefold() for a in ctx.command.args] != ["ok"]:
+        raise CommandError(
+            f"write `/{ctx.prefix} red-proof ok` once CI's log shows the regression test failing."
+        )
+    pull, number, record = await bugfix_pull(ctx)
+    ev = await assess(ctx, pull, number, record)
+    done = recorded(ev.ledger.red_proofs, ctx.comment.id, RedProof)
+    if done is None:
+        if not ev.red_sha or ev.red_ci != "red":
+            raise CommandError(
+                f"CI on the first commit is {ev.red_ci or 'not reported'}, not red: there is no failure to "
+                "confirm."
+            )
+        done = RedProof(ctx.comment.id, ctx.actor, ev.red_sha)
+    assert isinstance(done, RedProof)
+    await record_reply(
+        ctx,
+        number,
+        done,
+        f"Recorded: @{done.actor} confirmed that CI's failure on the first commit `{done.sha[:10]}` is the "
+        "regression test's.",
+    )
     await sync_pull(ctx, pull, number, record)
 
 

@@ -16,7 +16,7 @@ from bot.context import EventContext
 from bot.forge import CIOutcome, Comment, Commit, Issue, PullRequest
 from handlers.bugfix import inputs
 from handlers.bugfix.ledger import Budgets, Event, Ledger, event_from_json, event_to_json, fold
-from handlers.bugfix.proof import check_proof, head_report
+from handlers.bugfix.proof import check_proof, head_report, red_names_test
 from handlers.bugfix.record import (
     EXHAUSTED_KIND,
     EXHAUSTED_LABEL,
@@ -131,6 +131,7 @@ def ledger_data(number: int, ledger: Ledger) -> dict[str, Any] | None:
         *(event_to_json(e) for e in ledger.rounds),
         *(event_to_json(e) for e in ledger.dispositions),
         *(event_to_json(e) for e in ledger.gaps),
+        *(event_to_json(e) for e in ledger.red_proofs),
     ]
     data = {"bug": number, "budgets": ledger.budgets.to_json(), "events": events}
     return (
@@ -153,7 +154,8 @@ async def assess(
     commits = await read_commits(ctx, pull)
     red = red_commit(commits)
     required = settings.required_contexts
-    red_ci = (await forge.ci_state(repo, red.sha, required)).verdict if red else None
+    red_state = await forge.ci_state(repo, red.sha, required) if red else None
+    red_ci = red_state.verdict if red_state else None
     head_ci = (await forge.ci_state(repo, pull.head_sha, required)).verdict
     red_file = await forge.read_file(repo, record.path, ref=red.sha) if red else None
     head_file = await forge.read_file(repo, record.path, ref=pull.head_sha)
@@ -165,6 +167,15 @@ async def assess(
     regression_cases = sorted(case_names(record.path, record.code)) if record.code else []
     reports = await forge.ci_reports(repo, pull.head_sha) if regression_cases else []
     at_head = head_report(reports, regression_cases) if regression_cases else None
+    named: bool | None = None
+    if red_state is not None and red_ci == "red" and regression_cases:
+        failing = {c for c, o in red_state.contexts.items() if o == "red" and (not required or c in required)}
+        only_ours = red_cases <= set(regression_cases)
+        named = red_names_test(
+            [r for r in await forge.ci_reports(repo, red_state.sha) if r.context in failing],
+            regression_cases,
+            record.path if only_ours else "",
+        )
     sources = await ledger_events(ctx, number, record, cache)
     ledger = fold(sources.budgets, sources.events)
     bug = await forge.get_issue(repo, number)
@@ -184,6 +195,8 @@ async def assess(
             root_cause_note=root.detail,
             proof_problem=problem,
             head_report=at_head,
+            red_named=named,
+            red_confirmed_by=ledger.red_confirmed_by(red.sha) if red else "",
             escalate_to=tuple(ctx.settings.debug.escalate_to),
             bug_author=bug.author,
         )

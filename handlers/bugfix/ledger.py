@@ -92,7 +92,17 @@ class Gap:
     reason: str
 
 
-Event = Round | DispositionRecord | Gap
+@dataclass(frozen=True)
+class RedProof:
+    """`/red-proof ok`: a person with write access confirmed that CI's failure on the red commit ``sha`` is
+    the regression test's (where CI did not name the failing test)."""
+
+    comment_id: int
+    actor: str
+    sha: str
+
+
+Event = Round | DispositionRecord | Gap | RedProof
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,7 @@ class Ledger:
     rounds: tuple[Round, ...] = ()
     dispositions: tuple[DispositionRecord, ...] = ()
     gaps: tuple[Gap, ...] = ()
+    red_proofs: tuple[RedProof, ...] = ()
 
     # --- folding -------------------------------------------------------------------------------------------
 
@@ -117,7 +128,13 @@ class Ledger:
             return replace(self, rounds=(*self.rounds, event))
         if isinstance(event, DispositionRecord):
             return replace(self, dispositions=(*self.dispositions, event))
+        if isinstance(event, RedProof):
+            return replace(self, red_proofs=(*self.red_proofs, event))
         return replace(self, gaps=(*self.gaps, event))
+
+    def red_confirmed_by(self, sha: str) -> str:
+        """Who confirmed the red proof of commit ``sha`` with `/red-proof ok` ("" when nobody)."""
+        return next((p.actor for p in self.red_proofs if p.sha == sha), "")
 
     # --- derived counters ----------------------------------------------------------------------------------
 
@@ -498,6 +515,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
             "reason": event.reason,
             "round": event.round,
         }
+    if isinstance(event, RedProof):
+        return {"type": "red-proof", "comment": event.comment_id, "actor": event.actor, "sha": event.sha}
     return {"type": "gap", "comment": event.comment_id, "actor": event.actor, "reason": event.reason}
 
 
@@ -528,6 +547,8 @@ def event_from_json(raw: Any) -> Event | None:
             )
         if kind == "gap":
             return Gap(comment, actor, str(raw.get("reason") or ""))
+        if kind == "red-proof":
+            return RedProof(comment, actor, str(raw["sha"]))
     except (KeyError, TypeError, ValueError):
         return None
     return None

@@ -205,3 +205,17 @@ def head_report(reports: Sequence[CIReport], names: Sequence[str]) -> HeadReport
             if _PASS_WORDS.search(line):
                 passed = passed or report.context
     return HeadReport("passed", passed) if passed else HeadReport("silent")
+
+
+def red_names_test(failing: Sequence[CIReport], names: Sequence[str], test_path: str = "") -> bool:
+    """Whether a failing report on the red commit names a regression test case (in its title, summary, text
+    or an annotation's message or title), or — ``test_path``, given when the test file holds only the
+    regression test — puts an annotation on the test file."""
+    for report in failing:
+        texts = [report.title, report.summary, report.text]
+        texts += [f"{a.title}\n{a.message}" for a in report.annotations]
+        if any(name and name in text for name in names for text in texts):
+            return True
+        if test_path and any(a.path == test_path for a in report.annotations):
+            return True
+    return False

@@ -65,6 +65,10 @@ class StatusInput:
     # Whom a stopped review mentions: `debug.escalate_to` and the bug's author.
     escalate_to: tuple[str, ...] = ()
     bug_author: str = ""
+    # Whether a failing required context on the red commit named the regression test (None: not checked)
+    # and who confirmed the red proof with `/red-proof ok` where CI did not.
+    red_named: bool | None = None
+    red_confirmed_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -165,7 +169,17 @@ def evaluate(given: StatusInput) -> RegressionStatus:
     gaps = given.ledger.gaps
     if not gaps:
         if given.red_ci == "red":
-            pass
+            if given.red_named is False and not given.red_confirmed_by:
+                return RegressionStatus(
+                    "pending",
+                    "RED_UNNAMED",
+                    "red, but CI did not say which test failed",
+                    "A failing lint or import error proves nothing: the red proof is the regression test "
+                    "failing. CI's report on the first commit names no regression test case (Gitea Actions "
+                    "statuses never do). Someone with write access reads CI's log and, when the regression "
+                    "test is what failed, confirms it: `/red-proof ok`. docs/bugfix.md says how to make CI "
+                    "name the failing test.",
+                )
         elif given.red_ci == "green":
             return RegressionStatus(
                 "failure",

@@ -7,7 +7,7 @@ import pytest
 
 from bot.forge import CIReport
 from bot.forge.records import Annotation
-from handlers.bugfix.proof import check_proof, head_report
+from handlers.bugfix.proof import check_proof, head_report, red_names_test
 
 PY = "tests/test_cart.py"
 PY_TEST = "def test_total():\n    assert total([-1]) == 0\n    assert total([]) == 0\n"
@@ -123,3 +123,15 @@ def test_what_ci_at_the_head_said_of_the_regression_test() -> None:
     skipped = head_report([_report("", annotation="test_total SKIPPED (conftest)")], ["test_total"])
     assert (skipped.verdict, skipped.where) == ("skipped", "ci/test")
     assert head_report([_report("test_total deselected by -k")], ["test_total"]).verdict == "skipped"
+
+
+def test_red_proof_needs_a_failing_report_that_names_the_regression_test() -> None:
+    lint = CIReport("lint", "check_run", "failure", summary="ruff: E501 line too long")
+    assert not red_names_test([lint], ["test_total"])
+    named = CIReport("ci/test", "check_run", "failure", summary="FAILED tests/test_cart.py::test_total")
+    assert red_names_test([lint, named], ["test_total"])
+    note = Annotation("tests/test_cart.py", 3, 3, "failure", "AssertionError: assert 1 == 0")
+    on_file = CIReport("ci/test", "check_run", "failure", annotations=(note,))
+    # An annotation on the test file counts only when the file holds the regression test alone.
+    assert red_names_test([on_file], ["test_total"], "tests/test_cart.py")
+    assert not red_names_test([on_file], ["test_total"], "")

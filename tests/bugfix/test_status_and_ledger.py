@@ -18,6 +18,7 @@ from handlers.bugfix.ledger import (
     Finding,
     Gap,
     Ledger,
+    RedProof,
     Round,
     event_from_json,
     event_to_json,
@@ -360,3 +361,15 @@ def test_review_names_the_head_it_reviewed() -> None:
     request = parse_review("abc1234def clean looks right")
     assert (request.sha, request.verdict) == ("abc1234def", "clean")
     assert parse_review("clean").sha == ""
+
+
+def test_a_red_commit_whose_failure_names_no_test_waits_for_a_writer_to_confirm() -> None:
+    unnamed = evaluate(given_status(red_named=False))
+    assert (unnamed.state, unnamed.description) == ("pending", "red, but CI did not say which test failed")
+    assert "`/red-proof ok`" in unnamed.detail
+    assert evaluate(given_status(red_named=False, red_confirmed_by="lead")).code != "RED_UNNAMED"
+    assert evaluate(given_status(red_named=True)).code != "RED_UNNAMED"
+    proof = RedProof(7, "lead", "r")
+    assert event_from_json(event_to_json(proof)) == proof
+    assert fold(Budgets(), [proof]).red_confirmed_by("r") == "lead"
+    assert fold(Budgets(), [proof]).red_confirmed_by("other") == ""

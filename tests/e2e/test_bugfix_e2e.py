@@ -355,6 +355,7 @@ def push(steward: Steward, repo: str, branch: str, path: str, text: str) -> str:
 
 FIX = "def total_after_switch():\n    return 76.5\n"
 CASE = "test_discount_survives_currency_switch"
+RED_SAYS = f"FAILED tests/test_currency_switch.py::{CASE} - assert 100.0 == 76.5"
 FINDINGS = "/review findings\nF1 high src/cart.py:1 the rate is hard-coded\nF2 low src/cart.py:2 naming"
 
 
@@ -367,7 +368,11 @@ def test_the_status_through_the_whole_sequence_then_merge_closes_the_bug(steward
         "awaiting red proof: CI on the first commit is still running",
     )
 
+    # Issue 24 §2: a failure that names no test is not yet red proof; a writer confirms it from CI's log.
     play_ci(steward, repo, red, "failure")
+    assert state_of(steward, repo, pr) == ("pending", "red, but CI did not say which test failed")
+    reply = run(steward, repo, pr, "/red-proof ok")
+    assert f"@maintainer confirmed that CI's failure on the first commit `{red[:10]}`" in reply
     assert state_of(steward, repo, pr) == ("pending", "awaiting the fix: push a commit that changes the code")
 
     fix = push(steward, repo, branch, "src/cart.py", FIX)
@@ -454,7 +459,7 @@ def test_inconclusive_ci_on_the_red_commit_asks_for_a_rerun(steward: Steward) ->
 def test_a_removed_test_case_and_too_many_commits_fail(steward: Steward) -> None:
     repo = repo_with_ci(steward)
     _, pr, branch, red = opened(steward, repo)
-    play_ci(steward, repo, red, "failure")
+    play_ci(steward, repo, red, "failure", says=RED_SAYS)
     push(steward, repo, branch, "src/cart.py", FIX)
     push(steward, repo, branch, "tests/test_currency_switch.py", "def test_other():\n    assert True\n")
     state, description = state_of(steward, repo, pr)
@@ -509,7 +514,7 @@ def test_an_exhausted_budget_fails_and_a_new_pull_request_does_not_reset_it(stew
         steward, repo, by="triager" if steward.forge == "gitea" else "maintainer"
     )
     steward.maintainer.call("PATCH", f"/repos/{repo}/issues/{pr}", {"assignees": ["maintainer"]})
-    play_ci(steward, repo, red, "failure")
+    play_ci(steward, repo, red, "failure", says=RED_SAYS)
     fix = push(steward, repo, branch, "src/cart.py", FIX)
     play_ci(steward, repo, fix, "success")
     run(steward, repo, pr, FINDINGS, by="outsider")
@@ -570,6 +575,7 @@ def test_without_status_webhooks_the_periodic_job_notices_ci(steward: Steward) -
     repo = steward.new_repo()  # its hook does not subscribe to `status`
     _, pr, _, red = opened(steward, repo)
     body = {"repo": repo, "sha": red, "kind": "status", "context": "ci/test", "state": "failure"}
+    body["description"] = RED_SAYS
     steward.maintainer.client.post(f"{steward.sandbox.url}/_sandbox/ci", json=body).raise_for_status()
     steward.settle()
     if steward.forge == "github":
@@ -611,7 +617,7 @@ def test_a_regression_test_skipped_or_weakened_at_the_head_fails(steward: Stewar
     repo = repo_with_ci(steward)
     steward.maintainer.add_collaborator(repo, "outsider", "push")
     _, pr, branch, red = opened(steward, repo)
-    play_ci(steward, repo, red, "failure")
+    play_ci(steward, repo, red, "failure", says=RED_SAYS)
     fix = push(steward, repo, branch, "src/cart.py", FIX)
     play_ci(steward, repo, fix, "success", says=f"{CASE} PASSED")
     weakened = f"import pytest\n\n\n@pytest.mark.skip\ndef {CASE}():\n    assert True\n"
@@ -629,7 +635,7 @@ def test_merging_without_the_proof_leaves_the_bug_open_as_merged_unproven(stewar
     """Issue 24 §6: merging closed the bug with "completion CLEAN" whatever the status said."""
     repo = repo_with_ci(steward)
     number, pr, branch, red = opened(steward, repo)
-    play_ci(steward, repo, red, "failure")
+    play_ci(steward, repo, red, "failure", says=RED_SAYS)
     fix = push(steward, repo, branch, "src/cart.py", FIX)
     play_ci(steward, repo, fix, "failure")
     steward.maintainer.merge_pull(repo, pr)
@@ -660,7 +666,7 @@ def test_independent_review_leased_to_the_head_stops_on_a_repeated_finding(stewa
     steward.maintainer.add_collaborator(repo, "outsider", "push")
     steward.maintainer.add_collaborator(repo, "triager", "push")
     number, pr, branch, red = opened(steward, repo)
-    play_ci(steward, repo, red, "failure")
+    play_ci(steward, repo, red, "failure", says=RED_SAYS)
     fix = steward.outsider.put_file(repo, "src/cart.py", FIX, branch=branch)
     steward.settle()
     play_ci(steward, repo, fix, "success")
