@@ -26,7 +26,7 @@ COPY requirements.lock /src/requirements.lock
 RUN /opt/steward/bin/pip install --no-deps --requirement /src/requirements.lock
 
 # Then Steward, without resolving anything again; pip check proves the lock is complete.
-COPY pyproject.toml README.md /src/
+COPY pyproject.toml README.md LICENSE /src/
 COPY bot /src/bot
 COPY handlers /src/handlers
 RUN /opt/steward/bin/pip install --no-deps /src \

@@ -3,7 +3,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: docs install test lint typecheck unit demo serve worker run sandbox bench clean redis lock lint-deploy test-deploy
+.PHONY: docs install test check lint typecheck unit fast smoke demo demo-all serve worker run sandbox bench clean \
+	redis lock lint-deploy test-deploy
 
 # requirements.lock pins the runtime dependencies to the versions the tests ran with; the venv is held
 # to it (-c) so that `make test` tests what the Docker image and the systemd install ship.
@@ -30,7 +31,8 @@ lock:
 redis:
 	@scripts/ensure-redis
 
-# The README's configuration reference comes from bot/settings.py (a test fails while it is stale).
+# The README's command table (from the registry) and configuration reference (from bot/settings.py); a
+# test fails while either is stale.
 docs: install
 	$(PY) scripts/update-docs
 
@@ -41,8 +43,25 @@ lint: install
 typecheck: install
 	$(VENV)/bin/mypy
 
+# The whole suite, in a random order (pytest-randomly; the seed is printed at the end, and
+# `-p randomly --randomly-seed=N` repeats an order) on $(JOBS) processes (pytest-xdist; each claims a Redis
+# database of its own among 1-15, see bot/scratch.py). JOBS=0 runs it in this one process.
+JOBS ?= 2
 unit: install redis
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(JOBS) --dist worksteal
+
+# The tests that need neither Redis nor a forge: rules, parsers and their properties (hypothesis), the
+# registry and the README's generated parts. `make check` is these with lint and types, for the inner loop.
+FAST := tests/unit tests/backlog tests/bug_refinement tests/bugfix tests/debug tests/forks tests/milestones \
+	tests/onboarding
+fast: install
+	$(PY) -m pytest -n $(JOBS) --dist worksteal $(FAST)
+
+check: lint typecheck fast
+
+# The shipped entry points (`steward run`, `steward serve` + `steward worker`) against `steward sandbox`.
+smoke: install redis
+	$(PY) -m pytest tests/smoke
 
 # The Dockerfile's lint; the chart, the image's inputs and the systemd units are checked by tests/deploy.
 lint-deploy: install
@@ -56,6 +75,9 @@ test-deploy: lint-deploy redis
 
 demo: install redis
 	$(VENV)/bin/steward demo
+
+demo-all: install redis
+	$(VENV)/bin/steward demo --all
 
 serve: install
 	$(VENV)/bin/steward serve
@@ -78,6 +100,8 @@ bench: install redis
 	$(PY) bench/reply.py
 	$(PY) bench/throughput.py
 	$(PY) bench/economy.py
+	$(PY) bench/pathological.py
+	$(PY) bench/fairness.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

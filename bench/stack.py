@@ -100,14 +100,15 @@ class Stack:
         wait_for(lambda: quiet() and quiet(), timeout=timeout, what="deliveries and jobs to settle")
 
     def new_repo(self, flavor: str = "github") -> tuple[ForgeUser, str]:
-        """A repository with Steward's hook, the bot an admin, and no limit on commands a minute (the
-        benchmarks run many); settled."""
+        """A repository with Steward's hook, the bot an admin, and no limit on commands or events a minute
+        (the benchmarks run many, from one person); settled."""
         owner = self.user("maintainer", flavor)
         repo = owner.create_repo()
         owner.add_collaborator(repo, "steward-bot", "admin")
         owner.add_hook(repo, f"{self.receiver_url}{owner.webhook_path}")
         folder = ".github" if flavor == "github" else ".gitea"
-        owner.put_file(repo, f"{folder}/steward.yml", "limits:\n  commands_per_minute: 0\n")
+        limits = "limits:\n  commands_per_minute: 0\n  events_per_minute: 0\n"
+        owner.put_file(repo, f"{folder}/steward.yml", limits)
         self.settle()
         return owner, repo
 

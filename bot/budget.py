@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from redis.asyncio import Redis
 
 from bot import metrics
+from bot.event_types import Event
 from bot.forge import RateLimited
 
 _TAKE = """
@@ -138,9 +141,11 @@ class CommandBudget:
         wait_ms = await self._script(keys=[key], args=args)
         return float(wait_ms) / 1000.0
 
-    async def first_notice(self, *, forge: str, repo: str, login: str) -> bool:
-        """True once per window for a person over budget: they get one reply a minute, not one each."""
-        key = self._key("notice", forge, repo, login)
+    async def first_notice(self, *, forge: str, repo: str, login: str, thread: int | None = None) -> bool:
+        """True once per window for a person over budget in ``thread`` (an issue or pull request): each
+        thread where they are refused says why, at most once a minute, not once per command."""
+        where = repo if thread is None else f"{repo}#{thread}"
+        key = self._key("notice", forge, where, login)
         return bool(await self._redis.set(key, "1", nx=True, px=self._window_ms))
 
 
@@ -153,6 +158,89 @@ class Memo:
         self._redis = redis
         self._prefix = prefix
 
+    @property
+    def redis(self) -> Redis:
+        return self._redis
+
     async def first(self, key: str, ttl: int) -> bool:
         name = f"{self._prefix}:{hashlib.sha256(key.encode()).hexdigest()[:32]}"
         return bool(await self._redis.set(name, "1", nx=True, ex=ttl))
+
+
+# --- the event budget: what one person's edits, comments and label changes may cost (issue 25) -------------
+#
+# Taken in the receiver, inside the one Redis script that enqueues a delivery (bot.queue), so it costs no
+# round trip and never calls the forge: an event within its sender's budget is queued to run now; one
+# beyond it is still acknowledged (202) but queued to run at its sender's next free slot, so it waits in
+# the queue's future rather than ahead of everyone else's work. Slots follow the generic cell rate
+# algorithm: ``limit`` events at once, then one every ``window / limit`` seconds, in arrival order. While a
+# deferred job waits, a later event of the same kind from the same person on the same issue (and label)
+# replaces the event in that job instead of taking another slot ("coalesced"): handlers read the current
+# state from the forge, so the newest event stands for the ones before it.
+#
+# The limit is the repository's `limits.events_per_minute`; the receiver cannot read the repository's file
+# (that is a forge call), so the worker publishes the value whenever it reads the configuration
+# (``publish_events_limit``) and the receiver uses Steward's default until it has.
+
+EVENT_WINDOW_SECONDS: Final = 60.0
+# The events one person's text or clicks make: edits, comments and label changes.
+BUDGETED_EVENTS: Final = frozenset(
+    {
+        "issues.edited",
+        "issues.labeled",
+        "issues.unlabeled",
+        "pull_request.edited",
+        "pull_request.labeled",
+        "pull_request.unlabeled",
+        "issue_comment.created",
+        "issue_comment.edited",
+        "issue_comment.deleted",
+    }
+)
+# A line that may hold a command (`/name` after blanks): such a comment keeps its command budget instead.
+_MAY_HOLD_A_COMMAND: Final = re.compile(
+    r"^[ \t\u00a0\u200b\u200c\u200d\u2060\ufeff]*/[A-Za-z0-9]", re.MULTILINE
+)
+EVENTS_LIMIT_SECONDS: Final = 30 * 86_400
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+
+
+def events_limit_key(forge: str, repo: str) -> str:
+    """Where the worker publishes a repository's `limits.events_per_minute` for the receiver."""
+    return f"steward:events-limit:{_digest(forge, repo.casefold())}"
+
+
+async def publish_events_limit(redis: Redis, forge: str, repo: str, limit: int) -> None:
+    await redis.set(events_limit_key(forge, repo), str(limit), ex=EVENTS_LIMIT_SECONDS)
+
+
+@dataclass(frozen=True)
+class EventBudgetKeys:
+    """The Redis keys one budgeted delivery uses: its sender's slot schedule on the repository, the
+    repository's published limit, and the pending job this event would coalesce into."""
+
+    schedule: str
+    limit: str
+    pending: str
+
+
+def event_budget_keys(event: Event) -> EventBudgetKeys | None:
+    """None when ``event`` is not budgeted: not an edit, comment or label change, no sender or repository,
+    or a comment that may hold a command (commands have their own per-person budget, and must not be
+    coalesced away). Keys are digests: a login never becomes a Redis key as it is (DESIGN §3.9)."""
+    if event.kind not in BUDGETED_EVENTS or not event.sender or event.repo is None:
+        return None
+    comment = event.comment if event.name == "issue_comment" else None
+    if comment is not None and _MAY_HOLD_A_COMMAND.search(comment.body or ""):
+        return None
+    repo = event.repo.full_name.casefold()
+    sender = event.sender.casefold()
+    what = f"{event.issue_key}\0{event.kind}\0{event.label or ''}"
+    return EventBudgetKeys(
+        schedule=f"steward:events:{_digest(event.forge, repo, sender)}",
+        limit=events_limit_key(event.forge, repo),
+        pending=f"steward:events-pending:{_digest(event.forge, repo, sender, what)}",
+    )

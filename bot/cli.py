@@ -33,6 +33,8 @@ def receiver_config(settings: Settings) -> Any:
         port=settings.port,
         log_level=settings.log_level,
         access_log=False,
+        # uvicorn's own lines go through Steward's renderer (bot.logs), not uvicorn's formatters.
+        log_config=None,
         timeout_graceful_shutdown=20,
     )
 
@@ -152,7 +154,7 @@ async def _dead(args: argparse.Namespace, settings: Settings) -> int:
     from bot.queue import make_redis
 
     redis = make_redis(settings.redis_url)
-    dead = DeadLetters(redis)
+    dead = DeadLetters(redis, max_bytes=settings.dead_max_bytes)
     try:
         if args.dead_command == "list":
             entries = await dead.list()
@@ -161,18 +163,30 @@ async def _dead(args: argparse.Namespace, settings: Settings) -> int:
             elif not entries:
                 print("No dead jobs: every delivery was handled or is still queued.")
             else:
-                print(f"{len(entries)} dead job(s); replay with `steward dead retry ID` or `--all`:")
+                print(
+                    f"{len(entries)} dead job(s); replay with `steward dead retry ID` or `--all`, forget "
+                    "with `steward dead drop ID` or `--all`:"
+                )
                 for e in entries:
                     when = e.summary()["failed_at"]
                     where = f"{e.forge} {e.repo} {e.event}"
-                    print(f"  {e.job_id}  {when}  {where}  after {e.tries} tries: {e.error}")
+                    runs = f"after {e.tries} run{'' if e.tries == 1 else 's'}"
+                    print(f"  {e.job_id}  {when}  {where}  {runs}: {e.error}")
             return 0
+        verb = "retry" if args.dead_command == "retry" else "drop"
         targets = [e.job_id for e in await dead.list()] if args.all else list(args.ids)
         if not targets:
-            print("Nothing to retry." if args.all else "Name a job id (see `steward dead list`) or --all.")
+            print(f"Nothing to {verb}." if args.all else "Name a job id (see `steward dead list`) or --all.")
             return 0 if args.all else 2
         status = 0
         for job_id in targets:
+            if verb == "drop":
+                if await dead.drop(job_id):
+                    print(f"{job_id}: dropped")
+                else:
+                    print(f"{job_id}: no such dead job", file=sys.stderr)
+                    status = 1
+                continue
             new_id = await dead.retry(job_id)
             if new_id is None:
                 print(f"{job_id}: no such dead job", file=sys.stderr)
@@ -194,7 +208,7 @@ def cmd_dead(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from bot.demo import main as demo_main
 
-    return demo_main(keep_running=args.keep)
+    return demo_main(keep_running=args.keep, tour=args.all)
 
 
 def cmd_refine(argv: list[str]) -> int:
@@ -217,11 +231,23 @@ def cmd_debug_report(argv: list[str]) -> int:
     return int(module.main(argv))
 
 
+EXIT_CODES = """exit codes:
+  0  done: the command did what it says (check-config: the file is valid; forks: every fork resolved)
+  1  it ran and found a problem: check-config an invalid file, reconcile a repository that failed,
+     dead retry an unknown id, forks a fork not resolved, run a worker that stopped
+  2  bad arguments (every command), or check-config a file it cannot read
+  3  Redis is unreachable (dead, reconcile)
+  steward refine has codes of its own, 2-6: `steward refine --help` lists them."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     from bot.version import steward_version
 
     parser = argparse.ArgumentParser(
-        prog="steward", description="Steward: a disciplined issue-to-fix workflow bot."
+        prog="steward",
+        description="Steward: a disciplined issue-to-fix workflow bot.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-V", "--version", action="version", version=f"steward {steward_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -274,9 +300,17 @@ def build_parser() -> argparse.ArgumentParser:
     dead_retry = dead_sub.add_parser("retry", help="queue dead jobs again (each under a new job id)")
     dead_retry.add_argument("ids", nargs="*", metavar="ID", help="job ids from `steward dead list`")
     dead_retry.add_argument("--all", action="store_true", help="queue every dead job again")
+    dead_drop = dead_sub.add_parser("drop", help="forget dead jobs that can never succeed")
+    dead_drop.add_argument("ids", nargs="*", metavar="ID", help="job ids from `steward dead list`")
+    dead_drop.add_argument("--all", action="store_true", help="forget every dead job")
     dead.set_defaults(func=cmd_dead)
 
-    demo = sub.add_parser("demo", help="sandbox + receiver + worker + a scripted walk-through")
+    demo = sub.add_parser(
+        "demo",
+        help="sandbox + receiver + worker + a scripted story: the first hour on GitHub (--all: every "
+        "capability on both forges)",
+    )
+    demo.add_argument("--all", action="store_true", help="tour every capability, on GitHub and on Gitea")
     demo.add_argument("--keep", action="store_true", help="keep everything running after the walk-through")
     demo.set_defaults(func=cmd_demo)
 
@@ -306,6 +340,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="a bug's root-cause investigation from the forge: steward debug-report OWNER/REPO#N [--json]",
         add_help=False,
     )
+    sub.add_parser(
+        "verify",
+        help="check every Steward record on an issue or pull request with only the public key: "
+        "steward verify OWNER/REPO#N [--forge F] [--json] [--public-key FILE] (exit 0: all verify)",
+        add_help=False,
+    )
+    sub.add_parser("public-key", help="print the public key Steward signs its records with", add_help=False)
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -320,6 +361,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_forks(argv[1:])
     if argv and argv[0] == "debug-report":
         return cmd_debug_report(argv[1:])
+    if argv and argv[0] in ("verify", "public-key"):
+        from bot import cli_verify
+
+        run = cli_verify.main if argv[0] == "verify" else cli_verify.public_key_main
+        return run(argv[1:])
     if argv and argv[0] == "version":
         from bot.version import steward_version
 

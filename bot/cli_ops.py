@@ -78,6 +78,7 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
     from bot.deferred import SeenRepositories
     from bot.queue import make_redis
     from bot.reconcile import reconcile_all, seen_repos
+    from bot.signing import install_from_settings
     from bot.worker import build_runtime
 
     try:
@@ -88,6 +89,7 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
     redis = make_redis(settings.redis_url)
     runtime = build_runtime(settings, redis)
     try:
+        await install_from_settings(settings, redis)
         kinds = runtime.forge_kinds
         if not kinds:
             print(
@@ -134,7 +136,9 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
             + "…"
         )
         try:
-            report = await reconcile_all(runtime, repos, dry_run=args.dry_run, since=since, say=print)
+            report = await reconcile_all(
+                runtime, repos, dry_run=args.dry_run, since=since, say=print, full=args.full
+            )
         except (RedisError, OSError) as exc:
             print(f"Redis is not answering at {settings.redis_url}: {type(exc).__name__}", file=sys.stderr)
             return RECONCILE_NO_REDIS
@@ -143,7 +147,15 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
         print(
             f"Done: {report.repos} repositor{'y' if report.repos == 1 else 'ies'}, {report.issues} issue(s) "
             "re-checked"
+            + (f" ({report.incremental} repositor(ies) incrementally)" if report.incremental else "")
             + (f", {len(report.redelivered)} delivery(ies) {redelivered}" if has_github else "")
+            + (f" ({report.left} left for the next run)" if report.left else "")
+            + (
+                f", {len(report.commands)} comment(s) with commands "
+                + ("to queue" if args.dry_run else "queued")
+                if report.commands
+                else ""
+            )
             + (f", {wrote}" if args.dry_run else "")
             + (
                 f", {len(report.skipped_busy)} busy issue(s) left to their running job"
@@ -208,5 +220,11 @@ def add_parsers(sub: Any, settings_of: Any) -> None:
     )
     reconcile.add_argument(
         "--dry-run", action="store_true", help="print what would be written; write nothing"
+    )
+    reconcile.add_argument(
+        "--full",
+        action="store_true",
+        help="re-check every tracked issue, not only those updated since the last run (after a change "
+        "of steward.yml or of Steward's rules; the workers do a full pass once a day)",
     )
     reconcile.set_defaults(func=lambda args: cmd_reconcile(args, settings_of(args)))

@@ -32,15 +32,25 @@ Pure functions, no I/O. The rules, in the order they are applied:
 * **Limits.** At most :data:`MAX_COMMANDS` commands are returned per comment; a comment with no line that
   even looks like a command is rejected without parsing markdown, all other work is linear in the size
   of the body, and only its first :data:`MAX_SCAN_CHARS` characters are read.
+* **Busy paragraphs.** A line that is not the first of its paragraph, with a character that can open a
+  span (`` ` ``, ``<``, ``[``, ``!``) before it, is read as a command only while the paragraphs examined
+  so far for spans hold at most :data:`MAX_PARAGRAPH_OPENERS` such characters in all — otherwise it is
+  text (fail closed: the bound only ever removes a command). Finding the spans takes markdown-it-py's
+  inline parser time proportional to the openers times its nesting limit (``"x " + "![" * 30000`` took
+  ~1–4 s, and 300 paragraphs of 400 openers as long); people write a command at the start of a paragraph
+  or after ordinary prose, so nothing a person writes is lost. Below the bound the answer is the full
+  parse's (tests/unit/test_commands.py compares them on generated inputs).
 """
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import difflib
+import hashlib
 import re
 import sys
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -49,7 +59,21 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline, autolink, backtick, html_inline, image, link
 from markdown_it.token import Token
 
-__all__ = ["MAX_COMMANDS", "MAX_SCAN_CHARS", "Command", "added_commands", "closest_command", "parse_commands"]
+__all__ = [
+    "MAX_COMMANDS",
+    "MAX_PARAGRAPH_OPENERS",
+    "MAX_SCAN_CHARS",
+    "OFFLOAD_CHARS",
+    "STATS",
+    "Command",
+    "added_commands",
+    "added_commands_async",
+    "closest_command",
+    "could_hold_command",
+    "parse_cached",
+    "parse_commands",
+    "parse_commands_async",
+]
 
 MAX_COMMANDS: Final = 20
 # Only the first 128 KiB of a body is read for commands. markdown-it-py parses at roughly 2–8 s a MiB on a
@@ -58,6 +82,32 @@ MAX_COMMANDS: Final = 20
 # (tests/fuzz/test_parsers_fuzz.py found the backlog's own call reading whole bodies).
 MAX_SCAN_CHARS: Final = 128 * 1024
 """Commands returned per comment at most, so a hostile comment stays cheap to answer."""
+MAX_PARAGRAPH_OPENERS: Final = 600
+"""Span openers the paragraphs examined for spans may hold in all, per body (~30 ms of inline parsing at
+worst on a busy core)."""
+OFFLOAD_CHARS: Final = 16 * 1024
+"""Bodies longer than this are parsed off the event loop (``parse_commands_async``): markdown-it-py's
+block parse takes ~0.5–0.9 ms a KiB on a busy core, so a 16 KiB body stays well under the 50 ms a job may
+hold the loop."""
+CACHE_SIZE: Final = 4096
+"""Parses kept (``parse_cached``): a thread's comments are re-read on every sync of its issue."""
+
+
+class _Stats:
+    """How much parsing happened (tests assert these outcomes, not times)."""
+
+    def __init__(self) -> None:
+        self.block_parses = 0
+        self.inline_parses = 0
+        # Span openers in the paragraphs handed to the inline parser (bounded per body).
+        self.inline_openers = 0
+        self.cache_hits = 0
+
+    def reset(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+
+STATS: Final = _Stats()
 
 
 @dataclass(frozen=True)
@@ -201,6 +251,7 @@ def _is_blank(line: str) -> bool:
 def _masked_spans(content: str) -> list[tuple[int, int]]:
     """Ranges of ``content`` (a paragraph) taken by code spans, inline HTML, links, images and autolinks."""
     spans: list[tuple[int, int]] = []
+    STATS.inline_parses += 1
     _MD.inline.parse(content, _MD, {_SRC_KEY: content, _SPANS_KEY: spans}, [])
     spans.sort()
     merged: list[tuple[int, int]] = []
@@ -258,6 +309,7 @@ def _command_lines(
     found: list[tuple[int, _Candidate]] = []
     lines = sorted(candidates)
     quote_depth = 0
+    budget = MAX_PARAGRAPH_OPENERS
     for i, token in enumerate(tokens):
         if token.type == "blockquote_open":
             quote_depth += 1
@@ -281,6 +333,7 @@ def _command_lines(
             # Only a span that opens before a line can hide its start; most paragraphs have none.
             opener = _SPAN_OPENER.search(content)
             first_opener = opener.start() if opener is not None else len(content)
+            cost = _openers(content) if opener is not None else 0
             spans: list[tuple[int, int]] | None = None
             for n in here:
                 offset = _slash_offset(content, starts[n - first])
@@ -288,6 +341,10 @@ def _command_lines(
                     continue  # not the line-for-line copy expected; fail closed
                 if offset > first_opener:
                     if spans is None:
+                        if cost > budget:
+                            continue  # too many spans could hide it to look (module docstring); fail closed
+                        budget -= cost
+                        STATS.inline_openers += cost
                         spans = _masked_spans(content)
                     if _inside(spans, offset):
                         continue
@@ -295,6 +352,10 @@ def _command_lines(
                 if len(found) >= limit:
                     return found
     return found
+
+
+def _openers(content: str) -> int:
+    return content.count("`") + content.count("<") + content.count("[") + content.count("!")
 
 
 def _scanned(source: str) -> str:
@@ -324,6 +385,7 @@ def _parse(body: str | None, known: Collection[str], prefix: str, limit: int) ->
             candidates[n] = candidate
     if not candidates:
         return []
+    STATS.block_parses += 1
     tokens = _MD.parse(source)
     # One more than the cap, so the last command's text still stops at the line of the next one.
     found = _command_lines(tokens, candidates, limit + 1)
@@ -353,6 +415,58 @@ def parse_commands(body: str | None, *, known: Collection[str], prefix: str = "s
     return _parse(body, known, prefix, MAX_COMMANDS)
 
 
+def could_hold_command(body: str | None, *, known: Collection[str], prefix: str = "steward") -> bool:
+    """Whether some line of ``body`` looks like a command (no markdown is parsed: linear and cheap). False
+    means :func:`parse_commands` finds nothing."""
+    if not body or "/" not in body:
+        return False
+    names = frozenset(name.lower() for name in known)
+    source = _scanned(body.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd"))
+    return any(_candidate(line, names, prefix.lower()) is not None for line in source.split("\n"))
+
+
+# Parses by (key, digest of the body, known names, prefix); the least recently used are dropped. In the
+# process, not in Redis: a parse is a few milliseconds at most (the bounds above), a Redis round trip and
+# the (de)serialisation of the answer cost about as much, and what repeats is one worker re-reading one
+# thread on every sync of its issue — a process-local cache answers that, and is empty after a restart
+# at the cost of one parse per comment.
+_CACHE: OrderedDict[tuple[object, ...], tuple[Command, ...]] = OrderedDict()
+
+
+def parse_cached(
+    body: str | None, *, known: Collection[str], prefix: str = "steward", key: object = None
+) -> list[Command]:
+    """:func:`parse_commands`, remembered. ``key`` names the text (a comment's ``(id, updated_at)``); the
+    body's digest is part of the cache key as well, since the forges keep ``updated_at`` to the second and
+    two edits within it would otherwise share an entry."""
+    if not body or not could_hold_command(body, known=known, prefix=prefix):
+        return []
+    digest = hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    cache_key = (key, digest, frozenset(k.lower() for k in known), prefix.lower())
+    found = _CACHE.get(cache_key)
+    if found is not None:
+        _CACHE.move_to_end(cache_key)
+        STATS.cache_hits += 1
+        return list(found)
+    parsed = parse_commands(body, known=known, prefix=prefix)
+    _CACHE[cache_key] = tuple(parsed)
+    if len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return parsed
+
+
+async def parse_commands_async(
+    body: str | None, *, known: Collection[str], prefix: str = "steward", key: object = None
+) -> list[Command]:
+    """:func:`parse_cached` without holding the event loop: a body longer than :data:`OFFLOAD_CHARS` is
+    parsed in a worker thread. A thread, not a process: the parse is pure Python, so it shares the GIL,
+    but CPython hands the GIL over every 5 ms (``sys.getswitchinterval``), so the loop keeps running other
+    jobs while a parse is under way, and nothing needs pickling or a process to start."""
+    if body is None or len(body) <= OFFLOAD_CHARS:
+        return parse_cached(body, known=known, prefix=prefix, key=key)
+    return await asyncio.to_thread(parse_cached, body, known=known, prefix=prefix, key=key)
+
+
 def added_commands(
     old_body: str | None, new_body: str | None, *, known: Collection[str], prefix: str = "steward"
 ) -> list[Command]:
@@ -364,6 +478,24 @@ def added_commands(
     before = Counter((c.name, c.args) for c in parse_commands(old_body, known=known, prefix=prefix))
     added: list[Command] = []
     for command in parse_commands(new_body, known=known, prefix=prefix):
+        key = (command.name, command.args)
+        if before[key] > 0:
+            before[key] -= 1
+        else:
+            added.append(command)
+    return added
+
+
+async def added_commands_async(
+    old_body: str | None, new_body: str | None, *, known: Collection[str], prefix: str = "steward"
+) -> list[Command]:
+    """:func:`added_commands` without holding the event loop (both bodies parsed as
+    :func:`parse_commands_async` does)."""
+    before = Counter(
+        (c.name, c.args) for c in await parse_commands_async(old_body, known=known, prefix=prefix)
+    )
+    added: list[Command] = []
+    for command in await parse_commands_async(new_body, known=known, prefix=prefix):
         key = (command.name, command.args)
         if before[key] > 0:
             before[key] -= 1

@@ -4,6 +4,13 @@ a push touches the file.
 
 An invalid file never leaves a repository without settings: the last valid ones (or the defaults) stay in
 force, and ``RepoSettings.errors`` says what is wrong so a handler can tell people (``handlers.config``).
+
+Nothing acts until invited (DESIGN §3.15): a repository that has never had a valid file — none, or only one
+that does not validate — is ``waiting``, and its settings have every capability's ``enabled`` switched off,
+so every event handler, command, periodic job and re-derivation that honours its switch stays still (the
+core commands and the onboarding are answered: ``bot.dispatch``). Removing the file makes the repository
+wait again; what Steward wrote stays. ``require=False`` (``STEWARD_REQUIRE_CONFIG=false``) runs every
+repository on the defaults instead.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
+from bot.budget import publish_events_limit
 from bot.forge import Forge, ForgeKind, RepoRef
 from bot.repo_config import CONFIG_PATHS, ConfigError, merge, parse
 from bot.settings import HandlerSettings
@@ -36,6 +44,27 @@ class RepoSettings:
     errors: tuple[ConfigError, ...] = ()
     # Whether ``overrides`` come from an earlier valid version of an invalid file.
     stale: bool = False
+    # Whether the capabilities wait for the repository's invitation (no valid file yet, and the installation
+    # requires one): ``settings`` then has every capability switched off, and ``configured`` holds what
+    # they would be once invited (the defaults, or the file's last valid settings).
+    waiting: bool = False
+    configured: HandlerSettings | None = None
+
+    @property
+    def as_configured(self) -> HandlerSettings:
+        """The settings the repository's file (or its absence) gives, whether or not Steward may act yet:
+        what the onboarding pull request proposes and labels."""
+        return self.configured if self.configured is not None else self.settings
+
+
+def switched_off(settings: HandlerSettings) -> HandlerSettings:
+    """``settings`` with every capability's ``enabled`` false (the sections that have the switch)."""
+    update = {
+        name: getattr(settings, name).model_copy(update={"enabled": False})
+        for name, info in HandlerSettings.model_fields.items()
+        if "enabled" in getattr(info.annotation, "model_fields", {})
+    }
+    return settings.model_copy(update=update)
 
 
 def _digest(kind: ForgeKind, repo: RepoRef) -> str:
@@ -50,9 +79,12 @@ class RepoConfigs:
         *,
         commands: Sequence[str] = (),
         ttl: int = CACHE_SECONDS,
+        require: bool = True,
     ) -> None:
         self._redis = redis
         self.defaults = defaults
+        # Whether a repository must invite Steward with a valid file before any capability acts.
+        self.require = require
         self._commands = tuple(commands)  # the command names `commands:` may configure
         self._ttl = ttl
 
@@ -77,7 +109,12 @@ class RepoConfigs:
             return self._build(json.loads(cached))
         record = await self._read(forge, repo)
         await self._redis.set(key, json.dumps(record), ex=self._ttl)
-        return self._build(record)
+        built = self._build(record)
+        # The receiver takes the event budget without reading the file (bot.budget): tell it the limit.
+        await publish_events_limit(
+            self._redis, forge.kind, repo.full_name, built.settings.limits.events_per_minute
+        )
+        return built
 
     async def invalidate(self, kind: ForgeKind, repo: RepoRef) -> None:
         generation = self._generation_key(kind, repo)
@@ -112,11 +149,18 @@ class RepoConfigs:
             settings = merge(self.defaults, overrides)
         except ValueError:  # defaults changed under a cached file: the file alone no longer fits them
             settings, overrides = self.defaults, {}
+        path = str(record.get("path") or "")
+        errors = tuple(ConfigError(str(p), ln, str(m)) for p, ln, m in record.get("errors") or ())
+        stale = bool(record.get("stale"))
+        # Invited: a valid file now, or an invalid one whose last valid version still applies.
+        waiting = self.require and not (path and (not errors or stale))
         return RepoSettings(
-            settings=settings,
+            settings=switched_off(settings) if waiting else settings,
             overrides=overrides,
-            path=str(record.get("path") or ""),
+            path=path,
             sha=str(record.get("sha") or ""),
-            errors=tuple(ConfigError(str(p), ln, str(m)) for p, ln, m in record.get("errors") or ()),
-            stale=bool(record.get("stale")),
+            errors=errors,
+            stale=stale,
+            waiting=waiting,
+            configured=settings if waiting else None,
         )

@@ -1,27 +1,124 @@
-"""What a handler is given: the event, the forge port, settings and a few safe effects."""
+"""What a handler is given: the event, the forge port, settings and a few safe effects; and what a handler
+is (``EventHandler``, ``CommandHandler``) and how it is declared (``CommandSpec``, ``EventSpec``,
+``ReconcileSpec``).
+
+The declarations live here, beside the contexts they take, and a context sees the registry it runs under
+through ``RegistryView`` (``bot.registry.Registry`` is one): so ``bot.registry`` imports this module and
+never the other way round.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator
+import time
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from bot import sticky
+from bot import signing, sticky
 from bot.budget import CommandBudget, Memo
 from bot.commands import Command
 from bot.config_service import RepoSettings
 from bot.deferred import Deferred
 from bot.events import CommentSnapshot, Event
-from bot.forge import Comment, Forge, ReactionContent, RepoRef, User
+from bot.forge import Comment, Forge, Issue, ReactionContent, RepoRef, User
+from bot.index import Citations
 from bot.locks import IssueLocks, issue_key
-from bot.registry import Registry
-from bot.settings import HandlerSettings
+from bot.settings import HandlerSettings, Permission
+
+# Repository ids by forge client and owner/name: an id never changes; a name may come to mean another
+# repository only after a delete or rename, so the cache is short.
+_REPO_IDS: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, float]]] = weakref.WeakKeyDictionary()
+_REPO_ID_TTL = 600.0
 
 
 class CommandError(Exception):
     """A failure the user caused (bad arguments, wrong state): answered in the thread."""
+
+
+EventHandler = Callable[["EventContext"], Awaitable[None]]
+CommandHandler = Callable[["CommandContext"], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    handler: CommandHandler
+    usage: str
+    help: str
+    permission: Permission
+    # Whether the short form `/<name>` is accepted beside `/steward <name>`.
+    short: bool = True
+    # Where the command makes sense: on issues, on pull requests, or both.
+    on_issues: bool = True
+    on_pulls: bool = True
+    # The settings section of the capability the command belongs to ("backlog", …): when the repository
+    # switches that section off (`enabled: false`), the command is answered so and not run.
+    section: str = ""
+    # Whether the command is answered on a repository that has not invited Steward yet (no valid
+    # configuration file: DESIGN §3.15) — help, ping, init and config, the commands that lead to the
+    # invitation. Every other command is refused there with the reason.
+    uninvited: bool = False
+
+
+@dataclass(frozen=True)
+class EventSpec:
+    name: str
+    actions: frozenset[str] | None
+    handler: EventHandler
+    # What the handler checks, in a maintainer's words ("the bug report's refinement verdict"): what
+    # `/steward refresh` says it re-checked.
+    checks: str = ""
+    # The capability's settings section; a repository that switches it off does not run the handler.
+    section: str = ""
+
+    def matches(self, name: str, action: str) -> bool:
+        return self.name == name and (self.actions is None or action in self.actions)
+
+
+@dataclass(frozen=True)
+class ReconcileSpec:
+    """A capability's repository-wide re-derivation (e.g. every milestone's dashboard), run by `steward
+    reconcile` and its periodic job with an EventContext whose event is a ``reconcile`` event for the
+    repository (no issue). Per-issue state is re-derived through the ``issues.edited`` handlers instead."""
+
+    name: str
+    handler: EventHandler
+    checks: str
+    section: str = ""
+
+
+class Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+class RegistryView(Protocol):
+    """What a handler reads of the registry it runs under (``bot.registry.Registry`` is one): the commands
+    (``/steward help``, "did you mean"), the names a configuration file may set, the event handlers
+    (``/steward refresh`` re-runs the ``issues.edited`` ones), and what else is registered (onboarding
+    proposes the settings of each capability that registers something)."""
+
+    @property
+    def commands(self) -> Mapping[str, CommandSpec]: ...
+
+    @property
+    def events(self) -> Sequence[EventSpec]: ...
+
+    @property
+    def reconcilers(self) -> Sequence[ReconcileSpec]: ...
+
+    @property
+    def periodic(self) -> Sequence[Named]: ...
+
+    @property
+    def configurable(self) -> tuple[str, ...]: ...
+
+    def short_names(self) -> frozenset[str]: ...
+
+    def handlers_for(self, name: str, action: str) -> list[EventSpec]: ...
 
 
 @dataclass
@@ -30,7 +127,7 @@ class EventContext:
     forge: Forge
     me: User
     settings: HandlerSettings
-    registry: Registry
+    registry: RegistryView
     log: Any
     prefix: str = "steward"
     # Commands per person and repository (``HandlerSettings.limits``); None: unlimited (tests without Redis).
@@ -48,6 +145,11 @@ class EventContext:
             return True
         return await self.memo.first(f"{self.event.forge}:{self.repo.full_name}:{key}", ttl)
 
+    @property
+    def citations(self) -> Citations | None:
+        """The index of which records cite which comment (``bot.index``); None without Redis."""
+        return None if self.memo is None else Citations(self.memo.redis)
+
     def enabled(self, section: str) -> bool:
         """Whether the repository lets the capability whose settings section is ``section`` run."""
         if not section:
@@ -57,6 +159,99 @@ class EventContext:
 
     # Work for later (a deferred job, a short claim: ``bot.deferred``); None: no Redis (unit tests).
     deferred: Deferred | None = None
+
+    @property
+    def keyring(self) -> signing.Keyring:
+        """The keys Steward signs and verifies its records with (``bot.signing``)."""
+        return signing.current()
+
+    async def repo_id(self) -> int:
+        """The forge's id of this repository (signed records name it: it survives renames)."""
+        name = self.repo.full_name.casefold()
+        try:
+            cache = _REPO_IDS.setdefault(self.forge, {})
+        except TypeError:  # a forge object that cannot be weakly referenced: no cache
+            cache = {}
+        found = cache.get(name)
+        if found is not None and found[1] > time.monotonic():
+            return found[0]
+        repo_id = (await self.forge.get_repo(self.repo)).id
+        if not repo_id:
+            raise RuntimeError(f"the forge gave no id for repository {self.repo}")
+        cache[name] = (repo_id, time.monotonic() + _REPO_ID_TTL)
+        return repo_id
+
+    async def verifier(self, repo: RepoRef | None = None) -> sticky.Verifier:
+        """Checks records in this repository (or in ``repo``)."""
+        if repo is None or repo == self.repo:
+            return sticky.Verifier(self.keyring, self.forge.kind, await self.repo_id())
+        return await sticky.Verifier.for_repo(self.keyring, self.forge, repo)
+
+    async def record(
+        self, comment: Comment | None, kind: str, key: str, *, expect_data: bool = True
+    ) -> sticky.Record:
+        """What the data block of Steward's ``kind``/``key`` comment is worth (``sticky.Record``): use its
+        ``trusted`` data; when it is ``broken``, rebuild and ``report_rebuilt``."""
+        return await (await self.verifier()).comment(comment, kind, key, expect_data=expect_data)
+
+    async def record_of_issue(
+        self, issue: Issue, kind: str, key: str, *, expect_data: bool = True
+    ) -> sticky.Record:
+        """The same for a record Steward keeps in an issue's body (a milestone's dashboard)."""
+        return await sticky.verify(
+            self.keyring,
+            issue.body,
+            forge=self.forge.kind,
+            repo_id=await self.repo_id(),
+            container="issue",
+            id=issue.id,
+            kind=kind,
+            key=key,
+            # An issue's updated_at moves with every comment and label, not only its body: it cannot tell a
+            # legacy body from an edited one, so only Steward's memory of having signed here does.
+            changed_at="",
+            expect_data=expect_data,
+        )
+
+    async def signed_issue_body(self, issue_id: int, kind: str, key: str, text: str, data: Any) -> str:
+        """An issue body that holds a signed record (the issue must exist: its id is signed)."""
+        place = signing.Place(self.forge.kind, await self.repo_id(), "issue", issue_id, kind, key)
+        body, seq = sticky.signed(self.keyring, place, text, data)
+        await self.keyring.memory.note(place, seq)
+        return body
+
+    def editor_of(self, record: sticky.Record) -> str | None:
+        """Who changed the record, when this very event is that change (`issue_comment.edited` /
+        `issues.edited` by someone other than Steward: the forge's ``sender``)."""
+        place = record.place
+        event = self.event
+        if place is None or event.action != "edited" or not event.sender:
+            return None
+        if event.sender.casefold() == self.me.login.casefold():
+            return None
+        if place.container == "comment" and event.comment is not None and event.comment.id == place.id:
+            return event.sender
+        if place.container == "issue" and event.issue is not None and event.comment is None:
+            issue_id = getattr(event.issue, "id", 0)
+            if issue_id in (0, place.id):
+                return event.sender
+        return None
+
+    async def report_rebuilt(self, record: sticky.Record, link: str, *, number: int | None = None) -> None:
+        """One short note in the thread: Steward's record at ``link`` was changed (by whom, when this event
+        says) or could not be verified, and was rebuilt. Once per broken version of the record."""
+        if not record.broken or record.place is None:
+            return
+        editor = self.editor_of(record)
+        what = f"was changed by @{editor}" if editor else "could not be verified"
+        if record.outcome == "replayed":
+            what = f"was replaced by an older version{f' by @{editor}' if editor else ''}"
+        text = f"Steward's record in {link} {what}; it was rebuilt. Nothing to do."
+        # Keyed by the broken version itself: a replayed job finds its note (sticky) and writes nothing.
+        key = f"{record.place.ident}\0{record.outcome}\0{record.seq}\0{record.shown!r}"
+        digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+        self.log.warning("record rebuilt", kind=record.place.kind, outcome=record.outcome, editor=editor)
+        await self.upsert_sticky("record-rebuilt", digest, text, number=number)
 
     def for_event(self, event: Event) -> EventContext:
         """The same context around another event (e.g. an issue re-read from the forge)."""
@@ -129,6 +324,8 @@ class EventContext:
             data=data,
             comments=comments,
             limit=sticky.MAX_CHARS,
+            keyring=self.keyring if data is not None else None,
+            repo_id=await self.repo_id() if data is not None else 0,
         )
         self.log.info("sticky comment", kind=kind, key=key, outcome=result.outcome)
         return result

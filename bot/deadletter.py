@@ -1,9 +1,15 @@
-"""Jobs that failed for good, parked in Redis until an operator replays them (DESIGN §3.12).
+"""Jobs that failed for good, parked in Redis until an operator replays or drops them (DESIGN §3.12).
 
 A delivery whose job could not finish — the forge kept failing, a permanent error, a job that kept
 timing out — is recorded here with what is needed to run it again, and its dedupe key is dropped so the
-forge's own "Redeliver" button works too. ``steward dead list`` shows the entries and ``steward dead
-retry`` puts them back on the queue.
+forge's own "Redeliver" button works too. ``steward dead list`` shows the entries, ``steward dead retry``
+puts them back on the queue and ``steward dead drop`` forgets those that can never succeed.
+
+The list is capped in entries (``MAX_ENTRIES``) and in bytes (``STEWARD_DEAD_MAX_BYTES``): each entry keeps
+its event's normalised JSON, so sustained failures could otherwise fill Redis. Past either cap the oldest
+entries are dropped, counted in ``steward_dead_dropped_total{reason}``. The newest entry is never dropped,
+even when it alone is larger than the byte cap. Entries are kept in a hash (job id → JSON), their order in
+a sorted set (by failure time) and their total size in a counter, all changed together by one script.
 """
 
 from __future__ import annotations
@@ -22,9 +28,45 @@ from bot.events import Event
 from bot.queue import JOB_FUNCTION, QUEUE_NAME, dedupe_key
 
 DEAD_KEY = "steward:dead"
+DEAD_ORDER_KEY = "steward:dead:order"
+DEAD_BYTES_KEY = "steward:dead:bytes"
 # The list is for a person to read and replay; beyond this many entries the oldest are dropped.
 MAX_ENTRIES = 10_000
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 MAX_ERROR_CHARS = 500
+
+# KEYS: the hash, the order, the byte count, the delivery's dedupe key. ARGV: job id, entry, failed at,
+# max entries, max bytes. Returns {dropped for entries, dropped for bytes, entries, bytes}.
+_ADD = """
+local old = redis.call('HSTRLEN', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('INCRBY', KEYS[3], string.len(ARGV[2]) - old)
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('DEL', KEYS[4])
+local max_n, max_b = tonumber(ARGV[4]), tonumber(ARGV[5])
+local by_n, by_b = 0, 0
+while true do
+  local n = redis.call('HLEN', KEYS[1])
+  local b = tonumber(redis.call('GET', KEYS[3]) or '0')
+  if (n <= max_n and b <= max_b) or n <= 1 then break end
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if not oldest or oldest == ARGV[1] then break end
+  redis.call('DECRBY', KEYS[3], redis.call('HSTRLEN', KEYS[1], oldest))
+  redis.call('HDEL', KEYS[1], oldest)
+  redis.call('ZREM', KEYS[2], oldest)
+  if n > max_n then by_n = by_n + 1 else by_b = by_b + 1 end
+end
+return {by_n, by_b, redis.call('HLEN', KEYS[1]), tonumber(redis.call('GET', KEYS[3]) or '0')}
+"""
+
+# KEYS: the hash, the order, the byte count. ARGV: job id. Returns 1 if it was there.
+_REMOVE = """
+local size = redis.call('HSTRLEN', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('DECRBY', KEYS[3], size)
+return 1
+"""
 
 
 @dataclass(frozen=True)
@@ -48,8 +90,14 @@ class DeadJob:
 
 
 class DeadLetters:
-    def __init__(self, redis: ArqRedis) -> None:
+    def __init__(
+        self, redis: ArqRedis, *, max_entries: int = MAX_ENTRIES, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         self._redis = redis
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._add: Any = redis.register_script(_ADD)
+        self._remove: Any = redis.register_script(_REMOVE)
 
     async def add(
         self, *, job_id: str, event: Event, raw_event: str, exc: BaseException, tries: int
@@ -66,23 +114,41 @@ class DeadLetters:
             tries=tries,
             raw_event=raw_event,
         )
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.hset(DEAD_KEY, job_id, json.dumps(asdict(entry)))
-            # Dropped so that the forge's "Redeliver" is not refused as a duplicate.
-            pipe.delete(dedupe_key(event.forge, event.delivery_id))
-            pipe.hlen(DEAD_KEY)
-            results = await pipe.execute()
-        count = int(results[-1])
-        if count > MAX_ENTRIES:
-            await self._trim(count - MAX_ENTRIES)
-            count = MAX_ENTRIES
-        metrics.DEAD_JOBS.set(count)
+        await self._repair()
+        by_entries, by_bytes, count, size = await self._add(
+            keys=[DEAD_KEY, DEAD_ORDER_KEY, DEAD_BYTES_KEY, dedupe_key(event.forge, event.delivery_id)],
+            args=[job_id, json.dumps(asdict(entry)), repr(entry.failed_at), self.max_entries, self.max_bytes],
+        )
+        if by_entries:
+            metrics.DEAD_DROPPED.labels("entries").inc(by_entries)
+        if by_bytes:
+            metrics.DEAD_DROPPED.labels("bytes").inc(by_bytes)
+        metrics.DEAD_JOBS.set(int(count))
+        metrics.DEAD_BYTES.set(int(size))
         return entry
 
-    async def _trim(self, excess: int) -> None:
-        entries = sorted(await self.list(), key=lambda e: e.failed_at)
-        if entries[:excess]:
-            await cast(Awaitable[int], self._redis.hdel(DEAD_KEY, *(e.job_id for e in entries[:excess])))
+    async def _repair(self) -> None:
+        """Entries written before the order and the byte count existed (or a count gone astray): rebuild
+        both from the hash. Cheap when they agree (two counts)."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.hlen(DEAD_KEY)
+            pipe.zcard(DEAD_ORDER_KEY)
+            count, ordered = await pipe.execute()
+        if int(count) == int(ordered):
+            return
+        raw = await cast(Awaitable[dict[bytes, bytes]], self._redis.hgetall(DEAD_KEY))
+        order: dict[str, float] = {}
+        for job_id, value in raw.items():
+            try:
+                order[job_id.decode()] = float(json.loads(value)["failed_at"])
+            except (KeyError, TypeError, ValueError):
+                order[job_id.decode()] = 0.0
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.delete(DEAD_ORDER_KEY)
+            if order:
+                pipe.zadd(DEAD_ORDER_KEY, order)
+            pipe.set(DEAD_BYTES_KEY, sum(len(v) for v in raw.values()))
+            await pipe.execute()
 
     async def list(self) -> list[DeadJob]:
         raw = await cast(Awaitable[dict[bytes, bytes]], self._redis.hgetall(DEAD_KEY))
@@ -99,6 +165,10 @@ class DeadLetters:
         metrics.DEAD_JOBS.set(count)
         return count
 
+    async def drop(self, job_id: str) -> bool:
+        """Forget a dead job (one that can never succeed); False if unknown."""
+        return bool(await self._remove(keys=[DEAD_KEY, DEAD_ORDER_KEY, DEAD_BYTES_KEY], args=[job_id]))
+
     async def retry(self, job_id: str) -> str | None:
         """Put a dead job back on the queue under a new job id; returns that id, or None if unknown."""
         raw = await cast(Awaitable[bytes | None], self._redis.hget(DEAD_KEY, job_id))
@@ -111,6 +181,6 @@ class DeadLetters:
         )
         if job is None:
             return None
-        await cast(Awaitable[int], self._redis.hdel(DEAD_KEY, job_id))
+        await self.drop(job_id)
         await self.count()
         return new_id

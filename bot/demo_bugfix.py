@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from bot.demo_texts import APPROVED_BUG
 
 if TYPE_CHECKING:
-    from bot.demo import Person, Stage
+    from bot.demo_stage import Person, Stage
 
 CONTEXT = "steward/regression-first"
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from bot.demo_texts import APPROVED_BUG
 
 if TYPE_CHECKING:
-    from bot.demo import Stage
+    from bot.demo_stage import Stage
 
 
 def _say(text: str) -> None:

@@ -4,31 +4,7 @@ labels follow."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
-
-
-class Stage(Protocol):
-    """What the scene uses of ``bot.demo.Stage`` (not imported: ``bot.demo`` imports this module)."""
-
-    @property
-    def repo(self) -> str: ...
-
-    @property
-    def maintainer(self) -> Callable[..., Any]: ...
-
-    @property
-    def outsider(self) -> Callable[..., Any]: ...
-
-    @property
-    def settle(self) -> Callable[[], None]: ...
-
-    def issue(self, who: Any, title: str, body: str = "", labels: list[str] | None = None) -> int: ...
-
-    def comment(self, who: Any, number: int, body: str) -> None: ...
-
-    def show(self, number: int, *, max_lines: int = 14) -> None: ...
-
+from bot.demo_stage import Stage
 
 FORKS_ITEM = (
     "Orders are kept for seven years; we need a store for them.\n\n"

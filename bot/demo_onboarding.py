@@ -1,32 +1,15 @@
-"""`steward demo`'s onboarding scene: `/steward init` proposes the configuration in a pull request, and
-merging it creates the labels."""
+"""The first hour, as `steward demo` tells it: Steward is installed on a repository and waits (nothing acts
+until it is invited); `/steward init` proposes the configuration in a pull request and merging it switches
+Steward on; then a bug report gets its verdict, and a complete one is approved."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from bot.demo import Stage
+from bot.demo_stage import CONFIG_PATHS, Stage, quote, say
+from bot.demo_texts import APPROVED_BUG, CASUAL_BUG
 
 BRANCH = "steward/configure"
-
-
-def _say(text: str) -> None:
-    print(text, flush=True)
-
-
-def _delete_file(stage: Stage, path: str) -> None:
-    found = stage.maintainer.get_optional(f"/repos/{stage.repo}/contents/{path}")
-    if not found:
-        return
-    message = f"Remove {path}"
-    if stage.flavor == "gitea":
-        change = {"operation": "delete", "path": path, "sha": found["sha"]}
-        stage.maintainer("POST", f"/repos/{stage.repo}/contents", {"message": message, "files": [change]})
-    else:
-        stage.maintainer.http.request(
-            "DELETE", f"/repos/{stage.repo}/contents/{path}", json={"message": message, "sha": found["sha"]}
-        ).raise_for_status()
 
 
 def _onboarding_pull(stage: Stage) -> dict[str, Any] | None:
@@ -35,36 +18,60 @@ def _onboarding_pull(stage: Stage) -> dict[str, Any] | None:
     return next((p for p in pulls if p["head"]["ref"] == BRANCH), None)
 
 
-def onboarding_scene(stage: Stage) -> None:
-    from bot.demo import _readable
-
-    _say("\n▶ Onboarding: a “Configure Steward” pull request")
-    path = ".gitea/steward.yml" if stage.flavor == "gitea" else ".github/steward.yml"
-    _delete_file(stage, path)
+def waiting_scene(stage: Stage) -> None:
+    say("\n▶ Installed, not yet invited: Steward waits for its configuration file")
+    number = stage.issue(stage.outsider, "App crashes", CASUAL_BUG)
+    stage.label(number, ["bug", "refine"])
+    stage.comment(stage.maintainer, number, "/steward refine")
+    say(
+        "  @outsider reported a crash in one line; @maintainer labelled it `bug` and `refine`, then asked "
+        "`/steward refine`."
+    )
     stage.settle()
+    stage.show(number, max_lines=6)
+    stage.kept["bug"] = number
+
+
+def invitation_scene(stage: Stage) -> None:
+    say("\n▶ The invitation: `/steward init` proposes the configuration in a pull request")
     number = stage.issue(stage.maintainer, "Set Steward up here")
     stage.comment(stage.outsider, number, "/steward init")
     stage.comment(stage.maintainer, number, "/steward init")
-    _say(
-        f"  @maintainer removed `{path}` to start over; @outsider, then @maintainer (an admin) asked "
-        "`/steward init`."
-    )
+    say("  @outsider, then @maintainer (a repository admin) asked `/steward init`.")
     stage.settle()
-    stage.show(number, max_lines=4)
+    stage.show(number, max_lines=3)
     pull = _onboarding_pull(stage)
     if pull is None:
-        _say("\n    (no onboarding pull request was opened)")
+        say("\n    (no onboarding pull request was opened)")
         return
-    _say(f"\n    Steward opened #{pull['number']} “{pull['title']}” from `{BRANCH}`:")
-    _say("\n".join(f"      │ {line}".rstrip() for line in _readable(pull["body"], 12)))
+    say(f"\n    Steward opened #{pull['number']} “{pull['title']}” from `{BRANCH}`:")
+    quote(pull["body"], 10)
     files = stage.maintainer("GET", f"/repos/{stage.repo}/pulls/{pull['number']}/files")
-    _say("    files: " + ", ".join(f"`{f['filename']}`" for f in files))
+    say("    files: " + ", ".join(f"`{f['filename']}`" for f in files))
     before = {label["name"] for label in stage.maintainer("GET", f"/repos/{stage.repo}/labels")}
     merge = {"Do": "merge"} if stage.flavor == "gitea" else {}
     method = "POST" if stage.flavor == "gitea" else "PUT"
     stage.maintainer(method, f"/repos/{stage.repo}/pulls/{pull['number']}/merge", merge)
-    _say("\n  @maintainer merged it.")
+    say(f"\n  @maintainer merged it: `{CONFIG_PATHS[stage.flavor]}` is on the default branch.")
     stage.settle()
     after = {label["name"] for label in stage.maintainer("GET", f"/repos/{stage.repo}/labels")}
     made = sorted(after - before)
-    _say(f"    Steward created {len(made)} labels at the merge: {', '.join(made) if made else '(none new)'}")
+    say(f"    Steward created {len(made)} labels at the merge: {', '.join(made) if made else '(none new)'}")
+
+
+def first_verdict_scene(stage: Stage) -> None:
+    say("\n▶ Switched on: the bug report's verdict (RA9), then a complete report")
+    number = stage.kept.get("bug") or stage.issue(
+        stage.outsider, "App crashes", CASUAL_BUG, ["bug", "refine"]
+    )
+    stage.comment(stage.maintainer, number, "/steward refine")
+    say(f"  @maintainer asked `/steward refine` on #{number} again.")
+    stage.settle()
+    stage.show(number, max_lines=10)
+    stage.outsider("PATCH", f"/repos/{stage.repo}/issues/{number}", {"body": APPROVED_BUG})
+    say("\n  @outsider rewrote the description with every RA9 section (from the template Steward offered).")
+    stage.settle()
+    stage.show(number, max_lines=4)
+
+
+STORY = (waiting_scene, invitation_scene, first_verdict_scene)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from bot.commands import Command, added_commands, closest_command, parse_commands
+from bot.commands import Command, added_commands_async, closest_command, parse_commands_async
 from bot.context import CommandContext, CommandError, EventContext
 from bot.permissions import PermissionsUnreadable, check, who_may
 
@@ -35,17 +35,18 @@ async def dispatch(ctx: EventContext, *, prefix: str) -> list[str]:
     return ran
 
 
-def _commands_of(ctx: EventContext, prefix: str) -> list[Command]:
+async def _commands_of(ctx: EventContext, prefix: str) -> list[Command]:
     comment = ctx.event.comment
     if comment is None:
         return []
     known = ctx.registry.short_names()
-    # parse_commands reads at most the first MAX_SCAN_CHARS itself, cut where no code span can open.
+    # parse_commands reads at most the first MAX_SCAN_CHARS itself, cut where no code span can open; a long
+    # body is parsed off the event loop.
     body = comment.body
     if ctx.event.action == "edited":
         previous = ctx.event.previous_body or ""
-        return added_commands(previous, body, known=known, prefix=prefix)
-    return parse_commands(body, known=known, prefix=prefix)
+        return await added_commands_async(previous, body, known=known, prefix=prefix)
+    return await parse_commands_async(body, known=known, prefix=prefix)
 
 
 _UNREADABLE_WARNED: set[str] = set()
@@ -71,6 +72,25 @@ def _warn_unreadable(ctx: EventContext) -> None:
         )
 
 
+def not_invited(ctx: EventContext, prefix: str) -> str:
+    """Why nothing acts on this repository yet, and what switches Steward on (DESIGN §3.15)."""
+    config = ctx.config
+    if config is not None and config.path and config.errors:
+        return (
+            f"Steward is not switched on in this repository yet, because `{config.path}` does not validate "
+            "and never has (the issue *Steward configuration error* lists what is wrong). A maintainer "
+            f"fixes the file on the default branch; {_format(prefix, 'config')} shows what is read."
+        )
+    core = ", ".join(
+        _format(prefix, n) for n in sorted(ctx.registry.commands) if ctx.registry.commands[n].uninvited
+    )
+    return (
+        "Steward is not switched on in this repository yet: it has no Steward configuration file. A "
+        f"repository admin runs {_format(prefix, 'init')}, which opens a pull request with the file, and "
+        f"merging it switches Steward on. Until then I answer only {core}."
+    )
+
+
 async def _over_budget(ctx: CommandContext, limit: int) -> bool:
     """Count the command against its author's budget; when over, answer once a minute and refuse."""
     budget = ctx.command_budget
@@ -83,7 +103,8 @@ async def _over_budget(ctx: CommandContext, limit: int) -> bool:
     if wait <= 0:
         return False
     await ctx.react("confused")
-    if await budget.first_notice(**person):
+    thread = ctx.event.issue.number if ctx.event.issue is not None else None
+    if await budget.first_notice(**person, thread=thread):
         await ctx.reply(
             f"@{ctx.actor}: you have run {limit} commands here in the last minute, the most I take from one "
             f"person, so I skipped {_format(ctx.prefix, ctx.command.name)} and what follows it. "
@@ -100,9 +121,21 @@ async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:
         return []
     if comment.author.casefold() == ctx.me.login.casefold():
         return []
+    sender = ctx.event.sender
+    if ctx.event.action == "edited" and sender and sender.casefold() != comment.author.casefold():
+        # Anyone with write access may edit anyone's comment: a command added that way would run with the
+        # comment author's authority. It runs only from its author's own hand (DESIGN §3.13).
+        if _commands_of(ctx, prefix):
+            await ctx.upsert_sticky(
+                "reply",
+                f"{comment.id}-edited-by-other",
+                f"@{sender}: commands added by editing @{comment.author}'s comment do not run — a command "
+                "counts only as written by its author. Write it in a comment of your own.",
+            )
+        return ["refused:edited-by-other"]
     ran: list[str] = []
     seen: Counter[tuple[str, tuple[str, ...]]] = Counter()
-    for command in _commands_of(ctx, prefix):
+    for command in await _commands_of(ctx, prefix):
         occurrence = seen[(command.name, command.args)]
         seen[(command.name, command.args)] += 1
         name = command.name or "help"
@@ -148,6 +181,10 @@ async def _run_one(ctx: EventContext, cctx: CommandContext, on_pull: bool, autho
             f"{_format(prefix, 'help')} lists the commands I know."
         )
         return f"unknown:{name}"
+    if ctx.config is not None and ctx.config.waiting and not spec.uninvited:
+        await cctx.react("confused")
+        await cctx.reply(f"@{actor}: I did not run {_format(prefix, name)}: {not_invited(ctx, prefix)}")
+        return f"not-invited:{name}"
     if not ctx.enabled(spec.section):
         where = ctx.config.path if ctx.config is not None and ctx.config.path else "its Steward configuration"
         await cctx.react("confused")

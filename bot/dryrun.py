@@ -1,8 +1,11 @@
 """A forge that reads for real and writes nothing: `steward reconcile --dry-run`.
 
 Every write is described in one line through ``say`` and answered with the value the forge would most
-likely have returned (the comment as written, the issue as edited), so a handler goes on as it would; reads
-pass through unchanged, and so never see the writes that were not made.
+likely have returned (the comment as written, the issue as edited), so a handler goes on as it would. Reads
+of the forge's own things pass through unchanged (and so never see the writes that were not made); what the
+dry run pretended to make — an issue, a comment, a pull request, under a made-up negative number — is
+remembered and answered from memory, so a handler that goes on to edit what it "opened" does not fail on
+the dry run's own pretence.
 """
 
 from __future__ import annotations
@@ -58,6 +61,13 @@ class DryRunForge:
         self.kind = inner.kind
         self._say = say
         self._ids = count(-1, -1)  # made-up ids are negative: they name nothing on the forge
+        # What this dry run pretended to make, by its made-up number or id.
+        self._issues: dict[int, Issue] = {}
+        self._comments: dict[int, Comment] = {}
+        self._pulls: dict[int, PullRequest] = {}
+
+    def _issue(self, number: int) -> Issue | None:
+        return self._issues.get(number) if number < 0 else None
 
     def _write(self, line: str) -> None:
         self._say(f"would {line}")
@@ -71,9 +81,11 @@ class DryRunForge:
         return await self.inner.get_repo(repo)
 
     async def get_issue(self, repo: RepoRef, number: int) -> Issue:
-        return await self.inner.get_issue(repo, number)
+        return self._issue(number) or await self.inner.get_issue(repo, number)
 
     async def list_comments(self, repo: RepoRef, number: int) -> list[Comment]:
+        if number < 0:
+            return [c for c in self._comments.values() if c.issue_number == number]
         return await self.inner.list_comments(repo, number)
 
     async def list_repo_labels(self, repo: RepoRef) -> list[Label]:
@@ -98,10 +110,10 @@ class DryRunForge:
         return await self.inner.read_file(repo, path, ref)
 
     async def list_sub_issues(self, repo: RepoRef, number: int) -> list[Issue]:
-        return await self.inner.list_sub_issues(repo, number)
+        return [] if number < 0 else await self.inner.list_sub_issues(repo, number)
 
     async def list_blocked_by(self, repo: RepoRef, number: int) -> list[int]:
-        return await self.inner.list_blocked_by(repo, number)
+        return [] if number < 0 else await self.inner.list_blocked_by(repo, number)
 
     async def list_issues(
         self,
@@ -111,11 +123,19 @@ class DryRunForge:
         labels: Sequence[str] = (),
         state: ListState = "open",
         kind: IssueKind = "issues",
+        since: datetime | None = None,
     ) -> list[Issue]:
-        return await self.inner.list_issues(repo, milestone=milestone, labels=labels, state=state, kind=kind)
+        return await self.inner.list_issues(
+            repo, milestone=milestone, labels=labels, state=state, kind=kind, since=since
+        )
 
     async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment:
+        if comment_id in self._comments:
+            return self._comments[comment_id]
         return await self.inner.get_comment(repo, comment_id)
+
+    async def list_repo_comments(self, repo: RepoRef, since: datetime) -> list[Comment]:
+        return await self.inner.list_repo_comments(repo, since)
 
     async def resolve_comment_url(self, url: str) -> CommentLink:
         return await self.inner.resolve_comment_url(url)
@@ -133,6 +153,8 @@ class DryRunForge:
         return await self.inner.get_commit(repo, sha)
 
     async def get_pull_request(self, repo: RepoRef, number: int) -> PullRequest:
+        if number in self._pulls:
+            return self._pulls[number]
         return await self.inner.get_pull_request(repo, number)
 
     async def find_pull_request(
@@ -141,10 +163,10 @@ class DryRunForge:
         return await self.inner.find_pull_request(repo, head, state=state)
 
     async def list_pr_commits(self, repo: RepoRef, number: int) -> list[Commit]:
-        return await self.inner.list_pr_commits(repo, number)
+        return [] if number < 0 else await self.inner.list_pr_commits(repo, number)
 
     async def list_pr_files(self, repo: RepoRef, number: int) -> list[ChangedFile]:
-        return await self.inner.list_pr_files(repo, number)
+        return [] if number < 0 else await self.inner.list_pr_files(repo, number)
 
     async def ci_state(self, repo: RepoRef, sha: str, required_contexts: Sequence[str] = ()) -> CIState:
         return await self.inner.ci_state(repo, sha, required_contexts)
@@ -162,12 +184,23 @@ class DryRunForge:
     async def create_comment(self, repo: RepoRef, number: int, body: str) -> Comment:
         self._write(f"comment on {repo}#{number}: {_excerpt(body)}")
         me = await self.whoami()
-        return Comment(id=next(self._ids), author=me.login, body=body, issue_number=number)
+        made = Comment(id=next(self._ids), author=me.login, body=body, issue_number=number)
+        self._comments[made.id] = made
+        return made
 
     async def edit_comment(self, repo: RepoRef, comment_id: int, body: str) -> Comment:
-        old = await self.inner.get_comment(repo, comment_id)
+        old = await self.get_comment(repo, comment_id)
+        if comment_id < 0:
+            # A comment this run only pretended to create, edited to sign its record in (bot.sticky): the
+            # creation was reported already.
+            edited = replace(old, body=body)
+            self._comments[comment_id] = edited
+            return edited
         self._write(f"edit comment {comment_id} on {repo}#{old.issue_number}: {_excerpt(body)}")
-        return replace(old, body=body)
+        edited = replace(old, body=body)
+        if comment_id < 0:
+            self._comments[comment_id] = edited
+        return edited
 
     async def add_reaction(self, repo: RepoRef, comment_id: int, content: ReactionContent) -> None:
         self._write(f"react {content} to comment {comment_id} on {repo}")
@@ -186,10 +219,12 @@ class DryRunForge:
         return tuple(names)
 
     async def add_labels(self, repo: RepoRef, number: int, names: list[str]) -> tuple[str, ...]:
-        issue = await self.inner.get_issue(repo, number)
+        issue = await self.get_issue(repo, number)
         self._write(f"add {', '.join(names)} to {repo}#{number}")
         have = list(issue.labels)
         have += [n for n in names if n.casefold() not in {h.casefold() for h in have}]
+        if number < 0:
+            self._issues[number] = replace(issue, labels=tuple(have))
         return tuple(have)
 
     async def remove_label(self, repo: RepoRef, number: int, name: str) -> None:
@@ -217,7 +252,10 @@ class DryRunForge:
     ) -> Issue:
         self._write(f"open an issue on {repo}: {title!r}")
         me = await self.whoami()
-        return Issue(next(self._ids), title, body, "open", me.login, tuple(labels), milestone)
+        number = next(self._ids)
+        made = Issue(number, title, body, "open", me.login, tuple(labels), milestone, id=number)
+        self._issues[made.number] = made
+        return made
 
     async def edit_issue(
         self,
@@ -229,7 +267,11 @@ class DryRunForge:
         state: IssueState | None = None,
         milestone: int | Keep | None = KEEP,
     ) -> Issue:
-        issue = await self.inner.get_issue(repo, number)
+        issue = await self.get_issue(repo, number)
+        if number < 0 and body is not None and title is None and state is None and milestone is KEEP:
+            # An issue this run only pretended to open, edited to sign its record in: reported already.
+            self._issues[number] = replace(issue, body=body)
+            return self._issues[number]
         changes = [
             what
             for what, given in (
@@ -240,14 +282,18 @@ class DryRunForge:
             )
             if given
         ]
-        self._write(f"edit {repo}#{number}: {', '.join(changes) or 'nothing'}")
-        return replace(
+        named = f"{repo}#{number}" if number > 0 else f"the new issue {issue.title!r} on {repo}"
+        self._write(f"edit {named}: {', '.join(changes) or 'nothing'}")
+        edited = replace(
             issue,
             title=issue.title if title is None else title,
             body=issue.body if body is None else body,
             state=issue.state if state is None else state,
             milestone=issue.milestone if isinstance(milestone, Keep) else milestone,
         )
+        if number < 0:
+            self._issues[number] = edited
+        return edited
 
     async def set_milestone_state(self, repo: RepoRef, key: int, state: IssueState) -> Milestone:
         found = await self.inner.get_milestone(repo, key)
@@ -270,7 +316,9 @@ class DryRunForge:
             return existing
         self._write(f"open a {'draft ' if draft else ''}pull request {head} → {base} on {repo}: {title!r}")
         me = await self.whoami()
-        return PullRequest(next(self._ids), title, body, "open", draft, False, head, "", base, me.login)
+        made = PullRequest(next(self._ids), title, body, "open", draft, False, head, "", base, me.login)
+        self._pulls[made.number] = made
+        return made
 
     async def set_commit_status(
         self,

@@ -92,7 +92,10 @@ class SinkHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self.sink.write(self.format(record), urgent=record.levelno >= logging.WARNING)
+            # uvicorn's few lifecycle lines go out at once: it ends a SIGTERM by re-raising the signal,
+            # and a process killed by a signal runs no exit hook to flush them.
+            urgent = record.levelno >= logging.WARNING or record.name.startswith("uvicorn")
+            self.sink.write(self.format(record), urgent=urgent)
         except Exception:
             self.handleError(record)
 
@@ -153,16 +156,52 @@ def renderer(fmt: Literal["console", "json"]) -> Any:
     return structlog.dev.ConsoleRenderer(colors=False)
 
 
+def _text_renderer(fmt: Literal["console", "json"]) -> Any:
+    """The same rendering for the standard library's records, as text (a ``Formatter`` returns str)."""
+    if fmt == "json":
+        return structlog.processors.JSONRenderer(
+            serializer=lambda obj, **_: orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS).decode()
+        )
+    return structlog.dev.ConsoleRenderer(colors=False)
+
+
+# Libraries that log every request at INFO (httpx's "HTTP Request: …"): Steward counts forge calls in
+# metrics (steward_forge_calls_total), so their lines show from WARNING up unless the level is debug.
+CHATTY = ("httpx", "httpx2", "httpcore", "urllib3")
+
+
 def configure(level: str = "info", fmt: str = "auto", *, stream: Any = None) -> None:
-    """Logs go to standard output (``stream`` to move them: a command's own output keeps stdout)."""
+    """Logs go to standard output (``stream`` to move them: a command's own output keeps stdout). The
+    standard library's records — arq's per-job lines, uvicorn's start and stop, py-gitea's, httpx's — go
+    through the same renderer to the same stream, so ``STEWARD_LOG_FORMAT=json`` is one JSON object a line
+    whoever logged it."""
     numeric = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
     target: IO[str] = stream or sys.stdout
+    chosen = resolve_format(fmt, target)
     root = logging.getLogger()
-    if not root.handlers:  # as logging.basicConfig: a program that set up logging keeps its own
-        handler = SinkHandler(_sink_for(sys.stderr))
-        handler.setFormatter(logging.Formatter("%(message)s"))
+    ours = [h for h in root.handlers if isinstance(h, SinkHandler)]
+    if not root.handlers or ours:  # as logging.basicConfig: a program that set up logging keeps its own
+        for old in ours:
+            root.removeHandler(old)
+        handler = SinkHandler(_sink_for(target))
+        handler.setFormatter(
+            structlog.stdlib.ProcessorFormatter(
+                processors=[
+                    structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                    _text_renderer(chosen),
+                ],
+                foreign_pre_chain=[
+                    structlog.stdlib.add_log_level,
+                    structlog.stdlib.add_logger_name,
+                    structlog.processors.TimeStamper(fmt="iso"),
+                    structlog.processors.format_exc_info,
+                ],
+            )
+        )
         root.addHandler(handler)
         root.setLevel(numeric)
+    for name in CHATTY:
+        logging.getLogger(name).setLevel(numeric if numeric <= logging.DEBUG else logging.WARNING)
     sink = _sink_for(target)
     _start_flusher()
     structlog.configure(
@@ -171,7 +210,7 @@ def configure(level: str = "info", fmt: str = "auto", *, stream: Any = None) -> 
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso"),
             structlog.processors.format_exc_info,
-            renderer(resolve_format(fmt, target)),
+            renderer(chosen),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=lambda *_: SinkLogger(sink),

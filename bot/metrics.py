@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -74,3 +76,85 @@ REDIS_RECONNECTS = Counter(
 
 def render() -> bytes:
     return generate_latest(REGISTRY)
+
+
+# --- read from Redis when metrics are scraped (bot.gauges): the same on the receiver and every worker ------
+
+DEAD_BYTES = Gauge(
+    "steward_dead_bytes",
+    "Bytes the dead-letter list holds (its cap: STEWARD_DEAD_MAX_BYTES)",
+    registry=REGISTRY,
+)
+DEAD_DROPPED = Counter(
+    "steward_dead_dropped",
+    "Dead jobs dropped, oldest first, because the list reached its cap in entries or bytes",
+    ["reason"],
+    registry=REGISTRY,
+)
+QUEUE_JOBS = Gauge(
+    "steward_queue_jobs",
+    "Jobs in the queue: ready (due now, waiting for a worker) or deferred (due later: held back by a "
+    "budget, a busy issue, a retry's backoff, or scheduled work)",
+    ["state"],
+    registry=REGISTRY,
+)
+QUEUE_OLDEST_READY_SECONDS = Gauge(
+    "steward_queue_oldest_ready_seconds",
+    "How long the oldest ready job has been due (0 when none is ready)",
+    registry=REGISTRY,
+)
+WORKER_HEARTBEAT_SECONDS = Gauge(
+    "steward_worker_heartbeat_age_seconds",
+    "Seconds since any worker's polling loop last reported in (no worker ever: -1)",
+    registry=REGISTRY,
+)
+WORKER_LAST_JOB_SECONDS = Gauge(
+    "steward_worker_last_job_age_seconds",
+    "Seconds since any worker last finished a job (none yet: -1)",
+    registry=REGISTRY,
+)
+SECRET_MATCHES = Counter(
+    "steward_webhook_secret_matches",
+    "Deliveries whose signature matched the webhook secret at this position of the list (0: the first), "
+    "by forge: once the old secret's count stops growing it may be dropped",
+    ["forge", "position"],
+    registry=REGISTRY,
+)
+FORGE_RATE_REMAINING = Gauge(
+    "steward_forge_rate_limit_remaining",
+    "Requests left in the forge's rate-limit window (X-RateLimit-Remaining of the last answer), per forge "
+    "and token or App installation (a digest, never the token)",
+    ["forge", "installation"],
+    registry=REGISTRY,
+)
+FORGE_RATE_LIMIT = Gauge(
+    "steward_forge_rate_limit",
+    "The forge's rate limit for that token or installation (X-RateLimit-Limit)",
+    ["forge", "installation"],
+    registry=REGISTRY,
+)
+
+
+def note_rate_limit(forge: str, key: str, headers: Mapping[str, str]) -> None:
+    """Record the rate-limit headroom a forge's answer reports (GitHub sends it on every answer)."""
+    remaining = headers.get("x-ratelimit-remaining") or headers.get("X-RateLimit-Remaining")
+    if remaining is None or not remaining.isdigit():
+        return
+    # A token's digest, `installation:<id>` or `app:<id>` (bot.forge's budget keys): never a secret.
+    who = key.removeprefix(f"{forge}:")
+    FORGE_RATE_REMAINING.labels(forge, who).set(int(remaining))
+    limit = headers.get("x-ratelimit-limit") or headers.get("X-RateLimit-Limit")
+    if limit is not None and limit.isdigit():
+        FORGE_RATE_LIMIT.labels(forge, who).set(int(limit))
+        HEADROOM[(forge, who)] = (int(remaining), int(limit))
+
+
+# (forge, installation digest) → (remaining, limit), as the last answer said: the catch-up stops for the
+# hour when a forge's quota runs low (bot.reconcile), leaving the rest to people's commands.
+HEADROOM: dict[tuple[str, str], tuple[int, int]] = {}
+
+
+def headroom(forge: str) -> float | None:
+    """The smallest share of its quota left among the forge's tokens and installations (None: unknown)."""
+    shares = [left / limit for (kind, _), (left, limit) in HEADROOM.items() if kind == forge and limit > 0]
+    return min(shares) if shares else None

@@ -113,6 +113,16 @@ def description() -> dict[str, Any]:
                     },
                 }
             },
+            "/queue": {
+                "get": {
+                    "summary": "The queue: ready and deferred jobs (what KEDA scales the workers on)",
+                    "operationId": "queue",
+                    "responses": {
+                        "200": _json({"type": "object"}, "Jobs ready and deferred"),
+                        "503": _json({"type": "object"}, "Redis unreachable"),
+                    },
+                }
+            },
             "/openapi.json": {
                 "get": {
                     "summary": "This description",

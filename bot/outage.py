@@ -23,7 +23,7 @@ from arq.utils import timestamp_ms
 from arq.worker import Worker
 from redis.asyncio import Redis
 
-from bot import logs, metrics
+from bot import gauges, logs, metrics
 from bot.locks import pending_releases, release_pending
 
 log = logs.get("steward.outage")
@@ -65,6 +65,10 @@ class RedisWatch:
         self._down_since = 0.0
         self._stopping = False
         metrics.REDIS_UP.labels(name).set(1)
+
+    @property
+    def redis(self) -> Redis:
+        return self._redis
 
     @property
     def up(self) -> bool:
@@ -154,6 +158,8 @@ class ResilientWorker(Worker):
         if now - self._alive_at >= _ALIVE_EVERY:
             self._alive_at = now
             await self.pool.set(ALIVE_KEY, self.worker_id, ex=ALIVE_SECONDS)
+            # The heartbeat the receiver's /readyz and steward_worker_heartbeat_age_seconds read.
+            await gauges.beat(self.pool)
 
     async def main(self) -> None:
         # Redis down at start-up, or in the few calls before the polling loop: wait and start again (the
@@ -236,6 +242,8 @@ class ResilientWorker(Worker):
         # A job's end (its result, its removal from the queue, or its deferral) is recorded once Redis is
         # back; the transaction is safe to repeat.
         await self._retry_redis(lambda: super(ResilientWorker, self).finish_job(*args, **kwargs))
+        with contextlib.suppress(*REDIS_UNAVAILABLE):
+            await gauges.beat(self.pool, gauges.LAST_JOB_KEY)
 
     async def finish_failed_job(self, job_id: str, result_data: bytes | None) -> None:
         await self._retry_redis(lambda: super(ResilientWorker, self).finish_failed_job(job_id, result_data))

@@ -9,24 +9,41 @@ repeated slot is harmless.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from arq.cron import CronJob, cron
 
 from bot import logs, metrics
 from bot.config_service import RepoConfigs, RepoSettings
-from bot.context import EventContext
+from bot.context import EventContext, RegistryView
 from bot.deferred import Deferred, SeenRepositories
 from bot.event_types import Event
 from bot.forge import Forge, ForgeKind, RepoRef, User
-from bot.registry import PeriodicSpec, Registry
 from bot.settings import HandlerSettings
 
 log = logs.get("steward.periodic")
 ForgeFinder = Callable[[ForgeKind, RepoRef | None], Awaitable[Forge]]
+PeriodicHandler = Callable[["PeriodicContext"], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class PeriodicSpec:
+    """A job run every ``seconds`` (aligned to the clock: every 5 minutes runs at :00, :05, …)."""
+
+    name: str
+    seconds: int
+    handler: PeriodicHandler
+
+
+class Schedule(RegistryView, Protocol):
+    """A registry as the worker's clock sees it (``bot.registry.Registry`` is one): its periodic jobs (with
+    their handlers), and what a job's ``repo_context`` dispatches through."""
+
+    @property
+    def periodic(self) -> Sequence[PeriodicSpec]: ...
 
 
 @dataclass
@@ -44,7 +61,7 @@ class PeriodicContext:
     seen: SeenRepositories | None = None
     configs: RepoConfigs | None = None
     # The registry the worker runs (what a context built by ``repo_context`` dispatches through).
-    registry: Registry | None = None
+    registry: RegistryView | None = None
 
     async def settings_for(self, forge: Forge, repo: RepoRef) -> RepoSettings:
         """One repository's settings: its configuration file over the defaults (``settings``)."""
@@ -101,7 +118,7 @@ def job_name(spec: PeriodicSpec) -> str:
 
 
 def cron_jobs(
-    registry: Registry,
+    registry: Schedule,
     *,
     settings: HandlerSettings,
     find_forge: ForgeFinder,

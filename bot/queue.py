@@ -8,20 +8,28 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import hiredis
 from arq.connections import ArqRedis
-from arq.constants import expires_extra_ms, job_key_prefix, result_key_prefix
+from arq.constants import expires_extra_ms, in_progress_key_prefix, job_key_prefix, result_key_prefix
 from arq.jobs import serialize_job
 from redis.asyncio import ConnectionPool
 from redis.asyncio.connection import Connection
 
+from bot.budget import EVENT_WINDOW_SECONDS, event_budget_keys
 from bot.events import Event
+from bot.settings import LimitSettings
+
+# The default `limits.events_per_minute`, until the worker has published a repository's own.
+EVENTS_PER_MINUTE = LimitSettings().events_per_minute
 
 QUEUE_NAME = "steward:queue"
 JOB_FUNCTION = "process_event"
+RECONCILE_FUNCTION = "steward_reconcile"
+CATCH_UP_KEY = "steward:catch-up"
 
 
 def job_id_for(event: Event) -> str:
@@ -63,43 +71,101 @@ def make_redis(url: str, *, connect_timeout: float = 1.0, timeout: float = 3.0) 
 
 @dataclass(frozen=True)
 class Enqueued:
-    outcome: Literal["enqueued", "duplicate"]
+    """``deferred``: beyond its sender's event budget, queued for a later slot (``delay`` seconds away);
+    ``coalesced``: its event replaced the one in that sender's job already waiting for the same issue."""
+
+    outcome: Literal["enqueued", "duplicate", "deferred", "coalesced"]
     job_id: str
+    delay: float = 0.0
 
 
-def _job_fields(event: Event, dedupe_ttl: int) -> tuple[str, list[str], list[Any]]:
+_UNBUDGETED = "steward:unbudgeted"
+
+
+def _job_fields(event: Event, dedupe_ttl: int, events_per_minute: int) -> tuple[str, list[str], list[Any]]:
     """The keys and arguments that enqueue one delivery's job (see ``_ENQUEUE_BATCH``)."""
     job_id = job_id_for(event)
     now_ms = int(time.time() * 1000)
     job = serialize_job(JOB_FUNCTION, (event.to_json(),), {}, None, now_ms)
+    budget = event_budget_keys(event)
     keys = [
         dedupe_key(event.forge, event.delivery_id),
         job_key_prefix + job_id,
         result_key_prefix + job_id,
         QUEUE_NAME,
+        budget.schedule if budget else _UNBUDGETED,
+        budget.limit if budget else _UNBUDGETED,
+        budget.pending if budget else _UNBUDGETED,
     ]
-    return job_id, keys, [expires_extra_ms, job, now_ms, job_id, dedupe_ttl]
+    limit = events_per_minute if budget else 0
+    window_ms = int(EVENT_WINDOW_SECONDS * 1000)
+    return job_id, keys, [expires_extra_ms, job, now_ms, job_id, dedupe_ttl, limit, window_ms]
 
 
 # One call for a batch of deliveries, atomically: each is refused when it was seen (its dedupe key) or its
 # job is queued, else its job is written exactly as arq's ``enqueue_job`` writes it (job key with expiry,
 # queue entry) together with the dedupe key. Unlike ``enqueue_job`` a kept result does not refuse it: the
 # dedupe key outlives every result, and when it is gone on purpose (a job parked in the dead-letter list)
-# the forge's "Redeliver" must run the job again, so the stale result is dropped instead. KEYS come four
-# per delivery, ARGV five per delivery after the count; returns 1 (enqueued) or 0 (duplicate) per
-# delivery, in order.
+# the forge's "Redeliver" must run the job again, so the stale result is dropped instead.
+#
+# A budgeted delivery (``bot.budget``: an edit, comment or label change; limit > 0) first meets its
+# sender's budget: while a job of the same sender, issue and kind waits for its slot (the pending key names
+# it, and arq has not started it), the new event replaces the one in that job (coalesced); otherwise it
+# takes the sender's next slot (GCRA: the schedule key holds the theoretical arrival time) and its job is
+# queued at that slot's time (> now: deferred, the pending key set), so the queue runs it after everyone
+# else's work that is due. The repository's published limit (the limit key) overrides the default. The
+# waiting job's own keys are named from the pending key's value, not passed in KEYS: like arq itself, this
+# needs one Redis primary (docs/performance.md, "Scaling model").
+# KEYS come seven per delivery, ARGV seven per delivery after the count and the two arq key prefixes;
+# returns per delivery 0 (duplicate), 1 (queued now), the id of the job it was coalesced into, or the
+# milliseconds it was deferred by plus 3 (deferred), in order.
 _ENQUEUE_BATCH = """
 local out = {}
+local job_prefix, progress_prefix = ARGV[2], ARGV[3]
 for i = 0, tonumber(ARGV[1]) - 1 do
-  local k, a = i * 4, 1 + i * 5
+  local k, a = i * 7, 3 + i * 7
+  local job, now, job_id = ARGV[a + 2], tonumber(ARGV[a + 3]), ARGV[a + 4]
   if redis.call('EXISTS', KEYS[k + 1], KEYS[k + 2]) > 0 then
     out[i + 1] = 0
   else
-    redis.call('DEL', KEYS[k + 3])
-    redis.call('PSETEX', KEYS[k + 2], ARGV[a + 1], ARGV[a + 2])
-    redis.call('ZADD', KEYS[k + 4], ARGV[a + 3], ARGV[a + 4])
-    redis.call('SET', KEYS[k + 1], ARGV[a + 4], 'EX', ARGV[a + 5])
-    out[i + 1] = 1
+    local limit, window = tonumber(ARGV[a + 6]), tonumber(ARGV[a + 7])
+    if limit > 0 then
+      local published = redis.call('GET', KEYS[k + 6])
+      if published then limit = tonumber(published) end
+    end
+    local at, result = now, 1
+    local pending = nil
+    if limit > 0 then
+      pending = redis.call('GET', KEYS[k + 7])
+      if pending and (redis.call('EXISTS', job_prefix .. pending) == 0
+          or redis.call('EXISTS', progress_prefix .. pending) == 1) then
+        pending = nil
+      end
+    end
+    if pending then
+      redis.call('SET', job_prefix .. pending, job, 'KEEPTTL')
+      redis.call('SET', KEYS[k + 1], pending, 'EX', ARGV[a + 5])
+      out[i + 1] = pending
+    else
+      if limit > 0 then
+        local interval = math.max(1, math.floor(window / limit))
+        local tat = tonumber(redis.call('GET', KEYS[k + 5]) or now)
+        if tat < now then tat = now end
+        local allowed = tat - (window - interval)
+        if allowed > now then at = math.floor(allowed) end
+        local next_tat = tat + interval
+        redis.call('SET', KEYS[k + 5], tostring(next_tat), 'PX', math.floor(next_tat - now) + 1000)
+        if at > now then
+          redis.call('SET', KEYS[k + 7], job_id, 'PX', at - now + window)
+          result = 3 + (at - now)
+        end
+      end
+      redis.call('DEL', KEYS[k + 3])
+      redis.call('PSETEX', KEYS[k + 2], tonumber(ARGV[a + 1]) + (at - now), job)
+      redis.call('ZADD', KEYS[k + 4], at, job_id)
+      redis.call('SET', KEYS[k + 1], job_id, 'EX', ARGV[a + 5])
+      out[i + 1] = result
+    end
   end
 end
 return out
@@ -114,10 +180,13 @@ class Enqueuer:
     delivery still goes out at once.
     """
 
-    def __init__(self, redis: ArqRedis, *, dedupe_ttl: int) -> None:
+    def __init__(
+        self, redis: ArqRedis, *, dedupe_ttl: int, events_per_minute: int = EVENTS_PER_MINUTE
+    ) -> None:
         self._redis = redis
         self._script: Any = redis.register_script(_ENQUEUE_BATCH)
         self._dedupe_ttl = dedupe_ttl
+        self._events_per_minute = events_per_minute
         self._pending: list[tuple[Event, asyncio.Future[Enqueued]]] = []
         self._flusher: asyncio.Task[None] | None = None
 
@@ -133,9 +202,9 @@ class Enqueuer:
             batch, self._pending = self._pending, []
             job_ids: list[str] = []
             keys: list[str] = []
-            args: list[Any] = [len(batch)]
+            args: list[Any] = [len(batch), job_key_prefix, in_progress_key_prefix]
             for event, _ in batch:
-                job_id, job_keys, job_args = _job_fields(event, self._dedupe_ttl)
+                job_id, job_keys, job_args = _job_fields(event, self._dedupe_ttl, self._events_per_minute)
                 job_ids.append(job_id)
                 keys += job_keys
                 args += job_args
@@ -146,6 +215,23 @@ class Enqueuer:
                     if not future.done():
                         future.set_exception(exc)
                 continue
-            for (_, future), job_id, created in zip(batch, job_ids, results, strict=True):
+            for (_, future), job_id, result in zip(batch, job_ids, results, strict=True):
                 if not future.done():
-                    future.set_result(Enqueued("enqueued" if created else "duplicate", job_id))
+                    future.set_result(_enqueued(result, job_id))
+
+
+def _enqueued(result: int | bytes | str, job_id: str) -> Enqueued:
+    if isinstance(result, bytes | str):
+        return Enqueued("coalesced", result.decode() if isinstance(result, bytes) else result)
+    if result >= 3:
+        return Enqueued("deferred", job_id, (result - 3) / 1000.0)
+    return Enqueued("enqueued" if result else "duplicate", job_id)
+
+
+async def queue_catch_up(redis: ArqRedis, reason: str) -> None:
+    """Queue one reconcile (the catch-up after downtime); workers and receivers asking within the same few
+    seconds (every worker sees Redis come back at once) share it."""
+    if await redis.set(CATCH_UP_KEY, reason, nx=True, ex=10):
+        await redis.enqueue_job(
+            RECONCILE_FUNCTION, reason, _job_id=f"steward:reconcile:{reason}:{uuid.uuid4().hex}"
+        )

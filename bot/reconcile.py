@@ -15,16 +15,27 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot import logs
-from bot.budget import Memo
+from bot import logs, metrics
+from bot.budget import Memo, WriteBudget
+from bot.catchup import catch_up_comments, last_event
 from bot.context import EventContext
 from bot.deferred import SeenRepositories
 from bot.dryrun import DryRunForge
 from bot.events import Event, IssueSnapshot
-from bot.forge import Forge, ForgeKind, HookDelivery, Issue, NotSupported, PermissionDenied, RepoRef
+from bot.forge import (
+    Forge,
+    ForgeKind,
+    HookDelivery,
+    Issue,
+    NotSupported,
+    PermissionDenied,
+    RateLimited,
+    RepoRef,
+)
+from bot.gauges import OUTAGE_SINCE_KEY
 from bot.locks import Busy, IssueLocks, issue_key, issue_lock
 from bot.outage import REDIS_ERRORS
 
@@ -33,6 +44,16 @@ log = logs.get("steward.reconcile")
 # Prefixes of the labels Steward sets (verdicts, states): an issue carrying one is Steward's to re-derive.
 STATE_PREFIXES = ("refinement:", "forks:", "bugfix:", "debug:", "steward:")
 LAST_RUN_KEY = "steward:reconcile:last"
+# Incremental: between full passes (one a day per repository, or `--full`) only the issues updated since
+# the window began are re-derived (the forges' `since`); an unchanged issue's state is still what it was.
+FULL_KEY = "steward:reconcile:full"
+FULL_EVERY_SECONDS = 86_400
+# Where a run that stopped (time or quota) left off, per forge: the next run starts there.
+CURSOR_KEY = "steward:reconcile:cursor"
+# A run stops once it has used this share of its time limit, or when a forge has less than
+# STEWARD_RECONCILE_QUOTA_FLOOR of its hourly quota left (the rest is people's): it goes on from there in
+# the next run.
+TIME_SHARE = 0.8
 
 
 @dataclass
@@ -41,6 +62,16 @@ class Report:
     issues: int = 0
     skipped_busy: list[str] = field(default_factory=list)
     redelivered: list[str] = field(default_factory=list)
+    # Comments with commands written while nobody listened, queued to run (``bot.catchup``).
+    commands: list[str] = field(default_factory=list)
+    # Repositories re-derived incrementally (only issues updated since the window began).
+    incremental: int = 0
+    # Why the run stopped before the end (time or quota), if it did: the next run goes on from there.
+    stopped: str = ""
+    # Failed deliveries not redelivered this run (the redelivery budget ran out, the forge said wait):
+    # the next run starts its window at the oldest of them (``hold``), so none is forgotten.
+    left: int = 0
+    hold: dict[str, datetime] = field(default_factory=dict)
     writes: list[str] = field(default_factory=list)
     # What could not be looked at for a reason the operator can act on (no access to the hooks, say).
     notes: list[str] = field(default_factory=list)
@@ -90,6 +121,8 @@ async def reconcile_repo(
     since: datetime | None = None,
     report: Report | None = None,
     say: Callable[[str], None] = lambda _: None,
+    budget: RedeliveryBudget | None = None,
+    full: bool = False,
 ) -> Report:
     """Re-derive one repository (see the module docstring). ``runtime`` is the worker's ``Runtime``."""
     report = report or Report()
@@ -111,6 +144,9 @@ async def reconcile_repo(
         action="",
         sender="",
         repo=repo,
+        # Since when events may have been missed (the capabilities' reconcilers may look at what changed
+        # since then, e.g. a milestone closed meanwhile).
+        extra={"since": since.strftime("%Y-%m-%dT%H:%M:%SZ")} if since is not None else {},
     )
     rlog = log.bind(repo=repo.full_name, forge=kind, dry_run=dry_run)
 
@@ -130,12 +166,28 @@ async def reconcile_repo(
             locks=locks,
             config=config,
             memo=None if dry_run else Memo(runtime.redis),
+            # Work for later (a gate check due when a grace period ends) goes on the worker's queue; a
+            # dry run queues nothing.
+            deferred=None if dry_run else runtime.deferred,
         )
 
     handlers = [
         s for s in runtime.registry.handlers_for("issues", "edited") if context(base).enabled(s.section)
     ]
-    for issue in await forge.list_issues(repo, state="open", kind="issues"):
+    full_key = f"{FULL_KEY}:{kind}:{repo.full_name.casefold()}"
+    last_full = await runtime.redis.get(full_key)
+    incremental = (
+        not full
+        and since is not None
+        and last_full is not None
+        and time.time() - float(last_full) < FULL_EVERY_SECONDS
+    )
+    if incremental:
+        report.incremental += 1
+    listed = await forge.list_issues(repo, state="open", kind="issues", since=since if incremental else None)
+    if not incremental and not dry_run:
+        await runtime.redis.set(full_key, repr(time.time()), ex=7 * 86_400)
+    for issue in listed:
         if not concerns_steward(issue, config.settings):
             continue
         where = f"{kind}:{repo}#{issue.number}"
@@ -155,6 +207,30 @@ async def reconcile_repo(
                     raise
                 except Exception as exc:  # one issue's failure does not stop the others
                     _failed(report, say, f"{where}: {type(exc).__name__}: {exc}")
+    window = since
+    if window is None and (last := await last_event(runtime.redis, kind)) is not None:
+        window = datetime.fromtimestamp(last, UTC)
+    if window is not None:
+        try:
+            await catch_up_comments(
+                runtime,
+                forge,
+                kind,
+                repo,
+                window,
+                me=me.login,
+                dry_run=dry_run,
+                queued=report.commands,
+                say=say,
+            )
+        except REDIS_ERRORS:
+            raise
+        except Exception as exc:
+            _failed(
+                report,
+                say,
+                f"{kind}:{repo} (comments since {window:%Y-%m-%d %H:%M}): {type(exc).__name__}: {exc}",
+            )
     for spec in runtime.registry.reconcilers:
         if not context(base).enabled(spec.section):
             continue
@@ -167,8 +243,33 @@ async def reconcile_repo(
     if kind == "github" and not (runtime.github is not None and runtime.github.is_app):
         # With a token Steward reads the repository's own hooks; an App's deliveries are the App's
         # (reconcile_app_deliveries).
-        await _redeliver(forge, repo, since, report, dry_run=dry_run, say=say)
+        await _redeliver(forge, repo, since, report, dry_run=dry_run, say=say, budget=budget)
     return report
+
+
+def _parse_time(value: str) -> datetime | None:
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _hold(report: Report, kind: str, when: datetime) -> None:
+    if kind not in report.hold or when < report.hold[kind]:
+        report.hold[kind] = when
+
+
+class RedeliveryBudget:
+    """Redeliveries take a budget of their own (a quarter of the write budget's minute by default), so a
+    catch-up after a long outage neither spends the budget people's commands need nor stops on it: what
+    does not fit waits for the next run."""
+
+    def __init__(self, redis: Any, per_minute: int) -> None:
+        self._budget = WriteBudget(redis, [(max(1, per_minute), 60.0)], prefix="steward:redeliver")
+
+    async def room(self, kind: str) -> bool:
+        return await self._budget.try_take(kind) <= 0
 
 
 async def _redeliver(
@@ -179,6 +280,7 @@ async def _redeliver(
     *,
     dry_run: bool,
     say: Callable[[str], None],
+    budget: RedeliveryBudget | None = None,
 ) -> None:
     try:
         deliveries = await forge.list_hook_deliveries(repo, since)
@@ -195,13 +297,39 @@ async def _redeliver(
         )
         report.notes.append(note)
         say(note)
+        log.warning("reconcile: failed deliveries not checked", repo=str(repo or "the App"), reason=reason)
         return
-    for delivery in failed_deliveries(deliveries):
+    except Exception:
+        if since is not None:
+            _hold(report, forge.kind, since)  # not listed: the next run looks at the same window again
+        raise
+    # Oldest first, so that what is left for the next run is the newest.
+    failed = sorted(failed_deliveries(deliveries), key=lambda d: d.delivered_at)
+    for n, delivery in enumerate(failed):
         what = f"{repo or 'App'}: redeliver {delivery.event}.{delivery.action or ''} {delivery.guid}"
+        if not dry_run:
+            stop = budget is not None and not await budget.room(forge.kind)
+            if not stop:
+                try:
+                    await forge.redeliver(repo, delivery)
+                except RateLimited:
+                    stop = True
+            if stop:
+                rest = failed[n:]
+                report.left += len(rest)
+                when = _parse_time(rest[0].delivered_at) or since
+                if when is not None:
+                    _hold(report, forge.kind, when - timedelta(seconds=1))
+                note = (
+                    f"note: {len(rest)} failed deliver{'y' if len(rest) == 1 else 'ies'} of "
+                    f"{repo or 'the App'} left for the next run (redeliveries are paced to leave room "
+                    "for people's commands)"
+                )
+                report.notes.append(note)
+                say(note)
+                return
         report.redelivered.append(what)
         say(("would " if dry_run else "") + what)
-        if not dry_run:
-            await forge.redeliver(repo, delivery)
 
 
 async def reconcile_app_deliveries(
@@ -212,13 +340,14 @@ async def reconcile_app_deliveries(
     *,
     dry_run: bool,
     say: Callable[[str], None],
+    budget: RedeliveryBudget | None = None,
 ) -> None:
     """A GitHub App's own webhook (one for every installation), read with the App's credentials through
     the forge of one of its repositories."""
     if runtime.github is None or not runtime.github.is_app:
         return
     forge = await runtime.forge("github", repo)
-    await _redeliver(forge, None, since, report, dry_run=dry_run, say=say)
+    await _redeliver(forge, None, since, report, dry_run=dry_run, say=say, budget=budget)
 
 
 async def last_run(redis: Any, kind: ForgeKind) -> datetime | None:
@@ -242,30 +371,81 @@ async def reconcile_all(
     dry_run: bool = False,
     since: datetime | None = None,
     say: Callable[[str], None] = lambda _: None,
+    full: bool = False,
 ) -> Report:
-    """Reconcile ``repos``; ``since`` defaults to each forge's last recorded run."""
+    """Reconcile ``repos``; ``since`` defaults to each forge's last recorded run. ``full``: re-derive every
+    tracked issue, not only those updated since the window began."""
     report = Report()
     started = time.time()
+    deadline = started + TIME_SHARE * getattr(runtime.settings, "reconcile_timeout_seconds", 1800)
+    per_minute = getattr(runtime.settings, "write_budget_per_minute", 0) // 4
+    budget = RedeliveryBudget(runtime.redis, per_minute) if per_minute > 0 else None
+    outage = await runtime.redis.zscore(OUTAGE_SINCE_KEY, "receiver")
     for kind in sorted({k for k, _ in repos} | set(runtime.forge_kinds)):
         window = since or await last_run(runtime.redis, kind)
-        for repo_kind, repo in repos:
-            if repo_kind != kind:
-                continue
+        if outage is not None and since is None:
+            # No receiver listened from then on (bot.gauges.receiver_heartbeat): look back that far at least.
+            began = datetime.fromtimestamp(float(outage), UTC)
+            window = began if window is None else min(window, began)
+        mine = await _from_cursor(runtime.redis, kind, [r for k, r in repos if k == kind])
+        for n, repo in enumerate(mine):
+            why = _should_stop(kind, deadline, getattr(runtime.settings, "reconcile_quota_floor", 0.5))
+            if why:
+                report.stopped = f"{why}; the next run goes on from {kind}:{repo}"
+                say(f"note: stopped: {report.stopped}")
+                log.warning("reconcile stopped early", reason=why, repo=str(repo), left=len(mine) - n)
+                if not dry_run:
+                    await runtime.redis.set(f"{CURSOR_KEY}:{kind}", repo.full_name, ex=7 * 86_400)
+                break
             try:
                 await reconcile_repo(
-                    runtime, kind, repo, dry_run=dry_run, since=window, report=report, say=say
+                    runtime,
+                    kind,
+                    repo,
+                    dry_run=dry_run,
+                    since=window,
+                    report=report,
+                    say=say,
+                    budget=budget,
+                    full=full,
                 )
             except Exception as exc:  # one repository's failure does not stop the others
                 note = f"{kind}:{repo}: {type(exc).__name__}: {exc}"
                 report.errors.append(note)
                 say(note)
                 log.warning("reconcile failed for a repository", repo=str(repo), error=str(exc))
-        mine = [repo for repo_kind, repo in repos if repo_kind == kind]
+        if report.stopped:
+            break  # the window stays where it was: the next run covers it again
+        if not dry_run:
+            await runtime.redis.delete(f"{CURSOR_KEY}:{kind}")
         if kind == "github" and mine:
             try:
-                await reconcile_app_deliveries(runtime, mine[0], window, report, dry_run=dry_run, say=say)
+                await reconcile_app_deliveries(
+                    runtime, mine[0], window, report, dry_run=dry_run, say=say, budget=budget
+                )
             except Exception as exc:
                 report.errors.append(f"the App's deliveries: {type(exc).__name__}: {exc}")
         if not dry_run:
-            await record_run(runtime.redis, kind, started)
+            # The window moves only past what was redelivered: what was left starts the next one.
+            held = report.hold.get(kind)
+            await record_run(runtime.redis, kind, min(started, held.timestamp()) if held else started)
+    if outage is not None and not dry_run and not report.stopped:
+        await runtime.redis.zrem(OUTAGE_SINCE_KEY, "receiver")
     return report
+
+
+def _should_stop(kind: str, deadline: float, floor: float) -> str:
+    if time.time() > deadline:
+        return f"{int(TIME_SHARE * 100)}% of the reconcile's time limit is used"
+    share = metrics.headroom(kind)
+    if share is not None and share < floor:
+        return f"less than {int(floor * 100)}% of the {kind} rate limit is left for this hour"
+    return ""
+
+
+async def _from_cursor(redis: Any, kind: str, repos: list[RepoRef]) -> list[RepoRef]:
+    """``repos`` starting where the last stopped run left off (then the ones before it)."""
+    raw = await redis.get(f"{CURSOR_KEY}:{kind}")
+    name = raw.decode() if isinstance(raw, bytes) else raw
+    at = next((i for i, r in enumerate(repos) if r.full_name == name), 0)
+    return repos[at:] + repos[:at]

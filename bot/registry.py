@@ -6,72 +6,25 @@ Like Prow's plugins, each command declares its usage, its help and who may run i
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+# The declarations live beside what they take (contexts in bot.context, periodic jobs in bot.periodic);
+# those modules see a registry only through their protocols, so nothing imports this module back.
+from bot.context import CommandHandler, CommandSpec, EventHandler, EventSpec, ReconcileSpec
+from bot.periodic import PeriodicHandler, PeriodicSpec
 from bot.settings import Permission
 
-if TYPE_CHECKING:
-    from bot.context import CommandContext, EventContext
-    from bot.periodic import PeriodicContext
-
-EventHandler = Callable[["EventContext"], Awaitable[None]]
-CommandHandler = Callable[["CommandContext"], Awaitable[None]]
-PeriodicHandler = Callable[["PeriodicContext"], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class CommandSpec:
-    name: str
-    handler: CommandHandler
-    usage: str
-    help: str
-    permission: Permission
-    # Whether the short form `/<name>` is accepted beside `/steward <name>`.
-    short: bool = True
-    # Where the command makes sense: on issues, on pull requests, or both.
-    on_issues: bool = True
-    on_pulls: bool = True
-    # The settings section of the capability the command belongs to ("backlog", …): when the repository
-    # switches that section off (`enabled: false`), the command is answered so and not run.
-    section: str = ""
-
-
-@dataclass(frozen=True)
-class EventSpec:
-    name: str
-    actions: frozenset[str] | None
-    handler: EventHandler
-    # What the handler checks, in a maintainer's words ("the bug report's refinement verdict"): what
-    # `/steward refresh` says it re-checked.
-    checks: str = ""
-    # The capability's settings section; a repository that switches it off does not run the handler.
-    section: str = ""
-
-    def matches(self, name: str, action: str) -> bool:
-        return self.name == name and (self.actions is None or action in self.actions)
-
-
-@dataclass(frozen=True)
-class ReconcileSpec:
-    """A capability's repository-wide re-derivation (e.g. every milestone's dashboard), run by `steward
-    reconcile` and its periodic job with an EventContext whose event is a ``reconcile`` event for the
-    repository (no issue). Per-issue state is re-derived through the ``issues.edited`` handlers instead."""
-
-    name: str
-    handler: EventHandler
-    checks: str
-    section: str = ""
-
-
-@dataclass(frozen=True)
-class PeriodicSpec:
-    """A job run every ``seconds`` (aligned to the clock: every 5 minutes runs at :00, :05, …)."""
-
-    name: str
-    seconds: int
-    handler: PeriodicHandler
+__all__ = [
+    "CommandHandler",
+    "CommandSpec",
+    "EventHandler",
+    "EventSpec",
+    "PeriodicHandler",
+    "PeriodicSpec",
+    "ReconcileSpec",
+    "Registry",
+]
 
 
 @dataclass
@@ -120,13 +73,14 @@ class Registry:
         on_issues: bool = True,
         on_pulls: bool = True,
         section: str = "",
+        uninvited: bool = False,
     ) -> Callable[[CommandHandler], CommandHandler]:
         def register(handler: CommandHandler) -> CommandHandler:
             key = name.lower()
             if key in self.commands:
                 raise ValueError(f"command {name!r} registered twice")
             self.commands[key] = CommandSpec(
-                key, handler, usage, help, permission, short, on_issues, on_pulls, section
+                key, handler, usage, help, permission, short, on_issues, on_pulls, section, uninvited
             )
             return handler
 

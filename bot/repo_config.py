@@ -134,7 +134,18 @@ def _message(error: Mapping[str, Any], loc: tuple[str, ...]) -> str:
             else (f"; known keys: {', '.join(allowed)}" if allowed else "")
         )
         return f"unknown key `{key}`{hint}"
-    return str(error.get("msg", "invalid value"))
+    # Pydantic names Python's types; a YAML file has lists (`[a, b]` or `- a` lines) and mappings.
+    plain = _YAML_WORDS.get(str(error.get("type")))
+    return plain or str(error.get("msg", "invalid value"))
+
+
+_YAML_WORDS: Final[Mapping[str, str]] = {
+    "tuple_type": "should be a list (`[a, b]`, or one `- item` per line)",
+    "list_type": "should be a list (`[a, b]`, or one `- item` per line)",
+    "dict_type": "should be a mapping (`key: value` lines)",
+    "model_type": "should be a mapping (`key: value` lines)",
+    "model_attributes_type": "should be a mapping (`key: value` lines)",
+}
 
 
 def parse(text: str | bytes, commands: Sequence[str] = ()) -> Parsed:

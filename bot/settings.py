@@ -71,12 +71,22 @@ class Settings(BaseSettings):
     gitea_token: SecretStr | None = None
     gitea_webhook_secrets: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
 
+    # The Ed25519 private key that signs Steward's records (PEM text, or the path of a PEM file). Without one,
+    # Steward makes a key at its first start and keeps it in Redis (pin it: docs/integrity.md).
+    signing_key: SecretStr | None = None
+    # More public keys whose signatures verify (PEM texts or file paths, comma-separated): the keys used
+    # before a rotation.
+    verify_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)
+
     # The bot's own login; discovered from the forge when empty.
     bot_login: str | None = None
     # The name of the canonical command prefix: `/steward help`.
     command_prefix: str = "steward"
 
     max_body_bytes: int = 25 * 1024 * 1024
+    # Bodies over 1 MiB read and parsed at once by one receiver (the others wait): its memory peak is about
+    # base + this × max_body_bytes × 5 (measured: docs/operations.md).
+    max_large_bodies: int = Field(default=2, ge=1)
     dedupe_ttl_seconds: int = 7 * 24 * 3600
     http_timeout_seconds: float = 10.0
 
@@ -99,7 +109,10 @@ class Settings(BaseSettings):
     # (docs/performance.md). Each idle worker makes 1/delay small Redis calls a second.
     worker_poll_delay_seconds: float = Field(default=0.02, gt=0, le=5)
     job_timeout_seconds: int = 300
-    job_tries: int = 5
+    # Runs of a job that keeps failing (the first run included) before it is parked as dead.
+    job_tries: int = Field(default=5, ge=1)
+    # The dead-letter list's cap in bytes (each entry keeps its event's JSON): past it the oldest go.
+    dead_max_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     # Serve the worker's own Prometheus metrics on this port (the receiver serves /metrics).
     worker_metrics_port: int | None = None
     # Catch-up (`steward reconcile` as a job): every this many seconds, aligned to the clock (0: never);
@@ -107,8 +120,16 @@ class Settings(BaseSettings):
     reconcile_interval_seconds: int = Field(default=3600, ge=0)
     reconcile_on_start: bool = True
     reconcile_timeout_seconds: int = Field(default=1800, ge=60)
+    # Nothing acts until invited (DESIGN §3.15): a repository without a valid Steward configuration file
+    # gets the onboarding pull request and the core commands (help, ping, init, config) only. False: every
+    # repository the bot can see runs every capability on Steward's defaults from its first event, as
+    # before the invitation rule (README "Upgrading").
+    require_config: bool = True
+    # The catch-up stops (and goes on in a later run) when a forge has less than this share of its hourly
+    # quota left, keeping the rest for people's commands; 0: never for the quota.
+    reconcile_quota_floor: float = Field(default=0.5, ge=0, le=1)
 
-    @field_validator("github_webhook_secrets", "gitea_webhook_secrets", mode="before")
+    @field_validator("github_webhook_secrets", "gitea_webhook_secrets", "verify_keys", mode="before")
     @classmethod
     def _csv(cls, value: object) -> object:
         return _split_csv(value)
@@ -141,7 +162,7 @@ class CommandSettings(BaseModel):
 
 
 class LimitSettings(BaseModel):
-    """Bounds on what one person's text can make Steward do (DESIGN §3.9)."""
+    """Bounds on what one person's text can make Steward do."""
 
     model_config = _SECTION
 
@@ -150,7 +171,16 @@ class LimitSettings(BaseModel):
         ge=0,
         le=1000,
         description="Commands one person may run on this repository in a minute; beyond it they get one "
-        "short reply a minute. 0 means no limit.",
+        "short reply a minute in each thread where they are refused. 0 means no limit.",
+    )
+    events_per_minute: int = Field(
+        default=30,
+        ge=0,
+        le=10_000,
+        description="Edits, comments and label changes from one person on this repository handled in a "
+        "minute; beyond it they are accepted but handled at that rate, the newest of each kind per issue "
+        "standing for the ones before it. A comment that may hold a command counts under "
+        "`commands_per_minute` instead. 0 means no limit.",
     )
     references_per_issue: int = Field(
         default=20,
@@ -244,7 +274,10 @@ class MilestoneLabels(BaseModel):
 
 
 class MilestoneSettings(BaseModel):
-    """The milestone gate and its dashboards."""
+    """The milestone gate and its dashboards. The gate lets a milestone close when its items are closed and
+    audited and, unless it is internal, a field test passed (an issue labelled `fieldtest` and
+    `fieldtest:pass`); closed earlier, it is reopened with the reasons. A milestone with no user-facing change
+    is internal: write `internal: true` on a line of its description and no field test is asked of it."""
 
     model_config = _SECTION
 
@@ -254,7 +287,8 @@ class MilestoneSettings(BaseModel):
     )
     internal_marker: str = Field(
         default="internal: true",
-        description="A line in a milestone's description that exempts it from the functional leg.",
+        description="A line in a milestone's description that marks it internal (no user-facing change): "
+        "the gate then asks it for no passed field test.",
     )
     notify: tuple[str, ...] = Field(
         default=(),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from bot import metrics
+from bot import gauges, metrics
 from bot.outage import RedisWatch
 
 _STATUS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}
@@ -26,6 +26,7 @@ async def respond(method: str, path: str, watch: RedisWatch) -> bytes:
     if method not in ("GET", "HEAD"):
         return _answer(405, b'{"error": "GET only"}')
     if path in ("/", "/metrics"):
+        await gauges.refresh(watch.redis)
         return _answer(200, metrics.render(), "text/plain; version=0.0.4; charset=utf-8")
     if path == "/healthz":
         return _answer(200, b'{"status": "ok"}')

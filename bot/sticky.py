@@ -1,18 +1,26 @@
 """Bot-owned comments that are edited in place, never reposted (DESIGN §3.3).
 
 Each starts with a hidden marker line ``<!-- steward:KIND:KEY -->`` and may carry a data
-block ``<!-- steward:data {json} -->`` that reads back exactly. Only comments written by
-the bot's own account are considered, so a user who pastes a marker cannot hijack it.
+block ``<!-- steward:data {json} -->`` that reads back exactly, signed on the next line
+(``bot.signing``, DESIGN §3.13). Only comments written by the bot's own account are
+considered, so a user who pastes a marker cannot hijack it; anyone with write access can
+still edit the bot's comment, so a data block is only ever read through ``read_record`` /
+``verify``, which say whether it verifies (``Record.trusted`` is None when it does not).
+
+A new comment's id is not known before it exists, and the signature covers it: a comment that
+carries data is created without its data block, then edited once to add the signed block (one
+extra write per new data-bearing comment; comments without data are written once).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bot.forge import Comment, Forge, RepoRef
+from bot.signing import SIG_RE, TRUSTED, Container, Keyring, Outcome, Place, parse_signature, parse_time
 
 _SAFE = re.compile(r"^[A-Za-z0-9_.#/@=+-]{1,200}$")
 _DATA_RE = re.compile(r"^<!-- steward:data (?P<json>.*) -->$", re.MULTILINE)
@@ -32,6 +40,17 @@ def marker(kind: str, key: str) -> str:
     return f"<!-- steward:{kind}:{key} -->"
 
 
+_MARKER_RE = re.compile(
+    r"\A\s*<!-- steward:(?P<kind>[A-Za-z0-9_.#/@=+-]{1,200}):(?P<key>[A-Za-z0-9_.#/@=+-]{1,200}) -->"
+)
+
+
+def marker_of(body: str) -> tuple[str, str] | None:
+    """The (kind, key) of the marker ``body`` starts with, if any."""
+    found = _MARKER_RE.match(body)
+    return (found.group("kind"), found.group("key")) if found else None
+
+
 def encode_data(data: Any) -> str:
     """A one-line HTML comment holding ``data`` as JSON.
 
@@ -42,26 +61,136 @@ def encode_data(data: Any) -> str:
     text = text.replace("\n", "\\n").replace("\r", "\\r")
     while "--" in text:
         text = text.replace("--", "-\\u002d")
-    text = text.replace("<!", "<\\u0021").replace("->", "-\\u003e")
+    # People's text inside the block stays inert even where a renderer shows the raw comment (or a reader's
+    # tool reads it as markdown): no `@mention`, `#N` reference, `![image`, tag or entity survives as such.
+    # These characters occur only inside JSON strings, where the escapes read back the same.
+    for char in "<>@#!&":
+        text = text.replace(char, f"\\u{ord(char):04x}")
     return f"<!-- steward:data {text} -->"
 
 
-def decode_data(body: str) -> Any | None:
+def _data_text(body: str) -> str | None:
     match = _DATA_RE.search(body)
-    if match is None:
-        return None
+    return match.group("json") if match else None
+
+
+def unverified_data(body: str) -> Any | None:
+    """The data block of ``body`` as JSON, WITHOUT checking its signature: for tests and displays that say so,
+    never for a decision (use ``verify`` / ``EventContext.record``)."""
+    text = _data_text(body)
+    return _decode(text) if text is not None else None
+
+
+def _decode(text: str) -> Any | None:
     try:
-        return json.loads(match.group("json"))
+        return json.loads(text)
     except json.JSONDecodeError:
         return None
 
 
-def render(kind: str, key: str, text: str, data: Any = None) -> str:
+def render(kind: str, key: str, text: str, data: Any = None, *, signature: str = "") -> str:
     parts = [marker(kind, key)]
     if data is not None:
         parts.append(encode_data(data))
+        if signature:
+            parts.append(signature)
     parts.append(text.rstrip("\n"))
     return "\n".join(parts) + "\n"
+
+
+# --- signed records ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Record:
+    """A data block as read back. ``trusted`` is its data only when it verifies (or is a legacy block, written
+    before signing, accepted once); every other outcome gives None, and the caller rebuilds the state from
+    what made it. ``shown`` is the raw data for display in a report only (``steward verify``)."""
+
+    outcome: Outcome
+    place: Place | None = None
+    seq: int = 0
+    _data: Any = field(default=None, repr=False)
+
+    @property
+    def trusted(self) -> Any | None:
+        return self._data if self.outcome in TRUSTED else None
+
+    @property
+    def shown(self) -> Any | None:
+        return self._data
+
+    @property
+    def broken(self) -> bool:
+        """A block was there and cannot be trusted: tampered, replayed, or signed with an unknown key."""
+        return self.outcome in ("tampered", "replayed", "unknown-key")
+
+
+MISSING = Record("missing")
+
+
+async def verify(
+    keyring: Keyring,
+    body: str,
+    *,
+    forge: str,
+    repo_id: int,
+    container: Container,
+    id: int,
+    kind: str,
+    key: str,
+    changed_at: str = "",
+    expect_data: bool = False,
+    remember: bool = True,
+) -> Record:
+    """What the data block of ``body`` (a comment's or an issue's, at this place) is worth.
+
+    ``changed_at``: when the forge says the comment (issue) last changed — an unsigned block changed after
+    Steward started signing is not legacy. ``expect_data``: Steward always writes a block here, so a body
+    without one was tampered with. ``remember``: consult the sequence numbers Steward wrote (off for a
+    verifier that only has the public key)."""
+    place = Place(forge, repo_id, container, id, kind, key)
+    text = _data_text(body)
+    if text is None:
+        return Record("tampered", place) if expect_data else Record("missing", place)
+    data = _decode(text)
+    if data is None:
+        return Record("tampered", place)
+    signature = parse_signature(body)
+    if signature is None:
+        if SIG_RE.search(body) is not None or _SIG_LINE.search(body) is not None:
+            return Record("tampered", place, 0, data)
+        changed = parse_time(changed_at)
+        signed_here = remember and await keyring.memory.last(place) is not None
+        late = changed is not None and keyring.since > 0 and changed >= keyring.since
+        return Record("tampered" if signed_here or late else "legacy", place, 0, data)
+    outcome = keyring.check(place, text, signature)
+    if outcome == "verified" and remember:
+        last = await keyring.memory.last(place)
+        if last is not None and signature.seq < last:
+            outcome = "replayed"
+    return Record(outcome, place, signature.seq, data)
+
+
+_SIG_LINE = re.compile(r"^<!-- steward:sig ", re.MULTILINE)
+
+
+def signed(
+    keyring: Keyring, place: Place, text: str, data: Any, *, limit: int = MAX_CHARS
+) -> tuple[str, int]:
+    """The body of a record at ``place``: marker, data block, its signature, then the visible text (kept
+    under ``limit`` characters)."""
+    encoded = encode_data(data)
+    signature = keyring.sign(place, encoded.removeprefix("<!-- steward:data ").removesuffix(" -->"))
+    return fit(place.kind, place.key, text, data, limit=limit, signature=signature.line()), signature.seq
+
+
+def unsigned(body: str) -> str:
+    """``body`` without its signature line (to compare what it says)."""
+    return _SIG_ANY.sub("", body)
+
+
+_SIG_ANY = re.compile(r"^<!-- steward:sig [^\n]*\n?", re.MULTILINE)
 
 
 def _close_fences(text: str) -> str:
@@ -92,17 +221,19 @@ def shrink(text: str, room: int) -> str:
     return text + note
 
 
-def fit(kind: str, key: str, text: str, data: Any = None, *, limit: int = MAX_CHARS) -> str:
+def fit(
+    kind: str, key: str, text: str, data: Any = None, *, limit: int = MAX_CHARS, signature: str = ""
+) -> str:
     """The comment's body, at most ``limit`` characters: the visible text is shrunk when needed; the data
     block never is (``CommentTooLong`` when it alone leaves no room)."""
-    body = render(kind, key, text, data)
+    body = render(kind, key, text, data, signature=signature)
     if len(body) <= limit:
         return body
-    frame = len(render(kind, key, "", data))
+    frame = len(render(kind, key, "", data, signature=signature))
     room = limit - frame - 1
     if room < 1_000:
         raise CommentTooLong(f"the data block of {kind}:{key} takes {frame} of {limit} characters")
-    return render(kind, key, shrink(text, room), data)
+    return render(kind, key, shrink(text, room), data, signature=signature)
 
 
 def find(comments: list[Comment], *, bot_login: str, kind: str, key: str) -> Comment | None:
@@ -136,24 +267,83 @@ async def upsert(
     data: Any = None,
     comments: list[Comment] | None = None,
     limit: int = MAX_CHARS,
+    keyring: Keyring | None = None,
+    repo_id: int = 0,
 ) -> UpsertResult:
-    """Create the sticky comment, edit it when its text changed, or write nothing. The body is kept under
-    ``limit`` characters (see ``fit``)."""
+    """Create the sticky comment, edit it when its text changed (or its data block does not verify), or write
+    nothing. The body is kept under ``limit`` characters (see ``fit``). With ``data``, the block is signed
+    for this comment (``keyring`` and ``repo_id`` are needed then)."""
     body = fit(kind, key, text, data, limit=limit)
     if comments is None:
         comments = await forge.list_comments(repo, number)
     existing = find(comments, bot_login=bot_login, kind=kind, key=key)
+    if data is None:
+        if existing is None:
+            return UpsertResult("created", await forge.create_comment(repo, number, body))
+        if _same(existing.body, body):
+            return UpsertResult("unchanged", existing)
+        return UpsertResult("edited", await forge.edit_comment(repo, existing.id, body))
+    if keyring is None or not repo_id:
+        raise ValueError("a sticky comment with data is signed: give keyring and repo_id")
+    outcome: Literal["created", "edited"] = "edited"
     if existing is None:
-        return UpsertResult("created", await forge.create_comment(repo, number, body))
-    if _same(existing.body, body):
-        return UpsertResult("unchanged", existing)
-    return UpsertResult("edited", await forge.edit_comment(repo, existing.id, body))
+        # The signature names the comment's id: create it without the block, then sign it in (one more write).
+        existing = await forge.create_comment(repo, number, fit(kind, key, text, limit=limit))
+        outcome = "created"
+    else:
+        record = await verify_comment(keyring, forge.kind, repo_id, existing, kind, key)
+        if record.outcome == "verified" and _same(unsigned(existing.body), body):
+            return UpsertResult("unchanged", existing)
+    place = Place(forge.kind, repo_id, "comment", existing.id, kind, key)
+    signed_body, seq = signed(keyring, place, text, data, limit=limit)
+    written = await forge.edit_comment(repo, existing.id, signed_body)
+    await keyring.memory.note(place, seq)
+    return UpsertResult(outcome, written)
 
 
-async def read(
-    forge: Forge, repo: RepoRef, number: int, *, bot_login: str, kind: str, key: str
-) -> tuple[Comment | None, Any | None]:
-    comment = find(await forge.list_comments(repo, number), bot_login=bot_login, kind=kind, key=key)
-    if comment is None:
-        return None, None
-    return comment, decode_data(comment.body)
+async def verify_comment(
+    keyring: Keyring,
+    forge_kind: str,
+    repo_id: int,
+    comment: Comment,
+    kind: str,
+    key: str,
+    *,
+    expect_data: bool = False,
+    remember: bool = True,
+) -> Record:
+    return await verify(
+        keyring,
+        comment.body,
+        forge=forge_kind,
+        repo_id=repo_id,
+        container="comment",
+        id=comment.id,
+        kind=kind,
+        key=key,
+        changed_at=comment.updated_at,
+        expect_data=expect_data,
+        remember=remember,
+    )
+
+
+@dataclass(frozen=True)
+class Verifier:
+    """Checks Steward's records in one repository (for code that reads without an ``EventContext``)."""
+
+    keyring: Keyring
+    forge_kind: str
+    repo_id: int
+
+    @classmethod
+    async def for_repo(cls, keyring: Keyring, forge: Forge, repo: RepoRef) -> Verifier:
+        return cls(keyring, forge.kind, (await forge.get_repo(repo)).id)
+
+    async def comment(
+        self, comment: Comment | None, kind: str, key: str, *, expect_data: bool = True
+    ) -> Record:
+        if comment is None:
+            return MISSING
+        return await verify_comment(
+            self.keyring, self.forge_kind, self.repo_id, comment, kind, key, expect_data=expect_data
+        )

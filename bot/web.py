@@ -6,6 +6,7 @@ forges' delivery timeouts; it answers 2xx only once the job is durably in Redis.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -20,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bot import logs, metrics, openapi
+from bot import gauges, logs, metrics, openapi
 from bot.events import (
     GITEA_HANDLED,
     GITHUB_HANDLED,
@@ -39,6 +40,10 @@ log = logs.get("steward.web")
 
 GITHUB_KNOWN = frozenset({*GITHUB_HANDLED, "ping"})
 GITEA_KNOWN = frozenset(GITEA_HANDLED)
+
+
+_MAX_REFUSAL_SOURCES = 10_000
+LARGE_BODY_BYTES = 1024 * 1024
 
 
 class TooLarge(Exception):
@@ -117,6 +122,9 @@ class Receiver:
         self.enqueuer = Enqueuer(redis, dedupe_ttl=settings.dedupe_ttl_seconds)
         self.github_secrets = [s.get_secret_value() for s in settings.github_webhook_secrets]
         self.gitea_secrets = [s.get_secret_value() for s in settings.gitea_webhook_secrets]
+        self._large_bodies = asyncio.Semaphore(settings.max_large_bodies)
+        # (forge, address) → the minute a 401 from there was last logged.
+        self._refusals: dict[tuple[str, str], int] = {}
 
     async def github(self, request: Request) -> Response:
         headers = request.headers
@@ -175,6 +183,16 @@ class Receiver:
         )
 
     async def _receive(self, request: Request, d: Delivery, secrets: list[str]) -> Response:
+        # A large body costs several times its size while it is read, parsed and normalised: at most
+        # STEWARD_MAX_LARGE_BODIES of them at once, so memory stays under body limit × that (the chart
+        # derives the receiver's memory limit from it); the others wait their turn.
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > LARGE_BODY_BYTES:
+            async with self._large_bodies:
+                return await self._receive_one(request, d, secrets)
+        return await self._receive_one(request, d, secrets)
+
+    async def _receive_one(self, request: Request, d: Delivery, secrets: list[str]) -> Response:
         started = time.perf_counter()
         unverified = d.label(verified=False)
         if not d.event or not d.delivery:
@@ -191,6 +209,7 @@ class Receiver:
             )
         if not secrets:
             log.error(f"{d.forge} delivery refused: no webhook secret configured", delivery=d.delivery[:64])
+            self._refused(request, d, "no webhook secret is configured")
             return _answer(
                 d.forge,
                 unverified,
@@ -199,9 +218,16 @@ class Receiver:
                 {"error": f"no webhook secret is configured ({d.secrets_variable})"},
             )
         if not d.signed(body, secrets):
+            self._refused(request, d, f"missing or wrong {d.signature_header}")
             return _answer(
                 d.forge, unverified, "bad_signature", 401, {"error": f"missing or wrong {d.signature_header}"}
             )
+        # Which secret matched, by position (never the secret): during a rotation the old one may go once
+        # its count stops growing. One more HMAC per secret tried, only while two are configured.
+        position = 0
+        if len(secrets) > 1:
+            position = next((i for i, s in enumerate(secrets) if d.signed(body, [s])), 0)
+        _child(metrics.SECRET_MATCHES, d.forge, str(position)).inc()
         event_label = d.label(verified=True)
         try:
             payload = orjson.loads(body)
@@ -239,8 +265,35 @@ class Receiver:
         _redis_up(1)
         if result.outcome == "duplicate":
             return _answer(event.forge, event.name, "duplicate", 200, {"duplicate": True})
+        if result.outcome != "enqueued":  # beyond the sender's event budget (bot.budget): later, or merged
+            outcome, job = result.outcome, result.job_id
+            log.info(
+                f"delivery {outcome}",
+                delivery=event.delivery_id,
+                kind=event.kind,
+                job=job,
+                delay=result.delay,
+            )
+            return _answer(event.forge, event.name, outcome, 202, {"job": job, outcome: result.delay or True})
         log.info("delivery enqueued", delivery=event.delivery_id, kind=event.kind, job=result.job_id)
         return _answer(event.forge, event.name, "accepted", 202, {"job": result.job_id})
+
+    def _refused(self, request: Request, d: Delivery, reason: str) -> None:
+        """Log a 401 once per source address and minute (address, event, reason; never the signature)."""
+        address = request.client.host if request.client else "-"
+        minute = int(time.time() // 60)
+        if self._refusals.get((d.forge, address)) == minute:
+            return
+        if len(self._refusals) >= _MAX_REFUSAL_SOURCES:
+            self._refusals.clear()  # a flood from many addresses: forget the old minutes, keep bounded
+        self._refusals[(d.forge, address)] = minute
+        log.warning(
+            f"{d.forge} delivery refused (401); more from this address this minute are not logged",
+            address=address,
+            webhook_event=d.event[:64],
+            delivery=d.delivery[:64],
+            reason=reason,
+        )
 
     async def healthz(self, request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -252,9 +305,28 @@ class Receiver:
             _redis_up(0)
             return JSONResponse({"status": "unavailable", "redis": "unreachable"}, status_code=503)
         _redis_up(1)
+        # No worker heartbeat: still ready (the queue is durable, deliveries are kept) but visibly degraded.
+        try:
+            age = (await gauges.sample(self.redis)).heartbeat_age
+        except (RedisError, OSError):
+            age = 0.0
+        if age is None or age > gauges.HEARTBEAT_STALE_SECONDS:
+            seen = "never" if age is None else f"{int(age)}s ago"
+            worker = f"no worker heartbeat (last {seen}); deliveries are queued until a worker runs"
+            return JSONResponse({"status": "degraded", "redis": "ok", "worker": worker})
         return JSONResponse({"status": "ok", "redis": "ok"})
 
+    async def queue(self, request: Request) -> Response:
+        """The queue as JSON, for KEDA's metrics-api scaler (the chart scales the workers on ``ready``)."""
+        got = await gauges.refresh(self.redis)
+        if got is None:
+            return JSONResponse({"error": "Redis is unreachable"}, status_code=503)
+        return JSONResponse(
+            {"ready": got.ready, "deferred": got.deferred, "oldest_ready_seconds": got.oldest_ready}
+        )
+
     async def metrics(self, request: Request) -> Response:
+        await gauges.refresh(self.redis)
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
@@ -268,7 +340,11 @@ def create_app(settings: Settings, redis_factory: Callable[[], ArqRedis] | None 
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        beat = asyncio.create_task(
+            gauges.receiver_heartbeat(redis, catch_up=settings.reconcile_on_start, log=log)
+        )
         yield
+        beat.cancel()
         await redis.aclose()
 
     app = Starlette(
@@ -278,6 +354,7 @@ def create_app(settings: Settings, redis_factory: Callable[[], ArqRedis] | None 
             Route("/healthz", receiver.healthz, methods=["GET"]),
             Route("/readyz", receiver.readyz, methods=["GET"]),
             Route("/metrics", receiver.metrics, methods=["GET"]),
+            Route("/queue", receiver.queue, methods=["GET"]),
             Route("/openapi.json", openapi_description, methods=["GET"]),
         ],
         lifespan=lifespan,

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import importlib
 import random
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from arq.worker import Worker, func
 
 from bot import logs, metrics
 from bot.budget import CommandBudget, Memo, WriteBudget
+from bot.catchup import COMMENT_DONE_TTL, LAST_EVENT_KEY, done_key_of
 from bot.config_service import RepoConfigs, RepoSettings
 from bot.context import EventContext
 from bot.deadletter import DeadLetters
@@ -52,16 +54,17 @@ from bot.forge.github import GitHubForges
 from bot.locks import Busy, IssueLocks, issue_lock
 from bot.outage import ALIVE_KEY, ALIVE_SECONDS, REDIS_ERRORS, RedisWatch, ResilientWorker
 from bot.periodic import cron_jobs, schedule
-from bot.queue import JOB_FUNCTION, QUEUE_NAME, make_redis
+from bot.queue import CATCH_UP_KEY as CATCH_UP_KEY  # re-exported: tests and operators know it here
+from bot.queue import JOB_FUNCTION, QUEUE_NAME, RECONCILE_FUNCTION, make_redis, queue_catch_up
 from bot.reconcile import reconcile_all, seen_repos
 from bot.registry import Registry
 from bot.settings import HandlerSettings, Settings
+from bot.signing import install_from_settings
 from bot.status import serve as serve_status
 
 log = logs.get("steward.worker")
 
 JOB_MAX_TRIES = 1000
-RECONCILE_FUNCTION = "steward_reconcile"
 
 
 def load_registry(module: str = "handlers") -> Registry:
@@ -90,8 +93,13 @@ class Runtime:
     seen: SeenRepositories = field(init=False)
 
     def __post_init__(self) -> None:
-        self.dead = DeadLetters(self.redis)
-        self.configs = RepoConfigs(self.redis, self.handler_settings, commands=self.registry.configurable)
+        self.dead = DeadLetters(self.redis, max_bytes=self.settings.dead_max_bytes)
+        self.configs = RepoConfigs(
+            self.redis,
+            self.handler_settings,
+            commands=self.registry.configurable,
+            require=self.settings.require_config,
+        )
         self.deferred = Deferred(self.redis)
         self.seen = SeenRepositories(self.redis)
 
@@ -196,9 +204,11 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
         metrics.JOBS.labels("-", "rate_limited").inc()
         raise Retry(defer=exc.retry_after) from None
     except Exception as exc:
+        # Runs of this job so far, this one included: a permanent refusal ends it on its first.
+        runs: int | None = None
         if not _is_permanent(exc):
             try:
-                failures = await _failures(runtime.redis, job_id)
+                failures = runs = await _failures(runtime.redis, job_id)
             except REDIS_ERRORS:
                 raise Retry(defer=1.0 + random.random()) from None
             if failures < runtime.settings.job_tries:
@@ -213,7 +223,7 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
                 metrics.JOBS.labels("-", "retried").inc()
                 raise Retry(defer=delay) from None
         try:
-            return await _dead(runtime, event, raw_event, job_id, jlog, exc)
+            return await _dead(runtime, event, raw_event, job_id, jlog, exc, runs)
         except REDIS_ERRORS:
             raise Retry(defer=1.0 + random.random()) from None
     with contextlib.suppress(*REDIS_ERRORS):
@@ -247,6 +257,11 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
         if not got:
             metrics.JOBS.labels("-", "deferred_busy").inc()
             raise Retry(defer=0.1 + random.random() * 0.4)
+        done = done_key_of(event)
+        if done is not None and await runtime.redis.exists(done):
+            # Its commands ran already (the catch-up queued this comment, or the forge redelivered it).
+            metrics.JOBS.labels("-", "duplicate_comment").inc()
+            return "ignored: this comment's commands were handled already"
         locks = IssueLocks(runtime.redis, owner=job_id, ttl=lock_ttl)
         ectx = EventContext(
             event=event,
@@ -267,6 +282,11 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
         except Busy:
             metrics.JOBS.labels("-", "deferred_busy").inc()
             raise Retry(defer=0.1 + random.random() * 0.4) from None
+        async with runtime.redis.pipeline(transaction=False) as pipe:
+            if done is not None:
+                pipe.set(done, "1", ex=COMMENT_DONE_TTL)
+            pipe.set(f"{LAST_EVENT_KEY}:{event.forge}", repr(time.time()), ex=30 * 86_400)
+            await pipe.execute()
     for name in ran:
         metrics.JOBS.labels(name, "ok").inc()
     jlog.info("event handled", handlers=ran)
@@ -274,9 +294,16 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
 
 
 async def _dead(
-    runtime: Runtime, event: Event, raw_event: str, job_id: str, jlog: Any, exc: BaseException
+    runtime: Runtime,
+    event: Event,
+    raw_event: str,
+    job_id: str,
+    jlog: Any,
+    exc: BaseException,
+    runs: int | None = None,
 ) -> str:
-    tries = int(await runtime.redis.get(f"steward:failures:{job_id}") or 0) + 1
+    # ``runs``: counted already (a failure that may pass); else the earlier failures and this run.
+    tries = runs if runs is not None else int(await runtime.redis.get(f"steward:failures:{job_id}") or 0) + 1
     await runtime.dead.add(job_id=job_id, event=event, raw_event=raw_event, exc=exc, tries=tries)
     await runtime.redis.delete(f"steward:failures:{job_id}")
     metrics.JOBS.labels("-", "dead").inc()
@@ -311,26 +338,30 @@ async def reconcile_job(ctx: dict[str, Any], reason: str = "periodic") -> str:
         repos=report.repos,
         issues=report.issues,
         redelivered=len(report.redelivered),
+        commands=len(report.commands),
+        left=report.left,
+        incremental=report.incremental,
+        stopped=report.stopped,
         busy=len(report.skipped_busy),
+        notes=report.notes[:5],
         errors=report.errors[:5],
     )
+    if report.left or report.stopped:
+        # Redeliveries are paced, and a run stops at its time or quota share: the rest go in the next
+        # minute's run rather than the next hour's.
+        await runtime.redis.enqueue_job(
+            RECONCILE_FUNCTION,
+            "redeliveries-left",
+            _job_id=f"steward:reconcile:left:{uuid.uuid4().hex}",
+            _defer_by=60.0,
+        )
     metrics.JOBS.labels(RECONCILE_FUNCTION, "failed" if report.errors else "ok").inc()
     return f"{report.repos} repositories, {report.issues} issues, {len(report.redelivered)} redelivered"
 
 
-CATCH_UP_KEY = "steward:catch-up"
 # Held while a reconcile job runs: arq's in-progress mark lasts an event job's timeout, shorter than a
 # reconcile may take, and a second worker must not start the same reconcile beside it.
 RECONCILE_RUNNING_KEY = "steward:reconcile:running"
-
-
-async def queue_catch_up(redis: ArqRedis, reason: str) -> None:
-    """Queue one reconcile; workers asking within the same few seconds (every worker sees Redis come
-    back at once) share it."""
-    if await redis.set(CATCH_UP_KEY, reason, nx=True, ex=10):
-        await redis.enqueue_job(
-            RECONCILE_FUNCTION, reason, _job_id=f"steward:reconcile:{reason}:{uuid.uuid4().hex}"
-        )
 
 
 def create_worker(
@@ -352,6 +383,7 @@ def create_worker(
     async def startup(ctx: dict[str, Any]) -> None:
         # Runs again when the worker starts over after Redis went away before its polling loop.
         ctx["runtime"] = runtime
+        await install_from_settings(settings, redis)
         if settings.worker_metrics_port and not started:
             started.append(await serve_status(settings.worker_metrics_port, watch))
         if settings.reconcile_on_start:

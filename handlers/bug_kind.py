@@ -9,6 +9,7 @@ from typing import Final
 
 from handlers.backlog.text import fold, words
 from handlers.bug_refinement.document import BUG_SECTION_NAMES, STORY_SECTION_NAMES
+from handlers.bug_refinement.formats import is_common_bug_report
 
 __all__ = ["RA9_SECTIONS", "is_bug_report"]
 
@@ -22,8 +23,10 @@ _NAMES: Final = {n: {" ".join(words(name)) for name in names} for n, names in RA
 
 
 def is_bug_report(labels: Iterable[str], body: str, *, bug_label: str = "bug") -> bool:
-    """A bug report: labelled ``bug_label``, or a body with at least two RA9 numbered section headings
-    (``## 1. Vision`` / ``## 1. Visão`` … ``## 4. Acceptance Criteria``: number and name both match)."""
+    """A bug report: labelled ``bug_label``, a body with at least two RA9 numbered section headings
+    (``## 1. Vision`` / ``## 1. Visão`` … ``## 4. Acceptance Criteria``: number and name both match), or a
+    report in a common bug format (GitHub's default template's ``To Reproduce`` and ``Expected behavior``,
+    an issue form's ``### Steps to reproduce``, ``Steps to reproduce:`` / ``Expected:`` prose)."""
     if any(fold(label) == fold(bug_label) for label in labels):
         return True
     found: set[int] = set()
@@ -31,4 +34,4 @@ def is_bug_report(labels: Iterable[str], body: str, *, bug_label: str = "bug") -
         number = int(match.group(1))
         if " ".join(words(match.group(2))) in _NAMES.get(number, set()):
             found.add(number)
-    return len(found) >= 2
+    return len(found) >= 2 or is_common_bug_report(body or "")

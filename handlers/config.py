@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
+from bot import neutralise
 from bot.config_service import RepoSettings
 from bot.context import CommandContext, EventContext
 from bot.forge import Issue, NotFound, PermissionDenied, StatusState
@@ -41,7 +42,11 @@ MAX_ERRORS_SHOWN = 30
 
 
 def error_lines(errors: Sequence[ConfigError]) -> list[str]:
-    shown = [f"- `{e.path or 'file'}`{f' (line {e.line})' if e.line else ''}: {e.message}" for e in errors]
+    shown = [
+        f"- {neutralise.code(e.path or 'file')}{f' (line {e.line})' if e.line else ''}: "
+        f"{neutralise.line(e.message, 500)}"
+        for e in errors
+    ]
     if len(shown) > MAX_ERRORS_SHOWN:
         shown = [*shown[: MAX_ERRORS_SHOWN - 1], f"- … and {len(errors) - MAX_ERRORS_SHOWN + 1} more"]
     return shown
@@ -52,11 +57,23 @@ def status_description(errors: Sequence[ConfigError]) -> str:
     if not errors:
         return "The Steward configuration is valid."
     text = f"{len(errors)} error{'s' if len(errors) != 1 else ''} in the Steward configuration: {errors[0]}"
-    return text if len(text) <= 140 else text[:139] + "…"
+    return neutralise.line(text, 140)
 
 
-def error_issue_body(path: str, errors: Sequence[ConfigError], *, pushed_by: str = "", stale: bool) -> str:
+def _until_fixed(*, stale: bool, waiting: bool) -> str:
+    if waiting:
+        # DESIGN §3.15: a file that never validated is no invitation yet.
+        return (
+            "Until then Steward stays switched off here: a configuration file switches it on once it "
+            "validates."
+        )
     keeps = "the file's last valid settings" if stale else "its defaults"
+    return f"Until then Steward keeps working with {keeps}."
+
+
+def error_issue_body(
+    path: str, errors: Sequence[ConfigError], *, pushed_by: str = "", stale: bool, waiting: bool = False
+) -> str:
     who = f" @{pushed_by} pushed a version that does not validate." if pushed_by else ""
     fix = f"**Next step:** a maintainer fixes `{path}` on the default branch.{who}"
     return "\n".join(
@@ -64,7 +81,7 @@ def error_issue_body(path: str, errors: Sequence[ConfigError], *, pushed_by: str
             ERROR_MARKER,
             "## Steward cannot read this repository's configuration",
             "",
-            f"{fix} Until then Steward keeps working with {keeps}. `steward check-config {path}` checks a "
+            f"{fix} {_until_fixed(stale=stale, waiting=waiting)} `steward check-config {path}` checks a "
             "file before it is pushed.",
             "",
             "### What is wrong",
@@ -76,21 +93,32 @@ def error_issue_body(path: str, errors: Sequence[ConfigError], *, pushed_by: str
     )
 
 
-def thread_notice(path: str, error_issue: Issue, *, stale: bool) -> str:
+def thread_notice(path: str, error_issue: Issue, *, stale: bool, waiting: bool = False) -> str:
     keeps = "its last valid settings" if stale else "Steward's defaults"
+    runs = "Steward stays switched off here" if waiting else f"this repository runs on {keeps}"
     return (
-        f"Heads-up: `{path}` on the default branch is not a valid Steward configuration, so this repository "
-        f"runs on {keeps} until a maintainer fixes it — see #{error_issue.number} for what is wrong."
+        f"Heads-up: `{path}` on the default branch is not a valid Steward configuration, so {runs} "
+        f"until a maintainer fixes it — see #{error_issue.number} for what is wrong."
     )
 
 
-def render_config(config: RepoSettings) -> str:
-    rows = sources(config.overrides, config.settings)
+def _code(text: str) -> str:
+    return neutralise.code(text, in_table=True)
+
+
+def render_config(config: RepoSettings, prefix: str = "steward") -> str:
+    rows = sources(config.overrides, config.as_configured)
     from_file = [r for r in rows if r[2] == "file"]
     where = f"`{config.path}`" if config.path else "no configuration file"
-    lines = [
-        "**Steward's settings on this repository**",
-        "",
+    lines = ["**Steward's settings on this repository**", ""]
+    if config.waiting:
+        lines += [
+            "Steward is **not switched on** here yet: nothing acts until a valid configuration file is on "
+            f"the default branch (`/{prefix} init` proposes one in a pull request). Below is what would "
+            "apply once it is.",
+            "",
+        ]
+    lines += [
         f"{len(from_file)} setting{'s' if len(from_file) != 1 else ''} from {where}; everything else is "
         "Steward's default."
         + (" The file is **invalid**, so these are its last valid settings." if config.stale else ""),
@@ -99,13 +127,10 @@ def render_config(config: RepoSettings) -> str:
         lines += ["", "**The configuration file does not validate:**", "", *error_lines(config.errors)]
     if from_file:
         lines += ["", "| Setting | Value |", "|---|---|"]
-        lines += [f"| `{path}` | `{dump_value(value)}` |" for path, value, _ in from_file]
+        lines += [f"| {_code(path)} | {_code(dump_value(value))} |" for path, value, _ in from_file]
     lines += ["", "<details><summary>Every setting, and where it comes from</summary>", ""]
     lines += ["| Setting | Value | From |", "|---|---|---|"]
-    lines += [
-        f"| `{path}` | `{dump_value(value).replace('|', '\\|')[:200]}` | {origin} |"
-        for path, value, origin in rows
-    ]
+    lines += [f"| `{path}` | {_code(dump_value(value))} | {origin} |" for path, value, origin in rows]
     lines += ["", "</details>"]
     return "\n".join(lines)
 
@@ -128,7 +153,9 @@ async def ensure_error_issue(ctx: EventContext, config: RepoSettings, *, pushed_
 
 
 async def _ensure_error_issue(ctx: EventContext, config: RepoSettings, *, pushed_by: str) -> Issue:
-    body = error_issue_body(config.path, config.errors, pushed_by=pushed_by, stale=config.stale)
+    body = error_issue_body(
+        config.path, config.errors, pushed_by=pushed_by, stale=config.stale, waiting=config.waiting
+    )
     found = await find_error_issue(ctx)
     if found is None:
         await ctx.forge.ensure_label(
@@ -183,10 +210,15 @@ async def close_error_issue(ctx: EventContext, sha: str) -> None:
     usage="config",
     help="Show this repository's Steward settings and where each comes from (its file or the defaults).",
     permission="anyone",
+    uninvited=True,
 )
 async def config_command(ctx: CommandContext) -> None:
     config = ctx.config if ctx.config is not None else RepoSettings(ctx.settings)
-    await ctx.reply(render_config(config))
+    signed = (
+        f"\n\nSteward signs the records it keeps in comments with the key `{ctx.keyring.fingerprint}` "
+        "(`steward verify OWNER/REPO#N` checks them with the public key)."
+    )
+    await ctx.reply(render_config(config, ctx.prefix) + signed)
 
 
 def _touched(paths: Sequence[str], kind: str) -> list[str]:
@@ -231,6 +263,7 @@ async def on_push(ctx: EventContext) -> None:
                 path=found.path if found else touched[0],
                 sha=found.sha if found else "",
                 errors=errors,
+                waiting=config.waiting if config is not None else False,
             )
         await keep_pinned(ctx, await ensure_error_issue(ctx, config, pushed_by=event.sender))
     else:
@@ -253,7 +286,7 @@ async def on_thread(ctx: EventContext) -> None:
             await ctx.upsert_sticky(
                 "config-notice",
                 config.sha[:12] or "file",
-                thread_notice(config.path, error_issue, stale=config.stale),
+                thread_notice(config.path, error_issue, stale=config.stale, waiting=config.waiting),
             )
     # After the notice: the notice is said once (above), the pin is kept by every run.
     await keep_pinned(ctx, error_issue)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.context import CommandContext
+from bot.dispatch import not_invited
 from bot.events import IssueSnapshot
 from bot.forge import ForgeKind
 from bot.permissions import who_may
@@ -40,13 +41,22 @@ def render_help(
     return "\n".join(lines)
 
 
-@plugin.command("help", usage="help", help="List the commands and who may run them.", permission="anyone")
+@plugin.command(
+    "help",
+    usage="help",
+    help="List the commands and who may run them.",
+    permission="anyone",
+    uninvited=True,
+)
 async def help_command(ctx: CommandContext) -> None:
     rows = [
         (spec.name, spec.usage, spec.help, ctx.settings.permission(spec.name, spec.permission))
         for spec in ctx.registry.commands.values()
     ]
-    await ctx.reply(render_help(ctx.prefix, rows, ctx.event.forge))
+    text = render_help(ctx.prefix, rows, ctx.event.forge)
+    if ctx.config is not None and ctx.config.waiting:  # say first that most of the table does not run yet
+        text = f"**Note:** {not_invited(ctx, ctx.prefix)}\n\n{text}"
+    await ctx.reply(text)
 
 
 @plugin.command(
@@ -54,6 +64,7 @@ async def help_command(ctx: CommandContext) -> None:
     usage="ping",
     help="Check that Steward is listening; replies with its version.",
     permission="anyone",
+    uninvited=True,
 )
 async def ping_command(ctx: CommandContext) -> None:
     await ctx.reply(f"pong — Steward {steward_version()}")

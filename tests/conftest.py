@@ -38,3 +38,11 @@ def redis_db(redis_claim: Claim) -> int:
 def redis_url(redis_claim: Claim) -> str:
     redis_claim.reset()
     return redis_claim.url
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """The order's seed, at the end where a failure is read (pytest-randomly shuffles the tests; its own
+    header line is hidden by -q): rerun the same order with ``-p randomly --randomly-seed=N``."""
+    if config.pluginmanager.hasplugin("randomly"):
+        seed = config.getoption("randomly_seed")
+        terminalreporter.write_line(f"tests ran in random order; the same order: --randomly-seed={seed}")

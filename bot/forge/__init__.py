@@ -81,6 +81,8 @@ class Repo:
     default_branch: str
     private: bool = False
     html_url: str = ""
+    # The forge's id of the repository: it survives renames and transfers (signed records name it).
+    id: int = 0
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,8 @@ class Issue:
     html_url: str = ""
     # The forge's global id (GitHub's dependency API wants it rather than the number).
     id: int = 0
+    # When anything about it last changed (its body, labels, comments …), as the forge says.
+    updated_at: str = ""
 
     def has_label(self, name: str) -> bool:
         wanted = name.casefold()
@@ -384,8 +388,10 @@ class Forge(Protocol):
         labels: Sequence[str] = (),
         state: ListState = "open",
         kind: IssueKind = "issues",
+        since: datetime | None = None,
     ) -> list[Issue]:
-        """Every matching issue (all ``labels``), paged to the end; raises ``TooManyItems`` past the bound."""
+        """Every matching issue (all ``labels``; ``since``: only those updated at or after it — GitHub's and
+        Gitea's ``since`` parameter), paged to the end; raises ``TooManyItems`` past the bound."""
         ...
 
     async def create_issue(
@@ -411,6 +417,11 @@ class Forge(Protocol):
     ) -> Issue: ...
 
     async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment: ...
+
+    async def list_repo_comments(self, repo: RepoRef, since: datetime) -> list[Comment]:
+        """Every comment on the repository's issues and pull requests updated at or after ``since``, oldest
+        first (the catch-up after downtime: ``bot.reconcile``)."""
+        ...
 
     async def resolve_comment_url(self, url: str) -> CommentLink:
         """The comment a link on this forge names; ``NotSupported`` for anything else."""

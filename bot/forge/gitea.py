@@ -99,6 +99,7 @@ class GiteaForge(GiteaIssues, GiteaPins, GiteaCode, GiteaRecords):
             default_branch=str(found.default_branch or "main"),
             private=bool(found.private),
             html_url=str(found.html_url or ""),
+            id=int(found.id or 0),
         )
 
     async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel:

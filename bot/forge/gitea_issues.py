@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.forge import (
@@ -58,6 +59,13 @@ class GiteaIssues(GiteaCalls):
         raw = await self._get(f"{self._r(repo)}/issues/{number}/comments", f"comments of {repo}#{number}")
         return [comment_from_json(item) for item in raw or []]
 
+    async def list_repo_comments(self, repo: RepoRef, since: datetime) -> list[Comment]:
+        stamp = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        items = await self._pages(
+            f"{self._r(repo)}/issues/comments", f"comments of {repo}", {"since": stamp}, limit=self._max_items
+        )
+        return [comment_from_json(item) for item in items]
+
     async def create_comment(self, repo: RepoRef, number: int, body: str) -> Comment:
         raw = await self._post(
             f"{self._r(repo)}/issues/{number}/comments", f"comment on {repo}#{number}", {"body": body}
@@ -85,8 +93,10 @@ class GiteaIssues(GiteaCalls):
         labels: Sequence[str] = (),
         state: ListState = "open",
         kind: IssueKind = "issues",
+        since: datetime | None = None,
     ) -> list[Issue]:
-        """``type`` issues|pulls, ``milestones`` (names or ids: the id is given and checked again here, a
+        """``since``: updated at or after it.
+        ``type`` issues|pulls, ``milestones`` (names or ids: the id is given and checked again here, a
         milestone titled like another's id would match too) and ``labels`` (Gitea: any of them; the port:
         all of them, so they are checked here too)."""
         params: dict[str, Any] = {"state": state}
@@ -96,6 +106,8 @@ class GiteaIssues(GiteaCalls):
             params["milestones"] = str(milestone)
         if labels:
             params["labels"] = ",".join(labels)
+        if since is not None:
+            params["since"] = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         items = await self._pages(
             f"{self._r(repo)}/issues", f"issues of {repo}", params, limit=self._max_items
         )

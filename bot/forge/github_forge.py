@@ -50,6 +50,7 @@ class GitHubForge(GitHubIssues, GitHubPins, GitHubCode, GitHubDeliveries, GitHub
             default_branch=raw.get("default_branch") or "main",
             private=bool(raw.get("private")),
             html_url=raw.get("html_url") or "",
+            id=int(raw.get("id") or 0),
         )
 
     async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel:

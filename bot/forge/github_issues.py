@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -45,6 +46,15 @@ class GitHubIssues(GitHubCalls):
         )
         return [comment_from_json(item) for item in items]
 
+    async def list_repo_comments(self, repo: RepoRef, since: datetime) -> list[Comment]:
+        stamp = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        items = await self._iter(
+            f"/repos/{repo.full_name}/issues/comments?since={stamp}&per_page=100",
+            f"comments of {repo}",
+            limit=self._max_items,
+        )
+        return [comment_from_json(item) for item in items]
+
     async def create_comment(self, repo: RepoRef, number: int, body: str) -> Comment:
         raw = await self._write(
             "post",
@@ -79,8 +89,11 @@ class GitHubIssues(GitHubCalls):
         labels: Sequence[str] = (),
         state: ListState = "open",
         kind: IssueKind = "issues",
+        since: datetime | None = None,
     ) -> list[Issue]:
         query = f"state={state}&per_page=100"
+        if since is not None:
+            query += "&since=" + since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         if milestone is not None:
             query += f"&milestone={milestone}"
         if labels:

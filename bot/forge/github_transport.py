@@ -116,6 +116,7 @@ class RetryingAPI(GitHubAPI):
                 await asyncio.sleep(decision.delay)
                 continue
             metrics.FORGE_CALLS.labels("github", method, str(status)).inc()
+            metrics.note_rate_limit("github", self.budget_key, response_headers)
             return status, response_headers, content
 
     async def graphql_answer(

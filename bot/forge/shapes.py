@@ -35,6 +35,7 @@ def issue_from_json(raw: Mapping[str, Any], *, milestone_key: str = "number") ->
         is_pull_request=isinstance(raw.get("pull_request"), Mapping),
         html_url=raw.get("html_url") or "",
         id=int(raw.get("id") or 0),
+        updated_at=raw.get("updated_at") or "",
     )
 
 

@@ -138,6 +138,16 @@ async def list_comments(request: Request, ctx: GCtx, repo: Repo) -> Response:
 
 
 @GCtx.on_repo()
+async def list_repo_comments(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    """`GET /api/v1/repos/{owner}/{repo}/issues/comments?since=&page=&limit=` (Gitea's
+    ``ListRepoIssueComments``, routers/api/v1/repo/issue_comment.go: `since` keeps comments updated since
+    then; paged by `page`/`limit` like every Gitea list)."""
+    found = ops.repo_comments(repo, request.query_params.get("since"))
+    chunk, headers = gitea_page(request, found)
+    return json_response(request, [ctx.shapes.comment(repo, c) for c in chunk], headers=headers)
+
+
+@GCtx.on_repo()
 async def create_comment(request: Request, ctx: GCtx, repo: Repo) -> Response:
     comment = await ops.add_comment(ctx, repo, _issue(ctx, repo))
     return json_response(request, ctx.shapes.comment(repo, comment), status=201)
@@ -385,6 +395,7 @@ def routes() -> list[BaseRoute]:
     return [
         Route(r + "/issues", list_issues, methods=["GET"]),
         Route(r + "/issues", create_issue, methods=["POST"]),
+        Route(r + "/issues/comments", list_repo_comments, methods=["GET"]),
         Route(c, get_comment, methods=["GET"]),
         Route(c, edit_comment, methods=["PATCH"]),
         Route(c, delete_comment, methods=["DELETE"]),

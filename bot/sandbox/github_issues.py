@@ -141,6 +141,15 @@ async def list_comments(request: Request, ctx: Ctx, repo: Repo) -> Response:
 
 
 @Ctx.on_repo()
+async def list_repo_comments(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """`GET /repos/{owner}/{repo}/issues/comments?since=&per_page=&page=` (GitHub REST, "List issue comments
+    for a repository": `since` keeps comments updated at or after it; paged, at most 100 a page)."""
+    found = ops.repo_comments(repo, request.query_params.get("since"))
+    chunk, headers = paginate(request, found)
+    return json_response(request, [ctx.shapes.comment(repo, c) for c in chunk], headers=headers)
+
+
+@Ctx.on_repo()
 async def create_comment(request: Request, ctx: Ctx, repo: Repo) -> Response:
     comment = await ops.add_comment(ctx, repo, _issue(ctx, repo))
     return json_response(request, ctx.shapes.comment(repo, comment), status=201)
@@ -364,6 +373,7 @@ def routes(r: str) -> list[BaseRoute]:
     return [
         Route(r + "/issues", list_issues, methods=["GET"]),
         Route(r + "/issues", create_issue, methods=["POST"]),
+        Route(r + "/issues/comments", list_repo_comments, methods=["GET"]),
         Route(c, get_comment, methods=["GET"]),
         Route(c, update_comment, methods=["PATCH"]),
         Route(c, delete_comment, methods=["DELETE"]),

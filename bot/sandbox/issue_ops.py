@@ -183,6 +183,17 @@ def comments_on(repo: Repo, issue: Issue, since: str | None) -> list[Comment]:
     ]
 
 
+def repo_comments(repo: Repo, since: str | None) -> list[Comment]:
+    """Every comment of the repository (issues and pull requests) updated at or after ``since``, oldest
+    first: GitHub's "List issue comments for a repository" (sort=created by default, ascending) and
+    Gitea's ``ListRepoIssueComments`` (``since``: "only comments updated since the provided time")."""
+    return [
+        c
+        for c in sorted(repo.comments.values(), key=lambda c: c.id)
+        if since is None or c.updated_at >= since
+    ]
+
+
 async def comment_body(caller: Caller) -> str:
     body = (await body_object(caller.request)).get("body")
     if not isinstance(body, str) or not body:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import ci_ops, fork_ops, gitmodel, issue_ops
+from . import ci_ops, closing_refs, fork_ops, gitmodel, issue_ops
 from .caller import Caller
 from .plumbing import ApiError
 from .pulls import branch_head, open_pulls
@@ -147,4 +147,19 @@ def merge(
     issue.updated_at = pr.merged_at
     pushed(caller, repo, f"refs/heads/{pr.base_ref}", base_sha, merged.sha)
     caller.events.issue(repo, issue, "closed")
+    if pr.base_ref == repo.default_branch:
+        _close_named_issues(caller, repo, issue, base_sha, merged.sha)
     return merged
+
+
+def _close_named_issues(caller: Caller, repo: Repo, pull: Issue, base_sha: str, merged_sha: str) -> None:
+    """What the description and the commits that landed close (``closing_refs``: both forges' rules)."""
+    before = set(gitmodel.ancestors(repo, base_sha))
+    texts = [
+        pull.body or "",
+        *(repo.commits[sha].message for sha in gitmodel.ancestors(repo, merged_sha) if sha not in before),
+    ]
+    for number in closing_refs.closed_by("\n".join(texts), repo.owner, repo.name):
+        target = repo.issues.get(number)
+        if target is not None and target.pull is None and number != pull.number:
+            issue_ops.set_state(caller, repo, target, "closed")

@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
+from bot import neutralise
 from handlers.backlog.gate import plain
 from handlers.backlog.hints import Hints
 from handlers.backlog.interview import DepRecord, Interview
@@ -22,10 +23,7 @@ _BACKTICKS: Final = re.compile(r"`+")
 def _cell(text: str | None, limit: int = _CELL_LIMIT) -> str:
     if text is None:
         return "—"
-    flat = " ".join(text.split())
-    if len(flat) > limit:
-        flat = flat[: limit - 1].rstrip() + "…"
-    return flat.replace("|", "\\|") or "—"
+    return neutralise.cell(text, limit) or "—"
 
 
 def _json_block(data: Any, summary: str) -> str:
@@ -99,7 +97,8 @@ def render_interview(
             for n, row_id in enumerate(interview.asking, 1):
                 row = interview.ledger.row(row_id)
                 if row is not None:
-                    lines.append(f"{n}. **{row.id}** · {row.dimension.value} — {row.question}")
+                    question = neutralise.line(row.question, 1000)
+                    lines.append(f"{n}. **{row.id}** · {row.dimension.value} — {question}")
             lines.append("")
         else:
             lines += [
@@ -162,8 +161,8 @@ def render_interview(
 
 
 def _spec_body(spec: Spec, *, heading: str, open_heading: str = "## Open Questions") -> list[str]:
-    lines = [heading, "", f"**Goal.** {spec.goal}", "", "**Requirements**", ""]
-    lines += [f"- {line}" for line in spec.requirements] or ["- (none yet)"]
+    lines = [heading, "", f"**Goal.** {neutralise.line(spec.goal, 2000)}", "", "**Requirements**", ""]
+    lines += [f"- {neutralise.line(line, 1000)}" for line in spec.requirements] or ["- (none yet)"]
     if spec.blocked_by:
         lines += ["", "blocked-by: " + ", ".join(f"#{n}" for n in spec.blocked_by)]
     lines += ["", "**Q&A**", ""]
@@ -174,7 +173,9 @@ def _spec_body(spec: Spec, *, heading: str, open_heading: str = "## Open Questio
         lines.append("No question was asked: the description covered every dimension.")
     lines += ["", open_heading, ""]
     if spec.open_questions:
-        lines += [f"- **{q.id}** · {q.dimension} — {q.question}" for q in spec.open_questions]
+        lines += [
+            f"- **{q.id}** · {q.dimension} — {neutralise.line(q.question, 1000)}" for q in spec.open_questions
+        ]
     else:
         lines.append("None.")
     return lines
@@ -218,7 +219,8 @@ def render_spec(
         )
         refused = [d for d in deps if d.state == "refused"]
         if refused:
-            lines += ["", "**Dependencies refused:** " + "; ".join(f"#{d.number}: {d.note}" for d in refused)]
+            notes = "; ".join(f"#{d.number}: {neutralise.line(d.note, 300)}" for d in refused)
+            lines += ["", "**Dependencies refused:** " + notes]
         lines += [
             "",
             f"**How the interview ended:** {plain(spec.verdict)} <sub>(stop gate: {spec.verdict})</sub>.",

@@ -23,20 +23,24 @@ from bot.context import CommandContext, EventContext
 from bot.forge import Comment, Forge, Issue, NotFound, RepoRef
 from bot.registry import Registry
 from bot.settings import BugRefinementSettings
-from bot.sticky import decode_data, find
+from bot.sticky import find
 from handlers.bug_kind import is_bug_report
 from handlers.bug_refinement.comment import (
+    RESOLVED_TEXT,
     StoryNote,
     notice_text,
+    ready_text,
     render_bug_comment,
     render_story_comment,
     template,
 )
 from handlers.bug_refinement.document import parse_document
+from handlers.bug_refinement.formats import read_report
 from handlers.bug_refinement.rules import (
     BugVerdict,
     RecordedVerdict,
     Verdict,
+    blockers_for,
     document_language,
     is_locked,
     is_refined,
@@ -214,7 +218,11 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
     """Refine one bug issue; returns what happened (for logs and replies)."""
     comments = await ctx.forge.list_comments(ctx.repo, issue.number)
     existing, recorded = _recorded(comments, bot_login=ctx.me.login, kind=VERDICT_KIND, key=issue.number)
-    data: dict[str, Any] = (decode_data(existing.body) or {}) if existing else {}
+    # Its data block counts only when it verifies; otherwise the verdict is derived from the body again.
+    checked = await ctx.record(existing, VERDICT_KIND, str(issue.number), expect_data=False)
+    data: dict[str, Any] = checked.trusted if isinstance(checked.trusted, dict) else {}
+    if checked.broken:
+        recorded = None
     digest = body_digest(issue.body)
     bug_id = bug_id_of(ctx.repo, issue.number)
     if existing is not None and recorded is not None and is_locked(recorded):
@@ -243,9 +251,10 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
             comments=comments,
         )
         await _mirror_labels(ctx, issue, "approved")
+        await _settle_notices(ctx, issue, None, comments)
         return "locked"
     verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=datetime.now(UTC))
-    language = document_language(parse_document(issue.body))
+    language = document_language(parse_document(read_report(issue.body)))
     if not same_outcome(recorded, verdict):
         notes = await _refine_stories(ctx, issue) if verdict.verdict == "approved" else []
         text = render_bug_comment(
@@ -267,8 +276,9 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
             number=issue.number,
             comments=comments,
         )
-        if verdict.verdict == "rejected":
+        if blockers_for(verdict, "reporter"):
             await _notify_author(ctx, issue, verdict, written.comment, comments)
+    await _settle_notices(ctx, issue, verdict, comments)
     await _mirror_labels(ctx, issue, verdict.verdict)
     ctx.log.info("bug refined", verdict=verdict.verdict, blockers=list(verdict.blocker_codes))
     return verdict.verdict
@@ -278,18 +288,60 @@ def _language(data: Mapping[str, Any]) -> Language:
     return "pt" if data.get("language") == "pt" else "en"
 
 
+def _reporter(ctx: EventContext, issue: Issue) -> str | None:
+    """Who reported the bug, when a person other than Steward did."""
+    if not issue.author or issue.author.casefold() == ctx.me.login.casefold():
+        return None
+    return issue.author
+
+
 async def _notify_author(
     ctx: EventContext, issue: Issue, verdict: BugVerdict, sticky: Comment, comments: list[Comment]
 ) -> None:
-    """One short new comment that mentions the author (editing the verdict notifies nobody), once per set
-    of blockers: a replayed or repeated refinement with the same outcome writes nothing."""
-    if not issue.author or issue.author.casefold() == ctx.me.login.casefold():
+    """One short new comment that mentions the reporter (editing the verdict notifies nobody), once per set
+    of what is asked of them: a replayed or repeated refinement with the same outcome writes nothing."""
+    author = _reporter(ctx, issue)
+    if author is None:
         return
-    digest = hashlib.sha256("\n".join(verdict.blocker_codes).encode()).hexdigest()[:12]
+    codes = [b.code for b in blockers_for(verdict, "reporter")]
+    digest = hashlib.sha256("\n".join(codes).encode()).hexdigest()[:12]
     await ctx.upsert_sticky(
         NOTICE_KIND,
         f"{issue.number}-rejected-{digest}",
-        notice_text(issue.author, verdict, sticky.html_url),
+        notice_text(author, verdict, sticky.html_url),
+        number=issue.number,
+        comments=comments,
+    )
+
+
+_NOTICE_MARKER = re.compile(rf"^<!-- steward:{NOTICE_KIND}:(\S+) -->")
+
+
+async def _settle_notices(
+    ctx: EventContext, issue: Issue, verdict: BugVerdict | None, comments: list[Comment]
+) -> None:
+    """Once nothing more is asked of the reporter (``verdict`` None: approved and locked), each earlier
+    notice that asked them for changes says it is resolved, and the reporter is told once, in one new
+    comment, that their part is done. Only after a notice: a report complete from the start needs none.
+    Level-triggered: a replay finds the texts already there and writes nothing."""
+    author = _reporter(ctx, issue)
+    if author is None or (verdict is not None and blockers_for(verdict, "reporter")):
+        return
+    asked = [
+        m.group(1)
+        for c in comments
+        if c.author.casefold() == ctx.me.login.casefold()
+        and (m := _NOTICE_MARKER.match(c.body.lstrip())) is not None
+        and m.group(1).startswith(f"{issue.number}-rejected-")
+    ]
+    if not asked:
+        return
+    for key in asked:
+        await ctx.upsert_sticky(NOTICE_KIND, key, RESOLVED_TEXT, number=issue.number, comments=comments)
+    await ctx.upsert_sticky(
+        NOTICE_KIND,
+        f"{issue.number}-ready",
+        ready_text(author, verdict),
         number=issue.number,
         comments=comments,
     )

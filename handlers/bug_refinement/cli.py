@@ -57,7 +57,8 @@ HELP = f"""{USAGE}
 Refine a bug report (RA9) on a local file: write its `## Refinement Verdict` block and print the result.
 
 arguments:
-  bug-id              a bug id `bug-NNNNNN`: the file .aikittools/bugs/<bug-id>/bug.md under this folder
+  bug-id              a bug id `bug-NNNNNN`, for a project that keeps one folder per bug report in the
+                      layout RA9's tools use: the file .aikittools/bugs/<bug-id>/bug.md under this folder
   path                a path to a bug file (ends in .md or contains a /), or a folder holding bug.md
 
 options:

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from bot import neutralise
+
 from . import sections
 from .document import (
     BUG_SECTION_NAMES,
@@ -22,10 +24,28 @@ from .document import (
     parse_document,
     strip_html_comments,
 )
-from .rules import BugVerdict, StoryVerdict, document_language, render_verdict_block, section_of
+from .formats import read_report
+from .rules import (
+    REPORTER_SECTIONS,
+    Blocker,
+    BugVerdict,
+    StoryVerdict,
+    blockers_for,
+    document_language,
+    render_verdict_block,
+    section_of,
+)
 from .sections import Language
 
-__all__ = ["StoryNote", "notice_text", "render_bug_comment", "render_story_comment", "template"]
+__all__ = [
+    "RESOLVED_TEXT",
+    "StoryNote",
+    "notice_text",
+    "ready_text",
+    "render_bug_comment",
+    "render_story_comment",
+    "template",
+]
 
 _ICON: Final = {"approved": "✅", "rejected": "❌", "pending": "⏳"}
 # The template repeats what the author wrote; bounded so the comment stays far below GitHub's limit.
@@ -66,14 +86,17 @@ MANY_MISSING: Final = 3
 
 
 def _missing_sections(verdict: BugVerdict) -> list[int]:
+    """The reporter's sections that are missing altogether (then the template is the quickest way)."""
     return [
-        n for b in verdict.blockers if b.code.startswith("MISSING_SECTION_") and (n := section_of(b.code))
+        n
+        for b in blockers_for(verdict, "reporter")
+        if b.code.startswith("MISSING_SECTION_") and (n := section_of(b.code))
     ]
 
 
-def _blocker_lines(verdict: BugVerdict, language: Language) -> list[str]:
+def _blocker_lines(blockers: Sequence[Blocker], language: Language) -> list[str]:
     out = []
-    missing = _missing_sections(verdict)
+    missing = [n for b in blockers if b.code.startswith("MISSING_SECTION_") and (n := section_of(b.code))]
     if len(missing) >= MANY_MISSING:
         headings = ", ".join(f"`{sections.heading(n, language)}`" for n in missing)
         codes = ", ".join(f"`MISSING_SECTION_{n}`" for n in missing)
@@ -81,13 +104,62 @@ def _blocker_lines(verdict: BugVerdict, language: Language) -> list[str]:
             f"- **Missing sections** — add these level-2 headings and fill them in: {headings}. "
             f"<sub>{codes}</sub>"
         )
-    for blocker in verdict.blockers:
+    for blocker in blockers:
         if len(missing) >= MANY_MISSING and blocker.code.startswith("MISSING_SECTION_"):
             continue
         n = section_of(blocker.code)
         where = f"**{n}. {sections.name(n, language)}** — " if n is not None else ""
-        out.append(f"- {where}{blocker.message} <sub>`{blocker.code}`</sub>")
+        out.append(f"- {where}{neutralise.inert(blocker.message)} <sub>`{blocker.code}`</sub>")
     return out
+
+
+def _things(n: int) -> str:
+    return f"{n} thing{'s' if n != 1 else ''}"
+
+
+def _not_ready(verdict: BugVerdict, language: Language, template_text: str | None) -> list[str]:
+    """What a rejected verdict asks, split by who can supply it: the reporter is asked only for what they
+    saw and how to reproduce it; the sections a maintainer writes are listed for the maintainers."""
+    reporter = blockers_for(verdict, "reporter")
+    maintainers = blockers_for(verdict, "maintainers")
+    if reporter and maintainers:
+        title = f"{_things(len(reporter))} for the reporter, {len(maintainers)} for the maintainers"
+    elif reporter:
+        title = f"{_things(len(reporter))} to fix"
+    else:
+        title = f"{_things(len(maintainers))} for the maintainers"
+    lines = [f"## {_ICON['rejected']} Bug report not ready: {title}", ""]
+    if reporter:
+        paste = template_text and _missing_sections(verdict)
+        how = (
+            "the quickest way is to paste the template folded at the end of this comment (it already holds "
+            "what you wrote) into the issue description and fill in your part"
+            if paste
+            else "edit the issue description and add what is listed under *From the reporter*"
+        )
+        lines += [f"**Next step for the reporter:** {how}; I check it again each time it is saved.", ""]
+    else:
+        lines += [
+            "**Nothing more is needed from the reporter:** what they saw and how to reproduce it are here.",
+            "",
+        ]
+    if maintainers:
+        lead = "Next step" if not reporter else "Then"
+        lines += [
+            f"**{lead}, for the maintainers:** once you have looked at the bug, add the sections listed "
+            "under *For the maintainers* to the issue description. The bug is ready for work when every "
+            "section checks out.",
+            "",
+        ]
+    if reporter:
+        lines += ["### From the reporter: how to reproduce it, and what you saw", ""]
+        lines += _blocker_lines(reporter, language)
+    if maintainers:
+        if reporter:
+            lines += [""]
+        lines += ["### For the maintainers", ""]
+        lines += _blocker_lines(maintainers, language)
+    return lines
 
 
 def render_bug_comment(
@@ -108,29 +180,10 @@ def render_bug_comment(
             "locked — later edits to the description do not change it.",
         ]
     else:
-        count = len(verdict.blockers)
-        next_step = (
-            "**Next step:** edit the issue description and fix what is listed below; I check it again "
-            "each time it is saved."
-        )
-        if template_text and len(_missing_sections(verdict)) >= MANY_MISSING:
-            next_step = (
-                "**Next step:** the quickest way is to paste the template folded at the end of this comment "
-                "(it already holds what you wrote) into the issue description and fill it in; I check it "
-                "again each time it is saved."
-            )
-        lines += [
-            f"## {_ICON['rejected']} Bug report not ready: {count} thing{'s' if count != 1 else ''} to fix",
-            "",
-            next_step,
-            "",
-            "### What to fix",
-            "",
-            *_blocker_lines(verdict, language),
-        ]
+        lines += _not_ready(verdict, language, template_text)
     if verdict.warnings:
         lines += ["", "### Worth adding (not required)", ""]
-        lines += [f"- {w.message} <sub>`{w.code}`</sub>" for w in verdict.warnings]
+        lines += [f"- {neutralise.inert(w.message)} <sub>`{w.code}`</sub>" for w in verdict.warnings]
     if stories:
         lines += ["", "### Stories", ""]
         lines += [note.line() for note in stories]
@@ -144,7 +197,7 @@ def render_bug_comment(
     if template_text:
         lines += [""]
         lines += _details(
-            "A template to paste into the description, with what you already wrote",
+            "A template to paste into the description: the RA9 document built from what you wrote",
             _fence(template_text, "markdown"),
         )
     record = render_verdict_block(verdict.verdict, verdict.verdict_hash, verdict.refined_at, verdict.blockers)
@@ -171,7 +224,7 @@ def render_story_comment(verdict: StoryVerdict, bug_ref: str, language: Language
             "and fix what is listed below.",
             "",
         ]
-        lines += [f"- {b.message} <sub>`{b.code}`</sub>" for b in verdict.blockers]
+        lines += [f"- {neutralise.inert(b.message)} <sub>`{b.code}`</sub>" for b in verdict.blockers]
     record = render_verdict_block(verdict.verdict, verdict.verdict_hash, verdict.refined_at, verdict.blockers)
     lines += [""]
     lines += _details(f"Verdict record (refined at {verdict.refined_at})", record)
@@ -179,12 +232,28 @@ def render_story_comment(verdict: StoryVerdict, bug_ref: str, language: Language
 
 
 def notice_text(author: str, verdict: BugVerdict, link: str) -> str:
-    """The short new comment that tells the author a verdict needs them (an edit notifies nobody)."""
-    count = len(verdict.blockers)
+    """The short new comment that tells the reporter what the verdict asks of them (an edit notifies
+    nobody). Only the reporter's part is counted: the maintainers' sections are not theirs to write."""
+    count = len(blockers_for(verdict, "reporter"))
     where = f"[the refinement verdict]({link})" if link else "the refinement verdict above"
     return (
-        f"@{author}: this bug report needs {count} change{'s' if count != 1 else ''} before work on it can "
-        f"start — {where} lists them. Edit the description; I check it again when you save."
+        f"@{author}: this bug report needs {count} change{'s' if count != 1 else ''} from you before work "
+        f"on it can start — {where} lists them under *From the reporter*. Edit the description; I check it "
+        "again when you save."
+    )
+
+
+RESOLVED_TEXT: Final = "✅ Resolved: the changes asked for here are in."
+
+
+def ready_text(author: str, verdict: BugVerdict | None) -> str:
+    """The one new comment that tells the reporter their part is done (``verdict`` None: approved and
+    locked)."""
+    if verdict is None or verdict.verdict == "approved":
+        return f"@{author}: thank you — this bug report is complete and approved; work on it can start."
+    return (
+        f"@{author}: thank you — the reproduction is complete; nothing more is needed from you. The "
+        "maintainers add their sections before work on it starts."
     )
 
 
@@ -227,12 +296,12 @@ def template(body: str, title: str = "") -> str:
     """An RA9 bug report with every section, pre-filled with what ``body`` already has: its RA9 sections
     (and recipe sub-sections) as written, and any text outside them under 1. Vision. Empty sections carry
     a short hint. Headings follow the document's language (English for a casual report)."""
-    doc = parse_document(body)
+    doc = parse_document(read_report(body))
     language = document_language(doc)
     found = find_sections(doc, BUG_SECTION_NAMES)
     first = min((s.heading_line for s in found.values()), default=len(doc.lines))
     loose = _text(doc, doc.body_start, first)
-    out = ["**Status:** Pendente", ""]
+    out = [f"**Status:** {'Pendente' if language == 'pt' else 'Pending'}", ""]
     for n in sections.BUG_SECTIONS:
         out.append(sections.heading(n, language))
         section = found.get(n)
@@ -250,7 +319,10 @@ def template(body: str, title: str = "") -> str:
             written = "\n\n".join(part for part in (written, loose) if part)
         if n == 1 and not written and title:
             written = title
-        out.append(_clip(written) if written else f"<!-- {_hint(_HINTS[n], language)} -->")
+        hint = _hint(_HINTS[n], language)
+        if n not in REPORTER_SECTIONS:
+            hint = f"For the maintainers: {hint}"
+        out.append(_clip(written) if written else f"<!-- {hint} -->")
         out.append("")
     text = "\n".join(out).rstrip() + "\n"
     if len(text) > TEMPLATE_CHARS:

@@ -79,7 +79,9 @@ def from_issue_form(text: str) -> str:
             while j < len(lines) and not lines[j].strip():
                 j += 1
             value = lines[j].strip() if j < len(lines) else ""
-            if value and value != NO_RESPONSE and not value.startswith("#"):
+            # A fence is not a value: taking it would change which lines are code on a second reading.
+            fenced = j < len(lines) and (not outside[j] or _FENCE.match(lines[j]) is not None)
+            if value and value != NO_RESPONSE and not value.startswith("#") and not fenced:
                 out.append(f"**{field.group(1)}:** {value}")
                 i = j
             # a field left empty says nothing

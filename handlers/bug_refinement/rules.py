@@ -5,37 +5,66 @@ The caller supplies `refined_at`; the same text, id and time always give the sam
 
 from __future__ import annotations
 
-import hashlib
-import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Literal, cast, get_args
-
-import yaml
+from datetime import datetime
+from typing import Literal
 
 from . import sections
+from .checks import (
+    BLOCKED_BY,
+    EXPECTED,
+    NUMBERED_STEP,
+    OBSERVED,
+    SCOPE,
+    SEVERITY,
+    body_field,
+    field_value,
+    front_matter_value,
+    has_content,
+    has_gherkin,
+    hypothesis_length,
+    names_test_path,
+    status_value,
+)
 from .document import (
-    _HTML_COMMENT,
     BUG_SECTION_NAMES,
     RECIPE_SUBSECTION_NAMES,
     STORY_SECTION_NAMES,
     Document,
-    Section,
     find_sections,
     find_subsections,
-    fold,
     parse_document,
     strip_html_comments,
 )
+from .formats import from_common_format
 from .forms import from_issue_form
 from .sections import Language
+from .verdict import (
+    VERDICT_HEADING,
+    Blocker,
+    BugVerdict,
+    RecordedVerdict,
+    RefinementWarning,
+    StoryVerdict,
+    Verdict,
+    apply_verdict,
+    format_refined_at,
+    is_locked,
+    is_refined,
+    next_verdict,
+    read_verdict_block,
+    render_verdict_block,
+    same_outcome,
+    story_verdict_hash,
+    verdict_hash,
+)
 
 __all__ = [
     "BLOCKER_CODES",
+    "REPORTER_SECTIONS",
     "STORY_BLOCKER_CODES",
     "VERDICT_HEADING",
     "WARNING_CODES",
+    "Audience",
     "Blocker",
     "BugVerdict",
     "RecordedVerdict",
@@ -43,7 +72,10 @@ __all__ = [
     "StoryVerdict",
     "Verdict",
     "apply_verdict",
+    "audience",
     "blocker_for",
+    "blockers_for",
+    "document_language",
     "format_refined_at",
     "is_locked",
     "is_refined",
@@ -58,66 +90,6 @@ __all__ = [
     "verdict_hash",
     "warning_for",
 ]
-
-Verdict = Literal["pending", "rejected", "approved"]
-_VERDICTS: frozenset[str] = frozenset(get_args(Verdict))
-
-VERDICT_HEADING = "Refinement Verdict"
-
-
-@dataclass(frozen=True, slots=True)
-class Blocker:
-    code: str
-    message: str  # one line: what to write, and where
-
-
-@dataclass(frozen=True, slots=True)
-class RefinementWarning:
-    code: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class BugVerdict:
-    bug_id: str
-    verdict: Verdict  # "approved" or "rejected": the engine never computes "pending"
-    verdict_hash: str
-    refined_at: str  # YYYY-MM-DDTHH:MM:SSZ
-    blockers: tuple[Blocker, ...]
-    warnings: tuple[RefinementWarning, ...]
-
-    @property
-    def blocker_codes(self) -> tuple[str, ...]:
-        return tuple(b.code for b in self.blockers)
-
-    @property
-    def warning_codes(self) -> tuple[str, ...]:
-        return tuple(w.code for w in self.warnings)
-
-
-@dataclass(frozen=True, slots=True)
-class StoryVerdict:
-    bug_id: str
-    story: str  # the story's name: its file name without `.md` (or, on a forge, its reference)
-    verdict: Verdict
-    verdict_hash: str
-    refined_at: str
-    blockers: tuple[Blocker, ...]
-
-    @property
-    def blocker_codes(self) -> tuple[str, ...]:
-        return tuple(b.code for b in self.blockers)
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedVerdict:
-    """A `## Refinement Verdict` block as found in a file or a comment."""
-
-    status: Verdict
-    verdict_hash: str
-    refined_at: str
-    blockers: tuple[str, ...]
-
 
 # --- blocker and warning codes ----------------------------------------------------------------------------
 
@@ -154,7 +126,9 @@ def _bug_messages(lang: Language) -> dict[str, str]:
         "REGRESSION_SLOT_MISSING": (
             f"Under {h[7]}, name the test file (such as `tests/test_cart.py`) or write `TBD`."
         ),
-        "STATUS_LINE_MISSING": "Add a `**Status:** Pendente` line near the top of the body.",
+        "STATUS_LINE_MISSING": (
+            f"Add a `**Status:** {'Pendente' if lang == 'pt' else 'Pending'}` line near the top of the body."
+        ),
     }
 
 
@@ -206,9 +180,33 @@ _SECTION_OF: dict[str, int] = {
 }
 
 
-def blocker_for(code: str, language: Language = "en") -> Blocker:
+# What the reporter's blockers ask, in the words of the common format they wrote in (the labels of GitHub's
+# default template), for a report read through ``formats``: they never wrote RA9's headings, nor need to.
+_COMMON_MESSAGES: dict[str, str] = {
+    "MISSING_SECTION_1": "Describe the bug under **Describe the bug**: who is affected, and what goes wrong.",
+    "VISION_EMPTY": "Describe the bug under **Describe the bug**: who is affected, and what goes wrong.",
+    "MISSING_SECTION_5": (
+        "Say how to reproduce it: **To Reproduce** with numbered steps, **Expected behavior**, **Actual "
+        "behavior**, the environment (version, OS, browser or runtime) and a screenshot, log or link."
+    ),
+    "RECIPE_MISSING_ENV": (
+        "Add where it happens under **Environment**: the version, the OS, the browser or runtime."
+    ),
+    "RECIPE_MISSING_STEPS": "Under **To Reproduce**, write the steps as a numbered list (`1.`, `2.`, …).",
+    "RECIPE_MISSING_OBSERVED_EXPECTED": (
+        "Say what happened and what you expected, each under its own label: **Actual behavior** and "
+        "**Expected behavior** (or `Actual:` and `Expected:` lines)."
+    ),
+    "RECIPE_MISSING_ARTIFACTS": "Add a screenshot, a log or a link under **Screenshots** or **Logs**.",
+}
+
+
+def blocker_for(code: str, language: Language = "en", *, common_format: bool = False) -> Blocker:
     """The blocker with `code` and its standard message (also for codes read back from a verdict block),
-    naming sections in `language`."""
+    naming sections in `language`; for a report in a common format (in English), the reporter's blockers
+    name that format's labels instead."""
+    if common_format and language == "en" and code in _COMMON_MESSAGES:
+        return Blocker(code, _COMMON_MESSAGES[code])
     message = _BUG_MESSAGES[language].get(code) or _STORY_MESSAGES[language].get(code) or f"Fix `{code}`."
     return Blocker(code, message)
 
@@ -224,163 +222,28 @@ def section_of(code: str) -> int | None:
     return _SECTION_OF.get(code)
 
 
+# Who can supply what a blocker asks for: the reporter knows what they saw and how to reproduce it (sections
+# 1 and 5); the other sections, and the status line, are the maintainers' to write.
+REPORTER_SECTIONS: frozenset[int] = frozenset({1, 5})
+Audience = Literal["reporter", "maintainers"]
+
+
+def audience(code: str) -> Audience:
+    """Who is asked for what blocker `code` needs: the reporter or the maintainers."""
+    return "reporter" if section_of(code) in REPORTER_SECTIONS else "maintainers"
+
+
+def blockers_for(verdict: BugVerdict, who: Audience) -> tuple[Blocker, ...]:
+    """The blockers of `verdict` that `who` is asked to fix, in order."""
+    return tuple(b for b in verdict.blockers if audience(b.code) == who)
+
+
 def warning_for(code: str) -> RefinementWarning:
     """The warning with `code` and its message (also for codes read back from a verdict comment)."""
     return RefinementWarning(code, _WARNING_MESSAGES.get(code, f"Consider `{code}`."))
 
 
-# --- content checks ---------------------------------------------------------------------------------------
-
-_HR_LINE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$", re.M)
-_GHERKIN_PREFIX = r"^[ \t]*(?:(?:[-*+>]|\d{1,9}[.)])[ \t]+)*(?:[*_]{1,3}[ \t]*)?"
-_GIVEN = re.compile(_GHERKIN_PREFIX + r"(?:given|dad[oa]s?)\b", re.M)
-_WHEN = re.compile(_GHERKIN_PREFIX + r"(?:when|quando)\b", re.M)
-_THEN = re.compile(_GHERKIN_PREFIX + r"(?:then|entao)\b", re.M)
-_NUMBERED_STEP = re.compile(r"^[ \t]*\d{1,9}[.)][ \t]+\S", re.M)
-_TBD = re.compile(r"\bTBD\b", re.I)
-_PATH_TOKEN = re.compile(r"[\w.\-/\\]+")
-_EXTENSION = re.compile(r"[^./\\]\.[A-Za-z0-9]{1,10}$")
-_TEST_WORD = re.compile(r"test|spec", re.I)
-_STATUS = re.compile(r"^[ \t]{0,3}(?:[-*+][ \t]+)?\*\*Status(?::\*\*|\*\*[ \t]*:)[ \t]*(.*)$", re.M)
-_EMPHASIS_ONLY = re.compile(r"[\s*_`|]+")
-
-
-def _meaningful(text: str) -> str:
-    """`text` without HTML comments and thematic breaks (a template's separators are not content)."""
-    return _HR_LINE.sub("", strip_html_comments(text))
-
-
-def _has_content(text: str) -> bool:
-    return bool(_meaningful(text).strip())
-
-
-def _has_gherkin(text: str) -> bool:
-    folded = fold(strip_html_comments(text))
-    given = _GIVEN.search(folded)
-    if given is None:
-        return False
-    when = _WHEN.search(folded, given.end())
-    return when is not None and _THEN.search(folded, when.end()) is not None
-
-
-def _field_pattern(labels: Iterable[str]) -> re.Pattern[str]:
-    names = "|".join(re.escape(fold(label)) for label in labels)
-    # `Label: value`, `**Label:** value`, `**Label**: value`, `- **Label:** value`, `| **Label** | value |`
-    return re.compile(
-        r"^[ \t]*(?:[-*+>][ \t]+)?(?P<table>\|[ \t]*)?[*_]{0,2}(?:" + names + r")[ \t]*[*_]{0,2}[ \t]*"
-        r"(?(table)[:]?[ \t]*[*_]{0,2}[ \t]*\||:)(?P<value>.*)$",
-        re.M,
-    )
-
-
-_OBSERVED = _field_pattern(["Observed", "Observado"])
-_EXPECTED = _field_pattern(["Expected", "Esperado"])
-_SEVERITY = _field_pattern(["Severity", "Severidade"])
-_SCOPE = _field_pattern(["Scope", "Escopo"])
-_BLOCKED_BY = _field_pattern(["Blocked By", "Bloqueado Por"])
-_ANY_LABEL = re.compile(r"^[ \t]*(?:[-*+>][ \t]+)?[*_]{0,2}[^\s:*_|#][^:*_|]{0,40}[*_]{0,2}[ \t]*:", re.M)
-
-
-def _field_in(pattern: re.Pattern[str], folded: str) -> Iterable[re.Match[str]]:
-    """The matches of `pattern` in `folded` text whose field has a value, on its line or alone on the next."""
-    for m in pattern.finditer(folded):
-        if _EMPHASIS_ONLY.sub("", m.group("value")):
-            yield m
-        elif m.group("table") is None:
-            nxt = folded[m.end() + 1 :].lstrip("\n").split("\n", 1)[0]
-            if (
-                nxt.strip()
-                and not nxt.lstrip().startswith("#")
-                and not _ANY_LABEL.match(nxt)
-                and _EMPHASIS_ONLY.sub("", nxt)
-            ):
-                yield m
-
-
-def _mask_comments(text: str) -> str:
-    """`text` with each HTML comment replaced by its newlines, so line numbers still hold."""
-    return _HTML_COMMENT.sub(lambda m: "\n" * m.group().count("\n"), text) if "<!--" in text else text
-
-
-def _field_value(pattern: re.Pattern[str], text: str) -> bool:
-    return next(iter(_field_in(pattern, fold(_mask_comments(text)))), None) is not None
-
-
-def _names_test_path(text: str) -> bool:
-    cleaned = strip_html_comments(text)
-    if _TBD.search(cleaned):
-        return True
-    for token in _PATH_TOKEN.findall(cleaned):
-        token = token.rstrip(".")
-        if not _EXTENSION.search(token):
-            continue
-        parts = [p for p in re.split(r"[/\\]", token) if p]
-        if any(_TEST_WORD.search(p) for p in parts):
-            return True
-    return False
-
-
-def _hypothesis_length(doc: Document, section: Section) -> int:
-    heading_lines = {h.line for h in doc.headings if section.start <= h.line < section.end}
-    body = "\n".join(doc.lines[i] for i in range(section.start, section.end) if i not in heading_lines)
-    return sum(1 for ch in _meaningful(body) if not ch.isspace())
-
-
-def _body_field(doc: Document, pattern: re.Pattern[str]) -> bool:
-    """A field line with a value in the body, outside code and raw HTML."""
-    folded = fold(_mask_comments(doc.text(doc.body_start, len(doc.lines))))
-    line, last = doc.body_start, 0
-    for m in _field_in(pattern, folded):
-        line += folded.count("\n", last, m.start())
-        last = m.start()
-        if not doc.is_hidden(line):
-            return True
-    return False
-
-
-def _status_value(doc: Document) -> str | None:
-    text = doc.text(doc.body_start, len(doc.lines))
-    base = doc.body_start
-    for m in _STATUS.finditer(text):
-        line = base + text.count("\n", 0, m.start())
-        if doc.is_hidden(line):
-            continue
-        value = _EMPHASIS_ONLY.sub(" ", strip_html_comments(m.group(1))).strip()
-        if value:
-            return value
-    return None
-
-
-def _front_matter_value(doc: Document, key: str) -> bool:
-    for k, v in doc.front_matter.items():
-        if k.strip().lower() == key and v is not None and str(v).strip():
-            return True
-    return False
-
-
 # --- the bug ----------------------------------------------------------------------------------------------
-
-
-def format_refined_at(refined_at: datetime | str) -> str:
-    """`YYYY-MM-DDTHH:MM:SSZ` in UTC; a naive datetime is taken to be UTC, a string is kept as given."""
-    if isinstance(refined_at, str):
-        return refined_at
-    if refined_at.tzinfo is None:
-        refined_at = refined_at.replace(tzinfo=UTC)
-    return refined_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def verdict_hash(bug_id: str, verdict: str, refined_at: datetime | str) -> str:
-    """Hex SHA-256 of `"<bugId>:<verdict>:<refinedAt>\\n"` (what `echo … | sha256sum` gives)."""
-    payload = f"{bug_id}:{verdict}:{format_refined_at(refined_at)}\n"
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-def story_verdict_hash(bug_id: str, story: str, verdict: str, refined_at: datetime | str) -> str:
-    """Hex SHA-256 of `"<bugId>:<story name without .md>:<verdict>:<refinedAt>\\n"`."""
-    name = story[:-3] if story.endswith(".md") else story
-    payload = f"{bug_id}:{name}:{verdict}:{format_refined_at(refined_at)}\n"
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def _bug_blockers(doc: Document) -> list[str]:
@@ -392,48 +255,51 @@ def _bug_blockers(doc: Document) -> list[str]:
             codes.append(f"MISSING_SECTION_{n}")
             continue
         text = doc.section_text(section)
-        if n == 1 and not _has_content(text):
+        if n == 1 and not has_content(text):
             codes.append("VISION_EMPTY")
-        elif n == 4 and not _has_gherkin(text):
+        elif n == 4 and not has_gherkin(text):
             codes.append("AC_MISSING_GHERKIN")
         elif n == 5:
             subs = find_subsections(doc, section, RECIPE_SUBSECTION_NAMES)
             env, steps, obs, art = (subs.get(k) for k in ("5.1", "5.2", "5.3", "5.4"))
-            if env is None or not _has_content(doc.section_text(env)):
+            if env is None or not has_content(doc.section_text(env)):
                 codes.append("RECIPE_MISSING_ENV")
-            if steps is None or len(_NUMBERED_STEP.findall(strip_html_comments(doc.section_text(steps)))) < 2:
+            if steps is None or len(NUMBERED_STEP.findall(strip_html_comments(doc.section_text(steps)))) < 2:
                 codes.append("RECIPE_MISSING_STEPS")
             if obs is None or not (
-                _field_value(_OBSERVED, doc.section_text(obs))
-                and _field_value(_EXPECTED, doc.section_text(obs))
+                field_value(OBSERVED, doc.section_text(obs)) and field_value(EXPECTED, doc.section_text(obs))
             ):
                 codes.append("RECIPE_MISSING_OBSERVED_EXPECTED")
-            if art is None or not _has_content(doc.section_text(art)):
+            if art is None or not has_content(doc.section_text(art)):
                 codes.append("RECIPE_MISSING_ARTIFACTS")
-        elif n == 6 and _hypothesis_length(doc, section) < 10:
+        elif n == 6 and hypothesis_length(doc, section) < 10:
             codes.append("ROOT_CAUSE_TOO_SHORT")
-        elif n == 7 and not _names_test_path(text):
+        elif n == 7 and not names_test_path(text):
             codes.append("REGRESSION_SLOT_MISSING")
-    if _status_value(doc) is None:
+    if status_value(doc) is None:
         codes.append("STATUS_LINE_MISSING")
     return codes
 
 
 def _bug_warnings(doc: Document) -> list[str]:
     codes: list[str] = []
-    if not (_front_matter_value(doc, "severity") or _body_field(doc, _SEVERITY)):
+    if not (front_matter_value(doc, "severity") or body_field(doc, SEVERITY)):
         codes.append("SEVERITY_MISSING")
-    if not (_front_matter_value(doc, "scope") or _body_field(doc, _SCOPE)):
+    if not (front_matter_value(doc, "scope") or body_field(doc, SCOPE)):
         codes.append("SCOPE_MISSING")
     return codes
 
 
 def refine_bug(text: str, *, bug_id: str, refined_at: datetime | str) -> BugVerdict:
     """Check a bug document against the RA9 rules: `approved` when nothing blocks it, else `rejected`.
-    A body GitHub rendered from an issue form is read as the document its fields spell (``forms``)."""
-    doc = parse_document(from_issue_form(text))
+    A body GitHub rendered from an issue form, or written in a common bug-report format, is read as the RA9
+    document it spells (``formats.read_report``); the reporter is then asked in that format's words."""
+    form = from_issue_form(text)
+    mapped = from_common_format(form)
+    doc = parse_document(mapped)
     language = document_language(doc)
-    blockers = tuple(blocker_for(code, language) for code in _bug_blockers(doc))
+    common = mapped != form
+    blockers = tuple(blocker_for(code, language, common_format=common) for code in _bug_blockers(doc))
     warnings = tuple(warning_for(code) for code in _bug_warnings(doc))
     verdict: Verdict = "rejected" if blockers else "approved"
     at = format_refined_at(refined_at)
@@ -450,17 +316,17 @@ def refine_story(text: str, *, bug_id: str, story: str, refined_at: datetime | s
     sections = find_sections(doc, STORY_SECTION_NAMES, number_suffices=frozenset({4, 5}))
     codes: list[str] = []
     vision = sections.get(1)
-    if vision is None or not _has_content(doc.section_text(vision)):
+    if vision is None or not has_content(doc.section_text(vision)):
         codes.append("STORY_VISION_EMPTY")
     criteria = sections.get(4)
-    if criteria is None or not _has_gherkin(doc.section_text(criteria)):
+    if criteria is None or not has_gherkin(doc.section_text(criteria)):
         codes.append("STORY_AC_MISSING_GHERKIN")
     recipe = sections.get(5)
     subs = find_subsections(doc, recipe, RECIPE_SUBSECTION_NAMES) if recipe is not None else {}
     if "5.1" not in subs or "5.3" not in subs:
         codes.append("STORY_RECIPE_INCOMPLETE")
     deps = sections.get(7)
-    if deps is None or not _field_value(_BLOCKED_BY, doc.section_text(deps)):
+    if deps is None or not field_value(BLOCKED_BY, doc.section_text(deps)):
         codes.append("STORY_DEPS_MISSING")
     verdict: Verdict = "rejected" if codes else "approved"
     at = format_refined_at(refined_at)
@@ -472,159 +338,3 @@ def refine_story(text: str, *, bug_id: str, story: str, refined_at: datetime | s
         at,
         tuple(blocker_for(code, document_language(doc)) for code in codes),
     )
-
-
-# --- lifecycle --------------------------------------------------------------------------------------------
-
-# pending → rejected | approved; rejected → approved (or rejected again); approved is locked.
-_TRANSITIONS: Mapping[str | None, frozenset[str]] = {
-    None: frozenset({"rejected", "approved"}),
-    "pending": frozenset({"rejected", "approved"}),
-    "rejected": frozenset({"rejected", "approved"}),
-    "approved": frozenset(),
-}
-
-
-def is_locked(recorded: RecordedVerdict | None) -> bool:
-    """An approved verdict never changes: refining again writes nothing."""
-    return recorded is not None and recorded.status == "approved"
-
-
-def next_verdict(current: Verdict | None, outcome: Verdict) -> Verdict:
-    """The verdict after refining: `outcome`, unless `current` is approved (locked)."""
-    if current is not None and outcome not in _TRANSITIONS[current]:
-        return current
-    return outcome
-
-
-def is_refined(*verdicts: RecordedVerdict | None) -> bool:
-    """The gate other capabilities ask: every verdict given (the bug's, and the story's where one is named)
-    is recorded and approved."""
-    return bool(verdicts) and all(v is not None and v.status == "approved" for v in verdicts)
-
-
-def same_outcome(recorded: RecordedVerdict | None, verdict: BugVerdict | StoryVerdict) -> bool:
-    """Whether re-refining changed nothing that matters (status, blockers): then nothing is written."""
-    return (
-        recorded is not None
-        and recorded.status == verdict.verdict
-        and recorded.blockers == verdict.blocker_codes
-    )
-
-
-# --- the verdict block ------------------------------------------------------------------------------------
-
-
-def render_verdict_block(
-    status: Verdict, verdict_hash: str, refined_at: datetime | str, blockers: Iterable[str | Blocker]
-) -> str:
-    """The `## Refinement Verdict` heading and its YAML fence, without a trailing newline."""
-    codes = [b.code if isinstance(b, Blocker) else b for b in blockers]
-    lines = [
-        f"## {VERDICT_HEADING}",
-        "",
-        "```yaml",
-        f"status: {status}",
-        f'verdictHash: "{verdict_hash}"',
-        f'refinedAt: "{format_refined_at(refined_at)}"',
-    ]
-    if codes:
-        lines.append("blockers:")
-        lines.extend(f"  - {code}" for code in codes)
-    else:
-        lines.append("blockers: []")
-    lines.append("```")
-    return "\n".join(lines)
-
-
-def _render(verdict: BugVerdict | StoryVerdict) -> str:
-    return render_verdict_block(verdict.verdict, verdict.verdict_hash, verdict.refined_at, verdict.blockers)
-
-
-def _verdict_span(doc: Document) -> tuple[int, int, int, int] | None:
-    """(heading line, block end, fence start, fence end) of the first top-level verdict block."""
-    target = fold(VERDICT_HEADING)
-    top = [h for h in doc.headings if h.top_level and h.level <= 2]
-    for idx, h in enumerate(top):
-        if h.level != 2 or fold(h.text.strip("*_ ")) != target:
-            continue
-        end = top[idx + 1].line if idx + 1 < len(top) else len(doc.lines)
-        for b in doc.blocks:
-            if b.kind == "fence" and b.top_level and h.end_line <= b.start < end:
-                if b.info.split(maxsplit=1)[:1] in (["yaml"], ["yml"]):
-                    return h.line, b.end, b.start, b.end
-                break
-        return h.line, h.end_line, -1, -1
-    return None
-
-
-def read_verdict_block(text: str) -> RecordedVerdict | None:
-    """The verdict recorded in `text` (a bug file, a story file or a bot comment), if it has a valid one."""
-    doc = parse_document(text)
-    span = _verdict_span(doc)
-    if span is None or span[2] < 0:
-        return None
-    _, _, fence_start, fence_end = span
-    closed = fence_end - 1 > fence_start and doc.lines[fence_end - 1].strip().startswith(("```", "~~~"))
-    body = doc.text(fence_start + 1, fence_end - 1 if closed else fence_end)
-    try:
-        data = yaml.safe_load(body)
-    except yaml.YAMLError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    status = data.get("status")
-    if not isinstance(status, str) or status.strip().lower() not in _VERDICTS:
-        return None
-    raw_blockers = data.get("blockers") or []
-    if not isinstance(raw_blockers, list):
-        raw_blockers = [raw_blockers]
-    refined = data.get("refinedAt")
-    return RecordedVerdict(
-        status=cast(Verdict, status.strip().lower()),
-        verdict_hash=str(data.get("verdictHash") or ""),
-        refined_at=format_refined_at(refined) if isinstance(refined, datetime) else str(refined or ""),
-        blockers=tuple(str(b) for b in raw_blockers if b is not None),
-    )
-
-
-_PENDENTE = re.compile(r"^([ \t]{0,3}(?:[-*+][ \t]+)?\*\*Status(?::\*\*|\*\*[ \t]*:)[ \t]*)Pendente\b", re.I)
-
-
-def _transition_status(doc: Document, lines: list[str]) -> bool:
-    for i in range(doc.body_start, len(lines)):
-        if "Status" in lines[i] and not doc.is_hidden(i):
-            m = _STATUS.match(lines[i])
-            if m is None:
-                continue
-            new, n = _PENDENTE.subn(r"\1Refinada", lines[i], count=1)
-            if n:
-                lines[i] = new
-                return True
-            return False  # the first Status line decides
-    return False
-
-
-def apply_verdict(text: str, verdict: BugVerdict | StoryVerdict) -> tuple[str, str | None]:
-    """`text` with its verdict block replaced (or appended) and, for an approved bug, `**Status:** Pendente`
-    turned into `**Status:** Refinada`. Returns the new text (with `\\n` newlines) and the status transition
-    (`"Pendente→Refinada"` or None). Extra verdict blocks after the first are left alone.
-    """
-    doc = parse_document(text)
-    lines = list(doc.lines)
-    block = _render(verdict).split("\n")
-    span = _verdict_span(doc)
-    transition = None
-    if isinstance(verdict, BugVerdict) and verdict.verdict == "approved" and _transition_status(doc, lines):
-        transition = "Pendente→Refinada"
-    if span is not None:
-        start, end = span[0], span[1]
-        lines[start:end] = block
-        return "\n".join(lines), transition
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if lines:
-        lines.append("")
-    lines.extend(block)
-    lines.append("")
-    return "\n".join(lines), transition

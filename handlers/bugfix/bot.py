@@ -28,6 +28,12 @@ from handlers.bugfix.record import (
 from handlers.bugfix.start import start_bugfix
 from handlers.bugfix.status import committers_of
 
+
+def refused(message: str, code: str) -> str:
+    """A refusal as people read it: the reason first, the rule's code small beside it (for a search)."""
+    return f"{message[:1].upper()}{message[1:]} <sub>`{code}`</sub>"
+
+
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()
 
@@ -83,9 +89,12 @@ async def review_command(ctx: CommandContext) -> None:
             raise CommandError(str(exc)) from None
         if request.sha and not pull.head_sha.startswith(request.sha):
             raise CommandError(
-                f"**HEAD_MOVED** — the branch moved after your review: its head is `{pull.head_sha[:10]}`, "
-                f"not `{request.sha[:10]}`. Review `{pull.head_sha[:10]}`: "
-                f"`/{ctx.prefix} review {pull.head_sha[:10]} clean|findings …`."
+                refused(
+                    f"the branch moved after your review: its head is `{pull.head_sha[:10]}`, not "
+                    f"`{request.sha[:10]}`. Review `{pull.head_sha[:10]}`: "
+                    f"`/{ctx.prefix} review {pull.head_sha[:10]} clean|findings …`.",
+                    "HEAD_MOVED",
+                )
             )
         refusal = ev.ledger.check_review(
             head=pull.head_sha,
@@ -96,7 +105,7 @@ async def review_command(ctx: CommandContext) -> None:
         )
         if refusal is not None:
             await sync_pull(ctx, pull, number, record)
-            raise CommandError(f"**{refusal.code}** — {refusal.message}")
+            raise CommandError(refused(refusal.message, refusal.code))
         done = Round(
             ctx.comment.id, ctx.actor, pull.head_sha, request.verdict, request.findings, request.reason
         )
@@ -107,7 +116,13 @@ async def review_command(ctx: CommandContext) -> None:
     nxt = "the review is complete for this head." if state == "complete" else f"next: {state}."
     text = (
         f"Recorded review round {n} of {after.budgets.review_rounds} on `{done.head[:10]}`: "
-        f"**{done.verdict}**" + (f" ({len(done.findings)} finding(s))" if done.findings else "") + f"; {nxt}"
+        f"**{done.verdict}**"
+        + (
+            f" ({len(done.findings)} finding{'' if len(done.findings) == 1 else 's'})"
+            if done.findings
+            else ""
+        )
+        + f"; {nxt}"
     )
     await record_reply(ctx, number, done, text)
     await sync_pull(ctx, pull, number, record)
@@ -135,7 +150,7 @@ async def disposition_command(ctx: CommandContext) -> None:
         )
         if refusal is not None:
             await sync_pull(ctx, pull, number, record)
-            raise CommandError(f"**{refusal.code}** — {refusal.message}")
+            raise CommandError(refused(refusal.message, refusal.code))
         done = DispositionRecord(ctx.comment.id, ctx.actor, finding, disposition, reason, round_number)
     assert isinstance(done, DispositionRecord)
     await record_reply(
@@ -276,7 +291,7 @@ async def on_ci(ctx: EventContext) -> None:
         return
     bugs = await ctx.forge.list_issues(ctx.repo, labels=[OPEN_LABEL], state="open")
     for bug in bugs[:MAX_OPEN_BUGFIXES]:
-        _, record = find_record(ctx, await ctx.forge.list_comments(ctx.repo, bug.number), bug.number)
+        _, record = await find_record(ctx, await ctx.forge.list_comments(ctx.repo, bug.number), bug.number)
         if record is None:
             continue
         pull = await ctx.forge.find_pull_request(ctx.repo, record.branch)
@@ -298,7 +313,7 @@ async def sync_open_bugfixes(ctx: EventContext) -> int:
     seen = 0
     bugs = await ctx.forge.list_issues(ctx.repo, labels=[OPEN_LABEL], state="open")
     for bug in bugs[:MAX_OPEN_BUGFIXES]:
-        _, record = find_record(ctx, await ctx.forge.list_comments(ctx.repo, bug.number), bug.number)
+        _, record = await find_record(ctx, await ctx.forge.list_comments(ctx.repo, bug.number), bug.number)
         if record is None:
             continue
         pull = await ctx.forge.find_pull_request(ctx.repo, record.branch)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot import sticky
+from bot import neutralise, sticky
 from bot.context import EventContext
 from bot.forge import CIOutcome, Comment, Commit, Issue, PullRequest
 from handlers.bugfix import inputs
@@ -101,6 +101,8 @@ async def ledger_events(
     ledger_head = sticky.marker(LEDGER_KIND, str(number))
     newest = await ctx.forge.find_pull_request(ctx.repo, record.branch, state="all")
     extra = (newest.number,) if newest is not None and not newest.from_fork else ()
+    verifier = await ctx.verifier()
+    blocks = trusted = 0
     for where in dict.fromkeys((number, *record.pulls, *extra)):
         if where not in cache:
             cache[where] = await ctx.forge.list_comments(ctx.repo, where)
@@ -108,9 +110,16 @@ async def ledger_events(
             if comment.author.casefold() != ctx.me.login.casefold():
                 continue
             body = comment.body.lstrip()
-            data = sticky.decode_data(body) if body.startswith((_REPLY_HEAD, ledger_head)) else None
+            head = sticky.marker_of(body) if body.startswith((_REPLY_HEAD, ledger_head)) else None
+            if head is None:
+                continue
+            # Each reply's block verifies on its own: one forged or deleted comment changes nothing.
+            checked = await verifier.comment(comment, head[0], head[1], expect_data=False)
+            blocks += checked.outcome != "missing"
+            data = checked.trusted
             if not isinstance(data, Mapping) or data.get("bug") != number:
                 continue
+            trusted += 1
             if body.startswith(ledger_head):
                 budgets = _lowest(budgets, Budgets.from_json(data.get("budgets"), budgets))
                 raw_events = data.get("events")
@@ -122,6 +131,8 @@ async def ledger_events(
             event = event_from_json(data.get("bugfix"))
             if event is not None:
                 found.append(event)
+    if blocks and not trusted:
+        budgets = Budgets(0, 0, 0)  # nothing Steward wrote verifies: the budgets count as spent
     return LedgerSources(found, budgets)
 
 
@@ -155,7 +166,8 @@ async def assess(
     red = red_commit(commits)
     required = settings.required_contexts
     red_state = await forge.ci_state(repo, red.sha, required) if red else None
-    red_ci = red_state.verdict if red_state else None
+    # Nothing reported at all reads "pending" from the forge; None lets the status say "no CI reported".
+    red_ci = red_state.verdict if red_state is not None and red_state.contexts else None
     head_ci = (await forge.ci_state(repo, pull.head_sha, required)).verdict
     red_file = await forge.read_file(repo, record.path, ref=red.sha) if red else None
     head_file = await forge.read_file(repo, record.path, ref=pull.head_sha)
@@ -235,16 +247,19 @@ async def sync_pull(
     await ctx.forge.set_commit_status(
         ctx.repo, pull.head_sha, CONTEXT, ev.status.state, ev.status.description, written.comment.html_url
     )
-    # The copy on the bug: the events and budgets outlive the pull request and the record's list of them.
-    await ctx.upsert_sticky(
-        LEDGER_KIND,
-        str(number),
-        f"The review ledger of this bug's fix is on #{pull.number} ([ledger]({written.comment.html_url})); "
-        "this copy keeps its events and budgets with the bug.",
-        data=ledger_data(number, ev.ledger),
-        number=number,
-        comments=ev.comments.get(number),
-    )
+    # The copy on the bug: the events and budgets outlive the pull request and the record's list of them
+    # (written once there is an event to keep).
+    ledger = ev.ledger
+    if ledger.rounds or ledger.dispositions or ledger.gaps or ledger.red_proofs:
+        await ctx.upsert_sticky(
+            LEDGER_KIND,
+            str(number),
+            f"The review ledger of this bug's fix is on #{pull.number} "
+            f"([ledger]({written.comment.html_url})); this copy keeps its events and budgets with the bug.",
+            data=ledger_data(number, ev.ledger),
+            number=number,
+            comments=ev.comments.get(number),
+        )
     if ev.ledger.gaps:
         await add_label(ctx, number, GAP_LABEL, ev.bug.labels)
     if ev.ledger.exhausted:
@@ -254,6 +269,18 @@ async def sync_pull(
         # when nobody is assigned).
         mentions = [ev.bug.author, *(pull.assignees or (record.opened_by,))]
         note = exhausted_note(mentions, ev.ledger, written.comment.html_url, number)
+        await ctx.upsert_sticky(
+            EXHAUSTED_KIND, str(number), note, number=pull.number, comments=ev.comments.get(pull.number)
+        )
+    elif ev.status.code == "REVIEW_STOPPED":
+        # Whom to ask (`debug.escalate_to`) and the bug's author: Steward's own mentions of real logins.
+        names = [*(w.lstrip("@") for w in ctx.settings.debug.escalate_to), ev.bug.author]
+        who = " ".join(f"@{n}" for n in dict.fromkeys(names) if n)
+        note = (
+            f"{who}: the review of bug #{number} stopped early — {neutralise.inert(ev.ledger.stop_reason)}. "
+            "A finding that comes back means the fix does not address it: decide how this bug goes on "
+            f"(`debug.escalate_to` names whom to ask). [Ledger]({written.comment.html_url})"
+        )
         await ctx.upsert_sticky(
             EXHAUSTED_KIND, str(number), note, number=pull.number, comments=ev.comments.get(pull.number)
         )

@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bot import neutralise
 from handlers.bugfix.slot import RegressionSlot, example_for, is_test_path
 
 BUG_NOT_REFINED = "BUG_NOT_REFINED"
@@ -261,24 +262,24 @@ def parse_bugfix_args(args: Sequence[str]) -> BugfixRequest:
         if key in ("--base", "--trust-test"):
             if not eq:
                 if i + 1 >= len(items):
-                    raise UsageError(f"`{key}` needs a value")
+                    raise UsageError(f"{neutralise.code(key, 40)} needs a value")
                 value = items[i + 1]
                 i += 1
             if key == "--base":
                 if not value or not valid_branch(value):
-                    raise UsageError(f"`{value}` is not a branch name")
+                    raise UsageError(f"{neutralise.code(value, 100)} is not a branch name")
                 base = value
             else:
                 if not _DIGEST.match(value.lower()):
                     raise UsageError(
-                        f"`{value[:70]}` is not a test digest: copy the full 64 hex characters from my "
-                        "refusal"
+                        f"{neutralise.code(value, 80)} is not a test digest: copy the full 64 hex characters "
+                        "from my refusal"
                     )
                 digest = value.lower()
         elif _HYPOTHESIS.match(word):
             hypothesis = word.upper()
         else:
-            raise UsageError(f"I don't understand `{word[:40]}`")
+            raise UsageError(f"I don't understand {neutralise.code(word, 40)}")
         i += 1
     return BugfixRequest(base, digest, hypothesis)
 
@@ -319,13 +320,15 @@ def bug_of_branch(prefix: str, branch: str) -> int | None:
 
 
 def pull_title(number: int, title: str) -> str:
-    return f"Fix #{number}: {title.strip()}"[:250]
+    # No closing keyword ("Fix #1" in the merge commit's message closes #1 on both forges): the bug is closed
+    # by Steward, and only when the completion is honest (completion.py).
+    return f"Bugfix for #{number}: {neutralise.line(title, 230)}"
 
 
 def red_message(number: int, hypothesis: str) -> str:
     lines = [f"test: regression test for #{number} (red)", ""]
     if hypothesis.strip():
-        lines += ["Root-cause hypothesis:", *_wrapped(hypothesis.strip()[:1500]), ""]
+        lines += ["Root-cause hypothesis:", *_wrapped(neutralise.inert(hypothesis.strip()[:1500])), ""]
     lines.append(f"Refs #{number}")
     return "\n".join(lines)
 

@@ -175,7 +175,9 @@ def check_proof(
         if marker is not None:
             return ProofProblem(
                 "REGRESSION_TEST_SKIPPED",
-                f"the regression test {name} is skipped or expected to fail at the head ({marker})"[:140],
+                # Without its `@`: a status description is one inert line, where `@pytest` reads as a mention.
+                f"the regression test {name} is skipped or expected to fail at the head "
+                f"({marker.lstrip('@')})"[:140],
                 f"`{marker}` skips `{name}` or expects it to fail: the fix must make the test pass, not "
                 "switch it off. Remove the marker.",
             )

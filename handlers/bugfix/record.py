@@ -101,23 +101,29 @@ class Record:
         )
 
 
-def _own_data(ctx: EventContext, comments: Sequence[Comment], kind: str) -> list[Mapping[str, Any]]:
-    """The data blocks of Steward's own ``kind`` comments in a thread, oldest first. Every record the bugfix
-    capability reads from its comments comes through here, so a check of their signatures goes here."""
+async def own_data(ctx: EventContext, comments: Sequence[Comment], kind: str) -> list[Mapping[str, Any]]:
+    """The verified data blocks of Steward's own ``kind`` comments in a thread, oldest first (a block whose
+    signature does not verify is left out)."""
     head = f"<!-- steward:{kind}:"
+    verifier = await ctx.verifier()
     out = []
     for comment in comments:
-        if comment.author.casefold() != ctx.me.login.casefold() or not comment.body.lstrip().startswith(head):
+        body = comment.body.lstrip()
+        if comment.author.casefold() != ctx.me.login.casefold() or not body.startswith(head):
             continue
-        data = sticky.decode_data(comment.body)
-        if isinstance(data, Mapping):
-            out.append(data)
+        marker = sticky.marker_of(body)
+        if marker is None:
+            continue
+        checked = await verifier.comment(comment, marker[0], marker[1], expect_data=False)
+        if isinstance(checked.trusted, Mapping):
+            out.append(checked.trusted)
     return out
 
 
-def shown_code(ctx: EventContext, comments: Sequence[Comment], digest: str) -> ShownCode | None:
-    """The test code a refusal of Steward's showed with ``digest`` (its path and code hash to it)."""
-    for data in _own_data(ctx, comments, "reply"):
+async def shown_code(ctx: EventContext, comments: Sequence[Comment], digest: str) -> ShownCode | None:
+    """The test code a refusal of Steward's showed with ``digest`` (its signed block holds the path and the
+    code, and they hash to it)."""
+    for data in await own_data(ctx, comments, "reply"):
         raw = data.get("bugfix-shown")
         if not isinstance(raw, Mapping) or data.get("bug") != ctx.number:
             continue
@@ -127,13 +133,20 @@ def shown_code(ctx: EventContext, comments: Sequence[Comment], digest: str) -> S
     return None
 
 
-def find_record(
+async def find_record(
     ctx: EventContext, comments: Sequence[Comment], number: int
 ) -> tuple[Comment | None, Record | None]:
+    """The bug's bugfix record, when its data block verifies (one that does not is not used: the budgets then
+    come from Steward's own signed replies, ``ledger_events``)."""
     comment = sticky.find(list(comments), bot_login=ctx.me.login, kind=RECORD_KIND, key=str(number))
     if comment is None:
         return None, None
-    return comment, Record.from_json(sticky.decode_data(comment.body), budgets_of(settings_of(ctx)))
+    verified = await ctx.record(comment, RECORD_KIND, str(number))
+    if verified.broken:
+        # Not used; the budgets then come from the signed replies. (No "rebuilt" note: this record is
+        # rewritten only when /bugfix next writes it.)
+        ctx.log.warning("the bugfix record does not verify; not using it", outcome=verified.outcome)
+    return comment, Record.from_json(verified.trusted, budgets_of(settings_of(ctx)))
 
 
 async def write_record(
@@ -175,7 +188,7 @@ async def bugfix_of_branch(ctx: EventContext, branch: str) -> tuple[int, Record]
     if number is None:
         return None
     comments = await ctx.forge.list_comments(ctx.repo, number)
-    _, record = find_record(ctx, comments, number)
+    _, record = await find_record(ctx, comments, number)
     if record is None or record.branch != branch:
         return None
     return number, record

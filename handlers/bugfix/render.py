@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot import neutralise
 from bot.forge import ForgeKind
 from handlers.bugfix.gate import Refusal
 from handlers.bugfix.ledger import Ledger
@@ -26,9 +27,22 @@ def fence(code: str, info: str = "") -> str:
     return f"{ticks}{fence_info(info)}\n{code.rstrip(chr(10))}\n{ticks}"
 
 
+def _completion_meaning(word: str) -> str:
+    """Seed 001's completion words stay as written, each with what it means beside it."""
+    if word == "CLEAN":
+        return "the review found nothing left to fix."
+    return "the review is complete; the findings not fixed were accepted as residuals (listed below)."
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+inert = neutralise.inert
+
+
 def cell(text: str, limit: int = 200) -> str:
-    flat = " ".join(text.split()).replace("|", "\\|")
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return neutralise.cell(text, limit)
 
 
 def branch_url(html_url: str, branch: str, forge: ForgeKind) -> str:
@@ -40,7 +54,7 @@ def branch_url(html_url: str, branch: str, forge: ForgeKind) -> str:
 def refusal_text(refusals: Sequence[Refusal]) -> str:
     lines = ["I can't open a bugfix branch for this bug yet:", ""]
     for refusal in refusals:
-        lines.append(f"- **{refusal.code}** — {refusal.message}")
+        lines.append(f"- {refusal.message[:1].upper()}{refusal.message[1:]} <sub>`{refusal.code}`</sub>")
         if refusal.code_block:
             lines += [
                 "",
@@ -91,7 +105,10 @@ def record_text(o: Opened) -> str:
         lines.append(f"- First commit (red): `{o.red_sha[:10]}`, from `{o.base}`")
     if o.trusted_by:
         lines.append(f"- Test code vouched for by @{o.trusted_by}")
-    lines.append(f"- The pull request's `{CONTEXT}` status and its ledger comment say what is missing next.")
+    if not o.merged:  # once merged, nothing is missing: the record says it is done, and no more
+        lines.append(
+            f"- The pull request's `{CONTEXT}` status and its ledger comment say what is missing next."
+        )
     return "\n".join(lines)
 
 
@@ -102,11 +119,11 @@ def pull_body(number: int, observed_expected: str, hypothesis: str, path: str) -
         "",
         "### Observed vs expected",
         "",
-        observed_expected or "_(see the bug)_",
+        inert(observed_expected) or "_(see the bug)_",
         "",
         "### Root-cause hypothesis",
         "",
-        hypothesis or "_(see the bug)_",
+        inert(hypothesis) or "_(see the bug)_",
         "",
         "### Checklist",
         "",
@@ -142,7 +159,7 @@ def ledger_text(
         f"{ledger.retries_used}/{b.no_verdict_retries}"
     )
     if status.state == "success":
-        lines.append(f"Completion: **{ledger.completion()}**")
+        lines.append(f"Completion: **{ledger.completion()}** — {_completion_meaning(ledger.completion())}")
     lines += ["", "| Proof | Commit | CI |", "|---|---|---|"]
     lines.append(f"| red (the test alone) | `{red_sha[:10]}` | {red_ci or '—'} |")
     lines.append(f"| head | `{head_sha[:10]}` | {head_ci or '—'} |")
@@ -236,13 +253,13 @@ def summary_text(s: Summary, ledger: Ledger) -> str:
     lines += [
         "### Reproduction",
         "",
-        s.steps or "_(the bug's recipe)_",
+        inert(s.steps) or "_(the bug's recipe)_",
         "",
-        s.observed_expected,
+        inert(s.observed_expected),
         "",
         "### Root cause (the confirmed hypothesis)",
         "",
-        s.hypothesis or "_(see the bug)_",
+        inert(s.hypothesis) or "_(see the bug)_",
         "",
         "### Regression test",
         "",
@@ -250,7 +267,12 @@ def summary_text(s: Summary, ledger: Ledger) -> str:
         "",
         "### Review",
         "",
-        f"{ledger.rounds_used} round(s); completion **{'UNPROVEN' if s.missing else ledger.completion()}**. "
+        f"{_plural(ledger.rounds_used, 'round')}; completion "
+        + (
+            "**UNPROVEN** — merged without its proof (above)."
+            if s.missing
+            else f"**{ledger.completion()}** — {_completion_meaning(ledger.completion())}"
+        ),
         f"Budgets used: review rounds {ledger.rounds_used}/{b.review_rounds}, fix cycles "
         f"{ledger.fix_cycles_used}/{b.fix_cycles}, no-verdict retries {ledger.retries_used}/"
         f"{b.no_verdict_retries}.",

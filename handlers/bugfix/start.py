@@ -66,7 +66,7 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
     settings = settings_of(ctx)
     issue = await forge.get_issue(repo, number)
     comments = await forge.list_comments(repo, number)
-    _, record = find_record(ctx, comments, number)
+    _, record = await find_record(ctx, comments, number)
     repository = await forge.get_repo(repo)
     if record is not None and await forge.get_branch(repo, record.branch) is not None:
         await _resume(ctx, issue, record, repository.html_url, comments)
@@ -74,7 +74,7 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
     slot = parse_slot(issue.body)
     verdict = inputs.refinement_verdict(comments, bot_login=ctx.me.login, number=number)
     root = await inputs.root_cause(ctx, repo, issue, request.hypothesis)
-    shown = shown_code(ctx, comments, request.trust_digest) if request.trust_digest else None
+    shown = await shown_code(ctx, comments, request.trust_digest) if request.trust_digest else None
     result = check_gate(
         GateInput(
             verdict=verdict.status if verdict else None,
@@ -190,11 +190,9 @@ async def _resume(
         else f"`{record.branch}`"
     )
     if fresh:
-        await ctx.reply(
-            f"Opened the bugfix branch {link} with the regression test alone as its first commit, and the "
-            f"draft pull request #{pull.number}. Next: CI must fail on that commit; then push the fix to the "
-            "branch."
-        )
+        # The record comment just written says it all (branch, pull request, what comes next): a reply
+        # beside it would say the same twice. The command gets its 👍.
+        pass
     elif opened_now:
         await ctx.reply(
             f"The bugfix branch {link} exists already; I opened the draft pull request #{pull.number} for "

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from bot import neutralise
 from bot.forge import ChangedFile, CIOutcome
 from handlers.bugfix.ledger import Ledger
 from handlers.bugfix.proof import HeadReport, ProofProblem
@@ -79,8 +80,9 @@ class RegressionStatus:
     detail: str = ""  # the longer note the ledger comment shows
 
     def __post_init__(self) -> None:
-        if len(self.description) > DESCRIPTION_LIMIT:
-            object.__setattr__(self, "description", self.description[: DESCRIPTION_LIMIT - 1] + "…")
+        # It may name files and test cases someone else wrote: one inert line (bot.neutralise), bounded.
+        object.__setattr__(self, "description", neutralise.line(self.description, DESCRIPTION_LIMIT))
+        object.__setattr__(self, "detail", neutralise.inert(self.detail))
 
 
 def problem_on_red(problem: ProofProblem) -> bool:
@@ -189,8 +191,18 @@ def evaluate(given: StatusInput) -> RegressionStatus:
                 "the first commit and force-push), or a maintainer discloses the gap: "
                 "`/accept-gap <reason>`.",
             )
+        elif given.red_ci is None:
+            # Nothing reported at all: on a repository without CI this would read "running" forever.
+            return RegressionStatus(
+                "pending",
+                "AWAITING_RED",
+                "no CI reported on the first commit — is CI set up for this branch?",
+                "CI must fail on the first (test-only) commit, and no CI run has reported on it. If this "
+                "repository's CI does not run on this branch, set it up (or push again to start it); if the "
+                "repository has no CI, a maintainer discloses the gap with `/accept-gap <reason>`.",
+            )
         else:
-            note = "still running" if given.red_ci in (None, "pending") else "inconclusive: re-run CI on it"
+            note = "still running" if given.red_ci == "pending" else "inconclusive: re-run CI on it"
             return RegressionStatus(
                 "pending",
                 "AWAITING_RED",
@@ -241,7 +253,8 @@ def evaluate(given: StatusInput) -> RegressionStatus:
     review = ledger.review_state(head)
     if review != "complete":
         return RegressionStatus("pending", "AWAITING_REVIEW", review[:140])
-    done = f"proof in order, review {ledger.completion().lower()}"
+    word = "clean" if ledger.completion() == "CLEAN" else "clean, with accepted residuals"
+    done = f"proof in order, review {word}"
     if given.head_report is not None and given.head_report.verdict == "silent":
         return RegressionStatus(
             "success",

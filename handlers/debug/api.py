@@ -125,6 +125,7 @@ async def root_cause(ctx: EventContext, repo: RepoRef, number: int, chosen: str 
         settings=ctx.settings,
         registry=ctx.registry,
         prefix=ctx.prefix,
+        verifier=await ctx.verifier(repo),
     )
     board = loaded.board
     if loaded.board_comment is not None and (escalation_due(board) or loaded.changed) and repo == ctx.repo:

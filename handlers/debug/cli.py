@@ -61,6 +61,8 @@ async def report(
     import handlers
     from bot.config_service import RepoSettings
     from bot.queue import make_redis
+    from bot.signing import verifying_keyring
+    from bot.sticky import Verifier
     from bot.worker import build_runtime
     from handlers.debug.effects import fix_attempts, read_board
     from handlers.debug.render import report_json, report_text
@@ -95,6 +97,9 @@ async def report(
                 settings=config.settings,
                 registry=registry,
                 prefix=settings.command_prefix,
+                verifier=await Verifier.for_repo(
+                    await verifying_keyring(settings, redis=runtime.redis), forge, repo
+                ),
             )
             fixes = await fix_attempts(
                 forge, repo, number, loaded.board, config.settings.bugfix.branch_prefix

@@ -11,14 +11,19 @@ from datetime import UTC, datetime, timedelta
 
 from bot import sticky
 from bot.commands import parse_commands
-from bot.context import EventContext
-from bot.forge import Comment, Forge, Issue, NotFound, RepoRef
+from bot.context import EventContext, RegistryView
+from bot.forge import Comment, Forge, Issue, NotFound, RepoRef, permission_at_least
 from bot.forge.ci import latest_statuses
-from bot.registry import Registry
 from bot.settings import HandlerSettings
 from handlers.debug.board import (
     Board,
     Entry,
+    Refused,
+    Source,
+    add_evidence,
+    add_hypothesis,
+    add_resume,
+    add_verdict,
     digest,
     escalation_due,
     escalation_entry,
@@ -61,6 +66,11 @@ class Loaded:
     log: tuple[Entry, ...]
     board: Board
     changed: bool
+    # What the board's data block was worth when read (``sticky.Record``): when it did not verify, ``log``
+    # was re-derived from the people's command comments and the board must be rewritten.
+    record: sticky.Record = sticky.MISSING
+    # The board's comment was deleted although the issue carries its labels: ``log`` was derived again.
+    deleted: bool = False
 
 
 def _timeout(settings: HandlerSettings) -> timedelta:
@@ -90,6 +100,55 @@ def reconcile_log(
     return withdraw(log, gone, held)
 
 
+async def derive_log(
+    forge: Forge,
+    repo: RepoRef,
+    comments: Sequence[Comment],
+    *,
+    bot_login: str,
+    known: Sequence[str],
+    prefix: str,
+    now: datetime,
+    pending_timeout: timedelta,
+) -> tuple[Entry, ...]:
+    """The board's log re-derived from its source — the people's board commands in the thread, in order,
+    each counted only when its author has write access now (as the command requires). For a board whose
+    data block does not verify. Escalations (Steward's own entries) are made again when they fall due."""
+    log: list[Entry] = []
+    allowed: dict[str, bool] = {}
+    for comment in comments:
+        if comment.author.casefold() == bot_login.casefold():
+            continue
+        seen: Counter[tuple[str, tuple[str, ...]]] = Counter()
+        for command in parse_commands(comment.body, known=known, prefix=prefix):
+            occurrence = seen[(command.name, command.args)]
+            seen[(command.name, command.args)] += 1
+            if command.name not in BOARD_COMMANDS:
+                continue
+            if comment.author not in allowed:
+                level = await forge.permission_of(repo, comment.author)
+                allowed[comment.author] = permission_at_least(level, "write")
+            if not allowed[comment.author]:
+                continue
+            board = fold(log, now=now, pending_timeout=pending_timeout)
+            source = Source(comment.author, comment.created_at, comment.id, occurrence, comment.html_url)
+            try:
+                if command.name == "hypothesis":
+                    entry = add_hypothesis(board, command.text, source, prefix)
+                elif command.name == "evidence":
+                    entry = add_evidence(board, command.args, command.text, source, prefix)
+                elif command.name == "resume-debug":
+                    entry = add_resume(board, command.text, source, prefix)
+                else:
+                    kind = "confirm" if command.name == "confirm" else "refute"
+                    kind = "inconclusive" if command.name == "inconclusive" else kind
+                    entry = add_verdict(board, kind, command.args, command.text, source, prefix)  # type: ignore[arg-type]
+            except Refused:
+                continue
+            log.append(entry)
+    return tuple(log)
+
+
 async def read_board(
     forge: Forge,
     repo: RepoRef,
@@ -97,20 +156,40 @@ async def read_board(
     *,
     bot_login: str,
     settings: HandlerSettings,
-    registry: Registry,
+    registry: RegistryView,
     prefix: str,
+    verifier: sticky.Verifier,
     now: datetime | None = None,
 ) -> Loaded:
-    """The bug, its thread and its board as the forge holds them now (nothing is written)."""
+    """The bug, its thread and its board as the forge holds them now (nothing is written). A board whose data
+    block does not verify is re-derived from the people's commands (``derive_log``)."""
     issue = await forge.get_issue(repo, number)
     comments = await forge.list_comments(repo, number)
     board_comment = sticky.find(comments, bot_login=bot_login, kind=BOARD_KIND, key=str(number))
-    stored = log_from_json(sticky.decode_data(board_comment.body)) if board_comment else ()
-    log = reconcile_log(
-        stored, comments, bot_login=bot_login, known=sorted(registry.short_names()), prefix=prefix
-    )
-    board = fold(log, now=now or now_utc(), pending_timeout=_timeout(settings))
-    return Loaded(issue, comments, board_comment, log, board, log != stored)
+    record = await verifier.comment(board_comment, BOARD_KIND, str(number))
+    now = now or now_utc()
+    known = sorted(registry.short_names())
+    # The board's labels say a board existed: if its comment is gone (any writer may delete it), it is
+    # derived again from the people's commands like a board that does not verify.
+    deleted = board_comment is None and any(label.casefold() in LABELS for label in issue.labels)
+    if (board_comment is not None and record.trusted is None) or deleted:
+        stored = await derive_log(
+            forge,
+            repo,
+            comments,
+            bot_login=bot_login,
+            known=known,
+            prefix=prefix,
+            now=now,
+            pending_timeout=_timeout(settings),
+        )
+        log, changed = stored, True
+    else:
+        stored = log_from_json(record.trusted)
+        log = reconcile_log(stored, comments, bot_login=bot_login, known=known, prefix=prefix)
+        changed = log != stored or record.outcome == "legacy"
+    board = fold(log, now=now, pending_timeout=_timeout(settings))
+    return Loaded(issue, comments, board_comment, log, board, changed, record, deleted)
 
 
 async def load(ctx: EventContext, number: int) -> Loaded:
@@ -122,6 +201,7 @@ async def load(ctx: EventContext, number: int) -> Loaded:
         settings=ctx.settings,
         registry=ctx.registry,
         prefix=ctx.prefix,
+        verifier=await ctx.verifier(),
     )
 
 
@@ -223,9 +303,21 @@ async def save(ctx: EventContext, loaded: Loaded, add: Entry | None = None) -> B
         timeout_hours=settings.pending_timeout_hours,
         fixes=fixes,
     )
-    await ctx.upsert_sticky(
+    written = await ctx.upsert_sticky(
         BOARD_KIND, str(number), text, data=log_to_json(log), number=number, comments=loaded.comments
     )
+    if loaded.record.broken:
+        await ctx.report_rebuilt(
+            loaded.record, written.comment.html_url or "the root-cause board", number=number
+        )
+    elif loaded.deleted:
+        await ctx.upsert_sticky(
+            "record-rebuilt",
+            f"deleted-{written.comment.id}",
+            f"Steward's record in {written.comment.html_url or 'the root-cause board'} was deleted; it was "
+            "rebuilt from the commands in this thread. Nothing to do.",
+            number=number,
+        )
     await _mirror_labels(ctx, loaded.issue, board)
     return board
 
@@ -234,6 +326,6 @@ async def refresh(ctx: EventContext, number: int) -> Board | None:
     """Re-derive the board of bug ``number`` when it has one (edits, deletions, time, fix attempts)."""
     async with ctx.holding(number):
         loaded = await load(ctx, number)
-        if loaded.board_comment is None:
+        if loaded.board_comment is None and not loaded.deleted:
             return None
         return await save(ctx, loaded)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from bot import neutralise
 from handlers.debug.board import Board, Entry, Hypothesis, escalation_due, few_all_failed
 
 LOG_SHOWN: Final = 40
@@ -30,8 +31,9 @@ class FixAttempt:
         return {"pr": self.number, "url": self.url, "hypothesis": self.hypothesis, "status": self.state}
 
 
-def cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+def cell(text: str, limit: int = 500) -> str:
+    """People's text as one inert table cell (bot.neutralise: no mention, closing keyword, HTML or image)."""
+    return neutralise.cell(text, limit)
 
 
 def _link(text: str, url: str) -> str:
@@ -243,8 +245,8 @@ def render_escalation(
             if strongest
             else ("pending too long" if h.timed_out else "no evidence")
         )
-        # A new comment notifies whoever it mentions: people's text must not mention anyone.
-        line = f"**{h.label}** {cell(h.title)} — {h.status}: {why}".replace("@", "@\u2060")
+        # A new comment notifies whoever it mentions: people's text is inert (cell), only Steward mentions.
+        line = f"**{h.label}** {cell(h.title)} — {h.status}: {why}"
         lines.append(f"- {line}")
     if board_url:
         lines += ["", f"The whole board: {board_url}"]

@@ -1,25 +1,39 @@
-"""What other capabilities ask of decision provenance (`/approve-spec`, `/bugfix`): the juror's answer
-from forge state, never from Steward's own comment."""
+"""What other capabilities ask of decision provenance (`/approve-spec`, `/bugfix`, the milestone gate): the
+juror's answer from forge state, never from Steward's own comment or the forks labels (a label anyone with
+triage can change by hand; Steward puts it back, but a gate reads the juror)."""
 
 from __future__ import annotations
 
 from bot.context import EventContext
-from bot.forge import RepoRef
-from handlers.forks.effects import judge
-from handlers.forks.parse import parse_forks
+from bot.forge import Issue, RepoRef
+from handlers.forks.effects import judge, tracked
 
 
-async def unresolved_forks(ctx: EventContext, repo: RepoRef, number: int) -> tuple[str, ...]:
-    """The ids of the forks of issue ``number`` that no checked record resolves (open, claimed or
-    invalid), in the order the issue lists them; empty when it lists none or all are resolved, or when the
-    repository switches decision provenance off (`forks.enabled: false`). Raises
-    ``PermissionsUnreadable`` when the forge will not say who may decide."""
+async def unresolved_forks(
+    ctx: EventContext, repo: RepoRef, number: int, *, issue: Issue | None = None
+) -> tuple[str, ...]:
+    """The ids of the forks of issue ``number`` that no checked record resolves (open, claimed, invalid,
+    a question changed after its decision, or removed from the description without a decision), in the
+    order the issue lists them, the removed ones last; empty when it lists none (and carries no forks label)
+    or all are resolved, or when the repository switches decision provenance off (`forks.enabled: false`).
+    ``issue``: the issue when the caller has read it (saves one read). Raises ``PermissionsUnreadable``
+    when the forge will not say who may decide.
+
+    The milestone gate asks this for each item instead of reading the `forks:open` label."""
     if not ctx.settings.forks.enabled:
         return ()
-    issue = await ctx.forge.get_issue(repo, number)
-    if not parse_forks(issue.body, ctx.settings.forks.headings).forks:
+    if issue is None:
+        issue = await ctx.forge.get_issue(repo, number)
+    if not tracked(issue.body, issue.labels, ctx.settings):
         return ()
     judged = await judge(
-        ctx.forge, repo, number, ctx.settings, bot_login=ctx.me.login, prefix=ctx.prefix, issue=issue
+        ctx.forge,
+        repo,
+        number,
+        ctx.settings,
+        bot_login=ctx.me.login,
+        prefix=ctx.prefix,
+        issue=issue,
+        verifier=await ctx.verifier(repo),
     )
     return judged.verdict.unresolved

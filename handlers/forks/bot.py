@@ -4,7 +4,9 @@ reconcile`). The work itself is ``effects.sync_forks``; the rules are ``parse`` 
 - An issue or pull request opened, edited or reopened, or a comment created, edited or deleted on it,
   re-derives its reconciliation comment and labels (when it lists forks or carries a forks label).
 - A comment edited or deleted anywhere also re-derives the issues whose records cite it as their source.
-- `/decide` and `/reopen-fork` re-derive, then answer: 👍, or why the record does not count.
+- A forks label (`forks:open`, `forks:resolved`) added or removed by hand is put back: the labels mirror the
+  juror, so the issue is re-derived.
+- `/decide`, `/reopen-fork` and `/drop-fork` re-derive, then answer: 👍, or why the record does not count.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from bot.registry import Registry
 from handlers.forks.effects import (
     DEFAULT_PERMISSION,
     issues_citing,
+    rebuild_citations,
     sync_forks,
     tracked,
 )
 from handlers.forks.juror import Record
-from handlers.forks.parse import UsageError, parse_decide, parse_reopen
+from handlers.forks.parse import UsageError, normalise_id, parse_decide, parse_reopen
 from handlers.forks.render import Hints, refusal
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
@@ -47,6 +50,26 @@ async def on_issue(ctx: EventContext) -> None:
     issue = ctx.event.issue
     if issue is None or not tracked(issue.body, issue.labels, ctx.settings):
         return
+    await _sync_quietly(ctx, issue.number)
+
+
+@plugin.on("issues", "labeled", "unlabeled", section=SECTION)
+@plugin.on("pull_request", "labeled", "unlabeled", section=SECTION)
+async def on_label(ctx: EventContext) -> None:
+    """A forks label changed by hand is put back (the next sync writes the labels the juror wants)."""
+    issue = ctx.event.issue
+    cfg = ctx.settings.forks
+    ours = {cfg.open_label.casefold(), cfg.resolved_label.casefold()}
+    if issue is None:
+        return
+    label = ctx.event.label
+    # Gitea's label events may carry the whole label set and no single label.
+    if label is None and not tracked(issue.body, issue.labels, ctx.settings):
+        return
+    if label is not None and label.casefold() not in ours:
+        return
+    if ctx.event.sender and ctx.event.sender.casefold() == ctx.me.login.casefold():
+        return  # Steward's own change
     await _sync_quietly(ctx, issue.number)
 
 
@@ -170,6 +193,41 @@ async def reopen_command(ctx: CommandContext) -> None:
         await ctx.reply(f"{fork} had no record to reopen: it stays open.")
 
 
+def _number(fork_id: str) -> int:
+    found = normalise_id(fork_id)
+    return int(found[1:]) if found else 0
+
+
+@plugin.command(
+    "drop-fork",
+    usage="drop-fork F2 <reason>",
+    help="Settle a design fork that was removed from the description without a decision (recorded with "
+    "who, when and why, like `/decide`).",
+    permission=DEFAULT_PERMISSION,
+    section=SECTION,
+)
+async def drop_command(ctx: CommandContext) -> None:
+    try:
+        fork, _reason = parse_reopen(ctx.command.text)
+    except UsageError as exc:
+        raise CommandError(f"{exc}. Write `/{ctx.prefix} drop-fork F2 <reason>`.") from None
+    judged = await sync_forks(ctx, ctx.number)
+    listed = judged.forks.ids if judged else ()
+    if fork in listed:
+        raise CommandError(
+            f"{fork} is still listed in the description, so it cannot be dropped: decide it with "
+            f"`/{ctx.prefix} decide {fork} <resolution>`, or remove it from the description first."
+        )
+    remembered = judged.remembered if judged else {}
+    if fork not in remembered:
+        known = ", ".join(sorted(remembered, key=_number))
+        raise CommandError(
+            f"{fork} was never listed on this issue as far as Steward knows"
+            + (f" (it knows {known})" if known else "")
+            + ", so there is nothing to drop."
+        )
+
+
 @plugin.reconcile(
     "forks", checks="the decision records of every open issue and pull request listing forks", section=SECTION
 )
@@ -184,3 +242,7 @@ async def reconcile_forks(ctx: EventContext) -> None:
             return
         except ForgeError as exc:
             ctx.log.warning("forks: could not re-derive an issue", number=issue.number, error=str(exc))
+    try:
+        await rebuild_citations(ctx)
+    except ForgeError as exc:
+        ctx.log.warning("forks: could not rebuild the index of cited comments", error=str(exc))

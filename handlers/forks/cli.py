@@ -72,6 +72,8 @@ def verdict_json(target: str, verdict: Verdict) -> dict[str, Any]:
                 "quote": record.quote if record else None,
                 "record_hash": record.hash if record else None,
                 "body_lags": fork.body_lags,
+                "removed": fork.removed,
+                "legacy": record.legacy if record else False,
                 "history": len(fork.history),
             }
         )
@@ -126,6 +128,8 @@ async def _settings_of(forge: Forge, repo: RepoRef, defaults: HandlerSettings) -
 
 async def _run(kind: ForgeKind, repo: RepoRef, number: int, as_json: bool, settings: Settings) -> int:
     from bot.queue import make_redis
+    from bot.signing import verifying_keyring
+    from bot.sticky import Verifier
     from bot.worker import build_runtime
     from handlers.forks.effects import judge
 
@@ -135,8 +139,15 @@ async def _run(kind: ForgeKind, repo: RepoRef, number: int, as_json: bool, setti
         forge = await runtime.forge(kind, repo)
         handler_settings = await _settings_of(forge, repo, HandlerSettings())
         me = await forge.whoami()
+        keyring = await verifying_keyring(settings, redis=redis)
         judged = await judge(
-            forge, repo, number, handler_settings, bot_login=me.login, prefix=settings.command_prefix
+            forge,
+            repo,
+            number,
+            handler_settings,
+            bot_login=me.login,
+            prefix=settings.command_prefix,
+            verifier=await Verifier.for_repo(keyring, forge, repo),
         )
     except PermissionsUnreadable:
         print(

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot import sticky
+from bot.commands import could_hold_command, parse_commands_async
 from bot.context import EventContext
 from bot.forge import (
     Comment,
@@ -26,12 +27,23 @@ from bot.forge import (
 )
 from bot.permissions import PermissionsUnreadable, who_may
 from bot.settings import HandlerSettings, Permission
-from handlers.forks.juror import RecordedRecord, Source, Verdict, fork_status, requests_in
+from bot.sticky import MISSING
+from bot.sticky import Record as StickyRecord
+from handlers.forks.juror import COMMANDS, RecordedRecord, Request, Source, Verdict, fork_status, requests_of
 from handlers.forks.parse import ForkList, parse_forks
-from handlers.forks.render import KEY, KIND, Hints, data_block, recorded_from, render_comment
+from handlers.forks.render import (
+    KEY,
+    KIND,
+    Hints,
+    data_block,
+    recorded_from,
+    remembered_from,
+    render_comment,
+)
 
 DECIDE = "decide"
 REOPEN = "reopen-fork"
+DROP = "drop-fork"
 DEFAULT_PERMISSION: Permission = "write"
 # Source links followed per issue and run at most (each is one read).
 MAX_SOURCES = 40
@@ -47,6 +59,10 @@ def reopen_permission(settings: HandlerSettings) -> Permission:
     return settings.permission(REOPEN, DEFAULT_PERMISSION)
 
 
+def drop_permission(settings: HandlerSettings) -> Permission:
+    return settings.permission(DROP, DEFAULT_PERMISSION)
+
+
 @dataclass(frozen=True)
 class Judged:
     issue: Issue
@@ -54,6 +70,9 @@ class Judged:
     verdict: Verdict
     comments: list[Comment]
     sticky: Comment | None
+    remembered: dict[str, str]
+    # What the reconciliation comment's data block was worth (its records count only when it verifies).
+    record: StickyRecord = MISSING
 
 
 def _same_repo(a: RepoRef, b: RepoRef) -> bool:
@@ -102,20 +121,41 @@ async def judge(
     prefix: str = "steward",
     issue: Issue | None = None,
     comments: list[Comment] | None = None,
+    verifier: sticky.Verifier,
 ) -> Judged:
-    """The juror's answer from forge state (reads only)."""
+    """The juror's answer from forge state (reads only). The recorded decisions of a reconciliation comment
+    whose data block does not verify are not used: the verdict is derived from the people's commands.
+
+    Cost: a comment is parsed only when some line of it looks like a fork command (a linear scan, no
+    markdown); the parse is bounded (``bot.commands``), cached by (comment id, updated_at) — each comment is
+    parsed once, not at every sync of its thread — and a long body is parsed off the event loop. Access is
+    read only for the authors of fork commands, once per author and run."""
     if issue is None:
         issue = await forge.get_issue(repo, number)
     forks = parse_forks(issue.body, settings.forks.headings)
     if comments is None:
         comments = await forge.list_comments(repo, number)
     found = sticky.find(comments, bot_login=bot_login, kind=KIND, key=KEY)
-    recorded = recorded_from(sticky.decode_data(found.body)) if found else {}
+    record = await verifier.comment(found, KIND, KEY)
+    data = record.trusted if found else None
+    recorded = recorded_from(data)
+    remembered = remembered_from(data)
     required = decide_permission(settings)
     reopen = reopen_permission(settings)
-    requests = requests_in(comments, bot_login=bot_login, prefix=prefix)
-    asking: Permission = "anyone" if required == "anyone" and reopen == "anyone" else "write"
-    people = await levels(forge, repo, [r.comment.author for r in requests], asking)
+    drop = drop_permission(settings)
+    me = bot_login.casefold()
+    requests: list[Request] = []
+    for comment in sorted(comments, key=lambda c: (c.created_at, c.id)):
+        if comment.author.casefold() == me or not could_hold_command(
+            comment.body, known=COMMANDS, prefix=prefix
+        ):
+            continue
+        commands = await parse_commands_async(
+            comment.body, known=COMMANDS, prefix=prefix, key=(comment.id, comment.updated_at)
+        )
+        requests += requests_of(comment, commands)
+    anyone = all(p == "anyone" for p in (required, reopen, drop))
+    people = await levels(forge, repo, [r.comment.author for r in requests], "anyone" if anyone else "write")
     sources: dict[str, Source] = {}
     for request in requests:
         if request.source is None or request.source in sources or request.problem:
@@ -134,12 +174,15 @@ async def judge(
         forks=forks,
         sources=sources,
         recorded=recorded,
+        remembered=remembered,
         required=required,
         reopen_required=reopen,
+        drop_required=drop,
         bot_login=bot_login,
         prefix=prefix,
+        requests=requests,
     )
-    return Judged(issue, forks, verdict, comments, found)
+    return Judged(issue, forks, verdict, comments, found, remembered, record)
 
 
 def _allowed(login: str, people: dict[str, PermissionLevel], required: Permission, author: str) -> bool:
@@ -208,6 +251,7 @@ async def sync_forks(
         prefix=ctx.prefix,
         issue=issue,
         comments=comments,
+        verifier=await ctx.verifier(),
     )
     cfg = ctx.settings.forks
     ours = {cfg.open_label.casefold(), cfg.resolved_label.casefold()}
@@ -216,26 +260,51 @@ async def sync_forks(
         return None
     async with ctx.holding(number):
         if judged.verdict.forks or judged.sticky is not None:
-            previous: dict[str, RecordedRecord] = (
-                recorded_from(sticky.decode_data(judged.sticky.body)) if judged.sticky else {}
-            )
-            await ctx.upsert_sticky(
+            previous: dict[str, RecordedRecord] = recorded_from(judged.record.trusted)
+            data = data_block(judged.verdict, previous, judged.remembered)
+            # Indexed before the comment is written: the index may only over-approximate.
+            await _index(ctx, number, data.get("sources", []))
+            written = await ctx.upsert_sticky(
                 KIND,
                 KEY,
                 render_comment(judged.verdict, hints_for(ctx)),
-                data=data_block(judged.verdict, previous),
+                data=data,
                 number=number,
                 comments=judged.comments,
             )
+            if judged.record.broken:
+                await ctx.report_rebuilt(
+                    judged.record, written.comment.html_url or "this issue", number=number
+                )
         await _mirror_labels(ctx, judged.issue, judged.verdict)
     return judged
 
 
+def _scope(ctx: EventContext) -> str:
+    return f"{ctx.event.forge}:{ctx.repo.full_name}"
+
+
+async def _index(ctx: EventContext, number: int, cited: Iterable[object]) -> None:
+    if ctx.citations is not None:
+        await ctx.citations.put(_scope(ctx), str(number), [str(c) for c in cited])
+
+
 async def issues_citing(ctx: EventContext, comment_id: int, *, skip: int, limit: int = 20) -> list[int]:
     """The issues whose reconciliation comment cites comment ``comment_id`` as a decision (an edit or a
-    deletion there changes their verdict). Looks at the issues carrying a forks label, at most ``limit``."""
+    deletion there changes their verdict). From the Redis index when it is known complete (no forge read);
+    otherwise by scanning the issues carrying a forks label, at most ``limit``."""
+    if ctx.citations is not None:
+        owners = await ctx.citations.owners(_scope(ctx), str(comment_id))
+        if owners is not None:
+            return sorted(int(o) for o in owners if o.isdigit() and int(o) != skip)
+    return [n for n, cited in await _scan_citations(ctx, limit=limit, skip=skip) if comment_id in cited]
+
+
+async def _scan_citations(ctx: EventContext, *, limit: int, skip: int = 0) -> list[tuple[int, set[int]]]:
+    """(issue, the comment ids its reconciliation comment cites) for the issues carrying a forks label, at
+    most ``limit`` of them (all when ``limit`` is 0)."""
     cfg = ctx.settings.forks
-    numbers: list[int] = []
+    found: list[tuple[int, set[int]]] = []
     seen: set[int] = {skip}
     for label in (cfg.resolved_label, cfg.open_label):
         try:
@@ -243,18 +312,27 @@ async def issues_citing(ctx: EventContext, comment_id: int, *, skip: int, limit:
         except ForgeError:
             continue
         for issue in issues:
-            if issue.number in seen or len(seen) > limit:
+            if issue.number in seen or (limit and len(seen) > limit):
                 continue
             seen.add(issue.number)
-            found = sticky.find(
+            mine = sticky.find(
                 await ctx.forge.list_comments(ctx.repo, issue.number),
                 bot_login=ctx.me.login,
                 kind=KIND,
                 key=KEY,
             )
-            if found is None:
-                continue
-            cited = sticky.decode_data(found.body)
-            if isinstance(cited, dict) and comment_id in cited.get("sources", []):
-                numbers.append(issue.number)
-    return numbers
+            data = (await ctx.record(mine, KIND, KEY)).trusted if mine is not None else None
+            cited = data.get("sources", []) if isinstance(data, dict) else []
+            found.append((issue.number, {c for c in cited if isinstance(c, int)}))
+    return found
+
+
+async def rebuild_citations(ctx: EventContext) -> None:
+    """Rebuild the index of cited comments from the forge (every issue carrying a forks label, open or
+    closed) and mark it complete (`steward reconcile`), unless it is known complete already: every write of
+    a reconciliation comment keeps it so, and Redis runs without eviction."""
+    if ctx.citations is None or await ctx.citations.complete(_scope(ctx)):
+        return
+    for number, cited in await _scan_citations(ctx, limit=0):
+        await _index(ctx, number, sorted(cited))
+    await ctx.citations.mark_complete(_scope(ctx))

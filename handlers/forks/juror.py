@@ -11,34 +11,48 @@ written by someone who may decide, contains the resolution (when it is another c
 repository. A record that fails one of these checks is ``invalid`` with the reason, and makes its fork
 ``invalid`` until a later record or a reopening.
 
-What Steward remembers in its own comment (``recorded``: the hash of each record when first seen) can only
-make a record invalid — a deciding comment deleted, or edited within the second it was made — never resolve a
-fork: editing Steward's comment by hand cannot settle anything.
+What Steward remembers in its own comment (``recorded``: the hash of each record when first seen, with the
+fork's question then; ``remembered``: the forks the issue has listed) can only make a record invalid or a
+fork unresolved — a deciding comment deleted or edited within the second it was made, a question changed
+after its decision, a fork removed from the description without one — never resolve a fork: editing
+Steward's comment by hand cannot settle anything, and losing it only forgets those warnings.
+
+A ``--source`` decision carries the sentence(s) it rests on (``--quote``, or the source itself when it is
+one sentence): the quote must be whole sentences of the source and contain the resolution. Records Steward
+saw before this rule (``legacy`` in its memory) keep the earlier check — the source contains the
+resolution — so upgrading reopens nothing.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
 
-from bot.commands import parse_commands
 from bot.forge import Comment, Issue, PermissionLevel
 from bot.permissions import decide
 from bot.settings import Permission
-from handlers.forks.parse import (
-    ForkList,
-    UsageError,
-    normalise,
-    parse_decide,
-    parse_forks,
-    parse_reopen,
+from handlers.forks.parse import Fork, ForkList, normalise, parse_forks, sentences, whole_sentences
+from handlers.forks.records import (
+    COMMANDS,
+    DEFAULT_HEADINGS,
+    QUESTION_CHARS,
+    QUOTE_CHARS,
+    ForkStatus,
+    Record,
+    RecordedRecord,
+    RecordState,
+    Request,
+    Source,
+    Status,
+    Verdict,
+    record_hash,
+    requests_in,
+    requests_of,
 )
 
 __all__ = [
     "COMMANDS",
+    "DEFAULT_HEADINGS",
     "ForkStatus",
     "Record",
     "RecordedRecord",
@@ -48,152 +62,8 @@ __all__ = [
     "fork_status",
     "record_hash",
     "requests_in",
+    "requests_of",
 ]
-
-Status = Literal["resolved", "open", "claimed", "invalid"]
-RecordState = Literal["valid", "invalid", "ignored", "reopen"]
-COMMANDS: frozenset[str] = frozenset({"decide", "reopen-fork"})
-QUOTE_CHARS = 200
-DEFAULT_HEADINGS: tuple[str, ...] = ("Open forks", "Forks", "Design forks", "Decisões em aberto")
-
-
-def record_hash(fork: str, resolution: str, comment_id: int, author: str, created_at: str, body: str) -> str:
-    """SHA-256 of ``"<fork id>\\n<resolution>\\n<comment id>\\n<author>\\n<created_at>\\n<comment body>"``
-    (the deciding comment's id, author, creation time and body), as hex."""
-    text = f"{fork}\n{resolution}\n{comment_id}\n{author}\n{created_at}\n{body}"
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class Request:
-    """One fork command found in a comment: ``kind`` decide or reopen, with its parsed arguments (or the
-    usage problem that makes it no command)."""
-
-    key: str
-    kind: Literal["decide", "reopen"]
-    comment: Comment
-    fork: str = ""
-    text: str = ""
-    source: str | None = None
-    problem: str = ""
-
-
-@dataclass(frozen=True)
-class Source:
-    """What the forge said of a ``--source`` link: the comment (None: not there any more, or never was), or
-    why the link names no comment Steward may read (``problem``; ``foreign``: another forge or host)."""
-
-    url: str
-    comment: Comment | None = None
-    number: int = 0
-    html_url: str = ""
-    problem: str = ""
-    foreign: bool = False
-
-
-@dataclass(frozen=True)
-class RecordedRecord:
-    """What Steward's own comment remembers of a record it has seen valid (see the module docstring)."""
-
-    key: str
-    fork: str
-    hash: str
-    created_at: str = ""
-    resolution: str = ""
-    decider: str = ""
-    url: str = ""
-
-
-@dataclass(frozen=True)
-class Record:
-    """A fork command as the juror judged it. For a decision: who decided (``decider``, the deciding comment's
-    author), where (``url``), when (``decided_at``, that comment's creation time), the deciding text
-    (``quote``) and the record hash; ``recorder`` wrote the command."""
-
-    key: str
-    kind: Literal["decide", "reopen"]
-    fork: str
-    state: RecordState
-    text: str
-    recorder: str
-    recorded_at: str
-    recorder_url: str = ""
-    decider: str = ""
-    url: str = ""
-    decided_at: str = ""
-    quote: str = ""
-    hash: str = ""
-    reason: str = ""
-    source: str | None = None
-    # The deciding comment's id (0 when unknown).
-    comment_id: int = 0
-
-
-@dataclass(frozen=True)
-class ForkStatus:
-    id: str
-    question: str
-    status: Status
-    reason: str = ""
-    record: Record | None = None
-    history: tuple[Record, ...] = ()
-    # The body lists the fork as open (unchecked) although a valid record resolves it.
-    body_lags: bool = False
-    claimed: str = ""
-
-
-@dataclass(frozen=True)
-class Verdict:
-    forks: tuple[ForkStatus, ...] = ()
-    duplicates: tuple[str, ...] = ()
-    # Records naming a fork the issue does not list (refused as such), and ignored ones.
-    stray: tuple[Record, ...] = ()
-    records: tuple[Record, ...] = field(default=(), repr=False)
-
-    @property
-    def unresolved(self) -> tuple[str, ...]:
-        return tuple(f.id for f in self.forks if f.status != "resolved")
-
-    @property
-    def all_resolved(self) -> bool:
-        return not self.unresolved
-
-    def get(self, fork_id: str) -> ForkStatus | None:
-        return next((f for f in self.forks if f.id == fork_id), None)
-
-
-def _order(comment: Comment) -> tuple[str, int]:
-    return (comment.created_at, comment.id)
-
-
-def requests_in(
-    comments: Sequence[Comment], *, bot_login: str = "", prefix: str = "steward"
-) -> list[Request]:
-    """Every `/decide` and `/reopen-fork` in the comments (not the bot's own), oldest first."""
-    found: list[Request] = []
-    for comment in sorted(comments, key=_order):
-        if bot_login and comment.author.casefold() == bot_login.casefold():
-            continue
-        if "/" not in comment.body:
-            continue
-        counts: dict[str, int] = {}
-        for command in parse_commands(comment.body, known=COMMANDS, prefix=prefix):
-            if command.name not in COMMANDS:
-                continue
-            n = counts.get(command.name, 0)
-            counts[command.name] = n + 1
-            key = f"{comment.id}:{command.name}:{n}"
-            try:
-                if command.name == "decide":
-                    args = parse_decide(command.text)
-                    found.append(Request(key, "decide", comment, args.fork, args.resolution, args.source))
-                else:
-                    fork, reason = parse_reopen(command.text)
-                    found.append(Request(key, "reopen", comment, fork, reason))
-            except UsageError as exc:
-                kind: Literal["decide", "reopen"] = "decide" if command.name == "decide" else "reopen"
-                found.append(Request(key, kind, comment, problem=str(exc)))
-    return found
 
 
 def _may(login: str, permissions: Mapping[str, PermissionLevel], required: Permission, author: str) -> bool:
@@ -221,13 +91,17 @@ def _edited_after(comment: Comment, moment: str) -> bool:
 def _judge_decide(
     request: Request,
     *,
+    question: str,
     sources: Mapping[str, Source],
     permissions: Mapping[str, PermissionLevel],
     required: Permission,
     author: str,
     recorded: Mapping[str, RecordedRecord],
+    bot_login: str,
 ) -> Record:
     made = request.comment
+    known = recorded.get(request.key)
+    legacy = known is not None and known.legacy
     base = Record(
         key=request.key,
         kind="decide",
@@ -238,6 +112,8 @@ def _judge_decide(
         recorded_at=made.created_at,
         recorder_url=made.html_url,
         source=request.source,
+        legacy=legacy,
+        question=known.question if known is not None and known.question else question,
     )
 
     def invalid(reason: str, **more: str) -> Record:
@@ -258,22 +134,29 @@ def _judge_decide(
         if deciding is None:
             return invalid("the deciding comment was deleted (or never existed)", url=url)
     assert deciding is not None
+    quote = _quote(deciding.body)
+    if deciding is not made and not legacy:
+        one = sentences(deciding.body)
+        quote = request.quote or (deciding.body.strip() if len(one) == 1 else "")
     decided = _replace(
         base,
         decider=deciding.author,
         url=url,
         decided_at=deciding.created_at,
         comment_id=deciding.id,
-        quote=_quote(deciding.body),
-        hash=record_hash(
-            request.fork, request.text, deciding.id, deciding.author, deciding.created_at, deciding.body
-        ),
+        quote=quote,
+        hash=_hash(request, deciding, None if legacy else base.question, quote),
     )
+    if deciding is not made and bot_login and deciding.author.casefold() == bot_login.casefold():
+        return _replace(
+            decided,
+            state="invalid",
+            reason="a decision must come from a person: the source was written by Steward itself",
+        )
     if _edited_after(made, made.created_at) or (
         deciding is not made and _edited_after(deciding, made.created_at)
     ):
         return _replace(decided, state="invalid", reason="the deciding comment was edited after the record")
-    known = recorded.get(request.key)
     if known is not None and known.hash != decided.hash:
         return _replace(
             decided,
@@ -288,13 +171,54 @@ def _judge_decide(
                 state="invalid",
                 reason=f"the deciding comment's author @{deciding.author} may not decide",
             )
-        if normalise(request.text) not in normalise(deciding.body):
+        if legacy:
+            if normalise(request.text) not in normalise(deciding.body):
+                return _replace(
+                    decided,
+                    state="invalid",
+                    reason="the deciding comment does not contain the resolution (quote mismatch)",
+                )
+        elif not quote:
             return _replace(
                 decided,
                 state="invalid",
-                reason="the deciding comment does not contain the resolution (quote mismatch)",
+                reason="the deciding comment has several sentences: name the one that decides with "
+                '`--quote "the sentence"`',
             )
+        elif not whole_sentences(quote, deciding.body):
+            return _replace(
+                decided,
+                state="invalid",
+                reason="the quote is not one or more whole sentences of the deciding comment "
+                "(quote mismatch)",
+            )
+        elif normalise(request.text) not in normalise(quote):
+            return _replace(
+                decided,
+                state="invalid",
+                reason="the quoted sentence does not contain the resolution (quote mismatch)",
+            )
+    if normalise(base.question) != normalise(question):
+        return _replace(
+            decided,
+            state="invalid",
+            stale=True,
+            reason=f"question changed after the decision (it was “{base.question}”)",
+        )
     return decided
+
+
+def _hash(request: Request, deciding: Comment, question: str | None, quote: str) -> str:
+    return record_hash(
+        request.fork,
+        request.text,
+        deciding.id,
+        deciding.author,
+        deciding.created_at,
+        deciding.body,
+        question=question,
+        quote=quote if question is not None else "",
+    )
 
 
 def _replace(record: Record, **changes: object) -> Record:
@@ -308,6 +232,21 @@ def _quote(body: str) -> str:
     return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS] + "…"
 
 
+def _plain(request: Request, state: RecordState, reason: str = "") -> Record:
+    made = request.comment
+    return Record(
+        request.key,
+        request.kind,
+        request.fork,
+        state,
+        request.text,
+        made.author,
+        made.created_at,
+        made.html_url,
+        reason=reason,
+    )
+
+
 def fork_status(
     issue: Issue,
     comments: Sequence[Comment],
@@ -317,83 +256,57 @@ def fork_status(
     headings: Sequence[str] = DEFAULT_HEADINGS,
     sources: Mapping[str, Source] | None = None,
     recorded: Mapping[str, RecordedRecord] | None = None,
+    remembered: Mapping[str, str] | None = None,
     required: Permission = "write",
     reopen_required: Permission | None = None,
+    drop_required: Permission | None = None,
     bot_login: str = "",
     prefix: str = "steward",
+    requests: Sequence[Request] | None = None,
 ) -> Verdict:
     """The juror. ``comments``: the thread of ``issue``; ``permissions``: the access (casefolded login →
     level) of the people whose comments are records; ``forks``: what the body lists (``parse_forks``);
-    ``sources``: what each ``--source`` link resolved to; ``recorded``: what Steward's comment remembers;
-    ``required``: who may decide (`commands.decide.permission`); ``reopen_required``: who may reopen
-    (`commands.reopen-fork.permission`, by default the same)."""
+    ``sources``: what each ``--source`` link resolved to; ``recorded``: what Steward's comment remembers of
+    records, ``remembered`` of the forks the issue listed (id → question); ``required``: who may decide
+    (`commands.decide.permission`); ``reopen_required``/``drop_required``: who may reopen or drop (by
+    default the same); ``requests``: the thread's fork commands when the caller parsed them already
+    (``requests_in`` otherwise)."""
     if forks is None:
         forks = parse_forks(issue.body, headings)
     sources = sources or {}
     recorded = recorded or {}
+    remembered = remembered or {}
+    questions = {f.id: f.question[:QUESTION_CHARS] for f in forks.forks}
+    needs = {"decide": required, "reopen": reopen_required or required, "drop": drop_required or required}
     records: list[Record] = []
     present: set[int] = {c.id for c in comments}
-    for request in requests_in(comments, bot_login=bot_login, prefix=prefix):
+    if requests is None:
+        requests = requests_in(comments, bot_login=bot_login, prefix=prefix)
+    for request in requests:
         made = request.comment
-        needed = reopen_required if request.kind == "reopen" and reopen_required is not None else required
-        if not _may(made.author, permissions, needed, issue.author):
+        if not _may(made.author, permissions, needs[request.kind], issue.author):
+            records.append(_plain(request, "ignored", f"@{made.author} may not decide"))
+        elif request.problem:
+            records.append(_plain(request, "ignored", request.problem))
+        elif request.kind != "decide":
+            records.append(_plain(request, request.kind))
+        else:
             records.append(
-                Record(
-                    request.key,
-                    request.kind,
-                    request.fork,
-                    "ignored",
-                    request.text,
-                    made.author,
-                    made.created_at,
-                    made.html_url,
-                    reason=f"@{made.author} may not decide",
+                _judge_decide(
+                    request,
+                    question=questions.get(request.fork, remembered.get(request.fork, "")[:QUESTION_CHARS]),
+                    sources=sources,
+                    permissions=permissions,
+                    required=required,
+                    author=issue.author,
+                    recorded=recorded,
+                    bot_login=bot_login,
                 )
             )
-            continue
-        if request.problem:
-            records.append(
-                Record(
-                    request.key,
-                    request.kind,
-                    request.fork,
-                    "ignored",
-                    request.text,
-                    made.author,
-                    made.created_at,
-                    made.html_url,
-                    reason=request.problem,
-                )
-            )
-            continue
-        if request.kind == "reopen":
-            records.append(
-                Record(
-                    request.key,
-                    "reopen",
-                    request.fork,
-                    "reopen",
-                    request.text,
-                    made.author,
-                    made.created_at,
-                    made.html_url,
-                )
-            )
-            continue
-        records.append(
-            _judge_decide(
-                request,
-                sources=sources,
-                permissions=permissions,
-                required=required,
-                author=issue.author,
-                recorded=recorded,
-            )
-        )
     # Records Steward saw whose own comment is gone: the decision was deleted.
     seen_keys = {r.key for r in records}
     for key, old in recorded.items():
-        comment_id = int(key.split(":", 1)[0]) if key.split(":", 1)[0].isdigit() else 0
+        comment_id = _comment_id(key)
         if key in seen_keys:
             continue
         reason = (
@@ -415,52 +328,84 @@ def fork_status(
                 decided_at=old.created_at,
                 hash=old.hash,
                 reason=reason,
+                legacy=old.legacy,
             )
         )
     records.sort(key=lambda r: (r.recorded_at, _comment_id(r.key), r.key))
-    listed = set(forks.ids)
-    statuses: list[ForkStatus] = []
-    for fork in forks.forks:
-        mine = [r for r in records if r.fork == fork.id and r.state != "ignored"]
-        current = mine[-1] if mine else None
-        history = tuple(mine[:-1])
-        if current is None:
-            if fork.checked:
-                status = ForkStatus(
-                    fork.id,
-                    fork.question,
-                    "claimed",
-                    reason="checked in the description, but no `/decide` records it (no provenance)",
-                    claimed=fork.claimed,
-                )
-            else:
-                status = ForkStatus(fork.id, fork.question, "open", claimed=fork.claimed)
-        elif current.state == "reopen":
-            status = ForkStatus(
+    statuses = [_listed_status(fork, records) for fork in forks.forks]
+    statuses += _removed(forks, remembered, records)
+    known_ids = set(forks.ids) | set(remembered)
+    stray = tuple(r for r in records if r.state == "ignored" or (r.fork not in known_ids))
+    return Verdict(tuple(statuses), forks.duplicates, stray, tuple(records))
+
+
+def _listed_status(fork: Fork, records: Sequence[Record]) -> ForkStatus:
+    mine = [r for r in records if r.fork == fork.id and r.state != "ignored"]
+    current = mine[-1] if mine else None
+    history = tuple(mine[:-1])
+    if current is None:
+        if fork.checked:
+            return ForkStatus(
                 fork.id,
                 fork.question,
-                "open",
-                reason=f"reopened by @{current.recorder}: {current.text}",
-                record=current,
-                history=history,
-            )
-        elif current.state == "invalid":
-            status = ForkStatus(
-                fork.id, fork.question, "invalid", reason=current.reason, record=current, history=history
-            )
-        else:
-            status = ForkStatus(
-                fork.id,
-                fork.question,
-                "resolved",
-                record=current,
-                history=history,
-                body_lags=not fork.checked,
+                "claimed",
+                reason="checked in the description, but no `/decide` records it (no provenance)",
                 claimed=fork.claimed,
             )
-        statuses.append(status)
-    stray = tuple(r for r in records if r.state == "ignored" or (r.fork not in listed))
-    return Verdict(tuple(statuses), forks.duplicates, stray, tuple(records))
+        return ForkStatus(fork.id, fork.question, "open", claimed=fork.claimed)
+    if current.state in ("reopen", "drop"):
+        verb = "reopened" if current.state == "reopen" else "dropped (it is listed again)"
+        return ForkStatus(
+            fork.id,
+            fork.question,
+            "open",
+            reason=f"{verb} by @{current.recorder}: {current.text}",
+            record=current,
+            history=history,
+        )
+    if current.state == "invalid":
+        status: Status = "open" if current.stale else "invalid"
+        return ForkStatus(
+            fork.id, fork.question, status, reason=current.reason, record=current, history=history
+        )
+    return ForkStatus(
+        fork.id,
+        fork.question,
+        "resolved",
+        record=current,
+        history=history,
+        body_lags=not fork.checked,
+        claimed=fork.claimed,
+    )
+
+
+def _removed(forks: ForkList, remembered: Mapping[str, str], records: Sequence[Record]) -> list[ForkStatus]:
+    """Forks the issue listed once and lists no more: settled when their latest record is a valid decision
+    or a `/drop-fork`; otherwise "removed without a decision", blocking like an open fork."""
+    found: list[ForkStatus] = []
+    listed = set(forks.ids)
+    for fork_id, question in remembered.items():
+        if fork_id in listed:
+            continue
+        mine = [r for r in records if r.fork == fork_id and r.state != "ignored"]
+        current = mine[-1] if mine else None
+        if current is not None and (
+            current.state == "drop" or (current.state == "valid" and not current.stale)
+        ):
+            continue
+        found.append(
+            ForkStatus(
+                fork_id,
+                question,
+                "open",
+                reason="removed without a decision: record one with `/decide`, or drop it with "
+                "`/drop-fork " + fork_id + " <reason>`",
+                record=current,
+                history=tuple(mine[:-1]) if mine else (),
+                removed=True,
+            )
+        )
+    return found
 
 
 def _comment_id(key: str) -> int:

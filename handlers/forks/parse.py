@@ -23,6 +23,8 @@ __all__ = [
     "parse_decide",
     "parse_forks",
     "parse_reopen",
+    "sentences",
+    "whole_sentences",
 ]
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
@@ -134,9 +136,37 @@ class DecideArgs:
     fork: str
     resolution: str
     source: str | None = None
+    # The sentence(s) of the source that decide (`--quote "<text>"`).
+    quote: str | None = None
 
 
 _SOURCE = re.compile(r"(?:^|\s)--source(?:[ \t]+|=)(?P<url>\S+)\s*$")
+_QUOTE = re.compile(r"(?:^|\s)--quote(?:[ \t]+|=)(?:\"(?P<a>[^\"]*)\"|“(?P<b>[^”]*)”|'(?P<c>[^']*)')")
+# A sentence ends at . ! ? or … followed by blanks, or at a line break; list, quote and emphasis marks are
+# not part of what a sentence says.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
+_MARKS = re.compile(r"^\s*(?:[-*+>]|\d+[.)])\s+|[*_`]")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``, each normalised (``normalise``), without list, quote and emphasis marks
+    and without the final punctuation."""
+    found: list[str] = []
+    for part in _SENTENCE_END.split(text.replace("\r\n", "\n")):
+        clean = normalise(_MARKS.sub("", part)).rstrip(".!?…").strip()
+        if clean:
+            found.append(clean)
+    return found
+
+
+def whole_sentences(quote: str, source: str) -> bool:
+    """Whether ``quote`` is one or more whole, consecutive sentences of ``source`` (case and blanks
+    normalised): "We should NOT use Postgres." quotes that comment; "use Postgres" does not."""
+    wanted = sentences(quote)
+    have = sentences(source)
+    if not wanted:
+        return False
+    return any(have[i : i + len(wanted)] == wanted for i in range(len(have) - len(wanted) + 1))
 
 
 def _first_line(text: str) -> str:
@@ -154,6 +184,15 @@ def parse_decide(text: str) -> DecideArgs:
             f"`{head or '…'}` is not a fork id (F1, F2, …)" if head else "name the fork (F1, F2, …)"
         )
     rest = rest.strip()
+    quote: str | None = None
+    quoted = _QUOTE.search(rest)
+    if quoted is not None:
+        quote = next(g for g in quoted.group("a", "b", "c") if g is not None).strip()
+        rest = (rest[: quoted.start()] + " " + rest[quoted.end() :]).strip()
+        if not quote:
+            raise UsageError("`--quote` needs the sentence that decides, in quotes")
+    elif "--quote" in rest.split():
+        raise UsageError('`--quote` needs the sentence that decides, in quotes: `--quote "the sentence"`')
     source: str | None = None
     found = _SOURCE.search(rest)
     if found is not None:
@@ -164,11 +203,11 @@ def parse_decide(text: str) -> DecideArgs:
     resolution = rest.strip().strip('"“”').strip()
     if not resolution:
         raise UsageError(f"say what was decided for {fork}")
-    return DecideArgs(fork, resolution, source)
+    return DecideArgs(fork, resolution, source, quote)
 
 
 def parse_reopen(text: str) -> tuple[str, str]:
-    """``F1 <reason>`` → (fork id, reason)."""
+    """``F1 <reason>`` → (fork id, reason) (`/reopen-fork` and `/drop-fork`)."""
     line = _first_line(text)
     head, _, rest = line.partition(" ")
     fork = normalise_id(head)

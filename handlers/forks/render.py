@@ -4,14 +4,18 @@ answers to `/decide` and `/reopen-fork`."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from bot import neutralise
 from handlers.forks.juror import ForkStatus, Record, RecordedRecord, Verdict
+from handlers.forks.records import QUESTION_CHARS
 
 KIND = "forks"
 KEY = "reconciliation"
-DATA_VERSION = 1
+DATA_VERSION = 2
+# The forks an issue has listed that the data block remembers at most.
+MAX_REMEMBERED = 60
 # The data block keeps this many records at most (the newest): it stays far below the comment limit.
 MAX_RECORDED = 60
 # History lines shown before the oldest are folded into a count.
@@ -31,9 +35,19 @@ class Hints:
 
 
 def cell(text: str, limit: int = 300) -> str:
-    """Text safe in a table cell: one line, pipes escaped, bounded."""
-    one = " ".join(text.split()).replace("|", "\\|")
-    return one if len(one) <= limit else one[: limit - 1] + "…"
+    """People's text safe in a table cell: one inert line (no mention, closing keyword, HTML or image),
+    pipes escaped, bounded."""
+    return neutralise.cell(text, limit)
+
+
+def _reason(record: Record | None, shown: str) -> str:
+    """A juror's reason made inert (``shown``), with the people it names as having acted mentioned again:
+    "@login may not decide", "reopened by @login: …" are Steward's own mentions, from the forge's data.
+    The juror's name comes first in each reason, so only the first occurrence is restored."""
+    for login in dict.fromkeys((record.recorder, record.decider) if record else ()):
+        if login:
+            shown = shown.replace(f"@{neutralise.JOINER}{login}", f"@{login}", 1)
+    return shown
 
 
 def _link(url: str, text: str) -> str:
@@ -47,28 +61,39 @@ def _when(stamp: str) -> str:
 def _status_cell(fork: ForkStatus) -> str:
     words = {"resolved": "✅ resolved", "open": "⬜ open", "claimed": "❔ claimed", "invalid": "❌ invalid"}
     text = words[fork.status]
-    return f"{text} — {cell(fork.reason, 200)}" if fork.reason else text
+    if not fork.reason:
+        return text
+    return f"{text} — {_reason(fork.record, cell(fork.reason, 200))}"
 
 
 def _history_line(record: Record) -> str:
     when = _when(record.recorded_at)
-    if record.kind == "reopen":
+    if record.kind in ("reopen", "drop"):
         where = _link(record.recorder_url, when)
-        return f"- **{record.fork}** reopened by @{record.recorder} ({where}): {cell(record.text, 200)}"
+        verb = "reopened" if record.kind == "reopen" else "dropped"
+        return f"- **{record.fork}** {verb} by @{record.recorder} ({where}): {cell(record.text, 200)}"
     what = f"“{cell(record.text, 200)}”"
     by = f"@{record.decider or record.recorder}"
     if record.recorder and record.decider and record.recorder.casefold() != record.decider.casefold():
         by += f" (recorded by @{record.recorder})"
     where = _link(record.url, _when(record.decided_at) or when)
-    state = "superseded" if record.state == "valid" else f"invalid: {record.reason}"
+    state = (
+        "superseded" if record.state == "valid" else f"invalid: {_reason(record, cell(record.reason, 300))}"
+    )
     tail = f" — record `{record.hash[:12]}`" if record.hash else ""
+    tail += " (legacy record)" if record.legacy else ""
     return f"- **{record.fork}** {what} by {by} in {where} — {state}{tail}"
 
 
 def history_lines(verdict: Verdict) -> list[str]:
     lines: list[tuple[str, str]] = []
+    shown_forks = {f.id for f in verdict.forks}
     for fork in verdict.forks:
         for record in fork.history:
+            lines.append((record.recorded_at, _history_line(record)))
+    stray = {r.key for r in verdict.stray}
+    for record in verdict.records:
+        if record.fork not in shown_forks and record.key not in stray:
             lines.append((record.recorded_at, _history_line(record)))
     for record in verdict.stray:
         if record.state == "ignored":
@@ -102,6 +127,8 @@ def headline(verdict: Verdict, hints: Hints) -> str:
     if not total:
         return "**Nothing to do:** this issue no longer lists design forks."
     if not pending:
+        total = len([f for f in verdict.forks if not f.removed]) or total
+    if not pending:
         return (
             f"**Nothing to do: {'the' if total == 1 else f'all {total}'} "
             f"design fork{'s' if total != 1 else ''} "
@@ -109,11 +136,18 @@ def headline(verdict: Verdict, hints: Hints) -> str:
         )
     first = pending[0].id
     names = ", ".join(f.id for f in pending)
+    removed = [f.id for f in pending if f.removed]
     return (
         f"**Next step: settle {names}** ({len(pending)} of {total} design forks not resolved). "
         f"Record a decision with {hints.cmd(f'decide {first} <resolution>')} in a comment here, or one made "
         f"in another comment with {hints.cmd(f'decide {first} <resolution> --source <comment link>')} "
         f"({hints.who} may decide). Ticking the box in the description is not enough: it records nobody."
+        + (
+            f" A fork removed from the description without a decision still counts: decide it, or "
+            f"{hints.cmd(f'drop-fork {removed[0]} <reason>')}."
+            if removed
+            else ""
+        )
     )
 
 
@@ -121,8 +155,8 @@ def render_comment(verdict: Verdict, hints: Hints) -> str:
     lines = [headline(verdict, hints), ""]
     if verdict.forks:
         lines += [
-            "| Fork | Question | Status | Resolution | Decided by | Where | When |",
-            "|---|---|---|---|---|---|---|",
+            "| Fork | Question | Status | Resolution | Quote | Decided by | Where | When |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for fork in verdict.forks:
             record = fork.record if fork.status in ("resolved", "invalid") else None
@@ -140,6 +174,7 @@ def render_comment(verdict: Verdict, hints: Hints) -> str:
                         cell(fork.question, 200),
                         _status_cell(fork),
                         cell(record.text, 200) if decision and record else cell(fork.claimed, 200),
+                        _quote_cell(record) if decision and record else "",
                         by,
                         _link(record.url, "comment") if decision and record and record.url else "",
                         _when(record.decided_at) if decision and record else "",
@@ -169,9 +204,12 @@ def render_comment(verdict: Verdict, hints: Hints) -> str:
             "",
             "<details><summary>Deciding text and record hashes</summary>",
             "",
-            "The record hash is SHA-256 of `fork id⏎resolution⏎comment id⏎author⏎created_at⏎comment body` "
-            "(the deciding comment's). `steward forks OWNER/REPO#N` re-checks every record from the forge "
-            "alone.",
+            "The record hash is SHA-256 of `v2⏎fork id⏎question⏎resolution⏎quote⏎comment id⏎author⏎"
+            "created_at⏎comment body` (the question's first 120 characters as the description listed them "
+            "when Steward first saw the record; the deciding comment's id, author, creation time and body); "
+            "a legacy record's is the "
+            "earlier `fork id⏎resolution⏎comment id⏎author⏎created_at⏎comment body`. "
+            "`steward forks OWNER/REPO#N` re-checks every record from the forge alone.",
             "",
             "| Fork | Deciding text (first 200 characters) | Record hash |",
             "|---|---|---|",
@@ -198,12 +236,25 @@ def render_comment(verdict: Verdict, hints: Hints) -> str:
     return "\n".join(lines)
 
 
-def data_block(verdict: Verdict, previous: Mapping[str, RecordedRecord]) -> dict[str, Any]:
-    """What Steward remembers: each record it has seen valid, with its hash as first seen (kept as it was),
-    and the source comments the records cite (so an edit there finds this issue)."""
+def _quote_cell(record: Record) -> str:
+    if record.legacy:
+        return "(legacy record)"
+    return f"“{cell(record.quote, 200)}”" if record.source and record.quote else ""
+
+
+def data_block(
+    verdict: Verdict, previous: Mapping[str, RecordedRecord], remembered: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """What Steward remembers: each record it has seen valid, with its hash and the fork's question as first
+    seen (kept as they were; a legacy record gains the question it has now), the forks the issue has listed
+    (so a fork removed without a decision is noticed), and the source comments the records cite (so an edit
+    there finds this issue)."""
     kept: dict[str, RecordedRecord] = dict(previous)
     for record in verdict.records:
-        if record.kind == "decide" and record.state == "valid" and record.key not in kept:
+        old = kept.get(record.key)
+        if old is not None and not old.question and record.question:
+            kept[record.key] = replace(old, question=record.question)
+        if record.kind == "decide" and record.state == "valid" and old is None:
             kept[record.key] = RecordedRecord(
                 record.key,
                 record.fork,
@@ -212,12 +263,20 @@ def data_block(verdict: Verdict, previous: Mapping[str, RecordedRecord]) -> dict
                 record.text[:100],
                 record.decider,
                 record.url,
+                record.question[:QUESTION_CHARS],
             )
     ordered = sorted(kept.values(), key=lambda r: (r.created_at, r.key))[-MAX_RECORDED:]
     cited = sorted({r.comment_id for r in verdict.records if r.source and r.comment_id})[-MAX_RECORDED:]
+    listed = {f.id for f in verdict.forks if not f.removed}
+    # The forks listed now come last, so they are never the ones the bound forgets.
+    forks = {k: v[:QUESTION_CHARS] for k, v in (remembered or {}).items() if k not in listed}
+    for fork in verdict.forks:
+        if not fork.removed:
+            forks[fork.id] = fork.question[:QUESTION_CHARS]
     return {
         "v": DATA_VERSION,
         "sources": cited,
+        "forks": [{"id": k, "question": v} for k, v in list(forks.items())[-MAX_REMEMBERED:]],
         "records": [
             {
                 "key": r.key,
@@ -227,6 +286,8 @@ def data_block(verdict: Verdict, previous: Mapping[str, RecordedRecord]) -> dict
                 "resolution": r.resolution,
                 "decider": r.decider,
                 "url": r.url,
+                "question": r.question,
+                "legacy": r.legacy,
             }
             for r in ordered
         ],
@@ -234,9 +295,11 @@ def data_block(verdict: Verdict, previous: Mapping[str, RecordedRecord]) -> dict
 
 
 def recorded_from(data: Any) -> dict[str, RecordedRecord]:
-    """The data block's records (nothing when it is missing or not ours)."""
-    if not isinstance(data, dict) or data.get("v") != DATA_VERSION:
+    """The data block's records (nothing when it is missing or not ours). A block of the first version
+    (before records covered the question and carried a quote) gives legacy records."""
+    if not isinstance(data, dict) or data.get("v") not in (1, DATA_VERSION):
         return {}
+    first = data.get("v") == 1
     found: dict[str, RecordedRecord] = {}
     for raw in data.get("records", []):
         if not isinstance(raw, dict):
@@ -250,10 +313,24 @@ def recorded_from(data: Any) -> dict[str, RecordedRecord]:
                 str(raw.get("resolution", "")),
                 str(raw.get("decider", "")),
                 str(raw.get("url", "")),
+                "" if first else str(raw.get("question", "")),
+                first or raw.get("legacy") is True,
             )
         except KeyError:
             continue
         found[record.key] = record
+    return found
+
+
+def remembered_from(data: Any) -> dict[str, str]:
+    """The forks the data block remembers the issue listing (id → question); nothing from a first-version
+    block (it did not remember them: upgrading starts remembering, it reopens nothing)."""
+    if not isinstance(data, dict) or data.get("v") != DATA_VERSION:
+        return {}
+    found: dict[str, str] = {}
+    for raw in data.get("forks", []):
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str):
+            found[raw["id"]] = str(raw.get("question", ""))
     return found
 
 
@@ -264,9 +341,9 @@ def refusal(record: Record, hints: Hints) -> str:
         if record.source
         else f"Write {hints.cmd(f'decide {record.fork} <resolution>')} again in a new comment"
     )
+    why = _reason(record, neutralise.line(record.reason, 500))
     return (
-        f"the record for {record.fork} is refused: {record.reason}. {fix}; {record.fork} stays unresolved "
-        "until then."
+        f"the record for {record.fork} is refused: {why}. {fix}; {record.fork} stays unresolved until then."
     )
 
 

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-from bot import sticky
 from bot.context import CommandContext, CommandError, EventContext
 from bot.forge import ForgeError, ForgeKind, Milestone, NotFound, RepoRef
 from bot.periodic import PeriodicContext
@@ -24,6 +23,7 @@ from handlers.milestones.effects import (
     GATE,
     OVERRIDE_NAME,
     REFRESH,
+    comment_digest,
     dashboard_of,
     find_dashboards,
     gate_labels,
@@ -37,10 +37,13 @@ from handlers.milestones.effects import (
 )
 from handlers.milestones.gate import evaluate, is_internal
 from handlers.milestones.plan import (
+    KIND,
     SeenDashboard,
     UsageError,
+    dashboard_key,
     gate_delay,
     parse_gate,
+    parse_time,
     watch_plan,
 )
 from handlers.milestones.render import gate_reply
@@ -83,6 +86,15 @@ async def on_item(ctx: EventContext) -> None:
     `demilestoned` names the milestone the item left; Gitea's does not (the periodic job notices the
     milestone's counts moved)."""
     if not _enabled(ctx) or ctx.event.issue is None:
+        return
+    issue = ctx.event.issue
+    board = dashboard_key(issue.body) if issue.author.casefold() == ctx.me.login.casefold() else None
+    if board is not None and not issue.is_pull_request:
+        # Someone changed a dashboard (Steward's own edits never reach here): check its record now, in this
+        # event, so that a record that no longer verifies is rebuilt and the note can name who changed it.
+        if ctx.event.action == "edited":
+            async with holding_milestone(ctx, board):
+                await sync_milestone(ctx, board)
         return
     keys = {ctx.event.issue.milestone, ctx.event.milestone.number if ctx.event.milestone else None}
     for key in sorted(k for k in keys if k is not None):
@@ -179,7 +191,8 @@ async def gate_command(ctx: CommandContext) -> None:
         internal_marker=settings.internal_marker,
     )
     dashboard = dashboards.get(key)
-    data = DashboardData.from_json(sticky.decode_data(dashboard.body), key) if dashboard else None
+    record = await ctx.record_of_issue(dashboard, KIND, str(key)) if dashboard else None
+    data = DashboardData.from_json(record.trusted, key) if record is not None and record.trusted else None
     await ctx.reply(
         gate_reply(
             milestone_title=ms.title,
@@ -208,7 +221,8 @@ async def _override(ctx: CommandContext, key: int | None, milestone: int | None,
             f"your access to this repository is `{decision.actor_level}`. Ask someone who may run it."
         )
     async with holding_milestone(ctx, key):
-        synced = await sync_milestone(ctx, key, create=True, override=(ctx.actor, reason))
+        recorded = (ctx.actor, reason, ctx.comment.id, comment_digest(ctx.comment.body))
+        synced = await sync_milestone(ctx, key, create=True, override=recorded)
     if synced.result is None:
         raise CommandError("its milestone no longer exists.")
     if synced.result.passed:
@@ -218,8 +232,9 @@ async def _override(ctx: CommandContext, key: int | None, milestone: int | None,
         return
     await ctx.reply(
         f"Override recorded: Steward will not reopen this milestone while the override stands (the dashboard "
-        f"shows it, with the {len(synced.result.blockers)} reasons it sets aside). Close the milestone when "
-        "you are ready; reopening it after that ends the override."
+        f"shows it, with the {len(synced.result.blockers)} reasons it sets aside). It counts as this very "
+        "comment: editing or deleting it, or losing the permission to override, ends it. Close the milestone "
+        "when you are ready; reopening it after that ends the override."
     )
 
 
@@ -240,8 +255,10 @@ async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef
     others: list[Milestone] = []
     gone: list[int] = []
     seen: dict[int, SeenDashboard] = {}
+    ctx = pctx.repo_context(kind, repo, forge, me, config)
     for key, issue in dashboards.items():
-        decoded = sticky.decode_data(issue.body)
+        # A dashboard whose record does not verify is seen as having none: refreshed, and its closure gated.
+        decoded = (await ctx.record_of_issue(issue, KIND, str(key))).trusted
         data = DashboardData.from_json(decoded, key) if isinstance(decoded, dict) else None
         seen[key] = SeenDashboard(issue.number, issue.title, issue.state, data)
         if key in open_keys or (issue.state == "closed" and data is not None and data.state == "closed"):
@@ -261,7 +278,6 @@ async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef
         grace=settings.grace_period_seconds,
         internal=internal,
     )
-    ctx = pctx.repo_context(kind, repo, forge, me, config)
     for action in actions:
         if action.what == "gate":
             await schedule_gate(ctx, action.key, action.closed_at, delay=action.delay)
@@ -299,8 +315,17 @@ async def reconcile_milestones(ctx: EventContext) -> None:
     settings = ctx.settings.milestones
     dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard)
     milestones = await ctx.forge.list_milestones(ctx.repo, state="all")
+    # Since when nobody looked (the reconcile's window): a milestone closed since then before it had a
+    # dashboard is checked like any other closure; one closed before that is history, left alone.
+    unseen_since = parse_time(ctx.event.extra.get("since"))
     for ms in milestones:
-        tracked = ms.key in dashboards or (ms.state == "open" and ms.open_issues + ms.closed_issues > 0)
+        has_items = ms.open_issues + ms.closed_issues > 0
+        closed_unseen = (
+            ms.state == "closed"
+            and unseen_since is not None
+            and (parse_time(ms.closed_at) or unseen_since) >= unseen_since
+        )
+        tracked = ms.key in dashboards or (has_items and (ms.state == "open" or closed_unseen))
         if not tracked:
             continue
         async with holding_milestone(ctx, ms.key):

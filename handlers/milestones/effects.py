@@ -20,7 +20,7 @@ from bot import sticky
 from bot.context import EventContext
 from bot.event_types import Event, MilestoneSnapshot
 from bot.forge import Forge, Issue, Milestone, NotFound, RepoRef
-from bot.permissions import who_may
+from bot.permissions import check, who_may
 from bot.settings import HandlerSettings, MilestoneSettings, Permission
 from handlers.milestones.gate import GateLabels, GateResult, evaluate, is_internal
 from handlers.milestones.plan import (
@@ -217,8 +217,10 @@ async def _close_orphan(ctx: EventContext, key: int) -> Synced:
     dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, _ms(ctx).labels.dashboard)
     found = dashboards.get(key)
     if found is not None and found.state == "open":
-        body = sticky.fit(
-            KIND, str(key), "This milestone was deleted; nothing to do.", sticky.decode_data(found.body)
+        record = await ctx.record_of_issue(found, KIND, str(key))
+        data = record.trusted if record.trusted is not None else DashboardData(key).to_json()
+        body = await ctx.signed_issue_body(
+            found.id, KIND, str(key), "This milestone was deleted; nothing to do.", data
         )
         await ctx.forge.edit_issue(ctx.repo, found.number, body=body, state="closed")
         return Synced("written", dashboard=found.number)
@@ -232,7 +234,7 @@ async def sync_milestone(
     create: bool = False,
     gating: bool = False,
     closer: str | None = None,
-    override: tuple[str, str] | None = None,
+    override: tuple[str, str, int, str] | None = None,
     milestone: Milestone | None = None,
     dashboards: dict[int, Issue] | None = None,
     now: datetime | None = None,
@@ -241,7 +243,8 @@ async def sync_milestone(
 
     ``gating``: this is the gate check of a closure (its grace period is over: a blocked gate reopens the
     milestone); otherwise an unsettled closure only gets its gate check scheduled. ``create``: open a
-    dashboard even for a milestone without items (``/gate``). ``override``: (who, why) — record this override
+    dashboard even for a milestone without items (``/gate``). ``override``: (who, why, the command comment's
+    id, ``comment_digest`` of its body) — record this override
     first, unless the gate passes (there is nothing to override then).
     ``closer``: who closed the milestone (GitHub's webhook says; Gitea never does)."""
     settings = _ms(ctx)
@@ -263,20 +266,29 @@ async def sync_milestone(
     # A milestone is tracked once it has a dashboard: opened for its first item (or by `/gate`).
     if current is None and not (create or bool(items)):
         return Synced("untracked", result=result)
-    decoded = sticky.decode_data(current.body) if current is not None else None
+    record = await ctx.record_of_issue(current, KIND, str(key)) if current is not None else None
+    decoded = record.trusted if record is not None else None
     if isinstance(decoded, dict):
         data = DashboardData.from_json(decoded, key)
+    elif current is not None:
+        # A dashboard whose record does not verify (edited, deleted, replayed): nothing in it is trusted, and
+        # a closure counts as not settled — its gate is evaluated again, as if the milestone had just closed.
+        data = DashboardData(key)
     else:
-        # A new dashboard (or one whose data block a person destroyed). A closure Steward did not see happen
-        # is taken as settled — it never reopens history — except by the gate check of that very closure.
-        seen_closed = ms.state == "closed" and (current is not None or not gating)
+        # A new dashboard. A closure Steward did not see happen is taken as settled — it never reopens
+        # history — except by the gate check of that very closure.
+        seen_closed = ms.state == "closed" and not gating
         data = DashboardData(key, "closed" if seen_closed else "open", ms.closed_at if seen_closed else None)
     if ms.state == "open" and data.state == "closed":
         data = data.reopen_seen()
+    if data.override is not None and not await override_holds(ctx, data.override):
+        ctx.log.info("milestones: an override no longer holds; dropped", milestone=key)
+        data = replace(data, override=None)
     if override is not None and not result.passed:
-        actor, reason = override
+        actor, reason, comment, digest = override
         if data.override is None or (data.override.by, data.override.reason) != (actor, reason):
-            data = replace(data, override=override_record(actor, reason, result, now))
+            record_now = override_record(actor, reason, result, now)
+            data = replace(data, override=replace(record_now, comment=comment, digest=digest))
     internal = is_internal(ms.description, settings.internal_marker)
     data = replace(data, counts=(ms.open_issues, ms.closed_issues), internal=internal)
     decision = closure_decision(
@@ -290,15 +302,19 @@ async def sync_milestone(
     state = ms.state
     gate_at: str | None = None
     if decision != "none" and not gating:
-        delay = gate_delay(ctx.event.forge, ms.closed_at, settings.grace_period_seconds, now)
+        # A closure whose record did not verify is gated as if it had just closed (no webhook will come).
+        rebuilt = record is not None and record.trusted is None
+        delay = gate_delay(ctx.event.forge, ms.closed_at, settings.grace_period_seconds, now, webhook=rebuilt)
         if delay is not None:
             await schedule_gate(ctx, key, ms.closed_at, delay=delay)
         decision = "wait"
     if decision == "wait":
         due = gate_due(ms.closed_at, settings.grace_period_seconds, now)
         gate_at = iso(due)
-        if gating:
+        if gating and ctx.deferred is not None:
             # This check ran early (the clocks of the forge and the worker differ): once more, when it is due.
+            # Without a queue (a dry run) there is no later: the next look settles it (scheduling here
+            # would run this very check again at once, without end).
             wait = max(1.0, (due - now).total_seconds())
             suffix = f":{int(now.timestamp())}"
             await schedule_gate(ctx, key, ms.closed_at, delay=wait, closer=closer or "", suffix=suffix)
@@ -332,6 +348,7 @@ async def sync_milestone(
         gate_at=gate_at,
     )
     text = render_dashboard(view, updated_at=iso(now))
+    # What the body says, unsigned (to compare); the body written is signed for the dashboard issue.
     body = sticky.fit(KIND, str(key), text, data.to_json())
     title = dashboard_title(ms.title)
     issue_state: Literal["open", "closed"] = (
@@ -345,15 +362,21 @@ async def sync_milestone(
             color=DASHBOARD_COLOR,
             description="Steward: a milestone's dashboard",
         )
-        current = await ctx.forge.create_issue(ctx.repo, title, body, labels=[settings.labels.dashboard])
+        # The signature names the issue's id: create it without the record, then sign it in (one more write).
+        current = await ctx.forge.create_issue(
+            ctx.repo, title, sticky.fit(KIND, str(key), text), labels=[settings.labels.dashboard]
+        )
+        signed_body = await ctx.signed_issue_body(current.id, KIND, str(key), text, data.to_json())
+        current = await ctx.forge.edit_issue(
+            ctx.repo, current.number, body=signed_body, state="closed" if issue_state == "closed" else None
+        )
         dashboards[key] = current
         outcome = "created"
-        if issue_state == "closed":
-            current = await ctx.forge.edit_issue(ctx.repo, current.number, state="closed")
     else:
         changes: dict[str, str] = {}
-        if without_stamp(current.body) != without_stamp(body):
-            changes["body"] = body
+        same = without_stamp(sticky.unsigned(current.body)) == without_stamp(body)
+        if not same or record is None or record.outcome != "verified":
+            changes["body"] = await ctx.signed_issue_body(current.id, KIND, str(key), text, data.to_json())
         if current.title != title:
             changes["title"] = title
         if current.state != issue_state:
@@ -368,6 +391,8 @@ async def sync_milestone(
             )
             dashboards[key] = current
             outcome = "written"
+    if record is not None and record.broken:
+        await ctx.report_rebuilt(record, current.html_url or "the dashboard", number=current.number)
     if decision == "reopen":
         closer_now = data.reopened.by if data.reopened else None
         notice = reopen_notice(
@@ -384,6 +409,30 @@ async def sync_milestone(
         "milestone dashboard", milestone=key, outcome=outcome, decision=decision, gate=result.verdict
     )
     return Synced(outcome, decision, result, current.number)
+
+
+def comment_digest(body: str) -> str:
+    """What an override's command comment must still hash to (line endings and trailing space aside)."""
+    text = "\n".join(line.rstrip() for line in body.replace("\r\n", "\n").split("\n")).strip()
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+async def override_holds(ctx: EventContext, override: Override) -> bool:
+    """An override counts only as the command comment it is: the comment still exists, unedited since Steward
+    recorded it, written by the person the override names, who holds the override permission *now*. A
+    legacy override (recorded before comments were kept; only Steward can have signed it) is checked for the
+    permission alone. The dashboard's record never carries authority on its own."""
+    if override.comment:
+        try:
+            comment = await ctx.forge.get_comment(ctx.repo, override.comment)
+        except NotFound:
+            return False
+        if comment.author.casefold() != override.by.casefold():
+            return False
+        if comment_digest(comment.body) != override.digest:
+            return False
+    decision = await check(ctx.forge, ctx.repo, override_permission(ctx), actor=override.by, author="")
+    return decision.allowed
 
 
 def override_record(actor: str, reason: str, result: GateResult, now: datetime) -> Override:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot import neutralise
 from bot.forge import ForgeKind, Issue
 from handlers.milestones.gate import KIND_ORDER, Blocker, BlockerKind, GateLabels, GateResult
 from handlers.milestones.state import DashboardData
@@ -34,23 +35,15 @@ GROUP_TITLES: dict[BlockerKind, str] = {
     "finding-open": "Findings neither closed nor ratified",
 }
 
-_INVISIBLE = re.compile(r"[\u0000-\u001f\u007f\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
-
 
 def plain(text: str, limit: int = MAX_TITLE) -> str:
-    """Someone's text as one harmless table cell: one line, no HTML or comments, no mentions, no pipes."""
-    text = _INVISIBLE.sub(" ", text or "")
-    text = " ".join(text.split())
-    if len(text) > limit:
-        text = text[: limit - 1].rstrip() + "…"
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    # A zero-width joiner after @ keeps GitHub and Gitea from reading a mention.
-    text = re.sub(r"@(?=\w)", "@\u2060", text)
-    return text.replace("|", "\\|").replace("`", "'")
+    """Someone's text as one harmless table cell: one inert line (bot.neutralise: no mention, closing
+    keyword, HTML or image), no pipes, no backticks."""
+    return neutralise.cell(text, limit).replace("`", "'")
 
 
 def dashboard_title(milestone_title: str) -> str:
-    return f"Milestone {' '.join(milestone_title.split())[:200]} — dashboard"
+    return f"Milestone {neutralise.line(milestone_title, 200)} — dashboard"
 
 
 def progress(items: Sequence[Issue]) -> tuple[int, int, int, str]:
@@ -206,7 +199,13 @@ def _next_action(
     if state == "closed" and data.settled_closed(closed_at):
         closure = data.closure
         if closure is not None and closure.verdict == "overridden":
-            return f"✅ **Closed{_by(closure.by)} at {closure.at}; the gate was overridden.** Nothing to do."
+            # An override is outside the gate: the milestone closed without it, never "passed".
+            why = (
+                f" (override{_by(data.override.by)}: “{plain(data.override.reason, 300)}”)"
+                if data.override is not None
+                else " (overridden)"
+            )
+            return f"⚠️ **Closed{_by(closure.by)} at {closure.at} without the gate{why}.** Nothing to do."
         if closure is not None:
             return f"✅ **Nothing to do: closed{_by(closure.by)} at {closure.at}; gate passed.**"
         return "**Closed.** Steward did not see it close, so it did not check the gate; nothing to do."
@@ -222,7 +221,8 @@ def _next_action(
         return (
             f"⚠️ **The gate is overridden**{_by(data.override.by)} ({data.override.at}): "
             f"“{plain(data.override.reason, 300)}”. Steward will not reopen this milestone while the "
-            "override stands; reopening the milestone after it is closed ends the override."
+            "override stands — while its command comment is unedited and its author may still override; "
+            "reopening the milestone after it is closed ends the override."
         )
     if result.passed:
         return (
@@ -370,12 +370,10 @@ def reopen_notice(
             if forge == "gitea"
             else "I could not tell who closed it"
         )
-        hint = (
-            "" if who else " (set `milestones.notify` in Steward's configuration to have someone mentioned)"
-        )
+        hint = "" if who else "; set `milestones.notify` in Steward's configuration to have someone mentioned"
         head = (
             f"{who + ': ' if who else ''}I reopened milestone **{title}**: it was closed while its gate was "
-            f"blocked ({unknown}{hint})."
+            f"blocked. {unknown}{hint}."
         )
     return "\n".join(
         [
@@ -397,7 +395,7 @@ def gate_reply(
     title = plain(milestone_title, 200)
     where = f" The dashboard is #{dashboard}." if dashboard else " Its dashboard is being opened."
     if result.passed:
-        exempt = " (functional: exempt (internal))" if result.exempt else ""
+        exempt = " (an internal milestone: no field test is asked of it)" if result.exempt else ""
         return f"✅ The gate of milestone **{title}** passes{exempt}: it may be closed.{where}"
     lines = [
         f"❌ The gate of milestone **{title}** is blocked ({len(result.blockers)}):",
@@ -406,6 +404,7 @@ def gate_reply(
     if data is not None and data.override is not None:
         lines += [
             "",
-            f"The gate is overridden{_by(data.override.by)}: Steward will not reopen this milestone.",
+            f"The gate is overridden{_by(data.override.by)}: Steward will not reopen this milestone while "
+            "the override stands.",
         ]
     return "\n".join(lines) + f"\n\n{where.strip()}"

@@ -39,13 +39,26 @@ def _int(value: Any) -> int | None:
 
 @dataclass(frozen=True)
 class Override:
+    """A `/gate override`. It counts only as the command comment it is (``comment``, whose body hashed to
+    ``digest`` when Steward recorded it): see ``effects.override_holds``. 0 / "": recorded before this was
+    kept (a legacy override)."""
+
     by: str
     at: str
     reason: str
     overrode: tuple[str, ...] = ()
+    comment: int = 0
+    digest: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"by": self.by, "at": self.at, "reason": self.reason, "overrode": list(self.overrode)}
+        return {
+            "by": self.by,
+            "at": self.at,
+            "reason": self.reason,
+            "overrode": list(self.overrode),
+            "comment": self.comment,
+            "digest": self.digest,
+        }
 
     @classmethod
     def from_json(cls, raw: Any) -> Override | None:
@@ -64,7 +77,9 @@ class Override:
             for line in (overrode if isinstance(overrode, list) else [])
             if isinstance(line, str)
         )
-        return cls(by, at, reason, lines[:MAX_OVERRODE])
+        comment = _int(raw.get("comment")) or 0
+        digest = _text(raw.get("digest"), 64) or ""
+        return cls(by, at, reason, lines[:MAX_OVERRODE], comment, digest)
 
 
 @dataclass(frozen=True)

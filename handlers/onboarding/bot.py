@@ -97,21 +97,23 @@ async def _onboard(ctx: EventContext, *, explicit: bool, requested_by: str) -> O
         last = await ctx.forge.find_pull_request(ctx.repo, BRANCH, state="closed")
         if last is not None and not last.merged:
             return Onboarding("declined", last)
-    bug_label = ctx.settings.bug_refinement.bug_label
+    bug_label = _configured(ctx).bug_refinement.bug_label
     try:
         bugs = await ctx.forge.list_issues(ctx.repo, labels=(bug_label,), state="open")
     except TooManyItems:
         bugs = []
     language = issue_language([issue.body for issue in bugs])
-    plan = proposal(ctx.event.forge, ctx.registry, ctx.settings, language)
+    settings = _configured(ctx)
+    plan = proposal(ctx.event.forge, ctx.registry, settings, language)
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     body = pull_body(
         plan,
         kind=ctx.event.forge,
         registry=ctx.registry,
-        settings=ctx.settings,
+        settings=settings,
         found=preview(bugs, repo=ctx.repo.full_name, refined_at=stamp),
         requested_by=requested_by,
+        fingerprint=ctx.keyring.fingerprint,
     )
     files = [FileChange(path, text.encode()) for path, text in plan.files.items()]
     await ctx.forge.commit_files(ctx.repo, base=base, branch=BRANCH, files=files, message=TITLE)
@@ -139,8 +141,14 @@ async def ensure_labels(ctx: EventContext, wanted: list[LabelSpec]) -> tuple[lis
     return created, kept
 
 
+def _configured(ctx: EventContext) -> HandlerSettings:
+    """The settings the repository would run on once it invites Steward (before that, ``ctx.settings``
+    has every capability switched off: ``bot.config_service``)."""
+    return ctx.config.as_configured if ctx.config is not None else ctx.settings
+
+
 def _running(ctx: EventContext) -> list[str]:
-    return [c.section for c in capabilities(ctx.registry, ctx.settings)]
+    return [c.section for c in capabilities(ctx.registry, _configured(ctx))]
 
 
 # --- the App's installation ------------------------------------------------------------------------------
@@ -211,9 +219,9 @@ async def _settings_on(ctx: EventContext, branch: str) -> HandlerSettings | None
             return None
         config = ctx.config if ctx.config is not None else RepoSettings(ctx.settings)
         if config.path == path and config.sha == found.sha and not config.errors:
-            return config.settings
-        return merge(ctx.settings if not config.path else HandlerSettings(), parsed.data)
-    return ctx.settings
+            return config.as_configured
+        return merge(config.as_configured if not config.path else HandlerSettings(), parsed.data)
+    return _configured(ctx)
 
 
 # --- /steward init ------------------------------------------------------------------------------------------
@@ -244,6 +252,7 @@ def _init_reply(done: Onboarding, actor: str) -> str:
     help="Propose Steward's configuration, issue templates and labels in a pull request (again, after it "
     "was closed); `--labels` creates the labels now instead.",
     permission="admin",
+    uninvited=True,
 )
 async def init_command(ctx: CommandContext) -> None:
     args = [arg.casefold() for arg in ctx.command.args]
@@ -253,7 +262,7 @@ async def init_command(ctx: CommandContext) -> None:
         )
     if args:
         try:
-            created, kept = await ensure_labels(ctx, labels_for(ctx.settings, _running(ctx)))
+            created, kept = await ensure_labels(ctx, labels_for(_configured(ctx), _running(ctx)))
         except PermissionDenied:
             raise CommandError(_cannot_write(ctx, "create labels")) from None
         made = ", ".join(f"`{name}`" for name in created) or "none"

@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from bot import neutralise
+from bot.context import RegistryView
 from bot.forge import ForgeKind, Issue
 from bot.permissions import who_may
-from bot.registry import Registry
 from bot.settings import HandlerSettings, Permission
 from handlers.bug_refinement.document import parse_document
 from handlers.bug_refinement.rules import BugVerdict, document_language, refine_bug
@@ -66,7 +67,7 @@ class LabelSpec:
     description: str
 
 
-def capabilities(registry: Registry, settings: HandlerSettings) -> list[Capability]:
+def capabilities(registry: RegistryView, settings: HandlerSettings) -> list[Capability]:
     """The capabilities this Steward runs, in the settings' order: a section with an ``enabled`` switch that
     some registered handler, command or re-derivation belongs to (or a re-derivation or periodic job is named
     after, for a capability that checks its switch itself)."""
@@ -148,11 +149,13 @@ class Proposal:
     language: Language
 
 
-def command_permissions(registry: Registry, settings: HandlerSettings) -> dict[str, Permission]:
+def command_permissions(registry: RegistryView, settings: HandlerSettings) -> dict[str, Permission]:
     return {name: settings.permission(name, spec.permission) for name, spec in registry.commands.items()}
 
 
-def proposal(kind: ForgeKind, registry: Registry, settings: HandlerSettings, language: Language) -> Proposal:
+def proposal(
+    kind: ForgeKind, registry: RegistryView, settings: HandlerSettings, language: Language
+) -> Proposal:
     caps = capabilities(registry, settings)
     path = config_path(kind)
     config = config_text(
@@ -191,14 +194,14 @@ def _preview_lines(found: Preview, bug_label: str) -> list[str]:
     if found.issue is None or found.verdict is None:
         return [f"There is no open issue labelled `{bug_label}` yet, so there is nothing to preview."]
     issue, verdict = found.issue, found.verdict
-    title = issue.title.replace("\n", " ")[:120]
+    title = neutralise.line(issue.title, 120)
     if verdict.verdict == "approved":
         return [
             f"On #{issue.number} ({title}), the most recent open `{bug_label}` issue, I would post ✅ "
             "**approved**: the report has every section RA9 asks for."
         ]
     count = len(verdict.blockers)
-    shown = [f"- {b.message}" for b in verdict.blockers[:MAX_BLOCKERS_SHOWN]]
+    shown = [f"- {neutralise.line(b.message, 500)}" for b in verdict.blockers[:MAX_BLOCKERS_SHOWN]]
     if len(verdict.blockers) > MAX_BLOCKERS_SHOWN:
         shown.append(f"- … and {len(verdict.blockers) - MAX_BLOCKERS_SHOWN} more")
     return [
@@ -213,12 +216,14 @@ def pull_body(
     plan: Proposal,
     *,
     kind: ForgeKind,
-    registry: Registry,
+    registry: RegistryView,
     settings: HandlerSettings,
     found: Preview,
     requested_by: str = "",
+    fingerprint: str = "",
 ) -> str:
-    """The pull request's description, for a maintainer deciding whether to merge it."""
+    """The pull request's description, for a maintainer deciding whether to merge it. ``fingerprint``: the key
+    Steward signs its records with."""
     on = [c for c in plan.capabilities if c.enabled]
     who = f" (asked for by @{requested_by})" if requested_by else ""
     lines = [
@@ -266,6 +271,15 @@ def pull_body(
         permission = settings.permission(name, spec.permission)
         cells = (f"`/steward {spec.usage}`", spec.help, who_may(permission, short=True, forge=kind))
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    if fingerprint:
+        lines += [
+            "",
+            "## Checking Steward's records",
+            "",
+            f"Steward signs every record it keeps in a comment with the key `{fingerprint}`. Anyone can "
+            "check them without trusting Steward: `steward verify OWNER/REPO#N --public-key steward.pub`, "
+            "with the public key the operator prints with `steward public-key`.",
+        ]
     lines += [
         "",
         "## A preview on this repository",

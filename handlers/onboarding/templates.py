@@ -69,10 +69,23 @@ _WORDS: Final[Mapping[str, tuple[str, str]]] = {
         "Algo está quebrado. O Steward confere o relato e diz o que falta.",
     ),
     "bug_intro": (
-        "Fill in every section: Steward (this repository's bot) checks the report when it is opened and "
-        "every time you edit it, and replies with what is still missing. A complete report is approved.",
-        "Preencha todas as seções: o Steward (o bot deste repositório) confere o relato quando ele é aberto "
-        "e a cada edição, e responde com o que ainda falta. Um relato completo é aprovado.",
+        "Tell us what you saw and how to reproduce it: sections 1 and 5. The other sections are written by "
+        "the project's maintainers once they have looked at the bug; leave them empty when you report one. "
+        "Steward (this repository's bot) checks the report when it is opened and every time it is edited, "
+        "and replies with what is still missing, and from whom.",
+        "Conte o que você viu e como reproduzir: seções 1 e 5. As outras seções são escritas pelos "
+        "mantenedores do projeto depois de olharem o bug; deixe-as em branco ao relatar um. O Steward (o bot "
+        "deste repositório) confere o relato quando ele é aberto e a cada edição, e responde com o que ainda "
+        "falta, e de quem.",
+    ),
+    "maintainers": (
+        "For the maintainers (leave empty when reporting): ",
+        "Para os mantenedores (deixe em branco ao relatar): ",
+    ),
+    "status": ("Pending", "Pendente"),
+    "status_hint": (
+        "Leave it as it is: it becomes Refined once the report is complete.",
+        "Deixe como está: passa a Refinada quando o relato estiver completo.",
     ),
     "severity": ("Severity", "Severidade"),
     "scope": ("Scope", "Escopo"),
@@ -113,6 +126,13 @@ def _section_label(key: str, language: Language) -> str:
 
 
 _ORDER: Final = ("1", "2", "3", "4", "5", "5.1", "5.2", "5.3", "5.4", "6", "7", "8", "9")
+# The sections a reporter can answer; the others are the maintainers' to write.
+_REPORTER_KEYS: Final = frozenset({"1", "5", "5.1", "5.2", "5.3", "5.4"})
+
+
+def _hint(key: str, language: Language) -> str:
+    hint = _pick(_HINTS[key], language)
+    return hint if key in _REPORTER_KEYS else _pick(_WORDS["maintainers"], language) + hint
 
 
 def bug_form(language: Language) -> str:
@@ -126,12 +146,13 @@ def bug_form(language: Language) -> str:
         "  - type: markdown",
         "    attributes:",
         f"      value: {_q(_pick(_WORDS['bug_intro'], language))}",
-        # RA9's status line: GitHub renders the field as `### Status` / `Pendente`.
+        # RA9's status line: GitHub renders the field as `### Status` / `Pending` (`Pendente` in Portuguese).
         "  - type: dropdown",
         "    id: status",
         "    attributes:",
         '      label: "Status"',
-        '      options: ["Pendente"]',
+        f"      description: {_q(_pick(_WORDS['status_hint'], language))}",
+        f"      options: [{_q(_pick(_WORDS['status'], language))}]",
         "      default: 0",
         "    validations:",
         "      required: true",
@@ -153,11 +174,13 @@ def bug_form(language: Language) -> str:
             f"    id: section-{key.replace('.', '-')}",
             "    attributes:",
             f"      label: {_q(_section_label(key, language))}",
-            f"      description: {_q(_pick(_HINTS[key], language))}",
+            f"      description: {_q(_hint(key, language))}",
         ]
         if key in _PREFILL:
             lines.append(f"      value: {_q(_pick(_PREFILL[key], language))}")
-        lines += ["    validations:", f"      required: {'false' if key == '5' else 'true'}"]
+        # The reporter is asked only for what they saw and how to reproduce it.
+        required = key in _REPORTER_KEYS and key != "5"
+        lines += ["    validations:", f"      required: {'true' if required else 'false'}"]
     return "\n".join(lines) + "\n"
 
 
@@ -182,14 +205,14 @@ def bug_markdown(language: Language) -> str:
         f"<!-- {_pick(_WORDS['bug_intro'], language)} -->",
         "",
         # A list, so the three lines render as three lines (RA9 reads list-item field lines too).
-        "- **Status:** Pendente",
+        f"- **Status:** {_pick(_WORDS['status'], language)}",
         f"- **{_pick(_WORDS['severity'], language)}:** ",
         f"- **{_pick(_WORDS['scope'], language)}:** ",
         "",
     ]
     for key in _ORDER:
         heading = sections.subsection(key, language) if "." in key else sections.heading(int(key), language)
-        lines += [heading, f"<!-- {_pick(_HINTS[key], language)} -->"]
+        lines += [heading, f"<!-- {_hint(key, language)} -->"]
         if key in _PREFILL:
             lines.append(_pick(_PREFILL[key], language).rstrip())
         lines.append("")

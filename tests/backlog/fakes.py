@@ -10,7 +10,7 @@ import structlog
 from bot.commands import Command
 from bot.context import CommandContext, EventContext
 from bot.events import CommentSnapshot, Event, IssueSnapshot
-from bot.forge import Comment, Issue, Label, NotFound, RepoRef, User
+from bot.forge import Comment, Issue, Label, NotFound, Repo, RepoRef, User
 from bot.settings import HandlerSettings
 from handlers import build_registry
 
@@ -32,6 +32,9 @@ class FakeForge:
     writes: list[str] = field(default_factory=list)
     kind: str = "github"
     next_id: int = 100
+
+    async def get_repo(self, repo: RepoRef) -> Repo:
+        return Repo(repo, "main", id=4242)
 
     async def get_issue(self, repo: RepoRef, number: int) -> Issue:
         if number != self.issue.number:

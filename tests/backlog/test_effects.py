@@ -37,12 +37,13 @@ def another_job_writes(times: set[int]) -> Any:
 async def test_a_save_with_nothing_moving_writes_once() -> None:
     fake = forge()
     await backlog.on_refine_label(event_context(fake))
-    assert fake.writes == ["create 101", "create 102"], "the interview, then the notice for its author"
+    # The interview (created, then its record signed in), then the notice for its author.
+    assert fake.writes == ["create 101", "edit 101", "create 102"]
     notice = fake.comments[-1].body
     assert notice.startswith("<!-- steward:backlog-notice:round-c1r1 -->")
     assert "@maintainer: round 1 of the refinement — " in notice
     await backlog.on_refine_label(event_context(fake))  # replay: nothing new
-    assert fake.writes == ["create 101", "create 102"]
+    assert fake.writes == ["create 101", "edit 101", "create 102"]
 
 
 async def test_a_save_recomputes_once_when_the_state_moved() -> None:

@@ -67,6 +67,15 @@ def bug_file(workspace: Path, bug_id: str) -> Path:
 # --- approved ---------------------------------------------------------------------------------------------
 
 
+def test_a_file_in_english_keeps_its_language_pending_becomes_refined(workspace: Path) -> None:
+    path = bug_file(workspace, "bug-000101")
+    path.write_text(path.read_text(encoding="utf-8").replace("**Status:** Pendente", "**Status:** Pending"))
+    out = result(refine(workspace, "bug-000101", "--non-interactive"))
+    assert out["verdict"] == "approved" and out["statusTransition"] == "Pending→Refined"
+    text = path.read_text(encoding="utf-8")
+    assert "**Status:** Refined" in text and "Refinada" not in text.split("**Status transitions:**")[0]
+
+
 def test_approves_a_bug_by_id_and_stamps_its_stories(workspace: Path) -> None:
     out = result(refine(workspace, "bug-000101", "--non-interactive"))
 

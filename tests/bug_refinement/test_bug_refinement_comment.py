@@ -26,17 +26,22 @@ def test_a_rejection_leads_with_what_to_do_and_folds_the_machine_data() -> None:
     text = render_bug_comment(verdict, template_text=template(CASUAL))
     lines = text.splitlines()
     assert lines[0].startswith("## ❌ Bug report not ready: ")
-    assert lines[2].startswith("**Next step:** the quickest way is to paste the template")
+    assert lines[2].startswith("**Next step for the reporter:** the quickest way is to paste the template")
     first_level = _headings(text)[0][0]
     assert all(level >= first_level for level, _ in _headings(text)), "no heading above the title's level"
     record_at = text.index("## Refinement Verdict")
-    assert text.rfind("<details><summary>Verdict record", 0, record_at) > text.index("### What to fix")
+    maintainers_at = text.index("### For the maintainers")
+    assert text.rfind("<details><summary>Verdict record", 0, record_at) > maintainers_at
     assert "```yaml" not in text[: text.index("<details>")], "the YAML block is folded away"
     recorded = read_verdict_block(text)
     assert recorded is not None and recorded.status == "rejected"
     assert recorded.blockers == verdict.blocker_codes
     [missing] = [ln for ln in lines if ln.startswith("- **Missing sections** — ")]
-    assert all(f"`## {n}. " in missing and f"`MISSING_SECTION_{n}`" in missing for n in range(1, 10))
+    maintainers = (2, 3, 4, 6, 7, 8, 9)
+    assert all(f"`## {n}. " in missing and f"`MISSING_SECTION_{n}`" in missing for n in maintainers)
+    assert text.index("### For the maintainers") < text.index(missing)
+    for n in (1, 5):  # the reporter's sections, each on its own line above the maintainers'
+        assert text.index(f"<sub>`MISSING_SECTION_{n}`</sub>") < text.index("### For the maintainers")
     for blocker in verdict.blockers:
         line = next(ln for ln in lines if blocker.code in ln)
         if not blocker.code.startswith("MISSING_SECTION_"):
@@ -51,7 +56,7 @@ def test_a_report_with_its_sections_is_told_what_to_fix_in_each() -> None:
     verdict = refine_bug(body, bug_id="o/r#1", refined_at=AT)
     assert verdict.blocker_codes == ("VISION_EMPTY",)
     text = render_bug_comment(verdict, template_text=template(body))
-    assert text.splitlines()[2].startswith("**Next step:** edit the issue description")
+    assert text.splitlines()[2].startswith("**Next step for the reporter:** edit the issue description")
     line = next(ln for ln in text.splitlines() if "`VISION_EMPTY`" in ln)
     assert line.startswith("- **1. Vision** — Under `## 1. Vision`, write at least one line")
 

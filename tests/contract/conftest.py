@@ -22,6 +22,7 @@ from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
 from bot.forge.retry import RetryPolicy
 from bot.sandbox.server import SandboxServer
+from tests.e2e.stack import PLAIN
 
 USERS = {"owner": "tok-owner", "steward-bot": "tok-bot", "reader": "tok-reader", "outsider": "tok-outsider"}
 FORGES = ["github", "gitea"]
@@ -36,9 +37,9 @@ class Site:
         self.kind = kind
         self.prefix = "/api/v1" if kind == "gitea" else ""
         self.client = httpx2.Client(
-            base_url=base_url + self.prefix, headers={"Authorization": f"token {token}"}, timeout=10
+            **PLAIN, base_url=base_url + self.prefix, headers={"Authorization": f"token {token}"}, timeout=10
         )
-        self.admin = httpx2.Client(base_url=base_url, timeout=10)
+        self.admin = httpx2.Client(base_url=base_url, timeout=10, **PLAIN)
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
         response = self.client.request(method, path, json=body)
@@ -220,6 +221,9 @@ def sandbox() -> Iterator[SandboxServer]:
 def site(request: pytest.FixtureRequest, sandbox: SandboxServer) -> Iterator[Site]:
     found = Site(request.param, sandbox.url, USERS["owner"])
     found.admin.delete("/_sandbox/faults")
+    # Each test reads the bot's requests from an empty log: what an earlier test on the session's sandbox
+    # made (a GraphQL mutation counts on no repository) must not count in this one's.
+    found.admin.delete("/_sandbox/requests")
     yield found
     found.close()
 
@@ -244,7 +248,8 @@ async def make_forge(site: Site, sandbox: SandboxServer, redis_url: str) -> Asyn
         budget = budget or WriteBudget(redis, [(10_000, 60.0)])
         policy = RetryPolicy(attempts=attempts, base_delay=0.01, max_delay=2.0)
         if site.kind == "github":
-            http = httpx2.AsyncClient(timeout=httpx2.Timeout(http_timeout, connect=min(5.0, http_timeout)))
+            timeout = httpx2.Timeout(http_timeout, connect=min(5.0, http_timeout))
+            http = httpx2.AsyncClient(timeout=timeout, **PLAIN)
             closers.append(http.aclose)
             forges = GitHubForges(
                 http, base_url=sandbox.url, policy=policy, budget=budget, token="tok-bot", max_items=max_items

@@ -109,8 +109,8 @@ def test_every_rendered_manifest_is_valid_kubernetes(render: Render, variant: st
     manifests = render(*VARIANTS[variant])
     assert manifests
     for manifest in manifests:
-        if manifest["apiVersion"].startswith("keda.sh/"):
-            continue  # a CRD: no schema ships for it; test_keda_* check its shape
+        if manifest["apiVersion"].startswith(("keda.sh/", "monitoring.coreos.com/")):
+            continue  # a CRD: no schema ships for it; test_keda_* and test_monitoring_* check its shape
         try:
             kubernetes_validate.validate(manifest, KUBERNETES, strict=True)
         except kubernetes_validate.ValidationError as error:
@@ -127,13 +127,15 @@ def test_the_default_install_renders_what_it_needs_and_nothing_optional(render: 
         "PodDisruptionBudget",
         "Secret",
         "Service",
+        "Service",
         "ServiceAccount",
     ]
 
 
 def test_the_full_values_render_every_optional_part(render: Render) -> None:
     kinds = _kinds(render("-f", str(FULL)))
-    assert {"Ingress", "ScaledObject", "TriggerAuthentication"} <= set(kinds)
+    assert {"Ingress", "ScaledObject", "ServiceMonitor", "NetworkPolicy"} <= set(kinds)
+    assert "TriggerAuthentication" not in kinds  # KEDA reads the receiver, not Redis
     assert "Secret" not in kinds  # existingSecret
     assert "HorizontalPodAutoscaler" not in kinds  # KEDA makes its own
 
@@ -408,9 +410,12 @@ def test_without_an_ingress_the_notes_say_how_to_reach_the_receiver(helm: str, t
 # --- scaling the workers --------------------------------------------------------------------------
 
 
-def test_keda_scales_the_workers_on_stewards_queue(render: Render) -> None:
+def test_keda_scales_the_workers_on_the_ready_jobs_the_receiver_reports(render: Render) -> None:
+    """Issue 26: scaling on every queue entry counted deferred jobs (held back by the shared write budget),
+    adding workers that cannot write faster. KEDA's metrics-api scaler reads `ready` from GET /queue."""
     manifests = render("-f", str(FULL))
     worker = _one(manifests, "Deployment", "worker")
+    receiver = _one(manifests, "Service", "receiver")
     scaled = _one(manifests, "ScaledObject")
     assert scaled["apiVersion"] == "keda.sh/v1alpha1"
     assert "replicas" not in worker["spec"]  # KEDA's HPA owns it
@@ -419,50 +424,105 @@ def test_keda_scales_the_workers_on_stewards_queue(render: Render) -> None:
     assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (2, 20)
     assert isinstance(spec["pollingInterval"], int) and isinstance(spec["cooldownPeriod"], int)
     (trigger,) = spec["triggers"]
-    assert trigger["type"] == "redis"
-    # KEDA's trigger metadata are strings; the address, database and TLS come from redis.url.
+    assert trigger["type"] == "metrics-api"
     assert trigger["metadata"] == {
-        "address": "redis.data.svc:6380",
-        "databaseIndex": "2",
-        "enableTLS": "true",
-        "listName": QUEUE_NAME,
-        "listLength": "20",
+        "url": f"http://{receiver['metadata']['name']}.bots.svc:8080/queue",
+        "format": "json",
+        "valueLocation": "ready",
+        "targetValue": "20",
     }
-    auth = _one(manifests, "TriggerAuthentication")
-    assert trigger["authenticationRef"] == {"name": auth["metadata"]["name"]}
-    assert auth["spec"]["secretTargetRef"] == [
-        {"parameter": "password", "name": "steward-redis", "key": "password"}
-    ]
+    assert "authenticationRef" not in trigger
+
+
+def test_the_receiver_serves_the_queue_keda_reads(redis_url: str) -> None:
+    """GET /queue answers what the ScaledObject reads: `ready` apart from `deferred`."""
+    import asyncio
+    import time as clock
+
+    import httpx2
+
+    from bot.queue import make_redis
+    from bot.runner import ThreadedServer
+    from bot.web import create_app
+
+    async def queue_two() -> None:
+        redis = make_redis(redis_url)
+        await redis.enqueue_job("process_event", "{}", _job_id="ready-1", _queue_name=QUEUE_NAME)
+        await redis.enqueue_job(
+            "process_event", "{}", _job_id="later-1", _queue_name=QUEUE_NAME, _defer_by=600
+        )
+        await redis.aclose()
+
+    asyncio.run(queue_two())
+    server = ThreadedServer(create_app(Settings(redis_url=redis_url, reconcile_on_start=False))).start()
+    try:
+        started = clock.time()
+        answer = httpx2.get(f"{server.url}/queue", timeout=10).json()
+    finally:
+        server.stop()
+    assert answer["ready"] == 1 and answer["deferred"] == 1
+    assert 0 <= answer["oldest_ready_seconds"] <= clock.time() - started + 60
 
 
 @pytest.mark.parametrize(
-    ("url", "address", "database", "tls"),
+    ("args", "limit"),
     [
-        ("redis://redis:6379/0", "redis:6379", "0", "false"),
-        ("redis://redis.cache", "redis.cache:6379", "0", "false"),
-        ("rediss://10.0.0.5:6390/7", "10.0.0.5:6390", "7", "true"),
+        ((), "378Mi"),  # 128 + 2 x 25 MiB x 5
+        (("--set", "config.maxBodyBytes=10485760,config.maxLargeBodies=4"), "328Mi"),
+        (("--set", "receiver.resources.limits.memory=1Gi"), "1Gi"),
     ],
 )
-def test_keda_reads_the_queue_where_steward_does(
-    render: Render, url: str, address: str, database: str, tls: str
+def test_the_receivers_memory_limit_follows_the_body_limit(
+    render: Render, args: tuple[str, ...], limit: str
 ) -> None:
-    manifests = render("--set", f"worker.keda.enabled=true,redis.url={url}")
-    (trigger,) = _one(manifests, "ScaledObject")["spec"]["triggers"]
-    assert (trigger["metadata"]["address"], trigger["metadata"]["databaseIndex"]) == (address, database)
-    assert trigger["metadata"]["enableTLS"] == tls
-    assert "authenticationRef" not in trigger
-    assert "TriggerAuthentication" not in _kinds(manifests)
+    """Issue 26: 256Mi was below what four concurrent 20 MiB deliveries need (470 MB); the limit is now
+    derived from the body limit and how many large bodies a receiver reads at once, which it enforces."""
+    receiver = _one(render(*args), "Deployment", "receiver")
+    assert _container(receiver)["resources"]["limits"]["memory"] == limit
 
 
-def test_keda_takes_an_explicit_address(render: Render) -> None:
-    manifests = render(
-        "--set", "worker.keda.enabled=true,worker.keda.address=redis-0.redis:6379,worker.keda.databaseIndex=3"
-    )
-    (trigger,) = _one(manifests, "ScaledObject")["spec"]["triggers"]
-    assert (trigger["metadata"]["address"], trigger["metadata"]["databaseIndex"]) == (
-        "redis-0.redis:6379",
-        "3",
-    )
+def test_monitoring_scrapes_both_components_and_the_workers_have_a_metrics_service(render: Render) -> None:
+    manifests = render("-f", str(FULL))
+    monitors = {
+        m["metadata"]["labels"]["app.kubernetes.io/component"]: m
+        for m in manifests
+        if m["kind"] == "ServiceMonitor"
+    }
+    assert set(monitors) == {"receiver", "worker"}
+    assert monitors["receiver"]["spec"]["endpoints"] == [
+        {"port": "http", "path": "/metrics", "interval": "15s"}
+    ]
+    assert monitors["worker"]["spec"]["endpoints"][0]["port"] == "metrics"
+    assert monitors["worker"]["metadata"]["labels"]["release"] == "prometheus"
+    service = _one(manifests, "Service", "worker")
+    assert service["spec"]["ports"] == [
+        {"name": "metrics", "port": 9100, "targetPort": "metrics", "protocol": "TCP"}
+    ]
+    assert "Service" not in [
+        m["kind"]
+        for m in render(*VARIANTS["no-metrics"])
+        if m["metadata"]["labels"].get("app.kubernetes.io/component") == "worker"
+    ]
+
+
+def test_the_network_policy_admits_the_receiver_port_and_the_metrics_port_only(render: Render) -> None:
+    manifests = render("-f", str(FULL))
+    receiver = _one(manifests, "NetworkPolicy", "receiver")
+    worker = _one(manifests, "NetworkPolicy", "worker")
+    assert receiver["spec"]["ingress"] == [{"ports": [{"port": "http", "protocol": "TCP"}]}]
+    (rule,) = worker["spec"]["ingress"]
+    assert rule["ports"] == [{"port": "metrics", "protocol": "TCP"}]
+    assert rule["from"] == [
+        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
+    ]
+    assert "NetworkPolicy" not in _kinds(render())
+
+
+def test_the_notes_and_values_say_what_redis_must_be(helm: str, tmp_path: Path) -> None:
+    values = (CHART / "values.yaml").read_text()
+    notes = " ".join(_notes(helm, tmp_path).split())
+    for text in (values, notes):
+        assert "appendonly yes" in text and "noeviction" in text and "Redis Cluster" in text
 
 
 def test_the_cpu_autoscaler_targets_the_workers(render: Render) -> None:

@@ -56,8 +56,10 @@ class Steward:
     outsider: ForgeUser
     bot: ForgeUser
 
-    def new_repo(self) -> str:
-        repo = self.maintainer.create_repo()
+    def new_repo(self, *, configured: bool = True) -> str:
+        """A repository the bot works on, with its webhook. ``configured``: see ``ForgeUser.create_repo``
+        (by default it has a configuration file, so every capability acts from the first event)."""
+        repo = self.maintainer.create_repo(configured=configured)
         # As the README asks: write on GitHub; Administrator on Gitea, which shows other people's
         # permissions only to repository admins.
         self.maintainer.add_collaborator(repo, "steward-bot", "admin" if self.forge == "gitea" else "push")
@@ -108,6 +110,9 @@ def make_settings(sandbox_url: str, redis_url: str, **overrides: Any) -> Setting
         "retry_max_delay": 5.0,
         # The hourly catch-up would land in whichever test runs on the hour; its own tests ask for it.
         "reconcile_interval_seconds": 0,
+        # The sandbox counts one hourly quota per token for the whole session: a catch-up must not stop
+        # for it in whichever test comes late (tests/e2e/test_ops_catchup.py sets its own floor).
+        "reconcile_quota_floor": 0.0,
     }
     values.update(overrides)
     return Settings(**values)

@@ -23,7 +23,14 @@ from bot.signatures import sign_sha256
 __all__ = ["ThreadedServer", "ThreadedWorker", "free_port", "run_periodic_now"]
 
 T = TypeVar("T")
-SECRET = "e2e-webhook-secret"
+# One webhook secret per test process: runs side by side (pytest-xdist's workers, another developer's run)
+# each bind receivers to free ports, and a port one run's receiver gave up (stopped, or down on purpose in a
+# test) may be taken by another's; a delivery from the first run's sandbox then fails the signature check
+# instead of being queued, and handled, by a Steward it was never meant for.
+SECRET = f"e2e-webhook-secret-{uuid.uuid4().hex[:12]}"
+# The tests speak plain HTTP to 127.0.0.1, so their clients skip TLS: building the default TLS context loads
+# the CA bundle, ~70 ms a client, and an end-to-end test makes several (users, deliveries, each settle).
+PLAIN: Any = {"verify": False}
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -40,6 +47,11 @@ def wait_for[T](check: Callable[[], T | None], *, timeout: float = 20.0, what: s
         time.sleep(delay)
         delay = min(delay * 1.5, 0.2)
 
+
+# The configuration file every test repository gets unless it asks for none (``ForgeUser.create_repo``): a
+# valid file that sets nothing, so Steward is invited and runs on its defaults (or a test's handler_settings).
+TEST_CONFIG = "# A test repository: Steward is switched on here, with its defaults.\n"
+TEST_CONFIG_PATHS = {"github": ".github/steward.yml", "gitea": ".gitea/steward.yml"}
 
 # GitHub roles → Gitea's access modes. Gitea has no triage or maintain: a triager there is a write
 # collaborator, the least that may label issues.
@@ -58,6 +70,7 @@ class ForgeUser:
         self.flavor = flavor
         self.base_url = base_url
         self.client = httpx2.Client(
+            **PLAIN,
             base_url=base_url + ("/api/v1" if flavor == "gitea" else ""),
             headers={"Authorization": f"token {token}", "Accept": "application/vnd.github+json"},
             timeout=10,
@@ -82,9 +95,17 @@ class ForgeUser:
         )
         return response.json() if response.content else None
 
-    def create_repo(self, name: str | None = None) -> str:
-        repo = self.call("POST", "/user/repos", {"name": name or f"repo-{uuid.uuid4().hex[:8]}"})
-        return str(repo["full_name"])
+    def create_repo(self, name: str | None = None, *, configured: bool = True) -> str:
+        """A new repository. ``configured`` (the default): with a Steward configuration file that sets
+        nothing (``TEST_CONFIG``), committed before any webhook exists, so the repository has invited
+        Steward (DESIGN §3.15) and every capability runs on its defaults from the test's first event.
+        ``configured=False``: a repository as a new user has it — Steward answers only help, ping, init and
+        config, and proposes the file (the onboarding and invitation tests)."""
+        made = self.call("POST", "/user/repos", {"name": name or f"repo-{uuid.uuid4().hex[:8]}"})
+        repo = str(made["full_name"])
+        if configured:
+            self.put_file(repo, TEST_CONFIG_PATHS[self.flavor], TEST_CONFIG)
+        return repo
 
     def add_collaborator(self, repo: str, login: str, permission: str) -> None:
         level = GITEA_ACCESS[permission] if self.flavor == "gitea" else permission
@@ -296,7 +317,7 @@ def signed_delivery(
             "X-Gitea-Signature": sign_sha256(secret, payload),
             "Content-Type": "application/json",
         }
-        return (client or httpx2.Client(timeout=30)).post(
+        return (client or httpx2.Client(timeout=30, **PLAIN)).post(
             f"{url}/webhooks/gitea", content=payload, headers=gitea
         )
     headers = {
@@ -305,7 +326,7 @@ def signed_delivery(
         "X-Hub-Signature-256": "sha256=" + sign_sha256(secret, payload),
         "Content-Type": "application/json",
     }
-    http = client or httpx2.Client(timeout=30)
+    http = client or httpx2.Client(timeout=30, **PLAIN)
     return http.post(f"{url}/webhooks/github", content=payload, headers=headers)
 
 
@@ -321,16 +342,16 @@ def queue_idle(redis_url: str) -> bool:
 def settle(sandbox_url: str, redis_url: str, timeout: float = 30.0) -> None:
     """Wait until the sandbox has delivered everything and the workers have done everything,
     twice in a row (a job's writes cause new deliveries)."""
-    http = httpx2.Client(base_url=sandbox_url, timeout=timeout + 5)
+    with httpx2.Client(base_url=sandbox_url, timeout=timeout + 5, **PLAIN) as http:
 
-    def quiet() -> bool:
-        idle = http.get("/_sandbox/deliveries/idle", params={"timeout": 5}).json().get("idle")
-        return bool(idle) and queue_idle(redis_url)
+        def quiet() -> bool:
+            idle = http.get("/_sandbox/deliveries/idle", params={"timeout": 5}).json().get("idle")
+            return bool(idle) and queue_idle(redis_url)
 
-    def twice() -> bool:
-        return quiet() and quiet()
+        def twice() -> bool:
+            return quiet() and quiet()
 
-    wait_for(twice, timeout=timeout, what="deliveries and jobs to settle")
+        wait_for(twice, timeout=timeout, what="deliveries and jobs to settle")
 
 
 def dumps(payload: Any) -> bytes:
@@ -348,6 +369,7 @@ def reconcile(settings: Any, *args: str) -> subprocess.CompletedProcess[str]:
         STEWARD_GITEA_TOKEN="tok-bot",
         STEWARD_RETRY_BASE_DELAY="0.05",
         STEWARD_LOG_LEVEL="warning",
+        STEWARD_RECONCILE_QUOTA_FLOOR="0",  # the sandbox's hourly quota is shared by the whole session
     )
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", "reconcile", *args],

@@ -35,7 +35,8 @@ def test_a_new_bug_is_pending_then_refined_rejected_then_approved_and_locked(ste
     steward.settle()
     [comment] = verdict_comments(steward, repo, number)
     body = str(comment["body"])
-    assert body.splitlines()[2].startswith("## ❌ Bug report not ready: ")
+    # The marker, the data block, its signature (docs/integrity.md), then what a reader sees first.
+    assert body.splitlines()[3].startswith("## ❌ Bug report not ready: ")
     for code in (
         "VISION_EMPTY",
         "AC_MISSING_GHERKIN",
@@ -174,3 +175,92 @@ def test_a_rejection_notifies_the_author_once_with_a_link_and_a_prefilled_templa
     steward.outsider.edit_issue(repo, number, body="## 1. Vision\n\nIt crashes.\n")
     steward.settle()
     assert len(notices(steward, repo, number)) == 2, "a changed verdict is a new notice"
+
+
+# A report in GitHub's default bug template (tests/fixtures/bug-reports/github-default-template.md), filled
+# in the way reporters do: no `Actual behavior`, which the template does not ask for.
+GITHUB_FORMAT = """**Describe the bug**
+Saving a file with a non-ASCII name closes the editor.
+
+**To Reproduce**
+Steps to reproduce the behavior:
+1. Create a file named `café.txt`
+2. Open it and press Ctrl+S
+
+**Expected behavior**
+The file is saved.
+
+**Screenshots**
+https://example.com/crash.png
+
+**Desktop (please complete the following information):**
+ - OS: Ubuntu 24.04
+ - Version 1.4.2
+
+**Additional context**
+Started with 1.4.0.
+"""
+WITH_ACTUAL = GITHUB_FORMAT.replace(
+    "**Screenshots**", "**Actual behavior**\nThe editor closes without saving.\n\n**Screenshots**"
+)
+
+
+def test_a_report_in_githubs_format_asks_its_reporter_only_for_what_the_reproduction_lacks(
+    steward: Steward,
+) -> None:
+    repo = steward.new_repo()
+    number = steward.outsider.open_issue(repo, "Editor closes on save", GITHUB_FORMAT)
+    steward.settle()
+    assert refinement_labels(steward, repo, number) == ["refinement:pending"], "the format makes a bug"
+    steward.maintainer.add_labels(repo, number, ["refine"])
+    steward.settle()
+    [verdict] = verdict_comments(steward, repo, number)
+    body = str(verdict["body"])
+    assert "## ❌ Bug report not ready: 1 thing for the reporter, 8 for the maintainers" in body
+    mine = body[body.index("### From the reporter") : body.index("### For the maintainers")]
+    assert "`RECIPE_MISSING_OBSERVED_EXPECTED`" in mine
+    assert "MISSING_SECTION" not in mine and "RECIPE_MISSING_STEPS" not in mine
+    theirs = body[body.index("### For the maintainers") : body.index("<details>")]
+    for n in (2, 3, 4, 6, 7, 8, 9):
+        assert f"`MISSING_SECTION_{n}`" in theirs
+    assert "`STATUS_LINE_MISSING`" in theirs and "@" not in theirs, "the reporter is not asked for these"
+    folded = body[body.index("the RA9 document built from what you wrote") :]
+    assert "### 5.2 Steps to Reproduce\nSteps to reproduce the behavior:\n1. Create a file" in folded
+    assert "status: rejected" in body and refinement_labels(steward, repo, number) == ["refinement:rejected"]
+    [notice] = notices(steward, repo, number)
+    assert "@outsider: this bug report needs 1 change from you" in notice
+
+
+def test_when_the_reporters_edit_completes_their_part_the_notice_says_so_once(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = steward.outsider.open_issue(repo, "Editor closes on save", GITHUB_FORMAT)
+    steward.maintainer.add_labels(repo, number, ["bug", "refine"])
+    steward.settle()
+    [asked] = notices(steward, repo, number)
+    assert "needs 1 change from you" in asked
+
+    steward.outsider.edit_issue(repo, number, body=WITH_ACTUAL)
+    steward.settle()
+    [verdict] = verdict_comments(steward, repo, number)
+    assert "## ❌ Bug report not ready: 8 things for the maintainers" in str(verdict["body"])
+    assert "**Nothing more is needed from the reporter:**" in str(verdict["body"])
+    resolved, ready = notices(steward, repo, number)
+    assert "✅ Resolved: the changes asked for here are in." in resolved and "needs 1 change" not in resolved
+    assert "@outsider: thank you — the reproduction is complete; nothing more is needed from you." in ready
+
+    steward.clear_requests()
+    for delivery in steward.maintainer.call("GET", f"{steward.sandbox.url}/_sandbox/deliveries"):
+        if delivery["repository"] == repo:
+            steward.maintainer.call(
+                "POST", f"{steward.sandbox.url}/_sandbox/deliveries/{delivery['id']}/redeliver"
+            )
+    steward.settle()
+    writes = [r for r in steward.bot_requests(repo) if r["method"] != "GET"]
+    assert writes == [], "a replay writes nothing"
+    assert len(notices(steward, repo, number)) == 2, "the reporter is told once"
+
+    steward.maintainer.edit_issue(repo, number, body=APPROVED)
+    steward.settle()
+    assert refinement_labels(steward, repo, number) == ["refinement:approved"]
+    resolved, ready = notices(steward, repo, number)
+    assert "@outsider: thank you — this bug report is complete and approved" in ready

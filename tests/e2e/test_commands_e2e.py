@@ -230,6 +230,25 @@ def test_a_person_over_the_command_budget_gets_one_short_answer_not_twenty(stewa
     assert len(replies(steward, repo, number)) == 11, "still over budget: no new reply within the minute"
 
 
+def test_each_thread_where_a_person_is_over_budget_says_why_once(steward: Steward) -> None:
+    """Every refusal says why (DESIGN §3.4): past the budget, a command in another thread is not met with
+    a bare 😕: that thread gets its own notice; more commands there within the minute get none."""
+    repo = steward.new_repo()
+    first = steward.maintainer.open_issue(repo, "spam here")
+    second = steward.maintainer.open_issue(repo, "and there")
+    steward.outsider.comment(repo, first, "\n\n".join(f"/steward ping {i}" for i in range(11)))
+    steward.settle()
+    steward.outsider.comment(repo, second, "/steward ping over there")
+    steward.settle()
+    over = [b for b in replies(steward, repo, second) if "commands here in the last minute" in b]
+    assert len(over) == 1 and "@outsider" in over[0] and "`/steward ping`" in over[0]
+    steward.outsider.comment(repo, second, "/steward ping once more")
+    steward.outsider.comment(repo, first, "/steward ping once more")
+    steward.settle()
+    assert len(replies(steward, repo, second)) == 1, "one notice a minute per thread"
+    assert len([b for b in replies(steward, repo, first) if "last minute" in b]) == 1
+
+
 def test_the_command_budget_is_per_person(steward: Steward) -> None:
     repo = steward.new_repo()
     number = steward.maintainer.open_issue(repo, "spam")

@@ -30,7 +30,7 @@ def test_a_50_kb_description_and_ten_edit_rounds_keep_every_comment_under_the_li
         steward.settle()
         head = "<!-- steward:backlog-interview"
         interview = next(c for c in steward.bot_comments(repo, number) if c["body"].startswith(head))
-        rows = sticky.decode_data(interview["body"])["ledger"]["rows"]
+        rows = sticky.unverified_data(interview["body"])["ledger"]["rows"]
         open_rows = [r for r in rows if r["status"] == "OPEN"]
         if open_rows:
             answer = "Because " + "the checkout must keep working offline " * 30
@@ -41,7 +41,7 @@ def test_a_50_kb_description_and_ten_edit_rounds_keep_every_comment_under_the_li
     comments = steward.bot_comments(repo, number)
     assert all(len(c["body"]) <= 60_000 for c in comments)
     spec = next(c for c in comments if c["body"].startswith("<!-- steward:backlog-spec"))
-    record = sticky.decode_data(spec["body"])
+    record = sticky.unverified_data(spec["body"])
     assert record["current"]["version"] == 11 and record["current"]["status"] == "draft"
     assert len(record["history"]) + record["folded"] == 10
     assert "… " in record["current"]["requirements"][-1], "the long requirement list is cut with a count"

@@ -150,7 +150,7 @@ def test_from_hypotheses_to_an_evidenced_root_cause(steward: Steward) -> None:
     answer = ask(steward, repo, number)
     assert (answer.allowed, answer.hypothesis, answer.locations) == (True, "H1", ("src/auth/cache.py:88",))
     assert ask(steward, repo, number, "H2").outcome == "not_confirmed"
-    data = sticky.decode_data(text)
+    data = sticky.unverified_data(text)
     assert isinstance(data, dict)
     assert [e["k"] for e in data["log"]] == ["hypothesis", "hypothesis", "evidence", "confirm"]
 
@@ -255,6 +255,7 @@ def test_a_bugfix_pull_request_shows_as_the_fix_row(steward: Steward) -> None:
     say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts")
     pull = m.open_pull(repo, f"Fix #{number}: session survives logout", f"bugfix/{number}-session-survives")
     steward.settle()
+
     def fix_row() -> str | None:
         return next((x for x in board(steward, repo, number)["body"].splitlines() if "| FIX-H1 |" in x), None)
 

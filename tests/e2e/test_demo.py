@@ -1,31 +1,97 @@
-"""`steward demo` is the newcomer's first command: it must run to the end on both forges and show every
-capability's scene (a scene that breaks, or a capability that never got one, fails here)."""
+"""`steward demo` is the newcomer's first command. It must tell the truth: each scene's outcome is on the
+screen (not just its heading), no log line interrupts the story, and no command is skipped for the command
+budget. The default story (the first hour) is short; `--all` tours every capability on both forges."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
-from bot.demo import SCENES
+from bot.demo import STORY, TOUR
 
 
-@pytest.mark.timeout(900)  # every scene on both forges, in a process of its own
-def test_the_demo_runs_every_scene_on_both_forges() -> None:
+def run_demo(*args: str, timeout: float) -> tuple[str, float]:
+    started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "demo"],
+        [sys.executable, "-m", "bot.cli", "demo", *args],
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
         capture_output=True,
         text=True,
-        timeout=840,
+        timeout=timeout,
     )
-    out = done.stdout
-    assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.stderr.strip() == "", "Steward's log lines go to the demo's log file, never the terminal"
+    return done.stdout, elapsed
+
+
+def first_hour_outcomes(out: str) -> None:
+    """The story's outcomes, on one forge's part of the output."""
+    # Installed but not invited: the command is refused, with the reason and what to do.
+    assert "I did not run `/steward refine`: Steward is not switched on in this repository yet" in out
+    # The invitation: an outsider is refused `/steward init` with why; the admin's opens the pull request.
+    assert "`/steward init` can only be run by repository admins" in out
+    assert "Steward opened #3 “Configure Steward” from `steward/configure`" in out
+    assert "(no onboarding pull request was opened)" not in out
+    assert "labels at the merge: " in out and "(none new)" not in out
+    # Switched on: the verdict, then the complete report approved.
+    assert "Bug report not ready" in out and "labels: bug, refine, refinement:rejected" in out
+    assert "Bug report refined: approved" in out and "labels: bug, refine, refinement:approved" in out
+
+
+def no_noise(out: str) -> None:
+    assert "commands here in the last minute" not in out, "no command is skipped for the budget"
+    assert "rate limited" not in out and "job deferred" not in out
+    assert not any(line.lstrip().startswith("{") for line in out.splitlines()), "no JSON log line"
+
+
+@pytest.mark.timeout(180)
+def test_the_default_demo_is_the_first_hour_told_short() -> None:
+    # Its run time is measured (docs and the README give it), never asserted: CI's machine is shared.
+    out, _elapsed = run_demo(timeout=170)
+    assert len(out.splitlines()) < 150, len(out.splitlines())
+    assert "═══ On GitHub" in out and "═══ On Gitea" not in out
+    assert out.count("\n▶ ") == len(STORY)
+    first_hour_outcomes(out)
+    no_noise(out)
+    assert "`steward demo --all`" in out, "the story ends by naming the full tour"
+
+
+@pytest.mark.timeout(900)  # every scene on both forges, in a process of its own
+def test_the_full_tour_shows_each_scene_outcome_on_both_forges() -> None:
+    out, _ = run_demo("--all", timeout=840)
+    no_noise(out)
     assert "═══ On GitHub" in out and "═══ On Gitea" in out
     github, gitea = out.split("═══ On Gitea", 1)
-    scenes = len(SCENES)
-    assert github.count("\n▶ ") == scenes, github[-2000:]
-    assert gitea.count("\n▶ ") == scenes, gitea[-2000:]
-    assert "Traceback" not in out + done.stderr
+    for part in (github, gitea):
+        assert part.count("\n▶ ") == len(TOUR) - 1, part[-2000:]  # tune_scene has no heading of its own
+        first_hour_outcomes(part)
+        # Commands: who may run what, and a refusal that says why.
+        assert "**Steward commands**" in part
+        assert "`/steward refresh` can only be run by people with" in part
+        # Backlog refinement: the interview ends in an approved spec.
+        assert "## Spec v1 — Export orders as CSV (approved)" in part
+        # Configuration: the typo fails the commit status and opens the error issue; the fix closes it.
+        assert "commit status steward/config: failure" in part and "did you mean `round_cap`?" in part
+        assert "is now closed." in part
+        # The milestone gate: reopened when closed too early, closed for good when the gate passes.
+        assert "milestone v1.0 is open again" in part and "I reopened milestone **v1.0**" in part
+        assert "it stays closed." in part
+        # Catch-up: the report made while Steward was away gets its verdict after `steward reconcile`.
+        catch_up = part.split("▶ Catch-up after downtime", 1)[1].split("\n▶ ", 1)[0]
+        assert "re-checked" in catch_up and "refinement:rejected" in catch_up
+        # Decision provenance: both forks resolved, then one record invalid after its comment was edited.
+        assert "all 2 design forks are resolved" in part and "❌ invalid" in part
+        # Root-cause discipline: an unevidenced confirmation refused, the escalation, the root cause.
+        assert "a confirmation needs evidence that points at code" in part
+        assert "**this investigation needs a human.**" in part and "labels: bug, needs-human" in part
+        assert "**Root cause evidenced** by H4" in part
+        # Regression-first bugfix: the self-review refused with its reason on screen, the fix merged.
+        assert "whoever fixes does not judge the fix" in part
+        assert "commit status steward/regression-first: success" in part
+        assert "**Fixed in #16** (merged)" in part and "bugfix:merged" in part

@@ -58,7 +58,7 @@ def test_a_fork_decided_in_the_thread_is_recorded_with_provenance(steward: Stewa
     steward.settle()
     body = forks_comment(steward, repo, number)["body"]
     where = link_of(steward, repo, number, decision)
-    resolved = "| **F1** | Postgres or SQLite? | ✅ resolved | Postgres | @maintainer"
+    resolved = "| **F1** | Postgres or SQLite? | ✅ resolved | Postgres |  | @maintainer"
     assert f"{resolved} | [comment]({where}) |" in body
     lags = "**Body lags:** F1 is listed open in the description; resolved by @maintainer in [this comment]"
     assert f"{lags}({where})" in body
@@ -94,10 +94,13 @@ def test_records_from_another_issues_comment_and_a_pull_requests(steward: Stewar
     steward.settle()
     body = forks_comment(steward, repo, number)["body"]
     by = "@maintainer (recorded by @outsider)"
-    assert f"✅ resolved | postgres | {by} | [comment]({from_issue}) |" in body
-    assert f"✅ resolved | rest over http | {by} | [comment]({from_pull}) |" in body
+    # A one-sentence source is its own quote, shown beside the resolution.
+    quote = "“After the call we go with **Postgres**, final.”"
+    assert f"✅ resolved | postgres | {quote} | {by} | [comment]({from_issue}) |" in body
+    quote = "“Let's use REST over HTTP; gRPC later.”"
+    assert f"✅ resolved | rest over http | {quote} | {by} | [comment]({from_pull}) |" in body
     assert labels(steward, repo, number) == {"forks:resolved"}
-    data = sticky.decode_data(forks_comment(steward, repo, number)["body"])
+    data = sticky.unverified_data(forks_comment(steward, repo, number)["body"])
     assert isinstance(data, dict) and sorted(data["sources"]) == sorted([said, said_on_pull])
 
 
@@ -128,7 +131,9 @@ def test_refused_records_say_which_check_failed(steward: Steward) -> None:
     steward.settle()
     answers = replies(steward, repo, number)
     assert any("does not contain the resolution (quote mismatch)" in r for r in answers)
-    m.comment(repo, number, "/decide F1 Postgres --source https://elsewhere.example/o/r/issues/1#issuecomment-5")
+    m.comment(
+        repo, number, "/decide F1 Postgres --source https://elsewhere.example/o/r/issues/1#issuecomment-5"
+    )
     steward.settle()
     assert any("the source is on another forge or repository" in r for r in replies(steward, repo, number))
     body = forks_comment(steward, repo, number)["body"]
@@ -287,5 +292,226 @@ def test_steward_reconcile_records_what_was_missed(steward: Steward) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     steward.settle()
     body = forks_comment(steward, repo, number)["body"]
-    assert "✅ resolved | Postgres | @maintainer" in row(body, "F1")
+    assert "✅ resolved | Postgres |  | @maintainer" in row(body, "F1")
     assert labels(steward, repo, number) == {"forks:open"}
+
+
+# --- issue 23 item 3: provenance that holds ---------------------------------------------------------------
+
+
+def test_a_changed_question_a_removed_fork_and_drop_fork(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Storage", body=BODY)
+    m.comment(repo, number, "/decide F1 Postgres")
+    steward.settle()
+    assert "✅ resolved" in row(forks_comment(steward, repo, number)["body"], "F1")
+
+    # The question changes after the decision: F1 counts as open again.
+    m.edit_issue(repo, number, body=BODY.replace("Postgres or SQLite?", "Postgres, SQLite or DuckDB?"))
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    assert "⬜ open — question changed after the decision (it was “Postgres or SQLite?”)" in row(body, "F1")
+
+    # F2 disappears from the description without a decision: it still blocks.
+    only_f1 = "## Open forks\n\n- [ ] F1: Postgres, SQLite or DuckDB?\n"
+    m.edit_issue(repo, number, body=only_f1)
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    assert "⬜ open — removed without a decision" in row(body, "F2")
+    assert "drop-fork F2 <reason>" in body
+    assert labels(steward, repo, number) == {"forks:open"}
+
+    steward.outsider.comment(repo, number, "/drop-fork F2 nobody cares")
+    m.comment(repo, number, "/drop-fork F1 not needed")
+    steward.settle()
+    answers = replies(steward, repo, number)
+    assert any(
+        "@outsider: `/steward drop-fork` can only be run by people with write access" in r for r in answers
+    )
+    assert any("F1 is still listed in the description, so it cannot be dropped" in r for r in answers)
+    assert "removed without a decision" in row(forks_comment(steward, repo, number)["body"], "F2")
+
+    m.comment(repo, number, "/drop-fork F2 merged into F1")
+    m.comment(repo, number, "/decide F1 DuckDB")
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    assert not [line for line in body.splitlines() if line.startswith("| **F2** |")]
+    assert "**F2** dropped by @maintainer" in body and "merged into F1" in body
+    assert "✅ resolved | DuckDB |" in row(body, "F1")
+    assert labels(steward, repo, number) == {"forks:resolved"}
+
+
+def test_a_source_by_steward_and_a_quote_that_is_not_whole_sentences_are_refused(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Storage", body=BODY)
+    notes = m.open_issue(repo, "Notes")
+    said = m.comment(repo, notes, "We discussed it on the call. We should NOT use Postgres.")
+    steward.settle()
+    mine = link_of(steward, repo, number, int(forks_comment(steward, repo, number)["id"]))
+    m.comment(repo, number, f"/decide F1 Postgres --source {mine}")
+    steward.settle()
+    assert any("a decision must come from a person" in r for r in replies(steward, repo, number))
+
+    source = link_of(steward, repo, notes, said)
+    m.comment(repo, number, f"/decide F1 Postgres --source {source}")
+    steward.settle()
+    assert any(
+        'name the one that decides with `--quote "the sentence"`' in r for r in replies(steward, repo, number)
+    )
+    m.comment(repo, number, f'/decide F1 Postgres --quote "use Postgres" --source {source}')
+    steward.settle()
+    assert any("not one or more whole sentences" in r for r in replies(steward, repo, number))
+    assert "❌ invalid" in row(forks_comment(steward, repo, number)["body"], "F1")
+
+    m.comment(
+        repo,
+        number,
+        f'/decide F1 SQLite, not Postgres --quote "We should NOT use Postgres." --source {source}',
+    )
+    steward.settle()
+    assert any("does not contain the resolution" in r for r in replies(steward, repo, number))
+    m.comment(
+        repo, number, f'/decide F1 NOT use Postgres --quote "We should NOT use Postgres." --source {source}'
+    )
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    assert "✅ resolved | NOT use Postgres | “We should NOT use Postgres.” | @maintainer" in row(body, "F1")
+
+
+def test_forks_labels_changed_by_hand_are_put_back(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Storage", body=BODY)
+    steward.settle()
+    assert labels(steward, repo, number) == {"forks:open"}
+    m.remove_label(repo, number, "forks:open")
+    steward.settle()
+    assert labels(steward, repo, number) == {"forks:open"}
+    m.add_labels(repo, number, ["forks:resolved"])
+    steward.settle()
+    assert labels(steward, repo, number) == {"forks:open"}
+
+
+# --- issue 25 §2: what one person's text costs -------------------------------------------------------------
+
+PATHOLOGICAL = "x " + "![" * 30000 + "\n/decide F1 y](u)"
+
+
+def test_an_outsiders_pathological_comments_are_parsed_once_each_and_cost_no_read(steward: Steward) -> None:
+    from bot.commands import STATS
+
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Storage", body=BODY)
+    m.comment(repo, number, "/decide F1 Postgres")
+    steward.settle()
+    STATS.reset()
+    steward.clear_requests()
+    for _ in range(12):
+        steward.outsider.comment(repo, number, PATHOLOGICAL)
+    steward.settle(timeout=120)
+    # Before: every sync re-parsed every comment of the thread (78 parses by the juror and 12 by the
+    # command dispatcher, each with a ~1 s search for spans). Now each comment is parsed once by the
+    # dispatcher and once by the juror (then cached), and the span search that cost the time never runs.
+    assert STATS.inline_parses == 0
+    assert STATS.block_parses <= 2 * 12 + 1
+    assert STATS.cache_hits >= sum(range(1, 12)), "later syncs of the thread hit the cache"
+    # Not a command: no answer, no budget taken, and no read of the outsider's access.
+    assert not replies(steward, repo, number)
+    assert not [r for r in steward.bot_requests(repo) if "outsider" in r["path"]]
+    assert "✅ resolved | Postgres |" in row(forks_comment(steward, repo, number)["body"], "F1")
+
+
+def test_an_edit_of_an_uncited_comment_costs_no_read_once_the_index_is_complete(steward: Steward) -> None:
+    from tests.e2e.stack import reconcile
+
+    m = steward.maintainer
+    repo = steward.new_repo()
+    notes = m.open_issue(repo, "Notes")
+    said = m.comment(repo, notes, "Postgres it is.")
+    chatter = m.comment(repo, notes, "Unrelated remark.")
+    cited_by = []
+    for _ in range(3):
+        cited_by.append(m.open_issue(repo, "Storage", body=BODY))
+    steward.settle()
+    m.comment(repo, cited_by[0], f"/decide F1 Postgres --source {link_of(steward, repo, notes, said)}")
+    steward.settle()
+
+    def scans() -> list[dict[str, Any]]:
+        return [
+            r
+            for r in steward.bot_requests(repo)
+            if r["method"] == "GET" and r["path"].endswith("/issues") and "labels=forks" in r["query"]
+        ]
+
+    # The index is not known complete yet (a new deployment, or Redis flushed): today's scan.
+    steward.clear_requests()
+    m.edit_comment(repo, chatter, "Unrelated remark, edited.")
+    steward.settle()
+    assert scans(), "falls back to scanning the issues that carry a forks label"
+
+    done = reconcile(steward.settings, "--repo", f"{steward.forge}:{repo}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    steward.settle()
+    steward.clear_requests()
+    m.edit_comment(repo, chatter, "Unrelated remark, edited twice.")
+    steward.settle()
+    assert scans() == []
+    assert not [r for r in steward.bot_requests(repo) if f"/issues/{cited_by[0]}" in r["path"]]
+
+    # An edit of the cited comment still reaches the issue that cites it, from the index.
+    m.edit_comment(repo, said, "Postgres it is. Or not.")
+    steward.settle()
+    assert scans() == []
+    body = forks_comment(steward, repo, cited_by[0])["body"]
+    assert "❌ invalid — the deciding comment was edited after the record" in row(body, "F1")
+
+
+def test_upgrading_keeps_records_made_before_as_legacy_records(steward: Steward) -> None:
+    """A record the previous version saw valid (a first-version data block: the substring rule, the earlier
+    hash) stays resolved after the upgrade, marked as legacy; under today's rules the same record is refused
+    (its source has two sentences and no `--quote`)."""
+    from handlers.forks.juror import record_hash
+
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Storage", body=BODY)
+    notes = m.open_issue(repo, "Notes")
+    said = m.comment(repo, notes, "We discussed it on the call. Postgres it is.")
+    steward.settle()
+    source = link_of(steward, repo, notes, said)
+    decide = m.comment(repo, number, f"/decide F1 Postgres --source {source}")
+    steward.settle()
+    assert "❌ invalid" in row(forks_comment(steward, repo, number)["body"], "F1")
+
+    [raw] = [c for c in m.comments(repo, notes) if c["id"] == said]
+    first_version = {
+        "v": 1,
+        "sources": [said],
+        "records": [
+            {
+                "key": f"{decide}:decide:0",
+                "fork": "F1",
+                "hash": record_hash("F1", "Postgres", said, "maintainer", raw["created_at"], raw["body"]),
+                "at": raw["created_at"],
+                "resolution": "Postgres",
+                "decider": "maintainer",
+                "url": source,
+            }
+        ],
+    }
+    mine = forks_comment(steward, repo, number)
+    old_line = next(line for line in mine["body"].splitlines() if line.startswith("<!-- steward:data "))
+    steward.bot.edit_comment(
+        repo, mine["id"], mine["body"].replace(old_line, sticky.encode_data(first_version))
+    )
+    m.comment(repo, number, "Any news on the storage?")
+    steward.settle()
+    body = forks_comment(steward, repo, number)["body"]
+    assert "✅ resolved | Postgres | (legacy record) | @maintainer" in row(body, "F1")
+    data = sticky.decode_data(body)
+    assert isinstance(data, dict) and data["v"] == 2
+    assert [(r["legacy"], r["question"]) for r in data["records"]] == [(True, "Postgres or SQLite?")]
+    assert labels(steward, repo, number) == {"forks:open"}  # F2 is still open; F1 did not reopen

@@ -35,7 +35,7 @@ def the_dashboard(steward: Steward, repo: str) -> dict[str, Any]:
 
 
 def data_of(board: dict[str, Any]) -> dict[str, Any]:
-    data = sticky.decode_data(board["body"])
+    data = sticky.unverified_data(board["body"])
     assert isinstance(data, dict)
     return data
 
@@ -192,7 +192,7 @@ def test_an_override_stops_the_reopening_until_the_milestone_is_reopened(steward
     close_milestone(steward, repo, key)
     assert milestone_state(steward, repo, key) == "closed", "the override stands: not reopened"
     board_now = the_dashboard(steward, repo)
-    assert board_now["state"] == "closed" and "the gate was overridden" in board_now["body"]
+    assert board_now["state"] == "closed" and "without the gate (override by @maintainer" in board_now["body"]
     assert notices(steward, repo, board) == []
 
     reopen_milestone(steward, repo, key)
@@ -242,6 +242,10 @@ def test_an_item_taken_out_of_its_milestone_leaves_the_dashboard(steward: Stewar
 def test_a_burst_of_100_label_events_converges_with_few_reads_and_edits(steward: Steward) -> None:
     m = steward.maintainer
     repo = steward.new_repo()
+    # The burst is one person's: lift the per-person event budget (issue 25), which would spread it over
+    # minutes; what is measured here is how the milestone's refreshes coalesce it.
+    folder = ".gitea" if steward.forge == "gitea" else ".github"
+    m.put_file(repo, f"{folder}/steward.yml", "limits:\n  events_per_minute: 0\n")
     key = m.create_milestone(repo, "v9")
     items = [m.open_issue(repo, f"Item {n}", milestone=key) for n in range(5)]
     for label in ("fieldtest", "cycle", "audit:clean"):  # made beforehand: label creation is not the point

@@ -100,10 +100,10 @@ def test_installing_the_app_opens_one_pull_request_per_repository_and_respects_a
             },
         ).raise_for_status()
         owner = ForgeUser(app_sandbox.url, "owner", USERS["owner"])
-        fresh = owner.create_repo()
-        configured = owner.create_repo()
+        fresh = owner.create_repo(configured=False)
+        configured = owner.create_repo(configured=False)
         owner.put_file(configured, ".github/steward.yml", "backlog:\n  enabled: false\n")
-        later = owner.create_repo()
+        later = owner.create_repo(configured=False)
         names = [fresh.split("/")[1], configured.split("/")[1]]
         made = admin.post(f"/_sandbox/apps/{APP_ID}/installations", json={"owner": "owner", "repos": names})
         made.raise_for_status()

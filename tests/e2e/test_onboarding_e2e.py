@@ -79,7 +79,7 @@ def test_init_proposes_the_configuration_once_and_a_non_admin_is_refused(
     steward: Steward, tmp_path: Path
 ) -> None:
     m = steward.maintainer
-    repo = steward.new_repo()
+    repo = steward.new_repo(configured=False)
     crash = m.open_issue(repo, "App crashes on start", "It crashes when I open it.", labels=["bug"])
     here = m.open_issue(repo, "Set Steward up")
     steward.triager.comment(repo, here, "/steward init")
@@ -124,7 +124,7 @@ def test_init_proposes_the_configuration_once_and_a_non_admin_is_refused(
 
 def test_closing_it_is_not_now_and_merging_it_creates_the_labels(steward: Steward) -> None:
     m = steward.maintainer
-    repo = steward.new_repo()
+    repo = steward.new_repo(configured=False)
     here = m.open_issue(repo, "Set Steward up")
     m.comment(repo, here, "/steward init")
     steward.settle()
@@ -158,7 +158,7 @@ def test_closing_it_is_not_now_and_merging_it_creates_the_labels(steward: Stewar
 
 def test_an_issue_opened_from_the_bug_template_is_approved_once_filled_in(steward: Steward) -> None:
     m = steward.maintainer
-    repo = steward.new_repo()
+    repo = steward.new_repo(configured=False)
     here = m.open_issue(repo, "Set Steward up")
     m.comment(repo, here, "/steward init")
     steward.settle()
@@ -186,7 +186,7 @@ def test_an_issue_opened_from_the_bug_template_is_approved_once_filled_in(stewar
 
 def test_a_repository_with_a_configuration_file_gets_no_pull_request(steward: Steward) -> None:
     m = steward.maintainer
-    repo = steward.new_repo()
+    repo = steward.new_repo(configured=False)
     where = ".gitea" if steward.forge == "gitea" else ".github"
     m.put_file(repo, f"{where}/steward.yml", "milestones:\n  enabled: false\n")
     here = m.open_issue(repo, "Set Steward up")
@@ -206,7 +206,7 @@ def test_a_repository_with_a_configuration_file_gets_no_pull_request(steward: St
 
 def test_a_bot_that_may_not_push_says_so_in_the_thread(steward: Steward) -> None:
     m = steward.maintainer
-    repo = steward.new_repo()
+    repo = steward.new_repo(configured=False)
     here = m.open_issue(repo, "Set Steward up")
     steward.faults(
         {
@@ -231,7 +231,7 @@ def test_a_repository_whose_bugs_are_written_in_portuguese_gets_the_portuguese_t
     steward: Steward,
 ) -> None:
     m = steward.maintainer
-    repo = steward.new_repo()
+    repo = steward.new_repo(configured=False)
     written = "## 1. Visão\nO carrinho perde itens.\n\n## 4. Critérios de Aceite\n"
     m.open_issue(repo, "Carrinho perde itens", written, ["bug"])
     here = m.open_issue(repo, "Configurar o Steward")
@@ -251,7 +251,7 @@ def test_init_after_a_merged_proposal_was_undone_says_how_to_start_over(steward:
     """The branch of a merged proposal adds nothing to the default branch, and both forges refuse a pull
     request without changes (GitHub 422 "No commits between …", Gitea 422 "There are no changes …")."""
     m = steward.maintainer
-    repo = steward.new_repo()
+    repo = steward.new_repo(configured=False)
     here = m.open_issue(repo, "Set Steward up")
     m.comment(repo, here, "/steward init")
     steward.settle()

@@ -100,7 +100,9 @@ def test_sandbox_serve_and_worker_as_separate_processes(redis_url: str) -> None:
         process("worker", env=env) as worker,
     ):
         wait_for(lambda: _up(f"{receiver_url}/healthz"), timeout=30, what="the receiver")
-        assert httpx2.get(f"{receiver_url}/readyz").json() == {"status": "ok", "redis": "ok"}
+        # Ready, and not degraded once the worker process has reported in (its heartbeat).
+        ok = {"status": "ok", "redis": "ok"}
+        wait_for(lambda: httpx2.get(f"{receiver_url}/readyz").json() == ok, timeout=30, what="a worker")
         _ping_round_trip(sandbox_url, redis_url, receiver_url)
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(30) == 0

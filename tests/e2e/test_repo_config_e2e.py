@@ -168,7 +168,7 @@ def test_a_switched_off_capability_says_so_when_asked(steward: Steward) -> None:
 
 
 def test_gitea_reads_the_github_path_when_it_has_no_own(steward: Steward) -> None:
-    repo = steward.new_repo()
+    repo = steward.new_repo(configured=False)
     steward.maintainer.put_file(repo, ".github/steward.yml", "commands:\n  refresh: {permission: anyone}\n")
     number = steward.maintainer.open_issue(repo, "fallback")
     steward.outsider.comment(repo, number, "/steward refresh")

@@ -58,8 +58,7 @@ def _comment_event(repo: str, number: int, comment_id: int, body: str) -> Event:
 
 def _jobs(outcome: str, stage: str = "-") -> float:
     return (
-        metrics.REGISTRY.get_sample_value("steward_jobs_total", {"handler": stage, "outcome": outcome})
-        or 0.0
+        metrics.REGISTRY.get_sample_value("steward_jobs_total", {"handler": stage, "outcome": outcome}) or 0.0
     )
 
 

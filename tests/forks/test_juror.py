@@ -39,7 +39,16 @@ def test_a_decide_in_the_thread_resolves_with_provenance() -> None:
     assert fork.status == "resolved"
     assert fork.record is not None
     assert (fork.record.decider, fork.record.url, fork.record.decided_at) == ("maria", decision.html_url, T1)
-    assert fork.record.hash == record_hash("F1", "Postgres", 10, "maria", T1, decision.body)
+    assert fork.record.hash == record_hash(
+        "F1",
+        "Postgres",
+        10,
+        "maria",
+        T1,
+        decision.body,
+        question="Postgres or SQLite?",
+        quote="/decide F1 Postgres because of JSONB",
+    )
     assert fork.body_lags
     assert verdict.unresolved == ("F2",)
 
@@ -70,7 +79,10 @@ def test_a_source_record_checks_its_source() -> None:
     fork = verdict.forks[0]
     assert fork.status == "resolved" and fork.record is not None
     assert (fork.record.decider, fork.record.recorder, fork.record.url) == ("bob", "maria", URL)
-    assert fork.record.hash == record_hash("F1", "postgres", 500, "bob", T0, source.body)
+    assert fork.record.quote == source.body  # one sentence: the source is the quote
+    assert fork.record.hash == record_hash(
+        "F1", "postgres", 500, "bob", T0, source.body, question="Postgres or SQLite?", quote=source.body
+    )
 
 
 def _source_case(source: Source) -> tuple[str, str]:
@@ -164,7 +176,7 @@ def test_the_comment_shows_the_table_the_lag_and_the_history() -> None:
     comments = [c(10, "maria", "/decide F1 Postgres", T1), c(11, "bob", "/decide F1 SQLite", T2)]
     text = render_comment(judge(comments), Hints())
     assert text.startswith("**Next step: settle F2**")
-    assert "| **F1** | Postgres or SQLite? | ✅ resolved | SQLite | @bob |" in text
+    assert "| **F1** | Postgres or SQLite? | ✅ resolved | SQLite |  | @bob |" in text
     assert "**Body lags:** F1 is listed open in the description; resolved by @bob in [this comment](" in text
     assert "superseded" in text and "Postgres" in text
     done = Issue(1, "t", "## Forks\n- [x] F1: a\n", "open", "alice")

@@ -51,6 +51,7 @@ def test_the_receiver_serves_its_description(receiver: Starlette) -> None:
         "/healthz",
         "/readyz",
         "/metrics",
+        "/queue",
         "/openapi.json",
     }
 

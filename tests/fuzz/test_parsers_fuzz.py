@@ -14,7 +14,14 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.commands import MAX_COMMANDS, MAX_SCAN_CHARS, added_commands, parse_commands
+from bot.commands import (
+    MAX_COMMANDS,
+    MAX_PARAGRAPH_OPENERS,
+    MAX_SCAN_CHARS,
+    STATS,
+    added_commands,
+    parse_commands,
+)
 from bot.demo_texts import APPROVED_BUG
 from bot.repo_config import parse as parse_config
 from handlers.backlog.ledger import LedgerError, parse_ledger_text
@@ -164,3 +171,29 @@ def test_the_scan_limit_never_cuts_code_open_into_a_command(shift: int, unit: st
     turn the code into a command (found by this fuzzing, with the limit moved into the parser)."""
     body = "x" * shift + "\n\n" + unit * (2 * MAX_SCAN_CHARS // len(unit))
     assert parse_commands(body, known=KNOWN) == []
+
+
+# The pathological comment of issue 25 and its relatives: long runs of span openers before (and after) a
+# command line, in one paragraph or many.
+PATHOLOGICAL = "x " + "![" * 30000 + "\n/decide F1 y](u)"
+opener_runs = st.tuples(
+    st.sampled_from(["![", "[", "`", "<a ", "``", "<!--"]),
+    st.integers(1, 4000),
+    st.sampled_from(["\n/steward ping](u)", "\n/steward ping`", "\n/steward ping>", "\n/ping"]),
+    st.sampled_from(["", "\n\n"]),
+).map(lambda t: "x " + t[0] * t[1] + t[2] + t[3])
+
+
+@FUZZ
+@given(st.lists(opener_runs, min_size=1, max_size=8).map("".join))
+def test_the_span_search_reads_a_bounded_number_of_openers_per_body(body: str) -> None:
+    STATS.reset()
+    parse_commands(body, known=KNOWN)
+    assert STATS.inline_openers <= MAX_PARAGRAPH_OPENERS
+    assert STATS.block_parses <= 1
+
+
+def test_the_pathological_comment_costs_one_block_parse_and_no_span_search() -> None:
+    STATS.reset()
+    assert parse_commands(PATHOLOGICAL, known={"decide"}) == []
+    assert (STATS.block_parses, STATS.inline_parses, STATS.inline_openers) == (1, 0, 0)

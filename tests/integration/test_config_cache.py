@@ -4,6 +4,7 @@ push can never put its stale copy back (the cache is keyed by a generation every
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from bot.config_service import RepoConfigs
 from bot.forge import FileContent, RepoRef
@@ -71,5 +72,52 @@ async def test_an_invalid_file_keeps_the_last_valid_settings(redis_url: str) -> 
         found = await configs.get(forge, REPO)  # type: ignore[arg-type]
         assert found.stale and found.settings.backlog.round_cap == 3
         assert [e.path for e in found.errors] == ["backlog.roundcap"]
+    finally:
+        await redis.aclose()
+
+
+class NoFile(FileForge):
+    """A repository without a configuration file, until a test writes one (``text`` empty: none)."""
+
+    async def read_file(self, repo: RepoRef, path: str, ref: str | None = None) -> FileContent | None:
+        return await super().read_file(repo, path, ref) if self.text else None
+
+
+async def test_a_repository_waits_until_a_file_has_validated_once(redis_url: str) -> None:
+    """DESIGN §3.15: no file, or a file that never validated, is no invitation — every capability is
+    switched off; a valid file is; an invalid version after it keeps the last valid settings in force; no
+    file again makes the repository wait again."""
+    redis = make_redis(redis_url)
+    configs = RepoConfigs(redis, HandlerSettings())
+    forge = NoFile("")
+
+    async def now(text: str) -> Any:
+        forge.text = text
+        await configs.invalidate("github", REPO)
+        return await configs.get(forge, REPO)  # type: ignore[arg-type]
+
+    try:
+        found = await now("")
+        assert found.waiting and not found.settings.bug_refinement.enabled
+        assert not found.settings.milestones.enabled
+        assert found.as_configured.milestones.enabled, "what the onboarding proposes: the defaults"
+        found = await now("backlog:\n  roundcap: 4\n")
+        assert found.waiting and found.errors and not found.settings.backlog.enabled
+        found = await now("# on, with the defaults\n")
+        assert not found.waiting and found.settings.backlog.enabled and found.settings.milestones.enabled
+        found = await now("backlog:\n  enabled: false\n  roundcap: 4\n")
+        assert not found.waiting and found.stale and found.settings.backlog.enabled, "the last valid file"
+        found = await now("")
+        assert found.waiting and not found.settings.backlog.enabled
+    finally:
+        await redis.aclose()
+
+
+async def test_an_operator_may_run_repositories_without_a_file_on_the_defaults(redis_url: str) -> None:
+    redis = make_redis(redis_url)
+    configs = RepoConfigs(redis, HandlerSettings(), require=False)
+    try:
+        found = await configs.get(NoFile(""), REPO)  # type: ignore[arg-type]
+        assert not found.waiting and found.settings.milestones.enabled
     finally:
         await redis.aclose()

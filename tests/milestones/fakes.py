@@ -12,7 +12,7 @@ import structlog
 from bot.commands import Command
 from bot.context import CommandContext, EventContext
 from bot.event_types import CommentSnapshot, Event, IssueSnapshot, MilestoneSnapshot
-from bot.forge import KEEP, Comment, Issue, Keep, Label, Milestone, NotFound, RepoRef, User
+from bot.forge import KEEP, Comment, Issue, Keep, Label, Milestone, NotFound, Repo, RepoRef, User
 from bot.settings import HandlerSettings
 from handlers import build_registry
 
@@ -95,11 +95,16 @@ class FakeForge:
             and (kind == "all" or i.is_pull_request == (kind == "pulls"))
         ]
 
+    async def get_repo(self, repo: RepoRef) -> Repo:
+        return Repo(repo, "main", id=4242)
+
     async def create_issue(
         self, repo: RepoRef, title: str, body: str, labels: Sequence[str] = (), milestone: int | None = None
     ) -> Issue:
         number = max([0, *self.issues]) + 1
-        self.issues[number] = Issue(number, title, body, "open", BOT.login, tuple(labels), milestone)
+        self.issues[number] = Issue(
+            number, title, body, "open", BOT.login, tuple(labels), milestone, id=90_000 + number
+        )
         self.writes.append(f"create issue {number}")
         return self.issues[number]
 
@@ -134,6 +139,13 @@ class FakeForge:
         self.comments.setdefault(number, []).append(comment)
         self.writes.append(f"comment on {number}")
         return comment
+
+    async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment:
+        for thread in self.comments.values():
+            for comment in thread:
+                if comment.id == comment_id:
+                    return comment
+        raise NotFound(f"no comment {comment_id}")
 
     async def edit_comment(self, repo: RepoRef, comment_id: int, body: str) -> Comment:
         for number, thread in self.comments.items():
@@ -256,6 +268,10 @@ def command_context(
         issue=snapshot,
     )
     args = tuple(text.split()[1:])
+    # The person's command comment, as the forge holds it.
+    thread = forge.comments.setdefault(number, [])
+    thread[:] = [c for c in thread if c.id != 77]
+    thread.append(Comment(77, actor, f"/{text}", issue_number=number))
     return CommandContext(
         event=event,
         forge=forge,  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot import sticky
+from bot import signing, sticky
 from bot.context import CommandError
 from bot.periodic import PeriodicContext
 from bot.settings import HandlerSettings
@@ -40,7 +40,7 @@ LONG_AGO = iso(NOW - timedelta(minutes=10))
 
 def dashboard(forge: FakeForge) -> tuple[int, dict[str, object]]:
     [found] = forge.dashboards()
-    return found.number, sticky.decode_data(found.body)
+    return found.number, sticky.unverified_data(found.body)
 
 
 async def opened_dashboard(forge: FakeForge) -> int:
@@ -53,7 +53,8 @@ async def test_the_first_item_opens_one_dashboard_and_an_unchanged_refresh_write
     forge.milestone(1, "v1")
     number = forge.add("Export", "open")
     await on_item(context(forge, item_event(forge, number)))
-    assert forge.writes == ["create issue 2"]
+    # The record is signed for the dashboard's id, known once it exists: created, then signed in (one edit).
+    assert forge.writes == ["create issue 2", "edit issue 2 ['body']"]
     board = forge.issues[2]
     assert board.title == "Milestone v1 — dashboard" and board.labels == ("milestone-dashboard",)
     assert board.milestone is None, "the dashboard is never put in its milestone"
@@ -159,20 +160,46 @@ async def test_a_passing_closure_is_recorded_and_its_dashboard_closed() -> None:
 
 
 async def test_a_closure_steward_did_not_see_is_never_gated() -> None:
-    """History: a closed milestone without a dashboard, or whose data block a person destroyed."""
+    """History: a closed milestone without a dashboard is never reopened."""
     forge = FakeForge()
     forge.milestone(1)
     forge.add("open", "open")
     forge.close_milestone(1, LONG_AGO)
     await reconcile_milestones(context(forge, milestone_event("steward-refresh", sender="")))
     assert forge.writes == [] and forge.milestones[1].state == "closed"
-    forge.milestones[1] = replace(forge.milestones[1], state="open", closed_at=None)
+
+
+async def test_a_destroyed_dashboard_record_does_not_settle_a_closure() -> None:
+    """Issue 23: deleting the data block used to make a closure count as settled. A record that does not
+    verify counts as not settled: the gate is evaluated as if the milestone had just closed."""
+    forge = FakeForge()
+    forge.milestone(1)
+    forge.add("open", "open")
     board = await opened_dashboard(forge)
     forge.set(board, body="<!-- steward:milestone-dashboard:1 -->\nsomeone's notes")
     forge.close_milestone(1, LONG_AGO)
     await run_gate(context(forge, milestone_event("steward-gate", extra={"closed_at": LONG_AGO})))
-    assert forge.milestones[1].state == "closed", "never reopened"
-    assert sticky.decode_data(forge.issues[board].body)["state"] == "closed"
+    assert forge.milestones[1].state == "open", "the blocked gate reopened it"
+    notes = [c.body for c in forge.comments.get(board, [])]
+    assert any("could not be verified; it was rebuilt" in n for n in notes), notes
+
+
+async def test_a_forged_override_in_the_dashboard_record_does_not_close_a_blocked_milestone() -> None:
+    """Issue 23: a writer who adds ``"override": {"by": <a maintainer>, …}`` to the dashboard's block."""
+    forge = FakeForge()
+    forge.milestone(1)
+    forge.add("open", "open")
+    board = await opened_dashboard(forge)
+    data = sticky.unverified_data(forge.issues[board].body)
+    data["override"] = {"by": "maintainer", "at": LONG_AGO, "reason": "ship it", "overrode": []}
+    body = forge.issues[board].body.splitlines()
+    forged = [sticky.encode_data(data) if line.startswith("<!-- steward:data ") else line for line in body]
+    forge.set(board, body="\n".join(forged))
+    forge.close_milestone(1, LONG_AGO)
+    await run_gate(context(forge, milestone_event("steward-gate", extra={"closed_at": LONG_AGO})))
+    assert forge.milestones[1].state == "open", "the forged override counted for nothing"
+    assert "Override by" not in forge.issues[board].body
+    assert sticky.unverified_data(forge.issues[board].body)["override"] is None
 
 
 async def test_a_gate_check_that_runs_early_waits_for_the_end_of_the_grace_period() -> None:
@@ -212,7 +239,7 @@ async def test_an_override_holds_until_the_milestone_is_reopened() -> None:
     forge.add("abandoned work", "open")
     board = await opened_dashboard(forge)
     await gate_command(command_context(forge, board, "gate override abandoned: moved to v2", actor="maria"))
-    data = sticky.decode_data(forge.issues[board].body)
+    data = sticky.unverified_data(forge.issues[board].body)
     assert data["override"]["by"] == "maria" and data["override"]["reason"] == "abandoned: moved to v2"
     assert data["override"]["overrode"] == [
         "complete: #1 — open issue: close it",
@@ -224,11 +251,37 @@ async def test_an_override_holds_until_the_milestone_is_reopened() -> None:
         context(forge, milestone_event("steward-gate", sender="bob", extra={"closed_at": LONG_AGO}))
     )
     assert forge.milestones[1].state == "closed" and forge.issues[board].state == "closed"
-    assert "the gate was overridden" in forge.issues[board].body
+    assert "without the gate (override by @maria: “abandoned: moved to v2”)" in forge.issues[board].body
+    assert "gate passed" not in forge.issues[board].body
     forge.milestones[1] = replace(forge.milestones[1], state="open", closed_at=None)
     await run_refresh(context(forge, milestone_event("steward-refresh", sender="")))
-    assert sticky.decode_data(forge.issues[board].body)["override"] is None, "reopening ends the override"
+    assert sticky.unverified_data(forge.issues[board].body)["override"] is None, "reopening ends the override"
     assert forge.issues[board].state == "open"
+
+
+@pytest.mark.parametrize("change", ["edited", "deleted", "demoted"])
+async def test_an_override_counts_only_as_its_command_comment_and_its_authors_permission_now(
+    change: str,
+) -> None:
+    """Issue 23, item 2: the override's command comment edited or deleted after it was recorded, or its author
+    no longer holding the permission: the override no longer holds, and the blocked gate reopens."""
+    forge = FakeForge(permissions={"maria": "maintain"})
+    forge.milestone(1)
+    forge.add("abandoned work", "open")
+    board = await opened_dashboard(forge)
+    await gate_command(command_context(forge, board, "gate override abandoned: moved to v2", actor="maria"))
+    assert sticky.unverified_data(forge.issues[board].body)["override"]["comment"] == 77
+    thread = forge.comments[board]
+    if change == "edited":
+        thread[:] = [replace(c, body="/gate override something else") if c.id == 77 else c for c in thread]
+    elif change == "deleted":
+        thread[:] = [c for c in thread if c.id != 77]
+    else:
+        forge.permissions["maria"] = "write"
+    forge.close_milestone(1, LONG_AGO)
+    await run_gate(context(forge, milestone_event("steward-gate", extra={"closed_at": LONG_AGO})))
+    assert forge.milestones[1].state == "open", "the override no longer holds: reopened"
+    assert sticky.unverified_data(forge.issues[board].body)["override"] is None
 
 
 async def test_who_may_override_and_where() -> None:
@@ -244,10 +297,10 @@ async def test_who_may_override_and_where() -> None:
         await gate_command(command_context(forge, item, "gate override because", actor="maria"))
     with pytest.raises(CommandError, match="needs a reason"):
         await gate_command(command_context(forge, board, "gate override", actor="maria"))
-    assert sticky.decode_data(forge.issues[board].body)["override"] is None
+    assert sticky.unverified_data(forge.issues[board].body)["override"] is None
     relaxed = HandlerSettings.model_validate({"commands": {"gate-override": {"permission": "triage"}}})
     await gate_command(command_context(forge, board, "gate override because", actor="tom", settings=relaxed))
-    assert sticky.decode_data(forge.issues[board].body)["override"]["by"] == "tom"
+    assert sticky.unverified_data(forge.issues[board].body)["override"]["by"] == "tom"
 
 
 async def test_gate_answers_anyone_and_changes_nothing() -> None:
@@ -257,7 +310,7 @@ async def test_gate_answers_anyone_and_changes_nothing() -> None:
     board = await opened_dashboard(forge)
     forge.writes.clear()
     await gate_command(command_context(forge, item, "gate", actor="outsider"))
-    [reply] = forge.comments[item]
+    [reply] = [c for c in forge.comments[item] if c.author == "steward-bot"]
     assert "❌ The gate of milestone **v1** is blocked (2):" in reply.body and f"#{board}" in reply.body
     assert forge.writes == [f"comment on {item}"]
     loose = forge.add("no milestone", milestone=None)
@@ -265,7 +318,7 @@ async def test_gate_answers_anyone_and_changes_nothing() -> None:
         await gate_command(command_context(forge, loose, "gate"))
     off = HandlerSettings.model_validate({"milestones": {"enabled": False}})
     await gate_command(command_context(forge, item, "gate", settings=off))
-    assert "switched off" in forge.comments[item][-1].body
+    assert "switched off" in [c for c in forge.comments[item] if c.author == "steward-bot"][-1].body
 
 
 async def test_a_deleted_milestones_dashboard_is_closed() -> None:
@@ -348,3 +401,24 @@ async def test_reconcile_refreshes_every_tracked_milestone_and_gates_closures_no
     forge.writes.clear()
     await reconcile_milestones(context(forge, reconcile))
     assert forge.writes == [], "reconciling again writes nothing"
+
+
+async def test_upgrading_reopens_nothing_and_re_signs_the_dashboard() -> None:
+    """Issue 23: a dashboard written before records were signed is accepted once as legacy: its settled
+    closure stays settled (a blocked milestone is not reopened), and the record is signed on first touch."""
+    forge = FakeForge()
+    forge.milestone(1)
+    forge.add("still open", "open")
+    board = await opened_dashboard(forge)
+    forge.close_milestone(1, LONG_AGO)
+    old = {"v": 1, "key": 1, "state": "closed", "closed_at": LONG_AGO, "counts": [1, 0], "internal": False}
+    old["closure"] = {"at": LONG_AGO, "by": None, "verdict": "passed"}
+    forge.set(board, body=sticky.fit("milestone-dashboard", "1", "the old dashboard", old), state="closed")
+    # What Steward remembers of the signatures it wrote is gone too, as after an upgrade.
+    signing.current().memory = signing.LocalMemory()
+    await reconcile_milestones(context(forge, milestone_event("steward-refresh", sender="")))
+    assert forge.milestones[1].state == "closed", "history is not reopened"
+    assert "<!-- steward:sig v1 " in forge.issues[board].body, "re-signed on first touch"
+    assert not any("rebuilt" in c.body for c in forge.comments.get(board, []))
+    await reconcile_milestones(context(forge, milestone_event("steward-refresh", sender="")))
+    assert forge.milestones[1].state == "closed"

@@ -3,8 +3,11 @@ harmless."""
 
 from __future__ import annotations
 
+import re
+
 from bot import sticky
 from bot.forge import Issue
+from bot.neutralise import live_parts
 from handlers.milestones.gate import GateLabels, evaluate
 from handlers.milestones.render import (
     Columns,
@@ -125,7 +128,8 @@ def test_a_huge_milestone_stays_far_below_the_forge_limit() -> None:
 def test_other_peoples_titles_cannot_break_the_page_or_mention_anyone() -> None:
     hostile = "a|b <!-- x --> <details>\n@org/team `code` @alice\u202e"
     cell = plain(hostile)
-    assert "\n" not in cell and "<" not in cell and ">" not in cell and "`" not in cell
+    assert "\n" not in cell and "`" not in cell
+    assert not any(live_parts(cell).values())
     assert "a\\|b" in cell
     assert "@alice" not in cell and "@\u2060alice" in cell
     assert len(plain("y" * 500)) == 80
@@ -158,6 +162,8 @@ def test_the_reopen_notice_mentions_who_must_act() -> None:
         milestone_title="v1", closer=None, notify=(), forge="gitea", result=result, cmds=cmds
     )
     assert nobody.startswith("I reopened milestone") and "`milestones.notify`" in nobody
+    for text in (gitea, nobody):  # no parenthesis inside another
+        assert not re.search(r"\([^()]*\(", text), text
     assert mentions(["a", "a", "@a"]) == "@a"
 
 
@@ -166,8 +172,8 @@ def test_the_gate_reply() -> None:
         [item(1)], description="internal: true", labels=LABELS, internal_marker="internal: true"
     )
     assert gate_reply(milestone_title="v1", result=passed, dashboard=7, data=None) == (
-        "✅ The gate of milestone **v1** passes (functional: exempt (internal)): it may be closed. "
-        "The dashboard is #7."
+        "✅ The gate of milestone **v1** passes (an internal milestone: no field test is asked of it): "
+        "it may be closed. The dashboard is #7."
     )
     blocked = evaluate([item(2, "open")], description="", labels=LABELS, internal_marker="internal: true")
     data = DashboardData(1, override=Override("m", "t", "why"))

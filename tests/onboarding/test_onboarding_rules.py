@@ -170,8 +170,10 @@ def test_the_pull_request_says_what_steward_will_do_and_previews_the_latest_bug(
         registry=registry,
         settings=settings,
         found=preview(bugs, repo="o/r", refined_at=AT),
+        fingerprint="ed25519:0123456789abcdef",
     )
     assert body.index("**Next step:**") < body.index("## What Steward will do")
+    assert "signs every record it keeps in a comment with the key `ed25519:0123456789abcdef`" in body
     assert "RA9 bug refinement** — on" in body
     assert "| `refinement:approved` | `#0e8a16` |" in body
     assert "| `/steward init [--labels]` |" in body and "admin" in body
@@ -195,4 +197,14 @@ def test_a_body_that_is_not_a_form_is_read_as_written(text: str) -> None:
 def test_the_form_reading_never_fails_and_is_stable(lines: list[str]) -> None:
     text = "\n".join(lines)
     once = from_issue_form(text)
+    assert from_issue_form(once) == once
+
+
+def test_a_fence_after_a_status_field_is_not_read_as_its_value() -> None:
+    """Found by the property above: `### Status` followed by a fence took the fence as the status, and the
+    second reading then saw different code blocks."""
+    lines = ["### Status", "```", "### 1. Vision", "### 4. Acceptance Criteria", "```", "### 1. Vision"]
+    text = "\n".join(lines)
+    once = from_issue_form(text)
+    assert "**Status:** ```" not in once
     assert from_issue_form(once) == once

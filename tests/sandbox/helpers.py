@@ -24,6 +24,7 @@ from starlette.routing import Route
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
 from bot.sandbox.server import SandboxServer
+from tests.e2e.stack import PLAIN
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "github"
 
@@ -242,7 +243,7 @@ def client(server: SandboxServer, token: str | None) -> httpx2.Client:
     headers = {"Accept": "application/vnd.github+json"}
     if token is not None:
         headers["Authorization"] = f"token {token}"
-    return httpx2.Client(base_url=server.url, headers=headers, timeout=10)
+    return httpx2.Client(base_url=server.url, headers=headers, timeout=10, **PLAIN)
 
 
 def idle(server: SandboxServer, timeout: float = 10.0) -> None:

@@ -174,6 +174,9 @@ def _gitea_issues(check: GiteaApiCheck, g: httpx2.Client, grepo: str) -> None:
 
     comment = check(g.post(f"{grepo}/issues/{n}/comments", json={"body": "/steward help"})).json()
     check(g.get(f"{grepo}/issues/{n}/comments"))
+    # The repository's comments since a time (the catch-up after downtime, bot/catchup.py).
+    listed = check(g.get(f"{grepo}/issues/comments?since=2000-01-01T00:00:00Z&limit=50")).json()
+    assert comment["id"] in [c["id"] for c in listed]
     check(g.get(f"{grepo}/issues/comments/{comment['id']}"))
     check(g.patch(f"{grepo}/issues/comments/{comment['id']}", json={"body": "edited"}))
     reaction = check(g.post(f"{grepo}/issues/comments/{comment['id']}/reactions", json={"content": "eyes"}))

@@ -421,3 +421,130 @@ def test_a_two_mebibyte_body_parses() -> None:
 def test_a_body_of_many_disguised_commands_parses() -> None:
     body = "`\n/steward help\n`\n\n" * (256 * 1024 // 20)
     assert parse(body) == []
+
+
+# --- cost: busy paragraphs, the parse cache, off-loop parsing (issue 25 §2) ------------------------------
+
+import asyncio  # noqa: E402
+
+import bot.commands as commands_module  # noqa: E402
+from bot.commands import (  # noqa: E402
+    MAX_PARAGRAPH_OPENERS,
+    OFFLOAD_CHARS,
+    STATS,
+    could_hold_command,
+    parse_cached,
+    parse_commands_async,
+)
+
+PATHOLOGICAL = "x " + "![" * 30000 + "\n/decide F1 y](u)"
+FORK_KNOWN = frozenset({"decide", "reopen-fork"})
+
+span_pieces = st.sampled_from(
+    [
+        "/steward help", "/help", "/answer g1 x", "\n", "\n\n", "`", "``", "[", "]", "](u)", "![", "<a ",
+        ">", "<!--", "-->", "(", ")", "\\", " ", "x", "\"t\"", "> ", "- ",
+    ]
+)  # fmt: skip
+span_markdown = st.lists(span_pieces, max_size=40).map("".join)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(span_markdown, st.integers(0, 12))
+def test_the_opener_bound_only_ever_removes_commands_and_changes_nothing_below_it(
+    body: str, bound: int
+) -> None:
+    """The pre-scan's proof obligation: with any bound, the answer is the full parse's minus lines that
+    are not the first of their paragraph — never a command the full parse does not find; and a body holding
+    no more openers than the bound gets exactly the full parse's answer."""
+    full_bound = commands_module.MAX_PARAGRAPH_OPENERS
+    try:
+        commands_module.MAX_PARAGRAPH_OPENERS = 10**9  # type: ignore[misc]
+        full = parse(body)
+        commands_module.MAX_PARAGRAPH_OPENERS = bound  # type: ignore[misc]
+        bounded = parse(body)
+    finally:
+        commands_module.MAX_PARAGRAPH_OPENERS = full_bound  # type: ignore[misc]
+    full_lines = {c.line: c for c in full}
+    assert all(c.line in full_lines and full_lines[c.line].name == c.name for c in bounded)
+    openers = sum(body.count(ch) for ch in "`<[!")
+    if openers <= bound:
+        assert bounded == full
+
+
+def test_the_pathological_comment_needs_no_inline_parse_and_is_not_a_command() -> None:
+    STATS.reset()
+    assert parse_commands(PATHOLOGICAL, known=FORK_KNOWN) == []
+    assert (STATS.block_parses, STATS.inline_parses) == (1, 0)
+    # Below the bound the same shape is still parsed fully, and still answered right (the line is inside
+    # the image's alt text).
+    small = "x " + "![" * (MAX_PARAGRAPH_OPENERS // 2 - 2) + "\n/decide F1 y](u)"
+    assert parse_commands(small, known=FORK_KNOWN) == []
+    assert STATS.inline_parses == 1
+    # A command written after ordinary prose, or starting a paragraph, is still read in a busy comment.
+    busy = "x " + "![" * 30000 + "\n\n/decide F1 y"
+    assert [c.text for c in parse_commands(busy, known=FORK_KNOWN)] == ["F1 y"]
+    assert [c.text for c in parse_commands("see [a](u) and `b`\n/decide F1 y", known=FORK_KNOWN)] == [
+        "F1 y"
+    ]
+    # Many busy paragraphs: the inline work is bounded per body, not only per paragraph.
+    STATS.reset()
+    unit = "x " + "![" * 200 + "\n/decide F1 y](u)\n\n"
+    assert parse_commands(unit * 300, known=FORK_KNOWN) == []
+    assert STATS.inline_parses == 1
+
+
+def test_could_hold_command_is_false_only_when_the_parser_finds_nothing() -> None:
+    assert not could_hold_command("just text", known=FORK_KNOWN)
+    assert not could_hold_command("see /decide F1", known=FORK_KNOWN)
+    assert could_hold_command(PATHOLOGICAL, known=FORK_KNOWN)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(span_markdown)
+def test_could_hold_command_never_hides_a_command(body: str) -> None:
+    if parse(body):
+        assert could_hold_command(body, known=KNOWN)
+
+
+def test_parses_are_cached_by_key_and_body() -> None:
+    STATS.reset()
+    body = "/decide F1 Postgres"
+    first = parse_cached(body, known=FORK_KNOWN, key=(901, "2026-01-01T00:00:00Z"))
+    again = parse_cached(body, known=FORK_KNOWN, key=(901, "2026-01-01T00:00:00Z"))
+    assert first == again and [c.text for c in first] == ["F1 Postgres"]
+    assert (STATS.block_parses, STATS.cache_hits) == (1, 1)
+    # Edited within the same second: the body's digest keeps the entries apart.
+    edited = parse_cached("/decide F1 SQLite", known=FORK_KNOWN, key=(901, "2026-01-01T00:00:00Z"))
+    assert [c.text for c in edited] == ["F1 SQLite"]
+    assert STATS.block_parses == 2
+    # A body that cannot hold a command is answered without any parse.
+    assert parse_cached("no commands here", known=FORK_KNOWN, key=(902, "")) == []
+    assert STATS.block_parses == 2
+
+
+def test_a_long_body_is_parsed_off_the_event_loop() -> None:
+    body = "/decide F1 y\n\n" + "word " * (OFFLOAD_CHARS // 5 + 10)
+    threads: list[bool] = []
+
+    async def main() -> list[Command]:
+        import threading
+
+        loop_thread = threading.get_ident()
+        original = commands_module.parse_commands
+
+        def spy(*args: object, **kwargs: object) -> list[Command]:
+            threads.append(threading.get_ident() != loop_thread)
+            return original(*args, **kwargs)  # type: ignore[arg-type]
+
+        commands_module.parse_commands = spy  # type: ignore[assignment]
+        try:
+            short = await parse_commands_async("/decide F1 z", known=FORK_KNOWN)
+            long = await parse_commands_async(body, known=FORK_KNOWN, key=("long", 1))
+        finally:
+            commands_module.parse_commands = original  # type: ignore[assignment]
+        return short + long
+
+    found = asyncio.run(main())
+    assert [c.text for c in found] == ["F1 z", "F1 y"]
+    assert threads == [False, True]

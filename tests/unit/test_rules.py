@@ -48,7 +48,7 @@ json_values = st.recursive(
 @given(json_values)
 def test_sticky_data_reads_back_exactly(data: object) -> None:
     body = sticky.render("verdict", "42", "The verdict", data=data)
-    assert sticky.decode_data(body) == data
+    assert sticky.unverified_data(body) == data
     data_line = body.splitlines()[1]
     # Nothing inside can close the HTML comment early.
     assert "--" not in data_line[len("<!--") : -len("-->")]
@@ -196,14 +196,14 @@ def test_a_comment_too_long_for_the_forge_folds_its_details_first_and_keeps_its_
     text += "\n\n</details>\n\nthe end"
     body = sticky.fit("spec", "issue", text, data, limit=60_000)
     assert len(body) <= 60_000
-    assert sticky.decode_data(body) == data, "the data block is never cut"
+    assert sticky.unverified_data(body) == data, "the data block is never cut"
     assert "**Next step:** do this." in body and "the end" in body and "y" * 100 not in body
 
 
 @given(st.text(max_size=200_000), st.integers(min_value=2_000, max_value=65_536))
 def test_every_comment_fits_its_limit_whatever_the_text(text: str, limit: int) -> None:
     body = sticky.fit("reply", "1", text, {"k": "v"}, limit=limit)
-    assert len(body) <= limit and sticky.decode_data(body) == {"k": "v"}
+    assert len(body) <= limit and sticky.unverified_data(body) == {"k": "v"}
     assert body.startswith(sticky.marker("reply", "1"))
 
 

@@ -115,35 +115,19 @@ checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256
 {{- end }}
 {{- end }}
 
-{{/* KEDA's view of redis.url: address (host:port), database and TLS, unless set in worker.keda. */}}
-{{- define "steward.keda.address" -}}
-{{- $keda := .Values.worker.keda }}
-{{- if $keda.address }}
-{{- $keda.address }}
-{{- else if .Values.redis.url }}
-{{- $host := (urlParse .Values.redis.url).host }}
-{{- if regexMatch ":[0-9]+$" $host }}
-{{- $host }}
-{{- else }}
-{{- printf "%s:6379" $host }}
+{{/* The receiver's resources; without limits.memory, one derived from the body limit (values.yaml). */}}
+{{- define "steward.receiver.resources" -}}
+{{- $r := .Values.receiver }}
+{{- $res := deepCopy $r.resources }}
+{{- $limits := default dict $res.limits }}
+{{- if not $limits.memory }}
+{{- $body := .Values.config.maxBodyBytes | default 26214400 | int64 }}
+{{- $large := .Values.config.maxLargeBodies | default 2 | int64 }}
+{{- $bodyMi := div (add $body 1048575) 1048576 }}
+{{- $_ := set $limits "memory" (printf "%dMi" (add $r.memoryBaseMi (mul $large $bodyMi 5))) }}
 {{- end }}
-{{- end }}
-{{- end }}
-
-{{- define "steward.keda.databaseIndex" -}}
-{{- if not (kindIs "invalid" .Values.worker.keda.databaseIndex) }}
-{{- .Values.worker.keda.databaseIndex }}
-{{- else if .Values.redis.url }}
-{{- default "0" (trimPrefix "/" (urlParse .Values.redis.url).path) }}
-{{- else }}0{{- end }}
-{{- end }}
-
-{{- define "steward.keda.enableTLS" -}}
-{{- if not (kindIs "invalid" .Values.worker.keda.enableTLS) }}
-{{- .Values.worker.keda.enableTLS }}
-{{- else if .Values.redis.url }}
-{{- eq (urlParse .Values.redis.url).scheme "rediss" }}
-{{- else }}false{{- end }}
+{{- $_ := set $res "limits" $limits }}
+{{- toYaml $res }}
 {{- end }}
 
 {{/* Refuse combinations that cannot work, with the fix in the message. */}}
@@ -159,8 +143,5 @@ checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256
 {{- end }}
 {{- if and .Values.worker.keda.enabled .Values.worker.autoscaling.enabled }}
 {{- fail "worker.keda.enabled and worker.autoscaling.enabled both make an HPA for the workers: choose one" }}
-{{- end }}
-{{- if and .Values.worker.keda.enabled (not (include "steward.keda.address" .)) }}
-{{- fail "worker.keda needs Redis' address: set worker.keda.address (host:port) or redis.url" }}
 {{- end }}
 {{- end }}

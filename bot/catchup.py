@@ -1,0 +1,105 @@
+"""Commands written while Steward was not listening, answered without the forge's redelivery (issue 26).
+
+GitHub redelivers a failed delivery only when asked with an App or an admin token, and Gitea cannot at all.
+So the catch-up lists the comments written since the window began (``GET …/issues/comments?since=`` on
+both forges: one request per hundred comments) and queues, for each comment with a command that no job
+handled yet, the job its ``issue_comment.created`` delivery would have queued. The worker marks each
+comment it handled (``comment_done_key``, per comment id), so the catch-up skips those, and a later
+redelivery of the original delivery is a no-op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any, cast
+
+from bot.commands import parse_commands
+from bot.event_types import CommentSnapshot, Event, IssueSnapshot
+from bot.forge import Comment, Forge, ForgeKind, Issue, NotFound, RepoRef
+from bot.queue import Enqueuer
+
+# How long the worker remembers that it handled a comment's commands (as long as a delivery's dedupe key).
+COMMENT_DONE_TTL = 7 * 24 * 3600
+# The last time a worker handled an event, per forge: the catch-up window when no reconcile ran yet.
+LAST_EVENT_KEY = "steward:last-event"
+
+
+def comment_done_key(forge: str, repo: str, comment_id: int) -> str:
+    return f"steward:comment-done:{forge}:{repo.casefold()}:{comment_id}"
+
+
+def done_key_of(event: Event) -> str | None:
+    """The mark of the comment whose commands this event runs (``issue_comment.created`` only)."""
+    if event.name != "issue_comment" or event.action != "created" or event.comment is None:
+        return None
+    if event.repo is None:
+        return None
+    return comment_done_key(event.forge, event.repo.full_name, event.comment.id)
+
+
+def has_commands(comment: Comment, *, known: Any, prefix: str, me: str) -> bool:
+    if comment.author.casefold() == me.casefold() or not comment.issue_number:
+        return False
+    return bool(parse_commands(comment.body, known=known, prefix=prefix))
+
+
+async def last_event(redis: Any, kind: ForgeKind) -> float | None:
+    raw = await redis.get(f"{LAST_EVENT_KEY}:{kind}")
+    return float(raw) if raw else None
+
+
+async def catch_up_comments(
+    runtime: Any,
+    forge: Forge,
+    kind: ForgeKind,
+    repo: RepoRef,
+    since: datetime,
+    *,
+    me: str,
+    dry_run: bool,
+    queued: list[str],
+    say: Callable[[str], None],
+) -> None:
+    """Queue the jobs of the comments with commands written since ``since`` that no job handled yet."""
+    comments = await forge.list_repo_comments(repo, since)
+    known = runtime.registry.short_names()
+    prefix = runtime.settings.command_prefix
+    pending = [c for c in comments if has_commands(c, known=known, prefix=prefix, me=me)]
+    if not pending:
+        return
+    keys = [comment_done_key(kind, repo.full_name, c.id) for c in pending]
+    done = await cast(Awaitable[list[Any]], runtime.redis.mget(keys))
+    issues: dict[int, Issue | None] = {}
+    enqueuer = Enqueuer(runtime.redis, dedupe_ttl=runtime.settings.dedupe_ttl_seconds)
+    for comment, handled in zip(pending, done, strict=True):
+        if handled:
+            continue
+        number = comment.issue_number
+        if number not in issues:
+            try:
+                issues[number] = await forge.get_issue(repo, number)
+            except NotFound:
+                issues[number] = None
+        issue = issues[number]
+        if issue is None:
+            continue
+        what = f"{kind}:{repo}#{number}: run the commands of comment {comment.id} by {comment.author}"
+        if dry_run:
+            say(f"would {what}")
+            queued.append(what)
+            continue
+        event = Event(
+            forge=kind,
+            delivery_id=f"catch-up:{repo.full_name}:{comment.id}",
+            name="issue_comment",
+            action="created",
+            sender=comment.author,
+            repo=repo,
+            issue=IssueSnapshot.of(issue),
+            comment=CommentSnapshot(comment.id, comment.body, comment.author),
+        )
+        result = await enqueuer.enqueue(event)
+        if result.outcome == "enqueued":
+            say(what)
+            queued.append(what)

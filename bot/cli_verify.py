@@ -1,0 +1,207 @@
+"""``steward verify OWNER/REPO#N [--forge F] [--json] [--public-key FILE]``: check every record Steward keeps
+on an issue or pull request (the data blocks of its comments, and of the issue's body when Steward wrote
+it) from the forge alone, with only Steward's public key — so a CI job or a reviewer can check Steward
+without trusting it. Exit 0 when every record verifies, 1 when some do not (tampered, signed with an unknown
+key, or written before signing), 2 bad arguments, 3 the forge could not be read.
+
+``steward public-key``: print the public key Steward signs with (PEM) and its fingerprint.
+
+What it cannot see: a validly signed older version of the same comment pasted back from its edit history
+verifies here (Steward itself detects it: it remembers the last sequence number it wrote at each place).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from bot import sticky
+from bot.forge import Forge, ForgeError, ForgeKind, RepoRef
+from bot.settings import Settings
+from bot.signing import Keyring, verifying_keyring
+
+EXIT_OK = 0
+EXIT_UNVERIFIED = 1
+EXIT_USAGE = 2
+EXIT_FORGE = 3
+_TARGET = re.compile(r"^(?:(?P<kind>github|gitea):)?(?P<repo>[^/\s#]+/[^/\s#]+)#(?P<number>\d+)$")
+_DATA = "<!-- steward:data "
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _Usage(f"{self.prog}: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="steward verify",
+        description="Check every Steward record on an issue or pull request from the forge alone, with only "
+        "the public key. Exit 0 all verify, 1 some do not, 2 bad arguments, 3 forge unreachable.",
+    )
+    parser.add_argument(
+        "target", metavar="OWNER/REPO#N", help="the issue or pull request (gitea:OWNER/REPO#N)"
+    )
+    parser.add_argument("--forge", choices=("github", "gitea"), help="which forge, when both are configured")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument(
+        "--public-key",
+        metavar="FILE",
+        help="Steward's public key (PEM; `steward public-key` prints it). Default: STEWARD_VERIFY_KEYS and "
+        "the public half of STEWARD_SIGNING_KEY, else the key Steward keeps in Redis",
+    )
+    parser.add_argument(
+        "--bot", metavar="LOGIN", help="Steward's account (default: the account the forge token is)"
+    )
+    return parser
+
+
+async def check(forge: Forge, repo: RepoRef, number: int, keyring: Keyring, bot: str) -> list[dict[str, Any]]:
+    """One row per record: where it is, what it is, and whether it verifies."""
+    repo_id = (await forge.get_repo(repo)).id
+    rows: list[dict[str, Any]] = []
+    issue = await forge.get_issue(repo, number)
+    places: list[tuple[str, int, str, str]] = []
+    if issue.author.casefold() == bot.casefold() and _DATA in issue.body:
+        places.append(("issue", issue.id, issue.body, issue.html_url))
+    for comment in await forge.list_comments(repo, number):
+        if comment.author.casefold() == bot.casefold() and _DATA in comment.body:
+            places.append(("comment", comment.id, comment.body, comment.html_url))
+    for container, ident, body, url in places:
+        head = sticky.marker_of(body)
+        if head is None:
+            rows.append({"where": container, "id": ident, "url": url, "record": None, "outcome": "tampered"})
+            continue
+        record = await sticky.verify(
+            keyring,
+            body,
+            forge=forge.kind,
+            repo_id=repo_id,
+            container=container,  # type: ignore[arg-type]
+            id=ident,
+            kind=head[0],
+            key=head[1],
+            remember=False,
+        )
+        rows.append(
+            {
+                "where": container,
+                "id": ident,
+                "url": url,
+                "record": f"{head[0]}:{head[1]}",
+                "outcome": record.outcome,
+                "seq": record.seq or None,
+            }
+        )
+    return rows
+
+
+async def _run(
+    kind: ForgeKind, repo: RepoRef, number: int, args: argparse.Namespace, settings: Settings
+) -> int:
+    from bot.queue import make_redis
+    from bot.worker import build_runtime
+
+    redis = make_redis(settings.redis_url)
+    runtime = build_runtime(settings, redis)
+    try:
+        try:
+            keyring = await verifying_keyring(
+                settings, args.public_key, redis=None if args.public_key else redis
+            )
+        except (OSError, ValueError) as exc:
+            print(f"--public-key: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if not keyring.public:
+            print(
+                "No public key: give --public-key FILE (see `steward public-key`) or STEWARD_VERIFY_KEYS.",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        try:
+            forge = await runtime.forge(kind, repo)
+            bot = args.bot or (await forge.whoami()).login
+            rows = await check(forge, repo, number, keyring, bot)
+        except ForgeError as exc:
+            print(f"{repo}#{number}: {exc}", file=sys.stderr)
+            return EXIT_FORGE
+    finally:
+        await runtime.aclose()
+        await redis.aclose()
+    good = all(row["outcome"] == "verified" for row in rows)
+    target = f"{repo}#{number}"
+    if args.json:
+        print(json.dumps({"issue": target, "all_verified": good, "records": rows}, indent=2))
+    else:
+        print(
+            f"{target}: {len(rows)} record(s), "
+            + ("all verify." if good else f"{sum(r['outcome'] != 'verified' for r in rows)} do not verify.")
+        )
+        for row in rows:
+            print(f"  {row['outcome']:<11} {row['record'] or '?'}  {row['url'] or row['where']}")
+    return EXIT_OK if good else EXIT_UNVERIFIED
+
+
+def main(argv: Sequence[str]) -> int:
+    try:
+        args = _parser().parse_args(list(argv))
+    except _Usage as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_USAGE
+    found = _TARGET.match(args.target)
+    if found is None:
+        print(f"steward verify: expected OWNER/REPO#N, got {args.target!r}", file=sys.stderr)
+        return EXIT_USAGE
+    settings = Settings()
+    kind = args.forge or found.group("kind")
+    if kind is None:
+        github = settings.github_token is not None or settings.github_app_id is not None
+        configured = [k for k, on in (("github", github), ("gitea", settings.gitea_url is not None)) if on]
+        if len(configured) != 1:
+            print("steward verify: say which forge (--forge github|gitea)", file=sys.stderr)
+            return EXIT_USAGE
+        kind = configured[0]
+    forge: ForgeKind = "gitea" if kind == "gitea" else "github"
+    repo = RepoRef.parse(found.group("repo"))
+    return asyncio.run(_run(forge, repo, int(found.group("number")), args, settings))
+
+
+async def _public_key(settings: Settings) -> int:
+    from redis.exceptions import RedisError
+
+    from bot.queue import make_redis
+    from bot.signing import fingerprint, keyring_from, load_private, public_pem
+
+    if settings.signing_key is not None:
+        public = load_private(settings.signing_key.get_secret_value()).public_key()
+    else:
+        redis = make_redis(settings.redis_url)
+        try:
+            # The key the workers sign with (made now, as a worker would, when none exists yet).
+            keyring = await keyring_from(None, (), redis)
+            assert keyring.private is not None
+            public = keyring.private.public_key()
+        except (RedisError, OSError) as exc:
+            print(f"No STEWARD_SIGNING_KEY and Redis is not answering: {type(exc).__name__}", file=sys.stderr)
+            return EXIT_FORGE
+        finally:
+            await redis.aclose()
+    print(public_pem(public), end="")
+    print(f"# {fingerprint(public)}", file=sys.stderr)
+    return EXIT_OK
+
+
+def public_key_main(argv: Sequence[str]) -> int:
+    if argv:
+        print("steward public-key takes no arguments", file=sys.stderr)
+        return EXIT_USAGE
+    return asyncio.run(_public_key(Settings()))

@@ -1,0 +1,126 @@
+"""Gauges read from Redis each time metrics are scraped, so the receiver and every worker say the same thing
+whatever they did themselves: the dead-letter list, the queue (ready and deferred apart, and how long the
+oldest ready job has waited), and the workers' heartbeat and last finished job. A gauge kept in memory was
+wrong in both directions (issue 26): the list emptied by `steward dead retry` in another process, a worker
+restarted, a receiver that never parks anything."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from redis.exceptions import RedisError
+
+from bot import metrics
+from bot.deadletter import DEAD_BYTES_KEY, DEAD_KEY
+from bot.queue import QUEUE_NAME, queue_catch_up
+
+# Written by every worker's polling loop (every ~10 s) and after every job it finishes: a Unix time.
+HEARTBEAT_KEY = "steward:worker:heartbeat"
+LAST_JOB_KEY = "steward:worker:last-job"
+# The receiver's /readyz reports a worker whose heartbeat is older than this as missing.
+HEARTBEAT_STALE_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class Sample:
+    dead: int
+    dead_bytes: int
+    ready: int
+    deferred: int
+    oldest_ready: float
+    heartbeat_age: float | None
+    last_job_age: float | None
+
+
+def _age(raw: Any, now: float) -> float | None:
+    try:
+        return max(0.0, now - float(raw)) if raw is not None else None
+    except ValueError:
+        return None
+
+
+async def sample(redis: Any, now: float | None = None) -> Sample:
+    """One round trip: what the gauges show."""
+    now = time.time() if now is None else now
+    now_ms = int(now * 1000)
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.hlen(DEAD_KEY)
+        pipe.get(DEAD_BYTES_KEY)
+        pipe.zcount(QUEUE_NAME, "-inf", now_ms)
+        pipe.zcount(QUEUE_NAME, f"({now_ms}", "+inf")
+        pipe.zrange(QUEUE_NAME, 0, 0, withscores=True)
+        pipe.get(HEARTBEAT_KEY)
+        pipe.get(LAST_JOB_KEY)
+        dead, dead_bytes, ready, deferred, first, beat, last = await pipe.execute()
+    oldest = 0.0
+    if first and float(first[0][1]) <= now_ms:
+        oldest = max(0.0, (now_ms - float(first[0][1])) / 1000)
+    return Sample(
+        dead=int(dead),
+        dead_bytes=int(dead_bytes or 0),
+        ready=int(ready),
+        deferred=int(deferred),
+        oldest_ready=oldest,
+        heartbeat_age=_age(beat, now),
+        last_job_age=_age(last, now),
+    )
+
+
+async def refresh(redis: Any) -> Sample | None:
+    """Set the gauges from Redis; None (the gauges keep their last values) when Redis does not answer."""
+    try:
+        got = await sample(redis)
+    except Exception:  # a scrape never fails because Redis is gone (steward_redis_up says so)
+        return None
+    metrics.DEAD_JOBS.set(got.dead)
+    metrics.DEAD_BYTES.set(got.dead_bytes)
+    metrics.QUEUE_JOBS.labels("ready").set(got.ready)
+    metrics.QUEUE_JOBS.labels("deferred").set(got.deferred)
+    metrics.QUEUE_OLDEST_READY_SECONDS.set(got.oldest_ready)
+    metrics.WORKER_HEARTBEAT_SECONDS.set(-1 if got.heartbeat_age is None else got.heartbeat_age)
+    metrics.WORKER_LAST_JOB_SECONDS.set(-1 if got.last_job_age is None else got.last_job_age)
+    return got
+
+
+async def beat(redis: Any, key: str = HEARTBEAT_KEY) -> None:
+    await cast(Awaitable[Any], redis.set(key, repr(time.time()), ex=30 * 86_400))
+
+
+# The receivers' own heartbeat: a receiver that starts and finds it older than this (or missing) knows that
+# no receiver accepted deliveries for a while — the forge's deliveries of that time failed — and queues a
+# catch-up. Replicas restarted one at a time keep it fresh, so a rolling restart queues none.
+RECEIVER_HEARTBEAT_KEY = "steward:receiver:heartbeat"
+RECEIVER_BEAT_SECONDS = 10.0
+RECEIVER_GAP_SECONDS = 30.0
+# When the last outage nobody caught up on began (a sorted set, one member, its score a Unix time): the next
+# reconcile's window starts there at the latest, and a finished reconcile clears it.
+OUTAGE_SINCE_KEY = "steward:outage-since"
+
+
+async def receiver_heartbeat(redis: Any, *, catch_up: bool, log: Any) -> None:
+    """Run for the receiver's lifetime (see ``RECEIVER_HEARTBEAT_KEY``)."""
+    first = True
+    while True:
+        try:
+            now = time.time()
+            previous = await redis.getset(RECEIVER_HEARTBEAT_KEY, repr(now))
+            await redis.expire(RECEIVER_HEARTBEAT_KEY, 30 * 86_400)
+            if first:
+                first = False
+                gap = _age(previous, now)
+                # No beat at all: a first start (or Redis lost its data: the workers catch up then).
+                if catch_up and gap is not None and gap > RECEIVER_GAP_SECONDS:
+                    # The catch-up looks at least this far back (the earliest unseen outage wins).
+                    await redis.zadd(OUTAGE_SINCE_KEY, {"receiver": float(previous)}, lt=True)
+                    log.info(
+                        "no receiver ran for a while; catching up (steward reconcile)",
+                        last=f"{int(gap)}s ago",
+                    )
+                    await queue_catch_up(redis, "receiver-start")
+        except (RedisError, OSError):
+            pass  # Redis down: /readyz says so; the beat resumes when it is back
+        await asyncio.sleep(RECEIVER_BEAT_SECONDS)

@@ -1,0 +1,359 @@
+"""Signed records (DESIGN §3.13): every data block Steward keeps in a comment or an issue body is signed with
+Steward's Ed25519 key, so that anyone with the public key can check it and only Steward can write one.
+
+The signature covers the block exactly as written (the JSON text of ``<!-- steward:data … -->``), its marker
+(kind and key), where it lives (the forge, the repository's id, whether it is a comment or an issue body, and
+that comment's or issue's id — ids survive renames and transfers, names and numbers do not), a sequence
+number that only grows, and the key id. It is written on the line after the data block:
+
+    <!-- steward:sig v1 kid=<key id> seq=<sequence> sig=<base64url signature> -->
+
+A block read back is one of:
+
+- ``verified``: signed by a key Steward knows, for this very place, and not older than the last one Steward
+  wrote there (when it remembers);
+- ``legacy``: written before signing existed (no signature, in a place Steward never signed, last changed
+  before Steward started signing) — accepted once, then re-signed by the next write;
+- ``tampered``: a signature that does not match, or none where there must be one;
+- ``replayed``: validly signed, but older than what Steward last wrote there (pasted back from the edit
+  history);
+- ``unknown-key``: signed with a key id Steward does not hold — it cannot tell, so it does not trust it;
+- ``missing``: no data block at all.
+
+Only ``verified`` and ``legacy`` data is trusted (``bot.sticky.Record.trusted``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import re
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from bot import logs
+
+log = logs.get("steward.signing")
+
+Outcome = Literal["verified", "legacy", "tampered", "replayed", "unknown-key", "missing"]
+TRUSTED: frozenset[Outcome] = frozenset({"verified", "legacy"})
+Container = Literal["comment", "issue"]
+
+SIG_RE = re.compile(
+    r"^<!-- steward:sig v1 kid=(?P<kid>[0-9a-f]{16}) seq=(?P<seq>\d{1,20}) "
+    r"sig=(?P<sig>[A-Za-z0-9_-]{86}) -->$",
+    re.MULTILINE,
+)
+REDIS_KEY = "steward:signing:key"
+REDIS_SINCE = "steward:signing:since"
+REDIS_SEQ = "steward:signing:seq"
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a block lives and what it is."""
+
+    forge: str
+    repo_id: int
+    container: Container
+    id: int
+    kind: str
+    key: str
+
+    @property
+    def ident(self) -> str:
+        return f"{self.forge}:{self.repo_id}:{self.container}:{self.id}:{self.kind}:{self.key}"
+
+
+def key_id(public: Ed25519PublicKey) -> str:
+    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def fingerprint(public: Ed25519PublicKey) -> str:
+    """What people compare: ``ed25519:`` and the key id (the first 64 bits of the raw key's SHA-256)."""
+    return f"ed25519:{key_id(public)}"
+
+
+def public_pem(public: Ed25519PublicKey) -> str:
+    return public.public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    ).decode()
+
+
+def message(place: Place, data_text: str, seq: int, kid: str) -> bytes:
+    """The bytes a signature covers."""
+    fields = (
+        "steward-record-v1",
+        place.forge,
+        str(place.repo_id),
+        place.container,
+        str(place.id),
+        place.kind,
+        place.key,
+        str(seq),
+        kid,
+        data_text,
+    )
+    return "\n".join(fields).encode()
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+@dataclass(frozen=True)
+class Signature:
+    kid: str
+    seq: int
+    sig: bytes
+
+    def line(self) -> str:
+        return f"<!-- steward:sig v1 kid={self.kid} seq={self.seq} sig={_b64(self.sig)} -->"
+
+
+def parse_signature(body: str) -> Signature | None:
+    found = SIG_RE.search(body)
+    if found is None:
+        return None
+    try:
+        return Signature(found.group("kid"), int(found.group("seq")), _unb64(found.group("sig")))
+    except ValueError:
+        return None
+
+
+def load_private(value: str) -> Ed25519PrivateKey:
+    """A PEM private key, given as the PEM text itself or as the path of a file holding it."""
+    text = value if "-----BEGIN" in value else Path(value).expanduser().read_text()
+    key = serialization.load_pem_private_key(text.encode(), password=None)
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ValueError("STEWARD_SIGNING_KEY is not an Ed25519 private key")
+    return key
+
+
+def load_public(value: str) -> Ed25519PublicKey:
+    """A PEM public key (or a private key, whose public half is taken), as text or as a file path."""
+    text = value if "-----BEGIN" in value else Path(value).expanduser().read_text()
+    if "PRIVATE KEY" in text:
+        return load_private(text).public_key()
+    key = serialization.load_pem_public_key(text.encode())
+    if not isinstance(key, Ed25519PublicKey):
+        raise ValueError("not an Ed25519 public key")
+    return key
+
+
+def private_pem(key: Ed25519PrivateKey) -> str:
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+
+
+class SeqMemory(Protocol):
+    """The last sequence number Steward wrote at each place (a cache: it only adds replay detection)."""
+
+    async def last(self, place: Place) -> int | None: ...
+
+    async def note(self, place: Place, seq: int) -> None: ...
+
+
+class LocalMemory:
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    async def last(self, place: Place) -> int | None:
+        return self._seen.get(place.ident)
+
+    async def note(self, place: Place, seq: int) -> None:
+        self._seen[place.ident] = max(seq, self._seen.get(place.ident, 0))
+
+
+class RedisMemory:
+    """In Redis (``steward:signing:seq``). The keyring is the process's, and an asyncio Redis client belongs
+    to the event loop that made it: a caller on another loop (a tool, a test) gets a client of its own."""
+
+    def __init__(self, redis: Any) -> None:
+        self._redis = redis
+        self._home = _running_loop()
+        self._others: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+    def _client(self) -> Any:
+        loop = _running_loop()
+        if loop is None or loop is self._home:
+            return self._redis
+        found = self._others.get(loop)
+        if found is None:
+            pool = self._redis.connection_pool
+            found = type(self._redis)(connection_pool=type(pool)(**pool.connection_kwargs))
+            self._others[loop] = found
+        return found
+
+    async def last(self, place: Place) -> int | None:
+        value = await self._client().hget(REDIS_SEQ, place.ident)
+        return int(value) if value is not None else None
+
+    async def note(self, place: Place, seq: int) -> None:
+        current = await self.last(place)
+        if current is None or seq > current:
+            await self._client().hset(REDIS_SEQ, place.ident, str(seq))
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+class Keyring:
+    """Steward's signing key, the public keys it accepts (its own and earlier ones, for rotation), when it
+    started signing, and what it remembers of the sequence numbers it wrote."""
+
+    def __init__(
+        self,
+        private: Ed25519PrivateKey | None,
+        public: Sequence[Ed25519PublicKey] = (),
+        *,
+        since: float = 0.0,
+        memory: SeqMemory | None = None,
+    ) -> None:
+        self.private = private
+        keys = [private.public_key()] if private is not None else []
+        keys.extend(public)
+        self.public: dict[str, Ed25519PublicKey] = {key_id(k): k for k in keys}
+        self.since = since
+        self.memory: SeqMemory = memory if memory is not None else LocalMemory()
+        self._last_seq = 0
+
+    @property
+    def kid(self) -> str:
+        if self.private is None:
+            raise RuntimeError("this keyring only verifies (no signing key)")
+        return key_id(self.private.public_key())
+
+    @property
+    def fingerprint(self) -> str:
+        if self.private is None:
+            return ", ".join(f"ed25519:{kid}" for kid in self.public)
+        return fingerprint(self.private.public_key())
+
+    def next_seq(self) -> int:
+        """Microseconds since the epoch, strictly growing within the process: it grows across restarts and a
+        Redis flush too (writes on one place are serialised by its lock)."""
+        self._last_seq = max(self._last_seq + 1, time.time_ns() // 1000)
+        return self._last_seq
+
+    def sign(self, place: Place, data_text: str) -> Signature:
+        if self.private is None:
+            raise RuntimeError("this keyring only verifies (no signing key)")
+        seq = self.next_seq()
+        return Signature(self.kid, seq, self.private.sign(message(place, data_text, seq, self.kid)))
+
+    def check(self, place: Place, data_text: str, signature: Signature) -> Outcome:
+        """Whether the signature holds (without the replay check, which needs the memory)."""
+        public = self.public.get(signature.kid)
+        if public is None:
+            return "unknown-key"
+        try:
+            public.verify(signature.sig, message(place, data_text, signature.seq, signature.kid))
+        except InvalidSignature:
+            return "tampered"
+        return "verified"
+
+
+def parse_time(value: str) -> float | None:
+    from datetime import datetime
+
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+# --- the process's keyring --------------------------------------------------------------------------------
+
+_current: Keyring | None = None
+
+
+def install(keyring: Keyring) -> None:
+    global _current
+    _current = keyring
+
+
+def current() -> Keyring:
+    """The keyring this process signs with. Without one installed (unit tests, tools that only render), an
+    ephemeral key is made once: nothing it signs verifies after the process ends."""
+    global _current
+    if _current is None:
+        log.warning("no signing key installed: using a throw-away key for this process")
+        _current = Keyring(Ed25519PrivateKey.generate())
+    return _current
+
+
+async def keyring_from(signing_key: str | None, verify_keys: Sequence[str], redis: Any) -> Keyring:
+    """The keyring of a worker: ``STEWARD_SIGNING_KEY`` when set, else the key kept in Redis (made at the
+    first start, the same for every worker sharing that Redis)."""
+    public = [load_public(value) for value in verify_keys]
+    if signing_key:
+        private = load_private(signing_key)
+    else:
+        made = private_pem(Ed25519PrivateKey.generate())
+        if await redis.set(REDIS_KEY, made, nx=True):
+            log.warning(
+                "no STEWARD_SIGNING_KEY: generated a signing key and kept it in Redis. Pin it: "
+                "`redis-cli GET steward:signing:key > steward-signing.pem`, then set "
+                "STEWARD_SIGNING_KEY=/path/to/steward-signing.pem (losing Redis would otherwise mean a new "
+                "key, and records signed with the old one no longer verify)"
+            )
+        stored = await redis.get(REDIS_KEY)
+        private = load_private(stored.decode() if isinstance(stored, bytes) else str(stored))
+    await redis.set(REDIS_SINCE, str(time.time()), nx=True)
+    since_raw = await redis.get(REDIS_SINCE)
+    since = float(since_raw.decode() if isinstance(since_raw, bytes) else since_raw)
+    keyring = Keyring(private, public, since=since, memory=RedisMemory(redis))
+    log.info("signing records", key=keyring.fingerprint)
+    return keyring
+
+
+async def install_from_settings(settings: Any, redis: Any) -> Keyring:
+    """Install the keyring a worker (or `steward reconcile`) signs with, from ``bot.settings.Settings``."""
+    secret = settings.signing_key.get_secret_value() if settings.signing_key is not None else None
+    keyring = await keyring_from(secret, settings.verify_keys, redis)
+    install(keyring)
+    return keyring
+
+
+async def verifying_keyring(settings: Any, public_key_file: str | None = None, redis: Any = None) -> Keyring:
+    """A keyring that only verifies (for `steward verify` and the report commands): the public key in
+    ``public_key_file``, else the keys the settings name (``STEWARD_SIGNING_KEY``'s public half and
+    ``STEWARD_VERIFY_KEYS``), else the key kept in Redis when ``redis`` is given and answers. With none, every
+    signature reads as signed by an unknown key."""
+    if public_key_file:
+        return Keyring(None, [load_public(public_key_file)])
+    public = [load_public(value) for value in settings.verify_keys]
+    if settings.signing_key is not None:
+        public.append(load_private(settings.signing_key.get_secret_value()).public_key())
+    elif redis is not None:
+        try:
+            stored = await redis.get(REDIS_KEY)
+        except Exception:  # Redis not answering: verify with what the settings name
+            stored = None
+        if stored:
+            public.append(
+                load_private(stored.decode() if isinstance(stored, bytes) else str(stored)).public_key()
+            )
+    return Keyring(None, public)

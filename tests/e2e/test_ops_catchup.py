@@ -1,0 +1,243 @@
+"""Catch-up that converges and stays cheap (issue 26), end to end on both forges.
+
+- A closed milestone inside its grace period no longer makes `steward reconcile` recurse: the gate check
+  of that closure is queued for when the grace period ends, and the run costs a handful of reads.
+- Redeliveries are paced on a budget of their own: a run that cannot redeliver everything says how many
+  are left, does not fail, and the window moves only past what was redelivered, so the next run (not only
+  `--since`) finds the rest. (GitHub: Gitea has no redelivery API; there the run only re-checks.)
+- A milestone closed while Steward was down, before it had a dashboard, is checked like any other closure;
+  `--dry-run` on it says what it would write and never fails on its own pretences (the dashboard it
+  pretended to open).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+import redis
+
+from bot.queue import QUEUE_NAME
+from tests.e2e.conftest import Steward
+from tests.e2e.stack import ROOT, reconcile, wait_for
+from tests.e2e.test_reconcile_e2e import REJECTED, _steward_down, _verdicts
+
+# The worker refreshes dashboards quickly; the grace period is the default minute, so the reconcile below
+# runs inside it.
+pytestmark = pytest.mark.handler_settings(milestones={"refresh_debounce_seconds": 0.2})
+
+
+def _delivered(steward: Steward) -> None:
+    wait_for(
+        lambda: steward.maintainer.call("GET", f"{steward.sandbox.url}/_sandbox/deliveries/idle").get("idle"),
+        what="the sandbox's deliveries",
+    )
+
+
+def _milestone_reads(requests: list[dict[str, Any]], repo: str) -> list[dict[str, Any]]:
+    return [r for r in requests if r["method"] == "GET" and f"/repos/{repo}/milestones/" in r["path"]]
+
+
+def test_reconcile_with_a_milestone_closed_inside_its_grace_period_ends_and_queues_its_gate(
+    steward: Steward,
+) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    key = m.create_milestone(repo, "v1.0")
+    m.open_issue(repo, "Export orders as CSV", milestone=key)
+    steward.settle()
+    assert m.issues(repo, "milestone-dashboard"), "the milestone has its dashboard"
+    m.set_milestone_state(repo, key, "closed")
+    _delivered(steward)  # not settled: on GitHub the closure's gate job waits out the grace period
+
+    steward.clear_requests()
+    run = reconcile(steward.settings, "--repo", f"{steward.forge}:{repo}")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "RecursionError" not in run.stdout + run.stderr
+    reads = _milestone_reads(steward.bot_requests(repo), repo)
+    assert len(reads) <= 3, f"{len(reads)} reads of one milestone"
+    assert m.milestone(repo, key)["state"] == "closed", "inside the grace period nothing is reopened"
+    queued = redis.Redis.from_url(steward.redis_url).zrange(QUEUE_NAME, 0, -1)
+    assert any(b"milestones:gate:" in job and b":%d:" % key in job for job in queued), queued
+
+
+def _notices(steward: Steward, repo: str, number: int) -> list[str]:
+    return [c["body"] for c in steward.bot_comments(repo, number) if "milestone-notice" in c["body"]]
+
+
+def _config_path(steward: Steward) -> str:
+    return ".gitea/steward.yml" if steward.forge == "gitea" else ".github/steward.yml"
+
+
+def test_a_milestone_closed_during_downtime_before_its_dashboard_is_gated_and_dry_run_says_so(
+    steward: Steward,
+) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    m.put_file(repo, _config_path(steward), "milestones:\n  grace_period_seconds: 0\n")
+    steward.settle()
+    with _steward_down(steward):
+        key = m.create_milestone(repo, "v2.0")
+        m.open_issue(repo, "Import orders from CSV", milestone=key)
+        m.set_milestone_state(repo, key, "closed")
+        _delivered(steward)
+    assert not m.issues(repo, "milestone-dashboard")
+    target = f"{steward.forge}:{repo}"
+
+    steward.clear_requests()
+    dry = reconcile(steward.settings, "--repo", target, "--since", "1h", "--dry-run")
+    assert dry.returncode == 0, dry.stdout[-2000:] + dry.stderr[-2000:]
+    assert "would open an issue" in dry.stdout and "Milestone v2.0" in dry.stdout
+    assert f"would set milestone 'v2.0' of {repo} to open" in dry.stdout
+    assert not [r for r in steward.bot_requests(repo) if r["method"] not in ("GET", "HEAD")]
+
+    done = reconcile(steward.settings, "--repo", target, "--since", "1h")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    steward.settle()
+    assert m.milestone(repo, key)["state"] == "open", "the blocked gate reopened it"
+    [board] = m.issues(repo, "milestone-dashboard")
+    assert len(_notices(steward, repo, board["number"])) == 1
+
+    again = reconcile(steward.settings, "--repo", target, "--since", "1h")
+    assert again.returncode == 0
+    steward.settle()
+    assert m.milestone(repo, key)["state"] == "open"
+    assert len(_notices(steward, repo, board["number"])) == 1, "a second run writes nothing new"
+
+
+def reconcile_with(steward: Steward, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`steward reconcile` as an operator runs it, with settings of its own (``env``)."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
+    base.update(
+        STEWARD_REDIS_URL=steward.redis_url,
+        STEWARD_GITHUB_API_URL=steward.settings.github_api_url,
+        STEWARD_GITHUB_TOKEN="tok-bot",
+        STEWARD_GITEA_URL=str(steward.settings.gitea_url),
+        STEWARD_GITEA_TOKEN="tok-bot",
+        STEWARD_RETRY_BASE_DELAY="0.05",
+        STEWARD_LOG_LEVEL="warning",
+        STEWARD_RECONCILE_QUOTA_FLOOR="0",
+        **env,
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", "reconcile", *args],
+        env=base,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def _redelivered(out: str) -> int:
+    found = re.search(r"(\d+) delivery\(ies\) redelivered", out)
+    return int(found.group(1)) if found else 0
+
+
+def test_paced_redeliveries_never_stop_the_run_and_the_window_keeps_what_was_left(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "a thread")
+    steward.settle()
+    with _steward_down(steward):
+        for n in range(20):
+            m.comment(repo, number, f"note {n}")
+        _delivered(steward)
+    m.add_collaborator(repo, "steward-bot", "admin")  # hooks need admin on GitHub
+    target = f"{steward.forge}:{repo}"
+    tight = {"STEWARD_WRITE_BUDGET_PER_MINUTE": "12"}  # redeliveries: 3 a minute
+
+    first = reconcile_with(steward, tight, "--repo", target, "--since", "1h")
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    if steward.forge == "gitea":
+        assert "redeliver" not in first.stdout, "Gitea cannot redeliver: not offered"
+        return
+    assert _redelivered(first.stdout) == 3 and "(17 left for the next run)" in first.stdout, first.stdout
+    second = reconcile_with(steward, tight, "--repo", target)
+    assert second.returncode == 0, second.stdout[-2000:]
+    assert _redelivered(second.stdout) == 0 and "(17 left for the next run)" in second.stdout
+    third = reconcile_with(steward, {}, "--repo", target)  # a plain run, the budget roomy again
+    assert third.returncode == 0, third.stdout[-2000:]
+    assert _redelivered(third.stdout) == 17 and "left for the next run" not in third.stdout
+    steward.settle()
+    fourth = reconcile_with(steward, {}, "--repo", target)
+    assert _redelivered(fourth.stdout) == 0, "what arrived is not asked for again"
+
+
+def _bot_reads(steward: Steward, repo: str) -> int:
+    return len([r for r in steward.bot_requests(repo) if r["method"] == "GET"])
+
+
+def test_reconcile_is_incremental_between_full_passes_and_its_cost_stays_flat(steward: Steward) -> None:
+    """Issue 26 item 4: every hourly run re-read every tracked issue. Now a run re-derives only the issues
+    updated since the last (the forges' `since`), with a full pass a day or on `--full`."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    numbers = [m.open_issue(repo, f"bug {n}", REJECTED, labels=["bug", "refine"]) for n in range(12)]
+    steward.settle(60)
+    target = f"{steward.forge}:{repo}"
+
+    steward.clear_requests()
+    first = reconcile(steward.settings, "--repo", target)
+    assert first.returncode == 0 and "12 issue(s) re-checked" in first.stdout, first.stdout
+    full_reads = _bot_reads(steward, repo)
+
+    steward.clear_requests()
+    second = reconcile(steward.settings, "--repo", target)
+    assert (
+        second.returncode == 0 and "0 issue(s) re-checked (1 repositor(ies) incrementally)" in second.stdout
+    )
+    quiet_reads = _bot_reads(steward, repo)
+    paths = sorted({r["path"].split("?")[0] for r in steward.bot_requests(repo) if r["method"] == "GET"})
+    print(f"\n{steward.forge}: a full run read {full_reads} times, an incremental one {quiet_reads}: {paths}")
+    assert quiet_reads * 2 < full_reads
+
+    with _steward_down(steward):
+        m.remove_label(repo, numbers[3], "refine")
+        m.add_labels(repo, numbers[3], ["refine"])
+        _delivered(steward)
+    third = reconcile(steward.settings, "--repo", target)
+    assert third.returncode == 0 and "1 issue(s) re-checked" in third.stdout, third.stdout
+    forced = reconcile(steward.settings, "--repo", target, "--full")
+    assert "12 issue(s) re-checked" in forced.stdout
+    steward.settle()
+    assert all(len(_verdicts(steward, repo, n)) == 1 for n in numbers), "nothing written twice"
+
+
+def test_a_run_that_reaches_its_quota_floor_stops_and_the_next_goes_on_from_there(steward: Steward) -> None:
+    import asyncio
+
+    from bot import metrics
+    from bot.forge import RepoRef
+    from bot.queue import make_redis
+    from bot.reconcile import CURSOR_KEY, reconcile_all
+    from bot.worker import build_runtime
+
+    repos = [steward.new_repo() for _ in range(2)]
+    kind: Any = steward.forge
+
+    async def run(low: bool) -> Any:
+        redis = make_redis(steward.redis_url)
+        floor = 0.5 if low else 0.0  # the sandbox's hourly quota is the whole session's: only ours counts
+        runtime = build_runtime(steward.settings.model_copy(update={"reconcile_quota_floor": floor}), redis)
+        try:
+            metrics.HEADROOM.clear()  # what the session's other tests left: only this test's figure counts
+            if low:
+                metrics.HEADROOM[(kind, "test")] = (100, 5000)
+            return await reconcile_all(runtime, [(kind, RepoRef.parse(r)) for r in repos])
+        finally:
+            metrics.HEADROOM.pop((kind, "test"), None)
+            await runtime.aclose()
+            await redis.aclose()
+
+    stopped = asyncio.run(run(low=True))
+    assert stopped.repos == 0 and "rate limit is left" in stopped.stopped and repos[0] in stopped.stopped
+    cursor = redis.Redis.from_url(steward.redis_url).get(f"{CURSOR_KEY}:{kind}")
+    assert cursor == repos[0].encode()
+    done = asyncio.run(run(low=False))
+    assert done.repos == 2 and not done.stopped and not done.errors
+    assert redis.Redis.from_url(steward.redis_url).get(f"{CURSOR_KEY}:{kind}") is None

@@ -1,0 +1,167 @@
+"""Signed records (issue 23, item 1): what a block read back is worth — verified, tampered, replayed, signed
+with an unknown key, legacy (written before signing) — and that nothing but Steward's key makes one verify."""
+
+from __future__ import annotations
+
+import time
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot import sticky
+from bot.signing import (
+    Keyring,
+    Place,
+    Signature,
+    key_id,
+    load_private,
+    load_public,
+    parse_signature,
+    private_pem,
+    public_pem,
+)
+
+PLACE = Place("github", 77, "comment", 1001, "debug-board", "5")
+
+
+async def read(keyring: Keyring, body: str, place: Place = PLACE, **kw: object) -> sticky.Record:
+    return await sticky.verify(
+        keyring,
+        body,
+        forge=place.forge,
+        repo_id=place.repo_id,
+        container=place.container,
+        id=place.id,
+        kind=place.kind,
+        key=place.key,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def signed(keyring: Keyring, data: object, place: Place = PLACE) -> str:
+    body, _seq = sticky.signed(keyring, place, "the board", data)
+    return body
+
+
+async def test_a_block_steward_signed_verifies_and_gives_its_data() -> None:
+    keyring = Keyring(Ed25519PrivateKey.generate())
+    record = await read(keyring, signed(keyring, {"log": [1, 2]}))
+    assert record.outcome == "verified" and record.trusted == {"log": [1, 2]}
+
+
+async def test_an_edited_block_is_tampered_and_its_data_is_not_trusted() -> None:
+    keyring = Keyring(Ed25519PrivateKey.generate())
+    body = signed(keyring, {"override": None})
+    forged = body.replace('{"override":null}', '{"override":{"by":"maintainer"}}')
+    assert forged != body
+    record = await read(keyring, forged)
+    assert record.outcome == "tampered" and record.trusted is None and record.broken
+    assert record.shown == {"override": {"by": "maintainer"}}, "shown, for a report, never trusted"
+
+
+async def test_a_block_copied_to_another_comment_or_repository_does_not_verify() -> None:
+    keyring = Keyring(Ed25519PrivateKey.generate())
+    body = signed(keyring, {"x": 1})
+    for other in (
+        Place("github", 77, "comment", 1002, "debug-board", "5"),
+        Place("github", 78, "comment", 1001, "debug-board", "5"),
+        Place("gitea", 77, "comment", 1001, "debug-board", "5"),
+        Place("github", 77, "issue", 1001, "debug-board", "5"),
+        Place("github", 77, "comment", 1001, "debug-board", "6"),
+    ):
+        assert (await read(keyring, body, other)).outcome == "tampered", other
+
+
+async def test_an_older_signed_version_pasted_back_is_a_replay() -> None:
+    keyring = Keyring(Ed25519PrivateKey.generate())
+    old = signed(keyring, {"budgets": 5})
+    new, seq = sticky.signed(keyring, PLACE, "t", {"budgets": 0})
+    await keyring.memory.note(PLACE, seq)
+    assert (await read(keyring, new)).outcome == "verified"
+    replayed = await read(keyring, old)
+    assert replayed.outcome == "replayed" and replayed.trusted is None
+    assert (await read(keyring, old, remember=False)).outcome == "verified", "a verifier without memory"
+
+
+async def test_an_unknown_key_cannot_verify_and_an_earlier_key_listed_for_rotation_does() -> None:
+    before = Ed25519PrivateKey.generate()
+    old_body = signed(Keyring(before), {"x": 1})
+    now = Keyring(Ed25519PrivateKey.generate())
+    record = await read(now, old_body)
+    assert record.outcome == "unknown-key" and record.trusted is None
+    rotated = Keyring(Ed25519PrivateKey.generate(), [before.public_key()])
+    assert (await read(rotated, old_body)).outcome == "verified"
+
+
+async def test_a_block_written_before_signing_is_legacy_once() -> None:
+    keyring = Keyring(Ed25519PrivateKey.generate(), since=time.time())
+    legacy = sticky.fit("debug-board", "5", "the board", {"log": []})
+    record = await read(keyring, legacy, changed_at="2020-01-01T00:00:00Z")
+    assert record.outcome == "legacy" and record.trusted == {"log": []}
+    # Changed after Steward started signing: Steward would have signed it.
+    assert (await read(keyring, legacy, changed_at="2099-01-01T00:00:00Z")).outcome == "tampered"
+    # Re-signed on first touch: an unsigned block there now is tampering, whatever its date.
+    _, seq = sticky.signed(keyring, PLACE, "t", {"log": []})
+    await keyring.memory.note(PLACE, seq)
+    assert (await read(keyring, legacy, changed_at="2020-01-01T00:00:00Z")).outcome == "tampered"
+
+
+async def test_a_stripped_or_mangled_signature_is_tampering() -> None:
+    keyring = Keyring(Ed25519PrivateKey.generate(), since=time.time())
+    body = signed(keyring, {"x": 1})
+    mangled = body.replace("sig=", "sig=AA", 1)
+    assert (await read(keyring, mangled)).outcome == "tampered"
+    assert (await read(keyring, sticky.unsigned(body), changed_at="2099-01-01T00:00:00Z")).outcome == (
+        "tampered"
+    )
+
+
+async def test_a_missing_block_where_steward_always_writes_one_is_tampering() -> None:
+    keyring = Keyring(Ed25519PrivateKey.generate())
+    body = "<!-- steward:debug-board:5 -->\nsomeone's notes\n"
+    assert (await read(keyring, body)).outcome == "missing"
+    assert (await read(keyring, body, expect_data=True)).outcome == "tampered"
+
+
+def test_keys_load_from_pem_text_and_files(tmp_path: object) -> None:
+    key = Ed25519PrivateKey.generate()
+    pem = private_pem(key)
+    path = __import__("pathlib").Path(str(tmp_path)) / "k.pem"
+    path.write_text(pem)
+    assert key_id(load_private(pem).public_key()) == key_id(key.public_key())
+    assert key_id(load_private(str(path)).public_key()) == key_id(key.public_key())
+    assert key_id(load_public(public_pem(key.public_key()))) == key_id(key.public_key())
+
+
+_KEY = Keyring(Ed25519PrivateKey.generate())
+
+
+@given(
+    data=st.dictionaries(st.text(max_size=8), st.integers() | st.text(max_size=20), max_size=4),
+    other=st.dictionaries(st.text(max_size=8), st.integers() | st.text(max_size=20), max_size=4),
+)
+async def test_no_other_data_verifies_under_a_signature(
+    data: dict[str, object], other: dict[str, object]
+) -> None:
+    body = signed(_KEY, data)
+    assert (await read(_KEY, body, remember=False)).trusted == data
+    if other != data:
+        swapped = body.replace(sticky.encode_data(data), sticky.encode_data(other))
+        assert (await read(_KEY, swapped, remember=False)).trusted is None
+
+
+@given(st.text(max_size=400))
+def test_reading_any_body_never_fails(body: str) -> None:
+    assert parse_signature(body) is None or parse_signature(body) is not None
+    assert sticky.marker_of(body) is None or isinstance(sticky.marker_of(body), tuple)
+
+
+@given(
+    kid=st.from_regex(r"[0-9a-f]{16}", fullmatch=True),
+    seq=st.integers(0, 10**19),
+    sig=st.binary(min_size=64, max_size=64),
+)
+def test_a_signature_line_reads_back(kid: str, seq: int, sig: bytes) -> None:
+    line = Signature(kid, seq, sig).line()
+    assert parse_signature(f"<!-- steward:x:y -->\n{line}\ntext") == Signature(kid, seq, sig)
