@@ -1,5 +1,6 @@
 """The `steward demo` scene of regression-first bugfix branches: `/bugfix` on a refined bug, CI red on the
-test alone, the fix, CI green, an independent review, the merge that closes the bug with its summary."""
+test alone, the fix, CI green, a refused self-review and an independent one, then a weakened test that fails
+the proof, and a merge that leaves the bug open as merged without its proof."""
 
 from __future__ import annotations
 
@@ -23,11 +24,14 @@ def _root(person: Person) -> str:
     return base.removesuffix("/api/v1")
 
 
-def _play_ci(stage: Stage, sha: str, outcome: str) -> None:
-    """The sandbox plays CI: a check run on GitHub, a commit status on Gitea."""
+def _play_ci(stage: Stage, sha: str, outcome: str, says: str = "") -> None:
+    """The sandbox plays CI: a check run on GitHub (``says``: its summary), a commit status on Gitea
+    (``says``: its description)."""
     kind = "check_run" if stage.flavor == "github" else "status"
     key = "conclusion" if kind == "check_run" else "state"
     body = {"repo": stage.repo, "sha": sha, "kind": kind, "context": "ci/tests", key: outcome}
+    if says:
+        body["summary" if kind == "check_run" else "description"] = says
     stage.maintainer("POST", f"{_root(stage.maintainer)}/_sandbox/ci", body)
 
 
@@ -83,9 +87,9 @@ def bugfix_scene(stage: Stage) -> None:
     pr = pulls[0]
     branch, red = str(pr["head"]["ref"]), str(pr["head"]["sha"])
     _say(f"\n  Draft pull request #{pr['number']} “{pr['title']}”, branch `{branch}`.")
-    _play_ci(stage, red, "failure")
+    _play_ci(stage, red, "failure", "FAILED tests/test_cart.py::test_discount_survives_a_currency_switch")
     stage.settle()
-    _say("  CI failed on the first commit (the regression test alone): the bug is reproduced.")
+    _say("  CI failed on the first commit (the regression test alone), naming that test: the bug reproduces.")
     fix = _push(
         stage, branch, "src/cart.py", "def switch_currency(cart, rate):\n    return cart.total * rate\n"
     )
@@ -96,16 +100,35 @@ def bugfix_scene(stage: Stage) -> None:
     collaborator = {"permission": "write" if stage.flavor == "gitea" else "push"}
     stage.maintainer("PUT", f"/repos/{stage.repo}/collaborators/outsider", collaborator)
     stage.comment(stage.maintainer, int(pr["number"]), "/steward review clean")
-    stage.comment(stage.outsider, int(pr["number"]), "/steward review clean")
     _say(
-        "  @maintainer (who wrote the fix) and @outsider (now a collaborator) both wrote "
-        "`/steward review clean`."
+        "  @maintainer, who ran `/steward bugfix` and wrote the fix, wrote `/steward review clean`: refused, "
+        "whoever writes the fix does not judge it."
     )
+    stage.settle()
+    stage.show(int(pr["number"]), max_lines=3)
+    stage.comment(stage.outsider, int(pr["number"]), "/steward review clean")
+    _say("  @outsider (a collaborator now, who committed nothing) reviewed the head: `review clean`.")
     stage.settle()
     stage.show(int(pr["number"]), max_lines=8)
     _say(f"\n    commit status {CONTEXT}: {_status(stage, fix)}")
+    weakened = (
+        "import pytest\n\n\n@pytest.mark.skip\ndef test_discount_survives_a_currency_switch():\n"
+        "    assert True\n"
+    )
+    head = _push(stage, branch, "tests/test_cart.py", weakened)
+    stage.settle()
+    _play_ci(stage, head, "success")
+    stage.settle()
+    _say(
+        f"\n  Then @maintainer pushed `{head[:10]}`: the regression test skipped, its assertion now "
+        "`assert True`. CI is green — the proof is not:"
+    )
+    _say(f"    commit status {CONTEXT}: {_status(stage, head)}")
     merge: tuple[str, dict[str, Any]] = ("POST", {"Do": "merge"}) if stage.flavor == "gitea" else ("PUT", {})
     stage.maintainer(merge[0], f"/repos/{stage.repo}/pulls/{pr['number']}/merge", merge[1])
-    _say(f"\n  @maintainer merged #{pr['number']}.")
+    _say(
+        f"\n  @maintainer merged #{pr['number']} anyway: the bug stays open, labelled "
+        "`bugfix:merged-unproven`, with what was missing."
+    )
     stage.settle()
-    stage.show(number, max_lines=12)
+    stage.show(number, max_lines=8)

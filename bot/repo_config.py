@@ -15,13 +15,15 @@ import difflib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast, get_args
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from bot.forge import ForgeKind
-from bot.settings import CommandSettings, HandlerSettings
+from bot.settings import CommandSettings, HandlerSettings, Permission, below_floor
+
+_PERMISSIONS: Final = frozenset(get_args(Permission))
 
 CONFIG_PATHS: Final[Mapping[ForgeKind, tuple[str, ...]]] = {
     "github": (".github/steward.yml",),
@@ -180,6 +182,7 @@ def parse(text: str | bytes, commands: Sequence[str] = ()) -> Parsed:
         _lines(node, (), lines)
     given = data.get("commands")
     errors = list(_unknown_commands(given if isinstance(given, dict) else {}, commands, lines))
+    errors += _below_floors(given if isinstance(given, dict) else {}, lines)
     try:
         HandlerSettings.model_validate(data)
     except ValidationError as exc:
@@ -189,6 +192,20 @@ def parse(text: str | bytes, commands: Sequence[str] = ()) -> Parsed:
     if errors:
         return Parsed(None, tuple(sorted(errors, key=lambda e: (e.line or 0, e.path))))
     return Parsed(data, ())
+
+
+def _below_floors(given: Mapping[str, Any], lines: Mapping[tuple[str, ...], int]) -> list[ConfigError]:
+    """A privileged act's permission set below the floor that configuration cannot lower."""
+    errors = []
+    for name, entry in given.items():
+        permission = entry.get("permission") if isinstance(entry, Mapping) else None
+        if permission not in _PERMISSIONS:
+            continue
+        reason = below_floor(str(name), cast(Permission, permission))
+        if reason is not None:
+            loc = ("commands", str(name), "permission")
+            errors.append(ConfigError(".".join(loc), _line_of(lines, loc), reason))
+    return errors
 
 
 def _unknown_commands(

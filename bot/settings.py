@@ -16,6 +16,33 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 Permission = Literal["anyone", "author", "triage", "write", "maintain", "admin"]
+_RANK: dict[str, int] = {"anyone": 0, "author": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
+# Privileged acts: the least access a repository's configuration may ask for them (issue 24). Each one makes
+# something count that review or CI alone would not — code from an outsider committed where CI runs with the
+# repository's secrets, a missing proof excused, a gate overridden, Steward's own configuration proposed —
+# so `commands.<name>.permission` below this is an error in `steward check-config`, and Steward uses the
+# floor anyway. (Vouching for test code, `/bugfix --trust-test`, needs write whatever `commands.bugfix`
+# says: handlers/bugfix checks it.)
+PERMISSION_FLOORS: dict[str, tuple[Permission, str]] = {
+    "accept-gap": ("write", "it excuses a bugfix from red proof"),
+    "red-proof": ("write", "it confirms that CI's failure is the regression test's"),
+    "gate-override": ("write", "it overrides the milestone gate"),
+    "init": ("write", "it proposes Steward's own configuration and creates labels"),
+    "ratify": ("write", "it ratifies a decision for everyone"),
+}
+
+
+def at_least(a: Permission, b: Permission) -> Permission:
+    """The stricter of two permissions."""
+    return a if _RANK[a] >= _RANK[b] else b
+
+
+def below_floor(command: str, permission: Permission) -> str | None:
+    """Why ``permission`` is too low for ``command`` (None when it is not)."""
+    floor = PERMISSION_FLOORS.get(command)
+    if floor is None or _RANK[permission] >= _RANK[floor[0]]:
+        return None
+    return f"`{command}` needs at least `{floor[0]}`: {floor[1]}; `{permission}` is below that floor"
 
 
 def _split_csv(value: object) -> object:
@@ -306,6 +333,13 @@ class BugfixSettings(BaseModel):
     required_contexts: tuple[str, ...] = Field(
         default=(), description="CI contexts that must be green; empty means every context reported."
     )
+    max_test_chars: int = Field(
+        default=20_000,
+        ge=100,
+        le=40_000,
+        description="Longest regression test code `/bugfix` shows and commits; longer code is refused, "
+        "never cut.",
+    )
     max_commits_after_red: int = Field(
         default=2, ge=1, le=20, description="Commits allowed after the red one (the fix, and a review fix)."
     )
@@ -353,7 +387,9 @@ class HandlerSettings(BaseModel):
     def permission(self, command: str, default: Permission) -> Permission:
         """Who may run ``command`` here: the repository's override, else the command's default."""
         found = self.commands.get(command)
-        return found.permission if found is not None and found.permission is not None else default
+        chosen = found.permission if found is not None and found.permission is not None else default
+        floor = PERMISSION_FLOORS.get(command)
+        return at_least(chosen, floor[0]) if floor is not None else chosen
 
 
 @lru_cache(maxsize=1)

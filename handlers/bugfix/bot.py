@@ -1,7 +1,8 @@
 """Bugfix branches in the forge: `/bugfix` on a bug, `/review`, `/disposition` and `/accept-gap` on its pull
 request, and the events that recompute the `steward/regression-first` status (a push to the branch, a pull
 request opened or synchronised, a commit status, a check run or suite completing) or close the bug (a merge).
-The work itself is in ``effects``."""
+The work itself is in ``start`` (`/bugfix`), ``evidence`` (the status and the ledger comment),
+``completion`` (the merge) and ``record`` (the bug's record comment)."""
 
 from __future__ import annotations
 
@@ -9,24 +10,23 @@ from bot.context import CommandContext, CommandError, EventContext
 from bot.forge import Comment, ForgeError, PullRequest
 from bot.periodic import PeriodicContext
 from bot.registry import Registry
-from handlers.bugfix.effects import (
+from handlers.bugfix.completion import close_bug
+from handlers.bugfix.evidence import assess, sync_pull
+from handlers.bugfix.gate import UsageError, parse_bugfix_args
+from handlers.bugfix.ledger import DispositionRecord, Gap, RedProof, Round, parse_disposition, parse_review
+from handlers.bugfix.record import (
     GAP_LABEL,
     OPEN_LABEL,
     add_label,
     adopt,
-    assess,
     bugfix_of_branch,
     bugfix_pull,
-    close_bug,
     find_record,
     record_reply,
     recorded,
-    start_bugfix,
-    sync_pull,
 )
-from handlers.bugfix.gate import UsageError, parse_bugfix_args
-from handlers.bugfix.ledger import DispositionRecord, Gap, Round, parse_disposition, parse_review
-from handlers.bugfix.status import committers_after_red
+from handlers.bugfix.start import start_bugfix
+from handlers.bugfix.status import committers_of
 
 
 def refused(message: str, code: str) -> str:
@@ -68,9 +68,10 @@ async def bugfix_command(ctx: CommandContext) -> None:
 
 @plugin.command(
     "review",
-    usage="review clean | inconclusive <why> | findings",
+    usage="review [<sha>] clean | inconclusive <why> | findings",
     help="Record a review round on a bugfix pull request's head; `findings` is followed by lines "
-    "`<id> <severity> <path:line> <text>`. Not by someone who committed after the red commit.",
+    "`<id> <severity> <path:line> <text>`; `<sha>` names the head reviewed. Not by whoever ran `/bugfix` or "
+    "authored a commit of the branch.",
     permission="write",
     on_issues=False,
     section=SECTION,
@@ -86,10 +87,20 @@ async def review_command(ctx: CommandContext) -> None:
             request = parse_review(ctx.command.text)
         except UsageError as exc:
             raise CommandError(str(exc)) from None
+        if request.sha and not pull.head_sha.startswith(request.sha):
+            raise CommandError(
+                refused(
+                    f"the branch moved after your review: its head is `{pull.head_sha[:10]}`, not "
+                    f"`{request.sha[:10]}`. Review `{pull.head_sha[:10]}`: "
+                    f"`/{ctx.prefix} review {pull.head_sha[:10]} clean|findings …`.",
+                    "HEAD_MOVED",
+                )
+            )
         refusal = ev.ledger.check_review(
             head=pull.head_sha,
             actor=ctx.actor,
-            committers=committers_after_red(ev.commits),
+            # Whoever ran `/bugfix` and whoever authored any commit of the branch (the red one too).
+            committers={*committers_of(ev.commits), record.opened_by.casefold()} - {""},
             findings=request.findings,
         )
         if refusal is not None:
@@ -100,7 +111,7 @@ async def review_command(ctx: CommandContext) -> None:
         )
     assert isinstance(done, Round)
     after = ev.ledger.apply(done) if done not in ev.ledger.rounds else ev.ledger
-    n = after.rounds.index(done) + 1
+    n = after.number_of(after.rounds.index(done) + 1)
     state = after.review_state(done.head)
     nxt = "the review is complete for this head." if state == "complete" else f"next: {state}."
     text = (
@@ -134,7 +145,9 @@ async def disposition_command(ctx: CommandContext) -> None:
             finding, disposition, reason = parse_disposition(ctx.command.args, ctx.command.text)
         except UsageError as exc:
             raise CommandError(str(exc)) from None
-        round_number, refusal = ev.ledger.check_disposition(finding, disposition)
+        round_number, refusal = ev.ledger.check_disposition(
+            finding, disposition, actor=ctx.actor, committers=committers_of(ev.commits)
+        )
         if refusal is not None:
             await sync_pull(ctx, pull, number, record)
             raise CommandError(refused(refusal.message, refusal.code))
@@ -175,6 +188,41 @@ async def accept_gap_command(ctx: CommandContext) -> None:
     await sync_pull(ctx, pull, number, record)
 
 
+@plugin.command(
+    "red-proof",
+    usage="red-proof ok",
+    help="On a bugfix pull request whose CI failed on the first commit without naming the failing test: "
+    "confirm that the regression test is what failed (write access or more, whatever the configuration).",
+    permission="write",
+    on_issues=False,
+    section=SECTION,
+)
+async def red_proof_command(ctx: CommandContext) -> None:
+    if [a.casefold() for a in ctx.command.args] != ["ok"]:
+        raise CommandError(
+            f"write `/{ctx.prefix} red-proof ok` once CI's log shows the regression test failing."
+        )
+    pull, number, record = await bugfix_pull(ctx)
+    ev = await assess(ctx, pull, number, record)
+    done = recorded(ev.ledger.red_proofs, ctx.comment.id, RedProof)
+    if done is None:
+        if not ev.red_sha or ev.red_ci != "red":
+            raise CommandError(
+                f"CI on the first commit is {ev.red_ci or 'not reported'}, not red: there is no failure to "
+                "confirm."
+            )
+        done = RedProof(ctx.comment.id, ctx.actor, ev.red_sha)
+    assert isinstance(done, RedProof)
+    await record_reply(
+        ctx,
+        number,
+        done,
+        f"Recorded: @{done.actor} confirmed that CI's failure on the first commit `{done.sha[:10]}` is the "
+        "regression test's.",
+    )
+    await sync_pull(ctx, pull, number, record)
+
+
 @plugin.on("issue_comment", "edited", "deleted", section=SECTION)
 async def on_ledger_touched(ctx: EventContext) -> None:
     """Someone edited or deleted Steward's ledger comment: it is re-derived and written again at once."""
@@ -193,6 +241,9 @@ async def on_ledger_touched(ctx: EventContext) -> None:
 
 
 async def _sync(ctx: EventContext, pull: PullRequest) -> None:
+    if pull.from_fork:
+        # A fork's branch named like the bug's (or a deleted fork's) never joins the bug.
+        return
     found = await bugfix_of_branch(ctx, pull.head_ref)
     if found is None:
         return

@@ -22,6 +22,11 @@ REGRESSION_PATH_NOT_A_TEST = "REGRESSION_PATH_NOT_A_TEST"
 REGRESSION_TEST_MISSING = "REGRESSION_TEST_MISSING"
 UNTRUSTED_TEST_CODE = "UNTRUSTED_TEST_CODE"
 STALE_TEST_DIGEST = "STALE_TEST_DIGEST"
+VOUCH_NOT_SHOWN = "VOUCH_NOT_SHOWN"
+TEST_TOO_LONG = "TEST_TOO_LONG"
+VOUCHER_CANNOT_WRITE = "VOUCHER_CANNOT_WRITE"
+# Refusals that show the issue's test code: Steward keeps the exact path and code it showed with them.
+SHOWS_CODE = frozenset({"UNTRUSTED_TEST_CODE", "STALE_TEST_DIGEST", "VOUCH_NOT_SHOWN"})
 REFUSAL_CODES = (
     BUG_NOT_REFINED,
     FORKS_OPEN,
@@ -30,10 +35,13 @@ REFUSAL_CODES = (
     REGRESSION_TEST_MISSING,
     UNTRUSTED_TEST_CODE,
     STALE_TEST_DIGEST,
+    VOUCH_NOT_SHOWN,
+    TEST_TOO_LONG,
+    VOUCHER_CANNOT_WRITE,
 )
 SLUG_LENGTH = 40
 _HYPOTHESIS = re.compile(r"^H\d{1,3}$", re.IGNORECASE)
-_DIGEST = re.compile(r"^[0-9a-f]{12}$")
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
 # CI configuration lives here: a file under them is never a "test", whatever the globs say, because the code
 # committed there would run in CI with the repository's secrets as a workflow, not as a test.
 CI_CONFIG_DIRS = (".github/", ".gitea/", ".forgejo/", ".circleci/", ".woodpecker/", ".buildkite/")
@@ -59,6 +67,15 @@ class Refusal:
 
 
 @dataclass(frozen=True)
+class ShownCode:
+    """Test code a refusal of Steward's showed: the exact path and code, and their digest."""
+
+    path: str
+    code: str
+    digest: str
+
+
+@dataclass(frozen=True)
 class GateInput:
     verdict: str | None  # the RA9 verdict recorded on the bug: approved, rejected, pending, or None
     blockers: tuple[str, ...]
@@ -70,6 +87,11 @@ class GateInput:
     unresolved_forks: Sequence[str] = ()
     root_cause: RootCause = field(default_factory=RootCause)
     prefix: str = "steward"
+    # The code a refusal of Steward's showed with ``trust_digest`` (None: no refusal showed code with it).
+    shown: ShownCode | None = None
+    # Whether the person vouching (``trust_digest``) has write access or more.
+    voucher_can_write: bool = True
+    max_test_chars: int = 20_000
 
 
 @dataclass(frozen=True)
@@ -145,32 +167,74 @@ def check_gate(given: GateInput) -> GateResult:
                 code_info=info,
             )
         )
+    elif len(slot.code) > given.max_test_chars:
+        refusals.append(
+            Refusal(
+                TEST_TOO_LONG,
+                f"the test code for `{slot.path}` is {len(slot.code):,} characters long, more than the "
+                f"{given.max_test_chars:,} I show and commit (`bugfix.max_test_chars`). I never cut test "
+                "code: a reviewer must be able to read all of what is committed. Shorten the test in "
+                "section 7 (a regression test needs one case), then run the command again.",
+            )
+        )
     elif not given.author_can_write:
-        digest = slot.digest or ""
-        if given.trust_digest is None:
-            refusals.append(
-                Refusal(
-                    UNTRUSTED_TEST_CODE,
-                    f"the test code for `{slot.path}` comes from @{given.author}, who has no write access: "
-                    "CI on a branch of this repository runs with its secrets. Read the code below; to vouch "
-                    f"for exactly this code, a maintainer runs `/{p} bugfix --trust-test {digest}`.",
-                    code_block=slot.code,
-                    code_info=slot.language or example_for(slot.path)[0],
-                )
-            )
-        elif given.trust_digest.lower() != digest:
-            refusals.append(
-                Refusal(
-                    STALE_TEST_DIGEST,
-                    f"`--trust-test {given.trust_digest}` does not match the test code in the issue now "
-                    f"(its digest is `{digest}`): the code changed since it was vouched for. Read it again "
-                    "and "
-                    f"run `/{p} bugfix --trust-test {digest}`.",
-                    code_block=slot.code,
-                    code_info=slot.language or example_for(slot.path)[0],
-                )
-            )
+        refusals += _trust_refusals(given, slot)
     return GateResult(tuple(refusals))
+
+
+def _trust_refusals(given: GateInput, slot: RegressionSlot) -> list[Refusal]:
+    """Code from someone without write access is committed only when a writer vouches for exactly the code
+    a refusal of Steward's showed, by its full digest, and the issue still holds that code."""
+    p = given.prefix
+    digest = slot.digest or ""
+    info = slot.language or example_for(slot.path)[0]
+    code = slot.code or ""
+    command = f"/{p} bugfix --trust-test {digest}"
+    copyable = (
+        "Read the code below; to vouch for exactly this code (path and code, byte for byte), someone with "
+        f"write access runs `{command}`"
+    )
+    if given.trust_digest is None:
+        return [
+            Refusal(
+                UNTRUSTED_TEST_CODE,
+                f"the test code for `{slot.path}` comes from @{given.author}, who has no write access: "
+                f"CI on a branch of this repository runs with its secrets. {copyable}",
+                code_block=code,
+                code_info=info,
+            )
+        ]
+    if not given.voucher_can_write:
+        return [
+            Refusal(
+                VOUCHER_CANNOT_WRITE,
+                "vouching for test code needs write access or more, whatever the repository's configuration "
+                "lets run `/bugfix`: the code is committed where CI runs with the repository's secrets. Ask "
+                "someone with write access to read it and vouch.",
+            )
+        ]
+    if given.shown is None:
+        return [
+            Refusal(
+                VOUCH_NOT_SHOWN,
+                f"no refusal of mine showed test code with the digest `{given.trust_digest}`: a vouch names "
+                f"code I showed, in full. This is the code in the issue now. {copyable}",
+                code_block=code,
+                code_info=info,
+            )
+        ]
+    if given.shown.digest != digest:
+        return [
+            Refusal(
+                STALE_TEST_DIGEST,
+                f"the test code in the issue changed after I showed the code `--trust-test "
+                f"{given.trust_digest[:12]}…` vouches for: I commit nothing someone changed after it was "
+                f"read. This is the code in the issue now (digest `{digest}`). {copyable}",
+                code_block=code,
+                code_info=info,
+            )
+        ]
+    return []
 
 
 # --- the command's arguments ------------------------------------------------------------------------------
@@ -207,7 +271,10 @@ def parse_bugfix_args(args: Sequence[str]) -> BugfixRequest:
                 base = value
             else:
                 if not _DIGEST.match(value.lower()):
-                    raise UsageError(f"{neutralise.code(value, 80)} is not a test digest (12 hex characters)")
+                    raise UsageError(
+                        f"{neutralise.code(value, 80)} is not a test digest: copy the full 64 hex characters "
+                        "from my refusal"
+                    )
                 digest = value.lower()
         elif _HYPOTHESIS.match(word):
             hypothesis = word.upper()
@@ -253,7 +320,9 @@ def bug_of_branch(prefix: str, branch: str) -> int | None:
 
 
 def pull_title(number: int, title: str) -> str:
-    return f"Fix #{number}: {neutralise.line(title, 230)}"
+    # No closing keyword ("Fix #1" in the merge commit's message closes #1 on both forges): the bug is closed
+    # by Steward, and only when the completion is honest (completion.py).
+    return f"Bugfix for #{number}: {neutralise.line(title, 230)}"
 
 
 def red_message(number: int, hypothesis: str) -> str:

@@ -20,6 +20,8 @@ DISPOSITIONS: tuple[Disposition, ...] = get_args(Disposition)
 Verdict = Literal["clean", "inconclusive", "findings"]
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 RESIDUAL: frozenset[str] = frozenset({"low", "out-of-scope", "unvalidated"})
+# How strict a disposition is: a finding's first disposition stands and may only move up this order.
+STRICTNESS: dict[str, int] = {"out-of-scope": 0, "low": 1, "unvalidated": 2, "fix": 3}
 MAX_FINDINGS = 50
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,19}$")
 _LOCATION = re.compile(r"^\S{1,300}:\d{1,7}(?:-\d{1,7})?$")
@@ -90,7 +92,17 @@ class Gap:
     reason: str
 
 
-Event = Round | DispositionRecord | Gap
+@dataclass(frozen=True)
+class RedProof:
+    """`/red-proof ok`: a person with write access confirmed that CI's failure on the red commit ``sha`` is
+    the regression test's (where CI did not name the failing test)."""
+
+    comment_id: int
+    actor: str
+    sha: str
+
+
+Event = Round | DispositionRecord | Gap | RedProof
 
 
 @dataclass(frozen=True)
@@ -107,6 +119,7 @@ class Ledger:
     rounds: tuple[Round, ...] = ()
     dispositions: tuple[DispositionRecord, ...] = ()
     gaps: tuple[Gap, ...] = ()
+    red_proofs: tuple[RedProof, ...] = ()
 
     # --- folding -------------------------------------------------------------------------------------------
 
@@ -115,23 +128,49 @@ class Ledger:
             return replace(self, rounds=(*self.rounds, event))
         if isinstance(event, DispositionRecord):
             return replace(self, dispositions=(*self.dispositions, event))
+        if isinstance(event, RedProof):
+            return replace(self, red_proofs=(*self.red_proofs, event))
         return replace(self, gaps=(*self.gaps, event))
+
+    def red_confirmed_by(self, sha: str) -> str:
+        """Who confirmed the red proof of commit ``sha`` with `/red-proof ok` ("" when nobody)."""
+        return next((p.actor for p in self.red_proofs if p.sha == sha), "")
 
     # --- derived counters ----------------------------------------------------------------------------------
 
+    def number_of(self, position: int) -> int:
+        """The number of the round at ``position`` (1-based): a no-verdict retry — a round on the same head
+        right after an inconclusive one — reuses its round's number."""
+        n = 0
+        for i, rnd in enumerate(self.rounds[:position]):
+            previous = self.rounds[i - 1] if i else None
+            if previous is None or previous.head != rnd.head or previous.verdict != "inconclusive":
+                n += 1
+        return n
+
+    @property
+    def rounds_used(self) -> int:
+        """Review rounds spent (retries reuse their round's number and do not spend one)."""
+        return self.number_of(len(self.rounds))
+
     def disposition_of(self, round_number: int, finding: str) -> DispositionRecord | None:
-        found = None
+        """The finding's disposition: append-only — the first one stands, a later one counts only when it
+        is stricter (``STRICTNESS``)."""
+        found: DispositionRecord | None = None
         for record in self.dispositions:
-            if record.round == round_number and record.finding.casefold() == finding.casefold():
+            if record.round != round_number or record.finding.casefold() != finding.casefold():
+                continue
+            if found is None or STRICTNESS[record.disposition] > STRICTNESS[found.disposition]:
                 found = record
         return found
 
-    def actionable(self, round_number: int) -> tuple[Finding, ...]:
-        """Findings of a round still to be fixed: without a disposition, or disposed ``fix``."""
-        rnd = self.rounds[round_number - 1]
+    def actionable(self, position: int) -> tuple[Finding, ...]:
+        """Findings of the round at ``position`` still to be fixed: without a disposition, or disposed
+        ``fix``."""
+        rnd = self.rounds[position - 1]
         out = []
         for finding in rnd.findings:
-            record = self.disposition_of(round_number, finding.id)
+            record = self.disposition_of(self.number_of(position), finding.id)
             if record is None or record.disposition == "fix":
                 out.append(finding)
         return tuple(out)
@@ -140,7 +179,7 @@ class Ledger:
         """Findings of the latest round without a disposition (the next round waits for them)."""
         if not self.rounds:
             return ()
-        n = len(self.rounds)
+        n = self.rounds_used
         return tuple(f for f in self.rounds[-1].findings if self.disposition_of(n, f.id) is None)
 
     @property
@@ -170,9 +209,10 @@ class Ledger:
     def exhausted(self) -> bool:
         if not self._last_open():
             return False
-        if len(self.rounds) >= self.budgets.review_rounds:
-            return True
         last = self.rounds[-1]
+        retry_left = last.verdict == "inconclusive" and self.retries_used < self.budgets.no_verdict_retries
+        if self.rounds_used >= self.budgets.review_rounds and not retry_left:
+            return True
         if last.verdict == "findings" and self.fix_cycles_used >= self.budgets.fix_cycles:
             return True
         return (
@@ -186,8 +226,8 @@ class Ledger:
     def exhaustion_reason(self) -> str:
         if not self.exhausted:
             return ""
-        n = len(self.rounds)
-        if n >= self.budgets.review_rounds:
+        n = self.rounds_used
+        if n >= self.budgets.review_rounds and self.rounds[-1].verdict != "inconclusive":
             return (
                 f"All {self.budgets.review_rounds} review rounds are spent and the last one still has "
                 "work left."
@@ -198,13 +238,34 @@ class Ledger:
             )
         return "The no-verdict retry is spent and the review on this head is still inconclusive."
 
+    @property
+    def stop_reason(self) -> str:
+        """Why the review stops early (the seed: a repeated finding): a finding id, or a `path:line`, that
+        a round reports again after an earlier round reported it ("" when none)."""
+        seen_ids: dict[str, int] = {}
+        seen_places: dict[str, int] = {}
+        for i, rnd in enumerate(self.rounds, start=1):
+            n = self.number_of(i)
+            for finding in rnd.findings:
+                key, place = finding.id.casefold(), finding.location
+                earlier = seen_ids.get(key) or seen_places.get(place)
+                if earlier is not None and earlier != n:
+                    return (
+                        f"finding `{finding.id}` at `{finding.location}` was reported again in round {n} "
+                        f"(first in round {earlier})"
+                    )
+                seen_ids.setdefault(key, n)
+                seen_places.setdefault(place, n)
+        return ""
+
     def residuals(self) -> tuple[Residual, ...]:
         out = []
         for i, rnd in enumerate(self.rounds, start=1):
+            n = self.number_of(i)
             for finding in rnd.findings:
-                record = self.disposition_of(i, finding.id)
+                record = self.disposition_of(n, finding.id)
                 if record is not None and record.disposition in RESIDUAL:
-                    out.append(Residual(i, finding, record.disposition, record.reason))
+                    out.append(Residual(n, finding, record.disposition, record.reason))
         return tuple(out)
 
     def completion(self) -> str:
@@ -236,8 +297,8 @@ class Ledger:
         if actor.casefold() in {c.casefold() for c in committers}:
             return Refusal(
                 "REVIEWER_COMMITTED",
-                "you authored a commit after the red one: whoever fixes does not judge the fix. Ask another "
-                "person with write access to review.",
+                "you ran `/bugfix` or authored a commit of this branch: whoever writes the fix does not "
+                "judge it. Ask another person with write access to review.",
             )
         if self.exhausted:
             return Refusal("BUDGET_EXHAUSTED", f"the review budget is exhausted. {self.exhaustion_reason}")
@@ -250,6 +311,7 @@ class Ledger:
                 "`/disposition <id> fix|low|out-of-scope|unvalidated <reason>` for each.",
             )
         on_head = [r for r in self.rounds if r.head == head]
+        retry = False
         if on_head:
             last = self.rounds[-1]
             retry = last.head == head and last.verdict == "inconclusive"
@@ -257,7 +319,7 @@ class Ledger:
                 return Refusal(
                     "SAME_HEAD_REVIEWED",
                     f"the head `{head[:10]}` was reviewed already "
-                    f"(round {self.rounds.index(on_head[-1]) + 1}). "
+                    f"(round {self.number_of(self.rounds.index(on_head[-1]) + 1)}). "
                     "Push a new head to review it again.",
                 )
             if self.retries_used >= self.budgets.no_verdict_retries:
@@ -266,7 +328,7 @@ class Ledger:
                     "this head was reviewed inconclusively and its no-verdict retry is spent: push a new "
                     "head.",
                 )
-        if len(self.rounds) >= self.budgets.review_rounds:
+        if not retry and self.rounds_used >= self.budgets.review_rounds:
             return Refusal(
                 "BUDGET_EXHAUSTED", f"all {self.budgets.review_rounds} review rounds of this bug are spent."
             )
@@ -296,11 +358,19 @@ class Ledger:
         ]
         return min(found, key=SEVERITIES.index) if found else None
 
-    def check_disposition(self, finding_id: str, disposition: Disposition) -> tuple[int, Refusal | None]:
-        """The round the disposition is for, or why it is refused."""
+    def check_disposition(
+        self,
+        finding_id: str,
+        disposition: Disposition,
+        *,
+        actor: str = "",
+        committers: Iterable[str] = (),
+    ) -> tuple[int, Refusal | None]:
+        """The round the disposition is for, or why it is refused. ``committers``: everyone who committed
+        to the branch (they may not put a critical finding out of scope)."""
         if not self.rounds or self.rounds[-1].verdict != "findings":
             return 0, Refusal("NO_FINDINGS", "the latest review round has no findings to dispose of.")
-        n = len(self.rounds)
+        n = self.rounds_used
         finding = next(
             (f for f in self.rounds[-1].findings if f.id.casefold() == finding_id.casefold()), None
         )
@@ -313,6 +383,25 @@ class Ledger:
                 f"`{finding.id}` is `{finding.severity}`: `low` is only for `low` and `info` findings "
                 "(a severity "
                 "is never lowered). Use `fix`, `out-of-scope` or `unvalidated`.",
+            )
+        earlier = self.disposition_of(n, finding.id)
+        if earlier is not None and STRICTNESS[disposition] <= STRICTNESS[earlier.disposition]:
+            stricter = [d for d in DISPOSITIONS if STRICTNESS[d] > STRICTNESS[earlier.disposition]]
+            allowed = " or ".join(f"`{d}`" for d in stricter) or "nothing (it is the strictest)"
+            return n, Refusal(
+                "DISPOSITION_STANDS",
+                f"`{finding.id}` was disposed `{earlier.disposition}` by @{earlier.actor}; a disposition "
+                f"stands and may only move to a stricter one: {allowed}.",
+            )
+        if (
+            finding.severity == "critical"
+            and disposition == "out-of-scope"
+            and actor.casefold() in {c.casefold() for c in committers}
+        ):
+            return n, Refusal(
+                "CRITICAL_OUT_OF_SCOPE_BY_COMMITTER",
+                f"`{finding.id}` is critical and you committed to this branch: whoever wrote the fix does "
+                "not rule its critical findings out of scope. Ask someone who did not commit to the branch.",
             )
         return n, None
 
@@ -356,12 +445,21 @@ class ReviewRequest:
     verdict: Verdict
     findings: tuple[Finding, ...] = ()
     reason: str = ""
+    # The head the reviewer names (`/review <sha> clean`): the round is refused unless it is the head.
+    sha: str = ""
+
+
+_SHA = re.compile(r"^[0-9a-f]{7,40}$")
 
 
 def parse_review(text: str) -> ReviewRequest:
-    """`/review clean`, `/review inconclusive <why>`, `/review findings` + finding lines."""
+    """`/review [<sha>] clean`, `/review [<sha>] inconclusive <why>`, `/review [<sha>] findings` + finding
+    lines."""
     first, _, rest = text.strip().partition("\n")
     word, _, tail = first.strip().partition(" ")
+    if _SHA.match(word.lower()):
+        request = parse_review(tail + ("\n" + rest if rest else ""))
+        return replace(request, sha=word.lower())
     verdict = word.lower()
     if verdict not in VERDICTS:
         raise UsageError(
@@ -417,6 +515,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
             "reason": event.reason,
             "round": event.round,
         }
+    if isinstance(event, RedProof):
+        return {"type": "red-proof", "comment": event.comment_id, "actor": event.actor, "sha": event.sha}
     return {"type": "gap", "comment": event.comment_id, "actor": event.actor, "reason": event.reason}
 
 
@@ -447,6 +547,8 @@ def event_from_json(raw: Any) -> Event | None:
             )
         if kind == "gap":
             return Gap(comment, actor, str(raw.get("reason") or ""))
+        if kind == "red-proof":
+            return RedProof(comment, actor, str(raw["sha"]))
     except (KeyError, TypeError, ValueError):
         return None
     return None

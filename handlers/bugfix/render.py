@@ -11,10 +11,20 @@ from bot import neutralise
 from bot.forge import ForgeKind
 from handlers.bugfix.gate import Refusal
 from handlers.bugfix.ledger import Ledger
+from handlers.bugfix.slot import fence_info
 from handlers.bugfix.status import CONTEXT, RegressionStatus
 
 MAX_TABLE_ROWS = 60
 _ICON = {"success": "✅", "failure": "❌", "pending": "⏳"}
+
+
+def fence(code: str, info: str = "") -> str:
+    """``code`` verbatim in a fence longer than any run of backticks in it; the info string only when it is
+    a plain language name (``[A-Za-z0-9+#-]``)."""
+    ticks = "```"
+    while ticks in code:
+        ticks += "`"
+    return f"{ticks}{fence_info(info)}\n{code.rstrip(chr(10))}\n{ticks}"
 
 
 def _completion_meaning(word: str) -> str:
@@ -28,7 +38,6 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-fence = neutralise.fence
 inert = neutralise.inert
 
 
@@ -49,7 +58,9 @@ def refusal_text(refusals: Sequence[Refusal]) -> str:
         if refusal.code_block:
             lines += [
                 "",
-                *("  " + line for line in fence(refusal.code_block, refusal.code_info).splitlines()),
+                # split("\n"), not splitlines(): that also splits at \f, \x1c-\x1e, U+2028…, which would
+                # change the code shown.
+                *("  " + line for line in fence(refusal.code_block, refusal.code_info).split("\n")),
             ]
     return "\n".join(lines)
 
@@ -67,11 +78,19 @@ class Opened:
     red_sha: str
     trusted_by: str = ""
     merged: bool = False
+    # Merged without its proof (the status was not success at the merged head, or a required check failed).
+    unproven: bool = False
 
 
 def record_text(o: Opened) -> str:
     branch = f"[`{o.branch}`]({o.branch_link})" if o.branch_link else f"`{o.branch}`"
-    if o.merged:
+    if o.merged and o.unproven:
+        head = (
+            f"**Merged without its proof** in #{o.pull} from branch {branch}: the bug stays open. The "
+            "comment "
+            "below lists what was missing."
+        )
+    elif o.merged:
         head = f"**Fixed** in #{o.pull} (merged) from branch {branch}: nothing to do. The summary is below."
     elif o.pull is None:
         head = f"Opening the bugfix branch {branch}…"
@@ -135,7 +154,7 @@ def ledger_text(
         lines += [status.detail, ""]
     b = ledger.budgets
     lines.append(
-        f"Bug #{number} · review rounds {len(ledger.rounds)}/{b.review_rounds} · fix cycles "
+        f"Bug #{number} · review rounds {ledger.rounds_used}/{b.review_rounds} · fix cycles "
         f"{ledger.fix_cycles_used}/{b.fix_cycles} · no-verdict retries "
         f"{ledger.retries_used}/{b.no_verdict_retries}"
     )
@@ -151,8 +170,11 @@ def ledger_text(
         lines += ["", "| Round | Head | Reviewer | Verdict | Findings |", "|---|---|---|---|---|"]
         for i, rnd in enumerate(ledger.rounds, start=1):
             found = ", ".join(f"{f.id} ({f.severity})" for f in rnd.findings) or cell(rnd.reason, 80) or "—"
-            lines.append(f"| {i} | `{rnd.head[:10]}` | @{rnd.actor} | {rnd.verdict} | {found} |")
-        findings = [(i, f) for i, r in enumerate(ledger.rounds, start=1) for f in r.findings]
+            n = ledger.number_of(i)
+            lines.append(f"| {n} | `{rnd.head[:10]}` | @{rnd.actor} | {rnd.verdict} | {found} |")
+        findings = [
+            (ledger.number_of(i), f) for i, r in enumerate(ledger.rounds, start=1) for f in r.findings
+        ]
         if findings:
             lines += ["", "<details><summary>Findings and dispositions</summary>", ""]
             lines += [
@@ -188,9 +210,10 @@ def exhausted_note(mentions: Sequence[str], ledger: Ledger, ledger_link: str, nu
     return (
         f"{who}: the review budget of bug #{number} is exhausted — a person must decide how it goes on. "
         f"{ledger.exhaustion_reason} Nothing resets the budget (not a new pull request, not editing my "
-        "comments). Decide one of: merge as it is, recording the open findings as accepted residuals "
-        "(`/disposition <id> out-of-scope <reason>`); split the remaining work into a new bug; or close the "
-        f"pull request and the bug. [Ledger]({ledger_link})"
+        "comments), and a finding's disposition stands. Decide one of: split the remaining work into a new "
+        "bug and close this pull request; merge it as it is — the bug then stays open, labelled "
+        "`bugfix:merged-unproven`, with what was missing; or close the pull request and the bug. "
+        f"[Ledger]({ledger_link})"
     )
 
 
@@ -207,19 +230,34 @@ class Summary:
     head_sha: str
     head_ci: str
     status: str
+    # What the merged head lacked (empty: an honest completion).
+    missing: tuple[str, ...] = ()
 
 
 def summary_text(s: Summary, ledger: Ledger) -> str:
-    lines = [
-        f"**Fixed in #{s.pull}** (merged): nothing to do. Closing this bug with the evidence below.",
-        "",
+    if s.missing:
+        lines = [
+            f"**#{s.pull} was merged without its proof**, so this bug stays open (`bugfix:merged-unproven`). "
+            "Next: a maintainer checks the fix on the default branch and closes the bug, or opens a new "
+            "bugfix for it. What was missing at the merged head:",
+            "",
+            *(f"- {item}" for item in s.missing),
+            "",
+        ]
+    else:
+        lines = [
+            f"**Fixed in #{s.pull}** (merged): nothing to do. Closing this bug with the evidence below.",
+            "",
+        ]
+    b = ledger.budgets
+    lines += [
         "### Reproduction",
         "",
         inert(s.steps) or "_(the bug's recipe)_",
         "",
         inert(s.observed_expected),
         "",
-        "### Root cause",
+        "### Root cause (the confirmed hypothesis)",
         "",
         inert(s.hypothesis) or "_(see the bug)_",
         "",
@@ -229,11 +267,18 @@ def summary_text(s: Summary, ledger: Ledger) -> str:
         "",
         "### Review",
         "",
-        f"{_plural(len(ledger.rounds), 'round')}; completion **{ledger.completion()}** — "
-        f"{_completion_meaning(ledger.completion())}",
+        f"{_plural(ledger.rounds_used, 'round')}; completion "
+        + (
+            "**UNPROVEN** — merged without its proof (above)."
+            if s.missing
+            else f"**{ledger.completion()}** — {_completion_meaning(ledger.completion())}"
+        ),
+        f"Budgets used: review rounds {ledger.rounds_used}/{b.review_rounds}, fix cycles "
+        f"{ledger.fix_cycles_used}/{b.fix_cycles}, no-verdict retries {ledger.retries_used}/"
+        f"{b.no_verdict_retries}.",
     ]
     for i, rnd in enumerate(ledger.rounds, start=1):
-        lines.append(f"- Round {i} on `{rnd.head[:10]}` by @{rnd.actor}: {rnd.verdict}")
+        lines.append(f"- Round {ledger.number_of(i)} on `{rnd.head[:10]}` by @{rnd.actor}: {rnd.verdict}")
     lines += [
         "",
         "### Verification",

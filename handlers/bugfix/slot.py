@@ -21,7 +21,10 @@ from handlers.bug_refinement.document import (
     strip_html_comments,
 )
 
-DIGEST_LENGTH = 12
+DIGEST_LENGTH = 64
+# A fence's info string as Steward shows it: a language name and nothing else (a backtick or a space in one
+# can end the fence early and hide a line of the code from the person reading it).
+_INFO = re.compile(r"[A-Za-z0-9+#-]{1,30}")
 # A path: a token with a slash or a dot-extension, in backticks or bare; the first one above the test counts.
 _TICKED = re.compile(r"`([^`\s]+)`")
 _BARE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
@@ -39,13 +42,22 @@ class RegressionSlot:
 
     @property
     def digest(self) -> str | None:
-        return code_digest(self.code) if self.code is not None else None
+        if self.path is None or self.code is None:
+            return None
+        return code_digest(self.path, self.code)
 
 
-def code_digest(code: str) -> str:
-    """The first 12 hex characters of the SHA-256 of the code block (line endings normalised)."""
-    text = code.replace("\r\n", "\n").replace("\r", "\n")
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:DIGEST_LENGTH]
+def code_digest(path: str, code: str) -> str:
+    """What a maintainer vouches for: the full SHA-256 (64 hex characters) of the path and the exact code,
+    ``path``, a NUL, then ``code`` as UTF-8. Nothing is normalised: the bytes that are hashed are the bytes
+    that are committed. (A prefix of the hash would be collidable by whoever writes both tests.)"""
+    return hashlib.sha256(path.encode("utf-8") + b"\0" + code.encode("utf-8")).hexdigest()
+
+
+def fence_info(info: str) -> str:
+    """The fence's info string when it is a plain language name (``[A-Za-z0-9+#-]``), else ""."""
+    word = info.split(maxsplit=1)[0] if info.strip() else ""
+    return word if _INFO.fullmatch(word) else ""
 
 
 def _path_in(line: str) -> str | None:
@@ -92,9 +104,7 @@ def parse_slot(body: str) -> RegressionSlot:
         code = "\n".join(_dedent(line, indent) for line in inner)
         if not code.strip():
             continue
-        return RegressionSlot(
-            True, path, code.rstrip("\n") + "\n", block.info.split(maxsplit=1)[0] if block.info else ""
-        )
+        return RegressionSlot(True, path, code.rstrip("\n") + "\n", fence_info(block.info or ""))
     return RegressionSlot(True, path)
 
 

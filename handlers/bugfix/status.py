@@ -26,6 +26,7 @@ from typing import Literal
 from bot import neutralise
 from bot.forge import ChangedFile, CIOutcome
 from handlers.bugfix.ledger import Ledger
+from handlers.bugfix.proof import HeadReport, ProofProblem
 from handlers.bugfix.slot import is_test_path, removed_cases
 
 CONTEXT = "steward/regression-first"
@@ -58,6 +59,17 @@ class StatusInput:
     ledger: Ledger
     root_cause_evidenced: bool = True
     root_cause_note: str = ""
+    # Whether the proof still stands at the head (``proof.check_proof``; None: it does) and what CI at the
+    # head said of the regression test (``proof.head_report``; None: not read).
+    proof_problem: ProofProblem | None = None
+    head_report: HeadReport | None = None
+    # Whom a stopped review mentions: `debug.escalate_to` and the bug's author.
+    escalate_to: tuple[str, ...] = ()
+    bug_author: str = ""
+    # Whether a failing required context on the red commit named the regression test (None: not checked)
+    # and who confirmed the red proof with `/red-proof ok` where CI did not.
+    red_named: bool | None = None
+    red_confirmed_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,6 +85,10 @@ class RegressionStatus:
         object.__setattr__(self, "detail", neutralise.inert(self.detail))
 
 
+def problem_on_red(problem: ProofProblem) -> bool:
+    return problem.code == "RED_NOT_VOUCHED_CODE"
+
+
 def own_commits(commits: Sequence[BranchCommit]) -> list[BranchCommit]:
     return [c for c in commits if not c.is_merge]
 
@@ -80,6 +96,11 @@ def own_commits(commits: Sequence[BranchCommit]) -> list[BranchCommit]:
 def red_commit(commits: Sequence[BranchCommit]) -> BranchCommit | None:
     found = own_commits(commits)
     return found[0] if found else None
+
+
+def committers_of(commits: Sequence[BranchCommit]) -> frozenset[str]:
+    """Who authored any commit of the branch, the red one included."""
+    return frozenset(c.author.casefold() for c in own_commits(commits) if c.author)
 
 
 def committers_after_red(commits: Sequence[BranchCommit]) -> frozenset[str]:
@@ -126,6 +147,20 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             "Adding tests or strengthening them is fine; removing a test case is not. Restore: "
             + ", ".join(f"`{name}`" for name in removed),
         )
+    if given.proof_problem is not None and later:
+        problem = given.proof_problem
+        return RegressionStatus("failure", problem.code, problem.description, problem.detail)
+    if given.proof_problem is not None and problem_on_red(given.proof_problem):
+        problem = given.proof_problem
+        return RegressionStatus("failure", problem.code, problem.description, problem.detail)
+    if given.head_report is not None and given.head_report.verdict == "skipped" and later:
+        return RegressionStatus(
+            "failure",
+            "REGRESSION_TEST_SKIPPED_IN_CI",
+            f"CI at the head reports the regression test skipped ({given.head_report.where})"[:140],
+            "The head's CI names the regression test on a line saying it was skipped, expected to fail or "
+            "deselected: look for a `conftest.py`, `addopts`/`-k` in configuration, or a workflow edit.",
+        )
     if not given.root_cause_evidenced:
         return RegressionStatus(
             "pending",
@@ -136,7 +171,17 @@ def evaluate(given: StatusInput) -> RegressionStatus:
     gaps = given.ledger.gaps
     if not gaps:
         if given.red_ci == "red":
-            pass
+            if given.red_named is False and not given.red_confirmed_by:
+                return RegressionStatus(
+                    "pending",
+                    "RED_UNNAMED",
+                    "red, but CI did not say which test failed",
+                    "A failing lint or import error proves nothing: the red proof is the regression test "
+                    "failing. CI's report on the first commit names no regression test case (Gitea Actions "
+                    "statuses never do). Someone with write access reads CI's log and, when the regression "
+                    "test is what failed, confirms it: `/red-proof ok`. docs/bugfix.md says how to make CI "
+                    "name the failing test.",
+                )
         elif given.red_ci == "green":
             return RegressionStatus(
                 "failure",
@@ -180,6 +225,18 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             "first.",
         )
     ledger = given.ledger
+    if ledger.stop_reason:
+        who = " ".join(f"@{w.lstrip('@')}" for w in (*given.escalate_to, given.bug_author) if w)
+        return RegressionStatus(
+            "failure",
+            "REVIEW_STOPPED",
+            f"the review stopped early: {ledger.stop_reason}"[:140].replace("`", ""),
+            f"A finding that comes back means the fix does not address it: a person decides how this bug "
+            f"goes on ({who or 'the maintainers'}; `debug.escalate_to` names whom to ask). "
+            + ledger.stop_reason[0].upper()
+            + ledger.stop_reason[1:]
+            + ".",
+        )
     if ledger.exhausted:
         return RegressionStatus(
             "failure",
@@ -196,5 +253,15 @@ def evaluate(given: StatusInput) -> RegressionStatus:
     review = ledger.review_state(head)
     if review != "complete":
         return RegressionStatus("pending", "AWAITING_REVIEW", review[:140])
-    done = "clean" if ledger.completion() == "CLEAN" else "clean, with accepted residuals"
-    return RegressionStatus("success", "SUCCESS", f"proof in order, review {done}")
+    word = "clean" if ledger.completion() == "CLEAN" else "clean, with accepted residuals"
+    done = f"proof in order, review {word}"
+    if given.head_report is not None and given.head_report.verdict == "silent":
+        return RegressionStatus(
+            "success",
+            "SUCCESS",
+            f"{done}; CI did not report the regression test's result at the head",
+            "CI at the head does not name the regression test in its output, so its passing there is not "
+            "confirmed (a `conftest.py`, `addopts` or workflow edit could skip it unseen). See "
+            "docs/bugfix.md on making CI name tests.",
+        )
+    return RegressionStatus("success", "SUCCESS", done)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot import sticky
-from handlers.bugfix.effects import Record, ledger_data
+from handlers.bugfix.evidence import ledger_data
 from handlers.bugfix.gate import UsageError, parse_bugfix_args
 from handlers.bugfix.ledger import (
     Budgets,
@@ -20,6 +20,7 @@ from handlers.bugfix.ledger import (
     event_from_json,
     parse_review,
 )
+from handlers.bugfix.record import Record
 from handlers.bugfix.render import ledger_text, refusal_text
 from handlers.bugfix.status import RegressionStatus
 

@@ -18,9 +18,14 @@ from handlers.bugfix.gate import (
     REGRESSION_TEST_MISSING,
     ROOT_CAUSE_NOT_EVIDENCED,
     STALE_TEST_DIGEST,
+    TEST_TOO_LONG,
     UNTRUSTED_TEST_CODE,
+    VOUCH_NOT_SHOWN,
+    VOUCHER_CANNOT_WRITE,
     GateInput,
+    Refusal,
     RootCause,
+    ShownCode,
     UsageError,
     branch_name,
     bug_of_branch,
@@ -30,6 +35,7 @@ from handlers.bugfix.gate import (
     slug,
     valid_branch,
 )
+from handlers.bugfix.render import fence, refusal_text
 from handlers.bugfix.slot import (
     RegressionSlot,
     case_names,
@@ -51,7 +57,9 @@ GLOBS = BugfixSettings().test_globs
 def test_section_7_gives_the_path_and_the_fenced_test_under_it() -> None:
     slot = parse_slot(BUG)
     assert slot == RegressionSlot(True, "tests/test_currency_switch.py", TEST_CODE, "python")
-    assert slot.digest == hashlib.sha256(TEST_CODE.encode()).hexdigest()[:12]
+    # The full SHA-256 over the path, a NUL and the exact code (issue 24: a 12-hex prefix collided).
+    path = b"tests/test_currency_switch.py"
+    assert slot.digest == hashlib.sha256(path + b"\0" + TEST_CODE.encode()).hexdigest()
 
 
 def test_a_slot_with_a_path_and_no_code_has_no_test() -> None:
@@ -95,8 +103,8 @@ def test_the_digest_is_that_of_the_code_as_written(code: str) -> None:
     body = python_slot(code=code)
     slot = parse_slot(body)
     if slot.code is not None:
-        assert slot.digest == code_digest(slot.code)
-        assert re.fullmatch(r"[0-9a-f]{12}", slot.digest or "")
+        assert slot.path is not None and slot.digest == code_digest(slot.path, slot.code)
+        assert re.fullmatch(r"[0-9a-f]{64}", slot.digest or "")
 
 
 # --- globs, names, appending --------------------------------------------------------------------------------
@@ -220,24 +228,86 @@ def test_all_refusals_that_apply_are_given_in_order() -> None:
 
 
 def test_an_outsider_s_test_code_needs_a_maintainer_to_vouch_for_its_digest() -> None:
-    digest = parse_slot(BUG).digest
+    slot = parse_slot(BUG)
+    digest = slot.digest
+    assert digest is not None and slot.path is not None
+    shown = ShownCode(slot.path, TEST_CODE, digest)
     refused = check_gate(_gate(author_can_write=False))
     assert refused.codes == (UNTRUSTED_TEST_CODE,)
     assert (
-        f"--trust-test {digest}" in refused.refusals[0].message
+        f"`/steward bugfix --trust-test {digest}`" in refused.refusals[0].message
         and refused.refusals[0].code_block == TEST_CODE
     )
-    assert check_gate(_gate(author_can_write=False, trust_digest=digest)).passed
-    stale = check_gate(_gate(author_can_write=False, trust_digest="0" * 12))
+    assert check_gate(_gate(author_can_write=False, trust_digest=digest, shown=shown)).passed
+    # A digest no refusal showed code for vouches for nothing.
+    unknown = check_gate(_gate(author_can_write=False, trust_digest="0" * 64))
+    assert unknown.codes == (VOUCH_NOT_SHOWN,) and digest in unknown.refusals[0].message
+    # The issue's code changed after the refusal showed the vouched code: refused, the new code shown.
+    other = ShownCode(slot.path, "def test_x():\n    assert 1\n", "1" * 64)
+    stale = check_gate(_gate(author_can_write=False, trust_digest="1" * 64, shown=other))
     assert stale.codes == (STALE_TEST_DIGEST,) and digest in stale.refusals[0].message
+    assert stale.refusals[0].code_block == TEST_CODE
+
+
+def test_a_vouch_needs_write_access_whatever_the_configuration_lets_run_bugfix() -> None:
+    slot = parse_slot(BUG)
+    assert slot.digest is not None and slot.path is not None
+    shown = ShownCode(slot.path, TEST_CODE, slot.digest)
+    refused = check_gate(
+        _gate(author_can_write=False, trust_digest=slot.digest, shown=shown, voucher_can_write=False)
+    )
+    assert refused.codes == (VOUCHER_CANNOT_WRITE,)
+
+
+def test_the_digest_covers_the_path() -> None:
+    assert code_digest("tests/test_a.py", TEST_CODE) != code_digest("tests/test_b.py", TEST_CODE)
+    assert code_digest("tests/a", "b\n") != code_digest("tests/ab", "\n")
+
+
+def test_test_code_over_the_limit_is_refused_not_cut() -> None:
+    long_code = "def test_long():\n" + "    assert 1\n" * 3000
+    result = check_gate(_gate(slot=parse_slot(python_slot(code=long_code)), max_test_chars=20_000))
+    assert result.codes == (TEST_TOO_LONG,) and "`bugfix.max_test_chars`" in result.refusals[0].message
+    assert not result.refusals[0].code_block
+    assert BugfixSettings().max_test_chars == 20_000
+
+
+@pytest.mark.parametrize("info", ["py`thon", "python extra", "py{.x}", "a b`c"])
+def test_a_fence_info_string_is_a_plain_language_name_or_nothing(info: str) -> None:
+    body = with_slot(f"- Test: `tests/test_x.py`\n\n```{info}\ndef test_x():\n    assert 1\n```\n")
+    slot = parse_slot(body)
+    assert re.fullmatch(r"[A-Za-z0-9+#-]*", slot.language)
+    shown = fence("def test_x():\n    assert 1\n", info)
+    assert shown.splitlines()[0] in ("```", "```python", "```py", "```a")
+    assert shown.splitlines()[1:3] == ["def test_x():", "    assert 1"]
+
+
+@given(st.text(min_size=1, max_size=300).filter(lambda s: s.strip()))
+def test_code_is_shown_verbatim_in_a_refusal(code: str) -> None:
+    """The fence around shown code is longer than any backtick run in it; the code is not neutralised."""
+    code = code.replace("\r", "")
+    text = refusal_text([Refusal(UNTRUSTED_TEST_CODE, "read it", code_block=code, code_info="py`x")])
+    lines = text.split("\n")
+    opening = next(i for i, line in enumerate(lines) if line.lstrip().startswith("```"))
+    ticks = lines[opening].strip()
+    assert ticks.strip("`") == "" and ticks not in code
+    inner = "\n".join(line[2:] for line in lines[opening + 1 : -1])
+    assert inner == code.rstrip("\n")
 
 
 def test_bugfix_arguments() -> None:
     assert parse_bugfix_args([]).base is None
-    request = parse_bugfix_args(["H2", "--base", "release/1.x", "--trust-test", "ABCDEF012345"])
-    assert (request.hypothesis, request.base, request.trust_digest) == ("H2", "release/1.x", "abcdef012345")
+    full = "ABCDEF0123456789" * 4
+    request = parse_bugfix_args(["H2", "--base", "release/1.x", "--trust-test", full])
+    assert (request.hypothesis, request.base, request.trust_digest) == ("H2", "release/1.x", full.lower())
     assert parse_bugfix_args(["--base=dev"]).base == "dev"
-    for bad in (["--base"], ["--trust-test", "xyz"], ["please"], ["--base", "a..b"]):
+    for bad in (
+        ["--base"],
+        ["--trust-test", "xyz"],
+        ["--trust-test", "abcdef012345"],
+        ["please"],
+        ["--base", "a..b"],
+    ):
         with pytest.raises(UsageError):
             parse_bugfix_args(bad)
 

@@ -18,6 +18,7 @@ from handlers.bugfix.ledger import (
     Finding,
     Gap,
     Ledger,
+    RedProof,
     Round,
     event_from_json,
     event_to_json,
@@ -25,7 +26,8 @@ from handlers.bugfix.ledger import (
     parse_disposition,
     parse_review,
 )
-from handlers.bugfix.status import BranchCommit, StatusInput, committers_after_red, evaluate
+from handlers.bugfix.render import exhausted_note, ledger_text
+from handlers.bugfix.status import BranchCommit, RegressionStatus, StatusInput, committers_after_red, evaluate
 
 GLOBS = BugfixSettings().test_globs
 TEST = "tests/test_cart.py"
@@ -251,14 +253,61 @@ def test_nothing_goes_past_the_budget(rounds: list[tuple[str, str]]) -> None:
             continue
         ledger = ledger.apply(Round(10 * i, "rev", head, verdict, findings))  # type: ignore[arg-type]
         if findings:
-            ledger = ledger.apply(DispositionRecord(10 * i + 1, "dev", "F1", "fix", "ok", len(ledger.rounds)))
-        assert len(ledger.rounds) <= budgets.review_rounds
+            ledger = ledger.apply(DispositionRecord(10 * i + 1, "dev", "F1", "fix", "ok", ledger.rounds_used))
+        assert ledger.rounds_used <= budgets.review_rounds
+        assert len(ledger.rounds) <= budgets.review_rounds + budgets.no_verdict_retries
         assert ledger.fix_cycles_used <= budgets.fix_cycles
         assert ledger.retries_used <= budgets.no_verdict_retries
         heads = [r.head for r in ledger.rounds]
         for j in range(1, len(heads)):
             if heads[j] == heads[j - 1]:
                 assert ledger.rounds[j - 1].verdict == "inconclusive"
+
+
+def test_a_no_verdict_retry_reuses_its_round_s_number() -> None:
+    """Issue 24 §5 (seed: the retry "reuses its numbered batch"): it spends a retry, not a round."""
+    ledger = Ledger().apply(Round(1, "rev", "h1", "inconclusive", reason="CI flaked"))
+    ledger = ledger.apply(Round(2, "rev", "h1", "findings", (F1,)))
+    assert [ledger.number_of(i) for i in (1, 2)] == [1, 1] and ledger.rounds_used == 1
+    assert ledger.retries_used == 1
+    assert ledger.check_disposition("F1", "fix") == (1, None)
+    ledger = ledger.apply(DispositionRecord(3, "dev", "F1", "fix", "ok", 1))
+    ledger = ledger.apply(Round(4, "rev", "h2", "clean"))
+    assert ledger.number_of(3) == 2 and ledger.rounds_used == 2 and ledger.review_state("h2") == "complete"
+    text = ledger_text(
+        number=1, status=RegressionStatus("success", "SUCCESS", "ok"), ledger=ledger, red_sha="r",
+        head_sha="h2", red_ci="red", head_ci="green",
+    )  # fmt: skip
+    assert "review rounds 2/5" in text and "| 1 | `h1` | @rev | inconclusive" in text
+    assert "| 1 | `h1` | @rev | findings" in text and "| 2 | `h2` | @rev | clean" in text
+
+
+def test_a_disposition_stands_and_only_moves_to_a_stricter_one() -> None:
+    ledger = Ledger().apply(Round(1, "rev", "h1", "findings", (F2,)))
+    ledger = ledger.apply(DispositionRecord(2, "dev", "F2", "low", "cosmetic", 1))
+    _, refused = ledger.check_disposition("F2", "out-of-scope")
+    assert refused is not None and refused.code == "DISPOSITION_STANDS" and "`fix`" in refused.message
+    assert ledger.check_disposition("F2", "fix") == (1, None)
+    # An event that got past the check anyway (written into a copy by hand) does not loosen it.
+    looser = ledger.apply(DispositionRecord(3, "dev", "F2", "out-of-scope", "meh", 1))
+    record = looser.disposition_of(1, "F2")
+    assert record is not None and record.disposition == "low"
+    stricter = looser.apply(DispositionRecord(4, "dev", "F2", "fix", "after all", 1))
+    record = stricter.disposition_of(1, "F2")
+    assert record is not None and record.disposition == "fix" and not stricter.residuals()
+
+
+def test_a_committer_cannot_put_a_critical_finding_out_of_scope() -> None:
+    critical = Finding("C1", "critical", "src/cart.py:9", "drops the discount for EUR")
+    ledger = Ledger().apply(Round(1, "rev", "h1", "findings", (critical,)))
+    _, refused = ledger.check_disposition("C1", "out-of-scope", actor="Dev", committers={"dev"})
+    assert refused is not None and refused.code == "CRITICAL_OUT_OF_SCOPE_BY_COMMITTER"
+    assert ledger.check_disposition("C1", "out-of-scope", actor="lead", committers={"dev"}) == (1, None)
+
+
+def test_the_exhausted_note_does_not_suggest_ruling_findings_out_of_scope() -> None:
+    note = exhausted_note(["marta"], _findings_rounds(5), "https://x/1", 7)
+    assert "out-of-scope" not in note and "bugfix:merged-unproven" in note
 
 
 # --- commands and records -----------------------------------------------------------------------------------
@@ -296,3 +345,31 @@ def test_events_read_back_and_fold_in_comment_order_once() -> None:
     ledger = fold(Budgets(), [*back, back[0]])  # type: ignore[list-item]
     assert [r.comment_id for r in ledger.rounds] == [7] and ledger.gaps[0].comment_id == 3
     assert event_from_json({"type": "review", "comment": "x"}) is None and event_from_json([1]) is None
+
+
+def test_a_finding_reported_again_stops_the_review() -> None:
+    ledger = Ledger().apply(Round(1, "rev", "h1", "findings", (F1,)))
+    assert ledger.stop_reason == ""
+    ledger = ledger.apply(DispositionRecord(2, "dev", "F1", "fix", "ok", 1))
+    again = ledger.apply(Round(3, "rev", "h2", "findings", (replace(F1, id="G7"),)))
+    assert "reported again in round 2 (first in round 1)" in again.stop_reason, "the same path:line"
+    status = evaluate(given_status(ledger=again.apply(DispositionRecord(4, "dev", "G7", "fix", "ok", 2))))
+    assert status.code == "REVIEW_STOPPED"
+
+
+def test_review_names_the_head_it_reviewed() -> None:
+    request = parse_review("abc1234def clean looks right")
+    assert (request.sha, request.verdict) == ("abc1234def", "clean")
+    assert parse_review("clean").sha == ""
+
+
+def test_a_red_commit_whose_failure_names_no_test_waits_for_a_writer_to_confirm() -> None:
+    unnamed = evaluate(given_status(red_named=False))
+    assert (unnamed.state, unnamed.description) == ("pending", "red, but CI did not say which test failed")
+    assert "`/red-proof ok`" in unnamed.detail
+    assert evaluate(given_status(red_named=False, red_confirmed_by="lead")).code != "RED_UNNAMED"
+    assert evaluate(given_status(red_named=True)).code != "RED_UNNAMED"
+    proof = RedProof(7, "lead", "r")
+    assert event_from_json(event_to_json(proof)) == proof
+    assert fold(Budgets(), [proof]).red_confirmed_by("r") == "lead"
+    assert fold(Budgets(), [proof]).red_confirmed_by("other") == ""

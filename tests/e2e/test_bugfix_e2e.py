@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from handlers.bugfix.slot import code_digest
-from tests.bugfix.bodies import APPROVED, BUG, TEST_CODE, python_slot
+from tests.bugfix.bodies import APPROVED, BUG, TEST_CODE, python_slot, with_slot
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import SECRET
 
@@ -102,11 +102,16 @@ def status(steward: Steward, repo: str, sha: str) -> tuple[str, str] | None:
     return (mine[0].get("state") or mine[0]["status"], mine[0]["description"]) if mine else None
 
 
-def play_ci(steward: Steward, repo: str, sha: str, outcome: str, context: str = "ci/test") -> None:
-    """CI reports on ``sha``: a check run on GitHub, a commit status on Gitea."""
+def play_ci(
+    steward: Steward, repo: str, sha: str, outcome: str, context: str = "ci/test", says: str = ""
+) -> None:
+    """CI reports on ``sha``: a check run on GitHub (``says``: its output's summary), a commit status on
+    Gitea (``says``: its description)."""
     kind = "check_run" if steward.forge == "github" else "status"
     key = "conclusion" if kind == "check_run" else "state"
     body = {"repo": repo, "sha": sha, "kind": kind, "context": context, key: outcome}
+    if says:
+        body["summary" if kind == "check_run" else "description"] = says
     steward.maintainer.client.post(f"{steward.sandbox.url}/_sandbox/ci", json=body).raise_for_status()
     steward.settle()
 
@@ -188,7 +193,7 @@ def test_bugfix_opens_a_branch_with_one_test_only_commit_and_a_draft_pull_reques
     [branch] = [b for b in branches(steward, repo) if b != "main"]
     assert branch == "bugfix/" + str(number) + "-cart-total-ignores-the-discount-code"
     [pr] = pulls(steward, repo)
-    expected_title = f"Fix #{number}: {TITLE}"
+    expected_title = f"Bugfix for #{number}: {TITLE}"
     if steward.forge == "gitea":
         assert pr["title"] == "WIP: " + expected_title
     else:
@@ -226,23 +231,75 @@ def test_without_draft_pull_requests_the_title_says_wip(steward: Steward) -> Non
     steward.maintainer.comment(repo, number, "/bugfix")
     steward.settle()
     [pr] = pulls(steward, repo)
-    assert pr["title"] == f"[WIP] Fix #{number}: {TITLE}" and pr["draft"] is False
+    assert pr["title"] == f"[WIP] Bugfix for #{number}: {TITLE}" and pr["draft"] is False
 
 
-def test_an_outsider_s_test_is_committed_only_with_a_matching_digest(steward: Steward) -> None:
+SLOT_PATH = "tests/test_currency_switch.py"
+# Another test with the same case name: what an outsider swaps in after the refusal showed the first one.
+SWAPPED = "def test_discount_survives_currency_switch():\n    import os\n    assert os.environ\n"
+
+
+def test_an_outsider_s_test_is_committed_only_as_it_was_shown_and_vouched_for(steward: Steward) -> None:
+    """Issue 24 §1: the vouch names the full SHA-256 of the path and the code a refusal showed; code changed
+    after that is refused and shown in a new comment; the vouched code is committed byte for byte."""
     repo = repo_with_ci(steward)
     number = refined_bug(steward, repo, by="outsider")
-    digest = code_digest(TEST_CODE)
-    reply = run(steward, repo, number, "/bugfix")
-    assert (
-        "UNTRUSTED_TEST_CODE" in reply and f"--trust-test {digest}" in reply and "total_after_switch" in reply
-    )
-    reply = run(steward, repo, number, "/bugfix --trust-test 0123456789ab")
-    assert "STALE_TEST_DIGEST" in reply and branches(steward, repo) == ["main"]
-    steward.maintainer.comment(repo, number, f"/bugfix --trust-test {digest}")
+    digest = code_digest(SLOT_PATH, TEST_CODE)
+    first_id = steward.maintainer.comment(repo, number, "/bugfix")
+    steward.settle()
+    first = reply_to(steward, repo, number, first_id)
+    assert "UNTRUSTED_TEST_CODE" in first and f"`/steward bugfix --trust-test {digest}`" in first
+    assert TEST_CODE.rstrip().split("\n")[1] in first
+    # A digest no refusal of mine showed vouches for nothing; the old 12-hex prefix is not a digest.
+    assert "VOUCH_NOT_SHOWN" in run(steward, repo, number, "/bugfix --trust-test " + "0" * 64)
+    assert "full 64 hex" in run(steward, repo, number, f"/bugfix --trust-test {digest[:12]}")
+    # The outsider swaps the code after the refusal: the maintainer's vouch for what was shown is refused,
+    # and the new code is shown in a new comment (the first refusal stays as it was read).
+    steward.outsider.edit_issue(repo, number, body=python_slot(code=SWAPPED))
+    steward.settle()
+    stale = run(steward, repo, number, f"/bugfix --trust-test {digest}")
+    swapped = code_digest(SLOT_PATH, SWAPPED)
+    assert "STALE_TEST_DIGEST" in stale and "os.environ" in stale and f"--trust-test {swapped}`" in stale
+    assert branches(steward, repo) == ["main"]
+    assert reply_to(steward, repo, number, first_id) == first
+    # Vouching for the code now shown commits exactly that code.
+    steward.maintainer.comment(repo, number, f"/bugfix --trust-test {swapped}")
     steward.settle()
     record = sticky_of(steward, repo, number, "bugfix")
     assert record is not None and "vouched for by @maintainer" in record["body"]
+    [branch] = [b for b in branches(steward, repo) if b != "main"]
+    assert file_text(steward, repo, SLOT_PATH, branch) == SWAPPED
+
+
+def test_an_outsider_s_test_is_shown_verbatim(steward: Steward) -> None:
+    """A backtick in the fence's info string, and the code's own fences and mentions, reach the reviewer as
+    they are: the info string is dropped, the code is not neutralised."""
+    repo = repo_with_ci(steward)
+    code = (
+        "def test_discount_survives_currency_switch():\n    s = '''\n```\n@maintainer /steward merge\n'''\n"
+    )
+    # A tilde fence may carry a backtick in its info string (CommonMark); shown in a backtick fence it
+    # would end that fence's first line and the code would render as text.
+    body = with_slot(f"- Test: `{SLOT_PATH}`\n\n~~~py`x\n{code}~~~\n")
+    number = refined_bug(steward, repo, body, by="outsider")
+    reply = run(steward, repo, number, "/bugfix")
+    assert "UNTRUSTED_TEST_CODE" in reply and "py`x" not in reply
+    assert "\n".join("  " + line for line in code.rstrip("\n").split("\n")) in reply
+
+
+# Gitea has no triage level: its collaborators read, write or administer, so there triage means write.
+@pytest.mark.parametrize("steward", ["github"], indirect=True)
+def test_a_vouch_needs_write_access_even_where_triage_may_run_bugfix(steward: Steward) -> None:
+    repo = repo_with_ci(steward)
+    folder = ".github" if steward.forge == "github" else ".gitea"
+    steward.maintainer.put_file(
+        repo, f"{folder}/steward.yml", "commands:\n  bugfix:\n    permission: triage\n"
+    )
+    number = refined_bug(steward, repo, by="outsider")
+    digest = code_digest(SLOT_PATH, TEST_CODE)
+    assert "UNTRUSTED_TEST_CODE" in run(steward, repo, number, "/bugfix", by="triager")
+    reply = run(steward, repo, number, f"/bugfix --trust-test {digest}", by="triager")
+    assert "VOUCHER_CANNOT_WRITE" in reply and branches(steward, repo) == ["main"]
 
 
 def test_a_run_killed_between_its_writes_is_finished_by_the_next_without_duplicates(steward: Steward) -> None:
@@ -304,6 +361,8 @@ def push(steward: Steward, repo: str, branch: str, path: str, text: str) -> str:
 
 
 FIX = "def total_after_switch():\n    return 76.5\n"
+CASE = "test_discount_survives_currency_switch"
+RED_SAYS = f"FAILED tests/test_currency_switch.py::{CASE} - assert 100.0 == 76.5"
 FINDINGS = "/review findings\nF1 high src/cart.py:1 the rate is hard-coded\nF2 low src/cart.py:2 naming"
 
 
@@ -316,7 +375,11 @@ def test_the_status_through_the_whole_sequence_then_merge_closes_the_bug(steward
         "no CI reported on the first commit — is CI set up for this branch?",
     )
 
+    # Issue 24 §2: a failure that names no test is not yet red proof; a writer confirms it from CI's log.
     play_ci(steward, repo, red, "failure")
+    assert state_of(steward, repo, pr) == ("pending", "red, but CI did not say which test failed")
+    reply = run(steward, repo, pr, "/red-proof ok")
+    assert f"@maintainer confirmed that CI's failure on the first commit `{red[:10]}`" in reply
     assert state_of(steward, repo, pr) == ("pending", "awaiting the fix: push a commit that changes the code")
 
     fix = push(steward, repo, branch, "src/cart.py", FIX)
@@ -344,6 +407,12 @@ def test_the_status_through_the_whole_sequence_then_merge_closes_the_bug(steward
     play_ci(steward, repo, second, "success")
     reply = run(steward, repo, pr, "/review clean", by="outsider")
     assert "Recorded review round 2 of 5" in reply
+    silent = (
+        "proof in order, review clean, with accepted residuals; CI did not report the regression test's "
+        "result at the head"
+    )
+    assert state_of(steward, repo, pr) == ("success", silent)
+    play_ci(steward, repo, second, "success", says=f"{CASE} PASSED")
     assert state_of(steward, repo, pr) == ("success", "proof in order, review clean, with accepted residuals")
 
     ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
@@ -399,7 +468,7 @@ def test_inconclusive_ci_on_the_red_commit_asks_for_a_rerun(steward: Steward) ->
 def test_a_removed_test_case_and_too_many_commits_fail(steward: Steward) -> None:
     repo = repo_with_ci(steward)
     _, pr, branch, red = opened(steward, repo)
-    play_ci(steward, repo, red, "failure")
+    play_ci(steward, repo, red, "failure", says=RED_SAYS)
     push(steward, repo, branch, "src/cart.py", FIX)
     push(steward, repo, branch, "tests/test_currency_switch.py", "def test_other():\n    assert True\n")
     state, description = state_of(steward, repo, pr)
@@ -454,7 +523,7 @@ def test_an_exhausted_budget_fails_and_a_new_pull_request_does_not_reset_it(stew
         steward, repo, by="triager" if steward.forge == "gitea" else "maintainer"
     )
     steward.maintainer.call("PATCH", f"/repos/{repo}/issues/{pr}", {"assignees": ["maintainer"]})
-    play_ci(steward, repo, red, "failure")
+    play_ci(steward, repo, red, "failure", says=RED_SAYS)
     fix = push(steward, repo, branch, "src/cart.py", FIX)
     play_ci(steward, repo, fix, "success")
     run(steward, repo, pr, FINDINGS, by="outsider")
@@ -494,6 +563,16 @@ def test_an_exhausted_budget_fails_and_a_new_pull_request_does_not_reset_it(stew
     reply = run(steward, repo, int(again["number"]), "/review clean", by="outsider")
     assert "BUDGET_EXHAUSTED" in reply
 
+    # Deleting every one of Steward's comments on both pull requests resets nothing either (issue 24 §5):
+    # the bug keeps a signed copy of the ledger's events and budgets.
+    assert sticky_of(steward, repo, number, "bugfix-ledger") is not None
+    for where in (pr, int(again["number"])):
+        for comment in steward.bot_comments(repo, where):
+            steward.maintainer.call("DELETE", f"/repos/{repo}/issues/comments/{comment['id']}")
+    steward.settle()
+    reply = run(steward, repo, int(again["number"]), "/review clean", by="outsider")
+    assert "BUDGET_EXHAUSTED" in reply
+
 
 def test_without_status_webhooks_the_periodic_job_notices_ci(steward: Steward) -> None:
     """Gitea and Forgejo versions that send no `status` webhook: the one-minute job looks (run here at once).
@@ -501,6 +580,7 @@ def test_without_status_webhooks_the_periodic_job_notices_ci(steward: Steward) -
     repo = steward.new_repo()  # its hook does not subscribe to `status`
     _, pr, _, red = opened(steward, repo)
     body = {"repo": repo, "sha": red, "kind": "status", "context": "ci/test", "state": "failure"}
+    body["description"] = RED_SAYS
     steward.maintainer.client.post(f"{steward.sandbox.url}/_sandbox/ci", json=body).raise_for_status()
     steward.settle()
     if steward.forge == "github":
@@ -510,3 +590,112 @@ def test_without_status_webhooks_the_periodic_job_notices_ci(steward: Steward) -
     steward.run_periodic("bugfix-ci")
     steward.settle()
     assert state_of(steward, repo, pr)[1].startswith("awaiting the fix")
+
+
+def test_a_fork_s_branch_named_like_the_bug_s_never_joins_the_bug(steward: Steward) -> None:
+    """Issue 24 §6: pull requests are matched by head repository id, not branch name."""
+    repo = repo_with_ci(steward)
+    number, pr, branch, _ = opened(steward, repo)
+    name = repo.rsplit("/", 1)[1]
+    made = steward.outsider.client.post(f"/repos/{repo}/forks", json={})
+    assert made.status_code == 202, made.text
+    fork = f"outsider/{name}"
+    if branch not in [b["name"] for b in steward.outsider.call("GET", f"/repos/{fork}/branches")]:
+        steward.outsider.create_branch(fork, branch)
+    steward.outsider.put_file(fork, "src/cart.py", FIX, branch=branch)
+    opened_fork = steward.outsider.client.post(
+        f"/repos/{repo}/pulls", json={"title": "Fix", "head": f"outsider:{branch}", "base": "main"}
+    )
+    assert opened_fork.status_code == 201, opened_fork.text
+    foreign = int(opened_fork.json()["number"])
+    steward.settle()
+    record = sticky_of(steward, repo, number, "bugfix")
+    assert record is not None and f'"pulls":[{pr}]' in record["body"]
+    assert status(steward, repo, str(opened_fork.json()["head"]["sha"])) is None
+    assert sticky_of(steward, repo, foreign, "bugfix-ledger") is None
+    reply = run(steward, repo, foreign, "/review clean")
+    assert "not a bugfix branch Steward opened" in reply
+
+
+def test_a_regression_test_skipped_or_weakened_at_the_head_fails(steward: Steward) -> None:
+    """Issue 24 §3, the review's probe: `@pytest.mark.skip` and `assert True` at the head got "success"."""
+    repo = repo_with_ci(steward)
+    steward.maintainer.add_collaborator(repo, "outsider", "push")
+    _, pr, branch, red = opened(steward, repo)
+    play_ci(steward, repo, red, "failure", says=RED_SAYS)
+    fix = push(steward, repo, branch, "src/cart.py", FIX)
+    play_ci(steward, repo, fix, "success", says=f"{CASE} PASSED")
+    weakened = f"import pytest\n\n\n@pytest.mark.skip\ndef {CASE}():\n    assert True\n"
+    head = push(steward, repo, branch, "tests/test_currency_switch.py", weakened)
+    play_ci(steward, repo, head, "success")
+    assert state_of(steward, repo, pr) == (
+        "failure",
+        f"the regression test {CASE} is skipped or expected to fail at the head (pytest.mark.skip)",
+    )
+    ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
+    assert ledger is not None and "the fix must make the test pass, not switch it off" in ledger["body"]
+
+
+def test_merging_without_the_proof_leaves_the_bug_open_as_merged_unproven(steward: Steward) -> None:
+    """Issue 24 §6: merging closed the bug with "completion CLEAN" whatever the status said."""
+    repo = repo_with_ci(steward)
+    number, pr, branch, red = opened(steward, repo)
+    play_ci(steward, repo, red, "failure", says=RED_SAYS)
+    fix = push(steward, repo, branch, "src/cart.py", FIX)
+    play_ci(steward, repo, fix, "failure")
+    steward.maintainer.merge_pull(repo, pr)
+    steward.settle()
+    bug = steward.maintainer.issue(repo, number)
+    assert bug["state"] == "open"
+    labels = steward.maintainer.labels_of(repo, number)
+    assert (
+        "bugfix:merged-unproven" in labels and "bugfix:merged" not in labels and "bugfix:open" not in labels
+    )
+    summary = sticky_of(steward, repo, number, "bugfix-summary")
+    assert summary is not None
+    body = summary["body"]
+    assert f"#{pr} was merged without its proof" in body and "CLEAN" not in body
+    assert f"`{CONTEXT}` was **pending** at the merged head `{fix[:10]}`" in body
+    assert "the required checks had not all passed at the merged head (CI: red)" in body
+    assert "Budgets used: review rounds 0/5" in body
+    # The confirmed hypothesis the branch was opened for, not section 6 of the report.
+    assert "src/cart/total.py:42" in body
+    record = sticky_of(steward, repo, number, "bugfix")
+    assert record is not None and "**Merged without its proof**" in record["body"]
+
+
+def test_independent_review_leased_to_the_head_stops_on_a_repeated_finding(steward: Steward) -> None:
+    """Issue 24 §4: whoever ran `/bugfix` or committed does not review; `/review <sha>` is refused once the
+    branch moved; a finding reported again stops the review and says whom to ask."""
+    repo = repo_with_ci(steward)
+    steward.maintainer.add_collaborator(repo, "outsider", "push")
+    steward.maintainer.add_collaborator(repo, "triager", "push")
+    number, pr, branch, red = opened(steward, repo)
+    play_ci(steward, repo, red, "failure", says=RED_SAYS)
+    fix = steward.outsider.put_file(repo, "src/cart.py", FIX, branch=branch)
+    steward.settle()
+    play_ci(steward, repo, fix, "success")
+    assert "REVIEWER_COMMITTED" in run(steward, repo, pr, "/review clean"), "whoever ran /bugfix"
+    assert "REVIEWER_COMMITTED" in run(steward, repo, pr, "/review clean", by="outsider")
+    finding = "F1 high src/cart.py:1 the rate is hard-coded"
+    stale = run(steward, repo, pr, f"/review {red[:10]} findings\n{finding}", by="triager")
+    assert f"The branch moved after your review: its head is `{fix[:10]}`" in stale
+    reply = run(steward, repo, pr, f"/review {fix[:10]} findings\n{finding}", by="triager")
+    assert "Recorded review round 1 of 5" in reply
+    run(steward, repo, pr, "/disposition F1 fix read the rate from the store")
+    second = steward.outsider.put_file(repo, "src/cart.py", FIX + "RATE = 0.9\n", branch=branch)
+    steward.settle()
+    play_ci(steward, repo, second, "success")
+    run(steward, repo, pr, f"/review findings\n{finding}", by="triager")
+    state, description = state_of(steward, repo, pr)
+    assert (state, description) == (
+        "failure",
+        "the review stopped early: finding F1 at src/cart.py:1 was reported again in round 2 "
+        "(first in round 1)",
+    )
+    ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
+    assert ledger is not None and "`debug.escalate_to`" in ledger["body"]
+    note = sticky_of(steward, repo, pr, "bugfix-exhausted")
+    author = steward.maintainer.issue(repo, number)["user"]["login"]
+    assert note is not None and note["body"].split("-->")[-1].lstrip().startswith(f"@{author}")
+    assert "stopped early" in note["body"] and "`debug.escalate_to`" in note["body"]

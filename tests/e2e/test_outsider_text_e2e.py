@@ -28,7 +28,7 @@ def hostile_bug() -> str:
 
 def acting(text: str) -> dict[str, list[str]]:
     """What in ``text`` acts and comes from the hostile text: Steward's own mentions are of real logins, and
-    its own closing reference is to the bug it fixes (#4, "Fix #4: <title>")."""
+    its only reference is to the bug it fixes (#4, "Bugfix for #4: <title>", which closes nothing)."""
     found = live_parts(text)
     return {
         "mention": [m for m in found["mention"] if m.lower() in ("@maint2", "@acme/everyone")],
@@ -58,7 +58,10 @@ def test_merging_the_bugfix_closes_nothing_the_text_named_and_mentions_nobody(st
 
     steward.maintainer.merge_pull(repo, pr)
     steward.settle()
-    assert steward.maintainer.issue(repo, number)["state"] == "closed", "Steward closes the bug itself"
+    # Merged without its proof (no CI was played): Steward leaves the bug open (issue 24 §6), and nothing the
+    # bug's text or Steward's own title says closes it either.
+    assert steward.maintainer.issue(repo, number)["state"] == "open"
+    assert "bugfix:merged-unproven" in steward.maintainer.labels_of(repo, number)
     states = {n: steward.maintainer.issue(repo, n)["state"] for n in (1, 2, 3)}
     assert states == {1: "open", 2: "open", 3: "open"}, "the outsider's closing keywords did nothing"
     summary = sticky_of(steward, repo, number, "bugfix-summary")

@@ -234,3 +234,19 @@ def test_permissions_a_capability_checks_itself_are_configurable_too() -> None:
     assert done.returncode == 0, done.stdout
     printed = json.loads(_steward("config-schema").stdout)
     assert "gate-override" in printed["properties"]["commands"]["propertyNames"]["enum"]
+
+
+@pytest.mark.parametrize(
+    ("command", "permission"),
+    [("accept-gap", "triage"), ("gate-override", "anyone"), ("init", "author"), ("red-proof", "triage")],
+)
+def test_a_privileged_act_below_its_floor_is_an_error_with_the_reason(command: str, permission: str) -> None:
+    """Issue 24: configuration cannot lower the floor of a privileged act; Steward uses the floor anyway."""
+    parsed = parse(f"commands:\n  {command}:\n    permission: {permission}\n")
+    assert not parsed.valid
+    [error] = parsed.errors
+    assert error.path == f"commands.{command}.permission" and error.line == 3
+    assert "at least `write`" in error.message and f"`{permission}` is below" in error.message
+    lowered = HandlerSettings.model_validate({"commands": {command: {"permission": permission}}})
+    assert lowered.permission(command, "maintain") == "write"
+    assert parse(f"commands:\n  {command}:\n    permission: admin\n").valid

@@ -1,0 +1,287 @@
+"""The `steward/regression-first` status and the ledger comment of a bugfix pull request: read the evidence
+(the commits, CI, the ledger's events in Steward's replies), evaluate it, write only what differs.
+
+Level-triggered: each function reads the current state and writes only what differs, so a replayed delivery
+or a re-run job writes nothing new, and a job killed between two writes is finished by the next run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot import neutralise, sticky
+from bot.context import EventContext
+from bot.forge import CIOutcome, Comment, Commit, Issue, PullRequest
+from handlers.bugfix import inputs
+from handlers.bugfix.ledger import Budgets, Event, Ledger, event_from_json, event_to_json, fold
+from handlers.bugfix.proof import check_proof, head_report, red_names_test
+from handlers.bugfix.record import (
+    EXHAUSTED_KIND,
+    EXHAUSTED_LABEL,
+    GAP_LABEL,
+    LEDGER_KIND,
+    Record,
+    add_label,
+    settings_of,
+)
+from handlers.bugfix.render import exhausted_note, ledger_text
+from handlers.bugfix.slot import case_names
+from handlers.bugfix.status import CONTEXT, BranchCommit, RegressionStatus, StatusInput, evaluate, red_commit
+
+# Commits read per pull request (each needs a call for its files); more than this fails the status anyway.
+MAX_COMMITS = 30
+# The ledger comment's copy of the events stays well inside a comment (DESIGN §3.11).
+MAX_LEDGER_DATA = 30_000
+_REPLY_HEAD = "<!-- steward:reply:"
+
+
+@dataclass
+class Evidence:
+    commits: list[BranchCommit]
+    red_sha: str
+    red_ci: CIOutcome | None
+    head_ci: CIOutcome | None
+    ledger: Ledger
+    status: RegressionStatus
+    bug: Issue
+    comments: dict[int, list[Comment]] = field(default_factory=dict)
+
+
+async def read_commits(ctx: EventContext, pull: PullRequest) -> list[BranchCommit]:
+    """The pull request's commits, oldest first along the head's first parents (forges list them in
+    different orders), each with the files it changed."""
+    listed = await ctx.forge.list_pr_commits(ctx.repo, pull.number)
+    by_sha = {c.sha: c for c in listed}
+    chain: list[Commit] = []
+    sha: str | None = pull.head_sha if pull.head_sha in by_sha else (listed[-1].sha if listed else None)
+    while sha is not None and sha in by_sha and len(chain) <= len(listed):
+        chain.append(by_sha[sha])
+        sha = by_sha[sha].parents[0] if by_sha[sha].parents else None
+    chain.reverse()
+    out: list[BranchCommit] = []
+    for i, c in enumerate(chain):
+        files = c.files
+        if not files and i < MAX_COMMITS:
+            files = (await ctx.forge.get_commit(ctx.repo, c.sha)).files
+        out.append(BranchCommit(c.sha, c.parents, files, c.author_login or c.author_name))
+    return out
+
+
+@dataclass(frozen=True)
+class LedgerSources:
+    """What the ledger is re-derived from: each accepted command's event, and the budgets. Every event and
+    the budgets are kept twice — in the command's reply and in each ledger comment's data block — so editing
+    or deleting one of Steward's comments resets nothing: an event counts when either copy holds it, and a
+    budget is the lowest either copy says."""
+
+    events: list[Event]
+    budgets: Budgets
+
+
+def _lowest(a: Budgets, b: Budgets) -> Budgets:
+    return Budgets(
+        min(a.review_rounds, b.review_rounds),
+        min(a.fix_cycles, b.fix_cycles),
+        min(a.no_verdict_retries, b.no_verdict_retries),
+    )
+
+
+async def ledger_events(
+    ctx: EventContext, number: int, record: Record, cache: dict[int, list[Comment]]
+) -> LedgerSources:
+    """The ledger's sources on the bug and on each of its pull requests (the ledger belongs to the bug):
+    those the record lists, and the newest of the bug's branch in this repository (matched by head
+    repository id, so a fork's branch of the same name is never one). The bug itself holds a copy of the
+    ledger's events and budgets, so editing the record's list of pull requests resets nothing. Only
+    Steward's own comments count."""
+    found: list[Event] = []
+    budgets = record.budgets
+    ledger_head = sticky.marker(LEDGER_KIND, str(number))
+    newest = await ctx.forge.find_pull_request(ctx.repo, record.branch, state="all")
+    extra = (newest.number,) if newest is not None and not newest.from_fork else ()
+    verifier = await ctx.verifier()
+    blocks = trusted = 0
+    for where in dict.fromkeys((number, *record.pulls, *extra)):
+        if where not in cache:
+            cache[where] = await ctx.forge.list_comments(ctx.repo, where)
+        for comment in cache[where]:
+            if comment.author.casefold() != ctx.me.login.casefold():
+                continue
+            body = comment.body.lstrip()
+            head = sticky.marker_of(body) if body.startswith((_REPLY_HEAD, ledger_head)) else None
+            if head is None:
+                continue
+            # Each reply's block verifies on its own: one forged or deleted comment changes nothing.
+            checked = await verifier.comment(comment, head[0], head[1], expect_data=False)
+            blocks += checked.outcome != "missing"
+            data = checked.trusted
+            if not isinstance(data, Mapping) or data.get("bug") != number:
+                continue
+            trusted += 1
+            if body.startswith(ledger_head):
+                budgets = _lowest(budgets, Budgets.from_json(data.get("budgets"), budgets))
+                raw_events = data.get("events")
+                for raw in raw_events if isinstance(raw_events, list) else ():
+                    event = event_from_json(raw)
+                    if event is not None:
+                        found.append(event)
+                continue
+            event = event_from_json(data.get("bugfix"))
+            if event is not None:
+                found.append(event)
+    if blocks and not trusted:
+        budgets = Budgets(0, 0, 0)  # nothing Steward wrote verifies: the budgets count as spent
+    return LedgerSources(found, budgets)
+
+
+def ledger_data(number: int, ledger: Ledger) -> dict[str, Any] | None:
+    """The ledger comment's data block: the budgets and every event (None when it would not fit)."""
+    events = [
+        *(event_to_json(e) for e in ledger.rounds),
+        *(event_to_json(e) for e in ledger.dispositions),
+        *(event_to_json(e) for e in ledger.gaps),
+        *(event_to_json(e) for e in ledger.red_proofs),
+    ]
+    data = {"bug": number, "budgets": ledger.budgets.to_json(), "events": events}
+    return (
+        data
+        if len(sticky.encode_data(data)) < MAX_LEDGER_DATA
+        else {"bug": number, "budgets": data["budgets"]}
+    )
+
+
+async def assess(
+    ctx: EventContext,
+    pull: PullRequest,
+    number: int,
+    record: Record,
+    cache: dict[int, list[Comment]] | None = None,
+) -> Evidence:
+    forge, repo = ctx.forge, ctx.repo
+    settings = settings_of(ctx)
+    cache = {} if cache is None else cache
+    commits = await read_commits(ctx, pull)
+    red = red_commit(commits)
+    required = settings.required_contexts
+    red_state = await forge.ci_state(repo, red.sha, required) if red else None
+    # Nothing reported at all reads "pending" from the forge; None lets the status say "no CI reported".
+    red_ci = red_state.verdict if red_state is not None and red_state.contexts else None
+    head_ci = (await forge.ci_state(repo, pull.head_sha, required)).verdict
+    red_file = await forge.read_file(repo, record.path, ref=red.sha) if red else None
+    head_file = await forge.read_file(repo, record.path, ref=pull.head_sha)
+    red_text = red_file.content.decode("utf-8", "replace") if red_file else None
+    head_text = head_file.content.decode("utf-8", "replace") if head_file else None
+    red_cases = case_names(record.path, red_text) if red_text is not None else frozenset()
+    head_cases = case_names(record.path, head_text) if head_text is not None else None
+    problem = check_proof(path=record.path, vouched=record.code, red_text=red_text, head_text=head_text)
+    regression_cases = sorted(case_names(record.path, record.code)) if record.code else []
+    reports = await forge.ci_reports(repo, pull.head_sha) if regression_cases else []
+    at_head = head_report(reports, regression_cases) if regression_cases else None
+    named: bool | None = None
+    if red_state is not None and red_ci == "red" and regression_cases:
+        failing = {c for c, o in red_state.contexts.items() if o == "red" and (not required or c in required)}
+        only_ours = red_cases <= set(regression_cases)
+        named = red_names_test(
+            [r for r in await forge.ci_reports(repo, red_state.sha) if r.context in failing],
+            regression_cases,
+            record.path if only_ours else "",
+        )
+    sources = await ledger_events(ctx, number, record, cache)
+    ledger = fold(sources.budgets, sources.events)
+    bug = await forge.get_issue(repo, number)
+    root = await inputs.root_cause(ctx, repo, bug, record.hypothesis or None)
+    status = evaluate(
+        StatusInput(
+            commits=commits,
+            test_globs=settings.test_globs,
+            test_path=record.path,
+            red_ci=red_ci,
+            head_ci=head_ci,
+            red_cases=red_cases,
+            head_cases=head_cases,
+            max_commits_after_red=settings.max_commits_after_red,
+            ledger=ledger,
+            root_cause_evidenced=root.evidenced,
+            root_cause_note=root.detail,
+            proof_problem=problem,
+            head_report=at_head,
+            red_named=named,
+            red_confirmed_by=ledger.red_confirmed_by(red.sha) if red else "",
+            escalate_to=tuple(ctx.settings.debug.escalate_to),
+            bug_author=bug.author,
+        )
+    )
+    return Evidence(commits, red.sha if red else "", red_ci, head_ci, ledger, status, bug, cache)
+
+
+async def sync_pull(
+    ctx: EventContext,
+    pull: PullRequest,
+    number: int,
+    record: Record,
+    cache: dict[int, list[Comment]] | None = None,
+) -> Evidence:
+    """Recompute the status of the pull request's head, its ledger comment, and the labels they mirror."""
+    ev = await assess(ctx, pull, number, record, cache)
+    if pull.state != "open":
+        return ev
+    text = ledger_text(
+        number=number,
+        status=ev.status,
+        ledger=ev.ledger,
+        red_sha=ev.red_sha,
+        head_sha=pull.head_sha,
+        red_ci=ev.red_ci or "",
+        head_ci=ev.head_ci or "",
+    )
+    written = await ctx.upsert_sticky(
+        LEDGER_KIND,
+        str(number),
+        text,
+        data=ledger_data(number, ev.ledger),
+        number=pull.number,
+        comments=ev.comments.get(pull.number),
+    )
+    await ctx.forge.set_commit_status(
+        ctx.repo, pull.head_sha, CONTEXT, ev.status.state, ev.status.description, written.comment.html_url
+    )
+    # The copy on the bug: the events and budgets outlive the pull request and the record's list of them
+    # (written once there is an event to keep).
+    ledger = ev.ledger
+    if ledger.rounds or ledger.dispositions or ledger.gaps or ledger.red_proofs:
+        await ctx.upsert_sticky(
+            LEDGER_KIND,
+            str(number),
+            f"The review ledger of this bug's fix is on #{pull.number} "
+            f"([ledger]({written.comment.html_url})); this copy keeps its events and budgets with the bug.",
+            data=ledger_data(number, ev.ledger),
+            number=number,
+            comments=ev.comments.get(number),
+        )
+    if ev.ledger.gaps:
+        await add_label(ctx, number, GAP_LABEL, ev.bug.labels)
+    if ev.ledger.exhausted:
+        await add_label(ctx, number, EXHAUSTED_LABEL, ev.bug.labels)
+        await add_label(ctx, pull.number, EXHAUSTED_LABEL, pull.labels)
+        # The bug's author and the pull request's assignees decide how it goes on (whoever ran `/bugfix`
+        # when nobody is assigned).
+        mentions = [ev.bug.author, *(pull.assignees or (record.opened_by,))]
+        note = exhausted_note(mentions, ev.ledger, written.comment.html_url, number)
+        await ctx.upsert_sticky(
+            EXHAUSTED_KIND, str(number), note, number=pull.number, comments=ev.comments.get(pull.number)
+        )
+    elif ev.status.code == "REVIEW_STOPPED":
+        # Whom to ask (`debug.escalate_to`) and the bug's author: Steward's own mentions of real logins.
+        names = [*(w.lstrip("@") for w in ctx.settings.debug.escalate_to), ev.bug.author]
+        who = " ".join(f"@{n}" for n in dict.fromkeys(names) if n)
+        note = (
+            f"{who}: the review of bug #{number} stopped early — {neutralise.inert(ev.ledger.stop_reason)}. "
+            "A finding that comes back means the fix does not address it: decide how this bug goes on "
+            f"(`debug.escalate_to` names whom to ask). [Ledger]({written.comment.html_url})"
+        )
+        await ctx.upsert_sticky(
+            EXHAUSTED_KIND, str(number), note, number=pull.number, comments=ev.comments.get(pull.number)
+        )
+    return ev

@@ -1,0 +1,205 @@
+"""`/bugfix` on a bug: the gate, then the record, the branch with its red commit, the draft pull request and
+the label, each found before it is made (a second run finds them all and says so)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from bot.context import CommandContext, CommandError, EventContext
+from bot.forge import Comment, FileChange, Issue, PermissionDenied, permission_at_least
+from bot.permissions import PermissionsUnreadable
+from handlers.bugfix import inputs
+from handlers.bugfix.evidence import sync_pull
+from handlers.bugfix.gate import (
+    SHOWS_CODE,
+    BugfixRequest,
+    GateInput,
+    Refusal,
+    branch_name,
+    check_gate,
+    pull_title,
+    red_message,
+    valid_branch,
+)
+from handlers.bugfix.record import (
+    OPEN_LABEL,
+    Record,
+    add_label,
+    budgets_of,
+    find_record,
+    opened_of,
+    settings_of,
+    shown_code,
+    write_record,
+)
+from handlers.bugfix.render import branch_url, pull_body, refusal_text
+from handlers.bugfix.slot import RegressionSlot, code_digest, parse_slot, recipe_part, with_test
+
+
+async def _author_can_write(ctx: EventContext, author: str) -> bool:
+    try:
+        level = await ctx.forge.permission_of(ctx.repo, author)
+    except PermissionDenied:
+        raise PermissionsUnreadable(ctx.repo) from None
+    return permission_at_least(level, "write")
+
+
+async def _refuse(ctx: CommandContext, refusals: Sequence[Refusal], slot: RegressionSlot) -> None:
+    """The gate's refusal. One that shows the issue's test code keeps the exact path and code it showed
+    (what `--trust-test` can vouch for) and is a new comment whenever the code shown differs: a refusal a
+    maintainer may have read is never edited to show other code."""
+    text = f"@{ctx.actor}: {refusal_text(refusals)}"
+    if not any(r.code in SHOWS_CODE for r in refusals) or slot.path is None or slot.code is None:
+        raise CommandError(refusal_text(refusals))
+    digest = code_digest(slot.path, slot.code)
+    data = {"bug": ctx.number, "bugfix-shown": {"path": slot.path, "code": slot.code, "digest": digest}}
+    await ctx.react("confused")
+    await ctx.upsert_sticky("reply", f"{ctx.reply_key}-{digest[:16]}", text, data=data)
+    ctx.replied = True
+
+
+async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
+    """`/bugfix`: the gate, then (each step found before it is made) the record, the branch with its red
+    commit, the draft pull request, the label; a second run finds them all and says so."""
+    forge, repo, number = ctx.forge, ctx.repo, ctx.number
+    settings = settings_of(ctx)
+    issue = await forge.get_issue(repo, number)
+    comments = await forge.list_comments(repo, number)
+    _, record = await find_record(ctx, comments, number)
+    repository = await forge.get_repo(repo)
+    if record is not None and await forge.get_branch(repo, record.branch) is not None:
+        await _resume(ctx, issue, record, repository.html_url, comments)
+        return
+    slot = parse_slot(issue.body)
+    verdict = inputs.refinement_verdict(comments, bot_login=ctx.me.login, number=number)
+    root = await inputs.root_cause(ctx, repo, issue, request.hypothesis)
+    shown = await shown_code(ctx, comments, request.trust_digest) if request.trust_digest else None
+    result = check_gate(
+        GateInput(
+            verdict=verdict.status if verdict else None,
+            blockers=verdict.blockers if verdict else (),
+            slot=slot,
+            test_globs=settings.test_globs,
+            author=issue.author,
+            author_can_write=await _author_can_write(ctx, issue.author),
+            trust_digest=request.trust_digest,
+            unresolved_forks=await inputs.unresolved_forks(ctx, repo, number),
+            root_cause=root,
+            prefix=ctx.prefix,
+            shown=shown,
+            # Vouching has a floor configuration cannot lower: `commands.bugfix` may let triage run
+            # `/bugfix`, never vouch.
+            voucher_can_write=await _author_can_write(ctx, ctx.actor) if request.trust_digest else True,
+            max_test_chars=settings.max_test_chars,
+        )
+    )
+    if not result.passed:
+        await _refuse(ctx, result.refusals, slot)
+        return
+    assert slot.path is not None and slot.code is not None and slot.digest is not None
+    # Vouched code is committed as it was shown (equal to the issue's now: the gate compared the digests).
+    code = shown.code if shown is not None else slot.code
+    base = request.base or (record.base if record else "") or repository.default_branch
+    if not valid_branch(base) or await forge.get_branch(repo, base) is None:
+        raise CommandError(
+            f"there is no branch `{base}` to start from. Name an existing one: `--base <branch>`."
+        )
+    branch = record.branch if record else branch_name(settings.branch_prefix, number, issue.title)
+    if record is None and await forge.get_branch(repo, branch) is not None:
+        # Steward writes its record before the branch, so a branch without one was made by someone else.
+        raise CommandError(
+            f"a branch `{branch}` exists already and is not a bugfix branch Steward opened. Delete or rename "
+            f"it, then run `/{ctx.prefix} bugfix` again."
+        )
+    record = Record(
+        branch=branch,
+        base=base,
+        path=slot.path,
+        digest=slot.digest,
+        code=code,
+        # Budgets belong to the bug, fixed at its first /bugfix: a later configuration does not raise them.
+        budgets=record.budgets if record else budgets_of(settings),
+        pulls=record.pulls if record else (),
+        trusted_by=ctx.actor if request.trust_digest else "",
+        opened_by=ctx.actor,
+        hypothesis=request.hypothesis or (record.hypothesis if record else ""),
+    )
+    # The record first: a job killed after this finds it (and the budgets) on the next run.
+    await write_record(
+        ctx, number, record, opened_of(ctx, number, record, None, repository.html_url), comments
+    )
+    existing = await forge.read_file(repo, slot.path, ref=base)
+    content = with_test(existing.content.decode("utf-8", "replace") if existing else None, code)
+    red = await forge.commit_files(
+        repo,
+        base=base,
+        branch=record.branch,
+        files=[FileChange(slot.path, content.encode("utf-8"))],
+        message=red_message(number, root.hypothesis),
+    )
+    record = replace(record, red=red.sha)
+    await _resume(ctx, issue, record, repository.html_url, None, fresh=True, hypothesis=root.hypothesis)
+
+
+async def _resume(
+    ctx: CommandContext,
+    issue: Issue,
+    record: Record,
+    html_url: str,
+    comments: list[Comment] | None,
+    *,
+    fresh: bool = False,
+    hypothesis: str | None = None,
+) -> None:
+    """The branch exists: find or open its pull request, bring the record and the label up to date, reply."""
+    forge, repo, number = ctx.forge, ctx.repo, issue.number
+    for previous in reversed(record.pulls):
+        earlier = await forge.get_pull_request(repo, previous)
+        if earlier.merged:
+            await ctx.reply(
+                f"This bug's fix was merged already in #{earlier.number} (branch `{record.branch}`): nothing "
+                "to do."
+            )
+            return
+    pull = await forge.find_pull_request(repo, record.branch)
+    opened_now = pull is None
+    if pull is None:
+        pull = await forge.open_pull_request(
+            repo,
+            head=record.branch,
+            base=record.base,
+            title=pull_title(number, issue.title),
+            body=pull_body(
+                number,
+                recipe_part(issue.body, "5.3"),
+                inputs.hypothesis_of(issue.body) if hypothesis is None else hypothesis,
+                record.path,
+            ),
+            draft=True,
+        )
+    if pull.number not in record.pulls:
+        record = replace(record, pulls=(*record.pulls, pull.number))
+    evidence = await sync_pull(ctx, pull, number, record)
+    record = replace(record, red=evidence.red_sha or record.red)
+    await write_record(ctx, number, record, opened_of(ctx, number, record, pull, html_url), comments)
+    await add_label(ctx, number, OPEN_LABEL, issue.labels)
+    link = (
+        f"[`{record.branch}`]({branch_url(html_url, record.branch, ctx.event.forge)})"
+        if html_url
+        else f"`{record.branch}`"
+    )
+    if fresh:
+        # The record comment just written says it all (branch, pull request, what comes next): a reply
+        # beside it would say the same twice. The command gets its 👍.
+        pass
+    elif opened_now:
+        await ctx.reply(
+            f"The bugfix branch {link} exists already; I opened the draft pull request #{pull.number} for "
+            "it. The bug's review ledger and budget carry on from before."
+        )
+    else:
+        await ctx.reply(
+            f"The bugfix branch {link} and its pull request #{pull.number} exist already: nothing new was "
+            "written. Push the fix to the branch; the pull request's ledger says what is missing next."
+        )
