@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast, get_args
 
+from bot import neutralise
 from handlers.bugfix.gate import Refusal, UsageError
 
 Severity = Literal["critical", "high", "medium", "low", "info"]
@@ -428,11 +429,13 @@ def parse_findings(lines: Iterable[str]) -> tuple[Finding, ...]:
                 f"`{ident[:30]}` is not a finding id (a letter, then letters, digits, `-`, `_`, `.`)"
             )
         if severity.lower() not in SEVERITIES:
-            raise UsageError(f"`{severity[:20]}` is not a severity: use {', '.join(SEVERITIES)}")
+            raise UsageError(
+                f"{neutralise.code(severity, 20)} is not a severity: use {', '.join(SEVERITIES)}"
+            )
         if not _LOCATION.match(location):
-            raise UsageError(f"`{location[:60]}` is not a location `path:line`")
+            raise UsageError(f"{neutralise.code(location, 60)} is not a location `path:line`")
         if ident.casefold() in seen:
-            raise UsageError(f"finding `{ident}` is listed twice")
+            raise UsageError(f"finding {neutralise.code(ident, 40)} is listed twice")
         seen.add(ident.casefold())
         out.append(Finding(ident, cast(Severity, severity.lower()), location, text.strip()[:500]))
         if len(out) > MAX_FINDINGS:
@@ -487,7 +490,9 @@ def parse_disposition(args: Sequence[str], text: str) -> tuple[str, Disposition,
         raise UsageError("write `/disposition <id> fix|low|out-of-scope|unvalidated <reason>`")
     ident, disposition, reason = words
     if disposition.lower() not in DISPOSITIONS:
-        raise UsageError(f"`{disposition[:20]}` is not a disposition: use {', '.join(DISPOSITIONS)}")
+        raise UsageError(
+            f"{neutralise.code(disposition, 20)} is not a disposition: use {', '.join(DISPOSITIONS)}"
+        )
     return ident, cast(Disposition, disposition.lower()), reason.strip()[:500]
 
 
