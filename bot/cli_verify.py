@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 from bot import sticky
+from bot.cli_args import TARGET, Parser, Usage, target_parser
 from bot.forge import Forge, ForgeError, ForgeKind, RepoRef
 from bot.settings import Settings
 from bot.signing import Keyring, verifying_keyring
@@ -29,30 +29,16 @@ EXIT_OK = 0
 EXIT_UNVERIFIED = 1
 EXIT_USAGE = 2
 EXIT_FORGE = 3
-_TARGET = re.compile(r"^(?:(?P<kind>github|gitea):)?(?P<repo>[^/\s#]+/[^/\s#]+)#(?P<number>\d+)$")
 _DATA = "<!-- steward:data "
 
 
-class _Usage(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise _Usage(f"{self.prog}: {message}")
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="steward verify",
-        description="Check every Steward record on an issue or pull request from the forge alone, with only "
+def _parser() -> Parser:
+    parser = target_parser(
+        "steward verify",
+        "Check every Steward record on an issue or pull request from the forge alone, with only "
         "the public key. Exit 0 all verify, 1 some do not, 2 bad arguments, 3 forge unreachable.",
+        json_help="print the results as JSON",
     )
-    parser.add_argument(
-        "target", metavar="OWNER/REPO#N", help="the issue or pull request (gitea:OWNER/REPO#N)"
-    )
-    parser.add_argument("--forge", choices=("github", "gitea"), help="which forge, when both are configured")
-    parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument(
         "--public-key",
         metavar="FILE",
@@ -154,10 +140,10 @@ async def _run(
 def main(argv: Sequence[str]) -> int:
     try:
         args = _parser().parse_args(list(argv))
-    except _Usage as exc:
+    except Usage as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
-    found = _TARGET.match(args.target)
+    found = TARGET.match(args.target)
     if found is None:
         print(f"steward verify: expected OWNER/REPO#N, got {args.target!r}", file=sys.stderr)
         return EXIT_USAGE

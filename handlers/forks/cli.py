@@ -10,14 +10,13 @@ read from its default branch.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import re
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
 
+from bot.cli_args import TARGET, Parser, Usage, target_parser
 from bot.forge import Forge, ForgeError, ForgeKind, RepoRef
 from bot.permissions import PermissionsUnreadable
 from bot.repo_config import CONFIG_PATHS, merge, parse
@@ -28,29 +27,15 @@ EXIT_RESOLVED = 0
 EXIT_UNRESOLVED = 1
 EXIT_USAGE = 2
 EXIT_FORGE = 3
-_TARGET = re.compile(r"^(?:(?P<kind>github|gitea):)?(?P<repo>[^/\s#]+/[^/\s#]+)#(?P<number>\d+)$")
 
 
-class _Usage(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise _Usage(f"{self.prog}: {message}")
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="steward forks",
-        description="Check the design-fork records of an issue or pull request from the forge alone. Exit 0 "
+def _parser() -> Parser:
+    parser = target_parser(
+        "steward forks",
+        "Check the design-fork records of an issue or pull request from the forge alone. Exit 0 "
         "when every fork is resolved (or none is listed), 1 otherwise, 2 bad arguments, 3 forge unreadable.",
+        json_help="print the verdict as JSON",
     )
-    parser.add_argument(
-        "target", metavar="OWNER/REPO#N", help="the issue or pull request (gitea:OWNER/REPO#N)"
-    )
-    parser.add_argument("--forge", choices=("github", "gitea"), help="which forge, when both are configured")
-    parser.add_argument("--json", action="store_true", help="print the verdict as JSON")
     return parser
 
 
@@ -173,10 +158,10 @@ async def _run(kind: ForgeKind, repo: RepoRef, number: int, as_json: bool, setti
 def main(argv: Sequence[str]) -> int:
     try:
         args = _parser().parse_args(list(argv))
-    except _Usage as exc:
+    except Usage as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
-    found = _TARGET.match(args.target)
+    found = TARGET.match(args.target)
     if found is None:
         print(f"steward forks: expected OWNER/REPO#N, got {args.target!r}", file=sys.stderr)
         return EXIT_USAGE
