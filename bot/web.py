@@ -241,6 +241,11 @@ class Receiver:
             return _answer(d.forge, event_label, "ignored", 202, {"ignored": str(exc)})
         except MalformedPayload as exc:
             return _answer(d.forge, event_label, "bad_request", 400, {"error": str(exc)})
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+            # A field of an unexpected type that the normaliser did not foresee: still the sender's bad input
+            # (DESIGN §3.7), answered 400 and logged so the normaliser can learn it — never a 500.
+            log.warning("malformed payload", event=event_label, error=type(exc).__name__)
+            return _answer(d.forge, event_label, "bad_request", 400, {"error": "the payload is malformed"})
         return await self._enqueue(event, started)
 
     async def _enqueue(self, event: Event, started: float) -> Response:

@@ -286,7 +286,7 @@ async def test_an_override_counts_only_as_its_command_comment_and_its_authors_pe
 
 
 async def test_who_may_override_and_where() -> None:
-    forge = FakeForge(permissions={"tom": "triage", "maria": "maintain"})
+    forge = FakeForge(permissions={"tom": "triage", "wendy": "write", "maria": "maintain"})
     forge.milestone(1)
     item = forge.add("open", "open")
     board = await opened_dashboard(forge)
@@ -299,9 +299,13 @@ async def test_who_may_override_and_where() -> None:
     with pytest.raises(CommandError, match="needs a reason"):
         await gate_command(command_context(forge, board, "gate override", actor="maria"))
     assert sticky.unverified_data(forge.issues[board].body)["override"] is None
-    relaxed = HandlerSettings.model_validate({"commands": {"gate-override": {"permission": "triage"}}})
-    await gate_command(command_context(forge, board, "gate override because", actor="tom", settings=relaxed))
-    assert sticky.unverified_data(forge.issues[board].body)["override"]["by"] == "tom"
+    # A repository may lower the permission, but not below the floor of a privileged act (write).
+    too_low = HandlerSettings.model_validate({"commands": {"gate-override": {"permission": "triage"}}})
+    with pytest.raises(CommandError, match=r"write access or more; your access .* `triage`"):
+        await gate_command(command_context(forge, board, "gate override now", actor="tom", settings=too_low))
+    relaxed = HandlerSettings.model_validate({"commands": {"gate-override": {"permission": "write"}}})
+    await gate_command(command_context(forge, board, "gate override now", actor="wendy", settings=relaxed))
+    assert sticky.unverified_data(forge.issues[board].body)["override"]["by"] == "wendy"
 
 
 async def test_gate_answers_anyone_and_changes_nothing() -> None:

@@ -30,6 +30,7 @@ INVOCATIONS = {
     "decide": "decide F1 Use CSV.",
     "reopen-fork": "reopen-fork F1 We need JSON too.",
     "drop-fork": "drop-fork F1 Not a question any more.",
+    "red-proof": "red-proof ok",
     "init": "init",
     "bugfix": "bugfix",
     "review": "review clean",
