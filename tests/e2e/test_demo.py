@@ -91,7 +91,11 @@ def test_the_full_tour_shows_each_scene_outcome_on_both_forges() -> None:
         assert "a confirmation needs evidence that points at code" in part
         assert "**this investigation needs a human.**" in part and "labels: bug, needs-human" in part
         assert "**Root cause evidenced** by H4" in part
-        # Regression-first bugfix: the self-review refused with its reason on screen, the fix merged.
-        assert "whoever fixes does not judge the fix" in part
-        assert "commit status steward/regression-first: success" in part
-        assert "**Fixed in #16** (merged)" in part and "bugfix:merged" in part
+        # Regression-first bugfix: the self-review refused with its reason on screen (Steward's reply, not
+        # just the narration), the proof in order after an independent review, then a weakened test failing
+        # it, and a merge without the proof leaving the bug open.
+        assert "does not judge it. Ask another person with write access to review." in part
+        assert "commit status steward/regression-first: success — proof in order, review clean" in part
+        assert "commit status steward/regression-first: failure — the regression test" in part
+        assert "is skipped or expected to fail at the head" in part
+        assert "was merged without its proof**" in part and "bugfix:merged-unproven" in part
