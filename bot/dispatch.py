@@ -125,7 +125,7 @@ async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:
     if ctx.event.action == "edited" and sender and sender.casefold() != comment.author.casefold():
         # Anyone with write access may edit anyone's comment: a command added that way would run with the
         # comment author's authority. It runs only from its author's own hand (DESIGN §3.13).
-        if _commands_of(ctx, prefix):
+        if await _commands_of(ctx, prefix):
             await ctx.upsert_sticky(
                 "reply",
                 f"{comment.id}-edited-by-other",

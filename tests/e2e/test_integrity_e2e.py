@@ -306,3 +306,16 @@ def test_deleting_the_dashboard_record_does_not_settle_a_blocked_closure(steward
         "was changed by @outsider; it was rebuilt" in note or "could not be verified; it was rebuilt" in note
     )
     assert "<!-- steward:sig v1 " in dashboard(steward, repo)["body"]
+
+
+def test_editing_someone_s_comment_without_adding_a_command_gets_no_refusal(steward: Steward) -> None:
+    """Only a command added by someone else's edit is refused; a maintainer fixing a typo in another person's
+    comment (no command in it) gets no reply. (The check once tested an un-awaited coroutine, always true.)"""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    number = m.open_issue(repo, "Typo")
+    said = steward.outsider.comment(repo, number, "The buton does nothing.")
+    steward.settle()
+    m.edit_comment(repo, said, "The button does nothing.")
+    steward.settle()
+    assert [c for c in steward.bot_comments(repo, number) if "-edited-by-other -->" in c["body"]] == []
