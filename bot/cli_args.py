@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
+from collections.abc import Sequence
 from typing import NoReturn
 
 TARGET = re.compile(r"^(?:(?P<kind>github|gitea):)?(?P<repo>[^/\s#]+/[^/\s#]+)#(?P<number>\d+)$")
@@ -28,3 +30,18 @@ def target_parser(prog: str, description: str, *, json_help: str) -> Parser:
     parser.add_argument("--forge", choices=("github", "gitea"), help="which forge, when both are configured")
     parser.add_argument("--json", action="store_true", help=json_help)
     return parser
+
+
+def read_target(parser: Parser, argv: Sequence[str]) -> tuple[argparse.Namespace, re.Match[str]] | None:
+    """The parsed arguments and the target's match, or None once it has printed why they are wrong (the
+    command then exits with its usage code)."""
+    try:
+        args = parser.parse_args(list(argv))
+    except Usage as exc:
+        print(exc, file=sys.stderr)
+        return None
+    found = TARGET.match(args.target)
+    if found is None:
+        print(f"{parser.prog}: expected OWNER/REPO#N, got {args.target!r}", file=sys.stderr)
+        return None
+    return args, found

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot import sticky
-from bot.cli_args import TARGET, Parser, Usage, target_parser
+from bot.cli_args import Parser, read_target, target_parser
 from bot.forge import Forge, ForgeError, ForgeKind, RepoRef
 from bot.settings import Settings
 from bot.signing import Keyring, verifying_keyring
@@ -138,15 +138,10 @@ async def _run(
 
 
 def main(argv: Sequence[str]) -> int:
-    try:
-        args = _parser().parse_args(list(argv))
-    except Usage as exc:
-        print(exc, file=sys.stderr)
+    read = read_target(_parser(), argv)
+    if read is None:
         return EXIT_USAGE
-    found = TARGET.match(args.target)
-    if found is None:
-        print(f"steward verify: expected OWNER/REPO#N, got {args.target!r}", file=sys.stderr)
-        return EXIT_USAGE
+    args, found = read
     settings = Settings()
     kind = args.forge or found.group("kind")
     if kind is None:

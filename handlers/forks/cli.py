@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from bot.cli_args import TARGET, Parser, Usage, target_parser
+from bot.cli_args import Parser, read_target, target_parser
 from bot.forge import Forge, ForgeError, ForgeKind, RepoRef
 from bot.permissions import PermissionsUnreadable
 from bot.repo_config import CONFIG_PATHS, merge, parse
@@ -156,15 +156,10 @@ async def _run(kind: ForgeKind, repo: RepoRef, number: int, as_json: bool, setti
 
 
 def main(argv: Sequence[str]) -> int:
-    try:
-        args = _parser().parse_args(list(argv))
-    except Usage as exc:
-        print(exc, file=sys.stderr)
+    read = read_target(_parser(), argv)
+    if read is None:
         return EXIT_USAGE
-    found = TARGET.match(args.target)
-    if found is None:
-        print(f"steward forks: expected OWNER/REPO#N, got {args.target!r}", file=sys.stderr)
-        return EXIT_USAGE
+    args, found = read
     settings = Settings()
     configured: list[ForgeKind] = []
     if settings.github_token or settings.github_app_id:
