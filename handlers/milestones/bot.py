@@ -23,7 +23,6 @@ from handlers.milestones.effects import (
     GATE,
     OVERRIDE_NAME,
     REFRESH,
-    comment_digest,
     dashboard_of,
     find_dashboards,
     gate_labels,
@@ -47,6 +46,7 @@ from handlers.milestones.plan import (
     parse_time,
     watch_plan,
 )
+from handlers.milestones.ratified import comment_digest, read_ratifications, without_void
 from handlers.milestones.render import gate_reply
 from handlers.milestones.state import DashboardData
 from handlers.milestones.watch import last_poll, note_poll, note_watching, watching_since
@@ -188,8 +188,9 @@ async def gate_command(ctx: CommandContext) -> None:
     settings = ctx.settings.milestones
     dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard)
     items = await milestone_items(ctx.forge, ctx.repo, key, ctx.me.login)
+    ratifications = await read_ratifications(ctx, items, gate_labels(ctx.settings))
     result = evaluate(
-        items,
+        without_void(items, ratifications),
         description=ms.description,
         labels=gate_labels(ctx.settings),
         internal_marker=settings.internal_marker,

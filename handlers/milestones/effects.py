@@ -43,6 +43,7 @@ from handlers.milestones.plan import (
     iso,
     refresh_run_at,
 )
+from handlers.milestones.ratified import comment_digest, ratification_lines, read_ratifications, without_void
 from handlers.milestones.render import (
     Columns,
     Commands,
@@ -269,8 +270,10 @@ async def sync_milestone(
         dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard)
     current = dashboards.get(key)
     items = await milestone_items(ctx.forge, ctx.repo, key, ctx.me.login)
+    # A ratifying label whose `/ratify` record no longer holds does not count (handlers.milestones.ratified).
+    ratifications = await read_ratifications(ctx, items, gate_labels(ctx.settings))
     result = evaluate(
-        items,
+        without_void(items, ratifications),
         description=ms.description,
         labels=gate_labels(ctx.settings),
         internal_marker=settings.internal_marker,
@@ -360,6 +363,7 @@ async def sync_milestone(
         columns=columns(ctx.settings),
         commands=commands_for(ctx),
         gate_at=gate_at,
+        ratifications=tuple(ratification_lines(ratifications, ctx.prefix)),
     )
     text = render_dashboard(view, updated_at=iso(now))
     # What the body says, unsigned (to compare); the body written is signed for the dashboard issue.
@@ -424,12 +428,6 @@ async def sync_milestone(
         "milestone dashboard", milestone=key, outcome=outcome, decision=decision, gate=result.verdict
     )
     return Synced(outcome, decision, result, current.number)
-
-
-def comment_digest(body: str) -> str:
-    """What an override's command comment must still hash to (line endings and trailing space aside)."""
-    text = "\n".join(line.rstrip() for line in body.replace("\r\n", "\n").split("\n")).strip()
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 async def override_holds(ctx: EventContext, override: Override) -> bool:

@@ -257,6 +257,8 @@ class DashboardView:
     commands: Commands
     # When a pending closure's gate is checked (a closed milestone whose closure is not settled yet).
     gate_at: str | None = None
+    # The "Ratifications" section's lines (handlers.milestones.ratified), empty when there are none.
+    ratifications: tuple[str, ...] = ()
 
 
 def render_dashboard(view: DashboardView, *, updated_at: str) -> str:
@@ -290,6 +292,7 @@ def render_dashboard(view: DashboardView, *, updated_at: str) -> str:
         lines += ["", f"**Override**{_by(o.by)} at {o.at}: “{plain(o.reason, 300)}”."]
         if o.overrode:
             lines.append("It set aside: " + "; ".join(plain(line, 200) for line in o.overrode) + ".")
+    lines += view.ratifications
     if view.result.blockers:
         lines += ["", "### Blockers", *blocker_groups(view.result, view.items)]
     lines += [
