@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.context import CommandContext, EventContext
-from bot.forge import Comment, Forge, Issue, NotFound, RepoRef
+from bot.forge import Comment, Issue, NotFound, RepoRef
 from bot.registry import Registry
 from bot.settings import BugRefinementSettings
-from bot.sticky import find
+from bot.sticky import TEXT_KEY, find
 from handlers.bug_kind import is_bug_report
 from handlers.bug_refinement.comment import (
     RESOLVED_TEXT,
@@ -178,28 +178,24 @@ def _recorded(
     return comment, read_verdict_block(comment.body) if comment else None
 
 
-async def recorded_verdict(
-    forge: Forge,
-    repo: RepoRef,
-    number: int,
-    *,
-    bot_login: str,
-    kind: str = VERDICT_KIND,
-    key: int | None = None,
-) -> RecordedVerdict | None:
-    """The verdict Steward recorded on an issue: its own (``VERDICT_KIND``), or as a story of bug ``key``."""
-    comments = await forge.list_comments(repo, number)
-    return _recorded(comments, bot_login=bot_login, kind=kind, key=number if key is None else key)[1]
+async def trusted_verdict(ctx: EventContext, comments: list[Comment], number: int) -> RecordedVerdict | None:
+    """The RA9 verdict Steward recorded on bug ``number``, only when its record verifies: the signed block
+    pins the visible YAML (``sticky.covered``), so a hand-edited verdict, or one whose block was removed,
+    counts as none. A verdict signed before the YAML was pinned is accepted as it is (until rewritten)."""
+    comment, recorded = _recorded(comments, bot_login=ctx.me.login, kind=VERDICT_KIND, key=number)
+    if comment is None:
+        return None
+    record = await ctx.record(comment, VERDICT_KIND, str(number), expect_data=True)
+    return recorded if record.trusted is not None else None
 
 
 async def is_issue_refined(ctx: EventContext, number: int, story: int | None = None) -> bool:
     """The gate other capabilities ask: an approved bug (and an approved story, where one is named)."""
-    bug = await recorded_verdict(ctx.forge, ctx.repo, number, bot_login=ctx.me.login)
+    bug = await trusted_verdict(ctx, await ctx.forge.list_comments(ctx.repo, number), number)
     if story is None:
         return is_refined(bug)
-    as_story = await recorded_verdict(
-        ctx.forge, ctx.repo, story, bot_login=ctx.me.login, kind=STORY_KIND, key=number
-    )
+    comments = await ctx.forge.list_comments(ctx.repo, story)
+    _, as_story = _recorded(comments, bot_login=ctx.me.login, kind=STORY_KIND, key=number)
     return is_refined(bug, as_story)
 
 
@@ -219,10 +215,14 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
     comments = await ctx.forge.list_comments(ctx.repo, issue.number)
     existing, recorded = _recorded(comments, bot_login=ctx.me.login, kind=VERDICT_KIND, key=issue.number)
     # Its data block counts only when it verifies; otherwise the verdict is derived from the body again.
-    checked = await ctx.record(existing, VERDICT_KIND, str(issue.number), expect_data=False)
+    # Steward always writes a block here, and it pins the visible YAML: a verdict edited by hand (or stripped
+    # of its block) is not trusted, and is derived from the report again and rewritten.
+    checked = await ctx.record(existing, VERDICT_KIND, str(issue.number), expect_data=existing is not None)
     data: dict[str, Any] = checked.trusted if isinstance(checked.trusted, dict) else {}
     if checked.broken:
         recorded = None
+    # A verdict signed before the YAML was pinned (or a legacy one): trusted once, rewritten pinned now.
+    unpinned = existing is not None and not checked.broken and TEXT_KEY not in data
     digest = body_digest(issue.body)
     bug_id = bug_id_of(ctx.repo, issue.number)
     if existing is not None and recorded is not None and is_locked(recorded):
@@ -249,13 +249,14 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
             data={**data, "changedAfterApproval": changed} if changed else data,
             number=issue.number,
             comments=comments,
+            pin_text=True,
         )
         await _mirror_labels(ctx, issue, "approved")
         await _settle_notices(ctx, issue, None, comments)
         return "locked"
     verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=datetime.now(UTC))
     language = document_language(parse_document(read_report(issue.body)))
-    if not same_outcome(recorded, verdict):
+    if not same_outcome(recorded, verdict) or unpinned:
         notes = await _refine_stories(ctx, issue) if verdict.verdict == "approved" else []
         text = render_bug_comment(
             verdict,
@@ -275,7 +276,10 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
             },
             number=issue.number,
             comments=comments,
+            pin_text=True,
         )
+        if checked.broken:
+            await ctx.report_rebuilt(checked, written.comment.html_url or "the verdict", number=issue.number)
         if blockers_for(verdict, "reporter"):
             await _notify_author(ctx, issue, verdict, written.comment, comments)
     await _settle_notices(ctx, issue, verdict, comments)
@@ -426,6 +430,29 @@ async def on_issue(ctx: EventContext) -> None:
         return
     if ctx.event.action == "opened" and not any(issue.has_label(name) for name in settings.verdict_labels()):
         await _mirror_labels(ctx, issue, "pending")
+
+
+@plugin.on(
+    "issue_comment",
+    "edited",
+    "deleted",
+    checks="the RA9 verdict comment, when someone edited or deleted it",
+    section="bug_refinement",
+)
+async def on_verdict_touched(ctx: EventContext) -> None:
+    """Someone edited or deleted Steward's verdict comment: the verdict is checked again at once (a record
+    that no longer verifies is derived from the report again, rewritten and noted)."""
+    comment = ctx.event.comment
+    if comment is None or ctx.event.issue is None or ctx.event.issue.is_pull_request:
+        return
+    if (
+        comment.author.casefold() != ctx.me.login.casefold()
+        or f"<!-- steward:{VERDICT_KIND}:" not in comment.body
+    ):
+        return
+    issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
+    if issue.state == "open" and _is_bug(ctx, issue) and issue.has_label(_settings(ctx).refine_label):
+        await refine_issue(ctx, issue)
 
 
 async def refine_command(ctx: CommandContext) -> None:

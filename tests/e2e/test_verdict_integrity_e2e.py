@@ -1,0 +1,60 @@
+"""The RA9 verdict's visible YAML is signed (issue 23), on both forges: the verdict comment's signed
+block pins the text a reader (and `/bugfix`) trusts, so a writer who edits the YAML by hand —
+`status: rejected` made `approved` — is reported by `steward verify` with only the public key, and
+Steward derives the verdict from the report again, rewrites it signed and notes once who changed it. An
+untouched verdict verifies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bot.runner import ThreadedWorker
+from tests.e2e.conftest import Steward
+from tests.e2e.test_integrity_e2e import public_key, rebuilt_notes, verify, writer
+
+REJECTED = (Path(__file__).resolve().parent / "data" / "bug-rejected.md").read_text()
+
+
+def verdict_comment(steward: Steward, repo: str, number: int) -> dict[str, object]:
+    [found] = [c for c in steward.bot_comments(repo, number) if "steward:ra9-verdict:" in c["body"]]
+    return found
+
+
+def test_a_hand_edited_verdict_yaml_is_reported_by_verify_and_rebuilt(
+    steward: Steward, tmp_path: Path
+) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    writer(steward, repo)
+    number = m.open_issue(repo, "Login fails", REJECTED, labels=["bug", "refine"])
+    steward.settle()
+    key_file = public_key(steward, tmp_path)
+    target = f"{repo}#{number}"
+    done = verify(steward, target, key_file)
+    assert done.returncode == 0, done.stdout + done.stderr
+    verdict = verdict_comment(steward, repo, number)
+    body = str(verdict["body"])
+    assert "status: rejected" in body
+    # Steward is down while a writer edits the verdict's YAML: the signed block is left as it was.
+    for each in steward.workers:
+        each.stop()
+    steward.outsider.edit_comment(
+        repo, int(str(verdict["id"])), body.replace("status: rejected", "status: approved")
+    )
+    done = verify(steward, target, key_file)
+    assert done.returncode == 1, done.stdout + done.stderr
+    rows = json.loads(done.stdout)["records"]
+    assert [r["outcome"] for r in rows if str(r["record"]).startswith("ra9-verdict:")] == ["tampered"]
+    steward.workers.append(
+        ThreadedWorker(steward.settings, handler_settings=steward.workers[0].handler_settings).start()
+    )
+    steward.settle()
+    [note] = rebuilt_notes(steward, repo, number)
+    assert "was changed by @outsider; it was rebuilt" in note
+    assert "status: rejected" in str(verdict_comment(steward, repo, number)["body"]), (
+        "derived from the report"
+    )
+    assert "refinement:rejected" in m.labels_of(repo, number)
+    done = verify(steward, target, key_file)
+    assert done.returncode == 0, done.stdout + done.stderr
