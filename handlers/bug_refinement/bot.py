@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from bot import sticky
 from bot.context import CommandContext, EventContext
 from bot.forge import Comment, Issue, NotFound, RepoRef
 from bot.registry import Registry
@@ -195,8 +196,34 @@ async def is_issue_refined(ctx: EventContext, number: int, story: int | None = N
     if story is None:
         return is_refined(bug)
     comments = await ctx.forge.list_comments(ctx.repo, story)
-    _, as_story = _recorded(comments, bot_login=ctx.me.login, kind=STORY_KIND, key=number)
+    as_story = (await story_verdict(ctx, comments, number)).verdict
     return is_refined(bug, as_story)
+
+
+@dataclass(frozen=True)
+class StoryRecord:
+    """A story's verdict comment as read back: ``verdict`` is None when there is none or it is not trusted;
+    ``unpinned``: written before its text was pinned (trusted once, rewritten pinned)."""
+
+    comment: Comment | None
+    verdict: RecordedVerdict | None
+    record: sticky.Record
+    unpinned: bool
+
+
+async def story_verdict(ctx: EventContext, comments: list[Comment], bug: int) -> StoryRecord:
+    """The verdict Steward recorded on a story of bug ``bug``. Its signed block pins the visible YAML; one
+    written before story verdicts were signed has no block and is accepted once — unless Steward signed
+    there before (its block was removed: tampering)."""
+    comment, recorded = _recorded(comments, bot_login=ctx.me.login, kind=STORY_KIND, key=bug)
+    record = await ctx.record(comment, STORY_KIND, str(bug), expect_data=False)
+    removed = comment is not None and record.outcome == "missing" and record.place is not None
+    if removed and record.place is not None and await ctx.keyring.memory.last(record.place) is not None:
+        record = sticky.Record("tampered", record.place)
+    if record.broken:
+        return StoryRecord(comment, None, record, False)
+    data = record.trusted if isinstance(record.trusted, dict) else {}
+    return StoryRecord(comment, recorded, record, comment is not None and TEXT_KEY not in data)
 
 
 MAX_STORY_NOTES = 20
@@ -378,8 +405,9 @@ async def _refine_story(ctx: EventContext, bug: Issue, story: Issue) -> StoryNot
     """Refine one story, holding its lock: its own events (opened → pending) never interleave with this."""
     story = await ctx.forge.get_issue(ctx.repo, story.number)
     comments = await ctx.forge.list_comments(ctx.repo, story.number)
-    _, story_recorded = _recorded(comments, bot_login=ctx.me.login, kind=STORY_KIND, key=bug.number)
-    if is_locked(story_recorded):
+    found = await story_verdict(ctx, comments, bug.number)
+    story_recorded = found.verdict
+    if is_locked(story_recorded) and not found.unpinned:
         await _mirror_labels(ctx, story, "approved")
         return StoryNote(story.number, verdict="approved")
     verdict = refine_story(
@@ -388,14 +416,29 @@ async def _refine_story(ctx: EventContext, bug: Issue, story: Issue) -> StoryNot
         story=f"#{story.number}",
         refined_at=datetime.now(UTC),
     )
-    if not same_outcome(story_recorded, verdict):
-        await ctx.upsert_sticky(
+    if is_locked(story_recorded) and story_recorded is not None:
+        # A locked story written before its text was pinned: the same approved verdict, rewritten pinned.
+        verdict = replace(
+            verdict,
+            verdict="approved",
+            verdict_hash=story_recorded.verdict_hash,
+            refined_at=story_recorded.refined_at,
+            blockers=(),
+        )
+    if not same_outcome(story_recorded, verdict) or found.unpinned:
+        written = await ctx.upsert_sticky(
             STORY_KIND,
             str(bug.number),
             render_story_comment(verdict, f"#{bug.number}", document_language(parse_document(story.body))),
+            data={"bugId": bug_id_of(ctx.repo, bug.number), "story": story.number},
             number=story.number,
             comments=comments,
+            pin_text=True,
         )
+        if found.record.broken:
+            await ctx.report_rebuilt(
+                found.record, written.comment.html_url or "the verdict", number=story.number
+            )
     await _mirror_labels(ctx, story, verdict.verdict)
     return StoryNote(story.number, verdict=verdict.verdict)
 

@@ -13,7 +13,9 @@ from bot.runner import ThreadedWorker
 from tests.e2e.conftest import Steward
 from tests.e2e.test_integrity_e2e import public_key, rebuilt_notes, verify, writer
 
-REJECTED = (Path(__file__).resolve().parent / "data" / "bug-rejected.md").read_text()
+DATA = Path(__file__).resolve().parent / "data"
+REJECTED = (DATA / "bug-rejected.md").read_text()
+APPROVED = (DATA / "bug-approved.md").read_text()
 
 
 def verdict_comment(steward: Steward, repo: str, number: int) -> dict[str, object]:
@@ -58,3 +60,38 @@ def test_a_hand_edited_verdict_yaml_is_reported_by_verify_and_rebuilt(
     assert "refinement:rejected" in m.labels_of(repo, number)
     done = verify(steward, target, key_file)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_hand_edited_story_verdict_is_reported_by_verify_and_rebuilt_when_the_bug_is_refined(
+    steward: Steward, tmp_path: Path
+) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    writer(steward, repo)
+    story = m.open_issue(repo, "Story: vague", "## 1. Vision\n\nMake it work.\n")
+    body = APPROVED + f"\n\n## Stories\n\n- [ ] #{story}\n"
+    bug = m.open_issue(repo, "Cart total ignores discount", body, labels=["bug", "refine"])
+    steward.settle()
+    key_file = public_key(steward, tmp_path)
+    target = f"{repo}#{story}"
+    assert verify(steward, target, key_file).returncode == 0, "an untouched story verdict verifies"
+    [verdict] = [c for c in steward.bot_comments(repo, story) if "steward:ra9-story:" in c["body"]]
+    assert "status: rejected" in verdict["body"] and "steward:sig v1" in verdict["body"]
+    for each in steward.workers:
+        each.stop()
+    steward.outsider.edit_comment(
+        repo, verdict["id"], verdict["body"].replace("status: rejected", "status: approved")
+    )
+    done = verify(steward, target, key_file)
+    assert done.returncode == 1, done.stdout + done.stderr
+    steward.workers.append(
+        ThreadedWorker(steward.settings, handler_settings=steward.workers[0].handler_settings).start()
+    )
+    m.edit_issue(repo, bug, body=body + "\n")  # the bug is refined again, and its stories with it
+    steward.settle()
+    [verdict] = [c for c in steward.bot_comments(repo, story) if "steward:ra9-story:" in c["body"]]
+    assert "status: rejected" in verdict["body"], "a forged approval never locks the story"
+    assert "refinement:rejected" in m.labels_of(repo, story)
+    [note] = rebuilt_notes(steward, repo, story)
+    assert "could not be verified; it was rebuilt" in note
+    assert verify(steward, target, key_file).returncode == 0
