@@ -7,8 +7,12 @@ untouched verdict verifies."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
+import redis
+
+from bot import sticky
 from bot.runner import ThreadedWorker
 from tests.e2e.conftest import Steward
 from tests.e2e.test_integrity_e2e import public_key, rebuilt_notes, verify, writer
@@ -16,6 +20,7 @@ from tests.e2e.test_integrity_e2e import public_key, rebuilt_notes, verify, writ
 DATA = Path(__file__).resolve().parent / "data"
 REJECTED = (DATA / "bug-rejected.md").read_text()
 APPROVED = (DATA / "bug-approved.md").read_text()
+STORY = (DATA / "story-approved.md").read_text()
 
 
 def verdict_comment(steward: Steward, repo: str, number: int) -> dict[str, object]:
@@ -95,3 +100,42 @@ def test_a_hand_edited_story_verdict_is_reported_by_verify_and_rebuilt_when_the_
     [note] = rebuilt_notes(steward, repo, story)
     assert "could not be verified; it was rebuilt" in note
     assert verify(steward, target, key_file).returncode == 0
+
+
+def test_upgrading_keeps_verdicts_written_before_the_yaml_was_pinned(steward: Steward) -> None:
+    """A bug verdict signed without the pin and a story verdict written without any block (the previous
+    versions) stay approved: accepted once, then rewritten signed and pinned, with no note."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    story = m.open_issue(repo, "Story: keep promotions", STORY)
+    body = APPROVED + f"\n\n## Stories\n\n- [ ] #{story}\n"
+    bug = m.open_issue(repo, "Cart total ignores discount", body, labels=["bug", "refine"])
+    steward.settle()
+    for each in steward.workers:
+        each.stop()
+    [verdict] = [c for c in steward.bot_comments(repo, bug) if "steward:ra9-verdict:" in c["body"]]
+    old = sticky.unverified_data(verdict["body"])
+    del old[sticky.TEXT_KEY]
+    text = sticky.visible_text(verdict["body"])
+    steward.bot.edit_comment(repo, verdict["id"], sticky.fit("ra9-verdict", str(bug), text, old))
+    [told] = [c for c in steward.bot_comments(repo, story) if "steward:ra9-story:" in c["body"]]
+    steward.bot.edit_comment(
+        repo, told["id"], sticky.fit("ra9-story", str(bug), sticky.visible_text(told["body"]))
+    )
+    store = redis.Redis.from_url(steward.redis_url)
+    store.delete("steward:signing:seq")
+    store.set("steward:signing:since", str(time.time()))
+    steward.workers.append(
+        ThreadedWorker(steward.settings, handler_settings=steward.workers[0].handler_settings).start()
+    )
+    m.edit_issue(repo, bug, body=body + "\n")
+    steward.settle()
+    [verdict] = [c for c in steward.bot_comments(repo, bug) if "steward:ra9-verdict:" in c["body"]]
+    [told] = [c for c in steward.bot_comments(repo, story) if "steward:ra9-story:" in c["body"]]
+    for found in (verdict, told):
+        assert "status: approved" in found["body"] and "steward:sig v1" in found["body"]
+        assert sticky.TEXT_KEY in sticky.unverified_data(found["body"]), "rewritten pinned"
+    assert "refinement:approved" in m.labels_of(repo, bug) and "refinement:approved" in m.labels_of(
+        repo, story
+    )
+    assert rebuilt_notes(steward, repo, bug) == [] and rebuilt_notes(steward, repo, story) == []
