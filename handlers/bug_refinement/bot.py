@@ -483,19 +483,26 @@ async def on_issue(ctx: EventContext) -> None:
     section="bug_refinement",
 )
 async def on_verdict_touched(ctx: EventContext) -> None:
-    """Someone edited or deleted Steward's verdict comment: the verdict is checked again at once (a record
-    that no longer verifies is derived from the report again, rewritten and noted)."""
+    """Someone edited or deleted Steward's verdict comment (a bug's, or a story's): the verdict is checked
+    again at once — a record that no longer verifies is derived from the report again, rewritten and noted.
+    A story's verdict is refined with its bug (its key names the bug)."""
     comment = ctx.event.comment
     if comment is None or ctx.event.issue is None or ctx.event.issue.is_pull_request:
         return
-    if (
-        comment.author.casefold() != ctx.me.login.casefold()
-        or f"<!-- steward:{VERDICT_KIND}:" not in comment.body
-    ):
+    head = sticky.marker_of(comment.body)
+    if comment.author.casefold() != ctx.me.login.casefold() or head is None:
         return
-    issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
+    kind, key = head
+    if kind not in (VERDICT_KIND, STORY_KIND) or not key.isdigit():
+        return
+    number = ctx.number if kind == VERDICT_KIND else int(key)
+    try:
+        issue = await ctx.forge.get_issue(ctx.repo, number)
+    except NotFound:
+        return
     if issue.state == "open" and _is_bug(ctx, issue) and issue.has_label(_settings(ctx).refine_label):
-        await refine_issue(ctx, issue)
+        async with ctx.holding(issue.number):
+            await refine_issue(ctx, issue)
 
 
 async def refine_command(ctx: CommandContext) -> None:
