@@ -10,8 +10,9 @@ its own.
 What the gate makes of each ratifying label on an item (``read_ratifications``):
 
 - a record that holds and names the label: **ratified**, with its reason (the dashboard lists it);
-- a record that names the label but no longer holds (the comment edited or deleted, the permission lost) or
-  does not verify: **void** — the label does not count, the item is judged as if it did not carry it;
+- a record that names the label but no longer holds (the comment edited or deleted, the permission lost),
+  or a record that does not verify (whatever it names): **void** — the label does not count, the item is
+  judged as if it did not carry it;
 - no record naming the label: **legacy** — a label applied before `/ratify` existed (or by hand); it still
   counts, so upgrading reopens nothing, and the dashboard says no reason was recorded.
 
@@ -127,8 +128,6 @@ async def item_ratifications(ctx: EventContext, item: Issue, labels: GateLabels)
     )
     data = record.trusted if isinstance(record.trusted, dict) else None
     named = {str(name) for name in (data or {}).get("labels", ()) if isinstance(name, str)}
-    shown = record.shown if isinstance(record.shown, dict) else {}
-    named_shown = {str(name) for name in shown.get("labels", ()) if isinstance(name, str)}
     holds = data is not None and await _holds(ctx, data, comments)
     out: list[Ratification] = []
     for name in carried:
@@ -146,8 +145,9 @@ async def item_ratifications(ctx: EventContext, item: Issue, labels: GateLabels)
                     _str(data, "url"),
                 )
             )
-        elif record.broken and key in named_shown:
-            out.append(Ratification(item.number, name, "void"))  # a record that does not verify: not trusted
+        elif record.broken:
+            # A record that does not verify (edited, stripped of its block) is not trusted, nor is the label.
+            out.append(Ratification(item.number, name, "void"))
         else:
             out.append(Ratification(item.number, name, "legacy"))
     return out

@@ -133,3 +133,23 @@ def test_a_label_applied_before_ratify_is_a_legacy_ratification_until_removed(st
     steward.settle()
     body = dashboard(steward, repo)["body"]
     assert ratifications(body) == "" and f"#{finding}" in blockers(body), "removing the label drops it"
+
+
+def test_a_hand_edited_ratification_record_does_not_count(steward: Steward) -> None:
+    m = steward.maintainer
+    repo, _, finding = milestone_with_finding(steward)
+    m.add_collaborator(repo, "outsider", "push" if steward.forge == "github" else "write")
+    m.comment(repo, finding, "/ratify Accepted: the button moves in v2.")
+    steward.settle()
+    [record] = [c for c in steward.bot_comments(repo, finding) if "steward:ratification:" in c["body"]]
+    data = sticky.unverified_data(record["body"])
+    data["reason"] = "Accepted for ever."
+    forged = "\n".join(
+        sticky.encode_data(data) if row.startswith("<!-- steward:data ") else row
+        for row in record["body"].splitlines()
+    )
+    steward.outsider.edit_comment(repo, record["id"], forged)
+    steward.settle()
+    body = dashboard(steward, repo)["body"]
+    assert f"#{finding} `ratified`: **does not count**" in ratifications(body)
+    assert "Accepted for ever" not in body and f"#{finding}" in blockers(body)
