@@ -180,6 +180,34 @@ async def test_pull_requests_from_a_fork_and_from_a_deleted_fork(
         outsider.admin.close()
 
 
+async def test_find_pull_request_never_answers_a_forks_branch(
+    forge: Forge, site: Site, sandbox: SandboxServer
+) -> None:
+    """`find_pull_request(repo, branch)` is this repository's branch only: a fork's branch of the same
+    name is not it, nor is a deleted fork's (`head.repo` null, issue 24 §6). Both adapters now decide by
+    `PullRequest.from_fork` (head repository id); Gitea's used to read a null `head.repo` as this
+    repository, which went unseen only because Gitea also answers such a head's `ref` as
+    `refs/pull/N/head` (services/convert/pull.go `ToAPIPullRequest`), as the sandbox does."""
+    repo = site.new_repo()
+    outsider = Site(site.kind, sandbox.url, USERS["outsider"])
+    try:
+        fork = RepoRef.parse(outsider.call("POST", f"/repos/{repo}/forks", {})["full_name"])
+        outsider.branch(fork, "bugfix/1-x", {"fix.txt": b"fix"})
+        foreign = outsider.pull(repo, "outsider:bugfix/1-x")
+        assert await forge.find_pull_request(repo, "bugfix/1-x", state="all") is None
+        assert outsider.client.delete(f"/repos/{fork}").status_code == 204
+        assert (await forge.get_pull_request(repo, foreign)).head_repo_id is None
+        assert await forge.find_pull_request(repo, "bugfix/1-x", state="all") is None
+        assert await forge.find_pull_request(repo, "bugfix/1-x") is None
+        site.branch(repo, "bugfix/1-x", {"own.txt": b"own"})
+        own = site.pull(repo, "bugfix/1-x")
+        found = await forge.find_pull_request(repo, "bugfix/1-x", state="all")
+        assert found is not None and (found.number, found.from_fork) == (own, False)
+    finally:
+        outsider.client.close()
+        outsider.admin.close()
+
+
 async def test_the_github_adapter_says_which_api_version_it_speaks(forge: Forge, site: Site) -> None:
     """Every GitHub request carries `X-GitHub-Api-Version: 2022-11-28` (the shapes the adapter reads); Gitea
     has no such header and gets none."""
