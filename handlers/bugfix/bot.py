@@ -11,9 +11,18 @@ from bot.forge import Comment, ForgeError, PullRequest
 from bot.periodic import PeriodicContext
 from bot.registry import Registry
 from handlers.bugfix.completion import close_bug
-from handlers.bugfix.evidence import assess, sync_pull
+from handlers.bugfix.evidence import Evidence, assess, sync_pull
 from handlers.bugfix.gate import UsageError, parse_bugfix_args
-from handlers.bugfix.ledger import DispositionRecord, Gap, RedProof, Round, parse_disposition, parse_review
+from handlers.bugfix.ledger import (
+    DispositionRecord,
+    Gap,
+    RedProof,
+    ReviewRequest,
+    Round,
+    parse_disposition,
+    parse_review,
+)
+from handlers.bugfix.native import Conflict, blocking, clean_round
 from handlers.bugfix.record import (
     GAP_LABEL,
     OPEN_LABEL,
@@ -82,6 +91,11 @@ async def review_command(ctx: CommandContext) -> None:
     ev = await assess(ctx, pull, number, record, cache)
     events = [*ev.ledger.rounds]
     done = recorded(events, ctx.comment.id, Round)
+    conflict = next((c for c in ev.conflicts if c.comment_id == ctx.comment.id), None)
+    if conflict is not None:
+        await _record_conflict(ctx, ev, number, conflict)
+        await sync_pull(ctx, pull, number, record)
+        return
     if done is None:
         try:
             request = parse_review(ctx.command.text)
@@ -103,6 +117,12 @@ async def review_command(ctx: CommandContext) -> None:
             committers={*committers_of(ev.commits), record.opened_by.casefold()} - {""},
             findings=request.findings,
         )
+        if refusal is not None and refusal.code == "SAME_HEAD_REVIEWED":
+            conflict = _conflict(ctx, ev, pull.head_sha, request)
+            if conflict is not None:
+                await _record_conflict(ctx, ev, number, conflict)
+                await sync_pull(ctx, pull, number, record)
+                return
         if refusal is not None:
             await sync_pull(ctx, pull, number, record)
             raise CommandError(refused(refusal.message, refusal.code))
@@ -126,6 +146,32 @@ async def review_command(ctx: CommandContext) -> None:
     )
     await record_reply(ctx, number, done, text)
     await sync_pull(ctx, pull, number, record)
+
+
+def _conflict(ctx: CommandContext, ev: Evidence, head: str, request: ReviewRequest) -> Conflict | None:
+    """A second reviewer's blocking findings on a head another reviewer passed clean: two reviewers in
+    conflict (recorded instead of a round; the head is not reviewed twice and no budget is spent)."""
+    passed = clean_round(ev.ledger, head)
+    found = blocking(request.findings)
+    if passed is None or not found or passed[1].actor.casefold() == ctx.actor.casefold():
+        return None
+    return Conflict(ctx.comment.id, ctx.actor, head, found)
+
+
+async def _record_conflict(ctx: CommandContext, ev: Evidence, number: int, conflict: Conflict) -> None:
+    passed = clean_round(ev.ledger, conflict.head)
+    round_said = f"@{passed[1].actor} reviewed it clean in round {passed[0]}" if passed else "it was passed"
+    names = [*(w.lstrip("@") for w in ctx.settings.debug.escalate_to), ev.bug.author]
+    who = " ".join(f"@{n}" for n in dict.fromkeys(names) if n) or "the maintainers"
+    ids = ", ".join(f"`{f.id}` ({f.severity})" for f in conflict.findings)
+    text = (
+        f"{who}: reviewers disagree about `{conflict.head[:10]}` — {round_said} and @{conflict.actor} "
+        f"reports blocking findings: {ids}. The review stops here and a person decides how bug #{number} "
+        "goes on (`debug.escalate_to` names whom to ask): push a new head and review it again, or close "
+        "the pull request. Recorded as a conflict, not a round: it spends no review budget."
+    )
+    await ctx.upsert_sticky("reply", ctx.reply_key, text, data={"bug": number, "bugfix": conflict.to_json()})
+    ctx.replied = True
 
 
 @plugin.command(
@@ -256,6 +302,17 @@ async def _sync(ctx: EventContext, pull: PullRequest) -> None:
     record = await adopt(ctx, number, record, pull)
     async with ctx.holding(pull.number):
         await sync_pull(ctx, pull, number, record)
+
+
+@plugin.on("pull_request_review", "submitted", "edited", "dismissed", section=SECTION)
+async def on_native_review(ctx: EventContext) -> None:
+    """A native review (GitHub Approve / Request changes, Gitea APPROVED / REQUEST_CHANGES): the ledger shows
+    it and a request for changes on the head keeps the status pending. The forge's review list is read
+    again (Gitea's payload names no commit; a dismissal on Gitea sends no webhook at all)."""
+    snapshot = ctx.event.pull
+    if snapshot is None or not snapshot.head_ref.startswith(ctx.settings.bugfix.branch_prefix):
+        return
+    await _sync(ctx, await ctx.forge.get_pull_request(ctx.repo, ctx.number))
 
 
 @plugin.on("pull_request", "opened", "reopened", "synchronize", "edited", "closed", section=SECTION)

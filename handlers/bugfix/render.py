@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot import neutralise
-from bot.forge import ForgeKind
+from bot.forge import ForgeKind, Review
 from handlers.bugfix.gate import Refusal
 from handlers.bugfix.ledger import Ledger
+from handlers.bugfix.native import shown
 from handlers.bugfix.slot import fence_info
 from handlers.bugfix.status import CONTEXT, RegressionStatus
 
@@ -147,6 +148,7 @@ def ledger_text(
     head_sha: str,
     red_ci: str,
     head_ci: str,
+    native: Sequence[Review] = (),
 ) -> str:
     icon = _ICON[status.state]
     lines = [f"{icon} **Regression-first: {status.description}**", ""]
@@ -191,6 +193,17 @@ def ledger_text(
             if len(findings) > MAX_TABLE_ROWS:
                 lines.append(f"| … {len(findings) - MAX_TABLE_ROWS} more | | | | | |")
             lines += ["", "</details>"]
+    rows = shown(native, head_sha)
+    if rows:
+        lines += [
+            "",
+            "**Native reviews** (they spend no review round; a request for changes on the head waits for a "
+            "`/review` round):",
+            "",
+            "| Reviewer | Verdict | Commit | On the head |",
+            "|---|---|---|---|",
+            *rows,
+        ]
     lines += [
         "",
         "<details><summary>Commands</summary>",
