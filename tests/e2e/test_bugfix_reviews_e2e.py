@@ -4,6 +4,8 @@ reviews submitted through the forge's own review API reach Steward as the forge'
 
 from __future__ import annotations
 
+import pytest
+
 from tests.e2e.conftest import Steward
 from tests.e2e.test_bugfix_e2e import (
     FINDINGS,
@@ -116,3 +118,19 @@ def test_reviewers_in_conflict_stop_the_review_and_name_whom_to_ask(steward: Ste
     assert state == "failure" and "@outsider reports blocking findings on it (F1)" in plain(description)
     ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
     assert ledger is not None and "review rounds 1/5" in ledger["body"]
+
+
+# Gitea sends no webhook when a review is dismissed (services/webhook/notifier.go has no PullReviewDismiss):
+# there the next sync (a push, a command, CI, the one-minute bugfix-ci job) sees it.
+@pytest.mark.parametrize("steward", ["github"], indirect=True)
+def test_a_dismissed_request_for_changes_no_longer_holds_the_status(steward: Steward) -> None:
+    repo, _, pr, _, _ = ready_for_review(steward)
+    native_review(steward, "outsider", repo, pr, "changes", "the rate is hard-coded")
+    assert state_of(steward, repo, pr)[0] == "pending"
+    [asked] = steward.maintainer.call("GET", f"/repos/{repo}/pulls/{pr}/reviews")
+    path = f"/repos/{repo}/pulls/{pr}/reviews/{asked['id']}/dismissals"
+    steward.maintainer.call("PUT", path, {"message": "answered in the thread"})
+    steward.settle()
+    assert state_of(steward, repo, pr)[1].startswith("awaiting a review round on the head")
+    ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
+    assert ledger is not None and "requested changes" not in ledger["body"]
