@@ -137,6 +137,11 @@ def config_text(
         "# Steward reads this file from the default branch only. Every key below shows Steward's default;",
         "# the commented ones (`# key: value`) follow Steward's defaults until you uncomment them. Check a",
         f"# change before you push it with `steward check-config {path}`.",
+        *(
+            ['# A key under a note that says "Proposed" shows a value proposed for this repository instead.']
+            if notes
+            else []
+        ),
         "#",
         "# Most often switched off — set `enabled: false` in its section below:",
     ]
