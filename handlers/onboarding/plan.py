@@ -6,7 +6,9 @@ files, labels and markdown out.
 - ``labels_for``: the labels those capabilities use, with their colours — created when the configuration is
   merged (or on ``/steward init --labels``), never deleted.
 - ``issue_language``: English, or Portuguese when the repository's issues use RA9's Portuguese headings.
-- ``proposal``: the files of the pull request; ``pull_body``: what it says to the maintainer.
+- ``proposal``: the files of the pull request; ``pull_body``: what it says to the maintainer, with, from
+  ``BranchFacts`` (what was read on the default branch), the proposed ``bugfix.required_contexts`` and whether
+  `steward/regression-first` is required there.
 """
 
 from __future__ import annotations
