@@ -331,7 +331,9 @@ class BugfixSettings(BaseModel):
         description="Paths that are tests: the red commit may touch only these.",
     )  # fmt: skip
     required_contexts: tuple[str, ...] = Field(
-        default=(), description="CI contexts that must be green; empty means every context reported."
+        default=(),
+        description="The CI contexts that run the tests: only their failures count as the red proof, and "
+        "they must be green at the head; empty means every context reported.",
     )
     max_test_chars: int = Field(
         default=20_000,

@@ -95,10 +95,12 @@ class GitHubRecords(GitHubCalls):
             return None
         protected = bool(raw.get("protected"))
         contexts: list[str] | None = []
+        unread = ""
         if protected:
             checks = (raw.get("protection") or {}).get("required_status_checks")
             if not isinstance(checks, Mapping):
                 contexts = None
+                unread = "the forge's answer for the branch had no summary of its protection"
             elif checks.get("enforcement_level", "everyone") != "off":
                 contexts = [str(c) for c in checks.get("contexts") or ()]
         try:
@@ -108,8 +110,9 @@ class GitHubRecords(GitHubCalls):
             )
         except NotFound:  # a GitHub Enterprise Server without rulesets
             rules = []
-        except PermissionDenied:  # the rulesets that apply are not known: neither are the checks
+        except PermissionDenied as exc:  # the rulesets that apply are not known: neither are the checks
             rules, contexts = [], None
+            unread = f"the forge refused to list the rulesets that apply to the branch ({exc})"
         for rule in rules:
             if rule.get("type") == "required_status_checks":
                 found = (rule.get("parameters") or {}).get("required_status_checks") or ()
@@ -120,6 +123,7 @@ class GitHubRecords(GitHubCalls):
             sha=str(raw["commit"]["sha"]),
             protected=protected or bool(rules),
             required_contexts=tuple(dict.fromkeys(contexts)) if contexts is not None else None,
+            unread=unread,
         )
 
     async def ci_reports(self, repo: RepoRef, sha: str) -> list[CIReport]:

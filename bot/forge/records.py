@@ -39,12 +39,14 @@ class Review:
 class Branch:
     """A branch as a bot with read access sees it. ``required_contexts`` are the status checks that must
     pass before it can be merged into (empty: none); None when the branch is protected but the forge did
-    not let the bot read which checks it requires."""
+    not let the bot read which checks it requires, and then ``unread`` says why, in a maintainer's words.
+    On Gitea each entry is a glob pattern (``status_check_contexts``)."""
 
     name: str
     sha: str
     protected: bool = False
     required_contexts: tuple[str, ...] | None = ()
+    unread: str = ""
 
 
 @dataclass(frozen=True)

@@ -222,8 +222,8 @@ def exhausted_note(mentions: Sequence[str], ledger: Ledger, ledger_link: str, nu
     who = " ".join(f"@{m}" for m in dict.fromkeys(mentions) if m) or "Maintainers"
     return (
         f"{who}: the review budget of bug #{number} is exhausted — a person must decide how it goes on. "
-        f"{ledger.exhaustion_reason} Nothing resets the budget (not a new pull request, not editing my "
-        "comments), and a finding's disposition stands. Decide one of: split the remaining work into a new "
+        f"{ledger.exhaustion_reason} A new pull request does not reset the budget, nor does editing my "
+        "comments, and a finding's disposition stands. Decide one of: split the remaining work into a new "
         "bug and close this pull request; merge it as it is — the bug then stays open, labelled "
         "`bugfix:merged-unproven`, with what was missing; or close the pull request and the bug. "
         f"[Ledger]({ledger_link})"

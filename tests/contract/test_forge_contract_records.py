@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.forge import Annotation, Branch, CIReport, Forge, LabelEvent, RepoRef
+from bot.forge import Annotation, Branch, CIReport, Forge, LabelEvent, PermissionDenied, RepoRef
 from bot.forge.github_transport import API_VERSION
 from bot.sandbox.server import SandboxServer
 from tests.contract.conftest import USERS, Site
@@ -96,6 +96,20 @@ async def test_read_branch_says_whether_it_is_protected_and_which_checks_it_requ
     assert await forge.read_branch(repo, "steward/configure") == Branch(
         "steward/configure", slashed, True, ("ci",)
     )
+
+
+async def test_read_branch_says_why_it_could_not_read_the_required_checks(forge: Forge, site: Site) -> None:
+    """GitHub: a refused ruleset listing leaves the required checks unknown (None), with the forge's reason;
+    a refused branch is PermissionDenied on both forges (never an empty list of checks)."""
+    repo = site.new_repo()
+    if site.kind == "github":
+        site.fault(method="GET", path=rf"/repos/{repo}/rules/branches/main", status=403, times=1)
+        found = await forge.read_branch(repo, "main")
+        assert found is not None and found.required_contexts is None
+        assert found.unread.startswith("the forge refused to list the rulesets") and "403" in found.unread
+    site.fault(method="GET", path=rf"/repos/{repo}/branches/main$", status=403, times=1)
+    with pytest.raises(PermissionDenied):
+        await forge.read_branch(repo, "main")
 
 
 async def test_ci_reports_say_why_a_check_is_red(forge: Forge, site: Site) -> None:
