@@ -13,8 +13,9 @@ from typing import Any
 
 from bot import neutralise, sticky
 from bot.context import EventContext
-from bot.forge import CIOutcome, Comment, Commit, Issue, PullRequest
+from bot.forge import CIOutcome, Comment, Commit, Issue, NotSupported, PermissionDenied, PullRequest, Push
 from handlers.bugfix import inputs
+from handlers.bugfix.independence import modifiers, void_rounds
 from handlers.bugfix.ledger import Budgets, Event, Ledger, event_from_json, event_to_json, fold
 from handlers.bugfix.proof import check_proof, head_report, red_names_test
 from handlers.bugfix.record import (
@@ -47,6 +48,10 @@ class Evidence:
     status: RegressionStatus
     bug: Issue
     comments: dict[int, list[Comment]] = field(default_factory=dict)
+    # The branch's moves as the forge records them (None: this forge keeps no push history), and everyone
+    # excluded from reviewing with why (``independence.modifiers``).
+    pushes: list[Push] | None = None
+    excluded: dict[str, str] = field(default_factory=dict)
 
 
 async def read_commits(ctx: EventContext, pull: PullRequest) -> list[BranchCommit]:
@@ -65,7 +70,9 @@ async def read_commits(ctx: EventContext, pull: PullRequest) -> list[BranchCommi
         files = c.files
         if not files and i < MAX_COMMITS:
             files = (await ctx.forge.get_commit(ctx.repo, c.sha)).files
-        out.append(BranchCommit(c.sha, c.parents, files, c.author_login or c.author_name))
+        out.append(
+            BranchCommit(c.sha, c.parents, files, c.author_login or c.author_name, c.committer_login or "")
+        )
     return out
 
 
@@ -189,7 +196,14 @@ async def assess(
             record.path if only_ours else "",
         )
     sources = await ledger_events(ctx, number, record, cache)
-    ledger = fold(sources.budgets, sources.events)
+    pushes: list[Push] | None
+    try:
+        pushes = await forge.branch_pushes(repo, record.branch)
+    except (NotSupported, PermissionDenied):
+        pushes = None  # nobody can be shown not to have pushed: `/review` is refused, with the reason
+    excluded = modifiers(commits, pushes or (), record.opened_by, ctx.me.login)
+    # A round whose reviewer made or moved the branch, then or later, is void (never counted as settled).
+    ledger = void_rounds(fold(sources.budgets, sources.events), excluded)
     bug = await forge.get_issue(repo, number)
     root = await inputs.root_cause(ctx, repo, bug, record.hypothesis or None)
     status = evaluate(
@@ -213,7 +227,9 @@ async def assess(
             bug_author=bug.author,
         )
     )
-    return Evidence(commits, red.sha if red else "", red_ci, head_ci, ledger, status, bug, cache)
+    return Evidence(
+        commits, red.sha if red else "", red_ci, head_ci, ledger, status, bug, cache, pushes, excluded
+    )
 
 
 async def sync_pull(
