@@ -80,7 +80,7 @@ async def bugfix_command(ctx: CommandContext) -> None:
 async def review_command(ctx: CommandContext) -> None:
     pull, number, record = await bugfix_pull(ctx)
     cache: dict[int, list[Comment]] = {}
-    ev = await assess(ctx, pull, number, record, cache)
+    ev = await assess(ctx, pull, number, record, cache, reviewing=True)
     events = [*ev.ledger.rounds]
     done = recorded(events, ctx.comment.id, Round)
     if done is None:
@@ -137,9 +137,9 @@ async def _check_independent(ctx: CommandContext, pull: PullRequest, ev: Evidenc
     if ev.pushes is None:
         raise CommandError(
             refused(
-                "this forge does not show who pushed to the branch (its push history could not be read), so "
-                "Steward cannot tell whether you modified the fix. Ask an administrator to let Steward read "
-                "the repository's activity.",
+                "the branch's push history could not be read (this forge keeps none in its API, refused "
+                "it, or it is longer than Steward reads), so Steward cannot tell whether you modified the "
+                "fix. Ask an administrator to let Steward read the repository's activity.",
                 "PUSH_HISTORY_UNREADABLE",
             )
         )
@@ -147,9 +147,9 @@ async def _check_independent(ctx: CommandContext, pull: PullRequest, ev: Evidenc
     if why is not None:
         raise CommandError(
             refused(
-                f"you {why}: whoever makes or moves the fix does not judge it (the forge's push history and "
-                "the commits' authors and committers count, not only what Steward was told). Ask another "
-                "person with write access to review.",
+                f"you {why} (the forge's push history counts, and every commit's author and committer): "
+                "whoever makes or moves the fix does not judge it. Ask another person with write access to "
+                "review.",
                 "REVIEWER_COMMITTED",
             )
         )
@@ -160,8 +160,8 @@ async def _check_independent(ctx: CommandContext, pull: PullRequest, ev: Evidenc
     if moved is not None:
         raise CommandError(
             refused(
-                f"the branch moved after your review; review `{short}`: @{moved.actor or 'someone'} pushed "
-                f"at {moved.at}, after your comment. Look at the new head, then write "
+                f"the branch moved after your review; review `{short}`: {moved.actor or 'someone'} pushed "
+                f"at {moved.at}, after your comment was written. Look at the new head, then write "
                 f"`/{ctx.prefix} review {short} clean|findings …`.",
                 "HEAD_MOVED",
             )

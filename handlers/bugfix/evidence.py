@@ -13,7 +13,17 @@ from typing import Any
 
 from bot import neutralise, sticky
 from bot.context import EventContext
-from bot.forge import CIOutcome, Comment, Commit, Issue, NotSupported, PermissionDenied, PullRequest, Push
+from bot.forge import (
+    CIOutcome,
+    Comment,
+    Commit,
+    Issue,
+    NotSupported,
+    PermissionDenied,
+    PullRequest,
+    Push,
+    TooManyItems,
+)
 from handlers.bugfix import inputs
 from handlers.bugfix.independence import modifiers, void_rounds
 from handlers.bugfix.ledger import Budgets, Event, Ledger, event_from_json, event_to_json, fold
@@ -165,7 +175,11 @@ async def assess(
     number: int,
     record: Record,
     cache: dict[int, list[Comment]] | None = None,
+    *,
+    reviewing: bool = False,
 ) -> Evidence:
+    """``reviewing``: a `/review` is being judged (the branch's push history is then read even before the
+    first round; otherwise only once there is a round it could void)."""
     forge, repo = ctx.forge, ctx.repo
     settings = settings_of(ctx)
     cache = {} if cache is None else cache
@@ -196,14 +210,16 @@ async def assess(
             record.path if only_ours else "",
         )
     sources = await ledger_events(ctx, number, record, cache)
-    pushes: list[Push] | None
-    try:
-        pushes = await forge.branch_pushes(repo, record.branch)
-    except (NotSupported, PermissionDenied):
-        pushes = None  # nobody can be shown not to have pushed: `/review` is refused, with the reason
+    ledger = fold(sources.budgets, sources.events)
+    pushes: list[Push] | None = []
+    if reviewing or ledger.rounds:
+        try:
+            pushes = await forge.branch_pushes(repo, record.branch)
+        except (NotSupported, PermissionDenied, TooManyItems):
+            pushes = None  # nobody can be shown not to have pushed: `/review` is refused, with the reason
     excluded = modifiers(commits, pushes or (), record.opened_by, ctx.me.login)
     # A round whose reviewer made or moved the branch, then or later, is void (never counted as settled).
-    ledger = void_rounds(fold(sources.budgets, sources.events), excluded)
+    ledger = void_rounds(ledger, excluded)
     bug = await forge.get_issue(repo, number)
     root = await inputs.root_cause(ctx, repo, bug, record.hypothesis or None)
     status = evaluate(
