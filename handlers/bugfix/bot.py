@@ -13,6 +13,7 @@ from bot.registry import Registry
 from handlers.bugfix.completion import close_bug
 from handlers.bugfix.evidence import Evidence, assess, sync_pull
 from handlers.bugfix.gate import UsageError, parse_bugfix_args
+from handlers.bugfix.independence import moved_after
 from handlers.bugfix.ledger import (
     DispositionRecord,
     Gap,
@@ -79,8 +80,8 @@ async def bugfix_command(ctx: CommandContext) -> None:
     "review",
     usage="review [<sha>] clean | inconclusive <why> | findings",
     help="Record a review round on a bugfix pull request's head; `findings` is followed by lines "
-    "`<id> <severity> <path:line> <text>`; `<sha>` names the head reviewed. Not by whoever ran `/bugfix` or "
-    "authored a commit of the branch.",
+    "`<id> <severity> <path:line> <text>`; `<sha>` names the head reviewed (without it, the head when the "
+    "comment was written). Not by whoever ran `/bugfix`, authored, committed or pushed to the branch.",
     permission="write",
     on_issues=False,
     section=SECTION,
@@ -88,7 +89,7 @@ async def bugfix_command(ctx: CommandContext) -> None:
 async def review_command(ctx: CommandContext) -> None:
     pull, number, record = await bugfix_pull(ctx)
     cache: dict[int, list[Comment]] = {}
-    ev = await assess(ctx, pull, number, record, cache)
+    ev = await assess(ctx, pull, number, record, cache, reviewing=True)
     events = [*ev.ledger.rounds]
     done = recorded(events, ctx.comment.id, Round)
     conflict = next((c for c in ev.conflicts if c.comment_id == ctx.comment.id), None)
@@ -110,11 +111,12 @@ async def review_command(ctx: CommandContext) -> None:
                     "HEAD_MOVED",
                 )
             )
+        await _check_independent(ctx, pull, ev, explicit=bool(request.sha))
         refusal = ev.ledger.check_review(
             head=pull.head_sha,
             actor=ctx.actor,
-            # Whoever ran `/bugfix` and whoever authored any commit of the branch (the red one too).
-            committers={*committers_of(ev.commits), record.opened_by.casefold()} - {""},
+            # Whoever ran `/bugfix`, authored or committed a commit, or pushed (``independence``).
+            committers={*committers_of(ev.commits), record.opened_by.casefold(), *ev.excluded} - {""},
             findings=request.findings,
         )
         if refusal is not None and refusal.code == "SAME_HEAD_REVIEWED":
@@ -174,6 +176,44 @@ async def _record_conflict(ctx: CommandContext, ev: Evidence, number: int, confl
     ctx.replied = True
 
 
+async def _check_independent(ctx: CommandContext, pull: PullRequest, ev: Evidence, *, explicit: bool) -> None:
+    """Refuse a reviewer who made or moved the branch (from the forge's own push history), and a `/review`
+    without a sha written before the branch's latest push (it is leased to the head it was written on)."""
+    short = pull.head_sha[:10]
+    if ev.pushes is None:
+        raise CommandError(
+            refused(
+                "the branch's push history could not be read (this forge keeps none in its API, refused "
+                "it, or it is longer than Steward reads), so Steward cannot tell whether you modified the "
+                "fix. Ask an administrator to let Steward read the repository's activity.",
+                "PUSH_HISTORY_UNREADABLE",
+            )
+        )
+    why = ev.excluded.get(ctx.actor.casefold())
+    if why is not None:
+        raise CommandError(
+            refused(
+                f"you {why} (the forge's push history counts, and every commit's author and committer): "
+                "whoever makes or moves the fix does not judge it. Ask another person with write access to "
+                "review.",
+                "REVIEWER_COMMITTED",
+            )
+        )
+    if explicit:
+        return
+    written = await ctx.forge.get_comment(ctx.repo, ctx.comment.id)
+    moved = moved_after(ev.pushes, written.created_at)
+    if moved is not None:
+        raise CommandError(
+            refused(
+                f"the branch moved after your review; review `{short}`: {moved.actor or 'someone'} pushed "
+                f"at {moved.at}, after your comment was written. Look at the new head, then write "
+                f"`/{ctx.prefix} review {short} clean|findings …`.",
+                "HEAD_MOVED",
+            )
+        )
+
+
 @plugin.command(
     "disposition",
     usage="disposition <id> fix|low|out-of-scope|unvalidated <reason>",
@@ -192,7 +232,7 @@ async def disposition_command(ctx: CommandContext) -> None:
         except UsageError as exc:
             raise CommandError(str(exc)) from None
         round_number, refusal = ev.ledger.check_disposition(
-            finding, disposition, actor=ctx.actor, committers=committers_of(ev.commits)
+            finding, disposition, actor=ctx.actor, committers={*committers_of(ev.commits), *ev.excluded}
         )
         if refusal is not None:
             await sync_pull(ctx, pull, number, record)

@@ -13,8 +13,20 @@ from typing import Any
 
 from bot import neutralise, sticky
 from bot.context import EventContext
-from bot.forge import CIOutcome, Comment, Commit, Issue, PullRequest, Review
+from bot.forge import (
+    CIOutcome,
+    Comment,
+    Commit,
+    Issue,
+    NotSupported,
+    PermissionDenied,
+    PullRequest,
+    Push,
+    Review,
+    TooManyItems,
+)
 from handlers.bugfix import inputs
+from handlers.bugfix.independence import modifiers, void_rounds
 from handlers.bugfix.ledger import Budgets, Event, Ledger, event_from_json, event_to_json, fold
 from handlers.bugfix.native import Conflict, judge
 from handlers.bugfix.proof import check_proof, head_report, red_names_test
@@ -51,6 +63,10 @@ class Evidence:
     # The pull request's native reviews (oldest first) and the recorded conflicts between reviewers.
     native: tuple[Review, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
+    # The branch's moves as the forge records them (None: this forge keeps no push history), and everyone
+    # excluded from reviewing with why (``independence.modifiers``).
+    pushes: list[Push] | None = None
+    excluded: dict[str, str] = field(default_factory=dict)
 
 
 async def read_commits(ctx: EventContext, pull: PullRequest) -> list[BranchCommit]:
@@ -69,7 +85,9 @@ async def read_commits(ctx: EventContext, pull: PullRequest) -> list[BranchCommi
         files = c.files
         if not files and i < MAX_COMMITS:
             files = (await ctx.forge.get_commit(ctx.repo, c.sha)).files
-        out.append(BranchCommit(c.sha, c.parents, files, c.author_login or c.author_name))
+        out.append(
+            BranchCommit(c.sha, c.parents, files, c.author_login or c.author_name, c.committer_login or "")
+        )
     return out
 
 
@@ -173,7 +191,11 @@ async def assess(
     number: int,
     record: Record,
     cache: dict[int, list[Comment]] | None = None,
+    *,
+    reviewing: bool = False,
 ) -> Evidence:
+    """``reviewing``: a `/review` is being judged (the branch's push history is then read even before the
+    first round; otherwise only once there is a round it could void)."""
     forge, repo = ctx.forge, ctx.repo
     settings = settings_of(ctx)
     cache = {} if cache is None else cache
@@ -207,6 +229,15 @@ async def assess(
     ledger = fold(sources.budgets, sources.events)
     native = tuple(await forge.list_reviews(repo, pull.number))
     conflicts = tuple(sources.conflicts)
+    pushes: list[Push] | None = []
+    if reviewing or ledger.rounds:
+        try:
+            pushes = await forge.branch_pushes(repo, record.branch)
+        except (NotSupported, PermissionDenied, TooManyItems):
+            pushes = None  # nobody can be shown not to have pushed: `/review` is refused, with the reason
+    excluded = modifiers(commits, pushes or (), record.opened_by, ctx.me.login)
+    # A round whose reviewer made or moved the branch, then or later, is void (never counted as settled).
+    ledger = void_rounds(ledger, excluded)
     bug = await forge.get_issue(repo, number)
     root = await inputs.root_cause(ctx, repo, bug, record.hypothesis or None)
     status = evaluate(
@@ -233,7 +264,18 @@ async def assess(
         )
     )
     return Evidence(
-        commits, red.sha if red else "", red_ci, head_ci, ledger, status, bug, cache, native, conflicts
+        commits,
+        red.sha if red else "",
+        red_ci,
+        head_ci,
+        ledger,
+        status,
+        bug,
+        cache,
+        native,
+        conflicts,
+        pushes,
+        excluded,
     )
 
 

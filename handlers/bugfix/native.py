@@ -87,8 +87,9 @@ def changes_requested(reviews: Sequence[Review], head: str) -> list[Review]:
 
 
 def clean_round(ledger: Ledger, head: str) -> tuple[int, Round] | None:
-    """The `/review clean` round on ``head`` (its number and the round), if the head's last round is one."""
-    found = [(i, r) for i, r in enumerate(ledger.rounds, start=1) if r.head == head]
+    """The `/review clean` round on ``head`` (its number and the round), if the head's last round that counts
+    (not void) is one."""
+    found = [(i, r) for i, r in enumerate(ledger.rounds, start=1) if r.head == head and not r.void]
     if not found or found[-1][1].verdict != "clean":
         return None
     position, rnd = found[-1]

@@ -173,7 +173,8 @@ def ledger_text(
         for i, rnd in enumerate(ledger.rounds, start=1):
             found = ", ".join(f"{f.id} ({f.severity})" for f in rnd.findings) or cell(rnd.reason, 80) or "—"
             n = ledger.number_of(i)
-            lines.append(f"| {n} | `{rnd.head[:10]}` | @{rnd.actor} | {rnd.verdict} | {found} |")
+            verdict = f"{rnd.verdict} — **void**: {cell(rnd.void, 120)}" if rnd.void else rnd.verdict
+            lines.append(f"| {n} | `{rnd.head[:10]}` | @{rnd.actor} | {verdict} | {found} |")
         findings = [
             (ledger.number_of(i), f) for i, r in enumerate(ledger.rounds, start=1) for f in r.findings
         ]
@@ -209,7 +210,8 @@ def ledger_text(
         "<details><summary>Commands</summary>",
         "",
         "- `/review clean` · `/review inconclusive <why>` · `/review findings` then lines "
-        "`<id> <severity> <path:line> <text>` (write access; not someone who committed after the red commit)",
+        "`<id> <severity> <path:line> <text>` (write access; not whoever ran `/bugfix`, "
+        "authored, committed or pushed to the branch)",
         "- `/disposition <id> fix|low|out-of-scope|unvalidated <reason>` (write access)",
         "- `/accept-gap <reason>` records a disclosed gap instead of red proof (maintain access)",
         "",

@@ -42,6 +42,8 @@ class BranchCommit:
     parents: tuple[str, ...]
     files: tuple[ChangedFile, ...]
     author: str = ""
+    # The forge account the commit's committer is linked to ("" when none).
+    committer: str = ""
 
     @property
     def is_merge(self) -> bool:

@@ -1,14 +1,16 @@
 """The Forge port's records of who did what, what guards a branch and what CI said — ``label_events``,
-``list_reviews``, ``read_branch``, ``ci_reports`` and the fork fields of ``PullRequest`` — as one contract
-both adapters keep (each test runs against GitHubForge and GiteaForge over HTTP to the sandbox)."""
+``list_reviews``, ``read_branch``, ``ci_reports``, ``branch_pushes`` and the fork fields of ``PullRequest`` —
+as one contract both adapters keep (each test runs against GitHubForge and GiteaForge over HTTP to the
+sandbox)."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 
 import pytest
 
-from bot.forge import Annotation, Branch, CIReport, Forge, LabelEvent, PermissionDenied, RepoRef
+from bot.forge import Annotation, Branch, CIReport, Forge, LabelEvent, PermissionDenied, Push, RepoRef
 from bot.forge.github_transport import API_VERSION
 from bot.sandbox.server import SandboxServer
 from tests.contract.conftest import USERS, Site
@@ -230,3 +232,38 @@ async def test_the_github_adapter_says_which_api_version_it_speaks(forge: Forge,
     entries = site.requests_to("GET", site.api_path(repo, ""))
     assert entries
     assert {e.get("api_version") for e in entries} == {API_VERSION if site.kind == "github" else None}
+
+
+async def test_branch_pushes_name_who_moved_the_branch_whoever_the_commits_say_wrote_them(
+    forge: Forge, site: Site, sandbox: SandboxServer
+) -> None:
+    """GitHub's repository activity, Gitea's activity feed: every move of the branch with its pusher,
+    newest first — also a push whose commit names another person as author and committer (the forge links
+    that commit to them: ``get_commit``). Another branch's pushes are not listed."""
+    repo = site.new_repo()
+    site.add_collaborator(repo, "outsider", "push")
+    first = site.branch(repo, "bugfix/1-x", {"a.txt": b"a"})
+    site.branch(repo, "other", {"b.txt": b"b"})
+    writer = Site(site.kind, sandbox.url, USERS["outsider"])
+    domain = "noreply.sandbox" if site.kind == "gitea" else "users.noreply.sandbox"
+    owner = {"name": "owner", "email": f"owner@{domain}"}
+    body = {
+        "message": "spoofed",
+        "content": base64.b64encode(b"c").decode(),
+        "branch": "bugfix/1-x",
+        "author": owner,
+        "committer": owner,
+    }
+    writer.call("POST" if site.kind == "gitea" else "PUT", f"/repos/{repo}/contents/c.txt", body)
+    writer.client.close()
+    writer.admin.close()
+    head = site.head(repo, "bugfix/1-x")
+    assert head is not None and head != first
+
+    pushes = await forge.branch_pushes(repo, "bugfix/1-x")
+    assert [p.actor for p in pushes] == ["outsider", "owner", "owner"]
+    assert pushes[0].after == head and pushes[1].after == first
+    assert all(isinstance(p, Push) and p.at for p in pushes)
+    commit = await forge.get_commit(repo, head)
+    assert (commit.author_login, commit.committer_login) == ("owner", "owner")
+    assert await forge.branch_pushes(repo, "nothing-here") == []

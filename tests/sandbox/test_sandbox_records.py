@@ -18,6 +18,7 @@ from bot.sandbox.server import SandboxServer
 
 from .helpers import CaptureServer, OpenApiCheck, client, idle, schema_errors
 from .test_sandbox_gitea import SECRET, GiteaApiCheck, gitea_client
+from .test_sandbox_pushes import gitea_push_history, github_push_history
 
 
 @pytest.fixture
@@ -75,6 +76,7 @@ def github_records_routes(check: OpenApiCheck, sandbox: SandboxServer, alice: ht
     alice.post("/user/repos", json={"name": "checks"}).raise_for_status()
     github_check_output(check, sandbox, alice, "/repos/alice/checks")
     github_create_check_run(check, sandbox, alice, "/repos/alice/checks")
+    github_push_history(check, sandbox, alice)
 
 
 def gitea_records_routes(check: GiteaApiCheck, sandbox: SandboxServer, g: httpx2.Client) -> None:
@@ -85,6 +87,7 @@ def gitea_records_routes(check: GiteaApiCheck, sandbox: SandboxServer, g: httpx2
         gitea_reviews(check, g, gbob, "/repos/alice/grecords")
     g.post("/user/repos", json={"name": "gbranches"}).raise_for_status()
     gitea_branches(check, sandbox, g, "/repos/alice/gbranches")
+    gitea_push_history(check, sandbox, g)
 
 
 # --- who applied a label ---------------------------------------------------------------------------------
