@@ -37,8 +37,8 @@ def _seen_key(ctx: EventContext, number: int) -> str:
 
 async def remember_labels(ctx: EventContext, number: int, labels: tuple[str, ...]) -> tuple[str, ...]:
     """Note the passing labels item ``number`` carries now; returns those noted before (none without
-    Redis)."""
-    if ctx.memo is None:
+    Redis, and none on GitHub, whose label events name the label)."""
+    if ctx.memo is None or ctx.event.forge != "gitea":
         return ()
     redis = ctx.memo.redis
     key = _seen_key(ctx, number)
