@@ -305,7 +305,8 @@ def uncounted_lines(proofs: Mapping[int, tuple[LabelProof, ...]], who: str) -> l
         "",
         "### Labels that do not count",
         "",
-        f"A passing label counts only when applied by {who}, who still hold that access:",
+        f"A passing label counts only when applied by {who}, who still hold that access; ask one of them to "
+        "remove it and apply it again:",
         *rows[:MAX_GROUP_LINES],
     ]
     if len(rows) > MAX_GROUP_LINES:
