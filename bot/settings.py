@@ -303,6 +303,13 @@ class MilestoneSettings(BaseModel):
         description="How long Steward waits after a change to a milestone's items before it refreshes the "
         "milestone's dashboard: the changes of that time cost one refresh.",
     )
+    label_permission: Literal["triage", "write", "maintain", "admin"] = Field(
+        default="maintain",
+        description="Who may set the gate's passing labels (`fieldtest:pass`, `audit:clean`, "
+        "`audit:ratified`, `ratified`, as named in `labels`): one counts only while the person who last "
+        "applied it holds this access, and Steward puts back such a label that someone with less access adds "
+        "to or removes from an item of a milestone. On Gitea, maintain means admin.",
+    )
     labels: MilestoneLabels = Field(default_factory=MilestoneLabels, description="The gate's label names.")
 
 
