@@ -35,7 +35,7 @@ from bot.forge import (
     RateLimited,
     RepoRef,
 )
-from bot.gauges import OUTAGE_SINCE_KEY
+from bot.gauges import clear_outages, outages
 from bot.locks import Busy, IssueLocks, issue_key, issue_lock
 from bot.outage import REDIS_ERRORS
 
@@ -380,12 +380,14 @@ async def reconcile_all(
     deadline = started + TIME_SHARE * getattr(runtime.settings, "reconcile_timeout_seconds", 1800)
     per_minute = getattr(runtime.settings, "write_budget_per_minute", 0) // 4
     budget = RedeliveryBudget(runtime.redis, per_minute) if per_minute > 0 else None
-    outage = await runtime.redis.zscore(OUTAGE_SINCE_KEY, "receiver")
+    # The receiver outages noticed before this run began; one noticed while it runs stays for the next.
+    seen_outages = await outages(runtime.redis)
+    outage = min(seen_outages.values()) if seen_outages else None
     for kind in sorted({k for k, _ in repos} | set(runtime.forge_kinds)):
         window = since or await last_run(runtime.redis, kind)
         if outage is not None and since is None:
             # No receiver listened from then on (bot.gauges.receiver_heartbeat): look back that far at least.
-            began = datetime.fromtimestamp(float(outage), UTC)
+            began = datetime.fromtimestamp(outage, UTC)
             window = began if window is None else min(window, began)
         mine = await _from_cursor(runtime.redis, kind, [r for k, r in repos if k == kind])
         for n, repo in enumerate(mine):
@@ -429,8 +431,8 @@ async def reconcile_all(
             # The window moves only past what was redelivered: what was left starts the next one.
             held = report.hold.get(kind)
             await record_run(runtime.redis, kind, min(started, held.timestamp()) if held else started)
-    if outage is not None and not dry_run and not report.stopped:
-        await runtime.redis.zrem(OUTAGE_SINCE_KEY, "receiver")
+    if seen_outages and not dry_run and not report.stopped:
+        await clear_outages(runtime.redis, seen_outages)
     return report
 
 
