@@ -36,6 +36,7 @@ from bot.forge import (
     RateLimited,
     RepoRef,
 )
+from bot.forge.etag_store import catching_up
 from bot.gauges import clear_outages, outages
 from bot.locks import Busy, IssueLocks, issue_key, issue_lock
 from bot.outage import REDIS_ERRORS
@@ -397,11 +398,11 @@ async def reconcile_all(
     # repositories a run covered are remembered per forge, and the next run does only the others. The pass
     # keeps the window and the receiver outages it began with until its last run ends.
     began = None if dry_run else await _pass_began(runtime.redis)
-    # The receiver outages noticed before this pass began; one noticed since stays for the next.
-    seen_outages = await outages(runtime.redis)
-    if began is not None:
-        seen_outages = {m: at for m, at in seen_outages.items() if m in began[1]}
-    outage = min(seen_outages.values()) if seen_outages else None
+    # The receiver outages noticed so far widen the window; the pass clears only those noticed before it
+    # began (the repositories its earlier runs covered did not look at a later one: it stays for the next).
+    noticed = await outages(runtime.redis)
+    outage = min(noticed.values()) if noticed else None
+    seen_outages = {m: at for m, at in noticed.items() if began is None or m in began[1]}
     floor = getattr(runtime.settings, "reconcile_quota_floor", 0.5)
     for kind in sorted({k for k, _ in repos} | set(runtime.forge_kinds)):
         window = since or await last_run(runtime.redis, kind)
@@ -428,17 +429,18 @@ async def reconcile_all(
                     await runtime.redis.set(PASS_KEY, json.dumps(record), nx=True, ex=PASS_TTL)
                 break
             try:
-                await reconcile_repo(
-                    runtime,
-                    kind,
-                    repo,
-                    dry_run=dry_run,
-                    since=window,
-                    report=report,
-                    say=say,
-                    budget=budget,
-                    full=full,
-                )
+                with catching_up():  # its listings keep their ETags for the next run (GitHub: 304s)
+                    await reconcile_repo(
+                        runtime,
+                        kind,
+                        repo,
+                        dry_run=dry_run,
+                        since=window,
+                        report=report,
+                        say=say,
+                        budget=budget,
+                        full=full,
+                    )
             except Exception as exc:  # one repository's failure does not stop the others
                 note = f"{kind}:{repo}: {type(exc).__name__}: {exc}"
                 report.errors.append(note)

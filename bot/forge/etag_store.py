@@ -2,9 +2,11 @@
 
 Every `steward reconcile` is a new process, and a GitHub App builds a client per event, so gidgethub's
 in-memory ETag cache never sees the listing it asked for an hour ago. This store keeps, in Redis, the ETag of
-each page of the issues and comments listings the catch-up reads (``GET /repos/{o}/{r}/issues?since=…`` and
-``GET /repos/{o}/{r}/issues/comments?since=…``) with the body it validates (compressed, at most
-``MAX_BYTES``, kept ``TTL_SECONDS``), keyed by forge, token or installation, and URL. The next run asks with
+each page of the listings the catch-up reads — the issues and comments updated since the window began
+(``GET /repos/{o}/{r}/issues?since=…``, ``GET /repos/{o}/{r}/issues/comments?since=…``), and while it runs
+(``catching_up``) every other listing of the repository's issues, milestones and hooks its capabilities look
+at — with the body it validates (compressed, at most ``MAX_BYTES``, kept ``TTL_SECONDS``), keyed by forge,
+token or installation, and URL. The next run asks with
 ``If-None-Match``; GitHub answers an unchanged page 304, and the transport hands gidgethub the kept body as
 if GitHub had sent it. docs.github.com, "Best practices for using the REST API" › "Use conditional requests
 if appropriate": "Making a conditional request does not count against your primary rate limit if a 304
@@ -24,7 +26,9 @@ import hashlib
 import json
 import re
 import zlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, cast
 
 import httpx2
@@ -37,18 +41,38 @@ TTL_SECONDS = 12 * 3600
 MAX_BYTES = 512 * 1024
 # The headers gidgethub reads from a page besides the rate limit: how to decode it and where the next is.
 _KEPT_HEADERS = ("content-type", "link")
-_LISTING = re.compile(r"^(?:/api/v3)?/repos/[^/]+/[^/]+/issues(?:/comments)?$")
+# A repository's collections: issues (by label, by state, since), comments, milestones, hooks.
+_LISTING = re.compile(r"^(?:/api/v3)?/repos/[^/]+/[^/]+/(?:issues|issues/comments|milestones|hooks)$")
+# Set while the catch-up runs (``catching_up``): every listing it reads is kept, not only the `since` ones —
+# the dashboards and state labels each capability looks for are the same URLs every hour too. Event handlers
+# keep using gidgethub's in-memory cache only.
+_catching_up: ContextVar[bool] = ContextVar("steward_catching_up", default=False)
 
 Answer = tuple[int, Mapping[str, str], bytes]
 Send = Callable[[Mapping[str, str]], Awaitable[Answer]]
 
 
+@contextmanager
+def catching_up() -> Iterator[None]:
+    """Inside: the listings read are the catch-up's, and their ETags are kept across processes."""
+    token = _catching_up.set(True)
+    try:
+        yield
+    finally:
+        _catching_up.reset(token)
+
+
 def persisted(method: str, url: str) -> bool:
-    """Whether this request is one of the catch-up's `since` listings, whose ETags the store keeps."""
+    """Whether this request is one of the catch-up's listings, whose ETags the store keeps: a `since`
+    listing of issues or comments, or any repository listing read while the catch-up runs."""
     if method != "GET":
         return False
     parsed = httpx2.URL(url)
-    return "since" in parsed.params and bool(_LISTING.match(parsed.path))
+    if not _LISTING.match(parsed.path):
+        return False
+    return _catching_up.get() or (
+        "since" in parsed.params and not parsed.path.endswith(("/milestones", "/hooks"))
+    )
 
 
 class EtagStore:

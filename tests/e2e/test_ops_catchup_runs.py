@@ -123,14 +123,19 @@ def test_unchanged_listings_cost_a_304_across_reconcile_processes_and_a_change_i
     assert "0 issue(s) re-checked (1 repositor(ies) incrementally)" in _done(third.stdout)
     assert _done(second.stdout) == _done(third.stdout), "the same result"
     counted = [r for r in every if r["status"] != 304]
-    paths = sorted({r["path"] for r in counted})
+    kept = redis.Redis.from_url(steward.redis_url)
+    stored = [kept.strlen(k) for k in kept.scan_iter("steward:etag:*")]
+    paths = sorted(f"{r['path']}?{r['query']}" for r in counted)
     print(
         f"\n{steward.forge}: listings of the second run {seconds}, of the third {thirds}; the third run made "
-        f"{len(every)} requests, {len(every) - len(counted)} of them 304: {paths}"
+        f"{len(every)} requests, {len(every) - len(counted)} of them 304, the rest {paths}; "
+        f"{len(stored)} pages kept in Redis, {sum(stored)} bytes"
     )
     assert len(thirds) == len(seconds) >= 2, "the issues and the comments listed since the window"
     if steward.forge == "github":
         assert set(thirds) == {304}, "an unchanged listing costs a 304"
+        # Every other listing the capabilities read is kept too; only the hooks (403: no admin) are asked.
+        assert [r["path"] for r in counted] == [f"/repos/{repo}/hooks"], paths
     else:
         assert set(thirds) == {200}, "Gitea answers no conditional request"
 
@@ -193,3 +198,35 @@ def test_a_run_out_of_time_stops_and_the_next_runs_go_on_until_every_repository_
     steward.settle(60)
     for repo, bug in zip(repos, bugs, strict=True):
         assert len(_verdicts(steward, repo, bug)) == 1, f"{repo}#{bug}: one verdict"
+
+
+def test_a_pass_over_several_runs_clears_only_the_outages_noticed_before_it_began(steward: Steward) -> None:
+    """A pass that takes two runs (a budget of a millisecond: one repository each): an outage noticed
+    between its runs is not cleared when the pass ends — the repository its first run covered never looked
+    at it — and the next pass clears it."""
+    repos = [RepoRef.parse(steward.new_repo()) for _ in range(2)]
+    kind: Any = steward.forge
+    settings = steward.settings.model_copy(update={"reconcile_budget_seconds": 0.001})
+
+    async def run(mark: bool) -> tuple[str, dict[str, float]]:
+        client = make_redis(steward.redis_url)
+        runtime = build_runtime(settings, client)
+        try:
+            if mark:
+                await mark_outage(client, time.time() - 60)
+            report = await reconcile_all(runtime, [(kind, r) for r in repos])
+            assert report.repos == 1 and not report.errors, report
+            return report.stopped, await outages(client)
+        finally:
+            await runtime.aclose()
+            await client.aclose()
+
+    redis.Redis.from_url(steward.redis_url).delete("steward:outage-since")
+    stopped, [a] = asyncio.run(run(mark=True))  # A, then the pass's first run
+    assert "time budget" in stopped, stopped
+    stopped, left = asyncio.run(run(mark=True))  # B, then the pass's last run
+    assert not stopped and a not in left and len(left) == 1, "A is cleared, B stays"
+    stopped, after = asyncio.run(run(mark=False))
+    assert "time budget" in stopped and after == left, "a new pass: not done yet"
+    stopped, after = asyncio.run(run(mark=False))
+    assert not stopped and after == {}, "the pass that began after B clears it"

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from redis.asyncio import Redis
 
-from bot.forge.etag_store import EtagStore, persisted
+from bot.forge.etag_store import EtagStore, catching_up, persisted
 
 URL = "https://api.github.com/repos/o/r/issues/comments?since=2026-12-01T12:00:00Z&per_page=100"
 BODY = b'[{"id": 1, "body": "hello"}]'
@@ -29,7 +29,7 @@ class Forge:
         return 200, {"etag": self.etag, "content-type": "application/json", "link": link, **rate}, self.body
 
 
-def test_only_the_catch_ups_since_listings_are_kept() -> None:
+def test_only_the_catch_ups_listings_are_kept() -> None:
     assert persisted("GET", URL)
     assert persisted(
         "GET", "https://ghe.example/api/v3/repos/o/r/issues?state=open&since=2026-12-01T00:00:00Z"
@@ -39,6 +39,12 @@ def test_only_the_catch_ups_since_listings_are_kept() -> None:
         "GET", "https://api.github.com/repos/o/r/issues/3/comments?since=2026-12-01T00:00:00Z"
     )
     assert not persisted("POST", URL)
+    labelled = "https://api.github.com/repos/o/r/issues?state=open&per_page=100&labels=steward%3Aconfig-error"
+    with catching_up():
+        assert persisted("GET", labelled), "while the catch-up runs, every repository listing is kept"
+        assert persisted("GET", "https://api.github.com/repos/o/r/milestones?state=all&per_page=100")
+        assert not persisted("GET", "https://api.github.com/repos/o/r/issues/3"), "not a listing"
+    assert not persisted("GET", labelled), "event handlers keep only the in-memory cache"
 
 
 async def test_a_second_process_asks_with_the_kept_etag_and_gets_the_kept_body(redis_url: str) -> None:
