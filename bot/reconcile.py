@@ -412,7 +412,9 @@ async def reconcile_all(
             window = down if window is None else min(window, down)
         mine = await _from_cursor(runtime.redis, kind, [r for k, r in repos if k == kind])
         done_key = f"{DONE_KEY}:{kind}"
-        done = set() if dry_run else {_text(m) for m in await runtime.redis.smembers(done_key)}
+        # An operator's `--since` or `--full` asks for every repository named, covered in this pass or not.
+        resume = not dry_run and not full and since is None
+        done = {_text(m) for m in await runtime.redis.smembers(done_key)} if resume else set()
         covered = 0
         for n, repo in enumerate(mine):
             if repo.full_name in done:

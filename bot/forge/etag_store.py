@@ -1,16 +1,16 @@
-"""ETags that outlive the process, for the catch-up's `since` listings (issue 26).
+"""ETags that outlive the process, for the catch-up's listings (issue 26).
 
 Every `steward reconcile` is a new process, and a GitHub App builds a client per event, so gidgethub's
 in-memory ETag cache never sees the listing it asked for an hour ago. This store keeps, in Redis, the ETag of
 each page of the listings the catch-up reads — the issues and comments updated since the window began
 (``GET /repos/{o}/{r}/issues?since=…``, ``GET /repos/{o}/{r}/issues/comments?since=…``), and while it runs
 (``catching_up``) every other listing of the repository's issues, milestones and hooks its capabilities look
-at — with the body it validates (compressed, at most ``MAX_BYTES``, kept ``TTL_SECONDS``), keyed by forge,
-token or installation, and URL. The next run asks with
-``If-None-Match``; GitHub answers an unchanged page 304, and the transport hands gidgethub the kept body as
-if GitHub had sent it. docs.github.com, "Best practices for using the REST API" › "Use conditional requests
-if appropriate": "Making a conditional request does not count against your primary rate limit if a 304
-response is returned and the request was made while correctly authorized with an Authorization header."
+at — with the body it validates (compressed, at most ``MAX_BYTES``, kept ``TTL_SECONDS`` from its last
+use), keyed by forge, token or installation, and URL. The next run asks with ``If-None-Match``; GitHub
+answers an unchanged page 304, and the transport hands gidgethub the kept body as if GitHub had sent it.
+docs.github.com, "Best practices for using the REST API" › "Use conditional requests if appropriate":
+"Making a conditional request does not count against your primary rate limit if a 304 response is returned
+and the request was made while correctly authorized with an Authorization header."
 
 Gitea's API does not answer conditional requests on these listings (``ListIssues`` and
 ``ListRepoIssueComments`` in routers/api/v1/repo/ end in ``ctx.JSON(http.StatusOK, …)``; only raw file
@@ -27,7 +27,7 @@ import json
 import re
 import zlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from typing import Any, cast
 
@@ -101,6 +101,7 @@ class EtagStore:
             headers = {**headers, "if-none-match": kept[0]}
         status, response_headers, content = await send(headers)
         if status == 304 and kept is not None:
+            await self._touch(key)  # a listing asked for every hour stays kept while it does not change
             merged = httpx2.Headers(dict(response_headers))
             for name, value in kept[1].items():
                 merged[name] = value
@@ -125,6 +126,10 @@ class EtagStore:
             return str(meta["etag"]), {str(k): str(v) for k, v in meta["headers"].items()}, body
         except (zlib.error, ValueError, KeyError, TypeError, AttributeError):
             return None
+
+    async def _touch(self, key: str) -> None:
+        with suppress(RedisError):
+            await self._redis.expire(key, self._ttl)
 
     async def _save(self, key: str, etag: str, headers: Mapping[str, str], body: bytes) -> None:
         found = httpx2.Headers(dict(headers))

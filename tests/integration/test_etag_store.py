@@ -53,7 +53,10 @@ async def test_a_second_process_asks_with_the_kept_etag_and_gets_the_kept_body(r
         forge = Forge()
         status, _, body = await EtagStore(first).send("github:installation:7", URL, {"accept": "x"}, forge)
         assert (status, body) == (200, BODY) and "if-none-match" not in forge.asked[0]
+        key = EtagStore(first).key("github:installation:7", URL)
+        await first.expire(key, 100)
         status, headers, body = await EtagStore(second).send("github:installation:7", URL, {}, forge)
+        assert await first.ttl(key) > 100, "a page still in use stays kept"
         assert forge.asked[1]["if-none-match"] == '"abc"'
         assert (status, body) == (200, BODY), "the 304 is answered with the kept body"
         assert headers["content-type"] == "application/json" and 'rel="next"' in headers["link"]
@@ -62,8 +65,7 @@ async def test_a_second_process_asks_with_the_kept_etag_and_gets_the_kept_body(r
         assert "if-none-match" not in forge.asked[2], "another installation's ETag is never sent"
         changed = Forge(etag='"def"', body=b"[]")
         assert (await EtagStore(second).send("github:installation:7", URL, {}, changed))[2] == b"[]"
-        ttl = await first.ttl(EtagStore(first).key("github:installation:7", URL))
-        assert 0 < ttl <= 12 * 3600
+        assert 0 < await first.ttl(key) <= 12 * 3600
     finally:
         await first.aclose()
         await second.aclose()
