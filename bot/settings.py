@@ -128,6 +128,10 @@ class Settings(BaseSettings):
     # The catch-up stops (and goes on in a later run) when a forge has less than this share of its hourly
     # quota left, keeping the rest for people's commands; 0: never for the quota.
     reconcile_quota_floor: float = Field(default=0.5, ge=0, le=1)
+    # A catch-up run's own time budget in seconds: past it the run stops after the repository it is on, and
+    # the next run (a minute later) goes on from there. Unset: 80% of reconcile_timeout_seconds (and never
+    # more than that, so the job's time limit cannot cut a repository short).
+    reconcile_budget_seconds: float | None = Field(default=None, gt=0)
 
     @field_validator("github_webhook_secrets", "gitea_webhook_secrets", "verify_keys", mode="before")
     @classmethod
