@@ -49,6 +49,7 @@ from bot.forge import (
     User,
     ValidationFailed,
 )
+from bot.forge.etag_store import EtagStore
 from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
 from bot.locks import Busy, IssueLocks, issue_lock
@@ -151,7 +152,7 @@ def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None
     )
     github = None
     if settings.github_token or settings.github_app_id:
-        github = GitHubForges.from_settings(settings, http, budget)
+        github = GitHubForges.from_settings(settings, http, budget, etags=EtagStore(redis))
     gitea = None
     if settings.gitea_url and settings.gitea_token:
         gitea = GiteaForge.from_settings(settings, budget)

@@ -9,12 +9,14 @@ its own.
 
 What the gate makes of each ratifying label on an item (``read_ratifications``):
 
-- a record that holds and names the label: **ratified**, with its reason (the dashboard lists it);
+- a record that holds and names the label: **ratified**, with its reason (the dashboard lists it); the label
+  counts as set by the ratifier (``with_ratifications``), whoever's account applied it;
 - a record that names the label but no longer holds (the comment edited or deleted, the permission lost),
   or a record that does not verify (whatever it names): **void** — the label does not count, the item is
   judged as if it did not carry it;
-- no record naming the label: **legacy** — a label applied before `/ratify` existed (or by hand); it still
-  counts, so upgrading reopens nothing, and the dashboard says no reason was recorded.
+- no record naming the label: **legacy** — a label applied before `/ratify` existed (or by hand); it counts
+  as any passing label does (when whoever applied it holds `milestones.label_permission`: ``proof``), so
+  upgrading reopens nothing, and the dashboard says no reason was recorded.
 
 Removing the label ends a ratification: only labels an item carries are read.
 """
@@ -33,6 +35,8 @@ from bot.permissions import PermissionsUnreadable, check
 from bot.settings import Permission
 from bot.sticky import find
 from handlers.milestones.gate import GateLabels, is_finding
+from handlers.milestones.proof import GateProof
+from handlers.milestones.provenance import LabelProof
 
 RECORD_KIND: Final = "ratification"
 RATIFY_NAME: Final = "ratify"
@@ -177,6 +181,30 @@ def without_void(items: Sequence[Issue], ratifications: Sequence[Ratification]) 
         else item
         for item in items
     ]
+
+
+def with_ratifications(proof: GateProof, ratifications: Sequence[Ratification]) -> GateProof:
+    """The gate's label proofs with each ratification that holds counted as its ratifier's: Steward applied
+    the label for them (its own label events name no one), and the record is the proof of who set it — a
+    person who may ratify now (`commands.ratify`). Legacy labels keep the proof of who applied them."""
+    held = {(r.number, r.label.casefold()): r for r in ratifications if r.status == "ratified"}
+    if not held:
+        return proof
+    labels = {
+        number: tuple(
+            LabelProof(p.label, held[(number, p.label.casefold())].by, True)
+            if (number, p.label.casefold()) in held
+            else p
+            for p in found
+        )
+        for number, found in proof.labels.items()
+    }
+    uncounted = {
+        number: {name: why for name, why in found.items() if (number, name) not in held}
+        for number, found in proof.facts.uncounted.items()
+    }
+    facts = replace(proof.facts, uncounted={number: found for number, found in uncounted.items() if found})
+    return GateProof(facts, labels)
 
 
 def ratification_lines(ratifications: Sequence[Ratification], prefix: str) -> list[str]:

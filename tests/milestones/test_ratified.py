@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from bot.forge import Issue
-from handlers.milestones.gate import GateLabels, evaluate
+from handlers.milestones.gate import Facts, GateLabels, evaluate
+from handlers.milestones.proof import GateProof
+from handlers.milestones.provenance import LabelProof
 from handlers.milestones.ratified import (
     Ratification,
     comment_digest,
     ratification_lines,
     ratifying_labels,
+    with_ratifications,
     without_void,
 )
 
@@ -67,3 +70,18 @@ def test_the_dashboard_lists_reasons_inert_legacy_and_void_ones_said_so() -> Non
 def test_a_command_comment_digest_ignores_line_endings_and_trailing_blanks_only() -> None:
     assert comment_digest("/ratify ok  \r\nsecond") == comment_digest("/ratify ok\nsecond\n")
     assert comment_digest("/ratify ok") != comment_digest("/ratify OK")
+
+
+def test_a_ratification_that_holds_counts_as_the_ratifiers_label_and_a_legacy_one_keeps_its_proof() -> None:
+    why = "no label event says who applied it (only people with maintain access or more may)"
+    proof = GateProof(
+        Facts({2: {"ratified": why}, 3: {"ratified": why}}),
+        {2: (LabelProof("ratified", None, False, why),), 3: (LabelProof("ratified", None, False, why),)},
+    )
+    found = (
+        Ratification(2, "ratified", "ratified", "maria", "2026-01-02T03:04:05Z", "ok", "u"),
+        Ratification(3, "ratified", "legacy"),
+    )
+    checked = with_ratifications(proof, found)
+    assert checked.labels[2] == (LabelProof("ratified", "maria", True),)
+    assert dict(checked.facts.uncounted) == {3: {"ratified": why}}, "the legacy label keeps its proof"
