@@ -198,7 +198,10 @@ def _functional(items: Sequence[Issue], labels: GateLabels, facts: Facts) -> lis
             out.append(Blocker("functional", "bug-open", item.number, missing))
     for item in items:
         if item.state == "open" and is_finding(item, labels) and not facts.has(item, labels.ratified):
-            missing = f"open finding: close it, or label it `{labels.ratified}` to accept it as it is"
+            missing = (
+                "open finding: close it, or accept it as it is with `ratify <reason>` "
+                f"(it labels it `{labels.ratified}`)"
+            )
             missing += facts.aside(item, labels.ratified)
             out.append(Blocker("functional", "finding-open", item.number, missing))
     return out

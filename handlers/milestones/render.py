@@ -182,7 +182,10 @@ def leg_lines(result: GateResult, marker: str) -> list[str]:
     elif result.functional:
         functional = f"**Functional: ✗** {_count(result.functional)}"
     else:
-        functional = "**Functional: ✓** the field-test scenarios passed and every finding is settled"
+        functional = (
+            "**Functional: ✓** every scenario is closed with its passing label, set by someone allowed to, "
+            "and every finding is settled"
+        )
     return [f"- {complete}", f"- {functional}"]
 
 
@@ -255,8 +258,8 @@ def _next_action(
         )
     if result.passed:
         return (
-            "✅ **Ready to close:** every item is done and the field tests passed. Close the milestone when "
-            "you are ready."
+            "✅ **Ready to close:** every item is done and every scenario carries its passing label. Close "
+            "the milestone when you are ready."
         )
     reopened = ""
     if data.reopened is not None:
