@@ -64,10 +64,10 @@ def test_the_default_demo_is_the_first_hour_told_short() -> None:
 
 # The tour, one forge a test (`--forge`): the two halves run side by side under xdist, and each is a full
 # tour (the first hour, then every scene) in a process of its own.
-@pytest.mark.timeout(420)
+@pytest.mark.timeout(240)
 @pytest.mark.parametrize("forge", ["github", "gitea"])
 def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
-    out, _ = run_demo("--all", "--forge", forge, timeout=400)
+    out, _ = run_demo("--all", "--forge", forge, timeout=220)
     no_noise(out)
     name, other = ("GitHub", "Gitea") if forge == "github" else ("Gitea", "GitHub")
     assert f"═══ On {name}" in out and f"═══ On {other}" not in out
