@@ -104,6 +104,11 @@ def make_settings(sandbox_url: str, redis_url: str, **overrides: Any) -> Setting
         "gitea_url": sandbox_url,
         "gitea_token": "tok-bot",
         "gitea_webhook_secrets": SECRET,
+        # With the bot's login set (`STEWARD_BOT_LOGIN`, docs/operations.md), the receiver drops the
+        # bot's own events (its comments, edits and pushes) at once. Discovered instead, they were queued
+        # and paced by the bot's own per-person event budget (30 a minute) before the worker ignored
+        # them, and every settle waited for that pacing.
+        "bot_login": "steward-bot",
         "write_budget_per_minute": 10_000,
         "write_budget_per_hour": 100_000,
         "retry_base_delay": 0.05,
