@@ -158,7 +158,7 @@ async def reconcile_repo(
     rlog = log.bind(repo=repo.full_name, forge=kind, dry_run=dry_run)
 
     owner = f"reconcile-{uuid.uuid4().hex[:12]}"
-    ttl = runtime.settings.job_timeout_seconds + 30
+    ttl = runtime.settings.job_timeout_seconds + runtime.settings.job_timeout_backstop_seconds
     locks = IssueLocks(runtime.redis, owner=owner, ttl=ttl)
 
     def context(event: Event) -> EventContext:

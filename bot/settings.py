@@ -109,6 +109,10 @@ class Settings(BaseSettings):
     # (docs/performance.md). Each idle worker makes 1/delay small Redis calls a second.
     worker_poll_delay_seconds: float = Field(default=0.02, gt=0, le=5)
     job_timeout_seconds: int = 300
+    # arq's own time limit on a job is this much past ``job_timeout_seconds`` (Steward's fires first; arq's is
+    # the backstop), and so is an issue lock's lifetime; a job whose worker died (SIGKILL, OOM) runs again
+    # on another worker its timeout + this + 10 s after it started (docs/reliability.md).
+    job_timeout_backstop_seconds: int = Field(default=30, ge=1)
     # Runs of a job that keeps failing (the first run included) before it is parked as dead.
     job_tries: int = Field(default=5, ge=1)
     # The dead-letter list's cap in bytes (each entry keeps its event's JSON): past it the oldest go.
