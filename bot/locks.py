@@ -51,7 +51,7 @@ class _Script:
         self.source = source
         self.sha = hashlib.sha1(source.encode()).hexdigest()
 
-    async def __call__(self, redis: Redis, key: str, *args: str | int) -> Any:
+    async def __call__(self, redis: Redis, key: str, *args: str) -> Any:
         try:
             return await cast(Awaitable[Any], redis.evalsha(self.sha, 1, key, *args))
         except redis_errors.NoScriptError:
@@ -76,7 +76,7 @@ async def issue_lock(
     deadline = asyncio.get_running_loop().time() + wait
     acquired = False
     while True:
-        if await _ACQUIRE_SCRIPT(redis, name, token, int(ttl * 1000)):
+        if await _ACQUIRE_SCRIPT(redis, name, token, str(int(ttl * 1000))):
             acquired = True
             break
         if asyncio.get_running_loop().time() >= deadline:
