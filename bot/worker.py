@@ -23,7 +23,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
 from arq import Retry
 from arq.connections import ArqRedis
 from arq.cron import cron
@@ -51,6 +50,7 @@ from bot.forge import (
 )
 from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
+from bot.forge.github_transport import SharedSession
 from bot.locks import Busy, IssueLocks, issue_lock
 from bot.outage import ALIVE_KEY, ALIVE_SECONDS, REDIS_ERRORS, RedisWatch, ResilientWorker
 from bot.periodic import cron_jobs, schedule
@@ -81,7 +81,7 @@ class Runtime:
 
     settings: Settings
     redis: ArqRedis
-    http: httpx2.AsyncClient
+    http: SharedSession
     registry: Registry
     github: GitHubForges | None = None
     gitea: GiteaForge | None = None
@@ -136,14 +136,7 @@ class Runtime:
 
 
 def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None = None) -> Runtime:
-    http = httpx2.AsyncClient(
-        timeout=httpx2.Timeout(
-            settings.http_timeout_seconds, connect=min(5.0, settings.http_timeout_seconds)
-        ),
-        limits=httpx2.Limits(
-            max_connections=settings.max_jobs * 4, max_keepalive_connections=settings.max_jobs * 2
-        ),
-    )
+    http = SharedSession(timeout=settings.http_timeout_seconds, max_connections=settings.max_jobs * 4)
     budget = WriteBudget(
         redis,
         [(settings.write_budget_per_minute, 60.0), (settings.write_budget_per_hour, 3600.0)],

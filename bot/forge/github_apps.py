@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any, cast
 
 import gidgethub
-import httpx2
 from gidgethub import apps as gh_apps
 
 from bot.budget import WriteBudget
 from bot.forge import ForgeError, RepoRef, User
 from bot.forge.github_forge import GitHubForge
-from bot.forge.github_transport import AppAccess, LRUCache, RetryingAPI, translate
+from bot.forge.github_transport import AppAccess, LRUCache, RetryingAPI, SharedSession, translate
 from bot.forge.known_labels import KnownLabels
 from bot.forge.links import github_web_base
 from bot.forge.retry import RetryPolicy
@@ -28,7 +27,7 @@ class GitHubForges:
 
     def __init__(
         self,
-        client: httpx2.AsyncClient,
+        client: SharedSession,
         *,
         base_url: str,
         policy: RetryPolicy,
@@ -59,9 +58,7 @@ class GitHubForges:
         self._web_base = github_web_base(self._base_url)
 
     @classmethod
-    def from_settings(
-        cls, settings: Any, client: httpx2.AsyncClient, budget: WriteBudget | None
-    ) -> GitHubForges:
+    def from_settings(cls, settings: Any, client: SharedSession, budget: WriteBudget | None) -> GitHubForges:
         key: str | None = None
         if settings.github_private_key_path is not None:
             key = Path(settings.github_private_key_path).read_text()
