@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -13,6 +12,7 @@ from redis.asyncio import Redis
 from bot.budget import WriteBudget
 from bot.locks import issue_lock
 from bot.queue import make_redis
+from tests.integration.redis_watch import commands_on
 
 
 async def test_the_budget_is_shared_and_a_writer_waits_for_it(redis_url: str) -> None:
@@ -93,27 +93,6 @@ async def test_a_job_holds_another_issues_lock_and_is_told_when_it_is_busy(redis
         await redis.aclose()
 
 
-async def _commands_on(redis_url: str, marker: str, act: Any) -> list[str]:
-    """The commands Redis ran (MONITOR, scripts' own commands included) that name `marker`, while `act`
-    runs; an ECHO of the marker ends the watch."""
-    watcher = Redis.from_url(redis_url)
-    seen: list[str] = []
-    try:
-        async with watcher.monitor() as monitor:
-            await act()
-            done = f"done-{marker}"
-            await watcher.echo(done)  # on another connection than the monitor's: it is seen after act's
-            while True:
-                command = str((await monitor.next_command())["command"])
-                if done in command:
-                    break
-                if marker in command:
-                    seen.append(command)
-    finally:
-        await watcher.aclose()
-    return seen
-
-
 async def test_the_lock_scripts_are_sent_by_their_sha_not_their_source(redis_url: str) -> None:
     redis = make_redis(redis_url)
     key = f"github:o/r#{uuid.uuid4().hex}"
@@ -124,7 +103,7 @@ async def test_the_lock_scripts_are_sent_by_their_sha_not_their_source(redis_url
                 assert got
 
     try:
-        seen = await _commands_on(redis_url, key, lock_twice)
+        seen = await commands_on(redis_url, key, lock_twice)
     finally:
         await redis.aclose()
     calls = [c.split(" ", 1)[0].strip('"').upper() for c in seen if not c.startswith('"GET"')]
@@ -146,7 +125,7 @@ async def test_a_write_budget_with_room_does_not_trim_its_log(redis_url: str) ->
             assert await budget.try_take("tok") == 0.0
 
     try:
-        seen = await _commands_on(redis_url, marker, three)
+        seen = await commands_on(redis_url, marker, three)
         assert not [c for c in seen if "ZREMRANGEBYSCORE" in c.upper()], seen
         assert await budget.try_take("tok") > 0, "the fourth in the short window waits"
         await asyncio.sleep(0.35)  # the short window moves on (not a wait for work: the window is time)
