@@ -219,8 +219,11 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
             return await _dead(runtime, event, raw_event, job_id, jlog, exc, runs)
         except REDIS_ERRORS:
             raise Retry(defer=1.0 + random.random()) from None
-    with contextlib.suppress(*REDIS_ERRORS):
-        await runtime.redis.delete(f"steward:failures:{job_id}")
+    # A first try has no failures counted (a job that failed is deferred and tried again; a dead letter's
+    # retry starts after _dead cleared them): one Redis call fewer per job.
+    if int(ctx.get("job_try") or 2) > 1:
+        with contextlib.suppress(*REDIS_ERRORS):
+            await runtime.redis.delete(f"steward:failures:{job_id}")
     return outcome
 
 
