@@ -74,7 +74,9 @@ def layers(url: str, path: str, count: int) -> dict[str, float]:
             gh = GitHubAPI(client, "steward-bot", oauth_token=TOKEN, base_url=url)
             out["gidgethub over httpx2 (before)"] = await timed_inner(count, lambda: gh.getitem(path))
             gh_cached = GitHubAPI(client, "steward-bot", oauth_token=TOKEN, base_url=url, cache=LRUCache())
-            out["gidgethub + ETag cache (304s)"] = await timed_inner(count, lambda: gh_cached.getitem(path))
+            out["gidgethub over httpx2 + ETag cache (304s, before)"] = await timed_inner(
+                count, lambda: gh_cached.getitem(path)
+            )
 
     async def steward_layer() -> None:
         shared = SharedSession(timeout=10.0)
