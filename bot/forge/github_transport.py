@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import gidgethub
+from aiohttp.helpers import get_env_proxy_for_url
 from gidgethub import sansio
 from gidgethub.abc import GitHubAPI
 from yarl import URL
@@ -83,15 +84,33 @@ class SharedSession:
         self._max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        # (scheme, host) → the proxy the environment names for it (HTTPS_PROXY, NO_PROXY…), read once.
+        self._proxies: dict[tuple[str, str | None], tuple[URL | None, aiohttp.BasicAuth | None]] = {}
 
     def session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
         session = self._session
         if session is None or session.closed or self._loop is not loop:
             connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0)
-            session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
+            # No cookie jar: one session serves every installation's token, and the API needs no cookies.
+            session = aiohttp.ClientSession(
+                connector=connector, timeout=self._timeout, cookie_jar=aiohttp.DummyCookieJar()
+            )
             self._session, self._loop = session, loop
         return session
+
+    def proxy_for(self, url: URL) -> tuple[URL | None, aiohttp.BasicAuth | None]:
+        """The proxy the environment names for `url`'s host, as httpx honoured it (``HTTP(S)_PROXY``,
+        ``NO_PROXY``), looked up once per host rather than on every request."""
+        key = (url.scheme, url.host)
+        found = self._proxies.get(key)
+        if found is None:
+            try:
+                found = get_env_proxy_for_url(url)
+            except LookupError:
+                found = (None, None)
+            self._proxies[key] = found
+        return found
 
     async def aclose(self) -> None:
         session, self._session = self._session, None
@@ -149,8 +168,18 @@ class RetryingAPI(GitHubAPI):
                 await self.budget.take(self.budget_key, forge="github")
             try:
                 # The URL is gidgethub's, already encoded: yarl must not re-quote it.
+                target = URL(url, encoded=True)
+                proxy, proxy_auth = self._client.proxy_for(target)
+                # Redirects are not followed (as with httpx before): gidgethub answers a 3xx itself, and a
+                # followed 301 would turn a POST into a GET.
                 async with self._client.session().request(
-                    method, URL(url, encoded=True), headers=headers, data=body or None
+                    method,
+                    target,
+                    headers=headers,
+                    data=body or None,
+                    allow_redirects=False,
+                    proxy=proxy,
+                    proxy_auth=proxy_auth,
                 ) as response:
                     status, response_headers = response.status, response.headers
                     content = await response.read()
