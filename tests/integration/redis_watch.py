@@ -8,9 +8,11 @@ from typing import Any
 from redis.asyncio import Redis
 
 
-async def commands_on(redis_url: str, marker: str, act: Callable[[], Awaitable[Any]]) -> list[str]:
-    """The commands Redis ran (MONITOR, scripts' own commands included) that name `marker`, while `act`
-    runs; an ECHO of the marker ends the watch."""
+async def commands_on(
+    redis_url: str, marker: str, act: Callable[[], Awaitable[Any]], *, scripts: bool = True
+) -> list[str]:
+    """The commands Redis ran (MONITOR; with `scripts`, the commands scripts ran too) that name `marker`,
+    while `act` runs; an ECHO of the marker ends the watch."""
     watcher = Redis.from_url(redis_url)
     seen: list[str] = []
     try:
@@ -19,10 +21,11 @@ async def commands_on(redis_url: str, marker: str, act: Callable[[], Awaitable[A
             done = f"done-{marker}"
             await watcher.echo(done)  # on another connection than the monitor's: it is seen after act's
             while True:
-                command = str((await monitor.next_command())["command"])
+                found = await monitor.next_command()
+                command = str(found["command"])
                 if done in command:
                     break
-                if marker in command:
+                if marker in command and (scripts or found.get("client_type") != "lua"):
                     seen.append(command)
     finally:
         await watcher.aclose()
