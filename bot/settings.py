@@ -128,6 +128,10 @@ class Settings(BaseSettings):
     # The catch-up stops (and goes on in a later run) when a forge has less than this share of its hourly
     # quota left, keeping the rest for people's commands; 0: never for the quota.
     reconcile_quota_floor: float = Field(default=0.5, ge=0, le=1)
+    # A catch-up run's own time budget in seconds: past it the run stops after the repository it is on, and
+    # the next run (a minute later) goes on from there. Unset: 80% of reconcile_timeout_seconds (and never
+    # more than that, so the job's time limit cannot cut a repository short).
+    reconcile_budget_seconds: float | None = Field(default=None, gt=0)
 
     @field_validator("github_webhook_secrets", "gitea_webhook_secrets", "verify_keys", mode="before")
     @classmethod
@@ -303,6 +307,13 @@ class MilestoneSettings(BaseModel):
         description="How long Steward waits after a change to a milestone's items before it refreshes the "
         "milestone's dashboard: the changes of that time cost one refresh.",
     )
+    label_permission: Literal["triage", "write", "maintain", "admin"] = Field(
+        default="maintain",
+        description="Who may set the gate's passing labels (`fieldtest:pass`, `audit:clean`, "
+        "`audit:ratified`, `ratified`, as named in `labels`): one counts only while the person who last "
+        "applied it holds this access, and Steward puts back such a label that someone with less access adds "
+        "to or removes from an item of a milestone. On Gitea, maintain means admin.",
+    )
     labels: MilestoneLabels = Field(default_factory=MilestoneLabels, description="The gate's label names.")
 
 
@@ -331,7 +342,9 @@ class BugfixSettings(BaseModel):
         description="Paths that are tests: the red commit may touch only these.",
     )  # fmt: skip
     required_contexts: tuple[str, ...] = Field(
-        default=(), description="CI contexts that must be green; empty means every context reported."
+        default=(),
+        description="The CI contexts that run the tests: only their failures count as the red proof, and "
+        "they must be green at the head; empty means every context reported.",
     )
     max_test_chars: int = Field(
         default=20_000,

@@ -48,6 +48,7 @@ from bot.forge import (
     User,
     ValidationFailed,
 )
+from bot.forge.etag_store import EtagStore
 from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
 from bot.forge.github_transport import SharedSession
@@ -144,7 +145,7 @@ def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None
     )
     github = None
     if settings.github_token or settings.github_app_id:
-        github = GitHubForges.from_settings(settings, http, budget)
+        github = GitHubForges.from_settings(settings, http, budget, etags=EtagStore(redis))
     gitea = None
     if settings.gitea_url and settings.gitea_token:
         gitea = GiteaForge.from_settings(settings, budget)

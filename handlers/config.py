@@ -23,6 +23,7 @@ from bot.context import CommandContext, EventContext
 from bot.forge import Issue, NotFound, PermissionDenied, StatusState
 from bot.registry import Registry
 from bot.repo_config import CONFIG_PATHS, ConfigError, dump_value, parse, sources
+from handlers.bugfix.required import read_requirement, requirement_lines
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()
@@ -218,7 +219,12 @@ async def config_command(ctx: CommandContext) -> None:
         f"\n\nSteward signs the records it keeps in comments with the key `{ctx.keyring.fingerprint}` "
         "(`steward verify OWNER/REPO#N` checks them with the public key)."
     )
-    await ctx.reply(render_config(config, ctx.prefix) + signed)
+    enforced = ""
+    if config.as_configured.bugfix.enabled and "bugfix" in ctx.registry.commands:
+        repo = await ctx.forge.get_repo(ctx.repo)
+        found, _ = await read_requirement(ctx.forge, ctx.repo, repo.default_branch, ctx.event.forge)
+        enforced = "\n\n" + "\n".join(requirement_lines(found, ctx.event.forge, repo.html_url))
+    await ctx.reply(render_config(config, ctx.prefix) + enforced + signed)
 
 
 def _touched(paths: Sequence[str], kind: str) -> list[str]:

@@ -14,6 +14,7 @@ from gidgethub import apps as gh_apps
 
 from bot.budget import WriteBudget
 from bot.forge import ForgeError, RepoRef, User
+from bot.forge.etag_store import EtagStore
 from bot.forge.github_forge import GitHubForge
 from bot.forge.github_transport import AppAccess, LRUCache, RetryingAPI, SharedSession, translate
 from bot.forge.known_labels import KnownLabels
@@ -36,6 +37,7 @@ class GitHubForges:
         app_id: str | None = None,
         private_key: str | None = None,
         max_items: int = 1000,
+        etags: EtagStore | None = None,
     ) -> None:
         if not token and not (app_id and private_key):
             raise ValueError("GitHub needs STEWARD_GITHUB_TOKEN, or STEWARD_GITHUB_APP_ID with a private key")
@@ -47,6 +49,7 @@ class GitHubForges:
         self._app_id = app_id
         self._private_key = private_key
         self._caches: dict[str, LRUCache] = {}
+        self._etags = etags
         # Labels known to exist, shared by every forge this builds (one per event for an App).
         self._known_labels = KnownLabels()
         self._installation_tokens: dict[int, tuple[str, float]] = {}
@@ -58,7 +61,13 @@ class GitHubForges:
         self._web_base = github_web_base(self._base_url)
 
     @classmethod
-    def from_settings(cls, settings: Any, client: SharedSession, budget: WriteBudget | None) -> GitHubForges:
+    def from_settings(
+        cls,
+        settings: Any,
+        client: SharedSession,
+        budget: WriteBudget | None,
+        etags: EtagStore | None = None,
+    ) -> GitHubForges:
         key: str | None = None
         if settings.github_private_key_path is not None:
             key = Path(settings.github_private_key_path).read_text()
@@ -71,6 +80,7 @@ class GitHubForges:
             app_id=settings.github_app_id,
             private_key=key,
             max_items=settings.max_list_items,
+            etags=etags,
         )
 
     @property
@@ -88,6 +98,7 @@ class GitHubForges:
             base_url=self._base_url,
             oauth_token=token,
             cache=cache,
+            etags=self._etags,
         )
 
     def _app_jwt(self) -> str:

@@ -15,6 +15,8 @@ from bot.forge import (
     LabelEvent,
     NotFound,
     PermissionDenied,
+    Push,
+    PushKind,
     RepoRef,
     Review,
     ReviewVerdict,
@@ -30,6 +32,15 @@ _VERDICTS: Mapping[str, ReviewVerdict] = {
     "APPROVED": "approved",
     "CHANGES_REQUESTED": "changes_requested",
     "COMMENTED": "commented",
+}
+# GitHub's activity types ("List repository activities", REST repos): all of them move the branch.
+_PUSH_KINDS: Mapping[str, PushKind] = {
+    "push": "push",
+    "force_push": "force_push",
+    "branch_creation": "branch_creation",
+    "branch_deletion": "branch_deletion",
+    "pr_merge": "pr_merge",
+    "merge_queue_merge": "pr_merge",
 }
 _LEVELS: Mapping[str, AnnotationLevel] = {"notice": "notice", "warning": "warning", "failure": "failure"}
 
@@ -83,6 +94,28 @@ class GitHubRecords(GitHubCalls):
             if item.get("state") in _VERDICTS
         ]
 
+    async def branch_pushes(self, repo: RepoRef, branch: str) -> list[Push]:
+        """``GET /repos/{o}/{r}/activity?ref=refs/heads/<b>`` ("List repository activities", newest first,
+        cursor-paged through Link): each activity's ``actor`` (nullable), ``timestamp``, ``before``/``after``
+        and ``activity_type``."""
+        ref = quote(f"refs/heads/{branch}", safe="")
+        items = await self._iter(
+            f"/repos/{repo.full_name}/activity?ref={ref}&per_page=100",
+            f"activity of branch {branch} of {repo}",
+            limit=self._max_items,
+        )
+        return [
+            Push(
+                actor=str((item.get("actor") or {}).get("login") or ""),
+                at=str(item.get("timestamp") or ""),
+                after=str(item.get("after") or ""),
+                before=str(item.get("before") or ""),
+                kind=_PUSH_KINDS.get(str(item.get("activity_type")), "other"),
+            )
+            for item in items
+            if str(item.get("ref") or "") in (f"refs/heads/{branch}", branch)
+        ]
+
     async def read_branch(self, repo: RepoRef, name: str) -> Branch | None:
         """``GET /branches/{b}`` (contents read is enough): its ``protected`` flag and the protection summary
         with the required status checks; then ``GET /rules/branches/{b}``: the ``required_status_checks``
@@ -95,10 +128,12 @@ class GitHubRecords(GitHubCalls):
             return None
         protected = bool(raw.get("protected"))
         contexts: list[str] | None = []
+        unread = ""
         if protected:
             checks = (raw.get("protection") or {}).get("required_status_checks")
             if not isinstance(checks, Mapping):
                 contexts = None
+                unread = "the forge's answer for the branch had no summary of its protection"
             elif checks.get("enforcement_level", "everyone") != "off":
                 contexts = [str(c) for c in checks.get("contexts") or ()]
         try:
@@ -108,8 +143,9 @@ class GitHubRecords(GitHubCalls):
             )
         except NotFound:  # a GitHub Enterprise Server without rulesets
             rules = []
-        except PermissionDenied:  # the rulesets that apply are not known: neither are the checks
+        except PermissionDenied as exc:  # the rulesets that apply are not known: neither are the checks
             rules, contexts = [], None
+            unread = f"the forge refused to list the rulesets that apply to the branch ({exc})"
         for rule in rules:
             if rule.get("type") == "required_status_checks":
                 found = (rule.get("parameters") or {}).get("required_status_checks") or ()
@@ -120,6 +156,7 @@ class GitHubRecords(GitHubCalls):
             sha=str(raw["commit"]["sha"]),
             protected=protected or bool(rules),
             required_contexts=tuple(dict.fromkeys(contexts)) if contexts is not None else None,
+            unread=unread,
         )
 
     async def ci_reports(self, repo: RepoRef, sha: str) -> list[CIReport]:

@@ -1,9 +1,11 @@
 """Regression-first bugfix branches (issue 13): `/bugfix` opens a branch whose first commit is the failing
-regression test, the `steward/regression-first` status holds the order and the proof, and a review ledger
-holds a budget nothing can reset.
+regression test, the `steward/regression-first` status reports the order and the proof (the forge enforces it
+only where it is a required check), and a review ledger keeps a budget that a new pull request or an edited
+comment does not reset.
 
 Pure rules: ``slot`` (section 7 of the bug: the test's path and code, the digest, test globs and test case
 names), ``gate`` (`/bugfix`'s refusals, its arguments, the names it gives), ``ledger`` (review rounds,
-dispositions, gaps and budgets as a state machine) and ``status`` (the commit status as a function of commits,
+dispositions, gaps and budgets as a state machine), ``native`` (native reviews and reviewers in conflict) and
+``status`` (the commit status as a function of commits,
 CI and the ledger). ``inputs`` computes what other capabilities decide (open forks, the root cause).
 """

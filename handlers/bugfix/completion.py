@@ -33,7 +33,10 @@ def missing_proof(ev: Evidence, head_sha: str) -> list[str]:
         )
     if ev.head_ci != "green":
         word = ev.head_ci or "not reported"
-        missing.append(f"the required checks had not all passed at the merged head (CI: {word})")
+        missing.append(
+            "the CI contexts Steward counts (`bugfix.required_contexts`; every context when it is empty) had "
+            f"not all passed at the merged head (CI: {word})"
+        )
     return missing
 
 

@@ -29,7 +29,7 @@ LABELS: Mapping[str, tuple[str, str]] = {
     OPEN_LABEL: ("1d76db", "Steward: a regression-first bugfix branch is open"),
     GAP_LABEL: ("fbca04", "Steward: the fix has a disclosed gap instead of red proof"),
     EXHAUSTED_LABEL: ("d73a4a", "Steward: the review budget is exhausted; a person must decide"),
-    MERGED_LABEL: ("0e8a16", "Steward: the regression-first fix was merged"),
+    MERGED_LABEL: ("0e8a16", "Steward: the fix was merged with its regression proof in order"),
     UNPROVEN_LABEL: ("d93f0b", "Steward: a bugfix was merged without its proof; the bug stays open"),
 }
 

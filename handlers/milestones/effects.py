@@ -43,6 +43,7 @@ from handlers.milestones.plan import (
     iso,
     refresh_run_at,
 )
+from handlers.milestones.proof import gate_proof
 from handlers.milestones.render import (
     Columns,
     Commands,
@@ -89,7 +90,8 @@ def override_permission(ctx: EventContext) -> Permission:
 
 def commands_for(ctx: EventContext) -> Commands:
     permission = override_permission(ctx)
-    return Commands(ctx.prefix, who_may(permission, short=True, forge=ctx.event.forge))
+    labels = who_may(ctx.settings.milestones.label_permission, forge=ctx.event.forge)
+    return Commands(ctx.prefix, who_may(permission, short=True, forge=ctx.event.forge), labels)
 
 
 def _ms(ctx: EventContext) -> MilestoneSettings:
@@ -269,15 +271,17 @@ async def sync_milestone(
         dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard)
     current = dashboards.get(key)
     items = await milestone_items(ctx.forge, ctx.repo, key, ctx.me.login)
+    # A milestone is tracked once it has a dashboard: opened for its first item (or by `/gate`).
+    if current is None and not (create or bool(items)):
+        return Synced("untracked")
+    checked = await gate_proof(ctx, items, gate_labels(ctx.settings))
     result = evaluate(
         items,
         description=ms.description,
         labels=gate_labels(ctx.settings),
         internal_marker=settings.internal_marker,
+        facts=checked.facts,
     )
-    # A milestone is tracked once it has a dashboard: opened for its first item (or by `/gate`).
-    if current is None and not (create or bool(items)):
-        return Synced("untracked", result=result)
     record = await ctx.record_of_issue(current, KIND, str(key)) if current is not None else None
     decoded = record.trusted if record is not None else None
     if isinstance(decoded, dict):
@@ -360,6 +364,8 @@ async def sync_milestone(
         columns=columns(ctx.settings),
         commands=commands_for(ctx),
         gate_at=gate_at,
+        facts=checked.facts,
+        proofs=checked.labels,
     )
     text = render_dashboard(view, updated_at=iso(now))
     # What the body says, unsigned (to compare); the body written is signed for the dashboard issue.

@@ -3,7 +3,9 @@
 - A GitHub App installed on repositories (``installation.created``, ``installation_repositories.added``), or
   ``/steward init`` (repository admins, both forges): one pull request from ``steward/configure`` with the
   configuration file and the issue templates (``plan.proposal``), unless the repository already has a
-  configuration file or the pull request is open already.
+  configuration file or the pull request is open already. While `/bugfix` is on, it first reads the default
+  branch (``branch_facts``): the CI contexts on its head, proposed for ``bugfix.required_contexts``, and
+  whether `steward/regression-first` is a required check there (``handlers.bugfix.required``).
 - Closing it unmerged means "not now": the forge keeps the closed pull request of ``steward/configure``, and
   that is what Steward reads to never open it again on its own (only ``/steward init`` does). Nothing is kept
   in Redis: flushing it forgets no decision.
@@ -32,9 +34,11 @@ from bot.forge import (
 from bot.registry import Registry
 from bot.repo_config import CONFIG_PATHS, merge, parse
 from bot.settings import HandlerSettings
+from handlers.bugfix.required import read_requirement, seen_contexts
 from handlers.onboarding.plan import (
     BRANCH,
     TITLE,
+    BranchFacts,
     LabelSpec,
     capabilities,
     closing_text,
@@ -104,7 +108,9 @@ async def _onboard(ctx: EventContext, *, explicit: bool, requested_by: str) -> O
         bugs = []
     language = issue_language([issue.body for issue in bugs])
     settings = _configured(ctx)
-    plan = proposal(ctx.event.forge, ctx.registry, settings, language)
+    running = {c.section for c in capabilities(ctx.registry, settings) if c.enabled}
+    facts = await branch_facts(ctx, base, repo.html_url) if "bugfix" in running else None
+    plan = proposal(ctx.event.forge, ctx.registry, settings, language, facts)
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     body = pull_body(
         plan,
@@ -114,6 +120,7 @@ async def _onboard(ctx: EventContext, *, explicit: bool, requested_by: str) -> O
         found=preview(bugs, repo=ctx.repo.full_name, refined_at=stamp),
         requested_by=requested_by,
         fingerprint=ctx.keyring.fingerprint,
+        facts=facts,
     )
     files = [FileChange(path, text.encode()) for path, text in plan.files.items()]
     await ctx.forge.commit_files(ctx.repo, base=base, branch=BRANCH, files=files, message=TITLE)
@@ -125,6 +132,20 @@ async def _onboard(ctx: EventContext, *, explicit: bool, requested_by: str) -> O
         raise StaleBranch(str(exc)) from exc
     ctx.log.info("onboarding pull request", number=pull.number, language=language, explicit=explicit)
     return Onboarding("opened", pull, plan.config_path)
+
+
+async def branch_facts(ctx: EventContext, base: str, html_url: str) -> BranchFacts:
+    """The default branch as the bugfix capability needs it: whether `steward/regression-first` is required
+    there and the CI contexts that reported on its head. A refusal is said, never guessed around."""
+    found, branch = await read_requirement(ctx.forge, ctx.repo, base, ctx.event.forge)
+    if branch is None:
+        return BranchFacts(base, found, unread=found.reason, html_url=html_url)
+    try:
+        reports = await ctx.forge.ci_reports(ctx.repo, branch.sha)
+    except PermissionDenied as exc:
+        why = f"the forge refused to show me its checks and statuses ({exc})"
+        return BranchFacts(base, found, branch.sha, None, why, html_url)
+    return BranchFacts(base, found, branch.sha, tuple(seen_contexts(reports)), html_url=html_url)
 
 
 async def ensure_labels(ctx: EventContext, wanted: list[LabelSpec]) -> tuple[list[str], list[str]]:

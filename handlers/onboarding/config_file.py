@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from pydantic import BaseModel
@@ -20,7 +21,7 @@ from bot.forge import ForgeKind
 from bot.repo_config import CONFIG_PATHS
 from bot.settings import HandlerSettings, Permission
 
-__all__ = ["config_path", "config_text"]
+__all__ = ["Note", "config_path", "config_text"]
 
 INDENT: Final = "  "
 
@@ -57,7 +58,25 @@ def _comment_out(block: list[str], indent: str) -> list[str]:
     return [f"{indent}# {line[len(indent) :]}" for line in block]
 
 
-def _model_lines(model: type[BaseModel], indent: str, *, live: bool, live_enabled: bool) -> list[str]:
+@dataclass(frozen=True)
+class Note:
+    """What the pull request proposes for one key (``section.key``): a comment under its description and,
+    when ``value`` is not None, that value in place of the default — still commented out: it takes effect
+    only once a maintainer uncomments it."""
+
+    text: str
+    value: Any = None
+
+
+def _model_lines(
+    model: type[BaseModel],
+    indent: str,
+    *,
+    live: bool,
+    live_enabled: bool,
+    prefix: str = "",
+    notes: Mapping[str, Note] | None = None,
+) -> list[str]:
     """The keys of one section (or a nested group), each under its description."""
     out: list[str] = []
     for name, info in model.model_fields.items():
@@ -70,7 +89,12 @@ def _model_lines(model: type[BaseModel], indent: str, *, live: bool, live_enable
             ]
             out += block if live else _comment_out(block, indent)
             continue
-        line = f"{indent}{name}: {_scalar(info.get_default(call_default_factory=True))}"
+        value = info.get_default(call_default_factory=True)
+        note = (notes or {}).get(f"{prefix}{name}")
+        if note is not None:
+            out += _comment_lines(note.text, indent)
+            value = value if note.value is None else note.value
+        line = f"{indent}{name}: {_scalar(value)}"
         out += [line] if live or (live_enabled and name == "enabled") else _comment_out([line], indent)
     return out
 
@@ -100,9 +124,11 @@ def config_text(
     switches: Sequence[tuple[str, str]],
     path: str,
     live: bool = False,
+    notes: Mapping[str, Note] | None = None,
 ) -> str:
     """The file. ``commands``: every command Steward registers, with its default permission; ``switches``:
-    (section, what it does) for the capabilities this Steward runs, called out at the top."""
+    (section, what it does) for the capabilities this Steward runs, called out at the top; ``notes``: what
+    this repository's pull request proposes for a key (``section.key``), commented out like the rest."""
     running = {section for section, _ in switches}
     width = max((len(section) for section, _ in switches), default=0) + len(".enabled")
     lines = [
@@ -111,6 +137,11 @@ def config_text(
         "# Steward reads this file from the default branch only. Every key below shows Steward's default;",
         "# the commented ones (`# key: value`) follow Steward's defaults until you uncomment them. Check a",
         f"# change before you push it with `steward check-config {path}`.",
+        *(
+            ['# A key under a note that says "Proposed" shows a value proposed for this repository instead.']
+            if notes
+            else []
+        ),
         "#",
         "# Most often switched off — set `enabled: false` in its section below:",
     ]
@@ -125,6 +156,11 @@ def config_text(
         lines.append("")
         lines += _comment_lines(info.description or "", "")
         has_switch = "enabled" in annotation.model_fields and name in running
-        block = [f"{name}:", *_model_lines(annotation, INDENT, live=live, live_enabled=has_switch)]
+        block = [
+            f"{name}:",
+            *_model_lines(
+                annotation, INDENT, live=live, live_enabled=has_switch, prefix=f"{name}.", notes=notes
+            ),
+        ]
         lines += block if live or has_switch else _comment_out(_live_section(name, annotation), "")
     return "\n".join(lines) + "\n"

@@ -6,7 +6,9 @@ files, labels and markdown out.
 - ``labels_for``: the labels those capabilities use, with their colours — created when the configuration is
   merged (or on ``/steward init --labels``), never deleted.
 - ``issue_language``: English, or Portuguese when the repository's issues use RA9's Portuguese headings.
-- ``proposal``: the files of the pull request; ``pull_body``: what it says to the maintainer.
+- ``proposal``: the files of the pull request; ``pull_body``: what it says to the maintainer, with, from
+  ``BranchFacts`` (what was read on the default branch), the proposed ``bugfix.required_contexts`` and whether
+  `steward/regression-first` is required there.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from bot.settings import HandlerSettings, Permission
 from handlers.bug_refinement.document import parse_document
 from handlers.bug_refinement.rules import BugVerdict, document_language, refine_bug
 from handlers.bug_refinement.sections import Language
-from handlers.onboarding.config_file import config_path, config_text
+from handlers.bugfix.required import Requirement, requirement_lines
+from handlers.onboarding.config_file import Note, config_path, config_text
 from handlers.onboarding.templates import template_files
 
 __all__ = [
     "BRANCH",
     "TITLE",
+    "BranchFacts",
     "Capability",
     "LabelSpec",
     "Proposal",
@@ -153,8 +157,85 @@ def command_permissions(registry: RegistryView, settings: HandlerSettings) -> di
     return {name: settings.permission(name, spec.permission) for name, spec in registry.commands.items()}
 
 
+@dataclass(frozen=True)
+class BranchFacts:
+    """What Steward read on the default branch for the bugfix capability: the CI contexts that reported on
+    its head ``sha`` (None: they could not be read, ``unread`` says why) and whether
+    `steward/regression-first` is a required check there."""
+
+    branch: str
+    requirement: Requirement
+    sha: str = ""
+    contexts: tuple[str, ...] | None = None
+    unread: str = ""
+    html_url: str = ""
+
+
+KEY_CONTEXTS: Final = "bugfix.required_contexts"
+
+
+def _at(facts: BranchFacts) -> str:
+    return f"`{facts.branch}`'s head" + (f" (`{facts.sha[:10]}`)" if facts.sha else "")
+
+
+def contexts_note(facts: BranchFacts) -> Note:
+    """What the configuration file says at ``bugfix.required_contexts``."""
+    fill = (
+        "list the contexts that run the tests (the names a commit's checks show) and uncomment the line: "
+        "until then a failure of any context counts as the red proof."
+    )
+    if facts.contexts is None:
+        return Note(f"Steward could not read the CI of {_at(facts)}: {facts.unread}. To choose: {fill}")
+    if not facts.contexts:
+        return Note(f"No CI had reported on {_at(facts)} when this was proposed. Once CI runs, {fill}")
+    return Note(
+        f"Proposed from the CI contexts seen on {_at(facts)}: keep only those that run the tests, then "
+        "uncomment the line. Only their failures then count as the red proof; a context listed here that "
+        "never reports on a bugfix pull request keeps its status pending.",
+        list(facts.contexts),
+    )
+
+
+def _bugfix_lines(facts: BranchFacts, kind: ForgeKind, path: str) -> list[str]:
+    at = _at(facts)
+    if facts.contexts is None:
+        seen = [
+            f"I could not read the CI of {at}: {neutralise.line(facts.unread, 300)}. In `{path}`, list "
+            f"under `{KEY_CONTEXTS}` the contexts that run the tests (the names a commit's checks show)."
+        ]
+    elif not facts.contexts:
+        seen = [
+            f"No CI had reported on {at} when I opened this, so I cannot propose `{KEY_CONTEXTS}`. Once CI "
+            f"runs, list there (in `{path}`) the contexts that run the tests — the names a commit's checks "
+            "show."
+        ]
+    else:
+        names = ", ".join(neutralise.code(c) for c in facts.contexts)
+        seen = [
+            f"CI contexts seen on {at}: {names}. `{path}` proposes them for `{KEY_CONTEXTS}`, commented "
+            "out: I cannot tell which of them run the tests, so keep only those that do and uncomment the "
+            "line. A context listed there that never reports on a bugfix pull request keeps its status "
+            "pending."
+        ]
+    return [
+        "## Regression-first bugfix branches",
+        "",
+        "**Which CI proves a bug red.** "
+        + seen[0]
+        + " Until the setting is filled in, a failure of any context (a lint error too) counts as the red "
+        "proof.",
+        "",
+        "**Whether the forge enforces the status.** "
+        + "\n".join(requirement_lines(facts.requirement, kind, facts.html_url)),
+    ]
+
+
 def proposal(
-    kind: ForgeKind, registry: RegistryView, settings: HandlerSettings, language: Language
+    kind: ForgeKind,
+    registry: RegistryView,
+    settings: HandlerSettings,
+    language: Language,
+    facts: BranchFacts | None = None,
 ) -> Proposal:
     caps = capabilities(registry, settings)
     path = config_path(kind)
@@ -162,6 +243,7 @@ def proposal(
         commands={name: spec.permission for name, spec in registry.commands.items()},
         switches=[(c.section, c.what) for c in caps],
         path=path,
+        notes={KEY_CONTEXTS: contexts_note(facts)} if facts is not None else None,
     )
     files = {path: config, **template_files(kind, language)}
     labels = labels_for(settings, [c.section for c in caps])
@@ -221,6 +303,7 @@ def pull_body(
     found: Preview,
     requested_by: str = "",
     fingerprint: str = "",
+    facts: BranchFacts | None = None,
 ) -> str:
     """The pull request's description, for a maintainer deciding whether to merge it. ``fingerprint``: the key
     Steward signs its records with."""
@@ -271,6 +354,8 @@ def pull_body(
         permission = settings.permission(name, spec.permission)
         cells = (f"`/steward {spec.usage}`", spec.help, who_may(permission, short=True, forge=kind))
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    if facts is not None and "bugfix" in sections_on:
+        lines += ["", *_bugfix_lines(facts, kind, plan.config_path)]
     if fingerprint:
         lines += [
             "",
