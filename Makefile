@@ -102,6 +102,7 @@ bench: install redis
 	$(PY) bench/economy.py
 	$(PY) bench/pathological.py
 	$(PY) bench/fairness.py
+	$(PY) bench/client_overhead.py
 	$(PY) bench/cpu_per_event.py
 
 clean:

@@ -19,11 +19,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import aiohttp
 import httpx2
+import requests
+from gidgethub.aiohttp import GitHubAPI as AioGitHubAPI
 from gidgethub.httpx import GitHubAPI
 
 from bench.stack import _up
-from bot.forge.github_transport import LRUCache, RetryingAPI
+from bot.forge.gitea_transport import GiteaCalls
+from bot.forge.github_transport import LRUCache, RetryingAPI, SharedSession
 from bot.forge.retry import RetryPolicy
 from bot.runner import free_port
 from tests.e2e.stack import ForgeUser, wait_for
@@ -66,45 +70,94 @@ def layers(url: str, path: str, count: int) -> dict[str, float]:
 
     async def go() -> None:
         async with httpx2.AsyncClient(base_url=url, headers=headers) as client:
-            out["httpx2.AsyncClient"] = await timed_inner(count, lambda: client.get(path))
+            out["httpx2.AsyncClient (before)"] = await timed_inner(count, lambda: client.get(path))
             gh = GitHubAPI(client, "steward-bot", oauth_token=TOKEN, base_url=url)
-            out["gidgethub over httpx2"] = await timed_inner(count, lambda: gh.getitem(path))
+            out["gidgethub over httpx2 (before)"] = await timed_inner(count, lambda: gh.getitem(path))
             gh_cached = GitHubAPI(client, "steward-bot", oauth_token=TOKEN, base_url=url, cache=LRUCache())
-            out["gidgethub + ETag cache (304s)"] = await timed_inner(count, lambda: gh_cached.getitem(path))
-            steward = RetryingAPI(
-                client,
-                policy=RetryPolicy(3, 0.05, 1.0),
-                budget=None,
-                budget_key="bench",
-                base_url=url,
-                oauth_token=TOKEN,
-                cache=LRUCache(),
-            )
-            out["Steward's RetryingAPI (gidgethub, retry, metrics, ETag)"] = await timed_inner(
-                count, lambda: steward.getitem(path)
+            out["gidgethub over httpx2 + ETag cache (304s, before)"] = await timed_inner(
+                count, lambda: gh_cached.getitem(path)
             )
 
+    async def steward_layer() -> None:
+        shared = SharedSession(timeout=10.0)
+        steward = RetryingAPI(
+            shared,
+            policy=RetryPolicy(3, 0.05, 1.0),
+            budget=None,
+            budget_key="bench",
+            base_url=url,
+            oauth_token=TOKEN,
+            cache=LRUCache(),
+        )
+        out["Steward's RetryingAPI (gidgethub over aiohttp, retry, metrics, ETag)"] = await timed_inner(
+            count, lambda: steward.getitem(path)
+        )
+        uncached = RetryingAPI(
+            shared,
+            policy=RetryPolicy(3, 0.05, 1.0),
+            budget=None,
+            budget_key="bench",
+            base_url=url,
+            oauth_token=TOKEN,
+        )
+        out["Steward's RetryingAPI, no ETag cache (full answers)"] = await timed_inner(
+            count, lambda: uncached.getitem(path)
+        )
+        await shared.aclose()
+
     async def alternatives() -> None:
-        try:
-            import aiohttp
-            from gidgethub.aiohttp import GitHubAPI as AioGitHubAPI
-        except ImportError:  # not a dependency: measured when installed (pip install aiohttp)
-            return
         async with aiohttp.ClientSession(base_url=url, headers=headers) as session:
 
             async def aio_get() -> None:
                 async with session.get(path) as response:
                     await response.read()
 
-            out["aiohttp.ClientSession (measured alternative)"] = await timed_inner(count, aio_get)
+            out["aiohttp.ClientSession"] = await timed_inner(count, aio_get)
         async with aiohttp.ClientSession() as session:
             gh = AioGitHubAPI(session, "steward-bot", oauth_token=TOKEN, base_url=url)
-            out["gidgethub over aiohttp (measured alternative)"] = await timed_inner(
+            out["gidgethub over aiohttp (gidgethub.aiohttp)"] = await timed_inner(
                 count, lambda: gh.getitem(path)
             )
 
     asyncio.run(go())
     asyncio.run(alternatives())
+    asyncio.run(steward_layer())
+    return out
+
+
+def gitea_layers(url: str, path: str, count: int) -> dict[str, float]:
+    """The same for Gitea's client: ``requests`` (py-gitea's transport) and Steward's ``GiteaCalls`` (py-gitea
+    on its thread pool, retry, metrics). CPU of the whole process: the pool's threads count."""
+    headers = {"Authorization": f"token {TOKEN}"}
+    out: dict[str, float] = {}
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port))
+
+    def plain() -> None:
+        conn.request("GET", "/api/v1" + path, headers=headers)
+        conn.getresponse().read()
+
+    out["http.client (the floor)"] = timed(count, plain)
+    conn.close()
+    for trust_env in (True, False):
+        with requests.Session() as session:
+            session.trust_env = trust_env
+            name = "requests.Session" + ("" if trust_env else " (trust_env off)")
+            out[name] = timed(count, lambda: session.get(f"{url}/api/v1{path}", headers=headers).content)
+
+    async def steward() -> float:
+        calls = GiteaCalls(url, TOKEN, policy=RetryPolicy(3, 0.05, 1.0), max_threads=4)
+        try:
+            for _ in range(10):
+                await calls._get(path, "bench")
+            started = time.process_time()
+            for _ in range(count):
+                await calls._get(path, "bench")
+            return (time.process_time() - started) / count
+        finally:
+            calls.close()
+
+    out["Steward's GiteaCalls (py-gitea, thread pool, retry, metrics)"] = asyncio.run(steward())
     return out
 
 
@@ -129,18 +182,28 @@ def main() -> None:
         number = owner.open_issue(repo, "Login fails", "It fails.\n" * 40)
         path = f"/repos/{repo}/issues/{number}"
         rounds = [layers(url, path, args.requests) for _ in range(args.rounds)]
+        gitea = ForgeUser(url, "maintainer", "bench-maintainer-token", flavor="gitea")
+        grepo = gitea.create_repo()
+        gitea.add_collaborator(grepo, "steward-bot", "admin")
+        gnumber = gitea.open_issue(grepo, "Login fails", "It fails.\n" * 40)
+        gitea_rounds = [
+            gitea_layers(url, f"/repos/{grepo}/issues/{gnumber}", args.requests) for _ in range(args.rounds)
+        ]
     finally:
         sandbox.terminate()
         sandbox.wait(10)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    print(f"== CPU per GET of one issue, client side ({when}; {args.rounds} rounds: median, range)")
-    for name in rounds[0]:
-        values = [r[name] * 1e6 for r in rounds]
-        ratios = [r[name] / r["http.client (the floor)"] for r in rounds]
+    for forge, measured in (("GitHub", rounds), ("Gitea", gitea_rounds)):
         print(
-            f"{name:<58}{statistics.median(values):>8.0f} µs  ×{statistics.median(ratios):.1f}"
-            f"  ({min(ratios):.1f}–{max(ratios):.1f})"
+            f"== {forge}: CPU per GET of one issue, client side ({when}; {args.rounds} rounds: median, range)"
         )
+        for name in measured[0]:
+            values = [r[name] * 1e6 for r in measured]
+            ratios = [r[name] / r["http.client (the floor)"] for r in measured]
+            print(
+                f"{name:<68}{statistics.median(values):>8.0f} µs  ×{statistics.median(ratios):.1f}"
+                f"  ({min(ratios):.1f}–{max(ratios):.1f})"
+            )
 
 
 if __name__ == "__main__":

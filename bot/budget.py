@@ -30,11 +30,15 @@ local wait = 0
 for i, key in ipairs(KEYS) do
   local limit = tonumber(ARGV[1 + 2 * i])
   local window = tonumber(ARGV[2 + 2 * i])
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  -- Entries older than the window are trimmed only when the log looks full: until then they cannot
+  -- make it refuse (so a window with room costs one ZCARD), and the log never holds more than `limit`.
   if redis.call('ZCARD', key) >= limit then
-    local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-    local until_free = tonumber(oldest[2]) + window - now
-    if until_free > wait then wait = until_free end
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+    if redis.call('ZCARD', key) >= limit then
+      local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+      local until_free = tonumber(oldest[2]) + window - now
+      if until_free > wait then wait = until_free end
+    end
   end
 end
 if wait > 0 then return wait end

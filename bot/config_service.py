@@ -71,6 +71,13 @@ def _digest(kind: ForgeKind, repo: RepoRef) -> str:
     return hashlib.sha256(f"{kind}\0{repo.full_name.casefold()}".encode()).hexdigest()[:24]
 
 
+# The repository's settings cache: its generation (bumped by every push) and the copy kept under it.
+_CACHED = """
+local generation = redis.call('GET', KEYS[1]) or '0'
+return {generation, redis.call('GET', ARGV[1] .. ':' .. generation)}
+"""
+
+
 class RepoConfigs:
     def __init__(
         self,
@@ -87,6 +94,7 @@ class RepoConfigs:
         self.require = require
         self._commands = tuple(commands)  # the command names `commands:` may configure
         self._ttl = ttl
+        self._cached: Any = redis.register_script(_CACHED)
 
     def _key(self, kind: ForgeKind, repo: RepoRef) -> str:
         return f"steward:config:{_digest(kind, repo)}"
@@ -100,11 +108,11 @@ class RepoConfigs:
     async def get(self, forge: Forge, repo: RepoRef) -> RepoSettings:
         # The cache is keyed by a generation that every push bumps: a job that read the file before a push
         # writes its copy under the old generation, where nobody looks any more.
-        generation = await cast(
-            Awaitable[bytes | None], self._redis.get(self._generation_key(forge.kind, repo))
+        # The generation and the copy under it in one round trip (every job reads them).
+        generation, cached = await self._cached(
+            keys=[self._generation_key(forge.kind, repo)], args=[self._key(forge.kind, repo)]
         )
         key = f"{self._key(forge.kind, repo)}:{(generation or b'0').decode()}"
-        cached = await cast(Awaitable[bytes | None], self._redis.get(key))
         if cached is not None:
             return self._build(json.loads(cached))
         record = await self._read(forge, repo)

@@ -74,12 +74,27 @@ def _repos_key(forge: ForgeKind) -> str:
     return f"steward:repos:{forge}"
 
 
+# A repository noted by this process is noted again in Redis at most this often: every job notes its
+# repository, and the set only needs to know who was heard from in the last days (REPO_MEMORY_SECONDS).
+NOTE_EVERY_SECONDS = 60.0
+_MAX_NOTED = 10_000
+
+
 class SeenRepositories:
     def __init__(self, redis: ArqRedis) -> None:
         self._redis = redis
+        # (forge, repository) → when this process last wrote it to Redis.
+        self._noted: dict[tuple[str, str], float] = {}
 
     async def note(self, forge: ForgeKind, repo: RepoRef) -> None:
-        await self._redis.zadd(_repos_key(forge), {repo.full_name: time.time()})
+        now = time.time()
+        key = (forge, repo.full_name)
+        if now - self._noted.get(key, 0.0) < NOTE_EVERY_SECONDS:
+            return
+        await self._redis.zadd(_repos_key(forge), {repo.full_name: now})
+        if len(self._noted) >= _MAX_NOTED:
+            self._noted.clear()
+        self._noted[key] = now
 
     async def recent(self, forge: ForgeKind, *, within: float = REPO_MEMORY_SECONDS) -> list[RepoRef]:
         """The repositories heard from in the last ``within`` seconds, most recent first; older ones are

@@ -8,6 +8,7 @@ there (``IssueLocks.hold``), so it never interleaves with that issue's own event
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 import uuid
 from collections.abc import AsyncIterator, Awaitable
@@ -42,6 +43,25 @@ return 0
 """
 
 
+class _Script:
+    """A Lua script sent by its SHA-1 (EVALSHA), its source only when Redis does not know it yet (after a
+    restart or a SCRIPT FLUSH: a NOSCRIPT answer), instead of the source with every call."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+    async def __call__(self, redis: Redis, key: str, *args: str) -> Any:
+        try:
+            return await cast(Awaitable[Any], redis.evalsha(self.sha, 1, key, *args))
+        except redis_errors.NoScriptError:
+            return await cast(Awaitable[Any], redis.eval(self.source, 1, key, *args))
+
+
+_ACQUIRE_SCRIPT = _Script(_ACQUIRE)
+_RELEASE_SCRIPT = _Script(_RELEASE)
+
+
 @asynccontextmanager
 async def issue_lock(
     redis: Redis, key: str, *, ttl: float, wait: float, owner: str | None = None
@@ -56,7 +76,7 @@ async def issue_lock(
     deadline = asyncio.get_running_loop().time() + wait
     acquired = False
     while True:
-        if await cast(Awaitable[Any], redis.eval(_ACQUIRE, 1, name, token, str(int(ttl * 1000)))):
+        if await _ACQUIRE_SCRIPT(redis, name, token, str(int(ttl * 1000))):
             acquired = True
             break
         if asyncio.get_running_loop().time() >= deadline:
@@ -70,7 +90,7 @@ async def issue_lock(
             # given back once Redis is back (``release_pending``): the job may have finished, and the
             # issue's other events must not wait for the lock to expire.
             try:
-                await asyncio.shield(cast(Awaitable[Any], redis.eval(_RELEASE, 1, name, token)))
+                await asyncio.shield(_RELEASE_SCRIPT(redis, name, token))
             except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError):
                 _PENDING.add((name, token))
 
@@ -87,7 +107,7 @@ async def release_pending(redis: Redis) -> int:
     """Give back the locks this process could not release during an outage; returns how many."""
     released = 0
     for name, token in list(_PENDING):
-        await cast(Awaitable[Any], redis.eval(_RELEASE, 1, name, token))
+        await _RELEASE_SCRIPT(redis, name, token)
         _PENDING.discard((name, token))
         released += 1
     return released

@@ -150,6 +150,7 @@ class ResilientWorker(Worker):
         self.worker_id = f"steward-worker:{uuid.uuid4().hex}"
         self._unstarted: set[str] = set()
         self._alive_at = float("-inf")
+        self._last_job_beat = float("-inf")
         watch.on_back.append(self._recover)
 
     async def record_health(self) -> None:
@@ -242,8 +243,12 @@ class ResilientWorker(Worker):
         # A job's end (its result, its removal from the queue, or its deferral) is recorded once Redis is
         # back; the transaction is safe to repeat.
         await self._retry_redis(lambda: super(ResilientWorker, self).finish_job(*args, **kwargs))
-        with contextlib.suppress(*REDIS_UNAVAILABLE):
-            await gauges.beat(self.pool, gauges.LAST_JOB_KEY)
+        # The last job's time is a gauge read in seconds: written at most once a second, not per job.
+        now = time.monotonic()
+        if now - self._last_job_beat >= 1.0:
+            with contextlib.suppress(*REDIS_UNAVAILABLE):
+                await gauges.beat(self.pool, gauges.LAST_JOB_KEY)
+                self._last_job_beat = now
 
     async def finish_failed_job(self, job_id: str, result_data: bytes | None) -> None:
         await self._retry_redis(lambda: super(ResilientWorker, self).finish_failed_job(job_id, result_data))

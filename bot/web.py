@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +20,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from bot import gauges, logs, metrics, openapi
 from bot.events import (
@@ -339,6 +340,31 @@ async def openapi_description(request: Request) -> Response:
     return JSONResponse(openapi.description())
 
 
+class ReceiverApp(Starlette):
+    """Starlette, with the webhook deliveries served ahead of its middleware stack and router.
+
+    A delivery is the receiver's hot path: its handler answers every outcome itself (400, 401, 413, 202,
+    503), so the error middlewares, the route matching and the per-request wrappers are not needed there.
+    Everything else (health, metrics, a GET on a webhook path: 405) goes through Starlette as before.
+    An error escaping a handler is answered 500 and logged by the server, as Starlette would have."""
+
+    def __init__(
+        self, *, webhooks: dict[str, Callable[[Request], Awaitable[Response]]], **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self._webhooks = webhooks
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            handler = self._webhooks.get(scope["path"])
+            if handler is not None:
+                scope["app"] = self
+                response = await handler(Request(scope, receive))
+                await response(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+
 def create_app(settings: Settings, redis_factory: Callable[[], ArqRedis] | None = None) -> Starlette:
     redis = redis_factory() if redis_factory else make_redis(settings.redis_url)
     receiver = Receiver(settings, redis)
@@ -352,7 +378,8 @@ def create_app(settings: Settings, redis_factory: Callable[[], ArqRedis] | None 
         beat.cancel()
         await redis.aclose()
 
-    app = Starlette(
+    app = ReceiverApp(
+        webhooks={"/webhooks/github": receiver.github, "/webhooks/gitea": receiver.gitea},
         routes=[
             Route("/webhooks/github", receiver.github, methods=["POST"]),
             Route("/webhooks/gitea", receiver.gitea, methods=["POST"]),

@@ -23,7 +23,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
 from arq import Retry
 from arq.connections import ArqRedis
 from arq.cron import cron
@@ -52,6 +51,7 @@ from bot.forge import (
 from bot.forge.etag_store import EtagStore
 from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
+from bot.forge.github_transport import SharedSession
 from bot.locks import Busy, IssueLocks, issue_lock
 from bot.outage import ALIVE_KEY, ALIVE_SECONDS, REDIS_ERRORS, RedisWatch, ResilientWorker
 from bot.periodic import cron_jobs, schedule
@@ -82,7 +82,7 @@ class Runtime:
 
     settings: Settings
     redis: ArqRedis
-    http: httpx2.AsyncClient
+    http: SharedSession
     registry: Registry
     github: GitHubForges | None = None
     gitea: GiteaForge | None = None
@@ -137,14 +137,7 @@ class Runtime:
 
 
 def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None = None) -> Runtime:
-    http = httpx2.AsyncClient(
-        timeout=httpx2.Timeout(
-            settings.http_timeout_seconds, connect=min(5.0, settings.http_timeout_seconds)
-        ),
-        limits=httpx2.Limits(
-            max_connections=settings.max_jobs * 4, max_keepalive_connections=settings.max_jobs * 2
-        ),
-    )
+    http = SharedSession(timeout=settings.http_timeout_seconds, max_connections=settings.max_jobs * 4)
     budget = WriteBudget(
         redis,
         [(settings.write_budget_per_minute, 60.0), (settings.write_budget_per_hour, 3600.0)],
@@ -227,8 +220,11 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
             return await _dead(runtime, event, raw_event, job_id, jlog, exc, runs)
         except REDIS_ERRORS:
             raise Retry(defer=1.0 + random.random()) from None
-    with contextlib.suppress(*REDIS_ERRORS):
-        await runtime.redis.delete(f"steward:failures:{job_id}")
+    # A first try has no failures counted (a job that failed is deferred and tried again; a dead letter's
+    # retry starts after _dead cleared them): one Redis call fewer per job.
+    if int(ctx.get("job_try") or 2) > 1:
+        with contextlib.suppress(*REDIS_ERRORS):
+            await runtime.redis.delete(f"steward:failures:{job_id}")
     return outcome
 
 

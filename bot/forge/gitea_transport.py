@@ -47,7 +47,7 @@ class _Session(requests.Session):
     """A requests session with default timeouts, a pool sized to the executor, and the last
     response of each thread remembered (py-gitea's exceptions do not carry it)."""
 
-    def __init__(self, *, timeout: tuple[float, float], pool_size: int) -> None:
+    def __init__(self, base_url: str, *, timeout: tuple[float, float], pool_size: int) -> None:
         super().__init__()
         adapter = HTTPAdapter(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0)
         self.mount("http://", adapter)
@@ -55,6 +55,13 @@ class _Session(requests.Session):
         self.headers["User-Agent"] = USER_AGENT
         self.default_timeout = timeout
         self._local = threading.local()
+        # requests reads the environment (HTTP(S)_PROXY, NO_PROXY, REQUESTS_CA_BUNDLE, ~/.netrc) again on
+        # every request, a fifth of its CPU per request (bench/client_overhead.py). It is read once here,
+        # for the one Gitea this session speaks to, and then not again.
+        found = self.merge_environment_settings(base_url, {}, None, None, None)
+        self.proxies = dict(found["proxies"])
+        self.verify = found["verify"]
+        self.trust_env = False
 
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
         kwargs.setdefault("timeout", self.default_timeout)
@@ -150,7 +157,7 @@ class GiteaCalls:
         self._budget_key = budget_key("gitea", token)
         self._executor = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix="steward-gitea")
         connect = connect_timeout if connect_timeout is not None else min(5.0, timeout)
-        self._session = _Session(timeout=(connect, timeout), pool_size=max_threads)
+        self._session = _Session(self._base_url, timeout=(connect, timeout), pool_size=max_threads)
         # log_level CRITICAL: py-gitea logs every non-2xx at ERROR; Steward logs what matters itself.
         self._gitea = Gitea(self._base_url, token_text=token, log_level="CRITICAL")
         self._gitea.requests = self._session

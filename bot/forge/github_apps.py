@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any, cast
 
 import gidgethub
-import httpx2
 from gidgethub import apps as gh_apps
 
 from bot.budget import WriteBudget
 from bot.forge import ForgeError, RepoRef, User
 from bot.forge.etag_store import EtagStore
 from bot.forge.github_forge import GitHubForge
-from bot.forge.github_transport import AppAccess, LRUCache, RetryingAPI, translate
+from bot.forge.github_transport import AppAccess, LRUCache, RetryingAPI, SharedSession, translate
 from bot.forge.known_labels import KnownLabels
 from bot.forge.links import github_web_base
 from bot.forge.retry import RetryPolicy
@@ -29,7 +28,7 @@ class GitHubForges:
 
     def __init__(
         self,
-        client: httpx2.AsyncClient,
+        client: SharedSession,
         *,
         base_url: str,
         policy: RetryPolicy,
@@ -65,7 +64,7 @@ class GitHubForges:
     def from_settings(
         cls,
         settings: Any,
-        client: httpx2.AsyncClient,
+        client: SharedSession,
         budget: WriteBudget | None,
         etags: EtagStore | None = None,
     ) -> GitHubForges:

@@ -1,6 +1,10 @@
-"""GitHub's transport: gidgethub over one shared ``httpx2.AsyncClient``, with Steward's retry policy,
-write budget and metrics around every request, an ETag cache, and the translation of gidgethub's
-exceptions into the port's errors. ``GitHubCalls`` is what every part of the adapter builds on."""
+"""GitHub's transport: gidgethub over one shared ``aiohttp`` session per process (keep-alive), with
+Steward's retry policy, write budget and metrics around every request, an ETag cache, and the translation
+of gidgethub's exceptions into the port's errors. ``GitHubCalls`` is what every part of the adapter builds
+on.
+
+aiohttp, not httpx: measured side by side (``bench/client_overhead.py``), gidgethub over aiohttp spends
+about half the CPU per request of gidgethub over httpx2 (docs/performance.md)."""
 
 from __future__ import annotations
 
@@ -11,11 +15,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
+import aiohttp
 import gidgethub
-import httpx2
+from aiohttp.helpers import get_env_proxy_for_url
 from gidgethub import sansio
-from gidgethub.httpx import GitHubAPI
+from gidgethub.abc import GitHubAPI
+from yarl import URL
 
 from bot import metrics
 from bot.budget import WriteBudget
@@ -64,12 +71,64 @@ class LRUCache(OrderedDict[str, Any]):
 API_VERSION = "2022-11-28"
 
 
+class SharedSession:
+    """One ``aiohttp.ClientSession`` for a process's GitHub requests, keeping its connections alive.
+
+    Made on first use: aiohttp binds a session to the running event loop, and the runtime is built before
+    one runs. ``timeout`` bounds the connect (at most 5 s), each read, and the wait for a free connection,
+    as the worker's httpx2 client did (``STEWARD_HTTP_TIMEOUT_SECONDS``)."""
+
+    def __init__(self, *, timeout: float = 10.0, max_connections: int = 100) -> None:
+        self._timeout = aiohttp.ClientTimeout(
+            total=None, connect=timeout, sock_connect=min(5.0, timeout), sock_read=timeout
+        )
+        self._max_connections = max_connections
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # (scheme, host) → the proxy the environment names for it (HTTPS_PROXY, NO_PROXY…), read once.
+        self._proxies: dict[tuple[str, str | None], tuple[URL | None, aiohttp.BasicAuth | None]] = {}
+
+    def session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        session = self._session
+        if session is None or session.closed or self._loop is not loop:
+            connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0)
+            # No cookie jar: one session serves every installation's token, and the API needs no cookies.
+            session = aiohttp.ClientSession(
+                connector=connector, timeout=self._timeout, cookie_jar=aiohttp.DummyCookieJar()
+            )
+            self._session, self._loop = session, loop
+        return session
+
+    def proxy_for(self, url: URL) -> tuple[URL | None, aiohttp.BasicAuth | None]:
+        """The proxy the environment names for `url`'s host, as httpx honoured it (``HTTP(S)_PROXY``,
+        ``NO_PROXY``), looked up once per host rather than on every request."""
+        key = (url.scheme, url.host)
+        found = self._proxies.get(key)
+        if found is None:
+            try:
+                found = get_env_proxy_for_url(url)
+            except LookupError:
+                found = (None, None)
+            self._proxies[key] = found
+        return found
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            await session.close()
+
+
+# Connection failures before anything was sent: a write may be sent again after these.
+_NOT_SENT = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
+
+
 class RetryingAPI(GitHubAPI):
     """gidgethub with Steward's retry policy, write budget and metrics around each request."""
 
     def __init__(
         self,
-        client: httpx2.AsyncClient,
+        client: SharedSession,
         *,
         policy: RetryPolicy,
         budget: WriteBudget | None,
@@ -79,7 +138,8 @@ class RetryingAPI(GitHubAPI):
         cache: LRUCache | None = None,
         etags: EtagStore | None = None,
     ) -> None:
-        super().__init__(client, USER_AGENT, oauth_token=oauth_token, cache=cache, base_url=base_url)
+        super().__init__(USER_AGENT, oauth_token=oauth_token, cache=cache, base_url=base_url)
+        self._client = client
         self.policy = policy
         self.budget = budget
         self.budget_key = budget_key
@@ -116,10 +176,25 @@ class RetryingAPI(GitHubAPI):
             if write and self.budget is not None:
                 await self.budget.take(self.budget_key, forge="github")
             try:
-                status, response_headers, content = await super()._request(method, url, headers, body)
-            except httpx2.TransportError as exc:
+                # The URL is gidgethub's, already encoded: yarl must not re-quote it.
+                target = URL(url, encoded=True)
+                proxy, proxy_auth = self._client.proxy_for(target)
+                # Redirects are not followed (as with httpx before): gidgethub answers a 3xx itself, and a
+                # followed 301 would turn a POST into a GET.
+                async with self._client.session().request(
+                    method,
+                    target,
+                    headers=headers,
+                    data=body or None,
+                    allow_redirects=False,
+                    proxy=proxy,
+                    proxy_auth=proxy_auth,
+                ) as response:
+                    status, response_headers = response.status, response.headers
+                    content = await response.read()
+            except (aiohttp.ClientError, TimeoutError) as exc:
                 metrics.FORGE_CALLS.labels("github", method, "transport_error").inc()
-                sent = not isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout)
+                sent = not isinstance(exc, _NOT_SENT)
                 decision = transport_error(attempt, self.policy, unsafe_to_resend=sent and not resend_ok)
                 if decision.action != "retry":
                     raise ForgeUnavailable(f"{method} {api_path(url)}: {type(exc).__name__}") from None
@@ -128,6 +203,9 @@ class RetryingAPI(GitHubAPI):
             metrics.FORGE_CALLS.labels("github", method, str(status)).inc()
             metrics.note_rate_limit("github", self.budget_key, response_headers)
             return status, response_headers, content
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
 
     async def graphql_answer(
         self, endpoint: str, query: str, variables: Mapping[str, Any], *, what: str, mutation: str | None
@@ -198,7 +276,7 @@ class RetryingAPI(GitHubAPI):
 
 
 def api_path(url: str) -> str:
-    return httpx2.URL(url).path
+    return urlsplit(url).path
 
 
 def status_error(status: int, message: str) -> ForgeError:

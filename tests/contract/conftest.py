@@ -20,6 +20,7 @@ from bot.budget import WriteBudget
 from bot.forge import Forge, RepoRef
 from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
+from bot.forge.github_transport import SharedSession
 from bot.forge.retry import RetryPolicy
 from bot.sandbox.server import SandboxServer
 from tests.e2e.stack import PLAIN
@@ -248,8 +249,7 @@ async def make_forge(site: Site, sandbox: SandboxServer, redis_url: str) -> Asyn
         budget = budget or WriteBudget(redis, [(10_000, 60.0)])
         policy = RetryPolicy(attempts=attempts, base_delay=0.01, max_delay=2.0)
         if site.kind == "github":
-            timeout = httpx2.Timeout(http_timeout, connect=min(5.0, http_timeout))
-            http = httpx2.AsyncClient(timeout=timeout, **PLAIN)
+            http = SharedSession(timeout=http_timeout)
             closers.append(http.aclose)
             forges = GitHubForges(
                 http, base_url=sandbox.url, policy=policy, budget=budget, token="tok-bot", max_items=max_items

@@ -3,11 +3,11 @@ for a redelivery; an installation token cannot (FORGE-FACTS "Webhooks": "/app/ho
 
 from __future__ import annotations
 
-import httpx2
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bot.forge.github import GitHubForges
+from bot.forge.github_transport import SharedSession
 from bot.forge.retry import RetryPolicy
 from bot.sandbox.server import SandboxServer
 from tests.contract.conftest import USERS, Site
@@ -41,7 +41,8 @@ async def test_an_app_lists_and_redelivers_its_own_webhooks_deliveries(sandbox: 
         for title in ("one", "two", "three"):
             site.open_issue(repo, title)
         site.admin.get("/_sandbox/deliveries/idle", params={"timeout": 30})
-        async with httpx2.AsyncClient(timeout=10) as http:
+        http = SharedSession(timeout=10)
+        try:
             forges = GitHubForges(
                 http,
                 base_url=sandbox.url,
@@ -64,5 +65,7 @@ async def test_an_app_lists_and_redelivers_its_own_webhooks_deliveries(sandbox: 
             site.admin.get("/_sandbox/deliveries/idle", params={"timeout": 30})
             again = await forge.list_hook_deliveries(None)
             assert len(again) == len(listed) + 1 and again[0].redelivery and again[0].guid == found[-1].guid
+        finally:
+            await http.aclose()
     finally:
         site.close()

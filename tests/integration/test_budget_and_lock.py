@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 
 import pytest
 from redis.asyncio import Redis
@@ -11,6 +12,7 @@ from redis.asyncio import Redis
 from bot.budget import WriteBudget
 from bot.locks import issue_lock
 from bot.queue import make_redis
+from tests.integration.redis_watch import commands_on
 
 
 async def test_the_budget_is_shared_and_a_writer_waits_for_it(redis_url: str) -> None:
@@ -89,3 +91,45 @@ async def test_a_job_holds_another_issues_lock_and_is_told_when_it_is_busy(redis
             pass
     finally:
         await redis.aclose()
+
+
+async def test_the_lock_scripts_are_sent_by_their_sha_not_their_source(redis_url: str) -> None:
+    redis = make_redis(redis_url)
+    key = f"github:o/r#{uuid.uuid4().hex}"
+
+    async def lock_twice() -> None:
+        for _ in range(2):
+            async with issue_lock(redis, key, ttl=10, wait=0) as got:
+                assert got
+
+    try:
+        seen = await commands_on(redis_url, key, lock_twice)
+    finally:
+        await redis.aclose()
+    calls = [c.split(" ", 1)[0].strip('"').upper() for c in seen if not c.startswith('"GET"')]
+    sent = [c for c in calls if c in ("EVAL", "EVALSHA")]
+    # A script Redis does not know yet goes once as source (after a NOSCRIPT answer); then only its SHA.
+    assert sent[-2:] == ["EVALSHA", "EVALSHA"], seen
+    assert sent.count("EVAL") <= 2, seen
+
+
+async def test_a_write_budget_with_room_does_not_trim_its_log(redis_url: str) -> None:
+    """A window with room costs a count and the add: old entries are trimmed only when the log is full
+    (they cannot refuse a write before that), and then a window that moved on has room again."""
+    client = Redis.from_url(redis_url)
+    marker = uuid.uuid4().hex
+    budget = WriteBudget(client, [(3, 0.3), (100, 60.0)], prefix=f"steward:budget:{marker}")
+
+    async def three() -> None:
+        for _ in range(3):
+            assert await budget.try_take("tok") == 0.0
+
+    try:
+        seen = await commands_on(redis_url, marker, three)
+        assert not [c for c in seen if "ZREMRANGEBYSCORE" in c.upper()], seen
+        assert await budget.try_take("tok") > 0, "the fourth in the short window waits"
+        await asyncio.sleep(0.35)  # the short window moves on (not a wait for work: the window is time)
+        assert await budget.try_take("tok") == 0.0
+        assert await client.zcard(f"steward:budget:{marker}:tok:300") == 1, "the old entries were trimmed"
+    finally:
+        await client.aclose()

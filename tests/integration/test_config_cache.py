@@ -4,12 +4,14 @@ push can never put its stale copy back (the cache is keyed by a generation every
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 from bot.config_service import RepoConfigs
 from bot.forge import FileContent, RepoRef
 from bot.queue import make_redis
 from bot.settings import HandlerSettings
+from tests.integration.redis_watch import commands_on
 
 REPO = RepoRef("alice", "demo")
 
@@ -119,5 +121,21 @@ async def test_an_operator_may_run_repositories_without_a_file_on_the_defaults(r
     try:
         found = await configs.get(NoFile(""), REPO)  # type: ignore[arg-type]
         assert not found.waiting and found.settings.milestones.enabled
+    finally:
+        await redis.aclose()
+
+
+async def test_a_cached_read_is_one_redis_round_trip(redis_url: str) -> None:
+    """Every job reads its repository's settings: the generation and the copy under it come in one call."""
+    redis = make_redis(redis_url)
+    repo = RepoRef("alice", f"demo-{uuid.uuid4().hex}")
+    configs = RepoConfigs(redis, HandlerSettings())
+    forge: Any = FileForge("bug_refinement:\n  enabled: true\n")
+    marker = configs._generation_key("github", repo).rsplit(":", 1)[1]
+    try:
+        await configs.get(forge, repo)  # reads the file and caches it
+        sent = await commands_on(redis_url, marker, lambda: configs.get(forge, repo), scripts=False)
+        assert len(sent) == 1 and sent[0].upper().startswith("EVALSHA"), sent
+        assert forge.reads == 1, "answered from the cache"
     finally:
         await redis.aclose()

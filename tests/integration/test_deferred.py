@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 
 import redis
 from arq.constants import in_progress_key_prefix, result_key_prefix
@@ -15,6 +16,7 @@ from bot.event_types import Event, MilestoneSnapshot
 from bot.forge import RepoRef
 from bot.queue import QUEUE_NAME, make_redis
 from bot.runner import jobs_outstanding
+from tests.integration.redis_watch import commands_on
 
 REPO = RepoRef("o", "r")
 
@@ -110,3 +112,20 @@ def test_a_finished_periodic_jobs_mark_is_not_work_outstanding(redis_url: str) -
         assert jobs_outstanding(client) == 2, "a running job and a deferred one"
     finally:
         client.close()
+
+
+async def test_a_repository_is_noted_in_redis_once_a_minute_not_per_job(redis_url: str) -> None:
+    client = make_redis(redis_url)
+    repo = RepoRef("o", f"seen-{uuid.uuid4().hex}")
+    seen = SeenRepositories(client)
+
+    async def five_jobs() -> None:
+        for _ in range(5):
+            await seen.note("github", repo)
+
+    try:
+        writes = await commands_on(redis_url, repo.name, five_jobs)
+        assert len(writes) == 1, writes
+        assert repo in await seen.recent("github")
+    finally:
+        await client.aclose()
