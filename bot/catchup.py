@@ -11,7 +11,7 @@ redelivery of the original delivery is a no-op.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, cast
 
 from bot.commands import parse_commands
@@ -23,6 +23,34 @@ from bot.queue import Enqueuer
 COMMENT_DONE_TTL = 7 * 24 * 3600
 # The last time a worker handled an event, per forge: the catch-up window when no reconcile ran yet.
 LAST_EVENT_KEY = "steward:last-event"
+
+
+# On GitHub the catch-up's `since` listings start on a six-hour grid rather than at the window itself: the
+# window moves every run, and a listing asked for with another `since` is another URL, whose ETag no run has
+# kept. On the grid the same URLs are asked for run after run, so an unchanged page costs a 304 (it does not
+# count against the hourly quota: ``bot.forge.etag_store``); what is older than the window is dropped here,
+# so the run sees exactly what the window holds. Gitea answers no conditional request: it gets the window.
+LISTING_GRID_SECONDS = 6 * 3600
+
+
+def listing_since(kind: ForgeKind, since: datetime) -> datetime:
+    """Where the listings of a window starting at ``since`` start (see ``LISTING_GRID_SECONDS``)."""
+    if kind != "github":
+        return since
+    stamp = int(since.timestamp())
+    return datetime.fromtimestamp(stamp - stamp % LISTING_GRID_SECONDS, UTC)
+
+
+def updated_since(updated_at: str, since: datetime) -> bool:
+    """Whether an item updated at ``updated_at`` (the forge's ISO time) is inside a window starting at
+    ``since`` (to the second, as the forges' `since` compares); an item without a readable time is kept."""
+    try:
+        when = datetime.fromisoformat(updated_at.replace("Z", "+00:00"))
+    except ValueError:
+        return True
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when >= since.replace(microsecond=0)
 
 
 def comment_done_key(forge: str, repo: str, comment_id: int) -> str:
@@ -62,7 +90,8 @@ async def catch_up_comments(
     say: Callable[[str], None],
 ) -> None:
     """Queue the jobs of the comments with commands written since ``since`` that no job handled yet."""
-    comments = await forge.list_repo_comments(repo, since)
+    listed = await forge.list_repo_comments(repo, listing_since(kind, since))
+    comments = [c for c in listed if updated_since(c.updated_at, since)]
     known = runtime.registry.short_names()
     prefix = runtime.settings.command_prefix
     pending = [c for c in comments if has_commands(c, known=known, prefix=prefix, me=me)]

@@ -208,7 +208,7 @@ def cmd_dead(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from bot.demo import main as demo_main
 
-    return demo_main(keep_running=args.keep, tour=args.all)
+    return demo_main(keep_running=args.keep, tour=args.all, forges=tuple(args.forge or ()))
 
 
 def cmd_refine(argv: list[str]) -> int:
@@ -311,6 +311,12 @@ def build_parser() -> argparse.ArgumentParser:
         "capability on both forges)",
     )
     demo.add_argument("--all", action="store_true", help="tour every capability, on GitHub and on Gitea")
+    demo.add_argument(
+        "--forge",
+        action="append",
+        choices=("github", "gitea"),
+        help="tell it on this forge (repeatable); by default the story is on GitHub and the tour on both",
+    )
     demo.add_argument("--keep", action="store_true", help="keep everything running after the walk-through")
     demo.set_defaults(func=cmd_demo)
 

@@ -310,9 +310,11 @@ class EventContext:
         data: Any = None,
         number: int | None = None,
         comments: list[Comment] | None = None,
+        pin_text: bool = False,
     ) -> sticky.UpsertResult:
         """Create, edit or leave the bot's ``kind``/``key`` comment; ``comments``: the thread, when
-        the caller has just read it."""
+        the caller has just read it; ``pin_text``: the signature covers the visible text too
+        (``sticky.covered``)."""
         result = await sticky.upsert(
             self.forge,
             self.repo,
@@ -326,6 +328,7 @@ class EventContext:
             limit=sticky.MAX_CHARS,
             keyring=self.keyring if data is not None else None,
             repo_id=await self.repo_id() if data is not None else 0,
+            pin_text=pin_text,
         )
         self.log.info("sticky comment", kind=kind, key=key, outcome=result.outcome)
         return result

@@ -175,13 +175,15 @@ class Stage:
 
 CONFIG_PATHS = {"github": ".github/steward.yml", "gitea": ".gitea/steward.yml"}
 
-# The settings of the demo's repositories once Steward is invited: a maintainer runs dozens of commands a
-# minute here (the default, 10, is meant for people), and the milestone gate is checked two seconds after a
+# The settings of the demo's repositories once Steward is invited: a maintainer runs dozens of commands and
+# edits, comments and labels a minute here (the defaults, 10 and 30, are meant for people: beyond them each
+# event waits seconds for its slot), and the milestone gate is checked two seconds after a
 # close rather than a minute, so the walk-through does not wait.
 DEMO_CONFIG = """\
 # Steward's settings for this demo repository: tuned for a walk-through, not for people.
 limits:
   commands_per_minute: 200
+  events_per_minute: 1000
 milestones:
   grace_period_seconds: 2
   refresh_debounce_seconds: 0.5

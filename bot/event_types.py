@@ -24,6 +24,9 @@ EventName = Literal[
     "status",
     "check_run",
     "check_suite",
+    # A pull request review submitted, edited or dismissed (GitHub's name; Gitea's `pull_request_approved`,
+    # `pull_request_rejected` and review `pull_request_comment` map onto it, action `submitted`).
+    "pull_request_review",
     # Not a webhook: `steward reconcile` (and its periodic job) re-deriving a repository's state.
     "reconcile",
 ]
@@ -105,6 +108,18 @@ class ReportSnapshot:
 
 
 @dataclass(frozen=True)
+class ReviewSnapshot:
+    """A pull request review as its webhook tells it: ``state`` approved / changes_requested / commented /
+    dismissed, by ``author``. ``id`` and ``commit_id`` where the forge says (GitHub; Gitea's payload
+    carries neither: 0 and "")."""
+
+    state: str
+    author: str
+    id: int = 0
+    commit_id: str = ""
+
+
+@dataclass(frozen=True)
 class Event:
     forge: ForgeKind
     delivery_id: str
@@ -134,6 +149,7 @@ class Event:
     # The repositories an App installation event names (``installation.created``: all it was installed on;
     # ``installation_repositories.added``: the ones added); ``repo`` is None on these events.
     repos: tuple[RepoRef, ...] = ()
+    review: ReviewSnapshot | None = None
 
     @property
     def issue_key(self) -> str | None:
@@ -174,6 +190,7 @@ class Event:
             "report": self.report.__dict__ if self.report else None,
             "paths": list(self.paths),
             "repos": [r.full_name for r in self.repos],
+            "review": self.review.__dict__ if self.review else None,
         }
         return orjson.dumps(data).decode()
 
@@ -186,6 +203,7 @@ class Event:
         milestone = data.pop("milestone")
         pull = data.pop("pull", None)
         report = data.pop("report", None)
+        review = data.pop("review", None)
         data["paths"] = tuple(data.get("paths") or ())
         data["repos"] = tuple(RepoRef.parse(name) for name in data.get("repos") or ())
         if issue is not None:
@@ -199,5 +217,6 @@ class Event:
             milestone=MilestoneSnapshot(**milestone) if milestone else None,
             pull=PullSnapshot(**pull) if pull else None,
             report=ReportSnapshot(**report) if report else None,
+            review=ReviewSnapshot(**review) if review else None,
             **data,
         )

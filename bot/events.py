@@ -18,6 +18,7 @@ from bot.event_types import (
     MilestoneSnapshot,
     PullSnapshot,
     ReportSnapshot,
+    ReviewSnapshot,
     Unhandled,
 )
 from bot.forge import RepoRef
@@ -35,6 +36,7 @@ __all__ = [
     "MilestoneSnapshot",
     "PullSnapshot",
     "ReportSnapshot",
+    "ReviewSnapshot",
     "Unhandled",
     "gitea_event_name",
     "normalise_gitea",
@@ -68,6 +70,8 @@ GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
     "status": None,
     "check_run": frozenset({"completed"}),
     "check_suite": frozenset({"completed"}),
+    # Native reviews (octokit payload-schemas pull_request_review/{submitted,edited,dismissed}).
+    "pull_request_review": frozenset({"submitted", "edited", "dismissed"}),
 }
 
 
@@ -159,6 +163,18 @@ def _pull_snapshot(raw: Mapping[str, Any]) -> PullSnapshot:
     )
 
 
+def _github_review(raw: Mapping[str, Any]) -> ReviewSnapshot:
+    """common/pull-request-review.schema.json: ``state`` commented / changes_requested / approved /
+    dismissed (lower case in webhooks), ``user``, ``id``, ``commit_id``."""
+    state = raw.get("state")
+    if not isinstance(state, str) or not isinstance(raw.get("id"), int):
+        raise MalformedPayload("the review has no id or state")
+    commit = raw.get("commit_id")
+    return ReviewSnapshot(
+        state=state.lower(), author=_login(raw.get("user")), id=raw["id"], commit_id=str(commit or "")
+    )
+
+
 def _check_report(raw: Mapping[str, Any], kind: str) -> ReportSnapshot:
     """A completed check run (named by its name) or check suite (named by its app)."""
     sha = raw.get("head_sha")
@@ -224,7 +240,10 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
         "repo": _github_repo(payload),
         "installation_id": installation.get("id") if isinstance(installation, (dict, Mapping)) else None,
     }
-    if event_name in ("issues", "issue_comment", "pull_request") and common["repo"] is None:
+    if (
+        event_name in ("issues", "issue_comment", "pull_request", "pull_request_review")
+        and common["repo"] is None
+    ):
         raise MalformedPayload(f"a {event_name} payload must name its repository")
     if event_name == "issues":
         label = payload.get("label")
@@ -258,6 +277,14 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
             label=str(label["name"]) if isinstance(label, (dict, Mapping)) and "name" in label else None,
             milestone=_github_milestone(payload.get("milestone")),
             pull=_pull_snapshot(raw_pull),
+        )
+    if event_name == "pull_request_review":
+        raw_pull = _obj(payload, "pull_request")
+        return Event(
+            **common,
+            issue=_github_issue(raw_pull, is_pr=True),
+            pull=_pull_snapshot(raw_pull),
+            review=_github_review(_obj(payload, "review")),
         )
     if event_name == "status":
         sha = payload.get("sha")
@@ -358,6 +385,14 @@ def _push(payload: Mapping[str, Any], common: dict[str, Any]) -> Event:
 #   assigned                             same             issues only
 #   created, edited, deleted             same             issue_comment, on issues and on pull requests
 #                                                         (X-Gitea-Event-Type pull_request_comment)
+#   reviewed                             submitted        a native review: X-Gitea-Event
+#                                                         pull_request_approved / _rejected / _comment
+#                                                         (types pull_request_review_approved / …) become
+#                                                         ``pull_request_review``, ``review.state`` approved /
+#                                                         changes_requested / commented; no review id or
+#                                                         commit (modules/structs/hook.go ReviewPayload: type
+#                                                         and content); the sender is the reviewer
+#                                                         (services/webhook/notifier.go PullRequestReview)
 #   (push and status have no action)
 #
 # A merged pull request is ``closed`` with ``pull.merged`` (its payload's ``pull_request.merged``).
@@ -397,6 +432,7 @@ GITEA_HANDLED: dict[str, frozenset[str] | None] = {
     ),
     "push": None,
     "status": None,
+    "pull_request_review": frozenset({"reviewed"}),
 }
 
 # X-Gitea-Event-Type → X-Gitea-Event (go-gitea/gitea modules/webhook/type.go).
@@ -415,7 +451,16 @@ GITEA_EVENT_OF_TYPE: dict[str, str] = {
     "pull_request_review_comment": "pull_request_comment",
 }
 
+# The broad events of native reviews (modules/webhook/type.go HookEventType.Event) → the review's state.
+# Gitea sends no webhook when a review is dismissed (services/webhook/notifier.go has no PullReviewDismiss).
+GITEA_REVIEW_EVENTS: dict[str, str] = {
+    "pull_request_approved": "approved",
+    "pull_request_rejected": "changes_requested",
+    "pull_request_comment": "commented",
+}
+
 GITEA_ACTIONS: dict[str, str] = {
+    "reviewed": "submitted",
     "synchronized": "synchronize",
     "label_updated": "labeled",
     "label_cleared": "labeled",
@@ -446,10 +491,19 @@ def _gitea_milestone(raw: Any) -> MilestoneSnapshot | None:
     return MilestoneSnapshot(number=raw["id"], title=str(raw.get("title") or ""), state=str(raw.get("state")))
 
 
+def _gitea_broad(event: str, event_type: str) -> str:
+    """Gitea's broad event. The specific type decides when it is one Gitea maps: X-Gitea-Event
+    `pull_request_comment` is a review's comment in current Gitea (type `pull_request_review_comment`), but a
+    comment on a pull request where older versions put the specific type in X-Gitea-Event."""
+    event, event_type = event.strip().lower(), event_type.strip().lower()
+    return GITEA_EVENT_OF_TYPE.get(event_type) or GITEA_EVENT_OF_TYPE.get(event, event) or event_type
+
+
 def gitea_event_name(event: str, event_type: str = "") -> str:
-    """The broad event for a delivery's X-Gitea-Event (and X-Gitea-Event-Type) headers."""
-    event = event.strip().lower()
-    return GITEA_EVENT_OF_TYPE.get(event, event) or GITEA_EVENT_OF_TYPE.get(event_type, event_type)
+    """The event Steward handles for a delivery's X-Gitea-Event (and X-Gitea-Event-Type) headers: Gitea's
+    broad event, or ``pull_request_review`` for a native review."""
+    broad = _gitea_broad(event, event_type)
+    return "pull_request_review" if broad in GITEA_REVIEW_EVENTS else broad
 
 
 def normalise_gitea(event_name: str, delivery_id: str, payload: Any, *, event_type: str = "") -> Event:
@@ -472,7 +526,7 @@ def normalise_gitea(event_name: str, delivery_id: str, payload: Any, *, event_ty
         "repo": _gitea_repo(payload),
         "extra": extra,
     }
-    if name in ("issues", "issue_comment", "pull_request") and common["repo"] is None:
+    if name in ("issues", "issue_comment", "pull_request", "pull_request_review") and common["repo"] is None:
         raise MalformedPayload(f"a {name} payload must name its repository")
     full_set = action in ("label_updated", "label_cleared")
     if name == "issues":
@@ -507,6 +561,15 @@ def normalise_gitea(event_name: str, delivery_id: str, payload: Any, *, event_ty
             labels_are_full_set=full_set,
             milestone=_gitea_milestone(raw_pull.get("milestone")),
             pull=_pull_snapshot(raw_pull),
+        )
+    if name == "pull_request_review":
+        raw_pull = _obj(payload, "pull_request")
+        state = GITEA_REVIEW_EVENTS[_gitea_broad(event_name, event_type)]
+        return Event(
+            **common,
+            issue=_gitea_issue(raw_pull, number=payload.get("number"), is_pr=True),
+            pull=_pull_snapshot(raw_pull),
+            review=ReviewSnapshot(state=state, author=common["sender"]),
         )
     if name == "status":
         # modules/structs/hook.go CommitStatusPayload: sha, context, state, target_url, description, commit

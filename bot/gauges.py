@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+import uuid
+from collections.abc import Awaitable, Collection
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -96,9 +97,31 @@ async def beat(redis: Any, key: str = HEARTBEAT_KEY) -> None:
 RECEIVER_HEARTBEAT_KEY = "steward:receiver:heartbeat"
 RECEIVER_BEAT_SECONDS = 10.0
 RECEIVER_GAP_SECONDS = 30.0
-# When the last outage nobody caught up on began (a sorted set, one member, its score a Unix time): the next
-# reconcile's window starts there at the latest, and a finished reconcile clears it.
+# The receiver outages nobody caught up on yet (a sorted set: one member per outage noticed, its score the
+# Unix time the outage began): the next reconcile's window starts at the earliest at the latest. A finished
+# reconcile removes only the members it read when it started (``clear_outages``), so an outage noticed while
+# it ran — whose events it may have listed too early to see — stays for the next run.
 OUTAGE_SINCE_KEY = "steward:outage-since"
+
+
+async def mark_outage(redis: Any, began: float) -> None:
+    """Note an outage that began at ``began`` (a Unix time) for the next catch-up."""
+    member = f"receiver:{time.time():.6f}:{uuid.uuid4().hex[:8]}"
+    await redis.zadd(OUTAGE_SINCE_KEY, {member: began})
+    await redis.expire(OUTAGE_SINCE_KEY, 30 * 86_400)
+
+
+async def outages(redis: Any) -> dict[str, float]:
+    """The outages not caught up on yet: member → when it began."""
+    raw = await cast(Awaitable[list[Any]], redis.zrange(OUTAGE_SINCE_KEY, 0, -1, withscores=True))
+    return {(m.decode() if isinstance(m, bytes) else str(m)): float(score) for m, score in raw}
+
+
+async def clear_outages(redis: Any, seen: Collection[str]) -> None:
+    """Remove the outages a finished catch-up covered — exactly the members it read when it started (ZREM of
+    named members is atomic: a compare-and-delete per outage), never one noticed since."""
+    if seen:
+        await redis.zrem(OUTAGE_SINCE_KEY, *seen)
 
 
 async def receiver_heartbeat(redis: Any, *, catch_up: bool, log: Any) -> None:
@@ -115,7 +138,7 @@ async def receiver_heartbeat(redis: Any, *, catch_up: bool, log: Any) -> None:
                 # No beat at all: a first start (or Redis lost its data: the workers catch up then).
                 if catch_up and gap is not None and gap > RECEIVER_GAP_SECONDS:
                     # The catch-up looks at least this far back (the earliest unseen outage wins).
-                    await redis.zadd(OUTAGE_SINCE_KEY, {"receiver": float(previous)}, lt=True)
+                    await mark_outage(redis, float(previous))
                     log.info(
                         "no receiver ran for a while; catching up (steward reconcile)",
                         last=f"{int(gap)}s ago",

@@ -11,6 +11,7 @@ nothing.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -20,7 +21,7 @@ from typing import Any
 
 from bot import logs, metrics
 from bot.budget import Memo, WriteBudget
-from bot.catchup import catch_up_comments, last_event
+from bot.catchup import catch_up_comments, last_event, listing_since, updated_since
 from bot.context import EventContext
 from bot.deferred import SeenRepositories
 from bot.dryrun import DryRunForge
@@ -35,7 +36,8 @@ from bot.forge import (
     RateLimited,
     RepoRef,
 )
-from bot.gauges import OUTAGE_SINCE_KEY
+from bot.forge.etag_store import catching_up
+from bot.gauges import clear_outages, outages
 from bot.locks import Busy, IssueLocks, issue_key, issue_lock
 from bot.outage import REDIS_ERRORS
 
@@ -50,6 +52,11 @@ FULL_KEY = "steward:reconcile:full"
 FULL_EVERY_SECONDS = 86_400
 # Where a run that stopped (time or quota) left off, per forge: the next run starts there.
 CURSOR_KEY = "steward:reconcile:cursor"
+# The repositories the runs of an unfinished pass covered, per forge (a set), and when the pass began with the
+# outages it saw (JSON): the next run skips those, and the window moves only once the pass is done.
+DONE_KEY = "steward:reconcile:done"
+PASS_KEY = "steward:reconcile:pass"
+PASS_TTL = 7 * 86_400
 # A run stops once it has used this share of its time limit, or when a forge has less than
 # STEWARD_RECONCILE_QUOTA_FLOOR of its hourly quota left (the rest is people's): it goes on from there in
 # the next run.
@@ -151,7 +158,7 @@ async def reconcile_repo(
     rlog = log.bind(repo=repo.full_name, forge=kind, dry_run=dry_run)
 
     owner = f"reconcile-{uuid.uuid4().hex[:12]}"
-    ttl = runtime.settings.job_timeout_seconds + 30
+    ttl = runtime.settings.job_timeout_seconds + runtime.settings.job_timeout_backstop_seconds
     locks = IssueLocks(runtime.redis, owner=owner, ttl=ttl)
 
     def context(event: Event) -> EventContext:
@@ -184,7 +191,13 @@ async def reconcile_repo(
     )
     if incremental:
         report.incremental += 1
-    listed = await forge.list_issues(repo, state="open", kind="issues", since=since if incremental else None)
+    if incremental and since is not None:
+        # The listing starts on the catch-up's grid (cheap when unchanged); the window is applied here.
+        start = listing_since(kind, since)
+        found = await forge.list_issues(repo, state="open", kind="issues", since=start)
+        listed = [i for i in found if updated_since(i.updated_at, since)]
+    else:
+        listed = await forge.list_issues(repo, state="open", kind="issues")
     if not incremental and not dry_run:
         await runtime.redis.set(full_key, repr(time.time()), ex=7 * 86_400)
     for issue in listed:
@@ -377,47 +390,72 @@ async def reconcile_all(
     tracked issue, not only those updated since the window began."""
     report = Report()
     started = time.time()
-    deadline = started + TIME_SHARE * getattr(runtime.settings, "reconcile_timeout_seconds", 1800)
+    budget_seconds = time_budget(runtime.settings)
+    deadline = started + budget_seconds
     per_minute = getattr(runtime.settings, "write_budget_per_minute", 0) // 4
     budget = RedeliveryBudget(runtime.redis, per_minute) if per_minute > 0 else None
-    outage = await runtime.redis.zscore(OUTAGE_SINCE_KEY, "receiver")
+    # A pass over every repository may take several runs (each stops at its time or quota share): the
+    # repositories a run covered are remembered per forge, and the next run does only the others. The pass
+    # keeps the window and the receiver outages it began with until its last run ends.
+    began = None if dry_run else await _pass_began(runtime.redis)
+    # The receiver outages noticed so far widen the window; the pass clears only those noticed before it
+    # began (the repositories its earlier runs covered did not look at a later one: it stays for the next).
+    noticed = await outages(runtime.redis)
+    outage = min(noticed.values()) if noticed else None
+    seen_outages = {m: at for m, at in noticed.items() if began is None or m in began[1]}
+    floor = getattr(runtime.settings, "reconcile_quota_floor", 0.5)
     for kind in sorted({k for k, _ in repos} | set(runtime.forge_kinds)):
         window = since or await last_run(runtime.redis, kind)
         if outage is not None and since is None:
             # No receiver listened from then on (bot.gauges.receiver_heartbeat): look back that far at least.
-            began = datetime.fromtimestamp(float(outage), UTC)
-            window = began if window is None else min(window, began)
+            down = datetime.fromtimestamp(outage, UTC)
+            window = down if window is None else min(window, down)
         mine = await _from_cursor(runtime.redis, kind, [r for k, r in repos if k == kind])
+        done_key = f"{DONE_KEY}:{kind}"
+        # An operator's `--since` or `--full` asks for every repository named, covered in this pass or not.
+        resume = not dry_run and not full and since is None
+        done = {_text(m) for m in await runtime.redis.smembers(done_key)} if resume else set()
+        covered = 0
         for n, repo in enumerate(mine):
-            why = _should_stop(kind, deadline, getattr(runtime.settings, "reconcile_quota_floor", 0.5))
+            if repo.full_name in done:
+                continue  # covered by an earlier run of this pass
+            # On time, a run covers at least one repository before it stops, so every run gets further.
+            why = _should_stop(kind, deadline if covered else None, floor, budget_seconds)
             if why:
                 report.stopped = f"{why}; the next run goes on from {kind}:{repo}"
                 say(f"note: stopped: {report.stopped}")
                 log.warning("reconcile stopped early", reason=why, repo=str(repo), left=len(mine) - n)
                 if not dry_run:
-                    await runtime.redis.set(f"{CURSOR_KEY}:{kind}", repo.full_name, ex=7 * 86_400)
+                    await runtime.redis.set(f"{CURSOR_KEY}:{kind}", repo.full_name, ex=PASS_TTL)
+                    record = {"started": started, "outages": sorted(seen_outages)}
+                    await runtime.redis.set(PASS_KEY, json.dumps(record), nx=True, ex=PASS_TTL)
                 break
             try:
-                await reconcile_repo(
-                    runtime,
-                    kind,
-                    repo,
-                    dry_run=dry_run,
-                    since=window,
-                    report=report,
-                    say=say,
-                    budget=budget,
-                    full=full,
-                )
+                with catching_up():  # its listings keep their ETags for the next run (GitHub: 304s)
+                    await reconcile_repo(
+                        runtime,
+                        kind,
+                        repo,
+                        dry_run=dry_run,
+                        since=window,
+                        report=report,
+                        say=say,
+                        budget=budget,
+                        full=full,
+                    )
             except Exception as exc:  # one repository's failure does not stop the others
                 note = f"{kind}:{repo}: {type(exc).__name__}: {exc}"
                 report.errors.append(note)
                 say(note)
                 log.warning("reconcile failed for a repository", repo=str(repo), error=str(exc))
+            covered += 1
+            if not dry_run:
+                await runtime.redis.sadd(done_key, repo.full_name)
+                await runtime.redis.expire(done_key, PASS_TTL)
         if report.stopped:
-            break  # the window stays where it was: the next run covers it again
+            break  # the window stays where it was: the next run covers the rest of it
         if not dry_run:
-            await runtime.redis.delete(f"{CURSOR_KEY}:{kind}")
+            await runtime.redis.delete(f"{CURSOR_KEY}:{kind}", done_key)
         if kind == "github" and mine:
             try:
                 await reconcile_app_deliveries(
@@ -426,17 +464,45 @@ async def reconcile_all(
             except Exception as exc:
                 report.errors.append(f"the App's deliveries: {type(exc).__name__}: {exc}")
         if not dry_run:
-            # The window moves only past what was redelivered: what was left starts the next one.
+            # The window moves only past what was redelivered (what was left starts the next one), and
+            # never past the start of the pass: what changed while its earlier runs went on is looked at.
+            end = min(started, began[0]) if began is not None else started
             held = report.hold.get(kind)
-            await record_run(runtime.redis, kind, min(started, held.timestamp()) if held else started)
-    if outage is not None and not dry_run and not report.stopped:
-        await runtime.redis.zrem(OUTAGE_SINCE_KEY, "receiver")
+            await record_run(runtime.redis, kind, min(end, held.timestamp()) if held else end)
+    if not dry_run and not report.stopped:
+        await runtime.redis.delete(PASS_KEY)
+        if seen_outages:
+            await clear_outages(runtime.redis, seen_outages)
     return report
 
 
-def _should_stop(kind: str, deadline: float, floor: float) -> str:
-    if time.time() > deadline:
-        return f"{int(TIME_SHARE * 100)}% of the reconcile's time limit is used"
+async def _pass_began(redis: Any) -> tuple[float, set[str]] | None:
+    """When the pass an earlier run stopped in began, and the outages it saw then (None: no pass is open)."""
+    raw = await redis.get(PASS_KEY)
+    if not raw:
+        return None
+    try:
+        record = json.loads(raw)
+        return float(record["started"]), {str(m) for m in record["outages"]}
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def time_budget(settings: Any) -> float:
+    """A run's time budget in seconds (``STEWARD_RECONCILE_BUDGET_SECONDS``, at most 80% of the job's time
+    limit, which is also the default)."""
+    share = TIME_SHARE * getattr(settings, "reconcile_timeout_seconds", 1800)
+    own = getattr(settings, "reconcile_budget_seconds", None)
+    return min(float(own), share) if own else share
+
+
+def _should_stop(kind: str, deadline: float | None, floor: float, budget_seconds: float) -> str:
+    if deadline is not None and time.time() > deadline:
+        return f"the run's time budget ({budget_seconds:g} s) is used"
     share = metrics.headroom(kind)
     if share is not None and share < floor:
         return f"less than {int(floor * 100)}% of the {kind} rate limit is left for this hour"

@@ -109,6 +109,10 @@ class Settings(BaseSettings):
     # (docs/performance.md). Each idle worker makes 1/delay small Redis calls a second.
     worker_poll_delay_seconds: float = Field(default=0.02, gt=0, le=5)
     job_timeout_seconds: int = 300
+    # arq's own time limit on a job is this much past ``job_timeout_seconds`` (Steward's fires first; arq's is
+    # the backstop), and so is an issue lock's lifetime; a job whose worker died (SIGKILL, OOM) runs again
+    # on another worker its timeout + this + 10 s after it started (docs/reliability.md).
+    job_timeout_backstop_seconds: int = Field(default=30, ge=1)
     # Runs of a job that keeps failing (the first run included) before it is parked as dead.
     job_tries: int = Field(default=5, ge=1)
     # The dead-letter list's cap in bytes (each entry keeps its event's JSON): past it the oldest go.
@@ -128,6 +132,10 @@ class Settings(BaseSettings):
     # The catch-up stops (and goes on in a later run) when a forge has less than this share of its hourly
     # quota left, keeping the rest for people's commands; 0: never for the quota.
     reconcile_quota_floor: float = Field(default=0.5, ge=0, le=1)
+    # A catch-up run's own time budget in seconds: past it the run stops after the repository it is on, and
+    # the next run (a minute later) goes on from there. Unset: 80% of reconcile_timeout_seconds (and never
+    # more than that, so the job's time limit cannot cut a repository short).
+    reconcile_budget_seconds: float | None = Field(default=None, gt=0)
 
     @field_validator("github_webhook_secrets", "gitea_webhook_secrets", "verify_keys", mode="before")
     @classmethod
@@ -302,6 +310,13 @@ class MilestoneSettings(BaseModel):
         le=600,
         description="How long Steward waits after a change to a milestone's items before it refreshes the "
         "milestone's dashboard: the changes of that time cost one refresh.",
+    )
+    label_permission: Literal["triage", "write", "maintain", "admin"] = Field(
+        default="maintain",
+        description="Who may set the gate's passing labels (`fieldtest:pass`, `audit:clean`, "
+        "`audit:ratified`, `ratified`, as named in `labels`): one counts only while the person who last "
+        "applied it holds this access, and Steward puts back such a label that someone with less access adds "
+        "to or removes from an item of a milestone. On Gitea, maintain means admin.",
     )
     labels: MilestoneLabels = Field(default_factory=MilestoneLabels, description="The gate's label names.")
 

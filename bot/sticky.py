@@ -14,6 +14,7 @@ extra write per new data-bearing comment; comments without data are written once
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -169,7 +170,49 @@ async def verify(
         last = await keyring.memory.last(place)
         if last is not None and signature.seq < last:
             outcome = "replayed"
+    if outcome == "verified" and not _text_holds(body, data):
+        outcome = "tampered"  # the signed block pins the visible text, and the text was changed
     return Record(outcome, place, signature.seq, data)
+
+
+# A record whose visible text is itself what readers trust (the RA9 verdict's YAML) pins that text: its
+# signed data names the digest of the text (``covered``), and the record verifies only while the text
+# still hashes to it.
+TEXT_KEY = "shownText"
+# Room kept for the signature line when the text is fitted before it is signed.
+_SIG_ROOM = 200
+
+
+def visible_text(body: str) -> str:
+    """What a reader sees of a record: ``body`` without its marker, data block and signature lines."""
+    rows = body.replace("\r\n", "\n").split("\n")
+    if rows and _MARKER_RE.match(rows[0]):
+        rows = rows[1:]
+    while rows and rows[0].startswith(("<!-- steward:data ", "<!-- steward:sig ")):
+        rows = rows[1:]
+    return "\n".join(rows)
+
+
+def text_digest(text: str) -> str:
+    """The digest a pinned text must keep (line endings and trailing blanks aside)."""
+    rows = text.replace("\r\n", "\n").split("\n")
+    return hashlib.sha256("\n".join(row.rstrip() for row in rows).strip().encode()).hexdigest()
+
+
+def _text_holds(body: str, data: Any) -> bool:
+    if not isinstance(data, dict) or TEXT_KEY not in data:
+        return True
+    return bool(data[TEXT_KEY] == text_digest(visible_text(body)))
+
+
+def covered(
+    kind: str, key: str, text: str, data: dict[str, Any], *, limit: int = MAX_CHARS
+) -> tuple[str, dict[str, Any]]:
+    """``text`` as it will be written (shrunk to fit, as ``fit`` would) and ``data`` pinning it: the signed
+    block then covers what a reader sees too."""
+    probe = fit(kind, key, text, {**data, TEXT_KEY: "0" * 64}, limit=limit - _SIG_ROOM)
+    shown = visible_text(probe).rstrip("\n")
+    return shown, {**data, TEXT_KEY: text_digest(shown)}
 
 
 _SIG_LINE = re.compile(r"^<!-- steward:sig ", re.MULTILINE)
@@ -269,10 +312,14 @@ async def upsert(
     limit: int = MAX_CHARS,
     keyring: Keyring | None = None,
     repo_id: int = 0,
+    pin_text: bool = False,
 ) -> UpsertResult:
     """Create the sticky comment, edit it when its text changed (or its data block does not verify), or write
     nothing. The body is kept under ``limit`` characters (see ``fit``). With ``data``, the block is signed
-    for this comment (``keyring`` and ``repo_id`` are needed then)."""
+    for this comment (``keyring`` and ``repo_id`` are needed then); ``pin_text``: the signed block pins the
+    visible text as well (``covered``: an edit of the text then fails verification)."""
+    if pin_text and isinstance(data, dict):
+        text, data = covered(kind, key, text, data, limit=limit)
     body = fit(kind, key, text, data, limit=limit)
     if comments is None:
         comments = await forge.list_comments(repo, number)

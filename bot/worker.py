@@ -49,6 +49,7 @@ from bot.forge import (
     User,
     ValidationFailed,
 )
+from bot.forge.etag_store import EtagStore
 from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
 from bot.locks import Busy, IssueLocks, issue_lock
@@ -151,7 +152,7 @@ def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None
     )
     github = None
     if settings.github_token or settings.github_app_id:
-        github = GitHubForges.from_settings(settings, http, budget)
+        github = GitHubForges.from_settings(settings, http, budget, etags=EtagStore(redis))
     gitea = None
     if settings.gitea_url and settings.gitea_token:
         gitea = GiteaForge.from_settings(settings, budget)
@@ -252,7 +253,7 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
             await runtime.configs.invalidate(event.forge, event.repo)
         repo_settings = await runtime.configs.get(forge, event.repo)
     key = event.issue_key or f"{event.forge}:global"
-    lock_ttl = runtime.settings.job_timeout_seconds + 30
+    lock_ttl = runtime.settings.job_timeout_seconds + runtime.settings.job_timeout_backstop_seconds
     async with issue_lock(runtime.redis, key, ttl=lock_ttl, wait=2.0, owner=job_id or None) as got:
         if not got:
             metrics.JOBS.labels("-", "deferred_busy").inc()
@@ -444,7 +445,7 @@ def create_worker(
         keep_result=60,
         max_jobs=settings.max_jobs,
         # Steward's own time limit (in process_event) fires first and retries the job; arq's is a backstop.
-        job_timeout=settings.job_timeout_seconds + 30,
+        job_timeout=settings.job_timeout_seconds + settings.job_timeout_backstop_seconds,
         job_completion_wait=20,
         handle_signals=handle_signals,
         burst=burst,
@@ -455,5 +456,5 @@ def create_worker(
     # 30 minutes — so a job whose worker was killed (SIGKILL, OOM) waited half an hour to run again
     # (tests/faults/test_worker_killed.py). An event job's mark now lasts its own timeout; a reconcile
     # that outlives it is kept from running twice by its own lock (RECONCILE_RUNNING_KEY).
-    worker.in_progress_timeout_s = settings.job_timeout_seconds + 30 + 10
+    worker.in_progress_timeout_s = settings.job_timeout_seconds + settings.job_timeout_backstop_seconds + 10
     return worker

@@ -18,6 +18,7 @@ from handlers.bugfix import bot as bugfix_bot
 from handlers.debug import bot as debug_bot
 from handlers.forks import bot as forks_bot
 from handlers.milestones import bot as milestones_bot
+from handlers.milestones import ratify as milestones_ratify
 from handlers.onboarding import bot as onboarding_bot
 
 CAPABILITIES: tuple[ModuleType, ...] = (
@@ -27,6 +28,7 @@ CAPABILITIES: tuple[ModuleType, ...] = (
     backlog_bot,
     bug_refinement_bot,
     milestones_bot,
+    milestones_ratify,
     forks_bot,
     onboarding_bot,
     bugfix_bot,

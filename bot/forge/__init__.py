@@ -19,6 +19,8 @@ from bot.forge.records import AnnotationLevel as AnnotationLevel
 from bot.forge.records import Branch as Branch
 from bot.forge.records import CIReport as CIReport
 from bot.forge.records import LabelEvent as LabelEvent
+from bot.forge.records import Push as Push
+from bot.forge.records import PushKind as PushKind
 from bot.forge.records import Review as Review
 from bot.forge.records import ReviewVerdict as ReviewVerdict
 
@@ -194,8 +196,9 @@ class Commit:
     parents: tuple[str, ...]
     message: str
     author_name: str = ""
-    # The forge account the commit is linked to, when there is one.
+    # The forge accounts the commit's author and committer are linked to, when there are.
     author_login: str | None = None
+    committer_login: str | None = None
     files: tuple[ChangedFile, ...] = ()
     html_url: str = ""
 
@@ -525,6 +528,13 @@ class Forge(Protocol):
     async def ci_reports(self, repo: RepoRef, sha: str) -> list[CIReport]:
         """What each CI context said of ``sha`` and why: GitHub's latest check run of each name (output and
         annotations) and every latest commit status; Gitea's latest statuses (description as title)."""
+        ...
+
+    async def branch_pushes(self, repo: RepoRef, branch: str) -> list[Push]:
+        """Every move of ``branch`` the forge's own history records, newest first, with who made it:
+        GitHub's repository activity (``GET /repos/{o}/{r}/activity?ref=refs/heads/<b>``), Gitea's
+        activity feed (``GET /repos/{o}/{r}/activities/feeds``, ``commit_repo`` entries of the branch).
+        Not only the pushes Steward received webhooks for. ``NotSupported`` where the forge keeps none."""
         ...
 
 

@@ -129,16 +129,17 @@ class GiteaCode(GiteaCalls):
         self, repo: RepoRef, head: str, *, state: ListState = "open"
     ) -> PullRequest | None:
         """Gitea lists pull requests without a head filter: those in ``state`` are read (newest first, its
-        default order) and matched."""
+        default order) and matched by branch name and head repository — a fork's branch of the same name,
+        or a deleted fork's (``head.repo`` null, ``repo_id`` -1), is not this repository's."""
         items = await self._pages(
             f"{self._r(repo)}/pulls", f"pull requests of {repo}", {"state": state}, limit=self._max_items
         )
         for item in items:
-            head_repo = ((item.get("head") or {}).get("repo") or {}).get("full_name")
-            if (item.get("head") or {}).get("ref") == head and str(head_repo or repo).casefold() == str(
-                repo
-            ).casefold():
-                return pull_from_json(item, milestone_key="id")
+            if (item.get("head") or {}).get("ref") != head:
+                continue
+            pull = pull_from_json(item, milestone_key="id")
+            if not pull.from_fork:
+                return pull
         return None
 
     async def open_pull_request(

@@ -3,9 +3,21 @@ pull request reviews, branches with their protection, commit statuses (Gitea has
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from typing import Any
 
-from bot.forge import Branch, CIReport, LabelEvent, NotFound, RepoRef, Review, ReviewVerdict
+from bot.forge import (
+    Branch,
+    CIReport,
+    LabelEvent,
+    NotFound,
+    NotSupported,
+    Push,
+    RepoRef,
+    Review,
+    ReviewVerdict,
+)
 from bot.forge.ci import latest_statuses
 from bot.forge.gitea_transport import GiteaCalls, seg
 from bot.forge.shapes import status_from_json
@@ -17,6 +29,23 @@ _VERDICTS: Mapping[str, ReviewVerdict] = {
     "REQUEST_CHANGES": "changes_requested",
     "COMMENT": "commented",
 }
+
+
+def _head_of(content: Any) -> str:
+    """The branch's new head from a ``commit_repo`` entry's ``content``: the JSON of the push's
+    ``PushCommits`` (modules/repository/commits.go: ``HeadCommit``, ``Commits`` newest first, each with
+    ``Sha1``); "" when it says none (a branch created without commits has no content)."""
+    try:
+        data = json.loads(content) if isinstance(content, str) and content else None
+    except ValueError:
+        return ""
+    if not isinstance(data, Mapping):
+        return ""
+    head = data.get("HeadCommit")
+    commits = data.get("Commits")
+    if not isinstance(head, Mapping) and isinstance(commits, list) and commits:
+        head = commits[0]
+    return str(head.get("Sha1") or "") if isinstance(head, Mapping) else ""
 
 
 class GiteaRecords(GiteaCalls):
@@ -52,6 +81,29 @@ class GiteaRecords(GiteaCalls):
             )
             for item in items
             if item.get("state") in _VERDICTS and not item.get("dismissed")
+        ]
+
+    async def branch_pushes(self, repo: RepoRef, branch: str) -> list[Push]:
+        """``GET /repos/{o}/{r}/activities/feeds`` (swagger ``repoListActivityFeeds``, newest first, paged):
+        the ``commit_repo`` and ``delete_branch`` entries whose ``ref_name`` is the branch
+        (services/feed/notifier.go PushCommits writes the full ref, older Gitea the bare name), ``act_user``
+        who pushed, ``created`` when. A Gitea without the route (before 1.21) answers 404: NotSupported."""
+        try:
+            items = await self._pages(
+                f"{self._r(repo)}/activities/feeds", f"activity feed of {repo}", limit=self._max_items
+            )
+        except NotFound:
+            raise NotSupported(f"{repo}: this Gitea keeps no activity feed in its API") from None
+        refs = (f"refs/heads/{branch}", branch)
+        return [
+            Push(
+                actor=str((item.get("act_user") or {}).get("login") or ""),
+                at=str(item.get("created") or ""),
+                after=_head_of(item.get("content")),
+                kind="branch_deletion" if item.get("op_type") == "delete_branch" else "push",
+            )
+            for item in items
+            if item.get("op_type") in ("commit_repo", "delete_branch") and item.get("ref_name") in refs
         ]
 
     async def read_branch(self, repo: RepoRef, name: str) -> Branch | None:

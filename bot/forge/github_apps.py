@@ -15,6 +15,7 @@ from gidgethub import apps as gh_apps
 
 from bot.budget import WriteBudget
 from bot.forge import ForgeError, RepoRef, User
+from bot.forge.etag_store import EtagStore
 from bot.forge.github_forge import GitHubForge
 from bot.forge.github_transport import AppAccess, LRUCache, RetryingAPI, translate
 from bot.forge.known_labels import KnownLabels
@@ -37,6 +38,7 @@ class GitHubForges:
         app_id: str | None = None,
         private_key: str | None = None,
         max_items: int = 1000,
+        etags: EtagStore | None = None,
     ) -> None:
         if not token and not (app_id and private_key):
             raise ValueError("GitHub needs STEWARD_GITHUB_TOKEN, or STEWARD_GITHUB_APP_ID with a private key")
@@ -48,6 +50,7 @@ class GitHubForges:
         self._app_id = app_id
         self._private_key = private_key
         self._caches: dict[str, LRUCache] = {}
+        self._etags = etags
         # Labels known to exist, shared by every forge this builds (one per event for an App).
         self._known_labels = KnownLabels()
         self._installation_tokens: dict[int, tuple[str, float]] = {}
@@ -60,7 +63,11 @@ class GitHubForges:
 
     @classmethod
     def from_settings(
-        cls, settings: Any, client: httpx2.AsyncClient, budget: WriteBudget | None
+        cls,
+        settings: Any,
+        client: httpx2.AsyncClient,
+        budget: WriteBudget | None,
+        etags: EtagStore | None = None,
     ) -> GitHubForges:
         key: str | None = None
         if settings.github_private_key_path is not None:
@@ -74,6 +81,7 @@ class GitHubForges:
             app_id=settings.github_app_id,
             private_key=key,
             max_items=settings.max_list_items,
+            etags=etags,
         )
 
     @property
@@ -91,6 +99,7 @@ class GitHubForges:
             base_url=self._base_url,
             oauth_token=token,
             cache=cache,
+            etags=self._etags,
         )
 
     def _app_jwt(self) -> str:

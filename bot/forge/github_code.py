@@ -144,7 +144,9 @@ class GitHubCode(GitHubCalls):
             f"pull requests of {repo}",
         )
         found = [pull_from_json(item, milestone_key="number") for item in items or ()]
-        return next((pr for pr in found if pr.head_ref == head), None)
+        # The `head` filter names the owner, not the repository: a deleted fork (`head.repo` null) is never
+        # this repository's branch.
+        return next((pr for pr in found if pr.head_ref == head and not pr.from_fork), None)
 
     async def open_pull_request(
         self, repo: RepoRef, *, head: str, base: str, title: str, body: str, draft: bool = False

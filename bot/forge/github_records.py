@@ -15,6 +15,8 @@ from bot.forge import (
     LabelEvent,
     NotFound,
     PermissionDenied,
+    Push,
+    PushKind,
     RepoRef,
     Review,
     ReviewVerdict,
@@ -30,6 +32,15 @@ _VERDICTS: Mapping[str, ReviewVerdict] = {
     "APPROVED": "approved",
     "CHANGES_REQUESTED": "changes_requested",
     "COMMENTED": "commented",
+}
+# GitHub's activity types ("List repository activities", REST repos): all of them move the branch.
+_PUSH_KINDS: Mapping[str, PushKind] = {
+    "push": "push",
+    "force_push": "force_push",
+    "branch_creation": "branch_creation",
+    "branch_deletion": "branch_deletion",
+    "pr_merge": "pr_merge",
+    "merge_queue_merge": "pr_merge",
 }
 _LEVELS: Mapping[str, AnnotationLevel] = {"notice": "notice", "warning": "warning", "failure": "failure"}
 
@@ -81,6 +92,28 @@ class GitHubRecords(GitHubCalls):
             )
             for item in items
             if item.get("state") in _VERDICTS
+        ]
+
+    async def branch_pushes(self, repo: RepoRef, branch: str) -> list[Push]:
+        """``GET /repos/{o}/{r}/activity?ref=refs/heads/<b>`` ("List repository activities", newest first,
+        cursor-paged through Link): each activity's ``actor`` (nullable), ``timestamp``, ``before``/``after``
+        and ``activity_type``."""
+        ref = quote(f"refs/heads/{branch}", safe="")
+        items = await self._iter(
+            f"/repos/{repo.full_name}/activity?ref={ref}&per_page=100",
+            f"activity of branch {branch} of {repo}",
+            limit=self._max_items,
+        )
+        return [
+            Push(
+                actor=str((item.get("actor") or {}).get("login") or ""),
+                at=str(item.get("timestamp") or ""),
+                after=str(item.get("after") or ""),
+                before=str(item.get("before") or ""),
+                kind=_PUSH_KINDS.get(str(item.get("activity_type")), "other"),
+            )
+            for item in items
+            if str(item.get("ref") or "") in (f"refs/heads/{branch}", branch)
         ]
 
     async def read_branch(self, repo: RepoRef, name: str) -> Branch | None:

@@ -30,6 +30,7 @@ from bot.forge import (
     User,
     ValidationFailed,
 )
+from bot.forge.etag_store import EtagStore, persisted
 from bot.forge.known_labels import KnownLabels
 from bot.forge.links import github_graphql_url
 from bot.forge.retry import RetryPolicy, classify, resendable, resendable_graphql, transport_error
@@ -76,23 +77,31 @@ class RetryingAPI(GitHubAPI):
         base_url: str,
         oauth_token: str | None = None,
         cache: LRUCache | None = None,
+        etags: EtagStore | None = None,
     ) -> None:
         super().__init__(client, USER_AGENT, oauth_token=oauth_token, cache=cache, base_url=base_url)
         self.policy = policy
         self.budget = budget
         self.budget_key = budget_key
+        # ETags kept in Redis across processes for the catch-up's `since` listings (bot.forge.etag_store).
+        self.etags = etags
 
     async def _request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
     ) -> tuple[int, Mapping[str, str], bytes]:
-        return await self._send(
-            method,
-            url,
-            {**headers, "x-github-api-version": API_VERSION},
-            body,
-            write=method in _WRITE_METHODS,
-            resend_ok=resendable(method, api_path(url)),
-        )
+        async def send(sent: Mapping[str, str]) -> tuple[int, Mapping[str, str], bytes]:
+            return await self._send(
+                method,
+                url,
+                {**sent, "x-github-api-version": API_VERSION},
+                body,
+                write=method in _WRITE_METHODS,
+                resend_ok=resendable(method, api_path(url)),
+            )
+
+        if self.etags is not None and persisted(method, url):
+            return await self.etags.send(self.budget_key, url, headers, send)
+        return await send(headers)
 
     async def _send(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes, *, write: bool, resend_ok: bool

@@ -1,5 +1,6 @@
 """What a forge records about who did what, what guards a branch and what CI said: the port's values for
-``label_events``, ``list_reviews``, ``read_branch`` and ``ci_reports`` (re-exported by ``bot.forge``)."""
+``label_events``, ``list_reviews``, ``read_branch``, ``ci_reports`` and ``branch_pushes`` (re-exported by
+``bot.forge``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Literal
 # REQUEST_CHANGES / COMMENT. Pending (unsubmitted) and dismissed reviews are not listed.
 ReviewVerdict = Literal["approved", "changes_requested", "commented"]
 AnnotationLevel = Literal["notice", "warning", "failure"]
+# How a branch moved, in GitHub's activity types (Gitea's feed says `commit_repo` for all but a deletion).
+PushKind = Literal["push", "force_push", "branch_creation", "branch_deletion", "pr_merge", "other"]
 
 
 @dataclass(frozen=True)
@@ -75,3 +78,16 @@ class CIReport:
     text: str = ""
     annotations: tuple[Annotation, ...] = ()
     url: str = ""
+
+
+@dataclass(frozen=True)
+class Push:
+    """One move of a branch as the forge's own history records it: who (``actor``, the forge login; "" when
+    the forge did not say), when (``at``, ISO 8601), from ``before`` to ``after`` (either "" when the forge
+    did not say)."""
+
+    actor: str
+    at: str
+    after: str = ""
+    before: str = ""
+    kind: PushKind = "push"

@@ -162,6 +162,7 @@ def commit_from_json(raw: Mapping[str, Any]) -> Commit:
         message=str(inner.get("message") or ""),
         author_name=str((inner.get("author") or {}).get("name") or ""),
         author_login=(raw.get("author") or {}).get("login") or None,
+        committer_login=(raw.get("committer") or {}).get("login") or None,
         files=changed_files(raw.get("files") or ()),
         html_url=raw.get("html_url") or "",
     )

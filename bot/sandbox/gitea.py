@@ -30,7 +30,7 @@ from . import (
 )
 from .gitea_ctx import API, GCtx, gitea_page, unprocessable
 from .plumbing import ApiError, body_object, json_response
-from .state import ROLE_ORDER, Hook, Repo, Role, Signature
+from .state import ROLE_ORDER, Hook, Repo, Role
 
 HOOK_TYPES = frozenset({"gitea", "forgejo", "gogs"})
 ROLE_OF_ACCESS: dict[str, Role] = {"read": "pull", "write": "push", "admin": "admin"}
@@ -245,9 +245,9 @@ async def write_contents(request: Request, ctx: GCtx, repo: Repo) -> Response:
             raise unprocessable(f"sha does not match [given: {body.get('sha')}, expected: {current[1]}]")
     blob = gitmodel.put_blob(repo, data)
     files[path] = (current[0] if current else "100644", blob)
-    author = Signature(name=ctx.login, email=f"{ctx.login}@noreply.sandbox")
+    author, committer = gitea_code.signatures(ctx, body)
     message = str(body.get("message") or f"{'Add' if current is None else 'Update'} {path}")
-    commit = gitmodel.make_commit(repo, gitmodel.write_tree(repo, files), [head], message, author, author)
+    commit = gitmodel.make_commit(repo, gitmodel.write_tree(repo, files), [head], message, author, committer)
     target = new_branch or branch
     repo.refs[f"refs/heads/{target}"] = commit.sha
     pull_ops.pushed(ctx, repo, f"refs/heads/{target}", None if new_branch else head, commit.sha)

@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from . import gitmodel
 from .gitea_ctx import API, GCtx, gitea_page
 from .plumbing import json_response
-from .state import Protection, Repo
+from .state import Protection, PushRecord, Repo
 
 
 @GCtx.on_repo()
@@ -71,9 +73,73 @@ async def list_protections(request: Request, ctx: GCtx, repo: Repo) -> Response:
     return json_response(request, found)
 
 
+def _push_commits(ctx: GCtx, repo: Repo, push: PushRecord) -> str:
+    """An entry's `content`: the JSON of the push's PushCommits (modules/repository/commits.go: `Commits`
+    newest first, `HeadCommit`, `CompareURL`, `Len`; each commit `Sha1`, `Message`, `AuthorEmail`,
+    `AuthorName`, `CommitterEmail`, `CommitterName`, `Timestamp`)."""
+    if push.after is None:
+        return ""
+
+    def one(sha: str) -> dict[str, Any]:
+        c = repo.commits[sha]
+        return {
+            "Sha1": sha,
+            "Message": c.message,
+            "AuthorEmail": c.author.email,
+            "AuthorName": c.author.name,
+            "CommitterEmail": c.committer.email,
+            "CommitterName": c.committer.name,
+            "Timestamp": c.committer.date,
+        }
+
+    new = [c.sha for c in gitmodel.new_commits(repo, push.before, push.after)]
+    compare = f"{repo.full_name}/compare/{push.before}...{push.after}" if push.before else ""
+    return json.dumps(
+        {
+            "Commits": [one(sha) for sha in reversed(new)],
+            "HeadCommit": one(push.after),
+            "CompareURL": compare,
+            "Len": len(new),
+        }
+    )
+
+
+@GCtx.on_repo()
+async def list_feeds(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    """GET /api/v1/repos/{o}/{r}/activities/feeds — swagger `repoListActivityFeeds` (routers/api/v1/repo/
+    repo.go ListRepoActivityFeeds), newest first, paged (`page`/`limit`, X-Total-Count); `date` keeps one
+    day. Branch moves only (services/feed/notifier.go PushCommits): `op_type` `commit_repo` (a deletion
+    `delete_branch`), `act_user` the pusher, `ref_name` the full ref, `content` the PushCommits JSON,
+    `created`; services/convert/activity.go ToActivity gives the shape."""
+    day = request.query_params.get("date")
+    found = [
+        p for p in reversed(repo.pushes) if p.ref.startswith("refs/heads/") and (not day or p.at[:10] == day)
+    ]
+    chunk, headers = gitea_page(request, found)
+    shaped = [
+        {
+            "id": p.id,
+            "user_id": 0,
+            "op_type": "delete_branch" if p.after is None else "commit_repo",
+            "act_user": (actor := ctx.shapes.user(p.actor)),
+            "act_user_id": actor["id"],
+            "repo_id": repo.id,
+            "repo": ctx.shapes.repo(repo),
+            "comment_id": 0,
+            "ref_name": p.ref,
+            "is_private": repo.private,
+            "content": _push_commits(ctx, repo, p),
+            "created": p.at,
+        }
+        for p in chunk
+    ]
+    return json_response(request, shaped, headers=headers)
+
+
 def routes() -> list[BaseRoute]:
     r = API + "/repos/{owner}/{repo}"
     return [
         Route(r + "/branches", list_branches, methods=["GET"]),
         Route(r + "/branch_protections", list_protections, methods=["GET"]),
+        Route(r + "/activities/feeds", list_feeds, methods=["GET"]),
     ]

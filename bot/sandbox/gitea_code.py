@@ -52,6 +52,21 @@ async def create_branch(request: Request, ctx: GCtx, repo: Repo) -> Response:
 # commits ---------------------------------------------------------------------------------------------------
 
 
+def signatures(ctx: GCtx, body: dict[str, Any]) -> tuple[Signature, Signature]:
+    """A contents commit's author and committer: the `author` and `committer` Identity of FileOptions
+    (swagger), as services/repository/files GetAuthorAndCommitterUsers takes them — if only one of the two
+    is given both are it, if neither both are the doer."""
+
+    def identity(raw: Any) -> Signature | None:
+        if isinstance(raw, dict) and raw.get("email"):
+            return Signature(name=str(raw.get("name") or raw["email"]), email=str(raw["email"]))
+        return None
+
+    author, committer = identity(body.get("author")), identity(body.get("committer"))
+    me = Signature(name=ctx.login, email=f"{ctx.login}@noreply.sandbox")
+    return (author or committer or me), (committer or author or me)
+
+
 @GCtx.on_repo("push")
 async def change_files(request: Request, ctx: GCtx, repo: Repo) -> Response:
     """routers/api/v1/repo/file.go ChangeFiles: one commit of every file operation, on `branch` or on a new
@@ -70,9 +85,10 @@ async def change_files(request: Request, ctx: GCtx, repo: Repo) -> Response:
     files = gitmodel.flatten(repo, repo.commits[head].tree)
     for op in operations:
         _apply(repo, files, op)
-    me = Signature(name=ctx.login, email=f"{ctx.login}@noreply.sandbox")
+    author, committer = signatures(ctx, body)
     message = str(body.get("message") or "Update files")
-    commit = gitmodel.make_commit(repo, gitmodel.write_tree(repo, files), [head], message, me, me)
+    tree = gitmodel.write_tree(repo, files)
+    commit = gitmodel.make_commit(repo, tree, [head], message, author, committer)
     target = str(new_branch or branch)
     before = None if new_branch else head
     repo.refs[f"refs/heads/{target}"] = commit.sha

@@ -265,9 +265,11 @@ class Emitter:
         }
         self._deliver(repo, "pull_request", gitea_type, action, fields)
 
-    def review(self, repo: Repo, issue: Issue, review: Review) -> None:
-        """A review submitted. GitHub: `pull_request_review` `submitted` (its review's state in lower case,
-        with `commit_id`). Gitea (services/webhook/notifier.go `PullRequestReview`): X-Gitea-Event
+    def review(self, repo: Repo, issue: Issue, review: Review, action: str = "submitted") -> None:
+        """A review submitted (or, GitHub only, `dismissed`: Gitea's webhook notifier has no
+        PullReviewDismiss, so a dismissal sends nothing there). GitHub: `pull_request_review` `action` (its
+        review's state in lower case, with `commit_id`). Gitea (services/webhook/notifier.go
+        `PullRequestReview`): X-Gitea-Event
         `pull_request_approved` / `pull_request_rejected` / `pull_request_comment`, X-Gitea-Event-Type
         `pull_request_review_approved` / `…_rejected` / `…_comment` (modules/webhook/type.go `Event`), action
         `reviewed`, and a `review` of only `type` and `content` (modules/structs/hook.go `ReviewPayload`)."""
@@ -278,10 +280,12 @@ class Emitter:
             gh.emit(
                 repo,
                 "pull_request_review",
-                "submitted",
+                action,
                 review=review_shape(gh.shapes, repo, issue, review, webhook=True),
                 pull_request=pull(gh.shapes, repo, issue, full=False),
             )
+            return
+        if action != "submitted":
             return
         kind = {"APPROVED": "approved", "CHANGES_REQUESTED": "rejected"}.get(review.state, "comment")
         fields: dict[str, Any] = {

@@ -14,8 +14,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from .github_ctx import Ctx
+from .github_shapes import node_id
 from .plumbing import ApiError, json_response, paginate
-from .state import Protection, Repo
+from .state import Protection, PushRecord, Repo
 
 NOT_PROTECTED = "Branch not protected"
 
@@ -149,6 +150,56 @@ async def branch_rules(request: Request, ctx: Ctx, repo: Repo) -> Response:
     return json_response(request, chunk, headers=headers)
 
 
+def _activity_type(push: PushRecord) -> str:
+    if push.after is None:
+        return "branch_deletion"
+    if push.before is None:
+        return "branch_creation"
+    if push.merge:
+        return "pr_merge"
+    return "force_push" if push.forced else "push"
+
+
+@Ctx.on_repo()
+async def list_activity(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """GET /repos/{o}/{r}/activity — "List repository activities" (REST repos, API 2022-11-28; octokit's
+    `repos/list-activities`): the `activity` objects `id`, `node_id`, `before`, `after`, `ref`,
+    `timestamp`, `activity_type` (push, force_push, branch_creation, branch_deletion, pr_merge,
+    merge_queue_merge) and `actor` (a nullable simple user), newest first (`direction=asc` for oldest
+    first). Filters `ref` (`refs/heads/<b>` or the bare name), `actor` and `activity_type`. GitHub pages by
+    cursor through the Link header; the sandbox's Link pages by number (clients follow the Link either
+    way)."""
+    params = request.query_params
+    ref = params.get("ref")
+    wanted = {ref, f"refs/heads/{ref}"} if ref and not ref.startswith("refs/") else {ref}
+    found = [
+        p
+        for p in repo.pushes
+        if p.ref.startswith("refs/heads/")
+        and (not ref or p.ref in wanted)
+        and (not params.get("actor") or p.actor == params["actor"])
+        and (not params.get("activity_type") or _activity_type(p) == params["activity_type"])
+    ]
+    if params.get("direction", "desc") != "asc":
+        found.reverse()
+    chunk, headers = paginate(request, found)
+    zero = "0" * 40
+    shaped = [
+        {
+            "id": p.id,
+            "node_id": node_id("RepositoryActivity", p.id),
+            "before": p.before or zero,
+            "after": p.after or zero,
+            "ref": p.ref,
+            "timestamp": p.at,
+            "activity_type": _activity_type(p),
+            "actor": ctx.shapes.user(p.actor) if p.actor else None,
+        }
+        for p in chunk
+    ]
+    return json_response(request, shaped, headers=headers)
+
+
 def routes(r: str) -> list[BaseRoute]:
     # Branch names may hold slashes (`steward/configure`): the protection route comes first.
     b = r + "/branches/{branch:path}"
@@ -157,4 +208,5 @@ def routes(r: str) -> list[BaseRoute]:
         Route(b + "/protection", get_protection, methods=["GET"]),
         Route(b, get_branch, methods=["GET"]),
         Route(r + "/rules/branches/{branch:path}", branch_rules, methods=["GET"]),
+        Route(r + "/activity", list_activity, methods=["GET"]),
     ]

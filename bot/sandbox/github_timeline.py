@@ -112,9 +112,34 @@ async def list_reviews(request: Request, ctx: Ctx, repo: Repo) -> Response:
     return json_response(request, [review_shape(ctx.shapes, repo, issue, r) for r in chunk], headers=headers)
 
 
+@Ctx.on_repo()
+async def dismiss_review(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """PUT /repos/{o}/{r}/pulls/{n}/reviews/{id}/dismissals — docs.github.com "Dismiss a review for a pull
+    request": `message` required; 200 with the review, now DISMISSED; sends `pull_request_review`
+    `dismissed` (octokit payload-schemas `pull_request_review/dismissed`, the review's state `dismissed`).
+    Write access; only an approval or a request for changes is dismissed (422 otherwise: wording not
+    checked)."""
+    issue = _pull(ctx, repo)
+    ctx.require(repo, "push")
+    review = next((r for r in issue.reviews if r.id == ctx.int_param("review_id")), None)
+    if review is None:
+        raise ctx.not_found()
+    body = await body_object(request)
+    if not isinstance(body.get("message"), str):
+        raise ApiError(422, 'Invalid request.\n\n"message" wasn\'t supplied.')
+    if review.state not in ("APPROVED", "CHANGES_REQUESTED"):
+        raise _unprocessable(f"Can not dismiss a {review.state.lower()} pull request review")
+    review.state = "DISMISSED"
+    ctx.events.review(repo, issue, review, "dismissed")
+    return json_response(request, review_shape(ctx.shapes, repo, issue, review))
+
+
 def routes(r: str) -> list[BaseRoute]:
     return [
         Route(r + "/issues/{issue_number:int}/events", list_issue_events, methods=["GET"]),
         Route(r + "/pulls/{pull_number:int}/reviews", list_reviews, methods=["GET"]),
         Route(r + "/pulls/{pull_number:int}/reviews", create_review, methods=["POST"]),
+        Route(
+            r + "/pulls/{pull_number:int}/reviews/{review_id:int}/dismissals", dismiss_review, methods=["PUT"]
+        ),
     ]

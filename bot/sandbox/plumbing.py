@@ -51,10 +51,15 @@ def dumps(data: Any) -> bytes:
 def json_response(
     request: Request, data: Any, status: int = 200, headers: dict[str, str] | None = None
 ) -> Response:
-    """A JSON response; GETs carry a strong ETag and answer 304 when If-None-Match matches."""
+    """A JSON response; GitHub's GETs carry a strong ETag and answer 304 when If-None-Match matches
+    (docs.github.com, "Best practices for using the REST API" › "Use conditional requests if appropriate";
+    the 304 does not count against the rate limit: ``ApiMiddleware``). Gitea's JSON answers carry no ETag
+    and ignore If-None-Match: its API handlers end in ``ctx.JSON(http.StatusOK, …)`` (``ListIssues``,
+    ``ListRepoIssueComments`` in routers/api/v1/repo/), and only raw file downloads go through
+    ``HandleGenericETagCache``."""
     body = dumps(data)
     out = dict(headers or {})
-    if request.method in ("GET", "HEAD") and status == 200:
+    if request.method in ("GET", "HEAD") and status == 200 and not is_gitea(request.url.path):
         etag = '"' + hashlib.sha256(body).hexdigest()[:40] + '"'
         out["ETag"] = etag
         wanted = {t.strip().removeprefix("W/") for t in request.headers.get("if-none-match", "").split(",")}

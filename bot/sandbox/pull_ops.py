@@ -13,7 +13,7 @@ from . import ci_ops, closing_refs, fork_ops, gitmodel, issue_ops
 from .caller import Caller
 from .plumbing import ApiError
 from .pulls import branch_head, open_pulls
-from .state import GitCommit, Issue, PullData, Repo, Signature, now_iso
+from .state import GitCommit, Issue, PullData, PushRecord, Repo, Signature, now_iso
 
 # writing --------------------------------------------------------------------------------------------------
 
@@ -87,11 +87,29 @@ def edit_pull(caller: Caller, repo: Repo, issue: Issue, body: dict[str, Any], in
 
 
 def pushed(
-    caller: Caller, repo: Repo, ref: str, before: str | None, after: str | None, forced: bool = False
+    caller: Caller,
+    repo: Repo,
+    ref: str,
+    before: str | None,
+    after: str | None,
+    forced: bool = False,
+    merge: bool = False,
 ) -> None:
-    """A branch moved: the push webhook, then each open pull request of that branch is synchronised
-    (GitHub `pull_request` synchronize, Gitea `pull_request_sync` synchronized)."""
+    """A branch moved: the forge records who moved it (its push history), the push webhook, then each open
+    pull request of that branch is synchronised (GitHub `pull_request` synchronize, Gitea
+    `pull_request_sync` synchronized)."""
     repo.pushed_at = now_iso()
+    repo.pushes.append(
+        PushRecord(
+            id=caller.forge.new_id(),
+            ref=ref,
+            before=before,
+            after=after,
+            actor=caller.login,
+            forced=forced,
+            merge=merge,
+        )
+    )
     caller.events.push(repo, ref, before, after, forced)
     if after is None or not ref.startswith("refs/heads/"):
         return
@@ -145,7 +163,7 @@ def merge(
     pr.merged, pr.merged_at, pr.merged_by, pr.merge_commit_sha = True, now_iso(), caller.login, merged.sha
     issue.state, issue.closed_at, issue.closed_by = "closed", pr.merged_at, caller.login
     issue.updated_at = pr.merged_at
-    pushed(caller, repo, f"refs/heads/{pr.base_ref}", base_sha, merged.sha)
+    pushed(caller, repo, f"refs/heads/{pr.base_ref}", base_sha, merged.sha, merge=True)
     caller.events.issue(repo, issue, "closed")
     if pr.base_ref == repo.default_branch:
         _close_named_issues(caller, repo, issue, base_sha, merged.sha)

@@ -249,6 +249,20 @@ class Annotation(BaseModel):
     raw_details: str | None = None
 
 
+class PushRecord(BaseModel):
+    """One move of a branch, with who made it: what GitHub's repository activity and Gitea's activity
+    feed answer (``github_branches.list_activity``, ``gitea_branches.list_feeds``)."""
+
+    id: int
+    ref: str
+    before: str | None
+    after: str | None
+    actor: str
+    forced: bool = False
+    merge: bool = False
+    at: str = Field(default_factory=now_iso)
+
+
 class CheckRun(BaseModel):
     id: int
     suite_id: int
@@ -299,6 +313,8 @@ class Repo(BaseModel):
     # Branch protections by branch name (see ``Protection``), and the repository this one is a fork of.
     protections: dict[str, Protection] = Field(default_factory=dict)
     fork_of: str | None = None
+    # Every move of a branch or tag and who made it, oldest first (``pull_ops.pushed``).
+    pushes: list[PushRecord] = Field(default_factory=list)
 
     @property
     def full_name(self) -> str:

@@ -19,11 +19,12 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from bot import sticky
 from bot.context import CommandContext, EventContext
-from bot.forge import Comment, Forge, Issue, NotFound, RepoRef
+from bot.forge import Comment, Issue, NotFound, RepoRef
 from bot.registry import Registry
 from bot.settings import BugRefinementSettings
-from bot.sticky import find
+from bot.sticky import TEXT_KEY, find
 from handlers.bug_kind import is_bug_report
 from handlers.bug_refinement.comment import (
     RESOLVED_TEXT,
@@ -179,29 +180,51 @@ def _recorded(
     return comment, read_verdict_block(comment.body) if comment else None
 
 
-async def recorded_verdict(
-    forge: Forge,
-    repo: RepoRef,
-    number: int,
-    *,
-    bot_login: str,
-    kind: str = VERDICT_KIND,
-    key: int | None = None,
-) -> RecordedVerdict | None:
-    """The verdict Steward recorded on an issue: its own (``VERDICT_KIND``), or as a story of bug ``key``."""
-    comments = await forge.list_comments(repo, number)
-    return _recorded(comments, bot_login=bot_login, kind=kind, key=number if key is None else key)[1]
+async def trusted_verdict(ctx: EventContext, comments: list[Comment], number: int) -> RecordedVerdict | None:
+    """The RA9 verdict Steward recorded on bug ``number``, only when its record verifies: the signed block
+    pins the visible YAML (``sticky.covered``), so a hand-edited verdict, or one whose block was removed,
+    counts as none. A verdict signed before the YAML was pinned is accepted as it is (until rewritten)."""
+    comment, recorded = _recorded(comments, bot_login=ctx.me.login, kind=VERDICT_KIND, key=number)
+    if comment is None:
+        return None
+    record = await ctx.record(comment, VERDICT_KIND, str(number), expect_data=True)
+    return recorded if record.trusted is not None else None
 
 
 async def is_issue_refined(ctx: EventContext, number: int, story: int | None = None) -> bool:
     """The gate other capabilities ask: an approved bug (and an approved story, where one is named)."""
-    bug = await recorded_verdict(ctx.forge, ctx.repo, number, bot_login=ctx.me.login)
+    bug = await trusted_verdict(ctx, await ctx.forge.list_comments(ctx.repo, number), number)
     if story is None:
         return is_refined(bug)
-    as_story = await recorded_verdict(
-        ctx.forge, ctx.repo, story, bot_login=ctx.me.login, kind=STORY_KIND, key=number
-    )
+    comments = await ctx.forge.list_comments(ctx.repo, story)
+    as_story = (await story_verdict(ctx, comments, number)).verdict
     return is_refined(bug, as_story)
+
+
+@dataclass(frozen=True)
+class StoryRecord:
+    """A story's verdict comment as read back: ``verdict`` is None when there is none or it is not trusted;
+    ``unpinned``: written before its text was pinned (trusted once, rewritten pinned)."""
+
+    comment: Comment | None
+    verdict: RecordedVerdict | None
+    record: sticky.Record
+    unpinned: bool
+
+
+async def story_verdict(ctx: EventContext, comments: list[Comment], bug: int) -> StoryRecord:
+    """The verdict Steward recorded on a story of bug ``bug``. Its signed block pins the visible YAML; one
+    written before story verdicts were signed has no block and is accepted once — unless Steward signed
+    there before (its block was removed: tampering)."""
+    comment, recorded = _recorded(comments, bot_login=ctx.me.login, kind=STORY_KIND, key=bug)
+    record = await ctx.record(comment, STORY_KIND, str(bug), expect_data=False)
+    removed = comment is not None and record.outcome == "missing" and record.place is not None
+    if removed and record.place is not None and await ctx.keyring.memory.last(record.place) is not None:
+        record = sticky.Record("tampered", record.place)
+    if record.broken:
+        return StoryRecord(comment, None, record, False)
+    data = record.trusted if isinstance(record.trusted, dict) else {}
+    return StoryRecord(comment, recorded, record, comment is not None and TEXT_KEY not in data)
 
 
 MAX_STORY_NOTES = 20
@@ -220,10 +243,14 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
     comments = await ctx.forge.list_comments(ctx.repo, issue.number)
     existing, recorded = _recorded(comments, bot_login=ctx.me.login, kind=VERDICT_KIND, key=issue.number)
     # Its data block counts only when it verifies; otherwise the verdict is derived from the body again.
-    checked = await ctx.record(existing, VERDICT_KIND, str(issue.number), expect_data=False)
+    # Steward always writes a block here, and it pins the visible YAML: a verdict edited by hand (or stripped
+    # of its block) is not trusted, and is derived from the report again and rewritten.
+    checked = await ctx.record(existing, VERDICT_KIND, str(issue.number), expect_data=existing is not None)
     data: dict[str, Any] = checked.trusted if isinstance(checked.trusted, dict) else {}
     if checked.broken:
         recorded = None
+    # A verdict signed before the YAML was pinned (or a legacy one): trusted once, rewritten pinned now.
+    unpinned = existing is not None and not checked.broken and TEXT_KEY not in data
     digest = body_digest(issue.body)
     bug_id = bug_id_of(ctx.repo, issue.number)
     if existing is not None and recorded is not None and is_locked(recorded):
@@ -250,13 +277,14 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
             data={**data, "changedAfterApproval": changed} if changed else data,
             number=issue.number,
             comments=comments,
+            pin_text=True,
         )
         await _mirror_labels(ctx, issue, "approved")
         await _settle_notices(ctx, issue, None, comments, asked_in_verdict=bool(data.get(ASKED)))
         return "locked"
     verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=datetime.now(UTC))
     language = document_language(parse_document(read_report(issue.body)))
-    if not same_outcome(recorded, verdict):
+    if not same_outcome(recorded, verdict) or unpinned:
         notes = await _refine_stories(ctx, issue) if verdict.verdict == "approved" else []
         text = render_bug_comment(
             verdict,
@@ -293,7 +321,10 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
             data=record,
             number=issue.number,
             comments=comments,
+            pin_text=True,
         )
+        if checked.broken:
+            await ctx.report_rebuilt(checked, written.comment.html_url or "the verdict", number=issue.number)
         if ask is not None and not in_verdict:
             await _notify_author(ctx, issue, verdict, written.comment, comments)
     await _settle_notices(ctx, issue, verdict, comments, asked_in_verdict=bool(data.get(ASKED)))
@@ -410,8 +441,9 @@ async def _refine_story(ctx: EventContext, bug: Issue, story: Issue) -> StoryNot
     """Refine one story, holding its lock: its own events (opened → pending) never interleave with this."""
     story = await ctx.forge.get_issue(ctx.repo, story.number)
     comments = await ctx.forge.list_comments(ctx.repo, story.number)
-    _, story_recorded = _recorded(comments, bot_login=ctx.me.login, kind=STORY_KIND, key=bug.number)
-    if is_locked(story_recorded):
+    found = await story_verdict(ctx, comments, bug.number)
+    story_recorded = found.verdict
+    if is_locked(story_recorded) and not found.unpinned:
         await _mirror_labels(ctx, story, "approved")
         return StoryNote(story.number, verdict="approved")
     verdict = refine_story(
@@ -420,14 +452,29 @@ async def _refine_story(ctx: EventContext, bug: Issue, story: Issue) -> StoryNot
         story=f"#{story.number}",
         refined_at=datetime.now(UTC),
     )
-    if not same_outcome(story_recorded, verdict):
-        await ctx.upsert_sticky(
+    if is_locked(story_recorded) and story_recorded is not None:
+        # A locked story written before its text was pinned: the same approved verdict, rewritten pinned.
+        verdict = replace(
+            verdict,
+            verdict="approved",
+            verdict_hash=story_recorded.verdict_hash,
+            refined_at=story_recorded.refined_at,
+            blockers=(),
+        )
+    if not same_outcome(story_recorded, verdict) or found.unpinned:
+        written = await ctx.upsert_sticky(
             STORY_KIND,
             str(bug.number),
             render_story_comment(verdict, f"#{bug.number}", document_language(parse_document(story.body))),
+            data={"bugId": bug_id_of(ctx.repo, bug.number), "story": story.number},
             number=story.number,
             comments=comments,
+            pin_text=True,
         )
+        if found.record.broken:
+            await ctx.report_rebuilt(
+                found.record, written.comment.html_url or "the verdict", number=story.number
+            )
     await _mirror_labels(ctx, story, verdict.verdict)
     return StoryNote(story.number, verdict=verdict.verdict)
 
@@ -462,6 +509,36 @@ async def on_issue(ctx: EventContext) -> None:
         return
     if ctx.event.action == "opened" and not any(issue.has_label(name) for name in settings.verdict_labels()):
         await _mirror_labels(ctx, issue, "pending")
+
+
+@plugin.on(
+    "issue_comment",
+    "edited",
+    "deleted",
+    checks="the RA9 verdict comment, when someone edited or deleted it",
+    section="bug_refinement",
+)
+async def on_verdict_touched(ctx: EventContext) -> None:
+    """Someone edited or deleted Steward's verdict comment (a bug's, or a story's): the verdict is checked
+    again at once — a record that no longer verifies is derived from the report again, rewritten and noted.
+    A story's verdict is refined with its bug (its key names the bug)."""
+    comment = ctx.event.comment
+    if comment is None or ctx.event.issue is None or ctx.event.issue.is_pull_request:
+        return
+    head = sticky.marker_of(comment.body)
+    if comment.author.casefold() != ctx.me.login.casefold() or head is None:
+        return
+    kind, key = head
+    if kind not in (VERDICT_KIND, STORY_KIND) or not key.isdigit():
+        return
+    number = ctx.number if kind == VERDICT_KIND else int(key)
+    try:
+        issue = await ctx.forge.get_issue(ctx.repo, number)
+    except NotFound:
+        return
+    if issue.state == "open" and _is_bug(ctx, issue) and issue.has_label(_settings(ctx).refine_label):
+        async with ctx.holding(issue.number):
+            await refine_issue(ctx, issue)
 
 
 async def refine_command(ctx: CommandContext) -> None:

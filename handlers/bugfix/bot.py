@@ -11,9 +11,19 @@ from bot.forge import Comment, ForgeError, PullRequest
 from bot.periodic import PeriodicContext
 from bot.registry import Registry
 from handlers.bugfix.completion import close_bug
-from handlers.bugfix.evidence import assess, sync_pull
+from handlers.bugfix.evidence import Evidence, assess, sync_pull
 from handlers.bugfix.gate import UsageError, parse_bugfix_args
-from handlers.bugfix.ledger import DispositionRecord, Gap, RedProof, Round, parse_disposition, parse_review
+from handlers.bugfix.independence import moved_after
+from handlers.bugfix.ledger import (
+    DispositionRecord,
+    Gap,
+    RedProof,
+    ReviewRequest,
+    Round,
+    parse_disposition,
+    parse_review,
+)
+from handlers.bugfix.native import Conflict, blocking, clean_round
 from handlers.bugfix.record import (
     GAP_LABEL,
     OPEN_LABEL,
@@ -70,8 +80,8 @@ async def bugfix_command(ctx: CommandContext) -> None:
     "review",
     usage="review [<sha>] clean | inconclusive <why> | findings",
     help="Record a review round on a bugfix pull request's head; `findings` is followed by lines "
-    "`<id> <severity> <path:line> <text>`; `<sha>` names the head reviewed. Not by whoever ran `/bugfix` or "
-    "authored a commit of the branch.",
+    "`<id> <severity> <path:line> <text>`; `<sha>` names the head reviewed (without it, the head when the "
+    "comment was written). Not by whoever ran `/bugfix`, authored, committed or pushed to the branch.",
     permission="write",
     on_issues=False,
     section=SECTION,
@@ -79,9 +89,14 @@ async def bugfix_command(ctx: CommandContext) -> None:
 async def review_command(ctx: CommandContext) -> None:
     pull, number, record = await bugfix_pull(ctx)
     cache: dict[int, list[Comment]] = {}
-    ev = await assess(ctx, pull, number, record, cache)
+    ev = await assess(ctx, pull, number, record, cache, reviewing=True)
     events = [*ev.ledger.rounds]
     done = recorded(events, ctx.comment.id, Round)
+    conflict = next((c for c in ev.conflicts if c.comment_id == ctx.comment.id), None)
+    if conflict is not None:
+        await _record_conflict(ctx, ev, number, conflict)
+        await sync_pull(ctx, pull, number, record)
+        return
     if done is None:
         try:
             request = parse_review(ctx.command.text)
@@ -96,13 +111,20 @@ async def review_command(ctx: CommandContext) -> None:
                     "HEAD_MOVED",
                 )
             )
+        await _check_independent(ctx, pull, ev, explicit=bool(request.sha))
         refusal = ev.ledger.check_review(
             head=pull.head_sha,
             actor=ctx.actor,
-            # Whoever ran `/bugfix` and whoever authored any commit of the branch (the red one too).
-            committers={*committers_of(ev.commits), record.opened_by.casefold()} - {""},
+            # Whoever ran `/bugfix`, authored or committed a commit, or pushed (``independence``).
+            committers={*committers_of(ev.commits), record.opened_by.casefold(), *ev.excluded} - {""},
             findings=request.findings,
         )
+        if refusal is not None and refusal.code == "SAME_HEAD_REVIEWED":
+            conflict = _conflict(ctx, ev, pull.head_sha, request)
+            if conflict is not None:
+                await _record_conflict(ctx, ev, number, conflict)
+                await sync_pull(ctx, pull, number, record)
+                return
         if refusal is not None:
             await sync_pull(ctx, pull, number, record)
             raise CommandError(refused(refusal.message, refusal.code))
@@ -128,6 +150,70 @@ async def review_command(ctx: CommandContext) -> None:
     await sync_pull(ctx, pull, number, record)
 
 
+def _conflict(ctx: CommandContext, ev: Evidence, head: str, request: ReviewRequest) -> Conflict | None:
+    """A second reviewer's blocking findings on a head another reviewer passed clean: two reviewers in
+    conflict (recorded instead of a round; the head is not reviewed twice and no budget is spent)."""
+    passed = clean_round(ev.ledger, head)
+    found = blocking(request.findings)
+    if passed is None or not found or passed[1].actor.casefold() == ctx.actor.casefold():
+        return None
+    return Conflict(ctx.comment.id, ctx.actor, head, found)
+
+
+async def _record_conflict(ctx: CommandContext, ev: Evidence, number: int, conflict: Conflict) -> None:
+    passed = clean_round(ev.ledger, conflict.head)
+    round_said = f"@{passed[1].actor} reviewed it clean in round {passed[0]}" if passed else "it was passed"
+    names = [*(w.lstrip("@") for w in ctx.settings.debug.escalate_to), ev.bug.author]
+    who = " ".join(f"@{n}" for n in dict.fromkeys(names) if n) or "the maintainers"
+    ids = ", ".join(f"`{f.id}` ({f.severity})" for f in conflict.findings)
+    text = (
+        f"{who}: reviewers disagree about `{conflict.head[:10]}` — {round_said} and @{conflict.actor} "
+        f"reports blocking findings: {ids}. The review stops here and a person decides how bug #{number} "
+        "goes on (`debug.escalate_to` names whom to ask): push a new head and review it again, or close "
+        "the pull request. Recorded as a conflict, not a round: it spends no review budget."
+    )
+    await ctx.upsert_sticky("reply", ctx.reply_key, text, data={"bug": number, "bugfix": conflict.to_json()})
+    ctx.replied = True
+
+
+async def _check_independent(ctx: CommandContext, pull: PullRequest, ev: Evidence, *, explicit: bool) -> None:
+    """Refuse a reviewer who made or moved the branch (from the forge's own push history), and a `/review`
+    without a sha written before the branch's latest push (it is leased to the head it was written on)."""
+    short = pull.head_sha[:10]
+    if ev.pushes is None:
+        raise CommandError(
+            refused(
+                "the branch's push history could not be read (this forge keeps none in its API, refused "
+                "it, or it is longer than Steward reads), so Steward cannot tell whether you modified the "
+                "fix. Ask an administrator to let Steward read the repository's activity.",
+                "PUSH_HISTORY_UNREADABLE",
+            )
+        )
+    why = ev.excluded.get(ctx.actor.casefold())
+    if why is not None:
+        raise CommandError(
+            refused(
+                f"you {why} (the forge's push history counts, and every commit's author and committer): "
+                "whoever makes or moves the fix does not judge it. Ask another person with write access to "
+                "review.",
+                "REVIEWER_COMMITTED",
+            )
+        )
+    if explicit:
+        return
+    written = await ctx.forge.get_comment(ctx.repo, ctx.comment.id)
+    moved = moved_after(ev.pushes, written.created_at)
+    if moved is not None:
+        raise CommandError(
+            refused(
+                f"the branch moved after your review; review `{short}`: {moved.actor or 'someone'} pushed "
+                f"at {moved.at}, after your comment was written. Look at the new head, then write "
+                f"`/{ctx.prefix} review {short} clean|findings …`.",
+                "HEAD_MOVED",
+            )
+        )
+
+
 @plugin.command(
     "disposition",
     usage="disposition <id> fix|low|out-of-scope|unvalidated <reason>",
@@ -146,7 +232,7 @@ async def disposition_command(ctx: CommandContext) -> None:
         except UsageError as exc:
             raise CommandError(str(exc)) from None
         round_number, refusal = ev.ledger.check_disposition(
-            finding, disposition, actor=ctx.actor, committers=committers_of(ev.commits)
+            finding, disposition, actor=ctx.actor, committers={*committers_of(ev.commits), *ev.excluded}
         )
         if refusal is not None:
             await sync_pull(ctx, pull, number, record)
@@ -256,6 +342,17 @@ async def _sync(ctx: EventContext, pull: PullRequest) -> None:
     record = await adopt(ctx, number, record, pull)
     async with ctx.holding(pull.number):
         await sync_pull(ctx, pull, number, record)
+
+
+@plugin.on("pull_request_review", "submitted", "edited", "dismissed", section=SECTION)
+async def on_native_review(ctx: EventContext) -> None:
+    """A native review (GitHub Approve / Request changes, Gitea APPROVED / REQUEST_CHANGES): the ledger shows
+    it and a request for changes on the head keeps the status pending. The forge's review list is read
+    again (Gitea's payload names no commit; a dismissal on Gitea sends no webhook at all)."""
+    snapshot = ctx.event.pull
+    if snapshot is None or not snapshot.head_ref.startswith(ctx.settings.bugfix.branch_prefix):
+        return
+    await _sync(ctx, await ctx.forge.get_pull_request(ctx.repo, ctx.number))
 
 
 @plugin.on("pull_request", "opened", "reopened", "synchronize", "edited", "closed", section=SECTION)

@@ -13,9 +13,22 @@ from typing import Any
 
 from bot import neutralise, sticky
 from bot.context import EventContext
-from bot.forge import CIOutcome, Comment, Commit, Issue, PullRequest
+from bot.forge import (
+    CIOutcome,
+    Comment,
+    Commit,
+    Issue,
+    NotSupported,
+    PermissionDenied,
+    PullRequest,
+    Push,
+    Review,
+    TooManyItems,
+)
 from handlers.bugfix import inputs
+from handlers.bugfix.independence import modifiers, void_rounds
 from handlers.bugfix.ledger import Budgets, Event, Ledger, event_from_json, event_to_json, fold
+from handlers.bugfix.native import Conflict, judge
 from handlers.bugfix.proof import check_proof, head_report, red_names_test
 from handlers.bugfix.record import (
     EXHAUSTED_KIND,
@@ -47,6 +60,13 @@ class Evidence:
     status: RegressionStatus
     bug: Issue
     comments: dict[int, list[Comment]] = field(default_factory=dict)
+    # The pull request's native reviews (oldest first) and the recorded conflicts between reviewers.
+    native: tuple[Review, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
+    # The branch's moves as the forge records them (None: this forge keeps no push history), and everyone
+    # excluded from reviewing with why (``independence.modifiers``).
+    pushes: list[Push] | None = None
+    excluded: dict[str, str] = field(default_factory=dict)
 
 
 async def read_commits(ctx: EventContext, pull: PullRequest) -> list[BranchCommit]:
@@ -65,7 +85,9 @@ async def read_commits(ctx: EventContext, pull: PullRequest) -> list[BranchCommi
         files = c.files
         if not files and i < MAX_COMMITS:
             files = (await ctx.forge.get_commit(ctx.repo, c.sha)).files
-        out.append(BranchCommit(c.sha, c.parents, files, c.author_login or c.author_name))
+        out.append(
+            BranchCommit(c.sha, c.parents, files, c.author_login or c.author_name, c.committer_login or "")
+        )
     return out
 
 
@@ -78,6 +100,7 @@ class LedgerSources:
 
     events: list[Event]
     budgets: Budgets
+    conflicts: list[Conflict] = field(default_factory=list)
 
 
 def _lowest(a: Budgets, b: Budgets) -> Budgets:
@@ -97,6 +120,7 @@ async def ledger_events(
     ledger's events and budgets, so editing the record's list of pull requests resets nothing. Only
     Steward's own comments count."""
     found: list[Event] = []
+    conflicts: dict[int, Conflict] = {}
     budgets = record.budgets
     ledger_head = sticky.marker(LEDGER_KIND, str(number))
     newest = await ctx.forge.find_pull_request(ctx.repo, record.branch, state="all")
@@ -127,24 +151,33 @@ async def ledger_events(
                     event = event_from_json(raw)
                     if event is not None:
                         found.append(event)
+                raw_conflicts = data.get("conflicts")
+                for raw in raw_conflicts if isinstance(raw_conflicts, list) else ():
+                    if (conflict := Conflict.from_json(raw)) is not None:
+                        conflicts.setdefault(conflict.comment_id, conflict)
                 continue
             event = event_from_json(data.get("bugfix"))
             if event is not None:
                 found.append(event)
+            if (conflict := Conflict.from_json(data.get("bugfix"))) is not None:
+                conflicts.setdefault(conflict.comment_id, conflict)
     if blocks and not trusted:
         budgets = Budgets(0, 0, 0)  # nothing Steward wrote verifies: the budgets count as spent
-    return LedgerSources(found, budgets)
+    return LedgerSources(found, budgets, sorted(conflicts.values(), key=lambda c: c.comment_id))
 
 
-def ledger_data(number: int, ledger: Ledger) -> dict[str, Any] | None:
-    """The ledger comment's data block: the budgets and every event (None when it would not fit)."""
+def ledger_data(number: int, ledger: Ledger, conflicts: tuple[Conflict, ...] = ()) -> dict[str, Any] | None:
+    """The ledger comment's data block: the budgets, every event and conflict (only the budgets when it
+    would not fit)."""
     events = [
         *(event_to_json(e) for e in ledger.rounds),
         *(event_to_json(e) for e in ledger.dispositions),
         *(event_to_json(e) for e in ledger.gaps),
         *(event_to_json(e) for e in ledger.red_proofs),
     ]
-    data = {"bug": number, "budgets": ledger.budgets.to_json(), "events": events}
+    data: dict[str, Any] = {"bug": number, "budgets": ledger.budgets.to_json(), "events": events}
+    if conflicts:
+        data["conflicts"] = [c.to_json() for c in conflicts]
     return (
         data
         if len(sticky.encode_data(data)) < MAX_LEDGER_DATA
@@ -158,7 +191,11 @@ async def assess(
     number: int,
     record: Record,
     cache: dict[int, list[Comment]] | None = None,
+    *,
+    reviewing: bool = False,
 ) -> Evidence:
+    """``reviewing``: a `/review` is being judged (the branch's push history is then read even before the
+    first round; otherwise only once there is a round it could void)."""
     forge, repo = ctx.forge, ctx.repo
     settings = settings_of(ctx)
     cache = {} if cache is None else cache
@@ -190,6 +227,17 @@ async def assess(
         )
     sources = await ledger_events(ctx, number, record, cache)
     ledger = fold(sources.budgets, sources.events)
+    native = tuple(await forge.list_reviews(repo, pull.number))
+    conflicts = tuple(sources.conflicts)
+    pushes: list[Push] | None = []
+    if reviewing or ledger.rounds:
+        try:
+            pushes = await forge.branch_pushes(repo, record.branch)
+        except (NotSupported, PermissionDenied, TooManyItems):
+            pushes = None  # nobody can be shown not to have pushed: `/review` is refused, with the reason
+    excluded = modifiers(commits, pushes or (), record.opened_by, ctx.me.login)
+    # A round whose reviewer made or moved the branch, then or later, is void (never counted as settled).
+    ledger = void_rounds(ledger, excluded)
     bug = await forge.get_issue(repo, number)
     root = await inputs.root_cause(ctx, repo, bug, record.hypothesis or None)
     status = evaluate(
@@ -211,9 +259,24 @@ async def assess(
             red_confirmed_by=ledger.red_confirmed_by(red.sha) if red else "",
             escalate_to=tuple(ctx.settings.debug.escalate_to),
             bug_author=bug.author,
+            native=native,
+            conflicts=conflicts,
         )
     )
-    return Evidence(commits, red.sha if red else "", red_ci, head_ci, ledger, status, bug, cache)
+    return Evidence(
+        commits,
+        red.sha if red else "",
+        red_ci,
+        head_ci,
+        ledger,
+        status,
+        bug,
+        cache,
+        native,
+        conflicts,
+        pushes,
+        excluded,
+    )
 
 
 async def sync_pull(
@@ -235,12 +298,13 @@ async def sync_pull(
         head_sha=pull.head_sha,
         red_ci=ev.red_ci or "",
         head_ci=ev.head_ci or "",
+        native=ev.native,
     )
     written = await ctx.upsert_sticky(
         LEDGER_KIND,
         str(number),
         text,
-        data=ledger_data(number, ev.ledger),
+        data=ledger_data(number, ev.ledger, ev.conflicts),
         number=pull.number,
         comments=ev.comments.get(pull.number),
     )
@@ -250,13 +314,13 @@ async def sync_pull(
     # The copy on the bug: the events and budgets outlive the pull request and the record's list of them
     # (written once there is an event to keep).
     ledger = ev.ledger
-    if ledger.rounds or ledger.dispositions or ledger.gaps or ledger.red_proofs:
+    if ledger.rounds or ledger.dispositions or ledger.gaps or ledger.red_proofs or ev.conflicts:
         await ctx.upsert_sticky(
             LEDGER_KIND,
             str(number),
             f"The review ledger of this bug's fix is on #{pull.number} "
             f"([ledger]({written.comment.html_url})); this copy keeps its events and budgets with the bug.",
-            data=ledger_data(number, ev.ledger),
+            data=ledger_data(number, ev.ledger, ev.conflicts),
             number=number,
             comments=ev.comments.get(number),
         )
@@ -272,14 +336,19 @@ async def sync_pull(
         await ctx.upsert_sticky(
             EXHAUSTED_KIND, str(number), note, number=pull.number, comments=ev.comments.get(pull.number)
         )
-    elif ev.status.code == "REVIEW_STOPPED":
+    elif ev.status.code in ("REVIEW_STOPPED", "REVIEWERS_IN_CONFLICT"):
         # Whom to ask (`debug.escalate_to`) and the bug's author: Steward's own mentions of real logins.
         names = [*(w.lstrip("@") for w in ctx.settings.debug.escalate_to), ev.bug.author]
         who = " ".join(f"@{n}" for n in dict.fromkeys(names) if n)
+        if ev.status.code == "REVIEW_STOPPED":
+            why = neutralise.inert(ev.ledger.stop_reason)
+            meaning = "A finding that comes back means the fix does not address it"
+        else:
+            why = neutralise.inert(judge(ev.ledger, ev.native, ev.conflicts, pull.head_sha).reason)
+            meaning = "Two reviewers disagree about the same head"
         note = (
-            f"{who}: the review of bug #{number} stopped early — {neutralise.inert(ev.ledger.stop_reason)}. "
-            "A finding that comes back means the fix does not address it: decide how this bug goes on "
-            f"(`debug.escalate_to` names whom to ask). [Ledger]({written.comment.html_url})"
+            f"{who}: the review of bug #{number} stopped early — {why}. {meaning}: decide how this bug "
+            f"goes on (`debug.escalate_to` names whom to ask). [Ledger]({written.comment.html_url})"
         )
         await ctx.upsert_sticky(
             EXHAUSTED_KIND, str(number), note, number=pull.number, comments=ev.comments.get(pull.number)

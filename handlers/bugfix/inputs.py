@@ -13,26 +13,26 @@ from collections.abc import Sequence
 
 from bot.context import EventContext
 from bot.forge import Comment, Issue, RepoRef
-from bot.sticky import find
+from handlers.bug_refinement.bot import trusted_verdict
 from handlers.bug_refinement.document import (
     BUG_SECTION_NAMES,
     find_sections,
     parse_document,
     strip_html_comments,
 )
-from handlers.bug_refinement.rules import RecordedVerdict, read_verdict_block
+from handlers.bug_refinement.rules import RecordedVerdict
 from handlers.bugfix.gate import RootCause
 from handlers.debug import api as debug_api
 from handlers.forks import api as forks_api
 
-# The bug refinement's verdict comment (``handlers.bug_refinement.bot.VERDICT_KIND``).
-VERDICT_KIND = "ra9-verdict"
 
-
-def refinement_verdict(comments: Sequence[Comment], *, bot_login: str, number: int) -> RecordedVerdict | None:
-    """The RA9 verdict Steward recorded in its verdict comment on bug ``number`` (None: none yet)."""
-    comment = find(list(comments), bot_login=bot_login, kind=VERDICT_KIND, key=str(number))
-    return read_verdict_block(comment.body) if comment is not None else None
+async def refinement_verdict(
+    ctx: EventContext, comments: Sequence[Comment], *, number: int
+) -> RecordedVerdict | None:
+    """The RA9 verdict Steward recorded in its verdict comment on bug ``number`` (None: none yet, or one whose
+    record does not verify: its signed block pins the visible YAML, so a verdict edited by hand counts as
+    none — ``handlers.bug_refinement.bot.trusted_verdict``)."""
+    return await trusted_verdict(ctx, list(comments), number)
 
 
 async def unresolved_forks(ctx: EventContext, repo: RepoRef, number: int) -> tuple[str, ...]:

@@ -74,6 +74,9 @@ class Round:
     verdict: Verdict
     findings: tuple[Finding, ...] = ()
     reason: str = ""
+    # Why the round is void (its reviewer made or moved the branch: ``independence.void_rounds``); derived
+    # on every read, never recorded. A void round settles nothing but still counts against the budget.
+    void: str = ""
 
 
 @dataclass(frozen=True)
@@ -278,6 +281,8 @@ class Ledger:
             return "awaiting a review round on the head: a reviewer writes /review clean or /review findings"
         n = len(self.rounds)
         last = self.rounds[-1]
+        if last.void:
+            return f"awaiting a review round on the head: round {self.number_of(n)} is void ({last.void})"
         if last.verdict == "clean":
             return "complete"
         if last.verdict == "inconclusive":
@@ -311,11 +316,11 @@ class Ledger:
                 f"every finding needs a disposition before the next round; still open: {ids}. Write "
                 "`/disposition <id> fix|low|out-of-scope|unvalidated <reason>` for each.",
             )
-        on_head = [r for r in self.rounds if r.head == head]
+        on_head = [r for r in self.rounds if r.head == head and not r.void]
         retry = False
         if on_head:
             last = self.rounds[-1]
-            retry = last.head == head and last.verdict == "inconclusive"
+            retry = last.head == head and last.verdict == "inconclusive" and not last.void
             if not retry:
                 return Refusal(
                     "SAME_HEAD_REVIEWED",

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot import neutralise
-from bot.forge import ForgeKind
+from bot.forge import ForgeKind, Review
 from handlers.bugfix.gate import Refusal
 from handlers.bugfix.ledger import Ledger
+from handlers.bugfix.native import shown
 from handlers.bugfix.slot import fence_info
 from handlers.bugfix.status import CONTEXT, RegressionStatus
 
@@ -147,6 +148,7 @@ def ledger_text(
     head_sha: str,
     red_ci: str,
     head_ci: str,
+    native: Sequence[Review] = (),
 ) -> str:
     icon = _ICON[status.state]
     lines = [f"{icon} **Regression-first: {status.description}**", ""]
@@ -171,7 +173,8 @@ def ledger_text(
         for i, rnd in enumerate(ledger.rounds, start=1):
             found = ", ".join(f"{f.id} ({f.severity})" for f in rnd.findings) or cell(rnd.reason, 80) or "—"
             n = ledger.number_of(i)
-            lines.append(f"| {n} | `{rnd.head[:10]}` | @{rnd.actor} | {rnd.verdict} | {found} |")
+            verdict = f"{rnd.verdict} — **void**: {cell(rnd.void, 120)}" if rnd.void else rnd.verdict
+            lines.append(f"| {n} | `{rnd.head[:10]}` | @{rnd.actor} | {verdict} | {found} |")
         findings = [
             (ledger.number_of(i), f) for i, r in enumerate(ledger.rounds, start=1) for f in r.findings
         ]
@@ -191,12 +194,24 @@ def ledger_text(
             if len(findings) > MAX_TABLE_ROWS:
                 lines.append(f"| … {len(findings) - MAX_TABLE_ROWS} more | | | | | |")
             lines += ["", "</details>"]
+    rows = shown(native, head_sha)
+    if rows:
+        lines += [
+            "",
+            "**Native reviews** (they spend no review round; a request for changes on the head waits for a "
+            "`/review` round):",
+            "",
+            "| Reviewer | Verdict | Commit | On the head |",
+            "|---|---|---|---|",
+            *rows,
+        ]
     lines += [
         "",
         "<details><summary>Commands</summary>",
         "",
         "- `/review clean` · `/review inconclusive <why>` · `/review findings` then lines "
-        "`<id> <severity> <path:line> <text>` (write access; not someone who committed after the red commit)",
+        "`<id> <severity> <path:line> <text>` (write access; not whoever ran `/bugfix`, "
+        "authored, committed or pushed to the branch)",
         "- `/disposition <id> fix|low|out-of-scope|unvalidated <reason>` (write access)",
         "- `/accept-gap <reason>` records a disclosed gap instead of red proof (maintain access)",
         "",

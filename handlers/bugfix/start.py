@@ -72,7 +72,7 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
         await _resume(ctx, issue, record, repository.html_url, comments)
         return
     slot = parse_slot(issue.body)
-    verdict = inputs.refinement_verdict(comments, bot_login=ctx.me.login, number=number)
+    verdict = await inputs.refinement_verdict(ctx, comments, number=number)
     root = await inputs.root_cause(ctx, repo, issue, request.hypothesis)
     shown = await shown_code(ctx, comments, request.trust_digest) if request.trust_digest else None
     result = check_gate(

@@ -10,8 +10,9 @@ The rules, in order; the first that applies decides (issue 13):
    reproduce the bug) — unless a gap was disclosed with `/accept-gap`;
 3. pending until a later commit touches non-test files (the fix);
 4. failure when more than ``max_commits_after_red`` commits follow the red one; failure when the review
-   budget is exhausted;
-5. pending until CI on the head is green, then until a review round on the head completes;
+   stopped early (a repeated finding, reviewers in conflict: ``native``) or its budget is exhausted;
+5. pending until CI on the head is green, then while a native Request changes on the head awaits a
+   `/review` round, then until a review round on the head completes;
 6. success.
 
 Merge commits (more than one parent: the base merged in) are ignored everywhere.
@@ -24,8 +25,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot import neutralise
-from bot.forge import ChangedFile, CIOutcome
+from bot.forge import ChangedFile, CIOutcome, Review
 from handlers.bugfix.ledger import Ledger
+from handlers.bugfix.native import Conflict, judge
 from handlers.bugfix.proof import HeadReport, ProofProblem
 from handlers.bugfix.slot import is_test_path, removed_cases
 
@@ -40,6 +42,8 @@ class BranchCommit:
     parents: tuple[str, ...]
     files: tuple[ChangedFile, ...]
     author: str = ""
+    # The forge account the commit's committer is linked to ("" when none).
+    committer: str = ""
 
     @property
     def is_merge(self) -> bool:
@@ -70,6 +74,10 @@ class StatusInput:
     # and who confirmed the red proof with `/red-proof ok` where CI did not.
     red_named: bool | None = None
     red_confirmed_by: str = ""
+    # The pull request's native reviews (the forge's list, oldest first) and the recorded conflicts between
+    # `/review` rounds (``native``).
+    native: tuple[Review, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -225,8 +233,8 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             "first.",
         )
     ledger = given.ledger
+    who = " ".join(f"@{w.lstrip('@')}" for w in (*given.escalate_to, given.bug_author) if w)
     if ledger.stop_reason:
-        who = " ".join(f"@{w.lstrip('@')}" for w in (*given.escalate_to, given.bug_author) if w)
         return RegressionStatus(
             "failure",
             "REVIEW_STOPPED",
@@ -236,6 +244,20 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             + ledger.stop_reason[0].upper()
             + ledger.stop_reason[1:]
             + ".",
+        )
+    head = given.commits[-1].sha
+    native = judge(ledger, given.native, given.conflicts, head)
+    if native.state == "conflict":
+        return RegressionStatus(
+            "failure",
+            "REVIEWERS_IN_CONFLICT",
+            f"the review stopped: reviewers disagree — {native.reason}"[:140].replace("`", ""),
+            f"Two reviewers disagree about the same head: a person decides how this bug goes on "
+            f"({who or 'the maintainers'}; `debug.escalate_to` names whom to ask). "
+            + native.reason[0].upper()
+            + native.reason[1:]
+            + ". To go on: push a new head and review it again, or the reviewer who requested changes "
+            "approves or dismisses that review.",
         )
     if ledger.exhausted:
         return RegressionStatus(
@@ -249,7 +271,8 @@ def evaluate(given: StatusInput) -> RegressionStatus:
         return RegressionStatus(
             "pending", "AWAITING_GREEN_HEAD", f"awaiting green CI on the head: it is {word}"
         )
-    head = given.commits[-1].sha
+    if native.state == "pending":
+        return RegressionStatus("pending", "CHANGES_REQUESTED", native.reason[:140])
     review = ledger.review_state(head)
     if review != "complete":
         return RegressionStatus("pending", "AWAITING_REVIEW", review[:140])

@@ -23,7 +23,6 @@ from handlers.milestones.effects import (
     GATE,
     OVERRIDE_NAME,
     REFRESH,
-    comment_digest,
     dashboard_of,
     find_dashboards,
     gate_labels,
@@ -36,6 +35,7 @@ from handlers.milestones.effects import (
     sync_milestone,
 )
 from handlers.milestones.gate import evaluate, is_internal
+from handlers.milestones.guard import guard_labels
 from handlers.milestones.plan import (
     KIND,
     SeenDashboard,
@@ -47,6 +47,8 @@ from handlers.milestones.plan import (
     parse_time,
     watch_plan,
 )
+from handlers.milestones.proof import gate_proof
+from handlers.milestones.ratified import comment_digest, read_ratifications, with_ratifications, without_void
 from handlers.milestones.render import gate_reply
 from handlers.milestones.state import DashboardData
 from handlers.milestones.watch import last_poll, note_poll, note_watching, watching_since
@@ -98,6 +100,7 @@ async def on_item(ctx: EventContext) -> None:
             async with holding_milestone(ctx, board):
                 await sync_milestone(ctx, board)
         return
+    await guard_labels(ctx)
     keys = {ctx.event.issue.milestone, ctx.event.milestone.number if ctx.event.milestone else None}
     if any(k is not None for k in keys):
         await note_watching(ctx.deferred, ctx.event.forge, ctx.repo, now_utc())
@@ -188,11 +191,15 @@ async def gate_command(ctx: CommandContext) -> None:
     settings = ctx.settings.milestones
     dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard)
     items = await milestone_items(ctx.forge, ctx.repo, key, ctx.me.login)
+    ratifications = await read_ratifications(ctx, items, gate_labels(ctx.settings))
+    seen = without_void(items, ratifications)
+    checked = with_ratifications(await gate_proof(ctx, seen, gate_labels(ctx.settings)), ratifications)
     result = evaluate(
-        items,
+        seen,
         description=ms.description,
         labels=gate_labels(ctx.settings),
         internal_marker=settings.internal_marker,
+        facts=checked.facts,
     )
     dashboard = dashboards.get(key)
     record = await ctx.record_of_issue(dashboard, KIND, str(key)) if dashboard else None

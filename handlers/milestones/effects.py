@@ -43,6 +43,14 @@ from handlers.milestones.plan import (
     iso,
     refresh_run_at,
 )
+from handlers.milestones.proof import gate_proof
+from handlers.milestones.ratified import (
+    comment_digest,
+    ratification_lines,
+    read_ratifications,
+    with_ratifications,
+    without_void,
+)
 from handlers.milestones.render import (
     Columns,
     Commands,
@@ -89,7 +97,8 @@ def override_permission(ctx: EventContext) -> Permission:
 
 def commands_for(ctx: EventContext) -> Commands:
     permission = override_permission(ctx)
-    return Commands(ctx.prefix, who_may(permission, short=True, forge=ctx.event.forge))
+    labels = who_may(ctx.settings.milestones.label_permission, forge=ctx.event.forge)
+    return Commands(ctx.prefix, who_may(permission, short=True, forge=ctx.event.forge), labels)
 
 
 def _ms(ctx: EventContext) -> MilestoneSettings:
@@ -269,15 +278,21 @@ async def sync_milestone(
         dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard)
     current = dashboards.get(key)
     items = await milestone_items(ctx.forge, ctx.repo, key, ctx.me.login)
+    # A milestone is tracked once it has a dashboard: opened for its first item (or by `/gate`).
+    if current is None and not (create or bool(items)):
+        return Synced("untracked")
+    # A ratifying label whose `/ratify` record no longer holds does not count; one whose record holds counts
+    # as the ratifier's (handlers.milestones.ratified).
+    ratifications = await read_ratifications(ctx, items, gate_labels(ctx.settings))
+    seen = without_void(items, ratifications)
+    checked = with_ratifications(await gate_proof(ctx, seen, gate_labels(ctx.settings)), ratifications)
     result = evaluate(
-        items,
+        seen,
         description=ms.description,
         labels=gate_labels(ctx.settings),
         internal_marker=settings.internal_marker,
+        facts=checked.facts,
     )
-    # A milestone is tracked once it has a dashboard: opened for its first item (or by `/gate`).
-    if current is None and not (create or bool(items)):
-        return Synced("untracked", result=result)
     record = await ctx.record_of_issue(current, KIND, str(key)) if current is not None else None
     decoded = record.trusted if record is not None else None
     if isinstance(decoded, dict):
@@ -360,6 +375,9 @@ async def sync_milestone(
         columns=columns(ctx.settings),
         commands=commands_for(ctx),
         gate_at=gate_at,
+        facts=checked.facts,
+        proofs=checked.labels,
+        ratifications=tuple(ratification_lines(ratifications, ctx.prefix)),
     )
     text = render_dashboard(view, updated_at=iso(now))
     # What the body says, unsigned (to compare); the body written is signed for the dashboard issue.
@@ -424,12 +442,6 @@ async def sync_milestone(
         "milestone dashboard", milestone=key, outcome=outcome, decision=decision, gate=result.verdict
     )
     return Synced(outcome, decision, result, current.number)
-
-
-def comment_digest(body: str) -> str:
-    """What an override's command comment must still hash to (line endings and trailing space aside)."""
-    text = "\n".join(line.rstrip() for line in body.replace("\r\n", "\n").split("\n")).strip()
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 async def override_holds(ctx: EventContext, override: Override) -> bool:

@@ -3,21 +3,24 @@ requests with their labels). No I/O.
 
 - **Complete**: no open item, except open `finding:friction` / `finding:spec-gap` items labelled `ratified`
   (settled, for both legs); every item labelled `cycle` carries `audit:clean` or `audit:ratified`; no item
-  carries the unresolved-fork label (`forks:open`, which decision provenance keeps on items with an open
-  fork).
+  has an unresolved design fork — as decision provenance's juror says (``Facts.open_forks``), never the
+  `forks:open` label, which anyone with triage can take off by hand.
 - **Functional**: at least one item labelled `fieldtest` (a scenario); every scenario closed with
   `fieldtest:pass`; no open item labelled `finding:bug`; every `finding:friction` / `finding:spec-gap` item
   closed, or open with `ratified`.
 - **Exempt from Functional**: the milestone's description has the line `internal: true`
   (``MilestoneSettings.internal_marker``).
 
-Labels are compared without regard to case, as the forges do. The result lists every failing reason.
+A passing label (`fieldtest:pass`, `audit:clean`, `audit:ratified`, `ratified`) counts only when the
+caller's ``Facts`` do not set it aside (``handlers.milestones.provenance``: who applied it, and whether they
+hold `milestones.label_permission` now). Labels are compared without regard to case, as the forges do. The
+result lists every failing reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from bot.forge import Issue
@@ -100,6 +103,34 @@ class GateResult:
         return (*self.complete, *self.functional)
 
 
+@dataclass(frozen=True)
+class Facts:
+    """What the labels alone do not say: the passing labels that do not count, per item (label, case-folded
+    → why, in a reader's words), and the items with an unresolved design fork (→ what is unresolved)."""
+
+    uncounted: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
+    open_forks: Mapping[int, str] = field(default_factory=dict)
+
+    def has(self, item: Issue, name: str) -> bool:
+        """The item carries ``name`` and it counts."""
+        return item.has_label(name) and self.why_not(item, name) is None
+
+    def why_not(self, item: Issue, name: str) -> str | None:
+        return self.uncounted.get(item.number, {}).get(name.casefold())
+
+    def aside(self, item: Issue, *names: str) -> str:
+        """ " (`x` is there but does not count: why)" for the ``names`` the item carries that do not count."""
+        parts = [
+            f"`{name}` is there but does not count: {why}"
+            for name in names
+            if item.has_label(name) and (why := self.why_not(item, name)) is not None
+        ]
+        return f" ({'; '.join(parts)})" if parts else ""
+
+
+NO_FACTS = Facts()
+
+
 def _normal(line: str) -> str:
     return " ".join(line.split()).casefold()
 
@@ -112,45 +143,44 @@ def is_internal(description: str, marker: str) -> bool:
     return any(_normal(line) == wanted for line in (description or "").splitlines())
 
 
-def _has(item: Issue, name: str) -> bool:
-    return item.has_label(name)
-
-
 def is_finding(item: Issue, labels: GateLabels) -> bool:
     """A friction or spec-gap finding (a bug finding is never settled by ratifying it)."""
-    return _has(item, labels.finding_friction) or _has(item, labels.finding_spec_gap)
+    return item.has_label(labels.finding_friction) or item.has_label(labels.finding_spec_gap)
 
 
-def is_settled(item: Issue, labels: GateLabels) -> bool:
+def is_settled(item: Issue, labels: GateLabels, facts: Facts = NO_FACTS) -> bool:
     """An open friction or spec-gap finding that was ratified: accepted as it is, for both legs."""
-    return item.state == "open" and is_finding(item, labels) and _has(item, labels.ratified)
+    return item.state == "open" and is_finding(item, labels) and facts.has(item, labels.ratified)
 
 
 def _kind_word(item: Issue) -> str:
     return "pull request" if item.is_pull_request else "issue"
 
 
-def _complete(items: Sequence[Issue], labels: GateLabels) -> list[Blocker]:
+def _complete(items: Sequence[Issue], labels: GateLabels, facts: Facts) -> list[Blocker]:
     out: list[Blocker] = []
     for item in items:
-        if item.state == "open" and not is_settled(item, labels):
-            out.append(Blocker("complete", "open-item", item.number, f"open {_kind_word(item)}: close it"))
+        if item.state == "open" and not is_settled(item, labels, facts):
+            aside = facts.aside(item, labels.ratified) if is_finding(item, labels) else ""
+            missing = f"open {_kind_word(item)}: close it{aside}"
+            out.append(Blocker("complete", "open-item", item.number, missing))
     for item in items:
-        if _has(item, labels.cycle) and not (
-            _has(item, labels.audit_clean) or _has(item, labels.audit_ratified)
+        if item.has_label(labels.cycle) and not (
+            facts.has(item, labels.audit_clean) or facts.has(item, labels.audit_ratified)
         ):
             missing = f"labelled `{labels.cycle}` without `{labels.audit_clean}` or `{labels.audit_ratified}`"
+            missing += facts.aside(item, labels.audit_clean, labels.audit_ratified)
             out.append(Blocker("complete", "audit-missing", item.number, missing))
     for item in items:
-        if _has(item, labels.fork_open):
-            missing = f"has an unresolved design fork (`{labels.fork_open}`): resolve it"
+        if item.number in facts.open_forks:
+            missing = f"has an unresolved design fork ({facts.open_forks[item.number]}): resolve it"
             out.append(Blocker("complete", "unresolved-fork", item.number, missing))
     return out
 
 
-def _functional(items: Sequence[Issue], labels: GateLabels) -> list[Blocker]:
+def _functional(items: Sequence[Issue], labels: GateLabels, facts: Facts) -> list[Blocker]:
     out: list[Blocker] = []
-    scenarios = [item for item in items if _has(item, labels.fieldtest)]
+    scenarios = [item for item in items if item.has_label(labels.fieldtest)]
     if not scenarios:
         missing = f"no field-test scenario: label at least one issue `{labels.fieldtest}`"
         out.append(Blocker("functional", "no-scenario", None, missing))
@@ -158,25 +188,38 @@ def _functional(items: Sequence[Issue], labels: GateLabels) -> list[Blocker]:
         if item.state == "open":
             missing = f"scenario still open: run it, then close it with `{labels.fieldtest_pass}`"
             out.append(Blocker("functional", "scenario-open", item.number, missing))
-        elif not _has(item, labels.fieldtest_pass):
+        elif not facts.has(item, labels.fieldtest_pass):
             missing = f"scenario closed without `{labels.fieldtest_pass}`"
+            missing += facts.aside(item, labels.fieldtest_pass)
             out.append(Blocker("functional", "scenario-not-passed", item.number, missing))
     for item in items:
-        if item.state == "open" and _has(item, labels.finding_bug):
+        if item.state == "open" and item.has_label(labels.finding_bug):
             missing = f"open `{labels.finding_bug}`: fix it and close it"
             out.append(Blocker("functional", "bug-open", item.number, missing))
     for item in items:
-        if item.state == "open" and is_finding(item, labels) and not _has(item, labels.ratified):
-            missing = f"open finding: close it, or label it `{labels.ratified}` to accept it as it is"
+        if item.state == "open" and is_finding(item, labels) and not facts.has(item, labels.ratified):
+            missing = (
+                "open finding: close it, or accept it as it is with `ratify <reason>` "
+                f"(it labels it `{labels.ratified}`)"
+            )
+            missing += facts.aside(item, labels.ratified)
             out.append(Blocker("functional", "finding-open", item.number, missing))
     return out
 
 
 def evaluate(
-    items: Iterable[Issue], *, description: str, labels: GateLabels, internal_marker: str
+    items: Iterable[Issue],
+    *,
+    description: str,
+    labels: GateLabels,
+    internal_marker: str,
+    facts: Facts = NO_FACTS,
 ) -> GateResult:
-    """The gate over a milestone's items (issues and pull requests, the dashboard already left out)."""
+    """The gate over a milestone's items (issues and pull requests, the dashboard already left out).
+    ``facts``: which passing labels do not count and which items have an unresolved fork; Steward's own
+    callers always pass them (``handlers.milestones.proof``). Without them every label counts as it is and
+    no item has an unresolved fork."""
     ordered = sorted(items, key=lambda item: item.number)
     exempt = is_internal(description, internal_marker)
-    functional = () if exempt else tuple(_functional(ordered, labels))
-    return GateResult(tuple(_complete(ordered, labels)), functional, exempt)
+    functional = () if exempt else tuple(_functional(ordered, labels, facts))
+    return GateResult(tuple(_complete(ordered, labels, facts)), functional, exempt)

@@ -9,12 +9,13 @@ table cell (no HTML, no mentions, no line breaks).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from bot import neutralise
 from bot.forge import ForgeKind, Issue
-from handlers.milestones.gate import KIND_ORDER, Blocker, BlockerKind, GateLabels, GateResult
+from handlers.milestones.gate import KIND_ORDER, NO_FACTS, Blocker, BlockerKind, Facts, GateLabels, GateResult
+from handlers.milestones.provenance import LabelProof
 from handlers.milestones.state import DashboardData
 
 STAMP_PREFIX = "<sub>Updated "
@@ -72,22 +73,40 @@ class Columns:
     fork_resolved: str = "forks:resolved"
 
 
-def _row(item: Issue, cols: Columns) -> str:
+def handle(login: str) -> str:
+    """``@login`` shown, never a mention (the dashboard's edits notify nobody, and must not start to)."""
+    return neutralise.line(f"@{login}", 60)
+
+
+def label_by(name: str, proofs: Sequence[LabelProof]) -> str:
+    """ "`fieldtest:pass` by @x", and "(does not count)" when it does not (the section below says why)."""
+    found = next((p for p in proofs if p.label.casefold() == name.casefold()), None)
+    if found is None:
+        return f"`{name}`"
+    by = f" by {handle(found.by)}" if found.by else ""
+    return f"`{name}`{by}" + ("" if found.counts else " (does not count)")
+
+
+def _row(item: Issue, cols: Columns, proofs: Sequence[LabelProof] = (), forks: str | None = None) -> str:
     g = cols.gate
     refinement = next((word for name, word in cols.refinement if _has(item, name)), "—")
     audits = [name for name in (g.audit_clean, g.audit_ratified) if _has(item, name)]
-    audit = ", ".join(f"`{a}`" for a in audits) or ("**missing**" if _has(item, g.cycle) else "—")
+    audit = ", ".join(label_by(a, proofs) for a in audits) or ("**missing**" if _has(item, g.cycle) else "—")
     tests = []
     if _has(item, g.fieldtest):
-        tests.append("scenario, passed" if _has(item, g.fieldtest_pass) else "scenario")
+        passed = _has(item, g.fieldtest_pass)
+        tests.append(f"scenario, {label_by(g.fieldtest_pass, proofs)}" if passed else "scenario")
     for name, word in (
         (g.finding_bug, "bug"),
         (g.finding_friction, "friction"),
         (g.finding_spec_gap, "spec gap"),
     ):
         if _has(item, name):
-            tests.append(f"finding: {word}" + (", ratified" if _has(item, g.ratified) else ""))
-    forks = "**open**" if _has(item, g.fork_open) else ("resolved" if _has(item, cols.fork_resolved) else "—")
+            ratified = f", {label_by(g.ratified, proofs)}" if _has(item, g.ratified) else ""
+            tests.append(f"finding: {word}{ratified}")
+    fork_cell = "resolved" if _has(item, cols.fork_resolved) else "—"
+    if forks is not None:
+        fork_cell = f"**open** ({plain(forks, 60)})"
     kind = "PR" if item.is_pull_request else "issue"
     state = "✔ closed" if item.state == "closed" else "open"
     cells = (
@@ -97,18 +116,27 @@ def _row(item: Issue, cols: Columns) -> str:
         refinement,
         audit,
         "; ".join(tests) or "—",
-        forks,
+        fork_cell,
     )
     return "| " + " | ".join(cells) + " |"
 
 
-def items_table(items: Sequence[Issue], cols: Columns) -> list[str]:
+def items_table(
+    items: Sequence[Issue],
+    cols: Columns,
+    proofs: Mapping[int, tuple[LabelProof, ...]] | None = None,
+    facts: Facts = NO_FACTS,
+) -> list[str]:
+    proofs = proofs or {}
     lines = [
         "| # | Title | State | Refinement | Audit | Field test | Forks |",
         "|---|---|---|---|---|---|---|",
     ]
     ordered = sorted(items, key=lambda item: item.number)
-    lines += [_row(item, cols) for item in ordered[:MAX_TABLE_ROWS]]
+    lines += [
+        _row(item, cols, proofs.get(item.number, ()), facts.open_forks.get(item.number))
+        for item in ordered[:MAX_TABLE_ROWS]
+    ]
     if len(ordered) > MAX_TABLE_ROWS:
         lines.append(f"| … | {len(ordered) - MAX_TABLE_ROWS} more | | | | | |")
     return lines
@@ -154,7 +182,10 @@ def leg_lines(result: GateResult, marker: str) -> list[str]:
     elif result.functional:
         functional = f"**Functional: ✗** {_count(result.functional)}"
     else:
-        functional = "**Functional: ✓** the field-test scenarios passed and every finding is settled"
+        functional = (
+            "**Functional: ✓** every scenario is closed with its passing label, set by someone allowed to, "
+            "and every finding is settled"
+        )
     return [f"- {complete}", f"- {functional}"]
 
 
@@ -175,6 +206,7 @@ class Commands:
 
     prefix: str = "steward"
     who_overrides: str = "maintain+"
+    who_labels: str = "people with maintain access or more"
 
     def gate(self) -> str:
         return f"`/{self.prefix} gate`"
@@ -226,8 +258,8 @@ def _next_action(
         )
     if result.passed:
         return (
-            "✅ **Ready to close:** every item is done and the field tests passed. Close the milestone when "
-            "you are ready."
+            "✅ **Ready to close:** every item is done and every scenario carries its passing label. Close "
+            "the milestone when you are ready."
         )
     reopened = ""
     if data.reopened is not None:
@@ -257,6 +289,34 @@ class DashboardView:
     commands: Commands
     # When a pending closure's gate is checked (a closed milestone whose closure is not settled yet).
     gate_at: str | None = None
+    # What the labels alone do not say (``handlers.milestones.proof``).
+    facts: Facts = NO_FACTS
+    proofs: Mapping[int, tuple[LabelProof, ...]] = field(default_factory=dict)
+    # The "Ratifications" section's lines (handlers.milestones.ratified), empty when there are none.
+    ratifications: tuple[str, ...] = ()
+
+
+def uncounted_lines(proofs: Mapping[int, tuple[LabelProof, ...]], who: str) -> list[str]:
+    """The passing labels that do not count, each with why (bounded)."""
+    rows = [
+        f"- #{number} {label_by(p.label, (p,))}: {p.why}"
+        for number, found in sorted(proofs.items())
+        for p in found
+        if not p.counts
+    ]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "### Labels that do not count",
+        "",
+        f"A passing label counts only when applied by {who}, who still hold that access; ask one of them to "
+        "remove it and apply it again:",
+        *rows[:MAX_GROUP_LINES],
+    ]
+    if len(rows) > MAX_GROUP_LINES:
+        lines.append(f"- … {len(rows) - MAX_GROUP_LINES} more")
+    return lines
 
 
 def render_dashboard(view: DashboardView, *, updated_at: str) -> str:
@@ -290,14 +350,16 @@ def render_dashboard(view: DashboardView, *, updated_at: str) -> str:
         lines += ["", f"**Override**{_by(o.by)} at {o.at}: “{plain(o.reason, 300)}”."]
         if o.overrode:
             lines.append("It set aside: " + "; ".join(plain(line, 200) for line in o.overrode) + ".")
+    lines += view.ratifications
     if view.result.blockers:
         lines += ["", "### Blockers", *blocker_groups(view.result, view.items)]
+    lines += uncounted_lines(view.proofs, view.commands.who_labels)
     lines += [
         "",
         "<details><summary>" + f"All {total} items</summary>",
         "",
         *(
-            items_table(view.items, view.columns)
+            items_table(view.items, view.columns, view.proofs, view.facts)
             if view.items
             else ["No issue or pull request is in this milestone yet."]
         ),
@@ -319,12 +381,15 @@ def how_it_works(labels: GateLabels, marker: str, cmds: Commands) -> str:
             "",
             f"- **Complete**: no open issue or pull request, except open `{labels.finding_friction}` / "
             f"`{labels.finding_spec_gap}` findings labelled `{labels.ratified}`; every item labelled "
-            f"`{labels.cycle}` carries `{labels.audit_clean}` or `{labels.audit_ratified}`; no item labelled "
-            f"`{labels.fork_open}` (an unresolved design fork).",
+            f"`{labels.cycle}` carries `{labels.audit_clean}` or `{labels.audit_ratified}`; no item with an "
+            f"unresolved design fork (as its decision records say, whatever its `{labels.fork_open}` label).",
             f"- **Functional**: at least one issue labelled `{labels.fieldtest}` (a scenario); every "
             f"scenario closed with `{labels.fieldtest_pass}`; no open `{labels.finding_bug}`; every friction "
             f"or spec-gap finding closed, or open with `{labels.ratified}`. A milestone whose description "
             f"has the line `{marker}` is exempt.",
+            f"- `{labels.fieldtest_pass}`, `{labels.audit_clean}`, `{labels.audit_ratified}` and "
+            f"`{labels.ratified}` count only when applied by {cmds.who_labels}, who still hold that access; "
+            "Steward puts back such a label that anyone else adds to or removes from an item of a milestone.",
             "- Closing a milestone whose gate is blocked gets it reopened after a short grace period, with "
             f"the reasons here. {cmds.override()} ({cmds.who_overrides}) records a deliberate exception; "
             "reopening the milestone ends it.",

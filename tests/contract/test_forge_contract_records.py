@@ -1,14 +1,16 @@
 """The Forge port's records of who did what, what guards a branch and what CI said — ``label_events``,
-``list_reviews``, ``read_branch``, ``ci_reports`` and the fork fields of ``PullRequest`` — as one contract
-both adapters keep (each test runs against GitHubForge and GiteaForge over HTTP to the sandbox)."""
+``list_reviews``, ``read_branch``, ``ci_reports``, ``branch_pushes`` and the fork fields of ``PullRequest`` —
+as one contract both adapters keep (each test runs against GitHubForge and GiteaForge over HTTP to the
+sandbox)."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 
 import pytest
 
-from bot.forge import Annotation, Branch, CIReport, Forge, LabelEvent, PermissionDenied, RepoRef
+from bot.forge import Annotation, Branch, CIReport, Forge, LabelEvent, PermissionDenied, Push, RepoRef
 from bot.forge.github_transport import API_VERSION
 from bot.sandbox.server import SandboxServer
 from tests.contract.conftest import USERS, Site
@@ -194,6 +196,34 @@ async def test_pull_requests_from_a_fork_and_from_a_deleted_fork(
         outsider.admin.close()
 
 
+async def test_find_pull_request_never_answers_a_forks_branch(
+    forge: Forge, site: Site, sandbox: SandboxServer
+) -> None:
+    """`find_pull_request(repo, branch)` is this repository's branch only: a fork's branch of the same
+    name is not it, nor is a deleted fork's (`head.repo` null, issue 24 §6). Both adapters now decide by
+    `PullRequest.from_fork` (head repository id); Gitea's used to read a null `head.repo` as this
+    repository, which went unseen only because Gitea also answers such a head's `ref` as
+    `refs/pull/N/head` (services/convert/pull.go `ToAPIPullRequest`), as the sandbox does."""
+    repo = site.new_repo()
+    outsider = Site(site.kind, sandbox.url, USERS["outsider"])
+    try:
+        fork = RepoRef.parse(outsider.call("POST", f"/repos/{repo}/forks", {})["full_name"])
+        outsider.branch(fork, "bugfix/1-x", {"fix.txt": b"fix"})
+        foreign = outsider.pull(repo, "outsider:bugfix/1-x")
+        assert await forge.find_pull_request(repo, "bugfix/1-x", state="all") is None
+        assert outsider.client.delete(f"/repos/{fork}").status_code == 204
+        assert (await forge.get_pull_request(repo, foreign)).head_repo_id is None
+        assert await forge.find_pull_request(repo, "bugfix/1-x", state="all") is None
+        assert await forge.find_pull_request(repo, "bugfix/1-x") is None
+        site.branch(repo, "bugfix/1-x", {"own.txt": b"own"})
+        own = site.pull(repo, "bugfix/1-x")
+        found = await forge.find_pull_request(repo, "bugfix/1-x", state="all")
+        assert found is not None and (found.number, found.from_fork) == (own, False)
+    finally:
+        outsider.client.close()
+        outsider.admin.close()
+
+
 async def test_the_github_adapter_says_which_api_version_it_speaks(forge: Forge, site: Site) -> None:
     """Every GitHub request carries `X-GitHub-Api-Version: 2022-11-28` (the shapes the adapter reads); Gitea
     has no such header and gets none."""
@@ -202,3 +232,38 @@ async def test_the_github_adapter_says_which_api_version_it_speaks(forge: Forge,
     entries = site.requests_to("GET", site.api_path(repo, ""))
     assert entries
     assert {e.get("api_version") for e in entries} == {API_VERSION if site.kind == "github" else None}
+
+
+async def test_branch_pushes_name_who_moved_the_branch_whoever_the_commits_say_wrote_them(
+    forge: Forge, site: Site, sandbox: SandboxServer
+) -> None:
+    """GitHub's repository activity, Gitea's activity feed: every move of the branch with its pusher,
+    newest first — also a push whose commit names another person as author and committer (the forge links
+    that commit to them: ``get_commit``). Another branch's pushes are not listed."""
+    repo = site.new_repo()
+    site.add_collaborator(repo, "outsider", "push")
+    first = site.branch(repo, "bugfix/1-x", {"a.txt": b"a"})
+    site.branch(repo, "other", {"b.txt": b"b"})
+    writer = Site(site.kind, sandbox.url, USERS["outsider"])
+    domain = "noreply.sandbox" if site.kind == "gitea" else "users.noreply.sandbox"
+    owner = {"name": "owner", "email": f"owner@{domain}"}
+    body = {
+        "message": "spoofed",
+        "content": base64.b64encode(b"c").decode(),
+        "branch": "bugfix/1-x",
+        "author": owner,
+        "committer": owner,
+    }
+    writer.call("POST" if site.kind == "gitea" else "PUT", f"/repos/{repo}/contents/c.txt", body)
+    writer.client.close()
+    writer.admin.close()
+    head = site.head(repo, "bugfix/1-x")
+    assert head is not None and head != first
+
+    pushes = await forge.branch_pushes(repo, "bugfix/1-x")
+    assert [p.actor for p in pushes] == ["outsider", "owner", "owner"]
+    assert pushes[0].after == head and pushes[1].after == first
+    assert all(isinstance(p, Push) and p.at for p in pushes)
+    commit = await forge.get_commit(repo, head)
+    assert (commit.author_login, commit.committer_login) == ("owner", "owner")
+    assert await forge.branch_pushes(repo, "nothing-here") == []

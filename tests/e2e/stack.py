@@ -245,13 +245,20 @@ class ForgeUser:
         )
         return str(response.json()["sha"]) if response.status_code == 200 else None
 
-    def put_file(self, repo: str, path: str, text: str, *, branch: str | None = None) -> str:
-        """Create or update a file with the contents API (one commit, one push); returns the commit sha."""
+    def put_file(
+        self, repo: str, path: str, text: str, *, branch: str | None = None, as_user: str | None = None
+    ) -> str:
+        """Create or update a file with the contents API (one commit, one push); returns the commit sha.
+        ``as_user``: the commit names that user as its author and committer (both forges take `author` and
+        `committer` identities; the forge links the commit to the account with that e-mail address)."""
         current = self.file_sha(repo, path, branch)
         body: dict[str, Any] = {
             "message": f"Update {path}",
             "content": base64.b64encode(text.encode()).decode(),
         }
+        if as_user:
+            domain = "noreply.sandbox" if self.flavor == "gitea" else "users.noreply.sandbox"
+            body["author"] = body["committer"] = {"name": as_user, "email": f"{as_user}@{domain}"}
         if branch:
             body["branch"] = branch
         if current:

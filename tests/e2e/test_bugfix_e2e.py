@@ -302,6 +302,9 @@ def test_a_vouch_needs_write_access_even_where_triage_may_run_bugfix(steward: St
     assert "VOUCHER_CANNOT_WRITE" in reply and branches(steward, repo) == ["main"]
 
 
+# Two runs of the failing job, not five: each later try only waits its backoff (1, 2, 4, 8 s) and fails the
+# same way before the job is parked.
+@pytest.mark.settings(job_tries=2)
 def test_a_run_killed_between_its_writes_is_finished_by_the_next_without_duplicates(steward: Steward) -> None:
     repo = repo_with_ci(steward)
     number = refined_bug(steward, repo)

@@ -62,40 +62,42 @@ def test_the_default_demo_is_the_first_hour_told_short() -> None:
     assert "`steward demo --all`" in out, "the story ends by naming the full tour"
 
 
-@pytest.mark.timeout(900)  # every scene on both forges, in a process of its own
-def test_the_full_tour_shows_each_scene_outcome_on_both_forges() -> None:
-    out, _ = run_demo("--all", timeout=840)
+# The tour, one forge a test (`--forge`): the two halves run side by side under xdist, and each is a full
+# tour (the first hour, then every scene) in a process of its own.
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("forge", ["github", "gitea"])
+def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
+    out, _ = run_demo("--all", "--forge", forge, timeout=220)
     no_noise(out)
-    assert "═══ On GitHub" in out and "═══ On Gitea" in out
-    github, gitea = out.split("═══ On Gitea", 1)
-    for part in (github, gitea):
-        assert part.count("\n▶ ") == len(TOUR) - 1, part[-2000:]  # tune_scene has no heading of its own
-        first_hour_outcomes(part)
-        # Commands: who may run what, and a refusal that says why.
-        assert "**Steward commands**" in part
-        assert "`/steward refresh` can only be run by people with" in part
-        # Backlog refinement: the interview ends in an approved spec.
-        assert "## Spec v1 — Export orders as CSV (approved)" in part
-        # Configuration: the typo fails the commit status and opens the error issue; the fix closes it.
-        assert "commit status steward/config: failure" in part and "did you mean `round_cap`?" in part
-        assert "is now closed." in part
-        # The milestone gate: reopened when closed too early, closed for good when the gate passes.
-        assert "milestone v1.0 is open again" in part and "I reopened milestone **v1.0**" in part
-        assert "it stays closed." in part
-        # Catch-up: the report made while Steward was away gets its verdict after `steward reconcile`.
-        catch_up = part.split("▶ Catch-up after downtime", 1)[1].split("\n▶ ", 1)[0]
-        assert "re-checked" in catch_up and "refinement:rejected" in catch_up
-        # Decision provenance: both forks resolved, then one record invalid after its comment was edited.
-        assert "all 2 design forks are resolved" in part and "❌ invalid" in part
-        # Root-cause discipline: an unevidenced confirmation refused, the escalation, the root cause.
-        assert "a confirmation needs evidence that points at code" in part
-        assert "**this investigation needs a human.**" in part and "labels: bug, needs-human" in part
-        assert "**Root cause evidenced** by H4" in part
-        # Regression-first bugfix: the self-review refused with its reason on screen (Steward's reply, not
-        # just the narration), the proof in order after an independent review, then a weakened test failing
-        # it, and a merge without the proof leaving the bug open.
-        assert "does not judge it. Ask another person with write access to review." in part
-        assert "commit status steward/regression-first: success — proof in order, review clean" in part
-        assert "commit status steward/regression-first: failure — the regression test" in part
-        assert "is skipped or expected to fail at the head" in part
-        assert "was merged without its proof**" in part and "bugfix:merged-unproven" in part
+    name, other = ("GitHub", "Gitea") if forge == "github" else ("Gitea", "GitHub")
+    assert f"═══ On {name}" in out and f"═══ On {other}" not in out
+    assert out.count("\n▶ ") == len(TOUR) - 1, out[-2000:]  # tune_scene has no heading of its own
+    first_hour_outcomes(out)
+    # Commands: who may run what, and a refusal that says why.
+    assert "**Steward commands**" in out
+    assert "`/steward refresh` can only be run by people with" in out
+    # Backlog refinement: the interview ends in an approved spec.
+    assert "## Spec v1 — Export orders as CSV (approved)" in out
+    # Configuration: the typo fails the commit status and opens the error issue; the fix closes it.
+    assert "commit status steward/config: failure" in out and "did you mean `round_cap`?" in out
+    assert "is now closed." in out
+    # The milestone gate: reopened when closed too early, closed for good when the gate passes.
+    assert "milestone v1.0 is open again" in out and "I reopened milestone **v1.0**" in out
+    assert "it stays closed." in out
+    # Catch-up: the report made while Steward was away gets its verdict after `steward reconcile`.
+    catch_up = out.split("▶ Catch-up after downtime", 1)[1].split("\n▶ ", 1)[0]
+    assert "re-checked" in catch_up and "refinement:rejected" in catch_up
+    # Decision provenance: both forks resolved, then one record invalid after its comment was edited.
+    assert "all 2 design forks are resolved" in out and "❌ invalid" in out
+    # Root-cause discipline: an unevidenced confirmation refused, the escalation, the root cause.
+    assert "a confirmation needs evidence that points at code" in out
+    assert "**this investigation needs a human.**" in out and "labels: bug, needs-human" in out
+    assert "**Root cause evidenced** by H4" in out
+    # Regression-first bugfix: the self-review refused with its reason on screen (Steward's reply, not
+    # just the narration), the proof in order after an independent review, then a weakened test failing
+    # it, and a merge without the proof leaving the bug open.
+    assert "does not judge it. Ask another person with write access to review." in out
+    assert "commit status steward/regression-first: success — proof in order, review clean" in out
+    assert "commit status steward/regression-first: failure — the regression test" in out
+    assert "is skipped or expected to fail at the head" in out
+    assert "was merged without its proof**" in out and "bugfix:merged-unproven" in out

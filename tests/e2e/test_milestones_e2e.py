@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from bot import sticky
+from bot.neutralise import JOINER
 from tests.e2e.conftest import Steward
 
 # A short grace period and debounce keep the tests quick; the Gitea notice mentions `notify`.
@@ -267,7 +268,8 @@ def test_a_burst_of_100_label_events_converges_with_few_reads_and_edits(steward:
     assert events == 100
     steward.settle()
     body = the_dashboard(steward, repo)["body"]
-    assert all(f"| #{n} | Item {items.index(n)} | issue, open | — | `audit:clean` |" in body for n in items)
+    by = f"`audit:clean` by @{JOINER}maintainer"
+    assert all(f"| #{n} | Item {items.index(n)} | issue, open | — | {by} |" in body for n in items)
     assert "Audits missing" not in body
 
     requests = steward.bot_requests(repo)

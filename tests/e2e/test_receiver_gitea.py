@@ -127,7 +127,7 @@ def test_oversize_malformed_and_incomplete_bodies(receiver: ThreadedServer, redi
     "file",
     [
         "go-playground/release-event.json",
-        "woodpecker/HookPullRequestReviewAck.json",
+        "woodpecker/HookPullRequestAddReviewRequest.json",
         "go-scm/tag_create.json",
     ],
 )
@@ -138,6 +138,23 @@ def test_unhandled_events_are_acknowledged_and_ignored(
     response = httpx2.post(f"{receiver.url}/webhooks/gitea", content=body, headers=gitea_headers(file, body))
     assert response.status_code == 202 and "ignored" in response.json()
     assert queued(redis_url) == 0
+
+
+@pytest.mark.parametrize(
+    "file",
+    [
+        "woodpecker/HookPullRequestReviewAck.json",
+        "woodpecker/HookPullRequestReviewDeny.json",
+        "woodpecker/HookPullRequestReviewComment.json",
+    ],
+)
+def test_native_reviews_are_enqueued(receiver: ThreadedServer, redis_url: str, file: str) -> None:
+    """Gitea's review deliveries (X-Gitea-Event pull_request_approved / _rejected / _comment) are handled:
+    the bugfix ledger shows native reviews."""
+    body = (GITEA / "webhooks" / file).read_bytes()
+    response = httpx2.post(f"{receiver.url}/webhooks/gitea", content=body, headers=gitea_headers(file, body))
+    assert response.status_code == 202 and "ignored" not in response.json()
+    assert queued(redis_url) == 1
 
 
 def test_redis_unreachable_gives_503() -> None:

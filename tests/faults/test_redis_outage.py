@@ -17,7 +17,7 @@ import pytest
 from bot.demo_texts import APPROVED_BUG
 from bot.runner import free_port
 from bot.sandbox.server import SandboxServer
-from tests.e2e.stack import SECRET, ForgeUser, settle, wait_for
+from tests.e2e.stack import SECRET, TEST_CONFIG_PATHS, ForgeUser, settle, wait_for
 from tests.faults.conftest import OwnRedis, log_of, steward_process, still_running
 
 USERS = {"owner": "outage-owner-token", "steward-bot": "outage-bot-token"}
@@ -98,6 +98,10 @@ def test_a_redis_outage_mid_burst_loses_nothing_acknowledged_and_kills_no_proces
     ):
         owner = ForgeUser(sandbox.url, "owner", USERS["owner"])
         repo = owner.create_repo()
+        # The burst is 24 bugs opened with two labels each in a few seconds: under the default per-person
+        # event budget (30 a minute) the labels would be handled one every 2 s, and the scenario would wait
+        # on that pacing rather than on the outage.
+        owner.put_file(repo, TEST_CONFIG_PATHS["github"], "limits:\n  events_per_minute: 0\n")
         owner.add_collaborator(repo, "steward-bot", "push")
         owner.add_hook(repo, f"{receiver}/webhooks/github")
         settle(sandbox.url, own_redis.url)

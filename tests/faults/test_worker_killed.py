@@ -3,10 +3,12 @@ answer came back — leaves the job in the queue; it runs again on the next work
 verdict, not two.
 
 arq re-runs a job whose worker vanished once the job's in-progress mark expires: Steward's job timeout plus
-40 seconds (arq's own timeout is Steward's plus 30, and arq adds 10). The scenario runs with a 2-second job
-timeout so that it takes under a minute; with the default 300 s, a killed worker's jobs run again after
-about 5 minutes 40 seconds (docs/reliability.md). GitHub-flavoured only: the kill and re-run happen in
-Steward's queue, the same on both forges (the forge side is covered by the other scenarios on both)."""
+its backstop plus 10 seconds (arq's own timeout is Steward's plus the backstop, 30 s by default, and arq
+adds 10). The scenario runs with a 5-second job timeout (the kill must land before Steward's own timeout
+ends the hung job, even on a busy machine) and a 2-second backstop, so the re-run comes after 17 s; with
+the defaults (300 s and 30 s), a killed worker's jobs run again after about 5 minutes 40 seconds
+(docs/reliability.md). GitHub-flavoured only: the kill and re-run happen in Steward's queue, the same on
+both forges (the forge side is covered by the other scenarios on both)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from tests.faults.conftest import log_of, steward_process
 from tests.faults.scenario import Expected, check_forge_state
 
 USERS = {"maintainer": "kill-maintainer", "steward-bot": "kill-bot"}
+BACKSTOP = 2
 
 
 def handled(log: str) -> list[str]:
@@ -50,14 +53,15 @@ def _worker_env(sandbox: SandboxServer, redis_url: str) -> dict[str, str]:
         "STEWARD_GITHUB_TOKEN": USERS["steward-bot"],
         "STEWARD_GITHUB_WEBHOOK_SECRETS": SECRET,
         "STEWARD_WORKER_METRICS_PORT": str(free_port()),
-        "STEWARD_JOB_TIMEOUT_SECONDS": "2",
+        "STEWARD_JOB_TIMEOUT_SECONDS": "5",
+        "STEWARD_JOB_TIMEOUT_BACKSTOP_SECONDS": str(BACKSTOP),
         "STEWARD_RETRY_BASE_DELAY": "0.05",
         "STEWARD_RECONCILE_INTERVAL_SECONDS": "0",
         "STEWARD_LOG_LEVEL": "info",
     }
 
 
-@pytest.mark.timeout(240)  # the re-run waits for the in-progress mark: job timeout + 40 s
+@pytest.mark.timeout(180)  # the re-run waits for the in-progress mark: job timeout + backstop + 10 s
 def test_a_worker_killed_mid_job_leaves_one_comment_after_its_job_runs_again(redis_url: str) -> None:
     with SandboxServer(USERS) as sandbox:
         settings = make_settings(sandbox.url, redis_url, github_token=USERS["steward-bot"])
@@ -109,12 +113,21 @@ class ForgeUserSteward:
 
 
 def test_a_jobs_in_progress_mark_lasts_its_own_timeout_not_the_reconciles(redis_url: str) -> None:
-    """What makes the re-run above come in under a minute: arq's in-progress mark follows the event job's
-    timeout (plus arq's 30 s backstop and 10 s), not the reconcile job's 30 minutes."""
+    """What makes the re-run above come in seconds: arq's in-progress mark follows the event job's timeout
+    (plus its backstop, 30 s by default, and 10 s), not the reconcile job's 30 minutes."""
     settings = make_settings("http://127.0.0.1:9", redis_url, job_timeout_seconds=7)
     worker = create_worker(settings, handle_signals=False)
     try:
         assert worker.in_progress_timeout_s == 7 + 40
+        assert worker.job_timeout_s == 7 + 30, "arq's limit is the backstop behind Steward's own"
+    finally:
+        asyncio.run(worker.close())
+    shorter = make_settings(
+        "http://127.0.0.1:9", redis_url, job_timeout_seconds=7, job_timeout_backstop_seconds=2
+    )
+    worker = create_worker(shorter, handle_signals=False)
+    try:
+        assert worker.in_progress_timeout_s == 7 + 2 + 10 and worker.job_timeout_s == 7 + 2
     finally:
         asyncio.run(worker.close())
 

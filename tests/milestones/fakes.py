@@ -18,6 +18,7 @@ from bot.forge import (
     Issue,
     Keep,
     Label,
+    LabelEvent,
     Milestone,
     NotFound,
     PermissionDenied,
@@ -47,6 +48,10 @@ class FakeForge:
     writes: list[str] = field(default_factory=list)
     reads: list[str] = field(default_factory=list)
     next_id: int = 1000
+    # Who put each label on an item, unless ``label_log`` has the item's events: ``labeller``, who holds
+    # maintain unless ``permissions`` says otherwise.
+    labeller: str = "maintainer"
+    label_log: dict[int, list[LabelEvent]] = field(default_factory=dict)
 
     # --- helpers for tests ---
 
@@ -189,7 +194,13 @@ class FakeForge:
         return self.milestones[key]
 
     async def permission_of(self, repo: RepoRef, login: str) -> str:
-        return self.permissions.get(login, "read")
+        return self.permissions.get(login, "maintain" if login == self.labeller else "read")
+
+    async def label_events(self, repo: RepoRef, number: int) -> list[LabelEvent]:
+        self.reads.append(f"label events {number}")
+        if number in self.label_log:
+            return list(self.label_log[number])
+        return [LabelEvent(name, True, self.labeller) for name in self.issues[number].labels]
 
     async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:
         if self.admins is None:

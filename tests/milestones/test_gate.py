@@ -9,7 +9,7 @@ import pytest
 
 from bot.forge import Issue
 from bot.settings import HandlerSettings, MilestoneLabels
-from handlers.milestones.gate import GateLabels, evaluate, is_internal
+from handlers.milestones.gate import NO_FACTS, Facts, GateLabels, evaluate, is_internal
 
 LABELS = GateLabels()
 
@@ -32,6 +32,11 @@ class Case:
     # (leg, kind, item number) of every failing reason, in order.
     reasons: tuple[tuple[str, str, int | None], ...] = ()
     exempt: bool = False
+    # What the forge says beyond the labels: passing labels that do not count, unresolved forks.
+    facts: Facts = NO_FACTS
+
+
+NOT_A_MAINTAINER = "only people with maintain access or more may set it"
 
 
 CASES = [
@@ -73,8 +78,48 @@ CASES = [
         "an unresolved design fork blocks complete, open or closed",
         (PASSED_SCENARIO, item(6, "closed", "forks:open")),
         reasons=(("complete", "unresolved-fork", 6),),
+        facts=Facts(open_forks={6: "F1"}),
+    ),
+    Case(
+        "the juror, not the label: a fork still open blocks though `forks:open` was taken off by hand",
+        (PASSED_SCENARIO, item(6, "closed", "forks:resolved")),
+        reasons=(("complete", "unresolved-fork", 6),),
+        facts=Facts(open_forks={6: "F2"}),
+    ),
+    Case(
+        "the juror, not the label: a `forks:open` label put on by hand blocks nothing",
+        (PASSED_SCENARIO, item(6, "closed", "forks:open")),
+        verdict="pass",
     ),
     Case("a resolved fork does not", (PASSED_SCENARIO, item(6, "closed", "forks:resolved")), verdict="pass"),
+    Case(
+        "a fieldtest:pass that does not count (applied without the permission) is no pass",
+        (PASSED_SCENARIO,),
+        reasons=(("functional", "scenario-not-passed", 1),),
+        facts=Facts(uncounted={1: {"fieldtest:pass": NOT_A_MAINTAINER}}),
+    ),
+    Case(
+        "an audit label that does not count leaves the audit missing; the other one still satisfies it",
+        (
+            PASSED_SCENARIO,
+            item(4, "closed", "cycle", "audit:clean"),
+            item(5, "closed", "cycle", "audit:clean", "audit:ratified"),
+        ),
+        reasons=(("complete", "audit-missing", 4),),
+        facts=Facts(uncounted={4: {"audit:clean": NOT_A_MAINTAINER}, 5: {"audit:clean": NOT_A_MAINTAINER}}),
+    ),
+    Case(
+        "a ratified label that does not count settles no finding",
+        (PASSED_SCENARIO, item(8, "open", "finding:friction", "ratified")),
+        reasons=(("complete", "open-item", 8), ("functional", "finding-open", 8)),
+        facts=Facts(uncounted={8: {"ratified": NOT_A_MAINTAINER}}),
+    ),
+    Case(
+        "uncounted labels of one item do not touch another's",
+        (PASSED_SCENARIO, item(4, "closed", "cycle", "audit:clean")),
+        verdict="pass",
+        facts=Facts(uncounted={9: {"audit:clean": NOT_A_MAINTAINER}}),
+    ),
     Case(
         "no scenario at all",
         (item(2),),
@@ -141,6 +186,7 @@ CASES = [
             item(4, "open", "finding:bug", pr=True),
             item(5, "open", "finding:spec-gap"),
         ),
+        facts=Facts(open_forks={3: "F1"}),
         reasons=(
             ("complete", "open-item", 2),
             ("complete", "open-item", 4),
@@ -158,7 +204,11 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_the_gate(case: Case) -> None:
     result = evaluate(
-        case.items, description=case.description, labels=LABELS, internal_marker="internal: true"
+        case.items,
+        description=case.description,
+        labels=LABELS,
+        internal_marker="internal: true",
+        facts=case.facts,
     )
     assert result.verdict == case.verdict
     assert result.exempt is case.exempt
@@ -174,10 +224,14 @@ def test_the_label_names_come_from_the_repository_settings() -> None:
         }
     )
     labels = GateLabels.from_settings(settings.milestones.labels, settings.forks.open_label)
-    items = (item(1, "closed", "scenario", "scenario:ok"), item(2, "closed", "fork?"))
-    result = evaluate(items, description="", labels=labels, internal_marker="internal: true")
-    assert [(b.kind, b.number) for b in result.blockers] == [("unresolved-fork", 2)]
-    assert "`fork?`" in result.blockers[0].missing
+    items = (item(1, "closed", "scenario", "scenario:ok"), item(2, "closed", "fieldtest:pass"))
+    facts = Facts(uncounted={1: {"scenario:ok": NOT_A_MAINTAINER}})
+    result = evaluate(items, description="", labels=labels, internal_marker="internal: true", facts=facts)
+    assert [(b.kind, b.number) for b in result.blockers] == [("scenario-not-passed", 1)]
+    assert result.blockers[0].missing == (
+        "scenario closed without `scenario:ok` "
+        f"(`scenario:ok` is there but does not count: {NOT_A_MAINTAINER})"
+    )
     assert GateLabels.from_settings(MilestoneLabels(), "forks:open") == GateLabels()
 
 

@@ -8,7 +8,8 @@ import re
 from bot import sticky
 from bot.forge import Issue
 from bot.neutralise import live_parts
-from handlers.milestones.gate import GateLabels, evaluate
+from handlers.milestones.gate import NO_FACTS, Facts, GateLabels, evaluate
+from handlers.milestones.provenance import LabelProof
 from handlers.milestones.render import (
     Columns,
     Commands,
@@ -31,9 +32,16 @@ def item(number: int, state: str = "closed", *labels: str, title: str = "", pr: 
 
 
 def view(
-    items: list[Issue], *, description: str = "", data: DashboardData | None = None, **kw: object
+    items: list[Issue],
+    *,
+    description: str = "",
+    data: DashboardData | None = None,
+    facts: Facts = NO_FACTS,
+    **kw: object,
 ) -> DashboardView:
-    result = evaluate(items, description=description, labels=LABELS, internal_marker="internal: true")
+    result = evaluate(
+        items, description=description, labels=LABELS, internal_marker="internal: true", facts=facts
+    )
     fields: dict[str, object] = {
         "milestone_title": "v1.0",
         "milestone_url": "https://forge/o/r/milestone/1",
@@ -45,6 +53,7 @@ def view(
         "internal_marker": "internal: true",
         "columns": Columns(LABELS),
         "commands": Commands("steward", "maintain+"),
+        "facts": facts,
     }
     fields.update(kw)
     return DashboardView(**fields)  # type: ignore[arg-type]
@@ -52,7 +61,8 @@ def view(
 
 def test_a_blocked_dashboard_leads_with_what_to_do_and_groups_the_blockers() -> None:
     items = [item(1, "open", "fieldtest"), item(2, "open", "cycle", pr=True), item(3, "closed", "forks:open")]
-    text = render_dashboard(view(items), updated_at="2026-12-01T12:00:00Z")
+    facts = Facts(open_forks={3: "F1"})
+    text = render_dashboard(view(items, facts=facts), updated_at="2026-12-01T12:00:00Z")
     lines = text.splitlines()
     assert lines[0].startswith("## Milestone [v1.0](https://forge/o/r/milestone/1): the gate is blocked")
     assert lines[2].startswith("❌ **Not ready to close: 5 blockers.** Clear them")
@@ -63,7 +73,8 @@ def test_a_blocked_dashboard_leads_with_what_to_do_and_groups_the_blockers() -> 
     assert "**Open items** (2, complete leg)" in text
     assert "- #2 item 2 — open pull request: close it" in text
     assert "| #2 | item 2 | PR, open | — | **missing** | — | — |" in text
-    assert "| #3 | item 3 | issue, ✔ closed | — | — | — | **open** |" in text
+    assert "| #3 | item 3 | issue, ✔ closed | — | — | — | **open** (F1) |" in text
+    assert "- #3 item 3 — has an unresolved design fork (F1): resolve it" in text
     assert lines[-1].startswith("<sub>Updated 2026-12-01T12:00:00Z")
 
 
@@ -213,3 +224,44 @@ def test_without_notify_the_reopen_notice_mentions_the_admins_or_says_it_could_n
     assert notified.startswith("@lead: ") and "administers" not in notified, "notify comes first"
     for text in (admins, refused, notified):
         assert not re.search(r"\([^()]*\(", text), text
+
+
+def test_passing_labels_show_who_applied_them_and_those_that_do_not_count_say_why() -> None:
+    why = "only people with maintain access or more may set it"
+    items = [
+        item(1, "closed", "fieldtest", "fieldtest:pass"),
+        item(2, "closed", "fieldtest", "fieldtest:pass"),
+        item(3, "closed", "cycle", "audit:clean"),
+    ]
+    proofs = {
+        1: (LabelProof("fieldtest:pass", "maintainer", True),),
+        2: (LabelProof("fieldtest:pass", "writer", False, why),),
+        3: (LabelProof("audit:clean", None, False, "no label event says who applied it"),),
+    }
+    facts = Facts(
+        uncounted={2: {"fieldtest:pass": why}, 3: {"audit:clean": "no label event says who applied it"}}
+    )
+    text = render_dashboard(view(items, facts=facts, proofs=proofs), updated_at="2026-12-01T12:00:00Z")
+    at = "@\u2060"  # a handle shown, never a mention
+    assert (
+        f"| #1 | item 1 | issue, ✔ closed | — | — | scenario, `fieldtest:pass` by {at}maintainer | — |"
+        in text
+    )
+    assert f"scenario, `fieldtest:pass` by {at}writer (does not count) |" in text
+    assert "| `audit:clean` (does not count) |" in text
+    assert "### Labels that do not count" in text
+    assert f"- #2 `fieldtest:pass` by {at}writer (does not count): {why}" in text
+    assert "- #3 `audit:clean` (does not count): no label event says who applied it" in text
+    assert (
+        f"scenario closed without `fieldtest:pass` (`fieldtest:pass` is there but does not count: {why})"
+        in text
+    )
+    assert "@writer" not in text and "@maintainer" not in text
+    assert not live_parts(text)["mention"]
+
+
+def test_a_dashboard_where_every_label_counts_has_no_such_section() -> None:
+    items = [item(1, "closed", "fieldtest", "fieldtest:pass")]
+    proofs = {1: (LabelProof("fieldtest:pass", "maintainer", True),)}
+    text = render_dashboard(view(items, proofs=proofs), updated_at="2026-12-01T12:00:00Z")
+    assert "Labels that do not count" not in text and "(does not count)" not in text

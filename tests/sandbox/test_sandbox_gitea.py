@@ -323,6 +323,20 @@ def test_gitea_pagination_has_link_and_total_count(g: httpx2.Client, grepo: str)
     assert len(g.get(grepo + "/labels").json()) == 30, "the default page is 30"
 
 
+def test_gitea_answers_its_listings_without_etags_and_ignores_if_none_match(
+    g: httpx2.Client, grepo: str
+) -> None:
+    """Gitea's API handlers answer with ``ctx.JSON(http.StatusOK, …)`` (``ListIssues``,
+    ``ListRepoIssueComments`` in routers/api/v1/repo/): no ETag, and a conditional request gets the whole list
+    again (only raw file downloads use ``HandleGenericETagCache``). So Steward sends Gitea none."""
+    assert g.post(grepo + "/issues", json={"title": "x"}).status_code == 201
+    for path in ("/issues", "/issues/comments"):
+        first = g.get(grepo + path, params={"since": "2000-01-01T00:00:00Z"})
+        assert first.status_code == 200 and "ETag" not in first.headers
+        again = g.get(grepo + path, params={"since": "2000-01-01T00:00:00Z"}, headers={"If-None-Match": "*"})
+        assert again.status_code == 200 and again.content == first.content
+
+
 def test_faults_and_hangs_apply_to_the_gitea_api(
     sandbox: SandboxServer, g: httpx2.Client, grepo: str
 ) -> None:

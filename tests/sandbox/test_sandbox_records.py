@@ -18,6 +18,7 @@ from bot.sandbox.server import SandboxServer
 
 from .helpers import CaptureServer, OpenApiCheck, client, idle, schema_errors
 from .test_sandbox_gitea import SECRET, GiteaApiCheck, gitea_client
+from .test_sandbox_pushes import gitea_push_history, github_push_history
 
 
 @pytest.fixture
@@ -75,6 +76,7 @@ def github_records_routes(check: OpenApiCheck, sandbox: SandboxServer, alice: ht
     alice.post("/user/repos", json={"name": "checks"}).raise_for_status()
     github_check_output(check, sandbox, alice, "/repos/alice/checks")
     github_create_check_run(check, sandbox, alice, "/repos/alice/checks")
+    github_push_history(check, sandbox, alice)
 
 
 def gitea_records_routes(check: GiteaApiCheck, sandbox: SandboxServer, g: httpx2.Client) -> None:
@@ -85,6 +87,7 @@ def gitea_records_routes(check: GiteaApiCheck, sandbox: SandboxServer, g: httpx2
         gitea_reviews(check, g, gbob, "/repos/alice/grecords")
     g.post("/user/repos", json={"name": "gbranches"}).raise_for_status()
     gitea_branches(check, sandbox, g, "/repos/alice/gbranches")
+    gitea_push_history(check, sandbox, g)
 
 
 # --- who applied a label ---------------------------------------------------------------------------------
@@ -171,6 +174,16 @@ def github_reviews(
         ("bob", "CHANGES_REQUESTED"),
         ("alice", "COMMENTED"),
     ]
+    # "Dismiss a review for a pull request": the approval becomes DISMISSED (a comment cannot be).
+    url = f"{repo}/pulls/{n}/reviews/{approved['id']}/dismissals"
+    dismissed = check(alice.put(url, json={"message": "stale", "event": "DISMISS"})).json()
+    assert (dismissed["id"], dismissed["state"]) == (approved["id"], "DISMISSED")
+    assert (
+        alice.put(
+            url.replace(str(approved["id"]), str(commented.json()["id"])), json={"message": "x"}
+        ).status_code
+        == 422
+    )
     return n, sha
 
 
@@ -186,7 +199,8 @@ def test_github_reviews_their_states_and_webhook(
     request": 200 with the review, states APPROVED / CHANGES_REQUESTED / COMMENTED and the `commit_id` it
     was made on; the author may not approve (422 "Can not approve your own pull request"); a review
     without `event` stays PENDING and only its author sees it. The `pull_request_review` `submitted` webhook
-    names the state in lower case with `review.commit_id` (octokit/webhooks schema)."""
+    names the state in lower case with `review.commit_id` (octokit/webhooks schema); a dismissed review
+    (`PUT …/reviews/{id}/dismissals`) sends `dismissed` with the state `dismissed`."""
     hook = {"config": {"url": capture.hook_url, "content_type": "json"}, "events": ["pull_request_review"]}
     alice.post(repo + "/hooks", json=hook).raise_for_status()
     n, sha = github_reviews(openapi, alice, bob, repo)
@@ -196,15 +210,16 @@ def test_github_reviews_their_states_and_webhook(
     assert pending["state"] == "PENDING"
     assert "PENDING" not in {r["state"] for r in alice.get(f"{repo}/pulls/{n}/reviews").json()}
     idle(sandbox)
-    got = [r for r in capture.capture.wait_for(4) if r.event != "ping"]
+    got = [r for r in capture.capture.wait_for(5) if r.event != "ping"]
     assert [(r.event, r.payload["action"], r.payload["review"]["state"]) for r in got] == [
         ("pull_request_review", "submitted", "approved"),
         ("pull_request_review", "submitted", "changes_requested"),
         ("pull_request_review", "submitted", "commented"),
+        ("pull_request_review", "dismissed", "dismissed"),
     ]
     for received in got:
         assert received.payload["review"]["commit_id"] == sha
-        assert schema_errors("pull_request_review", "submitted", received.payload) == []
+        assert schema_errors("pull_request_review", received.payload["action"], received.payload) == []
 
 
 def gitea_reviews(check: GiteaApiCheck, g: httpx2.Client, gbob: httpx2.Client, repo: str) -> tuple[int, str]:

@@ -27,6 +27,7 @@ INVOCATIONS = {
     "edit-spec": "edit-spec",
     "cancel-refine": "cancel-refine",
     "gate": "gate",
+    "ratify": "ratify The extra click is the price of the confirmation step.",
     "decide": "decide F1 Use CSV.",
     "reopen-fork": "reopen-fork F1 We need JSON too.",
     "drop-fork": "drop-fork F1 Not a question any more.",

@@ -37,8 +37,12 @@ WEBHOOKS = Path(__file__).parent.parent / "fixtures" / "gitea" / "webhooks"
 INDEX: list[dict[str, Any]] = json.loads((WEBHOOKS / "index.json").read_text())["files"]
 
 
+def _name(entry: dict[str, Any]) -> str:
+    return gitea_event_name(entry["x_gitea_event"], entry["x_gitea_event_type"])
+
+
 def _handled(entry: dict[str, Any]) -> bool:
-    event = entry["x_gitea_event"]
+    event = _name(entry)
     allowed = GITEA_HANDLED.get(event, frozenset())
     return event in GITEA_HANDLED and (allowed is None or entry["action"] in allowed)
 
@@ -63,7 +67,7 @@ def test_the_index_covers_every_payload_file() -> None:
 
 
 def test_every_handled_kind_has_a_fixture() -> None:
-    kinds = {(e["x_gitea_event"], e["action"]) for e in HANDLED}
+    kinds = {(_name(e), e["action"]) for e in HANDLED}
     for event, actions in GITEA_HANDLED.items():
         for action in actions or {None}:
             if (event, action) in {("issues", "edited"), ("issues", "reopened"), ("issues", "label_cleared")}:
@@ -81,7 +85,7 @@ def test_every_handled_kind_has_a_fixture() -> None:
 def test_handled_payloads_normalise(entry: dict[str, Any]) -> None:
     payload = _payload(entry)
     event = _normalise(entry)
-    assert event.forge == "gitea" and event.name == entry["x_gitea_event"]
+    assert event.forge == "gitea" and event.name == _name(entry)
     assert event.sender == payload["sender"]["login"] and not event.sender_is_bot
     assert event.repo is not None and event.repo.full_name == payload["repository"]["full_name"]
     assert event.extra["gitea_event_type"] == entry["x_gitea_event_type"]
@@ -93,7 +97,7 @@ def test_handled_payloads_normalise(entry: dict[str, Any]) -> None:
         assert event.issue.title == raw["title"]
         assert event.issue.labels == tuple(label["name"] for label in raw.get("labels") or ())
         assert event.issue_key == f"gitea:{event.repo.full_name}#{event.issue.number}"
-    if event.name == "pull_request":
+    if event.name in ("pull_request", "pull_request_review"):
         raw_pull = payload["pull_request"]
         assert event.issue is not None and event.issue.is_pull_request
         assert event.pull is not None
@@ -103,7 +107,7 @@ def test_handled_payloads_normalise(entry: dict[str, Any]) -> None:
         )
         assert event.pull.head_sha == raw_pull["head"].get("sha", "")
         assert event.pull.merged == (raw_pull.get("merged") is True)
-        milestone = raw_pull.get("milestone")
+        milestone = raw_pull.get("milestone") if event.name == "pull_request" else None
         assert (event.milestone.number if event.milestone else None) == (milestone or {}).get("id")
     if event.name == "issue_comment":
         assert event.comment is not None and event.comment.id == payload["comment"]["id"]
@@ -201,3 +205,48 @@ def test_a_specific_type_in_x_gitea_event_maps_to_the_broad_event() -> None:
 def test_malformed_payloads_are_refused(payload: Any) -> None:
     with pytest.raises(MalformedPayload):
         normalise_gitea("issues", "d", payload)
+
+
+REVIEWS = [e for e in HANDLED if _name(e) == "pull_request_review"]
+# modules/webhook/type.go: the review's type → X-Gitea-Event; the state Steward reads from it.
+REVIEW_STATES = {
+    "pull_request_review_approved": ("pull_request_approved", "approved"),
+    "pull_request_review_rejected": ("pull_request_rejected", "changes_requested"),
+    "pull_request_review_comment": ("pull_request_comment", "commented"),
+}
+
+
+def test_every_review_kind_has_a_fixture() -> None:
+    assert {e["x_gitea_event_type"] for e in REVIEWS} == set(REVIEW_STATES)
+
+
+@pytest.mark.parametrize("entry", REVIEWS, ids=[e["file"] for e in REVIEWS])
+def test_native_reviews_normalise(entry: dict[str, Any]) -> None:
+    """X-Gitea-Event pull_request_approved / _rejected / _comment, action `reviewed`: a
+    `pull_request_review.submitted` whose state comes from the event (the payload's `review` has only
+    `type` and `content`), by the sender, on the pull request of the payload; no review id or commit."""
+    payload = _payload(entry)
+    event = _normalise(entry)
+    broad, state = REVIEW_STATES[entry["x_gitea_event_type"]]
+    assert entry["x_gitea_event"] == broad
+    assert (event.name, event.action, event.extra["gitea_action"]) == (
+        "pull_request_review",
+        "submitted",
+        "reviewed",
+    )
+    assert event.review is not None
+    assert (event.review.state, event.review.author) == (state, payload["sender"]["login"])
+    assert (event.review.id, event.review.commit_id) == (0, "")
+    assert event.issue is not None and event.issue.number == payload["number"]
+    assert event.pull is not None and event.pull.head_sha == payload["pull_request"]["head"]["sha"]
+
+
+def test_a_review_comment_is_not_a_pull_request_comment() -> None:
+    """X-Gitea-Event `pull_request_comment` with type `pull_request_review_comment` is a review; the same
+    X-Gitea-Event alone (older Gitea put the specific type there) is a comment on a pull request."""
+    assert gitea_event_name("pull_request_comment", "pull_request_review_comment") == "pull_request_review"
+    assert gitea_event_name("pull_request_review_comment") == "pull_request_review"
+    assert gitea_event_name("issue_comment", "pull_request_comment") == "issue_comment"
+    assert gitea_event_name("pull_request_comment") == "issue_comment"
+    assert gitea_event_name("pull_request_approved") == "pull_request_review"
+    assert gitea_event_name("pull_request", "pull_request_review_request") == "pull_request"

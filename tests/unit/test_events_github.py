@@ -7,9 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from bot.events import GITHUB_HANDLED, Event, MalformedPayload, Unhandled, normalise_github
+from bot.events import (
+    GITHUB_HANDLED,
+    Event,
+    MalformedPayload,
+    ReviewSnapshot,
+    Unhandled,
+    normalise_github,
+)
 
 WEBHOOKS = Path(__file__).parent.parent / "fixtures" / "github" / "webhooks"
+SCHEMAS = Path(__file__).parent.parent / "fixtures" / "github" / "webhook-schemas"
 
 
 def _examples(handled: bool) -> list[tuple[str, Path]]:
@@ -40,6 +48,7 @@ def test_every_handled_event_has_examples() -> None:
         "status",
         "check_run",
         "check_suite",
+        "pull_request_review",
     } <= events
 
 
@@ -99,6 +108,14 @@ def test_handled_examples_normalise(event_name: str, path: Path) -> None:
         assert event.milestone is not None and event.milestone.number == payload["milestone"]["number"]
     if event_name == "push":
         assert event.ref == payload["ref"] and event.after == payload["after"]
+    if event_name == "pull_request_review":
+        raw, raw_pull = payload["review"], payload["pull_request"]
+        assert event.review == ReviewSnapshot(
+            raw["state"], raw["user"]["login"], raw["id"], raw["commit_id"]
+        )
+        assert event.issue is not None and event.issue.number == raw_pull["number"]
+        assert event.issue.is_pull_request
+        assert event.pull is not None and event.pull.head_sha == raw_pull["head"]["sha"]
     # The event survives the queue unchanged.
     assert Event.from_json(event.to_json()) == event
 
@@ -161,3 +178,29 @@ def test_installation_events_name_their_repositories() -> None:
     listed: list[object] = [{"full_name": f"o/r{i}"} for i in range(500)]
     many = {**created, "repositories": [{"full_name": "bad"}, 7, *listed]}
     assert len(normalise_github("installation", "d-4", many).repos) == 200
+
+
+def test_review_events_rely_only_on_what_the_schemas_require() -> None:
+    """octokit's payload schemas for `pull_request_review` submitted / edited / dismissed (there is no
+    example of `edited`): each requires the review and the pull request; a review always has an id, a user,
+    a `commit_id` and a lower-case `state` Steward knows."""
+    for action in ("submitted", "edited", "dismissed"):
+        schema = json.loads((SCHEMAS / "pull_request_review" / f"{action}.schema.json").read_bytes())
+        assert {"action", "review", "pull_request", "repository", "sender"} <= set(schema["required"])
+        assert schema["properties"]["action"]["enum"] == [action]
+        assert action in (GITHUB_HANDLED["pull_request_review"] or ())
+    review = json.loads((SCHEMAS / "common" / "pull-request-review.schema.json").read_bytes())
+    assert {"id", "user", "commit_id", "state"} <= set(review["required"])
+    assert set(review["properties"]["state"]["enum"]) == {
+        "commented",
+        "changes_requested",
+        "approved",
+        "dismissed",
+    }
+    # An edited review (its body changed), built from the submitted example as the schema describes it.
+    submitted = json.loads((WEBHOOKS / "pull_request_review" / "submitted.json").read_bytes())
+    edited = {**submitted, "action": "edited", "changes": {"body": {"from": "old"}}}
+    event = normalise_github("pull_request_review", "d", edited)
+    assert event.kind == "pull_request_review.edited" and event.review is not None
+    with pytest.raises(MalformedPayload):
+        normalise_github("pull_request_review", "d", {**submitted, "review": {"state": "approved"}})

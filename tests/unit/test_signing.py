@@ -84,6 +84,31 @@ async def test_an_older_signed_version_pasted_back_is_a_replay() -> None:
     assert (await read(keyring, old, remember=False)).outcome == "verified", "a verifier without memory"
 
 
+async def test_a_record_that_pins_its_text_does_not_verify_once_the_text_is_edited() -> None:
+    """The RA9 verdict's YAML is what readers trust: its signed block pins the visible text (issue 23)."""
+    keyring = Keyring(Ed25519PrivateKey.generate())
+    text = "## Refinement Verdict\n\n```yaml\nstatus: rejected\nblockers:\n  - RA9-3\n```"
+    shown, data = sticky.covered(PLACE.kind, PLACE.key, text, {"bugId": "B-1"})
+    body, _ = sticky.signed(keyring, PLACE, shown, data)
+    assert (await read(keyring, body)).outcome == "verified"
+    assert (await read(keyring, body.replace("RA9-3", "RA9-3  ") + "\n")).outcome == "verified", "blanks"
+    edited = body.replace("status: rejected", "status: approved")
+    record = await read(keyring, edited)
+    assert record.outcome == "tampered" and record.trusted is None
+    # A record that does not pin its text: the text is a view, an edit of it leaves the block trusted.
+    plain = signed(keyring, {"bugId": "B-1"})
+    assert (await read(keyring, plain.replace("the board", "a forged board"))).outcome == "verified"
+
+
+async def test_a_pinned_text_too_long_for_a_comment_is_pinned_as_shrunk() -> None:
+    keyring = Keyring(Ed25519PrivateKey.generate())
+    text = "\n".join(f"line {i} " + "x" * 80 for i in range(2000))
+    shown, data = sticky.covered(PLACE.kind, PLACE.key, text, {"k": 1})
+    body, _ = sticky.signed(keyring, PLACE, shown, data)
+    assert len(body) <= sticky.MAX_CHARS and "too long to show here" in body
+    assert (await read(keyring, body)).outcome == "verified"
+
+
 async def test_an_unknown_key_cannot_verify_and_an_earlier_key_listed_for_rotation_does() -> None:
     before = Ed25519PrivateKey.generate()
     old_body = signed(Keyring(before), {"x": 1})

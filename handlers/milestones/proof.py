@@ -1,0 +1,113 @@
+"""What the gate needs from the forge beyond the items' labels (``gate.Facts``): who applied each passing
+label and whether they hold `milestones.label_permission` now, and decision provenance's answer on each item's
+design forks (``handlers.forks.api``, never the `forks:open` label).
+
+Reads, per evaluation: one label-event read per item that carries a passing label (GitHub
+``GET /issues/{n}/events``, Gitea ``GET /issues/{n}/timeline``), one permission read per distinct person who
+applied one, and the forks juror's reads for the items that list forks or carry a forks label. Items with
+neither cost nothing more than the item list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bot.context import EventContext
+from bot.forge import Issue
+from bot.permissions import PermissionsUnreadable, check, who_may
+from bot.settings import Permission
+from handlers.forks.api import unresolved_forks
+from handlers.milestones.gate import Facts, GateLabels
+from handlers.milestones.provenance import LabelProof, applier, carried, proof
+
+
+def label_permission(ctx: EventContext) -> Permission:
+    return ctx.settings.milestones.label_permission
+
+
+def needs_words(ctx: EventContext) -> str:
+    """Who may set a passing label, in a reader's words ("people with maintain access or more")."""
+    return who_may(label_permission(ctx), forge=ctx.event.forge)
+
+
+def permission_word(ctx: EventContext) -> str:
+    """The access a passing label needs, as this forge names it (Gitea has no maintain: its admin)."""
+    permission = label_permission(ctx)
+    if ctx.event.forge == "gitea":
+        return {"triage": "write", "maintain": "admin"}.get(permission, permission)
+    return permission
+
+
+@dataclass
+class Allowed:
+    """Whether people hold the label permission now, each asked of the forge once (None: it would not say)."""
+
+    ctx: EventContext
+    known: dict[str, bool | None] = field(default_factory=dict)
+
+    async def __call__(self, login: str) -> bool | None:
+        key = login.casefold()
+        if key not in self.known:
+            try:
+                decision = await check(
+                    self.ctx.forge, self.ctx.repo, label_permission(self.ctx), actor=login, author=""
+                )
+            except PermissionsUnreadable:
+                self.known[key] = None
+            else:
+                self.known[key] = decision.allowed
+        return self.known[key]
+
+
+@dataclass(frozen=True)
+class GateProof:
+    facts: Facts
+    # Per item, its passing labels with who applied them and whether they count.
+    labels: dict[int, tuple[LabelProof, ...]]
+
+
+async def label_proofs(
+    ctx: EventContext, item: Issue, labels: GateLabels, allowed: Allowed
+) -> tuple[LabelProof, ...]:
+    names = carried(item.labels, labels)
+    if not names:
+        return ()
+    events = await ctx.forge.label_events(ctx.repo, item.number)
+    needs = needs_words(ctx)
+    out = []
+    for name in names:
+        by = applier(events, name, ctx.me.login)
+        out.append(proof(name, by, await allowed(by) if by else False, needs))
+    return tuple(out)
+
+
+async def open_forks(ctx: EventContext, item: Issue) -> str | None:
+    """What is unresolved in the item's design forks, or None."""
+    try:
+        ids = await unresolved_forks(ctx, ctx.repo, item.number, issue=item)
+    except PermissionsUnreadable:
+        return (
+            "its decisions cannot be checked: the forge shows who may decide only to a repository admin, "
+            "and Steward's account is not one"
+        )
+    return ", ".join(ids) if ids else None
+
+
+async def gate_proof(ctx: EventContext, items: Sequence[Issue], labels: GateLabels) -> GateProof:
+    """The gate's facts over ``items``, read from the forge now (see the module's note for the cost)."""
+    allowed = Allowed(ctx)
+    proofs: dict[int, tuple[LabelProof, ...]] = {}
+    forks: dict[int, str] = {}
+    for item in items:
+        found = await label_proofs(ctx, item, labels, allowed)
+        if found:
+            proofs[item.number] = found
+        unresolved = await open_forks(ctx, item)
+        if unresolved is not None:
+            forks[item.number] = unresolved
+    uncounted = {
+        number: {p.label.casefold(): p.why for p in found if not p.counts} for number, found in proofs.items()
+    }
+    facts = Facts({number: why for number, why in uncounted.items() if why}, forks)
+    return GateProof(facts, proofs)

@@ -1,0 +1,101 @@
+"""Who set the gate's passing labels, and whether they count (pure: the forge's label events in, answers out).
+
+The passing labels are ``fieldtest:pass``, ``audit:clean``, ``audit:ratified`` and ``ratified`` (as the
+repository names them). One counts only while the person who applied it — the actor of its latest
+``labeled`` event that is not Steward's own (a label Steward put back is the earlier applier's) — holds
+``milestones.label_permission`` now. Labels are compared without regard to case, as the forges do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.forge import LabelEvent
+from handlers.milestones.gate import GateLabels
+
+
+@dataclass(frozen=True)
+class LabelProof:
+    """A passing label on an item: who applied it (None: no event records it) and whether it counts (when not,
+    ``why``, in a reader's words)."""
+
+    label: str
+    by: str | None
+    counts: bool
+    why: str = ""
+
+
+def passing_labels(labels: GateLabels) -> tuple[str, ...]:
+    """The labels that let an item pass the gate, and so must come from someone with the permission."""
+    return (labels.fieldtest_pass, labels.audit_clean, labels.audit_ratified, labels.ratified)
+
+
+def carried(item_labels: Sequence[str], labels: GateLabels) -> tuple[str, ...]:
+    """The passing labels among ``item_labels`` (in the configuration's spelling)."""
+    have = {name.casefold() for name in item_labels}
+    return tuple(name for name in passing_labels(labels) if name.casefold() in have)
+
+
+def _same(a: str, b: str) -> bool:
+    return a.casefold() == b.casefold()
+
+
+def applier(events: Sequence[LabelEvent], label: str, bot: str) -> str | None:
+    """Who applied ``label``: the actor of its latest ``labeled`` event not by Steward (``bot``), or None."""
+    for event in reversed(events):
+        if event.added and _same(event.label, label) and event.actor and not _same(event.actor, bot):
+            return event.actor
+    return None
+
+
+def last_change(events: Sequence[LabelEvent], label: str) -> int | None:
+    """The index of ``label``'s latest event (put on or taken off), or None."""
+    for index in range(len(events) - 1, -1, -1):
+        if _same(events[index].label, label):
+            return index
+    return None
+
+
+Undo = Literal["remove", "restore"]
+
+
+def undo_of(
+    events: Sequence[LabelEvent], label: str, *, present: bool, sender: str, bot: str
+) -> tuple[Undo, str | None] | None:
+    """What putting back ``sender``'s latest change of ``label`` means, when that change is still the label's
+    state: ("remove", None) for a label they applied; ("restore", the earlier applier) for one they removed
+    — to be restored only when that applier holds the permission (else it did not count, and removing it
+    changed nothing). None when the latest change is not ``sender``'s (or Steward's), or no longer holds."""
+    index = last_change(events, label)
+    if index is None or _same(sender, bot):
+        return None
+    last = events[index]
+    if not _same(last.actor, sender) or last.added != present:
+        return None
+    if last.added:
+        return ("remove", None)
+    earlier = applier(events[:index], label, bot)
+    return ("restore", earlier) if earlier is not None else None
+
+
+def proof(label: str, by: str | None, allowed: bool | None, needs: str) -> LabelProof:
+    """A label's proof from who applied it and whether they hold the permission now (None: the forge would
+    not say). ``needs``: who may set it, in a reader's words ("people with maintain access or more")."""
+    if by is None:
+        return LabelProof(label, None, False, f"no label event says who applied it (only {needs} may)")
+    if allowed is None:
+        why = "the forge will not show Steward who holds which access (it needs repository admin)"
+        return LabelProof(label, by, False, why)
+    if not allowed:
+        return LabelProof(label, by, False, f"only {needs} may set it")
+    return LabelProof(label, by, True)
+
+
+def put_back_reply(sender: str, labels: Sequence[str], word: str) -> str:
+    """The one-line answer to someone whose change of passing labels Steward undid (``word``: the access it
+    needs, as the forge names it: "maintain", on Gitea "admin")."""
+    names = ", ".join(f"`{name}`" for name in labels)
+    verb, it = ("needs", "it") if len(labels) == 1 else ("need", "them")
+    return f"@{sender}: {names} {verb} {word} permission; Steward put {it} back."

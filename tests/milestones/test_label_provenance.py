@@ -1,0 +1,104 @@
+"""Who applied a passing label, whether it counts, and what putting back a change means (pure rules of
+``handlers.milestones.provenance``)."""
+
+from __future__ import annotations
+
+from bot.forge import LabelEvent
+from handlers.milestones.gate import GateLabels
+from handlers.milestones.provenance import (
+    applier,
+    carried,
+    last_change,
+    passing_labels,
+    proof,
+    put_back_reply,
+    undo_of,
+)
+
+BOT = "steward-bot"
+NEEDS = "people with maintain access or more"
+
+
+def on(label: str, actor: str) -> LabelEvent:
+    return LabelEvent(label, True, actor)
+
+
+def off(label: str, actor: str) -> LabelEvent:
+    return LabelEvent(label, False, actor)
+
+
+def test_the_passing_labels_are_the_four_that_let_an_item_pass_as_the_repository_names_them() -> None:
+    assert passing_labels(GateLabels()) == ("fieldtest:pass", "audit:clean", "audit:ratified", "ratified")
+    renamed = GateLabels(fieldtest_pass="scenario:ok")
+    assert carried(("Scenario:OK", "fieldtest", "bug"), renamed) == ("scenario:ok",)
+    assert carried(("cycle", "finding:bug", "forks:open"), GateLabels()) == ()
+
+
+def test_the_applier_is_the_latest_person_to_put_it_on() -> None:
+    events = [on("fieldtest:pass", "ann"), off("fieldtest:pass", "ann"), on("FieldTest:Pass", "bob")]
+    assert applier(events, "fieldtest:pass", BOT) == "bob"
+    assert applier(events, "audit:clean", BOT) is None
+    assert applier([], "fieldtest:pass", BOT) is None
+
+
+def test_a_label_steward_put_back_is_the_earlier_appliers() -> None:
+    events = [on("ratified", "maint"), off("ratified", "writer"), on("ratified", BOT)]
+    assert applier(events, "ratified", BOT) == "maint"
+    # Only Steward ever put it on: nobody who could hold the permission applied it.
+    assert applier([on("ratified", BOT)], "ratified", BOT) is None
+
+
+def test_last_change_finds_the_labels_latest_event() -> None:
+    events = [on("a", "x"), on("b", "y"), off("a", "z")]
+    assert last_change(events, "A") == 2
+    assert last_change(events, "b") == 1
+    assert last_change(events, "c") is None
+
+
+def test_a_label_the_sender_put_on_is_removed() -> None:
+    events = [on("fieldtest:pass", "writer")]
+    assert undo_of(events, "fieldtest:pass", present=True, sender="writer", bot=BOT) == ("remove", None)
+
+
+def test_a_label_the_sender_took_off_is_restored_for_its_earlier_applier_to_be_checked() -> None:
+    events = [on("audit:clean", "maint"), off("audit:clean", "writer")]
+    assert undo_of(events, "audit:clean", present=False, sender="writer", bot=BOT) == ("restore", "maint")
+
+
+def test_a_removed_label_nobody_applied_is_not_restored() -> None:
+    events = [off("audit:clean", "writer")]
+    assert undo_of(events, "audit:clean", present=False, sender="writer", bot=BOT) is None
+
+
+def test_nothing_to_undo_when_the_change_is_someone_elses_or_no_longer_stands() -> None:
+    events = [on("ratified", "writer"), off("ratified", "maint")]
+    assert undo_of(events, "ratified", present=False, sender="writer", bot=BOT) is None, "not the sender's"
+    events = [on("ratified", "writer")]
+    assert undo_of(events, "ratified", present=False, sender="writer", bot=BOT) is None, "already gone"
+    assert undo_of([], "ratified", present=True, sender="writer", bot=BOT) is None, "no event at all"
+
+
+def test_steward_never_undoes_its_own_change() -> None:
+    events = [on("fieldtest:pass", "writer"), off("fieldtest:pass", BOT)]
+    assert undo_of(events, "fieldtest:pass", present=False, sender=BOT, bot=BOT) is None
+    assert undo_of(events, "fieldtest:pass", present=False, sender="writer", bot=BOT) is None
+
+
+def test_a_label_counts_only_from_someone_who_holds_the_permission_now() -> None:
+    assert proof("fieldtest:pass", "maint", True, NEEDS).counts
+    denied = proof("fieldtest:pass", "writer", False, NEEDS)
+    assert not denied.counts and denied.by == "writer"
+    assert denied.why == f"only {NEEDS} may set it"
+    unknown = proof("fieldtest:pass", None, None, NEEDS)
+    assert not unknown.counts and "no label event says who applied it" in unknown.why
+    unreadable = proof("fieldtest:pass", "maint", None, NEEDS)
+    assert not unreadable.counts and "repository admin" in unreadable.why
+
+
+def test_the_reply_is_one_line_naming_the_labels_and_the_permission() -> None:
+    assert put_back_reply("writer", ["fieldtest:pass"], "maintain") == (
+        "@writer: `fieldtest:pass` needs maintain permission; Steward put it back."
+    )
+    two = put_back_reply("writer", ["audit:clean", "ratified"], "admin")
+    assert two == "@writer: `audit:clean`, `ratified` need admin permission; Steward put them back."
+    assert "\n" not in two
