@@ -73,7 +73,10 @@ def _reconcile_with(settings: Settings) -> Callable[[str, str], list[str]]:
 
         async def go() -> None:
             redis_client = make_redis(settings.redis_url)
-            runtime = build_runtime(settings, redis_client)
+            # The demo's scenes spend the write budget in bursts; the operator's run here waits for room (up
+            # to a minute) rather than leave an issue to the next run, so the scene shows its outcome.
+            patient = settings.model_copy(update={"budget_max_wait_seconds": 65.0})
+            runtime = build_runtime(patient, redis_client)
             try:
                 await install_from_settings(settings, redis_client)
                 kind: ForgeKind = "gitea" if flavor == "gitea" else "github"

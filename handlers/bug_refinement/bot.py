@@ -34,6 +34,7 @@ from handlers.bug_refinement.comment import (
     render_bug_comment,
     render_story_comment,
     template,
+    verdict_notice_line,
 )
 from handlers.bug_refinement.document import parse_document
 from handlers.bug_refinement.formats import read_report
@@ -279,7 +280,7 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
             pin_text=True,
         )
         await _mirror_labels(ctx, issue, "approved")
-        await _settle_notices(ctx, issue, None, comments)
+        await _settle_notices(ctx, issue, None, comments, asked_in_verdict=bool(data.get(ASKED)))
         return "locked"
     verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=datetime.now(UTC))
     language = document_language(parse_document(read_report(issue.body)))
@@ -291,25 +292,42 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
             template_text=template(issue.body, issue.title) if verdict.verdict == "rejected" else None,
             stories=_notes_for_comment(notes),
         )
+        author = _reporter(ctx, issue)
+        ask = _ask_digest(verdict) if author is not None else None
+        # The reporter's ask rides in the verdict when the verdict is created now, or when this verdict
+        # already made this very ask; otherwise a separate notice asks (``_notify_author``). A mention in a
+        # new comment notifies, one added by an edit does not. Gitea: services/issue/comments.go
+        # `CreateIssueComment` collects the mentions (`FindAndUpdateIssueMentions`) for the notifiers,
+        # `UpdateComment` passes none (services/mailer/notify.go mails mentions only on creation). GitHub: a
+        # notification's reason `mention` is being @mentioned in new content; an edit sends none
+        # (github.com/isaacs/github#310). The created comment holds this line before its record is signed in
+        # (bot/sticky.py `upsert`), so the mention is there at creation.
+        in_verdict = ask is not None and (existing is None or data.get(ASKED) == ask)
+        if in_verdict and author is not None:
+            text = f"{verdict_notice_line(author, verdict)}\n\n{text}"
+        record: dict[str, Any] = {
+            "bugId": verdict.bug_id,
+            "body": digest,
+            "warnings": list(verdict.warning_codes),
+            "language": language,
+        }
+        asked = ask if in_verdict else data.get(ASKED)  # kept: an ask made here is settled later
+        if asked:
+            record[ASKED] = asked
         written = await ctx.upsert_sticky(
             VERDICT_KIND,
             str(issue.number),
             text,
-            data={
-                "bugId": verdict.bug_id,
-                "body": digest,
-                "warnings": list(verdict.warning_codes),
-                "language": language,
-            },
+            data=record,
             number=issue.number,
             comments=comments,
             pin_text=True,
         )
         if checked.broken:
             await ctx.report_rebuilt(checked, written.comment.html_url or "the verdict", number=issue.number)
-        if blockers_for(verdict, "reporter"):
+        if ask is not None and not in_verdict:
             await _notify_author(ctx, issue, verdict, written.comment, comments)
-    await _settle_notices(ctx, issue, verdict, comments)
+    await _settle_notices(ctx, issue, verdict, comments, asked_in_verdict=bool(data.get(ASKED)))
     await _mirror_labels(ctx, issue, verdict.verdict)
     ctx.log.info("bug refined", verdict=verdict.verdict, blockers=list(verdict.blocker_codes))
     return verdict.verdict
@@ -317,6 +335,17 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
 
 def _language(data: Mapping[str, Any]) -> Language:
     return "pt" if data.get("language") == "pt" else "en"
+
+
+# The verdict's signed data records the reporter's ask it carried itself (its digest), so that once their part
+# is done they are still told so once (``_settle_notices``), as after a separate notice.
+ASKED = "asked"
+
+
+def _ask_digest(verdict: BugVerdict) -> str | None:
+    """What the verdict asks of the reporter, as a short digest of its codes (None: nothing)."""
+    codes = [b.code for b in blockers_for(verdict, "reporter")]
+    return hashlib.sha256("\n".join(codes).encode()).hexdigest()[:12] if codes else None
 
 
 def _reporter(ctx: EventContext, issue: Issue) -> str | None:
@@ -330,12 +359,12 @@ async def _notify_author(
     ctx: EventContext, issue: Issue, verdict: BugVerdict, sticky: Comment, comments: list[Comment]
 ) -> None:
     """One short new comment that mentions the reporter (editing the verdict notifies nobody), once per set
-    of what is asked of them: a replayed or repeated refinement with the same outcome writes nothing."""
+    of what is asked of them: a replayed or repeated refinement with the same outcome writes nothing. Only
+    for a verdict that is edited: a verdict created in this event carries the ask itself."""
     author = _reporter(ctx, issue)
-    if author is None:
+    digest = _ask_digest(verdict)
+    if author is None or digest is None:
         return
-    codes = [b.code for b in blockers_for(verdict, "reporter")]
-    digest = hashlib.sha256("\n".join(codes).encode()).hexdigest()[:12]
     await ctx.upsert_sticky(
         NOTICE_KIND,
         f"{issue.number}-rejected-{digest}",
@@ -349,12 +378,19 @@ _NOTICE_MARKER = re.compile(rf"^<!-- steward:{NOTICE_KIND}:(\S+) -->")
 
 
 async def _settle_notices(
-    ctx: EventContext, issue: Issue, verdict: BugVerdict | None, comments: list[Comment]
+    ctx: EventContext,
+    issue: Issue,
+    verdict: BugVerdict | None,
+    comments: list[Comment],
+    *,
+    asked_in_verdict: bool = False,
 ) -> None:
     """Once nothing more is asked of the reporter (``verdict`` None: approved and locked), each earlier
     notice that asked them for changes says it is resolved, and the reporter is told once, in one new
-    comment, that their part is done. Only after a notice: a report complete from the start needs none.
-    Level-triggered: a replay finds the texts already there and writes nothing."""
+    comment, that their part is done. Only after an ask — a notice, or the verdict's own first line
+    (``asked_in_verdict``: its signed data says so; the verdict, re-rendered, no longer carries the ask): a
+    report complete from the start needs none. Level-triggered: a replay finds the texts already there and
+    writes nothing."""
     author = _reporter(ctx, issue)
     if author is None or (verdict is not None and blockers_for(verdict, "reporter")):
         return
@@ -365,7 +401,7 @@ async def _settle_notices(
         and (m := _NOTICE_MARKER.match(c.body.lstrip())) is not None
         and m.group(1).startswith(f"{issue.number}-rejected-")
     ]
-    if not asked:
+    if not asked and not asked_in_verdict:
         return
     for key in asked:
         await ctx.upsert_sticky(NOTICE_KIND, key, RESOLVED_TEXT, number=issue.number, comments=comments)

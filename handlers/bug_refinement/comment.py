@@ -45,6 +45,7 @@ __all__ = [
     "render_bug_comment",
     "render_story_comment",
     "template",
+    "verdict_notice_line",
 ]
 
 _ICON: Final = {"approved": "✅", "rejected": "❌", "pending": "⏳"}
@@ -234,8 +235,18 @@ def render_story_comment(verdict: StoryVerdict, bug_ref: str, language: Language
 def notice_text(author: str, verdict: BugVerdict, link: str) -> str:
     """The short new comment that tells the reporter what the verdict asks of them (an edit notifies
     nobody). Only the reporter's part is counted: the maintainers' sections are not theirs to write."""
-    count = len(blockers_for(verdict, "reporter"))
     where = f"[the refinement verdict]({link})" if link else "the refinement verdict above"
+    return _ask(author, verdict, where)
+
+
+def verdict_notice_line(author: str, verdict: BugVerdict) -> str:
+    """The same ask as ``notice_text``, as the first line of a verdict comment being created: a mention in a
+    new comment notifies the person mentioned (on both forges), so a new verdict needs no separate notice."""
+    return _ask(author, verdict, "this verdict")
+
+
+def _ask(author: str, verdict: BugVerdict, where: str) -> str:
+    count = len(blockers_for(verdict, "reporter"))
     return (
         f"@{author}: this bug report needs {count} change{'s' if count != 1 else ''} from you before work "
         f"on it can start — {where} lists them under *From the reporter*. Edit the description; I check it "

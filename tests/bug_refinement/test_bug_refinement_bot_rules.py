@@ -32,6 +32,10 @@ def test_labels_mirror_exactly_one_verdict() -> None:
     assert plan.add == ("refinement:rejected",) and plan.remove == ("refinement:pending",)
     same = label_plan(("Refinement:Approved",), "approved", SETTINGS)
     assert same.add == () and same.remove == ()
+    # Only a verdict label the issue carries is taken off: one opened already labelled `refine` was never
+    # stamped pending, so a new verdict on it is one label write, not two.
+    fresh = label_plan(("bug", "refine"), "rejected", SETTINGS)
+    assert fresh.add == ("refinement:rejected",) and fresh.remove == ()
 
 
 def test_the_comment_carries_the_exact_verdict_block() -> None:

@@ -10,7 +10,13 @@ import pytest
 
 from bot.forge import Issue
 from handlers.bug_refinement.bot import select_stories
-from handlers.bug_refinement.comment import StoryNote, notice_text, render_bug_comment, template
+from handlers.bug_refinement.comment import (
+    StoryNote,
+    notice_text,
+    render_bug_comment,
+    template,
+    verdict_notice_line,
+)
 from handlers.bug_refinement.rules import read_verdict_block, refine_bug
 
 AT = "2026-01-02T03:04:05Z"
@@ -77,6 +83,16 @@ def test_the_notice_mentions_the_author_and_links_the_verdict() -> None:
     text = notice_text("octocat", verdict, "https://forge/o/r/issues/1#issuecomment-9")
     assert text.startswith("@octocat: this bug report needs ")
     assert "(https://forge/o/r/issues/1#issuecomment-9)" in text and len(text) < 400
+
+
+def test_the_ask_in_a_new_verdict_is_the_notice_in_the_same_words() -> None:
+    verdict = refine_bug(CASUAL, bug_id="o/r#1", refined_at=AT)
+    line = verdict_notice_line("octocat", verdict)
+    notice = notice_text("octocat", verdict, "https://forge/o/r/issues/1#issuecomment-9")
+    assert line.startswith("@octocat: this bug report needs ") and "\n" not in line
+    assert line.replace("this verdict", "") == notice.replace(
+        "[the refinement verdict](https://forge/o/r/issues/1#issuecomment-9)", ""
+    )
 
 
 def test_a_casual_report_gets_a_template_prefilled_with_what_it_says() -> None:

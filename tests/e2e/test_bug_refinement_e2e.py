@@ -35,8 +35,10 @@ def test_a_new_bug_is_pending_then_refined_rejected_then_approved_and_locked(ste
     steward.settle()
     [comment] = verdict_comments(steward, repo, number)
     body = str(comment["body"])
-    # The marker, the data block, its signature (docs/integrity.md), then what a reader sees first.
-    assert body.splitlines()[3].startswith("## ❌ Bug report not ready: ")
+    # The marker, the data block, its signature (docs/integrity.md), then what a reader sees first: the
+    # reporter's next step, mentioning them (a new comment notifies them), then the verdict.
+    assert body.splitlines()[3].startswith("@outsider: this bug report needs ")
+    assert body.splitlines()[5].startswith("## ❌ Bug report not ready: ")
     for code in (
         "VISION_EMPTY",
         "AC_MISSING_GHERKIN",
@@ -153,8 +155,10 @@ def test_refine_on_a_bug_adds_the_label_so_later_edits_are_checked_again(steward
 
 
 def test_a_rejection_notifies_the_author_once_with_a_link_and_a_prefilled_template(steward: Steward) -> None:
-    """An edit notifies nobody: a rejected verdict gets one short new comment mentioning the author; a
-    casual report gets the RA9 template, pre-filled with what it says, folded in the verdict."""
+    """A new rejected verdict mentions the author in its first line (a mention in a new comment notifies);
+    an edit notifies nobody, so a later round that asks something else gets one short new comment mentioning
+    the author and linking the verdict. A casual report gets the RA9 template, pre-filled with what it says,
+    folded in the verdict."""
     repo = steward.new_repo()
     number = steward.outsider.open_issue(repo, "App crashes", "App crashes when I open it")
     steward.maintainer.add_labels(repo, number, ["bug", "refine"])
@@ -163,18 +167,23 @@ def test_a_rejection_notifies_the_author_once_with_a_link_and_a_prefilled_templa
     body = str(verdict["body"])
     assert "<details><summary>A template to paste into the description" in body
     assert "## 1. Vision\nApp crashes when I open it" in body
-    [notice] = notices(steward, repo, number)
-    assert "@outsider: this bug report needs " in notice and str(verdict["html_url"]) in notice
+    assert "\n@outsider: this bug report needs " in body and "this verdict lists them" in body
+    assert notices(steward, repo, number) == [], "the new verdict asks itself: no separate notice"
     for delivery in steward.maintainer.call("GET", f"{steward.sandbox.url}/_sandbox/deliveries"):
         if delivery["repository"] == repo:
             steward.maintainer.call(
                 "POST", f"{steward.sandbox.url}/_sandbox/deliveries/{delivery['id']}/redeliver"
             )
     steward.settle()
-    assert len(notices(steward, repo, number)) == 1, "a replay writes nothing"
+    assert notices(steward, repo, number) == [], "a replay writes nothing"
     steward.outsider.edit_issue(repo, number, body="## 1. Vision\n\nIt crashes.\n")
     steward.settle()
-    assert len(notices(steward, repo, number)) == 2, "a changed verdict is a new notice"
+    [edited] = verdict_comments(steward, repo, number)
+    assert edited["id"] == verdict["id"] and "@outsider" not in str(edited["body"]), "an edit cannot notify"
+    [notice] = notices(steward, repo, number)
+    assert "@outsider: this bug report needs " in notice and str(verdict["html_url"]) in notice, (
+        "a changed ask is a new notice"
+    )
 
 
 # A report in GitHub's default bug template (tests/fixtures/bug-reports/github-default-template.md), filled
@@ -227,8 +236,8 @@ def test_a_report_in_githubs_format_asks_its_reporter_only_for_what_the_reproduc
     folded = body[body.index("the RA9 document built from what you wrote") :]
     assert "### 5.2 Steps to Reproduce\nSteps to reproduce the behavior:\n1. Create a file" in folded
     assert "status: rejected" in body and refinement_labels(steward, repo, number) == ["refinement:rejected"]
-    [notice] = notices(steward, repo, number)
-    assert "@outsider: this bug report needs 1 change from you" in notice
+    assert "@outsider: this bug report needs 1 change from you" in body.split("## ❌", 1)[0]
+    assert notices(steward, repo, number) == []
 
 
 def test_when_the_reporters_edit_completes_their_part_the_notice_says_so_once(steward: Steward) -> None:
@@ -236,16 +245,17 @@ def test_when_the_reporters_edit_completes_their_part_the_notice_says_so_once(st
     number = steward.outsider.open_issue(repo, "Editor closes on save", GITHUB_FORMAT)
     steward.maintainer.add_labels(repo, number, ["bug", "refine"])
     steward.settle()
-    [asked] = notices(steward, repo, number)
-    assert "needs 1 change from you" in asked
+    [asked] = verdict_comments(steward, repo, number)
+    assert "@outsider: this bug report needs 1 change from you" in str(asked["body"])
+    assert notices(steward, repo, number) == [], "asked in the new verdict"
 
     steward.outsider.edit_issue(repo, number, body=WITH_ACTUAL)
     steward.settle()
     [verdict] = verdict_comments(steward, repo, number)
     assert "## ❌ Bug report not ready: 8 things for the maintainers" in str(verdict["body"])
     assert "**Nothing more is needed from the reporter:**" in str(verdict["body"])
-    resolved, ready = notices(steward, repo, number)
-    assert "✅ Resolved: the changes asked for here are in." in resolved and "needs 1 change" not in resolved
+    assert "needs 1 change" not in str(verdict["body"]), "the verdict's ask is gone: resolved"
+    [ready] = notices(steward, repo, number)
     assert "@outsider: thank you — the reproduction is complete; nothing more is needed from you." in ready
 
     steward.clear_requests()
@@ -257,7 +267,34 @@ def test_when_the_reporters_edit_completes_their_part_the_notice_says_so_once(st
     steward.settle()
     writes = [r for r in steward.bot_requests(repo) if r["method"] != "GET"]
     assert writes == [], "a replay writes nothing"
-    assert len(notices(steward, repo, number)) == 2, "the reporter is told once"
+    assert len(notices(steward, repo, number)) == 1, "the reporter is told once"
+
+
+def test_a_second_round_asking_something_else_gets_a_notice_then_one_thank_you(steward: Steward) -> None:
+    """The first ask rides in the new verdict; an edit that changes what is asked of the reporter cannot
+    notify them through the edited verdict, so it gets a separate notice; when they complete their part,
+    that notice is resolved and they are thanked once."""
+    repo = steward.new_repo()
+    number = steward.outsider.open_issue(repo, "Editor closes on save", GITHUB_FORMAT)
+    steward.maintainer.add_labels(repo, number, ["bug", "refine"])
+    steward.settle()
+    assert notices(steward, repo, number) == []
+
+    steward.outsider.edit_issue(repo, number, body="Editor closes when I save.")
+    steward.settle()
+    [verdict] = verdict_comments(steward, repo, number)
+    assert "@outsider" not in str(verdict["body"])
+    [asked] = notices(steward, repo, number)
+    assert "@outsider: this bug report needs " in asked and str(verdict["html_url"]) in asked
+
+    steward.outsider.edit_issue(repo, number, body=WITH_ACTUAL)
+    steward.settle()
+    resolved, ready = notices(steward, repo, number)
+    assert "✅ Resolved: the changes asked for here are in." in resolved
+    assert "@outsider: thank you — the reproduction is complete; nothing more is needed from you." in ready
+    steward.outsider.edit_issue(repo, number, title="Editor closes on save (retitled)")
+    steward.settle()
+    assert len(notices(steward, repo, number)) == 2, "thanked once"
 
     steward.maintainer.edit_issue(repo, number, body=APPROVED)
     steward.settle()

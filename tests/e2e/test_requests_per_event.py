@@ -1,7 +1,7 @@
 """Forge requests per event, counted in the sandbox's request log (issue 28, item 3): a new RA9 verdict
-writes the verdict, the label change (add one, take one off) and, on a rejection, the author's notice —
-nothing else; an unchanged one writes nothing; labels Steward ensured are not read again; a label a person
-deleted is recreated as it was. Counts, not times. Both forges."""
+writes the verdict and the label change (add one, take one off) — on a rejection the verdict itself
+mentions the reporter, so no separate notice; an unchanged one writes nothing; labels Steward ensured are
+not read again; a label a person deleted is recreated as it was. Counts, not times. Both forges."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _refined_once(steward: Steward, repo: str) -> None:
     steward.settle()
 
 
-def test_a_new_verdict_writes_the_verdict_the_label_change_and_the_notice_and_reads_no_label(
+def test_a_new_verdict_writes_the_verdict_and_the_label_change_and_reads_no_label(
     steward: Steward,
 ) -> None:
     repo = steward.new_repo()
@@ -73,21 +73,48 @@ def test_a_new_verdict_writes_the_verdict_the_label_change_and_the_notice_and_re
         pending = str(
             next(lb["id"] for lb in m.call("GET", f"/repos/{repo}/labels") if lb["name"] == pending)
         )
-    # The verdict, the author's notice (a rejection), the rejected label on, the pending label off: 3 + 1 —
+    # The verdict, the rejected label on, the pending label off (the issue carries it: stamped when opened) —
     # and one edit: a new comment that keeps a record is created, then its signed record is written in (the
-    # signature covers the comment's id, which the forge gives only on creation; docs/integrity.md).
+    # signature covers the comment's id, which the forge gives only on creation; docs/integrity.md). No
+    # separate notice: the new verdict's first line mentions the reporter, and a new comment notifies.
     assert _writes(refined) == [
         ("DELETE", f"/issues/{n}/labels/{pending}"),
         ("PATCH", "/issues/comments/{id}"),
-        ("POST", f"/issues/{n}/comments"),
         ("POST", f"/issues/{n}/comments"),
         ("POST", f"/issues/{n}/labels"),
     ], refined
     assert _label_reads(refined) == [], refined
     assert m.labels_of(repo, n) == ["bug", "refine", "refinement:rejected"]
+    [verdict] = [c["body"] for c in steward.bot_comments(repo, n)]
+    assert "\n@maintainer: this bug report needs " in verdict, "the reporter is asked in the verdict"
     # Nothing changed: nothing written.
     edited = _event(steward, repo, lambda: m.edit_issue(repo, n, title="Login fails!"))
     assert _writes(edited) == [], edited
+
+
+def test_a_bug_opened_with_its_labels_writes_the_verdict_and_one_label(steward: Steward) -> None:
+    """Opened already labelled ``refine``: never stamped pending, so there is no label to take off — the
+    remove is planned only for a verdict label the issue carries as read (``label_plan``). Three writes: the
+    verdict created, its record signed in, the rejected label on; the reporter is asked in the verdict."""
+    repo = steward.new_repo()
+    m = steward.maintainer
+    _refined_once(steward, repo)
+    bug: list[int] = []
+    opened = _event(
+        steward,
+        repo,
+        lambda: bug.append(m.open_issue(repo, "Login fails", REJECTED, labels=["bug", "refine"])),
+    )
+    n = bug[0]
+    assert _writes(opened) == [
+        ("PATCH", "/issues/comments/{id}"),
+        ("POST", f"/issues/{n}/comments"),
+        ("POST", f"/issues/{n}/labels"),
+    ], opened
+    assert _label_reads(opened) == [], opened
+    assert m.labels_of(repo, n) == ["bug", "refine", "refinement:rejected"]
+    [verdict] = [c["body"] for c in steward.bot_comments(repo, n)]
+    assert "\n@maintainer: this bug report needs " in verdict
 
 
 def _repo_label(steward: Steward, repo: str, name: str) -> dict[str, Any] | None:
