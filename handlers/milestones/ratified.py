@@ -12,8 +12,8 @@ What the gate makes of each ratifying label on an item (``read_ratifications``):
 - a record that holds and names the label: **ratified**, with its reason (the dashboard lists it); the label
   counts as set by the ratifier (``with_ratifications``), whoever's account applied it;
 - a record that names the label but no longer holds (the comment edited or deleted, the permission lost),
-  or a record that does not verify (whatever it names): **void** — the label does not count, the item is
-  judged as if it did not carry it;
+  a void record (below), or a record that does not verify and could not be rewritten: **void** — the label
+  does not count, the item is judged as if it did not carry it;
 - no record naming the label: **legacy** — a label applied before `/ratify` existed (or by hand); it counts
   as any passing label does (when whoever applied it holds `milestones.label_permission`: ``proof``), so
   upgrading reopens nothing, and the dashboard says no reason was recorded.

@@ -245,3 +245,28 @@ def test_a_record_whose_ratify_comment_was_edited_too_is_not_rebuilt(
     body = dashboard(steward, repo)["body"]
     assert f"#{finding} `ratified`: **does not count**" in ratifications(body)
     assert "Accepted because I say so" not in body and f"#{finding}" in blockers(body)
+
+
+def test_a_record_deleted_while_no_delivery_said_so_is_rebuilt_at_the_next_refresh(steward: Steward) -> None:
+    """The deletion's webhook never arrives (the hook was off): `steward reconcile` refreshes the dashboard,
+    which finds the label without a record and the `/ratify` comment that holds, and rebuilds it."""
+    m = steward.maintainer
+    repo, _, finding = milestone_with_finding(steward)
+    writer(steward, repo)
+    m.comment(repo, finding, "/ratify Known friction, accepted for this release.")
+    steward.settle()
+    record = record_of(steward, repo, finding)
+    hooks = [int(h["id"]) for h in m.call("GET", f"/repos/{repo}/hooks")]
+    for hook in hooks:
+        m.call("DELETE", f"/repos/{repo}/hooks/{hook}")
+    steward.outsider.call("DELETE", f"/repos/{repo}/issues/comments/{record['id']}")
+    m.add_hook(repo, f"{steward.receiver.url}{m.webhook_path}")
+    done = reconcile(steward.settings, "--repo", f"{steward.forge}:{repo}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    steward.settle()
+    rebuilt = record_of(steward, repo, finding)
+    assert sticky.unverified_data(rebuilt["body"])["reason"] == "Known friction, accepted for this release."
+    [note] = rebuilt_notes(steward, repo, finding)
+    assert "was deleted; it was rebuilt from [the `/steward ratify` comment]" in note
+    body = dashboard(steward, repo)["body"]
+    assert "Known friction, accepted for this release." in ratifications(body) and "### Blockers" not in body
