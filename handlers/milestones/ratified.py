@@ -247,12 +247,11 @@ async def _note(
 ) -> None:
     """The one note in the thread (keyed by the broken version, or the deletion: a replay writes nothing)."""
     record = read.record
-    if record.broken and source is not None:
-        await ctx.report_rebuilt(record, link, number=number)
-        return
     if record.broken:
         editor = ctx.editor_of(record)
         what = f"was changed by @{editor}" if editor else "could not be verified"
+        if record.outcome == "replayed":
+            what = f"was replaced by an older version{f' by @{editor}' if editor else ''}"
         place = record.place.ident if record.place else ""
         key = f"{place}\0{record.outcome}\0{record.seq}\0{record.shown!r}"
     else:
@@ -272,7 +271,7 @@ async def _note(
         )
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     ctx.log.warning("record rebuilt", kind=RECORD_KIND, outcome=record.outcome, editor=editor or None)
-    await ctx.upsert_sticky(NOTE_KIND, digest, text, number=number)
+    await ctx.upsert_sticky(NOTE_KIND, digest, text, number=number, comments=read.comments)
 
 
 def _wanted(ctx: EventContext, number: int, read: Read, source: Source | None) -> bool:
@@ -303,10 +302,15 @@ async def _rebuild(
         data = {"by": "", "at": "", "reason": "", "comment": 0, "digest": "", "url": "", "labels": labels}
         data["void"] = True
         text = void_text(ctx.prefix, carried)
+    if read.found is not None:
+        # Noted first: should the job stop before the record is rewritten, its replay finds the note (keyed by
+        # the broken version) and writes it no second time.
+        await _note(ctx, item.number, read, read.found.html_url or "this thread", source, carried)
     written = await ctx.upsert_sticky(
         RECORD_KIND, str(item.number), text, data=data, number=item.number, comments=read.comments
     )
-    await _note(ctx, item.number, read, written.comment.html_url or "this thread", source, carried)
+    if read.found is None:  # deleted: the note links the new record
+        await _note(ctx, item.number, read, written.comment.html_url or "this thread", source, carried)
     return data
 
 
@@ -330,7 +334,10 @@ async def item_ratifications(ctx: EventContext, item: Issue, labels: GateLabels)
     record = read.record
     data = rebuilt if rebuilt is not None else record.trusted if isinstance(record.trusted, dict) else None
     named = {str(name) for name in (data or {}).get("labels", ()) if isinstance(name, str)}
-    holds = data is not None and not data.get("void") and await _holds(ctx, data, read.comments)
+    if rebuilt is not None:
+        holds = not rebuilt.get("void")  # its source was just checked (``command_source``)
+    else:
+        holds = data is not None and await _holds(ctx, data, read.comments)
     out: list[Ratification] = []
     for name in carried:
         key = name.casefold()

@@ -200,8 +200,14 @@ def test_a_deleted_ratification_record_is_rebuilt(steward: Steward, tmp_path: Pa
     said = m.comment(repo, finding, "/ratify Known friction, accepted for this release.")
     steward.settle()
     record = record_of(steward, repo, finding)
+    steward.clear_requests()
     steward.outsider.call("DELETE", f"/repos/{repo}/issues/comments/{record['id']}")
     steward.settle()
+    made = steward.bot_requests(repo)
+    reads = [r for r in made if r["method"] == "GET" and r["path"].endswith(f"/issues/{finding}/comments")]
+    asked = [r for r in made if r["path"].endswith("/collaborators/maintainer/permission")]
+    assert len(reads) == 2, "the thread is read once by the deletion's job, once by the dashboard's refresh"
+    assert len(asked) <= 3, "who may ratify: once to rebuild, then by the refresh (the gate, the record)"
     rebuilt = record_of(steward, repo, finding)
     assert rebuilt["id"] != record["id"]
     data = sticky.unverified_data(rebuilt["body"])
