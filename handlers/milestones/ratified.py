@@ -307,7 +307,13 @@ async def _rebuild(
         # the broken version) and writes it no second time.
         await _note(ctx, item.number, read, read.found.html_url or "this thread", source, carried)
     written = await ctx.upsert_sticky(
-        RECORD_KIND, str(item.number), text, data=data, number=item.number, comments=read.comments
+        RECORD_KIND,
+        str(item.number),
+        text,
+        data=data,
+        number=item.number,
+        comments=read.comments,
+        pin_text=True,  # what a reader sees (who, why) is covered too
     )
     if read.found is None:  # deleted: the note links the new record
         await _note(ctx, item.number, read, written.comment.html_url or "this thread", source, carried)

@@ -82,7 +82,8 @@ async def ratify_command(ctx: CommandContext) -> None:
         raise CommandError("your comment is gone: nothing was recorded.")
     data = record_data(by=ctx.actor, at=iso(now_utc()), reason=reason, comment=said, labels=applied)
     text = record_text(ctx.prefix, ctx.actor, reason, said.html_url, applied)
-    await ctx.upsert_sticky(RECORD_KIND, str(ctx.number), text, data=data, comments=comments)
+    # The signature pins the visible text too: a reader sees who ratified and why; editing it is tampering.
+    await ctx.upsert_sticky(RECORD_KIND, str(ctx.number), text, data=data, comments=comments, pin_text=True)
     ctx.replied = True
     missing = [name for name in applied if not issue.has_label(name)]
     for name in missing:

@@ -276,3 +276,23 @@ def test_a_record_deleted_while_no_delivery_said_so_is_rebuilt_at_the_next_refre
     assert "was deleted; it was rebuilt from [the `/steward ratify` comment]" in note
     body = dashboard(steward, repo)["body"]
     assert "Known friction, accepted for this release." in ratifications(body) and "### Blockers" not in body
+
+
+def test_the_visible_text_of_a_ratification_record_is_covered_too(steward: Steward) -> None:
+    """A reader sees who ratified and why in the record's text: editing only that text is tampering too."""
+    m = steward.maintainer
+    repo, _, finding = milestone_with_finding(steward)
+    writer(steward, repo)
+    m.comment(repo, finding, "/ratify Accepted: the button moves in v2.")
+    steward.settle()
+    record = record_of(steward, repo, finding)
+    rows = record["body"].splitlines()
+    edit = ("the button moves in v2", "for ever")
+    shown = "\n".join(r if r.startswith("<!--") else r.replace(*edit) for r in rows)
+    assert shown != record["body"] and sticky.unverified_data(shown) == sticky.unverified_data(record["body"])
+    steward.outsider.edit_comment(repo, record["id"], shown)
+    steward.settle()
+    [note] = rebuilt_notes(steward, repo, finding)
+    assert "was changed by @outsider; it was rebuilt" in note
+    body = record_of(steward, repo, finding)["body"]
+    assert "Accepted: the button moves in v2." in body and "Accepted: for ever" not in body
