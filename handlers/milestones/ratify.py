@@ -9,19 +9,21 @@ dashboard, which lists each ratification with its reason.
 
 from __future__ import annotations
 
+from bot import sticky
 from bot.context import CommandContext, CommandError, EventContext
 from bot.forge import Comment, Issue
-from bot.neutralise import line
 from bot.registry import Registry
 from handlers.milestones.effects import gate_labels, now_utc, request_refresh
 from handlers.milestones.plan import iso
 from handlers.milestones.ratified import (
-    MAX_REASON,
     RATIFY_NAME,
     RATIFY_PERMISSION,
     RECORD_KIND,
+    item_ratifications,
     ratifying_labels,
+    reason_of,
     record_data,
+    record_text,
 )
 
 # This module's command and event (part of the milestone gate's capability); `handlers.build_registry()`
@@ -34,10 +36,6 @@ def register(registry: Registry) -> None:
 
 
 LABEL_COLOR = "ededed"
-
-
-def _reason(text: str) -> str:
-    return " ".join(text.split())[:MAX_REASON]
 
 
 def _neither(ctx: CommandContext, issue: Issue) -> str:
@@ -56,16 +54,6 @@ def _neither(ctx: CommandContext, issue: Issue) -> str:
     )
 
 
-def record_text(ctx: CommandContext, actor: str, reason: str, url: str, labels: tuple[str, ...]) -> str:
-    names = " and ".join(f"`{name}`" for name in labels)
-    return (
-        f"Ratified by {actor}, labelled {names}: “{line(reason, MAX_REASON)}”. The milestone's dashboard "
-        f"lists it with this reason. Nothing to do.\n\nIt counts as [the `/{ctx.prefix} ratify` "
-        f"comment]({url}): editing or deleting that comment, removing the label, or {actor} losing the "
-        "permission to ratify ends it."
-    )
-
-
 @plugin.command(
     RATIFY_NAME,
     usage="ratify <reason>",
@@ -78,7 +66,7 @@ async def ratify_command(ctx: CommandContext) -> None:
     if not ctx.settings.milestones.enabled:
         await ctx.reply("The milestone gate is switched off on this repository (`milestones.enabled`).")
         return
-    reason = _reason(ctx.command.text)
+    reason = reason_of(ctx.command.text)
     if not reason:
         raise CommandError(
             f"a ratification needs a reason: `/{ctx.prefix} ratify <why it is accepted as it is>`, e.g. "
@@ -93,8 +81,9 @@ async def ratify_command(ctx: CommandContext) -> None:
     if said is None or said.author.casefold() != ctx.actor.casefold():
         raise CommandError("your comment is gone: nothing was recorded.")
     data = record_data(by=ctx.actor, at=iso(now_utc()), reason=reason, comment=said, labels=applied)
-    text = record_text(ctx, ctx.actor, reason, said.html_url, applied)
-    await ctx.upsert_sticky(RECORD_KIND, str(ctx.number), text, data=data, comments=comments)
+    text = record_text(ctx.prefix, ctx.actor, reason, said.html_url, applied)
+    # The signature pins the visible text too: a reader sees who ratified and why; editing it is tampering.
+    await ctx.upsert_sticky(RECORD_KIND, str(ctx.number), text, data=data, comments=comments, pin_text=True)
     ctx.replied = True
     missing = [name for name in applied if not issue.has_label(name)]
     for name in missing:
@@ -109,12 +98,28 @@ async def ratify_command(ctx: CommandContext) -> None:
 
 @plugin.on("issue_comment", "edited", "deleted", checks="the ratifications the milestone's dashboard lists")
 async def on_comment_changed(ctx: EventContext) -> None:
-    """A comment changed on a ratified item of a milestone: its `/ratify` comment may be the one, and a
-    ratification counts only as that comment — refresh the dashboard (coalesced; it reads what holds)."""
+    """A comment changed on a ratified item. Steward's own ratification record edited or deleted: it is
+    checked now, in this event (so the note can name who changed it), and rebuilt from the `/ratify`
+    comment that still holds, or made void (``ratified.item_ratifications``). Any other comment may be the
+    `/ratify` comment a ratification counts as: the milestone's dashboard is refreshed (coalesced)."""
     issue = ctx.event.issue
-    if not ctx.settings.milestones.enabled or issue is None or issue.milestone is None:
+    if not ctx.settings.milestones.enabled or issue is None:
         return
     labels = gate_labels(ctx.settings)
+    comment = ctx.event.comment
+    ours = (
+        comment is not None
+        and comment.author.casefold() == ctx.me.login.casefold()
+        and sticky.marker_of(comment.body) == (RECORD_KIND, str(issue.number))
+    )
+    if ours:
+        item = await ctx.forge.get_issue(ctx.repo, issue.number)
+        await item_ratifications(ctx, item, labels)
+        if item.milestone is not None:
+            await request_refresh(ctx, item.milestone)
+        return
+    if issue.milestone is None:
+        return
     wanted = {labels.ratified.casefold(), labels.audit_ratified.casefold()}
     if any(name.casefold() in wanted for name in issue.labels):
         await request_refresh(ctx, issue.milestone)
