@@ -11,7 +11,7 @@ import asyncio
 import hashlib
 import random
 import uuid
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
@@ -28,15 +28,25 @@ def issue_key(forge: str, repo: str, number: int) -> str:
     return f"{forge}:{repo}#{number}"
 
 
+# Gives the lock back if the caller still holds it. A job that ends well writes its last marks in the same
+# call (KEYS[2..]: each key's value and lifetime in seconds in ARGV, in pairs), before the release, as the
+# two round trips it replaces did.
 _RELEASE = """
+for i = 2, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[2 * i - 2], 'EX', ARGV[2 * i - 1])
+end
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
 
+# Takes the lock (or keeps it: the same owner). With KEYS[2], a mark that says the job's work was done
+# already: 2 when it is there (the lock is taken all the same, and given back by the caller), so taking the
+# lock and reading the mark cost one round trip.
 _ACQUIRE = """
 local current = redis.call('GET', KEYS[1])
 if current == false or current == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
   return 1
 end
 return 0
@@ -51,47 +61,85 @@ class _Script:
         self.source = source
         self.sha = hashlib.sha1(source.encode()).hexdigest()
 
-    async def __call__(self, redis: Redis, key: str, *args: str) -> Any:
+    async def __call__(self, redis: Redis, keys: Sequence[str], *args: str) -> Any:
         try:
-            return await cast(Awaitable[Any], redis.evalsha(self.sha, 1, key, *args))
+            return await cast(Awaitable[Any], redis.evalsha(self.sha, len(keys), *keys, *args))
         except redis_errors.NoScriptError:
-            return await cast(Awaitable[Any], redis.eval(self.source, 1, key, *args))
+            return await cast(Awaitable[Any], redis.eval(self.source, len(keys), *keys, *args))
 
 
 _ACQUIRE_SCRIPT = _Script(_ACQUIRE)
 _RELEASE_SCRIPT = _Script(_RELEASE)
+_REDIS_DOWN = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)
+
+
+class Held:
+    """An issue's lock as ``issue_lock`` yields it: true when taken; ``done`` when the mark asked about
+    (``done_key``) was there."""
+
+    def __init__(self, redis: Redis, name: str, token: str, *, acquired: bool, done: bool) -> None:
+        self._redis = redis
+        self._name = name
+        self._token = token
+        self.acquired = acquired
+        self.done = done
+        self.released = not acquired
+
+    def __bool__(self) -> bool:
+        return self.acquired
+
+    async def release(self, marks: Sequence[tuple[str, str, int]] = ()) -> None:
+        """Write ``marks`` (key, value, lifetime in seconds), then give the lock back, in one call. Shielded:
+        a job cancelled at shutdown still gives its lock back. Should Redis fail meanwhile, the lock is
+        given back again on the way out of ``issue_lock`` (the release is idempotent)."""
+        if self.released:
+            return
+        keys = [self._name, *(key for key, _, _ in marks)]
+        args = [self._token]
+        for _, value, seconds in marks:
+            args += [value, str(int(seconds))]
+        await asyncio.shield(_RELEASE_SCRIPT(self._redis, keys, *args))
+        self.released = True
 
 
 @asynccontextmanager
 async def issue_lock(
-    redis: Redis, key: str, *, ttl: float, wait: float, owner: str | None = None
-) -> AsyncIterator[bool]:
-    """Hold the per-issue lock; yields False when it stayed taken for ``wait`` seconds.
+    redis: Redis,
+    key: str,
+    *,
+    ttl: float,
+    wait: float,
+    owner: str | None = None,
+    done_key: str | None = None,
+) -> AsyncIterator[Held]:
+    """Hold the per-issue lock; yields a false ``Held`` when it stayed taken for ``wait`` seconds.
 
     ``owner`` is the job id: a job re-run after its worker died or was cut off by shutdown
-    takes back its own lock instead of waiting for it to expire.
+    takes back its own lock instead of waiting for it to expire. ``done_key``: a mark read in the same
+    call as the lock is taken (``Held.done``).
     """
     token = owner or uuid.uuid4().hex
     name = f"steward:lock:{key}"
+    keys = [name] if done_key is None else [name, done_key]
     deadline = asyncio.get_running_loop().time() + wait
-    acquired = False
+    taken = 0
     while True:
-        if await _ACQUIRE_SCRIPT(redis, name, token, str(int(ttl * 1000))):
-            acquired = True
+        taken = int(await _ACQUIRE_SCRIPT(redis, keys, token, str(int(ttl * 1000))))
+        if taken:
             break
         if asyncio.get_running_loop().time() >= deadline:
             break
         await asyncio.sleep(0.02 + random.random() * 0.03)
+    held = Held(redis, name, token, acquired=bool(taken), done=taken == 2)
     try:
-        yield acquired
+        yield held
     finally:
-        if acquired:
-            # Shielded: a job cancelled at shutdown must still give its lock back. With Redis gone it is
-            # given back once Redis is back (``release_pending``): the job may have finished, and the
-            # issue's other events must not wait for the lock to expire.
+        if not held.released:
+            # With Redis gone the lock is given back once Redis is back (``release_pending``): the job may
+            # have finished, and the issue's other events must not wait for the lock to expire.
             try:
-                await asyncio.shield(_RELEASE_SCRIPT(redis, name, token))
-            except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError):
+                await held.release()
+            except _REDIS_DOWN:
                 _PENDING.add((name, token))
 
 
@@ -107,7 +155,7 @@ async def release_pending(redis: Redis) -> int:
     """Give back the locks this process could not release during an outage; returns how many."""
     released = 0
     for name, token in list(_PENDING):
-        await _RELEASE_SCRIPT(redis, name, token)
+        await _RELEASE_SCRIPT(redis, [name], token)
         _PENDING.discard((name, token))
         released += 1
     return released
