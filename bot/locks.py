@@ -53,7 +53,7 @@ return 0
 """
 
 
-class _Script:
+class LuaScript:
     """A Lua script sent by its SHA-1 (EVALSHA), its source only when Redis does not know it yet (after a
     restart or a SCRIPT FLUSH: a NOSCRIPT answer), instead of the source with every call."""
 
@@ -68,8 +68,8 @@ class _Script:
             return await cast(Awaitable[Any], redis.eval(self.source, len(keys), *keys, *args))
 
 
-_ACQUIRE_SCRIPT = _Script(_ACQUIRE)
-_RELEASE_SCRIPT = _Script(_RELEASE)
+_ACQUIRE_SCRIPT = LuaScript(_ACQUIRE)
+_RELEASE_SCRIPT = LuaScript(_RELEASE)
 _REDIS_DOWN = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)
 
 
