@@ -73,17 +73,30 @@ _RELEASE_SCRIPT = LuaScript(_RELEASE)
 _REDIS_DOWN = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)
 
 
+# A read sent in the same round trip as the first try for the lock: a script, its keys and its arguments.
+Alongside = tuple[LuaScript, Sequence[str], Sequence[str]]
+
+
 class Held:
     """An issue's lock as ``issue_lock`` yields it: true when taken; ``done`` when the mark asked about
-    (``done_key``) was there."""
+    (``done_key``) was there; ``alongside()`` the answer of the read sent with the first try."""
 
-    def __init__(self, redis: Redis, name: str, token: str, *, acquired: bool, done: bool) -> None:
+    def __init__(
+        self, redis: Redis, name: str, token: str, *, acquired: bool, done: bool, alongside: Any = None
+    ) -> None:
         self._redis = redis
         self._name = name
         self._token = token
         self.acquired = acquired
         self.done = done
         self.released = not acquired
+        self._alongside = alongside
+
+    def alongside(self) -> Any:
+        """What the ``alongside`` read answered (raises what it raised)."""
+        if isinstance(self._alongside, BaseException):
+            raise self._alongside
+        return self._alongside
 
     def __bool__(self) -> bool:
         return self.acquired
@@ -111,26 +124,29 @@ async def issue_lock(
     wait: float,
     owner: str | None = None,
     done_key: str | None = None,
+    alongside: Alongside | None = None,
 ) -> AsyncIterator[Held]:
     """Hold the per-issue lock; yields a false ``Held`` when it stayed taken for ``wait`` seconds.
 
     ``owner`` is the job id: a job re-run after its worker died or was cut off by shutdown
     takes back its own lock instead of waiting for it to expire. ``done_key``: a mark read in the same
-    call as the lock is taken (``Held.done``).
+    call as the lock is taken (``Held.done``). ``alongside``: a read sent in the same round trip as the
+    first try (``Held.alongside()``), e.g. the repository's cached settings.
     """
     token = owner or uuid.uuid4().hex
     name = f"steward:lock:{key}"
     keys = [name] if done_key is None else [name, done_key]
+    args = (token, str(int(ttl * 1000)))
     deadline = asyncio.get_running_loop().time() + wait
-    taken = 0
-    while True:
-        taken = int(await _ACQUIRE_SCRIPT(redis, keys, token, str(int(ttl * 1000))))
-        if taken:
-            break
-        if asyncio.get_running_loop().time() >= deadline:
-            break
+    answer: Any = None
+    if alongside is None:
+        taken = int(await _ACQUIRE_SCRIPT(redis, keys, *args))
+    else:
+        taken, answer = await _acquire_alongside(redis, keys, args, alongside)
+    while not taken and asyncio.get_running_loop().time() < deadline:
         await asyncio.sleep(0.02 + random.random() * 0.03)
-    held = Held(redis, name, token, acquired=bool(taken), done=taken == 2)
+        taken = int(await _ACQUIRE_SCRIPT(redis, keys, *args))
+    held = Held(redis, name, token, acquired=bool(taken), done=taken == 2, alongside=answer)
     try:
         yield held
     finally:
@@ -141,6 +157,29 @@ async def issue_lock(
                 await held.release()
             except _REDIS_DOWN:
                 _PENDING.add((name, token))
+
+
+async def _acquire_alongside(
+    redis: Redis, keys: Sequence[str], args: Sequence[str], alongside: Alongside
+) -> tuple[int, Any]:
+    """The first try for the lock and the ``alongside`` read, pipelined: one round trip. A script Redis
+    does not know yet (NOSCRIPT: it ran nothing) is sent again by itself; the read's other errors are
+    kept for ``Held.alongside()``, so a lock that was taken is always given back."""
+    script, other_keys, other_args = alongside
+    async with redis.pipeline(transaction=False) as pipe:
+        pipe.evalsha(_ACQUIRE_SCRIPT.sha, len(keys), *keys, *args)
+        pipe.evalsha(script.sha, len(other_keys), *other_keys, *other_args)
+        taken, answer = await pipe.execute(raise_on_error=False)
+    if isinstance(taken, redis_errors.NoScriptError):
+        taken = await _ACQUIRE_SCRIPT(redis, keys, *args)
+    elif isinstance(taken, BaseException):
+        raise taken
+    if isinstance(answer, redis_errors.NoScriptError):
+        try:
+            answer = await script(redis, other_keys, *other_args)
+        except Exception as exc:  # kept for the caller, who holds the lock by now
+            answer = exc
+    return int(taken), answer
 
 
 # Locks whose release failed because Redis was unreachable, given back once it answers again.

@@ -247,18 +247,20 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
         if event.name == "push":
             # Any push may have changed the file (a payload's commit list can be cut short): read it again.
             await runtime.configs.invalidate(event.forge, event.repo)
-        repo_settings = await runtime.configs.get(forge, event.repo)
     key = event.issue_key or f"{event.forge}:global"
     lock_ttl = runtime.settings.job_timeout_seconds + runtime.settings.job_timeout_backstop_seconds
     done = done_key_of(event)
-    # Taking the lock reads the comment's mark in the same call; a job that ends well writes its marks and
-    # gives the lock back in one call too (bot.locks).
+    # One round trip takes the lock, reads the comment's mark and the repository's cached settings; a job
+    # that ends well writes its marks and gives the lock back in one more (bot.locks).
+    lookup = runtime.configs.lookup(event.forge, event.repo) if event.repo is not None else None
     async with issue_lock(
-        runtime.redis, key, ttl=lock_ttl, wait=2.0, owner=job_id or None, done_key=done
+        runtime.redis, key, ttl=lock_ttl, wait=2.0, owner=job_id or None, done_key=done, alongside=lookup
     ) as held:
         if not held:
             metrics.JOBS.labels("-", "deferred_busy").inc()
             raise Retry(defer=0.1 + random.random() * 0.4)
+        if event.repo is not None:
+            repo_settings = await runtime.configs.get(forge, event.repo, looked_up=held.alongside())
         if held.done:
             # Its commands ran already (the catch-up queued this comment, or the forge redelivered it).
             metrics.JOBS.labels("-", "duplicate_comment").inc()
