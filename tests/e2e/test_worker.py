@@ -349,7 +349,9 @@ async def test_a_comment_job_takes_its_lock_and_reads_its_mark_in_one_call_and_e
 
         async def second() -> None:
             before = trips.count
-            results.append(await run_until_done(runtime, jobs[1], "job-measured"))
+            # A first try, as arq runs it (no failure count to clear).
+            ctx = {"runtime": runtime, "job_id": "job-measured", "job_try": 1}
+            results.append((await process_event(ctx, jobs[1]), 1))
             results.append(("", trips.count - before))
 
         seen = await commands_on(redis_url, repo, second, scripts=False)
@@ -366,4 +368,4 @@ async def test_a_comment_job_takes_its_lock_and_reads_its_mark_in_one_call_and_e
     # The lock, the mark and the settings (1); the command budget (1); each of the reply's two writes is
     # charged to the write budget before it is sent (2); the reply's sequence number noted (1); the marks
     # and the release (1).
-    assert results[1][1] == 6, results
+    assert results[1][1] == 5, results
