@@ -9,7 +9,9 @@ event, ``--events`` events are made by a person in the sandbox, then everything 
   rules, logging — less what the same processes spend in an idle window of the same length (the worker's
   queue polling and the benchmark's own settle checks), measured in the same run;
 - **forge requests**: the bot's requests in the sandbox's request log;
-- **Redis commands**: ``INFO commandstats`` deltas, less the idle window's;
+- **Redis commands**: ``INFO commandstats`` deltas (a script's own commands included), less the idle window's;
+  **Redis round trips**: ``total_reads_processed`` deltas (``INFO stats``: the requests Redis read from its
+  clients' sockets; a pipeline or a script call is one), less the idle window's;
 - **the floor**: a plain keep-alive ``http.client`` making as many requests (GETs of the same issue, with
   the bot's token) to the same sandbox, timed by this process's CPU clock.
 
@@ -71,15 +73,17 @@ def steward_cpu(stack: Any) -> tuple[float, float]:
     return cpu_ns(stack.receiver.pid) / 1e9, sum(cpu_ns(p.pid) for p in stack.workers) / 1e9
 
 
-def redis_calls(url: str) -> int:
+def redis_calls(url: str) -> tuple[int, int]:
+    """Commands Redis ran (scripts' own included) and requests it read from its clients' sockets."""
     import redis
 
     client = redis.Redis.from_url(url.rsplit("/", 1)[0] if url.count("/") > 2 else url)
     try:
         stats = client.info("commandstats")
+        reads = int(client.info("stats")["total_reads_processed"])
     finally:
         client.close()
-    return sum(int(v["calls"]) for v in stats.values())
+    return sum(int(v["calls"]) for v in stats.values()), reads
 
 
 @dataclass
@@ -90,6 +94,7 @@ class Row:
     requests: float
     redis: float
     floor_ms: float
+    trips: float = 0.0  # Redis round trips per event
 
     @property
     def ratio(self) -> float:
@@ -150,7 +155,10 @@ def main() -> None:
 def report(rows: list[Row], rounds: int) -> None:
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"== CPU per event vs the floor of its forge requests ({when}; {rounds} rounds: median, range)")
-    print(f"{'forge':<8}{'event':<32}{'cpu ms':>8}{'reqs':>6}{'redis':>7}{'floor ms':>10}{'ratio':>7}  range")
+    print(
+        f"{'forge':<8}{'event':<32}{'cpu ms':>8}{'reqs':>6}{'redis':>7}{'trips':>6}"
+        f"{'floor ms':>10}{'ratio':>7}  range"
+    )
     groups: dict[tuple[str, str], list[Row]] = {}
     for r in rows:
         groups.setdefault((r.forge, r.event), []).append(r)
@@ -160,6 +168,7 @@ def report(rows: list[Row], rounds: int) -> None:
             f"{forge:<8}{event:<32}{statistics.median(r.cpu_ms for r in group):>8.2f}"
             f"{statistics.median(r.requests for r in group):>6.1f}"
             f"{statistics.median(r.redis for r in group):>7.0f}"
+            f"{statistics.median(r.trips for r in group):>6.0f}"
             f"{statistics.median(r.floor_ms for r in group):>10.3f}{statistics.median(ratios):>7.1f}"
             f"  {min(ratios):.1f}–{max(ratios):.1f}"
         )
@@ -174,7 +183,7 @@ def measure(stack: Any, flavor: str, redis_url: str, k: int, only: list[str] | N
 
     receiver_share: list[float] = []
 
-    def window(act: Callable[[], Any]) -> tuple[float, int, int, float]:
+    def window(act: Callable[[], Any]) -> tuple[float, int, int, float, int]:
         """Steward's CPU seconds, the bot's requests on the repository and Redis commands while ``act``
         runs and everything settles, and the window's length."""
         stack.admin("DELETE", "requests")
@@ -185,12 +194,13 @@ def measure(stack: Any, flavor: str, redis_url: str, k: int, only: list[str] | N
         mine = [r for r in stack.admin("GET", "requests") if r["login"] == "steward-bot"]
         spent = (cpu1[0] - cpu0[0]) + (cpu1[1] - cpu0[1])
         receiver_share.append((cpu1[0] - cpu0[0]) / spent if spent else 0.0)
-        return spent, len(mine), calls1 - calls0, t1 - t0
+        return spent, len(mine), calls1[0] - calls0[0], t1 - t0, calls1[1] - calls0[1]
 
     # The idle cost of the same processes (queue polling) and of this benchmark's settle checks, per second.
     idle = [window(lambda: time.sleep(1.0)) for _ in range(3)]
     idle_cpu = sum(w[0] for w in idle) / sum(w[3] for w in idle)
     idle_redis = sum(w[2] for w in idle) / sum(w[3] for w in idle)
+    idle_trips = sum(w[4] for w in idle) / sum(w[3] for w in idle)
     floor = floor_per_request(stack.sandbox_url, f"{api}/repos/{repo}/issues/{plain}")
 
     def opened_with_labels() -> Callable[[], Any]:
@@ -240,13 +250,15 @@ def measure(stack: Any, flavor: str, redis_url: str, k: int, only: list[str] | N
         if only and not any(o in name for o in only):
             continue
         act = prepare()
-        spent, requests, calls, length = window(act)
+        spent, requests, calls, length, reads = window(act)
+        trips = max(0.0, reads - idle_trips * length) / k
         cpu = max(0.0, spent - idle_cpu * length) / k
         redis_per = max(0.0, calls - idle_redis * length) / k
         per = requests / k
-        rows.append(Row(flavor, name, cpu * 1000, per, redis_per, floor * per * 1000))
+        rows.append(Row(flavor, name, cpu * 1000, per, redis_per, floor * per * 1000, trips))
         print(
-            f"  {flavor} {name}: {cpu * 1000:.2f} ms, {per:.1f} requests, {redis_per:.0f} redis"
+            f"  {flavor} {name}: {cpu * 1000:.2f} ms, {per:.1f} requests, {redis_per:.0f} redis,"
+            f" {trips:.0f} round trips"
             f" ({length:.1f} s, idle {idle_cpu * 1000:.1f} ms/s, receiver {receiver_share[-1]:.0%} of it)",
             flush=True,
         )

@@ -25,6 +25,7 @@ from redis.asyncio import Redis
 
 from bot.budget import publish_events_limit
 from bot.forge import Forge, ForgeKind, RepoRef
+from bot.locks import Alongside, LuaScript
 from bot.repo_config import CONFIG_PATHS, ConfigError, merge, parse
 from bot.settings import HandlerSettings
 
@@ -76,6 +77,7 @@ _CACHED = """
 local generation = redis.call('GET', KEYS[1]) or '0'
 return {generation, redis.call('GET', ARGV[1] .. ':' .. generation)}
 """
+_CACHED_SCRIPT = LuaScript(_CACHED)
 
 
 class RepoConfigs:
@@ -94,7 +96,6 @@ class RepoConfigs:
         self.require = require
         self._commands = tuple(commands)  # the command names `commands:` may configure
         self._ttl = ttl
-        self._cached: Any = redis.register_script(_CACHED)
 
     def _key(self, kind: ForgeKind, repo: RepoRef) -> str:
         return f"steward:config:{_digest(kind, repo)}"
@@ -105,13 +106,20 @@ class RepoConfigs:
     def _generation_key(self, kind: ForgeKind, repo: RepoRef) -> str:
         return f"steward:config-gen:{_digest(kind, repo)}"
 
-    async def get(self, forge: Forge, repo: RepoRef) -> RepoSettings:
+    def lookup(self, kind: ForgeKind, repo: RepoRef) -> Alongside:
+        """The cache read ``get`` makes, for a caller that sends it with another call (the worker sends it
+        with the issue's lock: ``bot.locks.issue_lock``) and hands the answer to ``get``."""
+        return _CACHED_SCRIPT, [self._generation_key(kind, repo)], [self._key(kind, repo)]
+
+    async def get(self, forge: Forge, repo: RepoRef, *, looked_up: Any = None) -> RepoSettings:
+        """``looked_up``: the answer of ``lookup``'s read when the caller made it already."""
         # The cache is keyed by a generation that every push bumps: a job that read the file before a push
         # writes its copy under the old generation, where nobody looks any more.
         # The generation and the copy under it in one round trip (every job reads them).
-        generation, cached = await self._cached(
-            keys=[self._generation_key(forge.kind, repo)], args=[self._key(forge.kind, repo)]
-        )
+        if looked_up is None:
+            script, keys, args = self.lookup(forge.kind, repo)
+            looked_up = await script(self._redis, keys, *args)
+        generation, cached = looked_up
         key = f"{self._key(forge.kind, repo)}:{(generation or b'0').decode()}"
         if cached is not None:
             return self._build(json.loads(cached))

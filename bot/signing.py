@@ -41,6 +41,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from bot import logs
+from bot.locks import LuaScript
 
 log = logs.get("steward.signing")
 
@@ -205,9 +206,20 @@ class RedisMemory:
         return int(value) if value is not None else None
 
     async def note(self, place: Place, seq: int) -> None:
-        current = await self.last(place)
-        if current is None or seq > current:
-            await self._client().hset(REDIS_SEQ, place.ident, str(seq))
+        # Read, compare and write in one script: one round trip, and two writers never lower the number.
+        await _NOTE_SEQ(self._client(), [REDIS_SEQ], place.ident, str(seq))
+
+
+# Raises a place's last sequence number to ARGV[2] unless it is higher already (numbers are microseconds,
+# 16 digits: exact in Lua's doubles).
+_NOTE_SEQ = LuaScript("""
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if current == false or tonumber(ARGV[2]) > tonumber(current) then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  return 1
+end
+return 0
+""")
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

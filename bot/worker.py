@@ -247,15 +247,21 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
         if event.name == "push":
             # Any push may have changed the file (a payload's commit list can be cut short): read it again.
             await runtime.configs.invalidate(event.forge, event.repo)
-        repo_settings = await runtime.configs.get(forge, event.repo)
     key = event.issue_key or f"{event.forge}:global"
     lock_ttl = runtime.settings.job_timeout_seconds + runtime.settings.job_timeout_backstop_seconds
-    async with issue_lock(runtime.redis, key, ttl=lock_ttl, wait=2.0, owner=job_id or None) as got:
-        if not got:
+    done = done_key_of(event)
+    # One round trip takes the lock, reads the comment's mark and the repository's cached settings; a job
+    # that ends well writes its marks and gives the lock back in one more (bot.locks).
+    lookup = runtime.configs.lookup(event.forge, event.repo) if event.repo is not None else None
+    async with issue_lock(
+        runtime.redis, key, ttl=lock_ttl, wait=2.0, owner=job_id or None, done_key=done, alongside=lookup
+    ) as held:
+        if not held:
             metrics.JOBS.labels("-", "deferred_busy").inc()
             raise Retry(defer=0.1 + random.random() * 0.4)
-        done = done_key_of(event)
-        if done is not None and await runtime.redis.exists(done):
+        if event.repo is not None:
+            repo_settings = await runtime.configs.get(forge, event.repo, looked_up=held.alongside())
+        if held.done:
             # Its commands ran already (the catch-up queued this comment, or the forge redelivered it).
             metrics.JOBS.labels("-", "duplicate_comment").inc()
             return "ignored: this comment's commands were handled already"
@@ -279,11 +285,10 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
         except Busy:
             metrics.JOBS.labels("-", "deferred_busy").inc()
             raise Retry(defer=0.1 + random.random() * 0.4) from None
-        async with runtime.redis.pipeline(transaction=False) as pipe:
-            if done is not None:
-                pipe.set(done, "1", ex=COMMENT_DONE_TTL)
-            pipe.set(f"{LAST_EVENT_KEY}:{event.forge}", repr(time.time()), ex=30 * 86_400)
-            await pipe.execute()
+        marks = [(f"{LAST_EVENT_KEY}:{event.forge}", repr(time.time()), 30 * 86_400)]
+        if done is not None:
+            marks.insert(0, (done, "1", COMMENT_DONE_TTL))
+        await held.release(marks)
     for name in ran:
         metrics.JOBS.labels(name, "ok").inc()
     jlog.info("event handled", handlers=ran)

@@ -320,3 +320,52 @@ def test_a_job_cut_off_by_shutdown_runs_again_on_the_next_worker(
             second.stop()
         bodies = bot_replies(owner, repo, number)
         assert len(bodies) == 1 and "pong" in bodies[0], "the cut-off job ran again and answered once"
+
+
+async def test_a_comment_job_takes_its_lock_and_reads_its_mark_in_one_call_and_ends_in_one(
+    sandbox: SandboxServer, redis_url: str
+) -> None:
+    """Redis round trips on a job's path (issue 28): taking the issue's lock reads the comment's done mark
+    and the repository's cached settings in the same round trip, and a job that ends well writes its marks
+    and gives the lock back in one script."""
+    from tests.integration.redis_watch import RoundTrips, commands_on
+
+    owner = ForgeUser(sandbox.url, "owner", "tok-owner")
+    repo = owner.create_repo()
+    owner.add_collaborator(repo, "steward-bot", "push")
+    jobs = []
+    for _ in range(2):
+        number = owner.open_issue(repo, "x")
+        comment = owner.comment(repo, number, "/steward ping")
+        jobs.append(_comment_event(repo, number, comment, "/steward ping").to_json())
+    settings = _settings(sandbox, redis_url)
+    redis = make_redis(redis_url)
+    trips = RoundTrips(redis)
+    runtime = build_runtime(settings, redis)
+    try:
+        # The first job loads the scripts, reads the settings and notes the repository (once a minute).
+        assert "ping" in _ran((await run_until_done(runtime, jobs[0], "job-warm"))[0])
+        results: list[tuple[str, int]] = []
+
+        async def second() -> None:
+            before = trips.count
+            # A first try, as arq runs it (no failure count to clear).
+            ctx = {"runtime": runtime, "job_id": "job-measured", "job_try": 1}
+            results.append((await process_event(ctx, jobs[1]), 1))
+            results.append(("", trips.count - before))
+
+        seen = await commands_on(redis_url, repo, second, scripts=False)
+        assert "ping" in _ran(results[0][0])
+        again = await commands_on(redis_url, repo, lambda: run_until_done(runtime, jobs[1], "job-again"))
+    finally:
+        await runtime.aclose()
+        await redis.aclose()
+    calls = [c.split(" ", 1)[0].strip('"').upper() for c in seen]
+    # The lock with the mark's read, then the marks with the release: nothing else names the issue's repo.
+    assert calls == ["EVALSHA", "EVALSHA"], seen
+    assert any("EXISTS" in c and "comment-done" in c for c in again), "the mark is read under the lock"
+    assert not [c for c in again if c.startswith('"SET"') and "comment-done" in c], "a done comment: no work"
+    # The lock, the mark and the settings (1); the command budget (1); each of the reply's two writes is
+    # charged to the write budget before it is sent (2); the reply's sequence number noted (1); the marks
+    # and the release (1).
+    assert results[1][1] == 5, results

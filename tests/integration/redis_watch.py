@@ -30,3 +30,21 @@ async def commands_on(
     finally:
         await watcher.aclose()
     return seen
+
+
+class RoundTrips:
+    """Counts the round trips a client makes to Redis: each command sent alone, or each pipeline, is one
+    write of packed commands to the socket. Install it on a fresh client, before it has connected."""
+
+    def __init__(self, client: Redis) -> None:
+        self.count = 0
+        pool = client.connection_pool
+        base: Any = pool.connection_class
+        counter = self
+
+        class Counting(base):  # type: ignore[misc, valid-type]
+            async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+                counter.count += 1
+                await super().send_packed_command(command, check_health)
+
+        pool.connection_class = Counting

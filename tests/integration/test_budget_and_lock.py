@@ -133,3 +133,41 @@ async def test_a_write_budget_with_room_does_not_trim_its_log(redis_url: str) ->
         assert await client.zcard(f"steward:budget:{marker}:tok:300") == 1, "the old entries were trimmed"
     finally:
         await client.aclose()
+
+
+async def test_a_read_sent_alongside_the_lock_costs_no_round_trip_and_its_error_still_frees_the_lock(
+    redis_url: str,
+) -> None:
+    from bot.locks import LuaScript
+    from tests.integration.redis_watch import RoundTrips
+
+    redis = make_redis(redis_url)
+    trips = RoundTrips(redis)
+    marker = uuid.uuid4().hex
+    read = LuaScript("return redis.call('GET', KEYS[1])")
+    try:
+        await redis.set(f"value:{marker}", "here")
+        await redis.set(f"done:{marker}", "1")
+        await redis.hset(f"hash:{marker}", "a", "b")
+        for _ in range(2):  # the first time, Redis may not know the scripts yet
+            before = trips.count
+            async with issue_lock(
+                redis,
+                f"github:o/r#{marker}",
+                ttl=10,
+                wait=0,
+                done_key=f"done:{marker}",
+                alongside=(read, [f"value:{marker}"], []),
+            ) as held:
+                assert held and held.done and held.alongside() == b"here"
+            taken_and_released = trips.count - before
+        assert taken_and_released == 2, "the lock, the mark and the read in one; the release in one"
+        with pytest.raises(Exception, match="WRONGTYPE"):
+            async with issue_lock(
+                redis, f"github:o/r#{marker}", ttl=10, wait=0, alongside=(read, [f"hash:{marker}"], [])
+            ) as held:
+                assert held and not held.done
+                held.alongside()
+        assert await redis.get(f"steward:lock:github:o/r#{marker}") is None, "the lock was given back"
+    finally:
+        await redis.aclose()
