@@ -235,28 +235,23 @@ def evaluate(given: StatusInput) -> RegressionStatus:
     ledger = given.ledger
     who = " ".join(f"@{w.lstrip('@')}" for w in (*given.escalate_to, given.bug_author) if w)
     if ledger.stop_reason:
-        return RegressionStatus(
-            "failure",
+        return _escalated(
             "REVIEW_STOPPED",
-            f"the review stopped early: {ledger.stop_reason}"[:140].replace("`", ""),
-            f"A finding that comes back means the fix does not address it: a person decides how this bug "
-            f"goes on ({who or 'the maintainers'}; `debug.escalate_to` names whom to ask). "
-            + ledger.stop_reason[0].upper()
-            + ledger.stop_reason[1:]
-            + ".",
+            f"the review stopped early: {ledger.stop_reason}",
+            "A finding that comes back means the fix does not address it",
+            who,
+            ledger.stop_reason,
         )
     head = given.commits[-1].sha
     native = judge(ledger, given.native, given.conflicts, head)
     if native.state == "conflict":
-        return RegressionStatus(
-            "failure",
+        return _escalated(
             "REVIEWERS_IN_CONFLICT",
-            f"the review stopped: reviewers disagree — {native.reason}"[:140].replace("`", ""),
-            f"Two reviewers disagree about the same head: a person decides how this bug goes on "
-            f"({who or 'the maintainers'}; `debug.escalate_to` names whom to ask). "
-            + native.reason[0].upper()
-            + native.reason[1:]
-            + ". To go on: push a new head and review it again, or the reviewer who requested changes "
+            f"the review stopped: reviewers disagree — {native.reason}",
+            "Two reviewers disagree about the same head",
+            who,
+            native.reason,
+            " To go on: push a new head and review it again, or the reviewer who requested changes "
             "approves or dismisses that review.",
         )
     if ledger.exhausted:
@@ -288,3 +283,15 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             "docs/bugfix.md on making CI name tests.",
         )
     return RegressionStatus("success", "SUCCESS", done)
+
+
+def _escalated(code: str, summary: str, why: str, who: str, reason: str, after: str = "") -> RegressionStatus:
+    """A review that stopped for a person to decide: the status names whom to ask (``debug.escalate_to`` and
+    the bug's author) and why it stopped."""
+    return RegressionStatus(
+        "failure",
+        code,
+        summary[:140].replace("`", ""),
+        f"{why}: a person decides how this bug goes on ({who or 'the maintainers'}; `debug.escalate_to` "
+        f"names whom to ask). {reason[0].upper()}{reason[1:]}.{after}",
+    )
