@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import http.client
+import json
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,11 +24,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import aiohttp
 import httpx2
 import requests
+import urllib3
 from gidgethub.aiohttp import GitHubAPI as AioGitHubAPI
 from gidgethub.httpx import GitHubAPI
+from gitea import Gitea
+from requests.adapters import HTTPAdapter
+from yarl import URL
 
 from bench.stack import _up
-from bot.forge.gitea_transport import GiteaCalls
+from bot import metrics
+from bot.forge.gitea_transport import GiteaCalls, _Transport
 from bot.forge.github_transport import LRUCache, RetryingAPI, SharedSession
 from bot.forge.retry import RetryPolicy
 from bot.runner import free_port
@@ -125,9 +132,37 @@ def layers(url: str, path: str, count: int) -> dict[str, float]:
     return out
 
 
+class _RequestsSession(requests.Session):
+    """Steward's Gitea session before issue 28's round two: requests, the environment read once, the last
+    response remembered for the retry policy (``bot/forge/gitea_transport.py`` at 77abe38)."""
+
+    def __init__(self, base_url: str) -> None:
+        super().__init__()
+        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=4, max_retries=0)
+        self.mount("http://", adapter)
+        self.headers["User-Agent"] = "steward-bot"
+        found = self.merge_environment_settings(base_url, {}, None, None, None)
+        self.proxies, self.verify, self.trust_env = dict(found["proxies"]), found["verify"], False
+        self._local = threading.local()
+
+    def request(self, method: Any, url: Any, *args: Any, **kwargs: Any) -> requests.Response:
+        kwargs.setdefault("timeout", (5.0, 10.0))
+        self._local.response = None
+        response = super().request(method, url, *args, **kwargs)
+        self._local.response = response
+        return response
+
+    @property
+    def last_response(self) -> requests.Response | None:
+        return getattr(self._local, "response", None)
+
+
 def gitea_layers(url: str, path: str, count: int) -> dict[str, float]:
-    """The same for Gitea's client: ``requests`` (py-gitea's transport) and Steward's ``GiteaCalls`` (py-gitea
-    on its thread pool, retry, metrics). CPU of the whole process: the pool's threads count."""
+    """The same for Gitea's client: the transports under py-gitea, py-gitea itself, and Steward's
+    ``GiteaCalls`` (py-gitea on its thread pool, retry, metrics) over requests (before) and over the
+    ``http.client`` shim (after), and the other candidate: GiteaCalls speaking HTTP itself over the
+    process-wide aiohttp session GitHub uses, no thread hop. CPU of the whole process: the pool's threads
+    count."""
     headers = {"Authorization": f"token {TOKEN}"}
     out: dict[str, float] = {}
     host, port = url.removeprefix("http://").split(":")
@@ -144,9 +179,26 @@ def gitea_layers(url: str, path: str, count: int) -> dict[str, float]:
             session.trust_env = trust_env
             name = "requests.Session" + ("" if trust_env else " (trust_env off)")
             out[name] = timed(count, lambda: session.get(f"{url}/api/v1{path}", headers=headers).content)
+    pool = urllib3.HTTPConnectionPool(host, int(port), maxsize=4, retries=False)
+    out["urllib3.HTTPConnectionPool"] = timed(
+        count, lambda: pool.urlopen("GET", "/api/v1" + path, headers=headers).data
+    )
+    pool.close()
+    shim = _Transport(url, timeout=(5.0, 10.0))
+    out["Steward's _Transport (http.client shim, keep-alive per thread)"] = timed(
+        count, lambda: shim.get(f"{url}/api/v1{path}", headers=headers).content
+    )
+    for name, transport in (("requests", _RequestsSession(url)), ("the shim", shim)):
+        gitea = Gitea(url, token_text=TOKEN, log_level="CRITICAL")
+        gitea.requests = transport
+        out[f"py-gitea over {name} (no thread pool)"] = timed(count, lambda g=gitea: g.requests_get(path))
+    shim.close()
 
-    async def steward() -> float:
+    async def steward(before: bool) -> float:
         calls = GiteaCalls(url, TOKEN, policy=RetryPolicy(3, 0.05, 1.0), max_threads=4)
+        if before:
+            calls._session.close()
+            calls._session = calls._gitea.requests = _RequestsSession(url)  # type: ignore[assignment]
         try:
             for _ in range(10):
                 await calls._get(path, "bench")
@@ -157,7 +209,43 @@ def gitea_layers(url: str, path: str, count: int) -> dict[str, float]:
         finally:
             calls.close()
 
-    out["Steward's GiteaCalls (py-gitea, thread pool, retry, metrics)"] = asyncio.run(steward())
+    out["GiteaCalls over requests (py-gitea, thread pool, retry, metrics; before)"] = asyncio.run(
+        steward(True)
+    )
+    out["GiteaCalls over the shim (py-gitea, thread pool, retry, metrics; after)"] = asyncio.run(
+        steward(False)
+    )
+
+    async def aio() -> float:
+        """Candidate (b): what GiteaCalls would spend speaking HTTP itself on the shared aiohttp session:
+        the request, the status check, the JSON, the metric, under a retry loop; no thread hop."""
+        shared = SharedSession(timeout=10.0)
+        target = URL(f"{url}/api/v1{path}")
+        proxy, proxy_auth = shared.proxy_for(target)
+        sent = {**headers, "User-Agent": "steward-bot", "Accept": "application/json"}
+
+        async def get() -> Any:
+            for _attempt in range(3):
+                async with shared.session().get(
+                    target, headers=sent, proxy=proxy, proxy_auth=proxy_auth
+                ) as response:
+                    body = await response.read()
+                    metrics.FORGE_CALLS.labels("gitea", "GET", str(response.status)).inc()
+                    if response.status < 400:
+                        return json.loads(body)
+            return None
+
+        try:
+            for _ in range(10):
+                await get()
+            started = time.process_time()
+            for _ in range(count):
+                await get()
+            return (time.process_time() - started) / count
+        finally:
+            await shared.aclose()
+
+    out["aiohttp SharedSession, no thread hop (GET, status, JSON, metric)"] = asyncio.run(aio())
     return out
 
 
@@ -201,7 +289,7 @@ def main() -> None:
             values = [r[name] * 1e6 for r in measured]
             ratios = [r[name] / r["http.client (the floor)"] for r in measured]
             print(
-                f"{name:<68}{statistics.median(values):>8.0f} µs  ×{statistics.median(ratios):.1f}"
+                f"{name:<76}{statistics.median(values):>8.0f} µs  ×{statistics.median(ratios):.1f}"
                 f"  ({min(ratios):.1f}–{max(ratios):.1f})"
             )
 

@@ -1,26 +1,37 @@
-"""Gitea's transport: py-gitea's raw ``requests_*`` helpers on a dedicated, bounded thread pool, over one
-``requests.Session`` with timeouts and a pool sized to that pool, under Steward's retry policy and write
-budget. ``GiteaCalls`` is what every part of the Gitea adapter builds on.
+"""Gitea's transport: py-gitea's raw ``requests_*`` helpers on a dedicated, bounded thread pool, under
+Steward's retry policy and write budget. ``GiteaCalls`` is what every part of the Gitea adapter builds on.
+
+py-gitea speaks HTTP through whatever its ``requests`` attribute is; Steward gives it ``_Transport``, a
+requests-like shim over the standard library's ``http.client`` with one keep-alive connection per pool
+thread. requests itself spent about 3.5× the CPU of a bare ``http.client`` per request (hooks, cookies,
+adapters, the environment read per request), and its answer objects decode text by sniffing the charset;
+measured side by side in ``bench/client_overhead.py`` (docs/performance.md).
 
 py-gitea raises exceptions that carry only a message; the status and headers the retry policy needs
-(``Retry-After``, ``X-RateLimit-*``) are read from the session's last response on the calling thread.
+(``Retry-After``, ``X-RateLimit-*``) are read from the transport's last response on the calling thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import http.client
+import json
+import os
+import select
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, cast
-from urllib.parse import quote
+from typing import Any
+from urllib.parse import quote, unquote, urlencode, urlsplit
 
 import requests
 from gitea import Gitea
 from gitea.exceptions import GiteaApiException
-from requests.adapters import HTTPAdapter
+from requests.utils import DEFAULT_CA_BUNDLE_PATH, select_proxy
 
 from bot import metrics
 from bot.budget import WriteBudget
@@ -43,38 +54,6 @@ USER_AGENT = "steward-bot"
 PAGE_LIMIT = 50
 
 
-class _Session(requests.Session):
-    """A requests session with default timeouts, a pool sized to the executor, and the last
-    response of each thread remembered (py-gitea's exceptions do not carry it)."""
-
-    def __init__(self, base_url: str, *, timeout: tuple[float, float], pool_size: int) -> None:
-        super().__init__()
-        adapter = HTTPAdapter(pool_connections=pool_size, pool_maxsize=pool_size, max_retries=0)
-        self.mount("http://", adapter)
-        self.mount("https://", adapter)
-        self.headers["User-Agent"] = USER_AGENT
-        self.default_timeout = timeout
-        self._local = threading.local()
-        # requests reads the environment (HTTP(S)_PROXY, NO_PROXY, REQUESTS_CA_BUNDLE, ~/.netrc) again on
-        # every request, a fifth of its CPU per request (bench/client_overhead.py). It is read once here,
-        # for the one Gitea this session speaks to, and then not again.
-        found = self.merge_environment_settings(base_url, {}, None, None, None)
-        self.proxies = dict(found["proxies"])
-        self.verify = found["verify"]
-        self.trust_env = False
-
-    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
-        kwargs.setdefault("timeout", self.default_timeout)
-        self._local.response = None
-        response = super().request(method, url, *args, **kwargs)
-        self._local.response = response
-        return response
-
-    @property
-    def last_response(self) -> requests.Response | None:
-        return cast(requests.Response | None, getattr(self._local, "response", None))
-
-
 @dataclass
 class _HTTPFailure(Exception):
     status: int
@@ -84,11 +63,204 @@ class _HTTPFailure(Exception):
 
 @dataclass
 class _TransportFailure(Exception):
+    """No answer. ``sent`` False only when the connection was never made (refused, unresolvable, the
+    connect, the proxy's tunnel or the TLS handshake failed or timed out): nothing reached Gitea. Once a
+    request has been written to a connection it may have reached Gitea, whatever went wrong after."""
+
     kind: str
     sent: bool
 
 
-def _message(response: requests.Response | None) -> str:
+class _Response:
+    """An answer, with the names py-gitea and the adapter read of ``requests.Response``."""
+
+    __slots__ = ("_text", "content", "headers", "status_code", "url")
+
+    def __init__(self, status_code: int, headers: http.client.HTTPMessage, content: bytes, url: str) -> None:
+        self.status_code = status_code
+        self.headers = headers
+        self.content = content
+        self.url = url
+        self._text: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status_code < 400
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self.content.decode(self.headers.get_content_charset() or "utf-8", errors="replace")
+        return self._text
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+def _dropped(conn: http.client.HTTPConnection) -> bool:
+    """Whether an idle keep-alive connection was closed by the other end (readable while idle: EOF or
+    junk), checked before a request is written to it, as urllib3 does."""
+    sock = conn.sock
+    if sock is None:
+        return True
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+class _Transport:
+    """What py-gitea calls as ``requests``: ``get/post/patch/put/delete(url, headers=, params=, data=)``,
+    answered over ``http.client`` with one keep-alive connection per thread (the pool is the executor's
+    threads). Connect timeout and read timeout apart; the User-Agent on every request; the environment's
+    proxy (``HTTP(S)_PROXY``, ``ALL_PROXY``, ``NO_PROXY``) and CA bundle (``REQUESTS_CA_BUNDLE``,
+    ``CURL_CA_BUNDLE``; certifi's otherwise, as requests) read once, when it is made; TLS always verified.
+    The last response of each thread is remembered (py-gitea's exceptions do not carry it)."""
+
+    trust_env = False  # the environment is read once, in __init__, never per request
+
+    def __init__(self, base_url: str, *, timeout: tuple[float, float]) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"STEWARD_GITEA_URL must be an http(s) URL, not {base_url!r}")
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname
+        self._port = parts.port or (443 if self._https else 80)
+        self._origin = f"{parts.scheme}://{parts.netloc}"
+        self._connect_timeout, self._read_timeout = timeout
+        found = requests.Session().merge_environment_settings(base_url, {}, None, None, None)
+        self.proxies: dict[str, str] = dict(found["proxies"])
+        # REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE, or True (certifi's bundle, as requests); never off.
+        self.verify: bool | str = found["verify"] if isinstance(found["verify"], str) else True
+        self._headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        self._proxy: tuple[str, int] | None = None
+        self._tunnel_headers: dict[str, str] = {}
+        proxy = select_proxy(base_url, self.proxies)
+        if proxy:
+            pp = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+            if pp.scheme != "http" or not pp.hostname:
+                raise ValueError(f"only http:// proxies are supported for Gitea, not {proxy!r}")
+            self._proxy = (pp.hostname, pp.port or 80)
+            if pp.username is not None:
+                credentials = f"{unquote(pp.username)}:{unquote(pp.password or '')}"
+                auth = "Basic " + base64.b64encode(credentials.encode()).decode()
+                if self._https:
+                    self._tunnel_headers["Proxy-Authorization"] = auth
+                else:
+                    self._headers["Proxy-Authorization"] = auth
+        self._ssl: ssl.SSLContext | None = None
+        if self._https:
+            where = self.verify if isinstance(self.verify, str) else DEFAULT_CA_BUNDLE_PATH
+            self._ssl = ssl.create_default_context(
+                cafile=None if os.path.isdir(where) else where, capath=where if os.path.isdir(where) else None
+            )
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._open: set[http.client.HTTPConnection] = set()
+
+    def _new_connection(self) -> http.client.HTTPConnection:
+        host, port = self._proxy or (self._host, self._port)
+        conn: http.client.HTTPConnection
+        if self._ssl is not None:
+            conn = http.client.HTTPSConnection(host, port, timeout=self._connect_timeout, context=self._ssl)
+            if self._proxy is not None:
+                conn.set_tunnel(self._host, self._port, headers=self._tunnel_headers)
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=self._connect_timeout)
+        try:
+            conn.connect()
+        except TimeoutError:
+            conn.close()
+            raise _TransportFailure("ConnectTimeout", sent=False) from None
+        except (OSError, http.client.HTTPException):
+            conn.close()
+            raise _TransportFailure("ConnectError", sent=False) from None
+        assert conn.sock is not None
+        conn.sock.settimeout(self._read_timeout)
+        with self._lock:
+            self._open.add(conn)
+        return conn
+
+    def _discard(self, conn: http.client.HTTPConnection) -> None:
+        conn.close()
+        with self._lock:
+            self._open.discard(conn)
+        self._local.conn = None
+
+    def _connection(self) -> http.client.HTTPConnection:
+        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        if conn is not None and _dropped(conn):
+            self._discard(conn)
+            conn = None
+        if conn is None:
+            conn = self._new_connection()
+            self._local.conn = conn
+        return conn
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        data: str | bytes | None = None,
+        **_: Any,
+    ) -> _Response:
+        self._local.response = None
+        if not url.startswith(self._origin + "/"):
+            raise ValueError(f"{url!r} is not on {self._origin}")
+        target = url[len(self._origin) :]
+        if params:
+            query = urlencode([(k, v) for k, v in params.items() if v is not None], doseq=True)
+            if query:
+                target += ("&" if "?" in target else "?") + query
+        if self._proxy is not None and self._ssl is None:
+            target = self._origin + target  # a plain-HTTP proxy takes the absolute form
+        body = data.encode() if isinstance(data, str) else data
+        sent = {**self._headers, **headers} if headers else self._headers
+        conn = self._connection()
+        try:
+            conn.request(method, target, body=body, headers=sent)
+            answer = conn.getresponse()
+            content = answer.read()
+        except TimeoutError:
+            self._discard(conn)
+            raise _TransportFailure("ReadTimeout", sent=True) from None
+        except (OSError, http.client.HTTPException) as exc:
+            self._discard(conn)
+            raise _TransportFailure(type(exc).__name__, sent=True) from None
+        if conn.sock is None:  # the server closed it (Connection: close)
+            self._discard(conn)
+        response = _Response(answer.status, answer.headers, content, url)
+        self._local.response = response
+        return response
+
+    def get(self, url: str, **kwargs: Any) -> _Response:
+        return self.request("GET", url, **kwargs)
+
+    def post(self, url: str, **kwargs: Any) -> _Response:
+        return self.request("POST", url, **kwargs)
+
+    def patch(self, url: str, **kwargs: Any) -> _Response:
+        return self.request("PATCH", url, **kwargs)
+
+    def put(self, url: str, **kwargs: Any) -> _Response:
+        return self.request("PUT", url, **kwargs)
+
+    def delete(self, url: str, **kwargs: Any) -> _Response:
+        return self.request("DELETE", url, **kwargs)
+
+    @property
+    def last_response(self) -> _Response | None:
+        return getattr(self._local, "response", None)
+
+    def close(self) -> None:
+        with self._lock:
+            conns, self._open = list(self._open), set()
+        for conn in conns:
+            conn.close()
+
+
+def _message(response: _Response | None) -> str:
     """Gitea's own words for a refusal (its APIError ``message``), cut short; py-gitea's exceptions drop
     them, and the adapter decides on some ("pull request already exists for these targets")."""
     if response is None:
@@ -99,15 +271,6 @@ def _message(response: requests.Response | None) -> str:
         return ""
     message = data.get("message") if isinstance(data, dict) else None
     return str(message)[:300] if isinstance(message, str) else ""
-
-
-def _was_sent(exc: requests.RequestException) -> bool:
-    """Whether the request may have reached Gitea (then a write is not resent blindly)."""
-    if isinstance(exc, requests.ConnectTimeout):
-        return False
-    if isinstance(exc, requests.ReadTimeout):
-        return True
-    return "NewConnectionError" not in repr(exc.args)
 
 
 def translate(failure: _HTTPFailure, what: str) -> ForgeError:
@@ -157,7 +320,8 @@ class GiteaCalls:
         self._budget_key = budget_key("gitea", token)
         self._executor = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix="steward-gitea")
         connect = connect_timeout if connect_timeout is not None else min(5.0, timeout)
-        self._session = _Session(self._base_url, timeout=(connect, timeout), pool_size=max_threads)
+        # One keep-alive connection per pool thread: the connection pool is sized to the thread pool.
+        self._session = _Transport(self._base_url, timeout=(connect, timeout))
         # log_level CRITICAL: py-gitea logs every non-2xx at ERROR; Steward logs what matters itself.
         self._gitea = Gitea(self._base_url, token_text=token, log_level="CRITICAL")
         self._gitea.requests = self._session
@@ -181,9 +345,9 @@ class GiteaCalls:
             metrics.FORGE_CALLS.labels("gitea", method, str(status)).inc()
             headers = dict(response.headers) if response is not None else {}
             raise _HTTPFailure(status, headers, _message(response) or type(exc).__name__) from None
-        except requests.RequestException as exc:
+        except _TransportFailure:
             metrics.FORGE_CALLS.labels("gitea", method, "transport_error").inc()
-            raise _TransportFailure(type(exc).__name__, _was_sent(exc)) from None
+            raise
         response = self._session.last_response
         metrics.FORGE_CALLS.labels(
             "gitea", method, str(response.status_code if response is not None else 0)
