@@ -1,9 +1,9 @@
 """The Gitea/Forgejo adapter: the Forge port over py-gitea 0.3.x.
 
 py-gitea is synchronous and is confined to this module and ``gitea_transport``. Every call runs on a
-dedicated, bounded ``ThreadPoolExecutor`` (never the loop's default one), over one ``requests.Session``
-whose connection pool is sized to that executor and whose every request carries connect/read timeouts
-(py-gitea passes none). Calls go through the same retry policy as GitHub's (``bot.forge.retry``) and
+dedicated, bounded ``ThreadPoolExecutor`` (never the loop's default one), py-gitea speaking HTTP through
+``gitea_transport._Transport`` (a requests-like shim over ``http.client``: one keep-alive connection per
+pool thread, connect/read timeouts on every request, which py-gitea passes none of). Calls go through the same retry policy as GitHub's (``bot.forge.retry``) and
 writes through the same Redis write budget (``gitea_transport.GiteaCalls``).
 
 Where py-gitea's object model is used, and where it is not: ``Gitea.get_user`` (identity) and

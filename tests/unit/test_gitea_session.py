@@ -1,5 +1,6 @@
-"""Gitea's requests session reads the environment's proxy and CA settings once, when it is made, not on
-every request (issue 28: requests' per-request environment look-ups were a fifth of its CPU per request)."""
+"""Gitea's transport (the requests-like shim py-gitea speaks through) reads the environment's proxy and CA
+settings once, when it is made, not on every request (issue 28: requests' per-request environment look-ups
+were a fifth of its CPU per request). That the proxy is then used: tests/unit/test_gitea_transport.py."""
 
 from __future__ import annotations
 
