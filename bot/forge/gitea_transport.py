@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, unquote, urlencode, urlsplit
+from urllib.parse import quote, unquote, urlencode, urljoin, urlsplit
 
 import requests
 from gitea import Gitea
@@ -52,6 +52,8 @@ from bot.forge.shapes import budget_key
 USER_AGENT = "steward-bot"
 # Gitea's default [api] MAX_RESPONSE_ITEMS; a larger `limit` is silently capped by the server.
 PAGE_LIMIT = 50
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_MAX_REDIRECTS = 30  # requests' limit
 
 
 @dataclass
@@ -125,7 +127,8 @@ class _Transport:
         self._https = parts.scheme == "https"
         self._host = parts.hostname
         self._port = parts.port or (443 if self._https else 80)
-        self._origin = f"{parts.scheme}://{parts.netloc}"
+        # The origin as py-gitea writes it (it prefixes every endpoint with the base URL as given).
+        self._origin = "/".join(base_url.split("/", 3)[:3])
         self._connect_timeout, self._read_timeout = timeout
         found = requests.Session().merge_environment_settings(base_url, {}, None, None, None)
         self.proxies: dict[str, str] = dict(found["proxies"])
@@ -208,18 +211,37 @@ class _Transport:
         self._local.response = None
         if not url.startswith(self._origin + "/"):
             raise ValueError(f"{url!r} is not on {self._origin}")
-        target = url[len(self._origin) :]
         if params:
             query = urlencode([(k, v) for k, v in params.items() if v is not None], doseq=True)
             if query:
-                target += ("&" if "?" in target else "?") + query
-        if self._proxy is not None and self._ssl is None:
-            target = self._origin + target  # a plain-HTTP proxy takes the absolute form
+                url += ("&" if "?" in url else "?") + query
         body = data.encode() if isinstance(data, str) else data
         sent = {**self._headers, **headers} if headers else self._headers
+        response = self._send(method, url, body, sent)
+        # Redirects are followed as requests follows them (a renamed or transferred repository answers 307
+        # with its new address), within the same Gitea; one to another host is answered as it is.
+        for _hop in range(_MAX_REDIRECTS):
+            location = response.headers.get("Location")
+            if response.status_code not in _REDIRECTS or not location:
+                break
+            url = urljoin(url, location)
+            if not url.startswith(self._origin + "/"):
+                break
+            status = response.status_code
+            if (status in (302, 303) and method != "HEAD") or (status == 301 and method == "POST"):
+                method = "GET"
+            if status not in (307, 308):  # only these keep the body
+                body = None
+                sent = {k: v for k, v in sent.items() if k.lower() not in ("content-type", "content-length")}
+            response = self._send(method, url, body, sent)
+        self._local.response = response
+        return response
+
+    def _send(self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]) -> _Response:
+        target = url if self._proxy is not None and self._ssl is None else url[len(self._origin) :]
         conn = self._connection()
         try:
-            conn.request(method, target, body=body, headers=sent)
+            conn.request(method, target, body=body, headers=headers)
             answer = conn.getresponse()
             content = answer.read()
         except TimeoutError:
@@ -230,9 +252,7 @@ class _Transport:
             raise _TransportFailure(type(exc).__name__, sent=True) from None
         if conn.sock is None:  # the server closed it (Connection: close)
             self._discard(conn)
-        response = _Response(answer.status, answer.headers, content, url)
-        self._local.response = response
-        return response
+        return _Response(answer.status, answer.headers, content, url)
 
     def get(self, url: str, **kwargs: Any) -> _Response:
         return self.request("GET", url, **kwargs)

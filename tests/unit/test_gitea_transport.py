@@ -263,3 +263,58 @@ def test_tls_is_verified_against_the_bundle_the_environment_names(monkeypatch: p
     assert http._ssl is not None
     assert http._ssl.verify_mode == ssl.CERT_REQUIRED and http._ssl.check_hostname
     assert http.verify == DEFAULT_CA_BUNDLE_PATH
+
+
+def redirecting(status: int, location: str) -> Callable[[Server, socket.socket], None]:
+    """Answers requests for /api/v1/repos/old/… with `status` to `location`, and the rest with OK."""
+
+    def serve(server: Server, conn: socket.socket) -> None:
+        while head := server.read(conn):
+            if b" /api/v1/repos/old/" in head.split(b"\r\n")[0]:
+                moved = f"HTTP/1.1 {status} Moved\r\nLocation: {location}\r\nContent-Length: 0\r\n\r\n"
+                conn.sendall(moved.encode())
+            else:
+                conn.sendall(OK)
+
+    return serve
+
+
+def test_a_renamed_repository_s_redirect_is_followed_with_the_same_write(servers: list[Server]) -> None:
+    server = Server(redirecting(307, "/api/v1/repos/new/r/issues/1/comments"))
+    servers.append(server)
+    http = transport(server.url)
+    try:
+        answer = http.post(
+            f"{server.url}/api/v1/repos/old/r/issues/1/comments",
+            headers={"Authorization": "token t", "Content-type": "application/json"},
+            data='{"body": "hi"}',
+        )
+        assert answer.status_code == 200 and http.last_response is answer
+        assert server.requests[1].startswith(b"POST /api/v1/repos/new/r/issues/1/comments HTTP/1.1")
+        assert b"Authorization: token t" in server.requests[1]
+        assert b"Content-Length: 14" in server.requests[1]
+    finally:
+        http.close()
+
+
+def test_a_see_other_redirect_is_read_with_a_get_and_no_body(servers: list[Server]) -> None:
+    server = Server(redirecting(303, "/api/v1/repos/new/r"))
+    servers.append(server)
+    http = transport(server.url)
+    try:
+        assert http.post(f"{server.url}/api/v1/repos/old/r", data="{}").status_code == 200
+        assert server.requests[1].startswith(b"GET /api/v1/repos/new/r HTTP/1.1")
+        assert b"Content-Length" not in server.requests[1]
+    finally:
+        http.close()
+
+
+def test_a_redirect_to_another_host_is_not_followed(servers: list[Server]) -> None:
+    server = Server(redirecting(302, "http://elsewhere.example/api/v1/repos/new/r"))
+    servers.append(server)
+    http = transport(server.url)
+    try:
+        assert http.get(f"{server.url}/api/v1/repos/old/r").status_code == 302
+        assert len(server.requests) == 1
+    finally:
+        http.close()
