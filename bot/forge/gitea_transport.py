@@ -134,7 +134,7 @@ class _Transport:
         self.proxies: dict[str, str] = dict(found["proxies"])
         # REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE, or True (certifi's bundle, as requests); never off.
         self.verify: bool | str = found["verify"] if isinstance(found["verify"], str) else True
-        self._headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
+        self._headers = {"User-Agent": USER_AGENT, "Accept": "*/*"}
         self._proxy: tuple[str, int] | None = None
         self._tunnel_headers: dict[str, str] = {}
         proxy = select_proxy(base_url, self.proxies)
