@@ -318,3 +318,10 @@ def test_a_redirect_to_another_host_is_not_followed(servers: list[Server]) -> No
         assert len(server.requests) == 1
     finally:
         http.close()
+
+
+def test_a_proxy_the_transport_cannot_speak_is_refused_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "socks5://127.0.0.1:1080")
+    monkeypatch.setenv("NO_PROXY", "")
+    with pytest.raises(ValueError, match="only http:// proxies"):
+        GiteaCalls("https://gitea.example", "tok")
