@@ -3,8 +3,9 @@
 py-gitea is synchronous and is confined to this module and ``gitea_transport``. Every call runs on a
 dedicated, bounded ``ThreadPoolExecutor`` (never the loop's default one), py-gitea speaking HTTP through
 ``gitea_transport._Transport`` (a requests-like shim over ``http.client``: one keep-alive connection per
-pool thread, connect/read timeouts on every request, which py-gitea passes none of). Calls go through the same retry policy as GitHub's (``bot.forge.retry``) and
-writes through the same Redis write budget (``gitea_transport.GiteaCalls``).
+pool thread, connect/read timeouts on every request, which py-gitea passes none of). Calls go through
+the same retry policy as GitHub's (``bot.forge.retry``) and writes
+through the same Redis write budget (``gitea_transport.GiteaCalls``).
 
 Where py-gitea's object model is used, and where it is not: ``Gitea.get_user`` (identity) and
 ``Repository.request`` (repository) are used as they are; issues, comments and labels (``gitea_issues``),
