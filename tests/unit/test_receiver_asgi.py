@@ -1,0 +1,134 @@
+"""The receiver's webhook endpoints as bare ASGI (bot.web.Receiver.asgi): what a sender sees is what the
+Starlette endpoint gave — the status, a JSON body with its content type and length — whether the body comes
+in one message or several, whatever the order of the headers; a repeated header counts by its first copy.
+None of these reaches Redis (a ping, an unhandled event, refusals), so no Redis is needed."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+import pytest
+from starlette.requests import ClientDisconnect
+
+from bot.queue import make_redis
+from bot.settings import Settings
+from bot.signatures import sign_sha256
+from bot.web import GITEA, GITHUB, Receiver
+
+SECRET = "s3cret"
+UNHANDLED = orjson.dumps({"action": "assigned", "sender": {"login": "alice"}})
+
+
+def _receiver(**settings: Any) -> Receiver:
+    # The client connects only when used, and none of these deliveries uses it.
+    return Receiver(
+        Settings(github_webhook_secrets=SECRET, gitea_webhook_secrets=SECRET, **settings),
+        make_redis("redis://127.0.0.1:1/0"),
+    )
+
+
+def _call(
+    receiver: Receiver,
+    headers: list[tuple[bytes, bytes]],
+    chunks: list[bytes],
+    *,
+    forge: Any = GITHUB,
+    disconnect: bool = False,
+) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    messages: list[dict[str, Any]] = [
+        {"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1}
+        for i, chunk in enumerate(chunks)
+    ]
+    if disconnect:
+        messages = [{**messages[0], "more_body": True}, {"type": "http.disconnect"}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/webhooks/github",
+        "headers": headers,
+        "client": ("10.0.0.1", 1234),
+    }
+    asyncio.run(receiver.asgi(forge)(scope, receive, send))
+    start, body = sent
+    assert start["type"] == "http.response.start" and body["type"] == "http.response.body"
+    return start["status"], start["headers"], body["body"]
+
+
+def _github(event: bytes, body: bytes, *, secret: str = SECRET) -> list[tuple[bytes, bytes]]:
+    return [
+        (b"x-github-event", event),
+        (b"x-github-delivery", b"d-1"),
+        (b"x-hub-signature-256", b"sha256=" + sign_sha256(secret, body).encode()),
+    ]
+
+
+def test_a_body_in_several_messages_is_read_whole() -> None:
+    body = UNHANDLED
+    status, headers, answer = _call(_receiver(), _github(b"issues", body), [body[:5], body[5:20], body[20:]])
+    assert status == 202
+    assert orjson.loads(answer) == {"ignored": "action issues.assigned is not handled"}
+    assert headers == [(b"content-length", str(len(answer)).encode()), (b"content-type", b"application/json")]
+
+
+def test_a_ping_is_answered_with_its_constant_body() -> None:
+    body = b'{"zen": "Keep it logically awesome."}'
+    status, _, answer = _call(_receiver(), _github(b"ping", body), [body])
+    assert (status, orjson.loads(answer)) == (200, {"pong": True})
+
+
+def test_a_repeated_header_counts_by_its_first_copy() -> None:
+    """As Starlette's Headers.get: the first X-Hub-Signature-256 is the one checked."""
+    body = UNHANDLED
+    good = _github(b"issues", body)
+    wrong = (b"x-hub-signature-256", b"sha256=" + sign_sha256("wrong", body).encode())
+    assert _call(_receiver(), [*good, wrong], [body])[0] == 202
+    assert _call(_receiver(), [good[0], good[1], wrong, good[2]], [body])[0] == 401
+
+
+def test_a_body_past_the_limit_in_several_messages_is_refused_413() -> None:
+    body = b"x" * 3000
+    status, _, answer = _call(
+        _receiver(max_body_bytes=2048), _github(b"issues", body), [body[:1500], body[1500:]]
+    )
+    assert (status, orjson.loads(answer)) == (413, {"error": "body larger than 2048 bytes"})
+
+
+def test_malformed_json_and_missing_headers_are_refused_400() -> None:
+    body = b"{not json"
+    status, _, answer = _call(_receiver(), _github(b"issues", body), [body])
+    assert (status, orjson.loads(answer)) == (400, {"error": "the body is not valid JSON"})
+    status, _, answer = _call(_receiver(), _github(b"issues", body)[1:], [body])
+    assert (status, orjson.loads(answer)) == (
+        400,
+        {"error": "missing X-GitHub-Event or X-GitHub-Delivery header"},
+    )
+
+
+def test_gitea_reads_its_own_headers() -> None:
+    body = orjson.dumps({"action": "published", "sender": {"login": "alice"}})
+    headers = [
+        (b"x-gitea-event", b"release"),
+        (b"x-gitea-event-type", b"release"),
+        (b"x-gitea-delivery", b"g-1"),
+        (b"x-gitea-signature", sign_sha256(SECRET, body).encode()),
+    ]
+    status, _, answer = _call(_receiver(), headers, [body], forge=GITEA)
+    assert status == 202 and "ignored" in orjson.loads(answer)
+    unsigned = [h for h in headers if h[0] != b"x-gitea-signature"]
+    assert _call(_receiver(), unsigned, [body], forge=GITEA)[0] == 401
+
+
+def test_a_sender_gone_mid_body_is_a_client_disconnect() -> None:
+    """As Starlette's request stream: nothing is answered to a sender that went away."""
+    with pytest.raises(ClientDisconnect):
+        _call(_receiver(), _github(b"issues", UNHANDLED), [UNHANDLED], disconnect=True)
