@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import msgspec
 import orjson
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
@@ -121,6 +122,29 @@ _SELF_SENT = _render({"ignored": "sent by Steward itself"})
 _UNAVAILABLE = _render({"error": "the queue is unavailable; redeliver later"})
 _DUPLICATE = _render({"duplicate": True})
 
+
+class _Sender(msgspec.Struct):
+    login: Any = msgspec.UNSET
+    username: Any = msgspec.UNSET
+
+
+class _SenderOnly(msgspec.Struct):
+    sender: _Sender | msgspec.UnsetType = msgspec.UNSET
+
+
+# Decodes a body's ``sender`` and nothing else: the rest is only checked to be JSON, without building it.
+_SENDER_ONLY = msgspec.json.Decoder(_SenderOnly)
+
+
+def _sender_fields(body: bytes) -> _Sender | None:
+    """The body's ``sender`` object, or None when it has none or is not a JSON object with one."""
+    try:
+        found = _SENDER_ONLY.decode(body)
+    except msgspec.MsgspecError:  # not JSON, or a sender that is not an object: the full path decides
+        return None
+    return found.sender if isinstance(found.sender, _Sender) else None
+
+
 # (status, body): what a delivery is answered, always as application/json.
 Answer = tuple[int, bytes]
 
@@ -168,6 +192,11 @@ class Forge:
     def normalise(self, headers: RawHeaders, event: str, delivery: str, payload: Any) -> Event:
         raise NotImplementedError
 
+    def sender(self, body: bytes) -> str:
+        """The sender's login as the normaliser would read it ("" when it cannot tell), from the body
+        alone: a fraction of the full parse (see ``Receiver._deliver_one``)."""
+        raise NotImplementedError
+
     def label(self, event: str, verified: bool) -> str:
         """The event as a metric label: untrusted input never makes a new series (DESIGN §3.9)."""
         if not verified:
@@ -191,6 +220,10 @@ class GitHubForge(Forge):
 
     def normalise(self, headers: RawHeaders, event: str, delivery: str, payload: Any) -> Event:
         return normalise_github(event, delivery, payload)
+
+    def sender(self, body: bytes) -> str:
+        found = _sender_fields(body)  # as bot.events._login
+        return found.login if found is not None and isinstance(found.login, str) else ""
 
 
 class GiteaForge(Forge):
@@ -225,6 +258,15 @@ class GiteaForge(Forge):
         raw_event, event_type = self._raw(headers)
         return normalise_gitea(raw_event, delivery, payload, event_type=event_type)
 
+    def sender(self, body: bytes) -> str:
+        found = _sender_fields(body)  # as bot.events._gitea_login
+        if found is None:
+            return ""
+        for name in (found.login, found.username):
+            if isinstance(name, str) and name:
+                return name
+        return ""
+
 
 GITHUB = GitHubForge()
 GITEA = GiteaForge()
@@ -239,6 +281,7 @@ class Receiver:
             GITHUB.name: [s.get_secret_value() for s in settings.github_webhook_secrets],
             GITEA.name: [s.get_secret_value() for s in settings.gitea_webhook_secrets],
         }
+        self._bot_login = settings.bot_login.casefold() if settings.bot_login else None
         self._too_large = _render({"error": f"body larger than {settings.max_body_bytes} bytes"})
         self._large_bodies = asyncio.Semaphore(settings.max_large_bodies)
         # (forge, address) → the minute a 401 from there was last logged.
@@ -324,6 +367,16 @@ class Receiver:
             position = next((i for i, s in enumerate(secrets) if forge.signed(headers, body, [s])), 0)
         _child(metrics.SECRET_MATCHES, forge.name, str(position)).inc()
         event_label = forge.label(event_name, verified=True)
+        # Every write Steward makes comes back as 2–5 deliveries sent by itself: they are dropped on their
+        # sender alone, read without building the rest of the payload (a fraction of the full parse and
+        # normalisation). A body that is not JSON, or whose sender is not an object, goes the full way
+        # below and is answered as before; so does a ping.
+        if (
+            self._bot_login is not None
+            and not (forge.answers_ping and event_name == "ping")
+            and forge.sender(body).casefold() == self._bot_login
+        ):
+            return _counted(forge.name, event_label, "ignored", 202, _SELF_SENT)
         try:
             payload = orjson.loads(body)
         except orjson.JSONDecodeError:

@@ -6,6 +6,7 @@ None of these reaches Redis (a ping, an unhandled event, refusals), so no Redis 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -18,6 +19,7 @@ from bot.signatures import sign_sha256
 from bot.web import GITEA, GITHUB, Receiver
 
 SECRET = "s3cret"
+WEBHOOKS = Path(__file__).parent.parent / "fixtures" / "github" / "webhooks"
 UNHANDLED = orjson.dumps({"action": "assigned", "sender": {"login": "alice"}})
 
 
@@ -132,3 +134,50 @@ def test_a_sender_gone_mid_body_is_a_client_disconnect() -> None:
     """As Starlette's request stream: nothing is answered to a sender that went away."""
     with pytest.raises(ClientDisconnect):
         _call(_receiver(), _github(b"issues", UNHANDLED), [UNHANDLED], disconnect=True)
+
+
+def _from(sender: Any, event: bytes = b"issue_comment") -> tuple[list[tuple[bytes, bytes]], bytes]:
+    body = (WEBHOOKS / "issue_comment" / "created.json").read_bytes()
+    payload = orjson.loads(body)
+    payload["sender"] = sender
+    body = orjson.dumps(payload)
+    return _github(event, body), body
+
+
+def test_steward_s_own_delivery_is_dropped_on_its_sender_before_redis() -> None:
+    """The forge sends a delivery for each of Steward's writes: answered 202 "sent by Steward itself"
+    without being queued (this receiver's Redis is unreachable: queueing would answer 503)."""
+    receiver = _receiver(bot_login="Steward-Bot")
+    headers, body = _from({"login": "steward-bot", "type": "Bot"})
+    status, _, answer = _call(receiver, headers, [body])
+    assert (status, orjson.loads(answer)) == (202, {"ignored": "sent by Steward itself"})
+
+
+def test_gitea_s_own_delivery_is_known_by_its_username_too() -> None:
+    receiver = _receiver(bot_login="steward-bot")
+    body = orjson.dumps({"action": "opened", "sender": {"login": "", "username": "steward-bot"}})
+    headers = [
+        (b"x-gitea-event", b"issues"),
+        (b"x-gitea-delivery", b"g-2"),
+        (b"x-gitea-signature", sign_sha256(SECRET, body).encode()),
+    ]
+    status, _, answer = _call(receiver, headers, [body], forge=GITEA)
+    assert (status, orjson.loads(answer)) == (202, {"ignored": "sent by Steward itself"})
+
+
+def test_steward_s_own_ping_and_malformed_json_are_answered_as_before() -> None:
+    receiver = _receiver(bot_login="steward-bot")
+    ping = orjson.dumps({"zen": "z", "sender": {"login": "steward-bot"}})
+    assert _call(receiver, _github(b"ping", ping), [ping])[0] == 200
+    broken = b'{"sender": {"login": "steward-bot"}, "x": '
+    status, _, answer = _call(receiver, _github(b"issues", broken), [broken])
+    assert (status, orjson.loads(answer)) == (400, {"error": "the body is not valid JSON"})
+
+
+@pytest.mark.parametrize("sender", ["steward-bot", ["steward-bot"], {"login": 7}, None])
+def test_a_sender_that_is_not_a_login_object_goes_the_full_way(sender: Any) -> None:
+    """Not recognised early: the full path decides (the normaliser reads no login from it, so the delivery
+    is queued — here Redis is unreachable, hence 503 — rather than dropped)."""
+    receiver = _receiver(bot_login="steward-bot")
+    headers, body = _from(sender)
+    assert _call(receiver, headers, [body])[0] == 503
