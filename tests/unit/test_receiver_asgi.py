@@ -144,11 +144,13 @@ def _from(sender: Any, event: bytes = b"issue_comment") -> tuple[list[tuple[byte
     return _github(event, body), body
 
 
-def test_steward_s_own_delivery_is_dropped_on_its_sender_before_redis() -> None:
+@pytest.mark.parametrize("login", ["Steward-Bot", "steward-bot", "STEWARD-BOT"])
+def test_steward_s_own_delivery_is_dropped_on_its_sender_before_redis(login: str) -> None:
     """The forge sends a delivery for each of Steward's writes: answered 202 "sent by Steward itself"
-    without being queued (this receiver's Redis is unreachable: queueing would answer 503)."""
+    without being queued (this receiver's Redis is unreachable: queueing would answer 503), whatever the
+    case of the login."""
     receiver = _receiver(bot_login="Steward-Bot")
-    headers, body = _from({"login": "steward-bot", "type": "Bot"})
+    headers, body = _from({"login": login, "type": "Bot"})
     status, _, answer = _call(receiver, headers, [body])
     assert (status, orjson.loads(answer)) == (202, {"ignored": "sent by Steward itself"})
 
@@ -181,3 +183,12 @@ def test_a_sender_that_is_not_a_login_object_goes_the_full_way(sender: Any) -> N
     receiver = _receiver(bot_login="steward-bot")
     headers, body = _from(sender)
     assert _call(receiver, headers, [body])[0] == 503
+
+
+def test_a_person_who_mentions_steward_is_not_taken_for_it() -> None:
+    receiver = _receiver(bot_login="steward-bot")
+    body = (WEBHOOKS / "issue_comment" / "created.json").read_bytes()
+    payload = orjson.loads(body)
+    payload["comment"]["body"] = "@steward-bot please look; steward-bot wrote this"
+    body = orjson.dumps(payload)
+    assert _call(receiver, _github(b"issue_comment", body), [body])[0] == 503  # queued (Redis is down)
