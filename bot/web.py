@@ -136,6 +136,16 @@ class _SenderOnly(msgspec.Struct):
 _SENDER_ONLY = msgspec.json.Decoder(_SenderOnly)
 
 
+def _utf8(body: bytes) -> bool:
+    if body.isascii():
+        return True
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _sender_fields(body: bytes) -> _Sender | None:
     """The body's ``sender`` object, or None when it has none or is not a JSON object with one."""
     try:
@@ -370,11 +380,13 @@ class Receiver:
         # Every write Steward makes comes back as 2–5 deliveries sent by itself: they are dropped on their
         # sender alone, read without building the rest of the payload (a fraction of the full parse and
         # normalisation). A body that is not JSON, or whose sender is not an object, goes the full way
-        # below and is answered as before; so does a ping.
+        # below and is answered as before; so does a ping. The sender decode checks the rest's syntax but
+        # not the UTF-8 of strings it skips: that is checked here, so invalid UTF-8 is still a 400.
         if (
             self._bot_login is not None
             and not (forge.answers_ping and event_name == "ping")
             and forge.sender(body).casefold() == self._bot_login
+            and _utf8(body)
         ):
             return _counted(forge.name, event_label, "ignored", 202, _SELF_SENT)
         try:
