@@ -150,8 +150,8 @@ def _sender_fields(body: bytes) -> _Sender | None:
     """The body's ``sender`` object, or None when it has none or is not a JSON object with one."""
     try:
         found = _SENDER_ONLY.decode(body)
-    except msgspec.MsgspecError:  # not JSON, or a sender that is not an object: the full path decides
-        return None
+    except (msgspec.MsgspecError, RecursionError):  # not JSON, a sender that is not an object, nesting
+        return None  # deeper than msgspec goes: the full path decides
     return found.sender if isinstance(found.sender, _Sender) else None
 
 

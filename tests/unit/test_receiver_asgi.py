@@ -171,9 +171,11 @@ def test_steward_s_own_ping_and_malformed_json_are_answered_as_before() -> None:
     receiver = _receiver(bot_login="steward-bot")
     ping = orjson.dumps({"zen": "z", "sender": {"login": "steward-bot"}})
     assert _call(receiver, _github(b"ping", ping), [ping])[0] == 200
+    deep = b'{"sender": {"login": "steward-bot"}, "x": ' + b"[" * 10_000 + b"]" * 10_000 + b"}"
     for broken in (
         b'{"sender": {"login": "steward-bot"}, "x": ',
         b'{"sender": {"login": "steward-bot"}, "x": "\xff"}',
+        deep,  # deeper than the sender decode goes (RecursionError there): the full path's 400
     ):
         status, _, answer = _call(receiver, _github(b"issues", broken), [broken])
         assert (status, orjson.loads(answer)) == (400, {"error": "the body is not valid JSON"}), broken
