@@ -9,6 +9,7 @@ Lua script, so concurrent workers never overspend.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import re
 import time
@@ -208,6 +209,9 @@ _MAY_HOLD_A_COMMAND: Final = re.compile(
 EVENTS_LIMIT_SECONDS: Final = 30 * 86_400
 
 
+# The receiver names three keys per budgeted delivery, mostly for the same few senders, repositories and
+# issues: their digests are remembered (a pure function; bounded).
+@functools.lru_cache(maxsize=8192)
 def _digest(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
 

@@ -3,7 +3,9 @@ in blocks, a warning or worse at once, and nothing lost when the process exits."
 
 from __future__ import annotations
 
+import datetime
 import io
+import re
 import subprocess
 import sys
 
@@ -78,3 +80,13 @@ def test_console_lines_on_a_terminal() -> None:
         structlog.reset_defaults()
     assert "cannot enqueue: Redis unavailable" in out.getvalue() and "delivery=d-2" in out.getvalue()
     assert not out.getvalue().startswith("{")
+
+
+def test_the_timestamp_is_iso_8601_utc_to_the_microsecond() -> None:
+    """What structlog's ISO stamper wrote, formatted once per second: the time now, in UTC, as ``…Z``."""
+    before = datetime.datetime.now(datetime.UTC)
+    stamp = logs.timestamp(None, "info", {})["timestamp"]
+    after = datetime.datetime.now(datetime.UTC)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", stamp), stamp
+    when = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    assert before - datetime.timedelta(milliseconds=1) <= when <= after
