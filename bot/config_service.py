@@ -19,6 +19,7 @@ import hashlib
 import json
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, cast
 
 from redis.asyncio import Redis
@@ -31,6 +32,8 @@ from bot.settings import HandlerSettings
 
 CACHE_SECONDS = 300
 LAST_VALID_SECONDS = 30 * 86_400
+# Repositories' cached copies whose settings a process keeps built (``RepoConfigs._built_from``).
+BUILT_COPIES = 512
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ def switched_off(settings: HandlerSettings) -> HandlerSettings:
     return settings.model_copy(update=update)
 
 
+@lru_cache(maxsize=4096)
 def _digest(kind: ForgeKind, repo: RepoRef) -> str:
     return hashlib.sha256(f"{kind}\0{repo.full_name.casefold()}".encode()).hexdigest()[:24]
 
@@ -96,6 +100,9 @@ class RepoConfigs:
         self.require = require
         self._commands = tuple(commands)  # the command names `commands:` may configure
         self._ttl = ttl
+        # A cached copy → (the defaults it was built on, what it builds): every job reads its repository's
+        # copy, and the same copy built the same settings (a merge and a validation) at each one.
+        self._built: dict[bytes, tuple[HandlerSettings, RepoSettings]] = {}
 
     def _key(self, kind: ForgeKind, repo: RepoRef) -> str:
         return f"steward:config:{_digest(kind, repo)}"
@@ -122,7 +129,7 @@ class RepoConfigs:
         generation, cached = looked_up
         key = f"{self._key(forge.kind, repo)}:{(generation or b'0').decode()}"
         if cached is not None:
-            return self._build(json.loads(cached))
+            return self._built_from(cached)
         record = await self._read(forge, repo)
         await self._redis.set(key, json.dumps(record), ex=self._ttl)
         built = self._build(record)
@@ -158,6 +165,18 @@ class RepoConfigs:
                 record["overrides"], record["stale"] = json.loads(last), True
             return record
         return {"path": "", "sha": "", "overrides": {}, "errors": []}
+
+    def _built_from(self, cached: bytes) -> RepoSettings:
+        """The settings a cached copy holds, built once per copy (and per ``defaults``: tests and the demo
+        change them). ``RepoSettings`` is frozen and its sections too; nothing changes ``overrides``."""
+        found = self._built.get(cached)
+        if found is not None and found[0] is self.defaults:
+            return found[1]
+        built = self._build(json.loads(cached))
+        if len(self._built) >= BUILT_COPIES:
+            self._built.clear()
+        self._built[cached] = (self.defaults, built)
+        return built
 
     def _build(self, record: Mapping[str, Any]) -> RepoSettings:
         overrides = record.get("overrides") or {}

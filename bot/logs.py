@@ -217,6 +217,14 @@ def configure(level: str = "info", fmt: str = "auto", *, stream: Any = None) -> 
         )
         root.addHandler(handler)
         root.setLevel(numeric)
+        # What a standard-library record would gather for a formatter that shows it: the renderer above shows
+        # none of it (level, logger, message, time), so it is not gathered. These are the logging module's
+        # documented switches ("Optimization" in its HOWTO); arq writes two records per job.
+        logging._srcfile = None  # no stack walk for the caller's file and line
+        logging.logThreads = False
+        logging.logProcesses = False
+        logging.logMultiprocessing = False
+        logging.logAsyncioTasks = False  # type: ignore[attr-defined]  # 3.12+, not in typeshed yet
     for name in CHATTY:
         logging.getLogger(name).setLevel(numeric if numeric <= logging.DEBUG else logging.WARNING)
     sink = _sink_for(target)

@@ -3,10 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 REGISTRY = CollectorRegistry(auto_describe=True)
+
+# (metric, label values) → the metric's child: ``labels()`` takes a lock and checks and copies the values on
+# every call, and the worker counts every forge request and job (the receiver keeps its own, bot.web).
+_children: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+
+def child(metric: Any, *labels: str) -> Any:
+    """``metric.labels(*labels)``, looked up once per process. Label values must be closed sets or names
+    (the module's rule), so the cache stays small."""
+    key = (id(metric), labels)
+    found = _children.get(key)
+    if found is None:
+        found = _children[key] = metric.labels(*labels)
+    return found
+
 
 DELIVERIES = Counter(
     "steward_deliveries",
@@ -142,10 +158,10 @@ def note_rate_limit(forge: str, key: str, headers: Mapping[str, str]) -> None:
         return
     # A token's digest, `installation:<id>` or `app:<id>` (bot.forge's budget keys): never a secret.
     who = key.removeprefix(f"{forge}:")
-    FORGE_RATE_REMAINING.labels(forge, who).set(int(remaining))
+    child(FORGE_RATE_REMAINING, forge, who).set(int(remaining))
     limit = headers.get("x-ratelimit-limit") or headers.get("X-RateLimit-Limit")
     if limit is not None and limit.isdigit():
-        FORGE_RATE_LIMIT.labels(forge, who).set(int(limit))
+        child(FORGE_RATE_LIMIT, forge, who).set(int(limit))
         HEADROOM[(forge, who)] = (int(remaining), int(limit))
 
 

@@ -31,6 +31,7 @@ import hashlib
 import re
 import time
 import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -229,6 +230,10 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
+# Signatures a keyring remembers as holding (``Keyring.check``): a few hundred bytes each.
+HELD_SIGNATURES = 4096
+
+
 class Keyring:
     """Steward's signing key, the public keys it accepts (its own and earlier ones, for rotation), when it
     started signing, and what it remembers of the sequence numbers it wrote."""
@@ -248,6 +253,11 @@ class Keyring:
         self.since = since
         self.memory: SeqMemory = memory if memory is not None else LocalMemory()
         self._last_seq = 0
+        # Signatures that held, by (key id, signature, digest of the signed bytes): the same record is read
+        # at every event on its thread (the verdict, the sticky comment it updates), and an Ed25519 check
+        # costs far more than the digest. Only a holding signature is kept; a key no longer accepted is
+        # asked of ``public`` first, so rotation still refuses it.
+        self._held: OrderedDict[tuple[str, bytes, bytes], None] = OrderedDict()
 
     @property
     def kid(self) -> str:
@@ -278,10 +288,18 @@ class Keyring:
         public = self.public.get(signature.kid)
         if public is None:
             return "unknown-key"
+        signed = message(place, data_text, signature.seq, signature.kid)
+        seen = (signature.kid, signature.sig, hashlib.sha256(signed).digest())
+        if seen in self._held:
+            self._held.move_to_end(seen)
+            return "verified"
         try:
-            public.verify(signature.sig, message(place, data_text, signature.seq, signature.kid))
+            public.verify(signature.sig, signed)
         except InvalidSignature:
             return "tampered"
+        self._held[seen] = None
+        if len(self._held) > HELD_SIGNATURES:
+            self._held.popitem(last=False)
         return "verified"
 
 

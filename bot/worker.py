@@ -191,11 +191,11 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
         # is back — the worker records the deferral when it can. Nothing here may touch Redis.
         # One warning per outage comes from the worker's loop; each job only notes it.
         jlog.info("Redis is unreachable; the job will run again", error=type(exc).__name__)
-        metrics.JOBS.labels("-", "retried").inc()
+        metrics.child(metrics.JOBS, "-", "retried").inc()
         raise Retry(defer=1.0 + random.random()) from None
     except RateLimited as exc:
         jlog.warning("rate limited; job deferred", retry_after=round(exc.retry_after, 2))
-        metrics.JOBS.labels("-", "rate_limited").inc()
+        metrics.child(metrics.JOBS, "-", "rate_limited").inc()
         raise Retry(defer=exc.retry_after) from None
     except Exception as exc:
         # Runs of this job so far, this one included: a permanent refusal ends it on its first.
@@ -214,7 +214,7 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
                     failure=failures,
                     defer=round(delay, 2),
                 )
-                metrics.JOBS.labels("-", "retried").inc()
+                metrics.child(metrics.JOBS, "-", "retried").inc()
                 raise Retry(defer=delay) from None
         try:
             return await _dead(runtime, event, raw_event, job_id, jlog, exc, runs)
@@ -238,7 +238,7 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
     forge = await runtime.forge_for(event)
     me: User = await forge.whoami()
     if event.sender and event.sender.casefold() == me.login.casefold():
-        metrics.JOBS.labels("-", "own_event").inc()
+        metrics.child(metrics.JOBS, "-", "own_event").inc()
         return "ignored: sent by Steward itself"
     repo_settings = RepoSettings(runtime.handler_settings)
     if event.repo is not None:
@@ -257,13 +257,13 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
         runtime.redis, key, ttl=lock_ttl, wait=2.0, owner=job_id or None, done_key=done, alongside=lookup
     ) as held:
         if not held:
-            metrics.JOBS.labels("-", "deferred_busy").inc()
+            metrics.child(metrics.JOBS, "-", "deferred_busy").inc()
             raise Retry(defer=0.1 + random.random() * 0.4)
         if event.repo is not None:
             repo_settings = await runtime.configs.get(forge, event.repo, looked_up=held.alongside())
         if held.done:
             # Its commands ran already (the catch-up queued this comment, or the forge redelivered it).
-            metrics.JOBS.labels("-", "duplicate_comment").inc()
+            metrics.child(metrics.JOBS, "-", "duplicate_comment").inc()
             return "ignored: this comment's commands were handled already"
         locks = IssueLocks(runtime.redis, owner=job_id, ttl=lock_ttl)
         ectx = EventContext(
@@ -283,14 +283,14 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
         try:
             ran = await dispatch(ectx, prefix=runtime.settings.command_prefix)
         except Busy:
-            metrics.JOBS.labels("-", "deferred_busy").inc()
+            metrics.child(metrics.JOBS, "-", "deferred_busy").inc()
             raise Retry(defer=0.1 + random.random() * 0.4) from None
         marks = [(f"{LAST_EVENT_KEY}:{event.forge}", repr(time.time()), 30 * 86_400)]
         if done is not None:
             marks.insert(0, (done, "1", COMMENT_DONE_TTL))
         await held.release(marks)
     for name in ran:
-        metrics.JOBS.labels(name, "ok").inc()
+        metrics.child(metrics.JOBS, name, "ok").inc()
     jlog.info("event handled", handlers=ran)
     return f"ok: {', '.join(ran) or 'nothing to do'}"
 
@@ -308,7 +308,7 @@ async def _dead(
     tries = runs if runs is not None else int(await runtime.redis.get(f"steward:failures:{job_id}") or 0) + 1
     await runtime.dead.add(job_id=job_id, event=event, raw_event=raw_event, exc=exc, tries=tries)
     await runtime.redis.delete(f"steward:failures:{job_id}")
-    metrics.JOBS.labels("-", "dead").inc()
+    metrics.child(metrics.JOBS, "-", "dead").inc()
     jlog.error(
         "job failed for good; parked in the dead-letter list (steward dead list)",
         error=_describe(exc),
@@ -357,7 +357,7 @@ async def reconcile_job(ctx: dict[str, Any], reason: str = "periodic") -> str:
             _job_id=f"steward:reconcile:left:{uuid.uuid4().hex}",
             _defer_by=60.0,
         )
-    metrics.JOBS.labels(RECONCILE_FUNCTION, "failed" if report.errors else "ok").inc()
+    metrics.child(metrics.JOBS, RECONCILE_FUNCTION, "failed" if report.errors else "ok").inc()
     return f"{report.repos} repositories, {report.issues} issues, {len(report.redelivered)} redelivered"
 
 

@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from typing import Any, cast
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import httpx2
 from redis.exceptions import RedisError
@@ -65,13 +66,17 @@ def catching_up() -> Iterator[None]:
 def persisted(method: str, url: str) -> bool:
     """Whether this request is one of the catch-up's listings, whose ETags the store keeps: a `since`
     listing of issues or comments, or any repository listing read while the catch-up runs."""
+    # Asked of every request the GitHub transport sends: the standard library's split, not a URL object
+    # (httpx2.URL validated the host, an IP address parse included, each time).
     if method != "GET":
         return False
-    parsed = httpx2.URL(url)
-    if not _LISTING.match(parsed.path):
+    parts = urlsplit(url)
+    path = unquote(parts.path)
+    if not _LISTING.match(path):
         return False
     return _catching_up.get() or (
-        "since" in parsed.params and not parsed.path.endswith(("/milestones", "/hooks"))
+        any(name == "since" for name, _ in parse_qsl(parts.query, keep_blank_values=True))
+        and not path.endswith(("/milestones", "/hooks"))
     )
 
 

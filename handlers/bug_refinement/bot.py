@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from bot import sticky
@@ -172,12 +173,18 @@ async def _mirror_labels(ctx: EventContext, issue: Issue, verdict: Verdict) -> N
         await ctx.forge.remove_label(ctx.repo, issue.number, name)
 
 
+# A verdict comment's record, by its text: the same comment is read at every event on its bug (the gate other
+# capabilities ask, the refinement's own run), and its YAML is parsed by PyYAML's pure-Python loader. The
+# record is immutable; a changed comment is a new text.
+_verdict_of = lru_cache(maxsize=128)(read_verdict_block)
+
+
 def _recorded(
     comments: list[Comment], *, bot_login: str, kind: str, key: int
 ) -> tuple[Comment | None, RecordedVerdict | None]:
     """Steward's verdict comment of ``kind`` among ``comments``, and the verdict it records."""
     comment = find(comments, bot_login=bot_login, kind=kind, key=str(key))
-    return comment, read_verdict_block(comment.body) if comment else None
+    return comment, _verdict_of(comment.body) if comment else None
 
 
 async def trusted_verdict(ctx: EventContext, comments: list[Comment], number: int) -> RecordedVerdict | None:

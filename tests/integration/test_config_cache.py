@@ -139,3 +139,43 @@ async def test_a_cached_read_is_one_redis_round_trip(redis_url: str) -> None:
         assert forge.reads == 1, "answered from the cache"
     finally:
         await redis.aclose()
+
+
+async def test_a_cached_copy_is_built_once_and_a_new_copy_or_new_defaults_anew(
+    redis_url: str, monkeypatch: Any
+) -> None:
+    """Every job reads its repository's cached copy: the same copy is merged and validated once per process;
+    a push (a new copy) or other defaults build again."""
+    from bot import config_service
+
+    built: list[object] = []
+    real = config_service.merge
+
+    def counting(defaults: HandlerSettings, overrides: Any) -> HandlerSettings:
+        built.append(overrides)
+        return real(defaults, overrides)
+
+    monkeypatch.setattr(config_service, "merge", counting)
+    redis = make_redis(redis_url)
+    configs = RepoConfigs(redis, HandlerSettings())
+    forge = FileForge("backlog:\n  round_cap: 3\n")
+    try:
+        first = await configs.get(forge, REPO)  # type: ignore[arg-type]
+        built.clear()
+        for _ in range(3):
+            assert await configs.get(forge, REPO) == first  # type: ignore[arg-type]
+        assert len(built) == 1, "the cached copy, built once"
+        forge.text = "backlog:\n  round_cap: 7\n"
+        await configs.invalidate("github", REPO)
+        assert (await configs.get(forge, REPO)).settings.backlog.round_cap == 7  # type: ignore[arg-type]
+        assert (await configs.get(forge, REPO)).settings.backlog.round_cap == 7  # type: ignore[arg-type]
+        forge.text = "debug:\n  pending_timeout_hours: 48\n"  # a file that leaves round_cap to the defaults
+        await configs.invalidate("github", REPO)
+        assert (await configs.get(forge, REPO)).settings.backlog.round_cap != 9  # type: ignore[arg-type]
+        configs.defaults = HandlerSettings().model_copy(
+            update={"backlog": HandlerSettings().backlog.model_copy(update={"round_cap": 9})}
+        )
+        found = await configs.get(forge, REPO)  # type: ignore[arg-type]
+        assert found.settings.backlog.round_cap == 9, "the same copy over new defaults is built again"
+    finally:
+        await redis.aclose()

@@ -90,3 +90,27 @@ def test_the_timestamp_is_iso_8601_utc_to_the_microsecond() -> None:
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", stamp), stamp
     when = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     assert before - datetime.timedelta(milliseconds=1) <= when <= after
+
+
+def test_a_standard_library_record_keeps_its_line_and_gathers_nothing_it_does_not_show() -> None:
+    """arq writes two records per job: each is the same JSON line as before (level, logger, message, time),
+    and the fields no line shows (caller's file and line, thread, process, task) are not gathered. A
+    program that set up its own logging keeps them: its formatter may show them."""
+    code = (
+        "import logging\n"
+        "from bot import logs\n"
+        "logs.configure('info', 'json')\n"
+        "logging.getLogger('arq.worker').info('%6.2fs → %s', 0.01, 'job:1')\n"
+        "print(logging._srcfile, logging.logThreads, logging.logProcesses, logging.logAsyncioTasks)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=True)
+    # The log line goes out in a block (at exit or by the flusher), the print at once: either may be first.
+    lines = done.stdout.decode().splitlines()
+    record = orjson.loads(next(line for line in lines if line.startswith("{")))
+    switches = next(line for line in lines if not line.startswith("{"))
+    assert record["event"] == "  0.01s → job:1" and record["level"] == "info"
+    assert record["logger"] == "arq.worker" and record["timestamp"]
+    assert switches == "None False False False"
+    own = "import logging\nlogging.basicConfig()\n" + code
+    done = subprocess.run([sys.executable, "-c", own], capture_output=True, timeout=60, check=True)
+    assert "None False False False" not in done.stdout.decode().splitlines()

@@ -4,6 +4,7 @@ with an unknown key, legacy (written before signing) — and that nothing but St
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given
@@ -117,6 +118,36 @@ async def test_an_unknown_key_cannot_verify_and_an_earlier_key_listed_for_rotati
     assert record.outcome == "unknown-key" and record.trusted is None
     rotated = Keyring(Ed25519PrivateKey.generate(), [before.public_key()])
     assert (await read(rotated, old_body)).outcome == "verified"
+
+
+class CountingKey:
+    """A public key that counts its Ed25519 checks."""
+
+    def __init__(self, key: Any) -> None:
+        self.key, self.checks = key, 0
+
+    def verify(self, sig: bytes, data: bytes) -> None:
+        self.checks += 1
+        self.key.verify(sig, data)
+
+
+async def test_a_record_read_again_is_not_checked_again_but_any_change_is() -> None:
+    """The same signed record is read at every event on its thread: its Ed25519 check is done once per
+    process. A changed block, another place, or a key no longer accepted is judged afresh."""
+    keyring = Keyring(Ed25519PrivateKey.generate())
+    body = signed(keyring, {"log": [1, 2]})
+    counting = keyring.public[keyring.kid] = CountingKey(keyring.public[keyring.kid])  # type: ignore[assignment]
+    for _ in range(3):
+        assert (await read(keyring, body)).outcome == "verified"
+    assert counting.checks == 1, "read three times, checked once"
+    forged = body.replace('{"log":[1,2]}', '{"log":[1,2,3]}')
+    assert forged != body and (await read(keyring, forged)).outcome == "tampered"
+    other = Place("github", 77, "comment", 1002, "debug-board", "5")
+    assert (await read(keyring, body, other)).outcome == "tampered"
+    assert counting.checks == 3, "each change was checked"
+    assert (await read(keyring, forged)).outcome == "tampered", "a refusal is not remembered as holding"
+    del keyring.public[keyring.kid]
+    assert (await read(keyring, body)).outcome == "unknown-key", "a key no longer accepted refuses it"
 
 
 async def test_a_block_written_before_signing_is_legacy_once() -> None:
