@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -20,11 +19,9 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import gidgethub
-import orjson
 from aiohttp.helpers import get_env_proxy_for_url
 from gidgethub import sansio
-from gidgethub.abc import JSON_CONTENT_TYPE, JSON_UTF_8_CHARSET, GitHubAPI
-from uritemplate import variable
+from gidgethub.abc import GitHubAPI
 from yarl import URL
 
 from bot import metrics
@@ -122,36 +119,6 @@ class SharedSession:
             await session.close()
 
 
-# The answers gidgethub decodes as JSON that ``decipher`` decodes itself (GitHub sends the first).
-_JSON_TYPES = frozenset(
-    {"application/json; charset=utf-8", "application/json;charset=utf-8", "application/json"}
-)
-_SUCCESS = frozenset({200, 201, 202, 204})
-# orjson reads an integer past 64 bits as a float where ``json`` keeps it whole: a body with a run of 19
-# digits or more (in a number or in a string, the scan cannot tell) goes to gidgethub's decoding.
-_LONG_DIGITS = re.compile(rb"\d{19}")
-
-
-def decipher(
-    status: int, headers: Mapping[str, str], body: bytes
-) -> tuple[Any, sansio.RateLimit | None, str | None]:
-    """``gidgethub.sansio.decipher_response``, with a successful JSON answer decoded by orjson (about three
-    times faster than the standard library's ``json``, and without building an ``email.message.Message`` to
-    read the content type). Anything else — an error status, another content type, a body orjson refuses or
-    would read otherwise (a number it cannot hold, ``_LONG_DIGITS``) — goes to gidgethub's own, so what it
-    returns or raises is unchanged."""
-    if status in _SUCCESS and body:
-        kind = headers.get("content-type")
-        if kind is not None and kind.lower() in _JSON_TYPES and _LONG_DIGITS.search(body) is None:
-            try:
-                data = orjson.loads(body)
-            except orjson.JSONDecodeError:
-                pass
-            else:
-                return data, sansio.RateLimit.from_http(headers), sansio._next_link(headers.get("link"))
-    return sansio.decipher_response(status, headers, body)
-
-
 # Connection failures before anything was sent: a write may be sent again after these.
 _NOT_SENT = (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)
 
@@ -178,88 +145,6 @@ class RetryingAPI(GitHubAPI):
         self.budget_key = budget_key
         # ETags kept in Redis across processes for the catch-up's `since` listings (bot.forge.etag_store).
         self.etags = etags
-
-    async def _make_request(
-        self,
-        method: str,
-        url: str,
-        url_vars: Mapping[str, variable.VariableValue] | None,
-        data: Any,
-        accept: str,
-        jwt: str | None = None,
-        oauth_token: str | None = None,
-        content_type: str = JSON_CONTENT_TYPE,
-        extra_headers: dict[str, str] | None = None,
-    ) -> tuple[Any, str | None, int]:
-        """gidgethub 6.0's ``GitHubAPI._make_request``, line for line, but for the answer's decoding
-        (``decipher``: orjson for a successful JSON answer).
-        tests/integration/test_github_decode.py pins gidgethub's own source: an upgrade that changes it fails
-        there, to be copied again."""
-        if oauth_token is not None and jwt is not None:
-            raise ValueError("Cannot pass both oauth_token and jwt.")
-        filled_url = sansio.format_url(url, url_vars, base_url=self.base_url)
-        if jwt is not None:
-            request_headers = sansio.create_headers(self.requester, accept=accept, jwt=jwt)
-        elif oauth_token is not None:
-            request_headers = sansio.create_headers(self.requester, accept=accept, oauth_token=oauth_token)
-        else:
-            request_headers = sansio.create_headers(
-                self.requester, accept=accept, oauth_token=self.oauth_token, jwt=self._get_app_jwt()
-            )
-        if extra_headers is not None:
-            request_headers.update(extra_headers)
-        cached = cacheable = False
-        more: str | None = None
-        # Can't use None as a "no body" sentinel as it's a legitimate JSON type.
-        if data == b"":
-            body = b""
-            request_headers["content-length"] = "0"
-            if method == "GET" and self._cache is not None:
-                cacheable = True
-                try:
-                    etag, last_modified, data, more = self._cache[filled_url]
-                    cached = True
-                except KeyError:
-                    pass
-                else:
-                    if etag is not None:
-                        request_headers["if-none-match"] = etag
-                    if last_modified is not None:
-                        request_headers["if-modified-since"] = last_modified
-        else:
-            if content_type != JSON_CONTENT_TYPE:
-                request_headers["content-type"] = content_type
-                body = data
-            else:
-                body = json.dumps(data).encode("utf-8")
-                request_headers["content-type"] = JSON_UTF_8_CHARSET
-            request_headers["content-length"] = str(len(body))
-        attempt = 0
-        while True:
-            attempt += 1
-            if self.rate_limit is not None:
-                self.rate_limit.remaining -= 1
-            self.requests_in_flight += 1
-            try:
-                await self.manage_rate_limit(method=method, url=filled_url)
-                response = await self._request(method, filled_url, request_headers, body)
-            finally:
-                self.requests_in_flight -= 1
-            try:
-                if not (response[0] == 304 and cached):
-                    data, self.rate_limit, more = decipher(*response)
-                    has_cache_details = "etag" in response[1] or "last-modified" in response[1]
-                    if self._cache is not None and cacheable and has_cache_details:
-                        etag = response[1].get("etag")
-                        last_modified = response[1].get("last-modified")
-                        self._cache[filled_url] = etag, last_modified, data, more
-                return data, more, response[0]
-            except gidgethub.HTTPException as exc:
-                should_retry = await self.handle_rate_limit_error(
-                    method=method, url=filled_url, exception=exc, attempt=attempt
-                )
-                if not should_retry:
-                    raise
 
     async def _request(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
@@ -308,14 +193,14 @@ class RetryingAPI(GitHubAPI):
                     status, response_headers = response.status, response.headers
                     content = await response.read()
             except (aiohttp.ClientError, TimeoutError) as exc:
-                metrics.child(metrics.FORGE_CALLS, "github", method, "transport_error").inc()
+                metrics.FORGE_CALLS.labels("github", method, "transport_error").inc()
                 sent = not isinstance(exc, _NOT_SENT)
                 decision = transport_error(attempt, self.policy, unsafe_to_resend=sent and not resend_ok)
                 if decision.action != "retry":
                     raise ForgeUnavailable(f"{method} {api_path(url)}: {type(exc).__name__}") from None
                 await asyncio.sleep(decision.delay)
                 continue
-            metrics.child(metrics.FORGE_CALLS, "github", method, str(status)).inc()
+            metrics.FORGE_CALLS.labels("github", method, str(status)).inc()
             metrics.note_rate_limit("github", self.budget_key, response_headers)
             return status, response_headers, content
 
