@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from bot.deadletter import DeadLetters
@@ -114,12 +113,15 @@ raw_bodies = st.one_of(
 
 
 @pytest.fixture(scope="module")
-def stack(redis_claim: Any) -> Iterator[tuple[Starlette, str, SandboxServer]]:
+def stack(redis_claim: Any) -> Iterator[tuple[TestClient, str, SandboxServer]]:
+    """One client, so one event loop: the app's Redis client (and its connection pool's lock) belongs to
+    the loop its lifespan runs in, as in `steward serve`. A second TestClient would post from another
+    loop while the first one's heartbeat uses the same pool — a 500 no server can produce."""
     redis_claim.reset()
     with SandboxServer({"steward-bot": "tok-bot"}) as sandbox:
         app = create_app(make_settings(sandbox.url, redis_claim.url))
-        with TestClient(app):
-            yield app, redis_claim.url, sandbox
+        with TestClient(app, raise_server_exceptions=False) as client:
+            yield client, redis_claim.url, sandbox
 
 
 def _post(client: TestClient, forge: str, event: str | bytes, body: bytes, delivery: str) -> int:
@@ -136,35 +138,34 @@ FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(Heal
 
 
 def test_hostile_deliveries_never_get_a_500_and_never_crash_a_worker(
-    stack: tuple[Starlette, str, SandboxServer],
+    stack: tuple[TestClient, str, SandboxServer],
 ) -> None:
-    app, redis_url, sandbox = stack
+    client, redis_url, sandbox = stack
     answers: dict[int, int] = {}
     counter = iter(range(10**9))
-    with TestClient(app, raise_server_exceptions=False) as client:
 
-        @FUZZ
-        @given(forge=st.sampled_from(["github", "gitea"]), data=st.data())
-        def mutated_payloads(forge: str, data: st.DataObject) -> None:
-            event, body = data.draw(mutated(GITHUB if forge == "github" else GITEA))
-            status = _post(client, forge, event, body, f"fuzz-{next(counter)}")
-            answers[status] = answers.get(status, 0) + 1
-            assert status in DESCRIBED, (forge, event, body[:500])
+    @FUZZ
+    @given(forge=st.sampled_from(["github", "gitea"]), data=st.data())
+    def mutated_payloads(forge: str, data: st.DataObject) -> None:
+        event, body = data.draw(mutated(GITHUB if forge == "github" else GITEA))
+        status = _post(client, forge, event, body, f"fuzz-{next(counter)}")
+        answers[status] = answers.get(status, 0) + 1
+        assert status in DESCRIBED, (forge, event, body[:500])
 
-        @FUZZ
-        @given(
-            forge=st.sampled_from(["github", "gitea"]),
-            event=st.sampled_from(["issues", "issue_comment", "push", "pull_request"])
-            | st.text(st.characters(min_codepoint=32, exclude_characters="\x7f"), max_size=30),
-            body=raw_bodies,
-        )
-        def raw(forge: str, event: str, body: bytes) -> None:
-            surrogates = event.encode("utf-8", "surrogatepass")  # any bytes a header can carry
-            status = _post(client, forge, surrogates, body, f"raw-{next(counter)}")
-            assert status in DESCRIBED, (forge, event, body[:200])
+    @FUZZ
+    @given(
+        forge=st.sampled_from(["github", "gitea"]),
+        event=st.sampled_from(["issues", "issue_comment", "push", "pull_request"])
+        | st.text(st.characters(min_codepoint=32, exclude_characters="\x7f"), max_size=30),
+        body=raw_bodies,
+    )
+    def raw(forge: str, event: str, body: bytes) -> None:
+        surrogates = event.encode("utf-8", "surrogatepass")  # any bytes a header can carry
+        status = _post(client, forge, surrogates, body, f"raw-{next(counter)}")
+        assert status in DESCRIBED, (forge, event, body[:200])
 
-        mutated_payloads()
-        raw()
+    mutated_payloads()
+    raw()
     assert answers.get(202), "some mutated payloads were accepted and queued"
 
     # Every accepted event runs through a real worker against the sandbox (whose repositories do not
