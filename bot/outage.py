@@ -11,22 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import logging
 import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import redis.exceptions
-from arq.constants import in_progress_key_prefix
+from arq.connections import ArqRedis
+from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
 from arq.utils import timestamp_ms
 from arq.worker import Worker
 from redis.asyncio import Redis
 
 from bot import gauges, logs, metrics
-from bot.locks import pending_releases, release_pending
+from bot.locks import LuaScript, pending_releases, release_pending
 
 log = logs.get("steward.outage")
+arq_log = logging.getLogger("arq.worker")  # what arq itself logs about a job it did not claim
 
 # What "Redis is unreachable" looks like: refused or dropped connections, timeouts, a Redis still loading
 # its AOF after a restart (BusyLoadingError is a ConnectionError), and the socket errors beneath them.
@@ -141,6 +145,79 @@ ALIVE_SECONDS = 120
 _ALIVE_EVERY = 10.0
 
 
+# A job's claim and the start of its run, in one atomic call. The claim is arq's (0.28): it is taken when no
+# in-progress mark is there and the job is still in the queue, not deferred past now (arq decides this with
+# WATCH on the mark, EXISTS, ZSCORE, then MULTI PSETEX EXEC). The start is what arq's run_job reads first, in
+# one transaction: the definition (GET), the try count (INCR, EXPIRE 88400) and, when the worker allows
+# aborts, whether the job was aborted (ZREM). KEYS: the mark, the queue, the definition, the try count, the
+# abort set; ARGV: the job's id, now (ms), the mark's life (ms), the mark (this worker's id), aborts (1/0).
+# 0 when not claimed; else the score, the try, the abort mark's removal and the definition (nil: expired).
+_CLAIM = LuaScript("""
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not score or tonumber(score) == 0 or tonumber(score) > tonumber(ARGV[2]) then return 0 end
+redis.call('PSETEX', KEYS[1], ARGV[3], ARGV[4])
+local try = redis.call('INCR', KEYS[4])
+redis.call('EXPIRE', KEYS[4], 88400)
+local aborted = 0
+if ARGV[5] == '1' then aborted = redis.call('ZREM', KEYS[5], ARGV[1]) end
+return {score, try, aborted, redis.call('GET', KEYS[3])}
+""")
+
+# The claim's reads, for the run_job of this task (see ResilientWorker.pool).
+_START: contextvars.ContextVar[_ClaimedStart | None] = contextvars.ContextVar(
+    "steward_claimed_start", default=None
+)
+
+
+class _ClaimedStart:
+    """Stands in for the pool and the pipeline arq's run_job opens first (GET the definition, INCR and
+    EXPIRE the try count, ZREM the abort mark), and answers with what the claim script read. It checks that
+    run_job asks exactly that, so an arq that changed its run_job fails loudly rather than running a job
+    on a stale reading."""
+
+    def __init__(
+        self, job_id: str, abort: bool, definition: bytes | None, job_try: int, aborted: int
+    ) -> None:
+        self._expected: list[tuple[Any, ...]] = [
+            ("get", job_key_prefix + job_id),
+            ("incr", retry_key_prefix + job_id),
+            ("expire", retry_key_prefix + job_id, 88400),
+        ]
+        self._answers: list[Any] = [definition, job_try, True]
+        if abort:
+            self._expected.append(("zrem", abort_jobs_ss, job_id))
+            self._answers.append(aborted)
+        self._asked: list[tuple[Any, ...]] = []
+
+    def pipeline(self, transaction: bool = True) -> _ClaimedStart:
+        _START.set(None)  # used once: the job's own calls, and arq's after this, go to Redis
+        return self
+
+    async def __aenter__(self) -> _ClaimedStart:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    def get(self, key: str) -> None:
+        self._asked.append(("get", key))
+
+    def incr(self, key: str) -> None:
+        self._asked.append(("incr", key))
+
+    def expire(self, key: str, seconds: int) -> None:
+        self._asked.append(("expire", key, seconds))
+
+    def zrem(self, key: str, *members: str) -> None:
+        self._asked.append(("zrem", key, *members))
+
+    async def execute(self) -> list[Any]:
+        if self._asked != self._expected:
+            raise RuntimeError(f"arq's run_job no longer starts as the claim script expects: {self._asked}")
+        return self._answers
+
+
 class ResilientWorker(Worker):
     """arq's worker, waiting out Redis outages wherever its own loop talks to Redis."""
 
@@ -149,6 +226,7 @@ class ResilientWorker(Worker):
         self.watch = watch
         self.worker_id = f"steward-worker:{uuid.uuid4().hex}"
         self._unstarted: set[str] = set()
+        self._claimed: dict[str, _ClaimedStart] = {}
         self._alive_at = float("-inf")
         self._last_job_beat = float("-inf")
         watch.on_back.append(self._recover)
@@ -181,10 +259,13 @@ class ResilientWorker(Worker):
             await self._wait(exc)
 
     async def start_jobs(self, job_ids: list[bytes]) -> None:
-        """arq's ``start_jobs`` (0.28), with two changes that make an outage harmless: the in-progress mark
-        holds this worker's id, so once Redis is back the worker can take back a mark it set for a job it
-        never started (``_forget``); and a slot taken for a job that could not start is given back, so an
-        outage never leaves the worker with fewer slots."""
+        """arq's ``start_jobs`` (0.28), with three changes. The claim and the start of the job's run are one
+        script call (``_CLAIM``), where arq sends WATCH, EXISTS, ZSCORE and a MULTI/PSETEX/EXEC to claim the
+        job and then a transaction that reads its definition and counts the try: one round trip instead
+        of five, deciding what arq's watched transaction decides. The in-progress mark holds this worker's
+        id, so once Redis is back the worker can take back a mark it set for a job it never started
+        (``_forget``); and a slot taken for a job that could not start is given back, so an outage never
+        leaves the worker with fewer slots."""
         for job_id_b in job_ids:
             await self.sem.acquire()
             if self.job_counter >= self.max_jobs:
@@ -192,24 +273,31 @@ class ResilientWorker(Worker):
                 return
             self.job_counter += 1
             job_id = job_id_b.decode()
-            in_progress_key = in_progress_key_prefix + job_id
             started = False
             try:
-                async with self.pool.pipeline(transaction=True) as pipe:
-                    await pipe.watch(in_progress_key)
-                    ongoing_exists = await pipe.exists(in_progress_key)
-                    score = await pipe.zscore(self.queue_name, job_id)
-                    if ongoing_exists or not score or score > timestamp_ms():
-                        continue  # running elsewhere, finished, or deferred meanwhile
-                    pipe.multi()  # type: ignore[no-untyped-call]
-                    pipe.psetex(in_progress_key, int(self.in_progress_timeout_s * 1000), self.worker_id)
-                    try:
-                        await pipe.execute()
-                    except (redis.exceptions.ResponseError, redis.exceptions.WatchError) as exc:
-                        if _connection_lost(exc):
-                            raise  # the mark may have been written: an outage, not a race
-                        continue  # started elsewhere since it was read
-                task = self.loop.create_task(self.run_job(job_id, int(score)))
+                claimed = await _CLAIM(
+                    self.pool,
+                    (
+                        in_progress_key_prefix + job_id,
+                        self.queue_name,
+                        job_key_prefix + job_id,
+                        retry_key_prefix + job_id,
+                        abort_jobs_ss,
+                    ),
+                    job_id,
+                    str(timestamp_ms()),
+                    str(int(self.in_progress_timeout_s * 1000)),
+                    self.worker_id,
+                    "1" if self.allow_abort_jobs else "0",
+                )
+                if not claimed:
+                    arq_log.debug("job %s already running elsewhere", job_id)
+                    continue  # running elsewhere, finished, or deferred meanwhile
+                score, job_try, aborted, definition = claimed
+                self._claimed[job_id] = _ClaimedStart(
+                    job_id, self.allow_abort_jobs, definition, job_try, aborted
+                )
+                task = self.loop.create_task(self.run_job(job_id, int(float(score))))
                 task.add_done_callback(lambda _: self._release_sem_dec_counter_on_complete())
                 self.tasks[job_id] = task
                 started = True
@@ -221,6 +309,13 @@ class ResilientWorker(Worker):
                     self.job_counter -= 1
                     self.sem.release()
 
+    @property
+    def pool(self) -> ArqRedis:
+        # The first thing arq's run_job asks of the pool is the pipeline that reads the job's definition
+        # and counts its try; for a job this worker claimed, the claim read them already (``_ClaimedStart``).
+        start = _START.get()
+        return cast(ArqRedis, self._pool) if start is None else cast(ArqRedis, start)
+
     async def _forget(self) -> None:
         """Once Redis is back: drop the in-progress marks this worker set for jobs it could not start (the
         mark may or may not have been written), so they run again now rather than when the mark expires."""
@@ -231,6 +326,9 @@ class ResilientWorker(Worker):
             self._unstarted.discard(job_id)
 
     async def run_job(self, job_id: str, score: int) -> None:
+        claimed = self._claimed.pop(job_id, None)
+        if claimed is not None:
+            _START.set(claimed)  # in this job's task only; used up by run_job's first call
         try:
             await super().run_job(job_id, score)
         except REDIS_UNAVAILABLE as exc:

@@ -1,0 +1,174 @@
+"""The worker's own Redis round trips per job (issue 28), and what they must still decide: a job runs on
+one worker only, a job running or gone is left alone, the try count and the job's definition reach the
+job, a job whose definition expired ends as arq ends it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from arq.constants import in_progress_key_prefix, job_key_prefix, retry_key_prefix
+from arq.jobs import Job, JobStatus
+from arq.worker import func
+
+from bot.outage import RedisWatch, ResilientWorker
+from bot.queue import make_redis
+from tests.integration.redis_watch import RoundTrips
+
+QUEUE = "steward:test:claim"
+
+
+async def _until(check: Any, within: float = 10.0) -> None:
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+
+
+@asynccontextmanager
+async def _worker(
+    redis_url: str, ran: list[tuple[str, int]], trips: list[RoundTrips] | None = None, **options: Any
+) -> AsyncIterator[ResilientWorker]:
+    async def note(ctx: dict[str, Any], value: str) -> str:
+        ran.append((value, int(ctx["job_try"])))
+        await asyncio.sleep(0.001)  # let the other worker's loop run between jobs
+        return value
+
+    redis = make_redis(redis_url)
+    if trips is not None:
+        trips.append(RoundTrips(redis))  # on a fresh client: it sees every connection the worker makes
+    worker = ResilientWorker(
+        functions=[func(note, name="note")],
+        redis_pool=redis,
+        queue_name=QUEUE,
+        handle_signals=False,
+        poll_delay=0.01,
+        keep_result=60,
+        health_check_interval=3600,
+        watch=RedisWatch(redis, name="test"),
+        **options,
+    )
+    try:
+        yield worker
+    finally:
+        await worker.close()
+
+
+async def test_a_job_costs_the_worker_three_round_trips_the_poll_the_claim_with_its_start_and_the_end(
+    redis_url: str,
+) -> None:
+    """arq sent seven: the poll, WATCH, EXISTS, ZSCORE and the claim's MULTI/EXEC, the start's transaction
+    (the definition, the try count), the end's transaction. Now the claim and the start are one script."""
+    ran: list[tuple[str, int]] = []
+    client = make_redis(redis_url)
+    try:
+        counters: list[RoundTrips] = []
+        async with _worker(redis_url, ran, counters) as worker:
+            trips = counters[0]
+            await worker._poll_iteration()  # the health record and the heartbeat, written once
+            worker._last_job_beat = float("inf")  # Steward's last-job gauge (once a second) is not arq's
+            counts = []
+            for n in range(4):
+                await client.enqueue_job("note", f"v{n}", _queue_name=QUEUE, _job_id=f"job-{n}")
+                before = trips.count
+                await worker._poll_iteration()
+                await _until(lambda: all(t.done() for t in worker.tasks.values()))
+                counts.append(trips.count - before)
+            assert ran == [("v0", 1), ("v1", 1), ("v2", 1), ("v3", 1)]
+            # The first job's claim finds the script unknown to Redis yet and sends its source (one more).
+            assert counts[1:] == [3, 3, 3], counts
+            # The job's result is kept and the queue, the mark and the try count are gone, as arq leaves them.
+            result = await Job("job-1", client, _queue_name=QUEUE).result_info()
+            assert result is not None and result.result == "v1" and result.success and result.job_try == 1
+            assert not await client.exists(
+                in_progress_key_prefix + "job-1", retry_key_prefix + "job-1", job_key_prefix + "job-1"
+            )
+            assert await client.zcard(QUEUE) == 0
+    finally:
+        await client.aclose()
+
+
+async def test_a_job_marked_in_progress_or_gone_from_the_queue_is_not_started(redis_url: str) -> None:
+    ran: list[tuple[str, int]] = []
+    client = make_redis(redis_url)
+    try:
+        async with _worker(redis_url, ran) as worker:
+            slots = worker.sem._value
+            await client.enqueue_job("note", "busy", _queue_name=QUEUE, _job_id="busy")
+            await client.set(in_progress_key_prefix + "busy", b"another-worker", px=60_000)
+            await worker.start_jobs([b"busy", b"never-queued"])
+            assert worker.tasks == {} and ran == []
+            # Every slot given back.
+            assert worker.job_counter == 0 and worker.sem._value == slots
+            assert await client.get(in_progress_key_prefix + "busy") == b"another-worker"
+            assert not await client.exists(retry_key_prefix + "busy"), "the try count is not touched"
+            assert not await client.exists(in_progress_key_prefix + "never-queued")
+            # Once the other worker's mark goes, it runs here, a first try.
+            await client.delete(in_progress_key_prefix + "busy")
+            await worker.start_jobs([b"busy"])
+            await _until(lambda: ran == [("busy", 1)])
+    finally:
+        await client.aclose()
+
+
+async def test_a_job_deferred_meanwhile_waits(redis_url: str) -> None:
+    ran: list[tuple[str, int]] = []
+    client = make_redis(redis_url)
+    try:
+        async with _worker(redis_url, ran) as worker:
+            await client.enqueue_job("note", "later", _queue_name=QUEUE, _job_id="later", _defer_by=60)
+            await worker.start_jobs([b"later"])  # read before it was deferred, say
+            assert worker.tasks == {} and ran == [] and worker.job_counter == 0
+            assert not await client.exists(in_progress_key_prefix + "later")
+    finally:
+        await client.aclose()
+
+
+async def test_the_try_count_goes_up_with_each_run_and_an_expired_job_ends_as_arq_ends_it(
+    redis_url: str,
+) -> None:
+    ran: list[tuple[str, int]] = []
+    client = make_redis(redis_url)
+    try:
+        async with _worker(redis_url, ran) as worker:
+            await client.enqueue_job("note", "again", _queue_name=QUEUE, _job_id="again")
+            await client.set(retry_key_prefix + "again", 2)  # ran twice before (a worker died, say)
+            await worker.start_jobs([b"again"])
+            await _until(lambda: ran == [("again", 3)])
+            # A job still queued whose definition is gone: arq fails it ("job expired") and drops it.
+            await client.zadd(QUEUE, {"expired": 1})
+            await worker.start_jobs([b"expired"])
+            await _until(lambda: not worker.tasks or all(t.done() for t in worker.tasks.values()))
+            await _until(lambda: worker.jobs_failed == 1)
+            info = await Job("expired", client, _queue_name=QUEUE).result_info()
+            assert info is not None and not info.success and "job expired" in str(info.result)
+            assert await client.zcard(QUEUE) == 0
+            status = await Job("expired", client, _queue_name=QUEUE).status()
+            assert status == JobStatus.complete
+    finally:
+        await client.aclose()
+
+
+async def test_two_workers_on_one_queue_run_each_job_once(redis_url: str) -> None:
+    ran: list[tuple[str, int]] = []
+    client = make_redis(redis_url)
+    jobs = 300
+    try:
+        async with (
+            _worker(redis_url, ran, burst=True, max_jobs=4) as one,
+            _worker(redis_url, ran, burst=True, max_jobs=4) as two,
+        ):
+            for n in range(jobs):
+                await client.enqueue_job("note", f"j{n}", _queue_name=QUEUE, _job_id=f"j{n}")
+            async with asyncio.timeout(60):
+                await asyncio.gather(one.main(), two.main())
+            values = sorted(v for v, _ in ran)
+            assert len(values) == jobs and len(set(values)) == jobs, "each job ran exactly once"
+            assert {t for _, t in ran} == {1}
+            assert one.jobs_complete + two.jobs_complete == jobs
+            assert one.jobs_complete > 0 and two.jobs_complete > 0, "both workers took jobs"
+    finally:
+        await client.aclose()
