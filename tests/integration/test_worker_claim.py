@@ -10,10 +10,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
+import redis.exceptions
 from arq.constants import in_progress_key_prefix, job_key_prefix, retry_key_prefix
 from arq.jobs import Job, JobStatus
 from arq.worker import func
 
+from bot import outage
 from bot.outage import RedisWatch, ResilientWorker
 from bot.queue import make_redis
 from tests.integration.redis_watch import RoundTrips
@@ -30,18 +33,28 @@ async def _until(check: Any, within: float = 10.0) -> None:
 
 @asynccontextmanager
 async def _worker(
-    redis_url: str, ran: list[tuple[str, int]], trips: list[RoundTrips] | None = None, **options: Any
+    redis_url: str,
+    ran: list[tuple[str, int]],
+    trips: list[RoundTrips] | None = None,
+    gate: asyncio.Event | None = None,
+    **options: Any,
 ) -> AsyncIterator[ResilientWorker]:
     async def note(ctx: dict[str, Any], value: str) -> str:
         ran.append((value, int(ctx["job_try"])))
         await asyncio.sleep(0.001)  # let the other worker's loop run between jobs
         return value
 
+    async def hold(ctx: dict[str, Any], value: str) -> str:
+        ran.append((value, int(ctx["job_try"])))
+        assert gate is not None
+        await gate.wait()
+        return value
+
     redis = make_redis(redis_url)
     if trips is not None:
         trips.append(RoundTrips(redis))  # on a fresh client: it sees every connection the worker makes
     worker = ResilientWorker(
-        functions=[func(note, name="note")],
+        functions=[func(note, name="note"), func(hold, name="hold")],
         redis_pool=redis,
         queue_name=QUEUE,
         handle_signals=False,
@@ -57,18 +70,20 @@ async def _worker(
         await worker.close()
 
 
-async def test_a_job_costs_the_worker_three_round_trips_the_poll_the_claim_with_its_start_and_the_end(
+async def test_a_job_costs_the_worker_two_round_trips_the_poll_with_its_claim_and_start_and_the_end(
     redis_url: str,
 ) -> None:
     """arq sent seven: the poll, WATCH, EXISTS, ZSCORE and the claim's MULTI/EXEC, the start's transaction
-    (the definition, the try count), the end's transaction. Now the claim and the start are one script."""
+    (the definition, the try count), the end's transaction. Now the poll, the claim and the start are one
+    script call."""
     ran: list[tuple[str, int]] = []
     client = make_redis(redis_url)
     try:
         counters: list[RoundTrips] = []
         async with _worker(redis_url, ran, counters) as worker:
             trips = counters[0]
-            await worker._poll_iteration()  # the health record and the heartbeat, written once
+            # The health record and the heartbeat written once; the poll script loaded (NOSCRIPT: its source).
+            await worker._poll_iteration()
             worker._last_job_beat = float("inf")  # Steward's last-job gauge (once a second) is not arq's
             counts = []
             for n in range(4):
@@ -78,8 +93,7 @@ async def test_a_job_costs_the_worker_three_round_trips_the_poll_the_claim_with_
                 await _until(lambda: all(t.done() for t in worker.tasks.values()))
                 counts.append(trips.count - before)
             assert ran == [("v0", 1), ("v1", 1), ("v2", 1), ("v3", 1)]
-            # The first job's claim finds the script unknown to Redis yet and sends its source (one more).
-            assert counts[1:] == [3, 3, 3], counts
+            assert counts == [2, 2, 2, 2], counts
             # The job's result is kept and the queue, the mark and the try count are gone, as arq leaves them.
             result = await Job("job-1", client, _queue_name=QUEUE).result_info()
             assert result is not None and result.result == "v1" and result.success and result.job_try == 1
@@ -170,5 +184,76 @@ async def test_two_workers_on_one_queue_run_each_job_once(redis_url: str) -> Non
             assert {t for _, t in ran} == {1}
             assert one.jobs_complete + two.jobs_complete == jobs
             assert one.jobs_complete > 0 and two.jobs_complete > 0, "both workers took jobs"
+    finally:
+        await client.aclose()
+
+
+class _LostAnswer:
+    """A script call that runs in Redis but whose answer never comes back (the connection drops)."""
+
+    def __init__(self, script: Any) -> None:
+        self.script = script
+        self.answers: list[Any] = []
+
+    async def __call__(self, *args: Any) -> Any:
+        self.answers.append(await self.script(*args))
+        raise redis.exceptions.ConnectionError("Connection closed by server.")
+
+
+async def test_a_poll_whose_answer_is_lost_leaves_no_mark_and_uses_no_try(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis goes away while the poll's script ran: once it answers again, the marks the poll may have set on
+    jobs this worker never started are dropped and their tries given back, so they run now, a first try;
+    the mark of the job the worker is running stays."""
+    ran: list[tuple[str, int]] = []
+    gate = asyncio.Event()
+    client = make_redis(redis_url)
+    try:
+        async with _worker(redis_url, ran, gate=gate) as worker:
+            await client.enqueue_job("hold", "running", _queue_name=QUEUE, _job_id="running")
+            await worker._poll_iteration()
+            await _until(lambda: ran == [("running", 1)])
+            await client.enqueue_job("note", "lost", _queue_name=QUEUE, _job_id="lost")
+            lost = _LostAnswer(outage._POLL)
+            monkeypatch.setattr(outage, "_POLL", lost)
+            await worker._poll_iteration()  # waits for Redis, which answers: the worker carries on
+            [(claimed, _)] = lost.answers
+            assert [row[0] for row in claimed] == [b"lost"] and "lost" not in worker.tasks
+            assert not await client.exists(in_progress_key_prefix + "lost")
+            assert int(await client.get(retry_key_prefix + "lost") or 0) == 0
+            assert await client.get(in_progress_key_prefix + "running") == worker.worker_id.encode()
+            monkeypatch.undo()
+            await worker._poll_iteration()
+            await _until(lambda: ("lost", 1) in ran)
+            gate.set()
+            await _until(lambda: all(t.done() for t in worker.tasks.values()))
+            assert sorted(ran) == [("lost", 1), ("running", 1)]
+    finally:
+        await client.aclose()
+
+
+async def test_a_claim_whose_answer_is_lost_leaves_no_mark_and_uses_no_try(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[tuple[str, int]] = []
+    client = make_redis(redis_url)
+    try:
+        async with _worker(redis_url, ran) as worker:
+            slots = worker.sem._value
+            await client.enqueue_job("note", "lost", _queue_name=QUEUE, _job_id="lost")
+            lost = _LostAnswer(outage._CLAIM)
+            monkeypatch.setattr(outage, "_CLAIM", lost)
+            with pytest.raises(redis.exceptions.ConnectionError):
+                await worker.start_jobs([b"lost"])
+            assert lost.answers[0] != 0, "the claim ran"
+            assert await client.get(in_progress_key_prefix + "lost") == worker.worker_id.encode()
+            assert worker.job_counter == 0 and worker.sem._value == slots
+            await worker._recover()  # what the worker does once Redis answers again
+            assert not await client.exists(in_progress_key_prefix + "lost")
+            assert int(await client.get(retry_key_prefix + "lost") or 0) == 0
+            monkeypatch.undo()
+            await worker.start_jobs([b"lost"])
+            await _until(lambda: ran == [("lost", 1)])
     finally:
         await client.aclose()
