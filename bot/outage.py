@@ -164,12 +164,12 @@ return {score, try, aborted, redis.call('GET', KEYS[3])}
 # one by one while it has a slot: a job running elsewhere takes none). KEYS: the queue; ARGV: now (ms), the
 # offset, the limit, the free slots, the mark's life (ms), the mark, aborts (1/0), then arq's key prefixes
 # (the mark, the definition, the try count) and its abort set. Answers the claimed jobs (id, score, try,
-# the abort mark's removal, the definition) and the ids left alone (running elsewhere).
+# the abort mark's removal, the definition), the ids left alone (running elsewhere) and how many ids read
+# were not looked at (the slots ran out first).
 _POLL = LuaScript("""
 local now = tonumber(ARGV[1])
 local slots = tonumber(ARGV[4])
 local claimed, skipped = {}, {}
-if slots < 1 then return {claimed, skipped} end
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', ARGV[2], ARGV[3])
 for _, id in ipairs(ids) do
   local mark = ARGV[8] .. id
@@ -184,10 +184,12 @@ for _, id in ipairs(ids) do
     local aborted = 0
     if ARGV[7] == '1' then aborted = redis.call('ZREM', ARGV[11], id) end
     claimed[#claimed + 1] = {id, score, try, aborted, redis.call('GET', ARGV[9] .. id)}
-    if #claimed >= slots then break end
+    if #claimed >= slots then
+      return {claimed, skipped, #ids - #claimed - #skipped}
+    end
   end
 end
-return {claimed, skipped}
+return {claimed, skipped, 0}
 """)
 
 # Once Redis is back, for a job this worker may have claimed but did not start (the answer was lost): drops
@@ -284,6 +286,7 @@ class ResilientWorker(Worker):
         self.worker_id = f"steward-worker:{uuid.uuid4().hex}"
         self._unstarted: set[str] = set()
         self._claimed: dict[str, _ClaimedStart] = {}
+        self._slot_freed = asyncio.Event()
         self._lost_poll = 0  # the time of the latest poll whose answer was lost, until its marks are dropped
         self._alive_at = float("-inf")
         self._last_job_beat = float("-inf")
@@ -327,8 +330,8 @@ class ResilientWorker(Worker):
 
     async def _poll(self) -> bool:
         """arq's poll and its ``start_jobs`` in one round trip (``_POLL``): the ids due now, and the claim
-        and the start of as many as the worker has free slots for. False when a burst is done (arq then
-        ends the iteration)."""
+        and the start of as many as the worker has free slots for (at most the read limit per iteration,
+        as arq). False when a burst is done (arq then ends the iteration)."""
         count = self.queue_read_limit
         if self.burst and self.max_burst_jobs >= 0:
             burst_jobs_remaining = self.max_burst_jobs - self._jobs_started()
@@ -337,34 +340,52 @@ class ResilientWorker(Worker):
             count = min(burst_jobs_remaining, count)
         if not self.allow_pick_jobs or self.job_counter >= self.max_jobs:
             return True
-        now = timestamp_ms()
-        try:
-            claimed, skipped = await _POLL(
-                self.pool,
-                (self.queue_name,),
-                str(now),
-                str(self._queue_read_offset),
-                str(count),
-                str(self.max_jobs - self.job_counter),
-                str(int(self.in_progress_timeout_s * 1000)),
-                self.worker_id,
-                "1" if self.allow_abort_jobs else "0",
-                in_progress_key_prefix,
-                job_key_prefix,
-                retry_key_prefix,
-                abort_jobs_ss,
-            )
-        except REDIS_UNAVAILABLE:
-            self._lost_poll = max(self._lost_poll, now)  # it may have claimed jobs: see _forget
-            raise
-        for job_id_b in skipped:
-            arq_log.debug("job %s already running elsewhere", job_id_b.decode())
-        for job_id_b, score, job_try, aborted, definition in claimed:
-            # A free slot was counted for each (only this loop takes slots; finished jobs give them back).
-            await self.sem.acquire()
-            self.job_counter += 1
-            self._start(job_id_b.decode(), score, job_try, aborted, definition)
-        return True
+        started = 0
+        while True:
+            now = timestamp_ms()
+            try:
+                claimed, skipped, unread = await _POLL(
+                    self.pool,
+                    (self.queue_name,),
+                    str(now),
+                    str(self._queue_read_offset),
+                    str(count),
+                    str(min(self.max_jobs - self.job_counter, count - started)),
+                    str(int(self.in_progress_timeout_s * 1000)),
+                    self.worker_id,
+                    "1" if self.allow_abort_jobs else "0",
+                    in_progress_key_prefix,
+                    job_key_prefix,
+                    retry_key_prefix,
+                    abort_jobs_ss,
+                )
+            except REDIS_UNAVAILABLE:
+                self._lost_poll = max(self._lost_poll, now)  # it may have claimed jobs: see _forget
+                raise
+            for job_id_b in skipped:
+                arq_log.debug("job %s already running elsewhere", job_id_b.decode())
+            for job_id_b, score, job_try, aborted, definition in claimed:
+                # A free slot was counted for each (only this loop takes slots; finished jobs give them back).
+                await self.sem.acquire()
+                self.job_counter += 1
+                self._start(job_id_b.decode(), score, job_try, aborted, definition)
+            started += len(claimed)
+            if not unread or started >= count:
+                return True
+            # Jobs are waiting and every slot is taken. arq claims one job per round trip and goes on with
+            # its list while a slot is free, so the slots jobs give back meanwhile are filled in the same
+            # poll: so here, a slot freed within the poll delay is filled at once.
+            self._slot_freed.clear()
+            if self.job_counter >= self.max_jobs:
+                try:
+                    async with asyncio.timeout(self.poll_delay_s):
+                        await self._slot_freed.wait()
+                except TimeoutError:
+                    return True
+
+    def _release_sem_dec_counter_on_complete(self) -> None:
+        super()._release_sem_dec_counter_on_complete()
+        self._slot_freed.set()
 
     def _start(self, job_id: str, score: bytes, job_try: int, aborted: int, definition: bytes | None) -> None:
         self._claimed[job_id] = _ClaimedStart(job_id, self.allow_abort_jobs, definition, job_try, aborted)

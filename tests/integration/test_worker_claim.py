@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 import redis.exceptions
-from arq.constants import in_progress_key_prefix, job_key_prefix, retry_key_prefix
+from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
 from arq.jobs import Job, JobStatus
+from arq.utils import timestamp_ms
 from arq.worker import func
 
 from bot import outage
@@ -58,11 +59,10 @@ async def _worker(
         redis_pool=redis,
         queue_name=QUEUE,
         handle_signals=False,
-        poll_delay=0.01,
         keep_result=60,
         health_check_interval=3600,
         watch=RedisWatch(redis, name="test"),
-        **options,
+        **{"poll_delay": 0.01, **options},
     )
     try:
         yield worker
@@ -218,7 +218,7 @@ async def test_a_poll_whose_answer_is_lost_leaves_no_mark_and_uses_no_try(
             lost = _LostAnswer(outage._POLL)
             monkeypatch.setattr(outage, "_POLL", lost)
             await worker._poll_iteration()  # waits for Redis, which answers: the worker carries on
-            [(claimed, _)] = lost.answers
+            [(claimed, _, _)] = lost.answers
             assert [row[0] for row in claimed] == [b"lost"] and "lost" not in worker.tasks
             assert not await client.exists(in_progress_key_prefix + "lost")
             assert int(await client.get(retry_key_prefix + "lost") or 0) == 0
@@ -255,5 +255,44 @@ async def test_a_claim_whose_answer_is_lost_leaves_no_mark_and_uses_no_try(
             monkeypatch.undo()
             await worker.start_jobs([b"lost"])
             await _until(lambda: ran == [("lost", 1)])
+    finally:
+        await client.aclose()
+
+
+async def test_a_job_aborted_before_it_starts_ends_aborted_when_the_worker_allows_aborts(
+    redis_url: str,
+) -> None:
+    """Steward's worker does not allow aborts; one that does still ends a job aborted before its start."""
+    ran: list[tuple[str, int]] = []
+    client = make_redis(redis_url)
+    try:
+        async with _worker(redis_url, ran, allow_abort_jobs=True) as worker:
+            await client.enqueue_job("note", "kept", _queue_name=QUEUE, _job_id="kept")
+            await client.enqueue_job("note", "dropped", _queue_name=QUEUE, _job_id="dropped")
+            await client.zadd(abort_jobs_ss, {"dropped": timestamp_ms()})
+            await worker._poll_iteration()
+            await _until(lambda: worker.jobs_complete + worker.jobs_failed == 2)
+            assert ran == [("kept", 1)]
+            info = await Job("dropped", client, _queue_name=QUEUE).result_info()
+            assert info is not None and not info.success and isinstance(info.result, asyncio.CancelledError)
+            assert not await client.zrange(abort_jobs_ss, 0, -1)
+    finally:
+        await client.aclose()
+
+
+async def test_a_backlog_fills_each_slot_as_it_frees_not_a_poll_delay_later(redis_url: str) -> None:
+    """arq claims one job per round trip and keeps on while a slot is free, so quick jobs waiting in the queue
+    fill the slots their forerunners give back within one poll; a poll that claims a whole batch at once
+    must do the same, not wait a poll delay per batch."""
+    ran: list[tuple[str, int]] = []
+    client = make_redis(redis_url)
+    try:
+        async with _worker(redis_url, ran, max_jobs=2, poll_delay=5) as worker:
+            for n in range(20):
+                await client.enqueue_job("note", f"b{n}", _queue_name=QUEUE, _job_id=f"b{n}")
+            async with asyncio.timeout(4):  # less than one poll delay
+                await worker._poll_iteration()
+                await _until(lambda: len(ran) == 20)
+            assert sorted(v for v, _ in ran) == sorted(f"b{n}" for n in range(20))
     finally:
         await client.aclose()
