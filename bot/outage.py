@@ -341,6 +341,7 @@ class ResilientWorker(Worker):
         if not self.allow_pick_jobs or self.job_counter >= self.max_jobs:
             return True
         started = 0
+        deadline: float | None = None
         while True:
             now = timestamp_ms()
             try:
@@ -374,11 +375,14 @@ class ResilientWorker(Worker):
                 return True
             # Jobs are waiting and every slot is taken. arq claims one job per round trip and goes on with
             # its list while a slot is free, so the slots jobs give back meanwhile are filled in the same
-            # poll: so here, a slot freed within the poll delay is filled at once.
+            # poll: so here, a slot freed within the poll delay is filled at once (the iteration, with its
+            # health record and cron, still ends within a poll delay of waiting).
             self._slot_freed.clear()
             if self.job_counter >= self.max_jobs:
+                if deadline is None:
+                    deadline = asyncio.get_running_loop().time() + self.poll_delay_s
                 try:
-                    async with asyncio.timeout(self.poll_delay_s):
+                    async with asyncio.timeout_at(deadline):
                         await self._slot_freed.wait()
                 except TimeoutError:
                     return True
