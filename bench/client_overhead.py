@@ -87,25 +87,21 @@ def layers(url: str, path: str, count: int) -> dict[str, float]:
 
     async def steward_layer() -> None:
         shared = SharedSession(timeout=10.0)
-        steward = RetryingAPI(
-            shared,
-            policy=RetryPolicy(3, 0.05, 1.0),
-            budget=None,
-            budget_key="bench",
-            base_url=url,
-            oauth_token=TOKEN,
-            cache=LRUCache(),
-        )
+
+        def api(cache: LRUCache | None) -> RetryingAPI:
+            return RetryingAPI(
+                shared,
+                policy=RetryPolicy(3, 0.05, 1.0),
+                budget=None,
+                budget_key="bench",
+                base_url=url,
+                oauth_token=TOKEN,
+                cache=cache,
+            )
+
+        steward, uncached = api(LRUCache()), api(None)
         out["Steward's RetryingAPI (gidgethub over aiohttp, retry, metrics, ETag)"] = await timed_inner(
             count, lambda: steward.getitem(path)
-        )
-        uncached = RetryingAPI(
-            shared,
-            policy=RetryPolicy(3, 0.05, 1.0),
-            budget=None,
-            budget_key="bench",
-            base_url=url,
-            oauth_token=TOKEN,
         )
         out["Steward's RetryingAPI, no ETag cache (full answers)"] = await timed_inner(
             count, lambda: uncached.getitem(path)
