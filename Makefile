@@ -31,7 +31,7 @@ lock:
 redis:
 	@scripts/ensure-redis
 
-# The README's command table (from the registry) and configuration reference (from bot/settings.py); a
+# The README's command table (from the registry) and configuration reference (from bot/config/settings.py); a
 # test fails while either is stale.
 docs: install
 	$(PY) scripts/update-docs
@@ -45,7 +45,7 @@ typecheck: install
 
 # The whole suite, in a random order (pytest-randomly; the seed is printed at the end, and
 # `-p randomly --randomly-seed=N` repeats an order) on $(JOBS) processes (pytest-xdist; each claims a Redis
-# database of its own among 1-15, see bot/scratch.py). JOBS=0 runs it in this one process.
+# database of its own among 1-15, see bot/demo/scratch_redis.py). JOBS=0 runs it in this one process.
 JOBS ?= 2
 unit: install redis
 	$(PY) -m pytest -n $(JOBS) --dist worksteal

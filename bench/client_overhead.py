@@ -32,11 +32,11 @@ from requests.adapters import HTTPAdapter
 from yarl import URL
 
 from bench.stack import _up
-from bot import metrics
+from bot.demo.threads import free_port
 from bot.forge.gitea_transport import GiteaCalls, _Transport
 from bot.forge.github_transport import LRUCache, RetryingAPI, SharedSession
 from bot.forge.retry import RetryPolicy
-from bot.runner import free_port
+from bot.telemetry import metrics
 from tests.e2e.stack import ForgeUser, wait_for
 
 TOKEN = "bench-bot-token"

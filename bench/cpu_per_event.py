@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.runner import free_port
+from bot.demo.threads import free_port
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "e2e" / "data"
 REJECTED = (DATA / "bug-rejected.md").read_text()

@@ -33,7 +33,7 @@ import httpx2
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.stack import Stack, running
-from bot.signatures import sign_sha256
+from bot.receiver.signatures import sign_sha256
 from tests.e2e.stack import SECRET, ForgeUser, wait_for
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "e2e" / "data"

@@ -12,7 +12,7 @@ from arq.worker import Worker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.settings import Settings
+from bot.config.settings import Settings
 
 QUEUE = "bench:noop"
 

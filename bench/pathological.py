@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import bot.commands as commands
-from bot.commands import STATS, could_hold_command, parse_cached, parse_commands, parse_commands_async
+import bot.commands.grammar as commands
+from bot.commands.grammar import STATS, could_hold_command, parse_cached, parse_commands, parse_commands_async
 from bot.forge import Comment
 from handlers.forks.juror import COMMANDS, requests_in, requests_of
 

@@ -29,9 +29,9 @@ import httpx2
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.runner import free_port  # noqa: E402
-from bot.scratch import Claim, base_of, claim  # noqa: E402
-from bot.signatures import sign_sha256  # noqa: E402
+from bot.demo.scratch_redis import Claim, base_of, claim  # noqa: E402
+from bot.demo.threads import free_port  # noqa: E402
+from bot.receiver.signatures import sign_sha256  # noqa: E402
 
 SECRET = "bench-secret"
 BODY = (ROOT / "tests" / "fixtures" / "github" / "webhooks" / "issue_comment" / "created.json").read_bytes()
@@ -270,8 +270,8 @@ def measure_receiver(
     args: argparse.Namespace, use_wrk: bool, scratch: Claim
 ) -> list[dict[str, dict[str, float]]]:
     """Rounds of both endpoints, one after the other (the order alternates), on a Redis database of the
-    benchmark's own (``bot.scratch``: other runs share the Redis). A shared machine is noisy: each round's
-    ratio compares two runs a few seconds apart, and the median round is reported."""
+    benchmark's own (``bot.demo.scratch_redis``: other runs share the Redis). A shared machine is noisy: each
+    round's ratio compares two runs a few seconds apart, and the median round is reported."""
     rounds = []
     for i in range(args.rounds):
         order = ("bare", "steward") if i % 2 == 0 else ("steward", "bare")

@@ -1,6 +1,6 @@
 """Steward as separate processes for the end-to-end benchmarks: `steward sandbox`, `steward serve` and any
-number of `steward worker`, on a Redis database of the run's own (``bot.scratch``), as an operator runs them.
-Each process logs to a temporary file at Steward's default level (info)."""
+number of `steward worker`, on a Redis database of the run's own (``bot.demo.scratch_redis``), as an operator
+runs them. Each process logs to a temporary file at Steward's default level (info)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ import httpx2
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.runner import free_port  # noqa: E402
-from bot.scratch import Claim, base_of, claim  # noqa: E402
+from bot.demo.scratch_redis import Claim, base_of, claim  # noqa: E402
+from bot.demo.threads import free_port  # noqa: E402
 from tests.e2e.stack import SECRET, ForgeUser, queue_idle, wait_for  # noqa: E402
 
 REDIS_BASE = os.environ.get("STEWARD_BENCH_REDIS_URL", "redis://127.0.0.1:6379")

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.noop_worker import QUEUE as NOOP_QUEUE  # noqa: E402
 from bench.stack import Stack, running  # noqa: E402
-from bot.runner import jobs_outstanding  # noqa: E402
+from bot.demo.threads import jobs_outstanding  # noqa: E402
 from tests.e2e.stack import wait_for  # noqa: E402
 
 DATA = ROOT / "tests" / "e2e" / "data"

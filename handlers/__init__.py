@@ -1,4 +1,4 @@
-"""The mission's handlers. ``build_registry()`` is what ``bot.worker`` loads (by name, so that ``bot``
+"""The mission's handlers. ``build_registry()`` is what ``bot.worker.jobs`` loads (by name, so that ``bot``
 never imports ``handlers``).
 
 Registration is explicit: each capability module declares its commands, events, periodic jobs and
@@ -10,11 +10,13 @@ test that imports a module cannot make a command appear that ``steward run`` lac
 
 from types import ModuleType
 
-from bot.registry import Registry
-from handlers import config, core, refine_router
+from bot.commands.registry import Registry
 from handlers.backlog import bot as backlog_bot
 from handlers.bug_refinement import bot as bug_refinement_bot
 from handlers.bugfix import bot as bugfix_bot
+from handlers.core import bot as core_bot
+from handlers.core import config as config_bot
+from handlers.core import refine as refine_router
 from handlers.debug import bot as debug_bot
 from handlers.forks import bot as forks_bot
 from handlers.milestones import bot as milestones_bot
@@ -22,8 +24,8 @@ from handlers.milestones import ratify as milestones_ratify
 from handlers.onboarding import bot as onboarding_bot
 
 CAPABILITIES: tuple[ModuleType, ...] = (
-    core,
-    config,
+    core_bot,
+    config_bot,
     refine_router,
     backlog_bot,
     bug_refinement_bot,

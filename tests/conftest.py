@@ -1,7 +1,7 @@
 """Shared fixtures: a real Redis database for tests, flushed before each test that uses it.
 
 Several test runs may share one Redis (a developer's run beside CI's, say), so each run claims a
-database of its own among 1–15 (``bot.scratch``), and gives it back at the end.
+database of its own among 1–15 (``bot.demo.scratch_redis``), and gives it back at the end.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from bot.scratch import Claim, NoDatabase, claim
+from bot.demo.scratch_redis import Claim, NoDatabase, claim
 
 BASE_URL = os.environ.get("STEWARD_TEST_REDIS_URL", "redis://127.0.0.1:6379")
 

@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from bot.commands import parse_commands
-from bot.event_types import CommentSnapshot, Event, IssueSnapshot
+from bot.commands.grammar import parse_commands
+from bot.events.event import CommentSnapshot, Event, IssueSnapshot
 from bot.forge import Comment, Forge, ForgeKind, Issue, NotFound, RepoRef
-from bot.queue import Enqueuer
+from bot.queue.jobs import Enqueuer
 
 # How long the worker remembers that it handled a comment's commands (as long as a delivery's dedupe key).
 COMMENT_DONE_TTL = 7 * 24 * 3600

@@ -198,8 +198,8 @@ class DryRunForge:
     async def edit_comment(self, repo: RepoRef, comment_id: int, body: str) -> Comment:
         old = await self.get_comment(repo, comment_id)
         if comment_id < 0:
-            # A comment this run only pretended to create, edited to sign its record in (bot.sticky): the
-            # creation was reported already.
+            # A comment this run only pretended to create, edited to sign its record in (bot.records.sticky):
+            # the creation was reported already.
             edited = replace(old, body=body)
             self._comments[comment_id] = edited
             return edited

@@ -19,13 +19,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot import logs, metrics
-from bot.budget import Memo, WriteBudget
-from bot.catchup import catch_up_comments, last_event, listing_since, updated_since
-from bot.context import EventContext
-from bot.deferred import SeenRepositories
-from bot.dryrun import DryRunForge
-from bot.events import Event, IssueSnapshot
+from bot.catchup.comments import catch_up_comments, last_event, listing_since, updated_since
+from bot.catchup.dry_run import DryRunForge
+from bot.commands.context import EventContext
+from bot.events.event import Event, IssueSnapshot
 from bot.forge import (
     Forge,
     ForgeKind,
@@ -37,9 +34,13 @@ from bot.forge import (
     RepoRef,
 )
 from bot.forge.etag_store import catching_up
-from bot.gauges import clear_outages, outages
-from bot.locks import Busy, IssueLocks, issue_key, issue_lock
-from bot.outage import REDIS_ERRORS
+from bot.forge.write_budget import WriteBudget
+from bot.queue.deferred import SeenRepositories
+from bot.queue.gauges import clear_outages, outages
+from bot.queue.jobs import REDIS_ERRORS
+from bot.queue.locks import Busy, IssueLocks, issue_key, issue_lock
+from bot.queue.memo import Memo
+from bot.telemetry import logs, metrics
 
 log = logs.get("steward.reconcile")
 
@@ -69,7 +70,7 @@ class Report:
     issues: int = 0
     skipped_busy: list[str] = field(default_factory=list)
     redelivered: list[str] = field(default_factory=list)
-    # Comments with commands written while nobody listened, queued to run (``bot.catchup``).
+    # Comments with commands written while nobody listened, queued to run (``bot.catchup.comments``).
     commands: list[str] = field(default_factory=list)
     # Repositories re-derived incrementally (only issues updated since the window began).
     incremental: int = 0
@@ -373,7 +374,7 @@ async def record_run(redis: Any, kind: ForgeKind, started: float) -> None:
 
 
 async def seen_repos(seen: SeenRepositories, kinds: Sequence[ForgeKind]) -> list[tuple[ForgeKind, RepoRef]]:
-    """The repositories Steward has had an event from lately (``bot.deferred.SeenRepositories``)."""
+    """The repositories Steward has had an event from lately (``bot.queue.deferred.SeenRepositories``)."""
     return [(kind, repo) for kind in kinds for repo in await seen.recent(kind)]
 
 
@@ -407,7 +408,8 @@ async def reconcile_all(
     for kind in sorted({k for k, _ in repos} | set(runtime.forge_kinds)):
         window = since or await last_run(runtime.redis, kind)
         if outage is not None and since is None:
-            # No receiver listened from then on (bot.gauges.receiver_heartbeat): look back that far at least.
+            # No receiver listened from then on (bot.queue.gauges.receiver_heartbeat): look back that far at
+            # least.
             down = datetime.fromtimestamp(outage, UTC)
             window = down if window is None else min(window, down)
         mine = await _from_cursor(runtime.redis, kind, [r for k, r in repos if k == kind])

@@ -12,8 +12,8 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
-from bot import logs
-from bot.settings import Settings
+from bot.config.settings import Settings
+from bot.telemetry import logs
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -41,7 +41,7 @@ def run_fast[T](main: Coroutine[Any, Any, T]) -> T:
 def receiver_config(settings: Settings) -> Any:
     import uvicorn
 
-    from bot.web import create_app
+    from bot.receiver.app import create_app
 
     return uvicorn.Config(
         create_app(settings),
@@ -49,7 +49,7 @@ def receiver_config(settings: Settings) -> Any:
         port=settings.port,
         log_level=settings.log_level,
         access_log=False,
-        # uvicorn's own lines go through Steward's renderer (bot.logs), not uvicorn's formatters.
+        # uvicorn's own lines go through Steward's renderer (bot.telemetry.logs), not uvicorn's formatters.
         log_config=None,
         timeout_graceful_shutdown=20,
     )
@@ -65,7 +65,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 async def _worker_main(settings: Settings, burst: bool) -> None:
-    from bot.worker import create_worker
+    from bot.worker.jobs import create_worker
 
     worker = create_worker(settings, burst=burst)
     try:
@@ -93,7 +93,7 @@ async def run_all(settings: Settings) -> None:
     non-zero (a receiver must never acknowledge work nobody will do). Redis outages do not stop the worker."""
     import uvicorn
 
-    from bot.worker import create_worker
+    from bot.worker.jobs import create_worker
 
     log = logs.get("steward.run")
     worker = create_worker(settings, handle_signals=False)
@@ -166,8 +166,8 @@ async def _dead(args: argparse.Namespace, settings: Settings) -> int:
 
     from redis.exceptions import RedisError
 
-    from bot.deadletter import DeadLetters
-    from bot.queue import make_redis
+    from bot.queue.dead_letters import DeadLetters
+    from bot.queue.jobs import make_redis
 
     redis = make_redis(settings.redis_url)
     dead = DeadLetters(redis, max_bytes=settings.dead_max_bytes)
@@ -222,7 +222,7 @@ def cmd_dead(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from bot.demo import main as demo_main
+    from bot.demo.run import main as demo_main
 
     return demo_main(keep_running=args.keep, tour=args.all, forges=tuple(args.forge or ()))
 
@@ -336,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", action="store_true", help="keep everything running after the walk-through")
     demo.set_defaults(func=cmd_demo)
 
-    from bot.cli_ops import add_parsers
+    from bot.cli.operator import add_parsers
 
     add_parsers(sub, _settings)
 
@@ -384,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "debug-report":
         return cmd_debug_report(argv[1:])
     if argv and argv[0] in ("verify", "public-key"):
-        from bot import cli_verify
+        from bot.cli import verify as cli_verify
 
         run = cli_verify.main if argv[0] == "verify" else cli_verify.public_key_main
         return run(argv[1:])

@@ -32,20 +32,20 @@ def parse_duration(text: str) -> timedelta:
 
 
 def _commands() -> tuple[str, ...]:
-    from bot.worker import load_registry
+    from bot.commands.registry import load_registry
 
     return load_registry().configurable
 
 
 def cmd_config_schema(args: argparse.Namespace) -> int:
-    from bot.repo_config import schema
+    from bot.config.repo_file import schema
 
     print(json.dumps(schema(_commands()), indent=2, ensure_ascii=False))
     return 0
 
 
 def cmd_check_config(args: argparse.Namespace) -> int:
-    from bot.repo_config import parse
+    from bot.config.repo_file import parse
 
     path: Path = args.path
     try:
@@ -75,11 +75,11 @@ def _target(text: str, forge: str | None) -> tuple[ForgeKind | None, RepoRef]:
 async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
     from redis.exceptions import RedisError
 
-    from bot.deferred import SeenRepositories
-    from bot.queue import make_redis
-    from bot.reconcile import reconcile_all, seen_repos
-    from bot.signing import install_from_settings
-    from bot.worker import build_runtime
+    from bot.catchup.reconcile import reconcile_all, seen_repos
+    from bot.queue.deferred import SeenRepositories
+    from bot.queue.jobs import make_redis
+    from bot.records.signing import install_from_settings
+    from bot.worker.jobs import build_runtime
 
     try:
         since = datetime.now(UTC) - parse_duration(args.since) if args.since else None
@@ -173,7 +173,7 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
 
 
 def cmd_reconcile(args: argparse.Namespace, settings: Any) -> int:
-    from bot import logs
+    from bot.telemetry import logs
 
     # The report is the output; the handlers' logs go to stderr, warnings and worse unless asked for more.
     level = settings.log_level if settings.log_level.lower() in ("debug", "warning", "error") else "warning"

@@ -19,11 +19,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from bot import sticky
-from bot.cli_args import Parser, read_target, target_parser
+from bot.cli.args import Parser, read_target, target_parser
+from bot.config.settings import Settings
 from bot.forge import Forge, ForgeError, ForgeKind, RepoRef
-from bot.settings import Settings
-from bot.signing import Keyring, verifying_keyring
+from bot.records import sticky
+from bot.records.signing import Keyring, verifying_keyring
 
 EXIT_OK = 0
 EXIT_UNVERIFIED = 1
@@ -94,8 +94,8 @@ async def check(forge: Forge, repo: RepoRef, number: int, keyring: Keyring, bot:
 async def _run(
     kind: ForgeKind, repo: RepoRef, number: int, args: argparse.Namespace, settings: Settings
 ) -> int:
-    from bot.queue import make_redis
-    from bot.worker import build_runtime
+    from bot.queue.jobs import make_redis
+    from bot.worker.jobs import build_runtime
 
     redis = make_redis(settings.redis_url)
     runtime = build_runtime(settings, redis)
@@ -159,8 +159,8 @@ def main(argv: Sequence[str]) -> int:
 async def _public_key(settings: Settings) -> int:
     from redis.exceptions import RedisError
 
-    from bot.queue import make_redis
-    from bot.signing import fingerprint, keyring_from, load_private, public_pem
+    from bot.queue.jobs import make_redis
+    from bot.records.signing import fingerprint, keyring_from, load_private, public_pem
 
     if settings.signing_key is not None:
         public = load_private(settings.signing_key.get_secret_value()).public_key()

@@ -3,8 +3,8 @@ is (``EventHandler``, ``CommandHandler``) and how it is declared (``CommandSpec`
 ``ReconcileSpec``).
 
 The declarations live here, beside the contexts they take, and a context sees the registry it runs under
-through ``RegistryView`` (``bot.registry.Registry`` is one): so ``bot.registry`` imports this module and
-never the other way round.
+through ``RegistryView`` (``bot.commands.registry.Registry`` is one): so ``bot.commands.registry`` imports
+this module and never the other way round.
 """
 
 from __future__ import annotations
@@ -17,16 +17,17 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bot import signing, sticky
-from bot.budget import CommandBudget, Memo
-from bot.commands import Command
-from bot.config_service import RepoSettings
-from bot.deferred import Deferred
-from bot.events import CommentSnapshot, Event
+from bot.commands.grammar import Command
+from bot.config.repo_settings import RepoSettings
+from bot.config.settings import HandlerSettings, Permission
+from bot.events.event import CommentSnapshot, Event
 from bot.forge import Comment, Forge, Issue, ReactionContent, RepoRef, User
-from bot.index import Citations
-from bot.locks import IssueLocks, issue_key
-from bot.settings import HandlerSettings, Permission
+from bot.queue.budgets import CommandBudget
+from bot.queue.deferred import Deferred
+from bot.queue.locks import IssueLocks, issue_key
+from bot.queue.memo import Memo
+from bot.records import signing, sticky
+from bot.records.citations import Citations
 
 # Repository ids by forge client and owner/name: an id never changes; a name may come to mean another
 # repository only after a delete or rename, so the cache is short.
@@ -96,8 +97,8 @@ class Named(Protocol):
 
 
 class RegistryView(Protocol):
-    """What a handler reads of the registry it runs under (``bot.registry.Registry`` is one): the commands
-    (``/steward help``, "did you mean"), the names a configuration file may set, the event handlers
+    """What a handler reads of the registry it runs under (``bot.commands.registry.Registry`` is one): the
+    commands (``/steward help``, "did you mean"), the names a configuration file may set, the event handlers
     (``/steward refresh`` re-runs the ``issues.edited`` ones), and what else is registered (onboarding
     proposes the settings of each capability that registers something)."""
 
@@ -147,7 +148,7 @@ class EventContext:
 
     @property
     def citations(self) -> Citations | None:
-        """The index of which records cite which comment (``bot.index``); None without Redis."""
+        """The index of which records cite which comment (``bot.records.citations``); None without Redis."""
         return None if self.memo is None else Citations(self.memo.redis)
 
     def enabled(self, section: str) -> bool:
@@ -157,12 +158,12 @@ class EventContext:
         found = getattr(self.settings, section, None)
         return bool(getattr(found, "enabled", True))
 
-    # Work for later (a deferred job, a short claim: ``bot.deferred``); None: no Redis (unit tests).
+    # Work for later (a deferred job, a short claim: ``bot.queue.deferred``); None: no Redis (unit tests).
     deferred: Deferred | None = None
 
     @property
     def keyring(self) -> signing.Keyring:
-        """The keys Steward signs and verifies its records with (``bot.signing``)."""
+        """The keys Steward signs and verifies its records with (``bot.records.signing``)."""
         return signing.current()
 
     async def repo_id(self) -> int:

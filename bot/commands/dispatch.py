@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from bot.commands import Command, added_commands_async, closest_command, parse_commands_async
-from bot.context import CommandContext, CommandError, EventContext
-from bot.permissions import PermissionsUnreadable, check, who_may
+from bot.commands.context import CommandContext, CommandError, EventContext
+from bot.commands.grammar import Command, added_commands_async, closest_command, parse_commands_async
+from bot.commands.permissions import PermissionsUnreadable, check, who_may
 
 # Commands are read from the first 128 KiB of a comment: GitHub caps comments at 65,536
 # characters, and a hostile Gitea comment must not hold a worker's event loop for seconds.

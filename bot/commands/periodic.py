@@ -1,8 +1,6 @@
-"""Periodic work: handlers registered with ``registry.every(...)`` run as arq cron jobs.
+"""Periodic work as a handler declares it: ``PeriodicSpec`` (registered with ``registry.every(...)``) and
+the ``PeriodicContext`` its handler is given. The worker's clock runs them (``bot.worker.cron``).
 
-arq enqueues a cron job under the id ``<name>:<slot time in ms>`` from every worker that reaches the
-slot, and refuses an id it already holds, so each slot runs once however many workers there are. The
-result is kept a while so that a worker whose clock lags cannot enqueue a slot that already ran.
 A periodic job reads the forge and writes the difference like any handler (DESIGN §3.2): a skipped or
 repeated slot is harmless.
 """
@@ -11,20 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
-from arq.cron import CronJob, cron
-
-from bot import logs, metrics
-from bot.config_service import RepoConfigs, RepoSettings
-from bot.context import EventContext, RegistryView
-from bot.deferred import Deferred, SeenRepositories
-from bot.event_types import Event
+from bot.commands.context import EventContext, RegistryView
+from bot.config.repo_settings import RepoConfigs, RepoSettings
+from bot.config.settings import HandlerSettings
+from bot.events.event import Event
 from bot.forge import Forge, ForgeKind, RepoRef, User
-from bot.settings import HandlerSettings
+from bot.queue.deferred import Deferred, SeenRepositories
 
-log = logs.get("steward.periodic")
 ForgeFinder = Callable[[ForgeKind, RepoRef | None], Awaitable[Forge]]
 PeriodicHandler = Callable[["PeriodicContext"], Awaitable[None]]
 
@@ -39,8 +33,8 @@ class PeriodicSpec:
 
 
 class Schedule(RegistryView, Protocol):
-    """A registry as the worker's clock sees it (``bot.registry.Registry`` is one): its periodic jobs (with
-    their handlers), and what a job's ``repo_context`` dispatches through."""
+    """A registry as the worker's clock sees it (``bot.commands.registry.Registry`` is one): its periodic jobs
+    (with their handlers), and what a job's ``repo_context`` dispatches through."""
 
     @property
     def periodic(self) -> Sequence[PeriodicSpec]: ...
@@ -49,7 +43,7 @@ class Schedule(RegistryView, Protocol):
 @dataclass
 class PeriodicContext:
     """What a periodic handler is given: its slot, settings, a logger, the configured forges, the
-    repositories Steward has had events from, and a way to queue work for later (``bot.deferred``)."""
+    repositories Steward has had events from, and a way to queue work for later (``bot.queue.deferred``)."""
 
     name: str
     slot: datetime
@@ -102,61 +96,3 @@ class PeriodicContext:
         """The repositories of forge `kind` that Steward has had events from lately (a cache: after Redis
         is flushed, a repository is back with its next event)."""
         return await self.seen.recent(kind) if self.seen is not None else []
-
-
-def schedule(seconds: int) -> dict[str, set[int] | int]:
-    """arq cron fields for a clock-aligned interval (see ``Registry.every``)."""
-    if seconds < 60:
-        return {"second": set(range(0, 60, seconds))}
-    if seconds < 3600:
-        return {"second": 0, "minute": set(range(0, 60, seconds // 60))}
-    return {"second": 0, "minute": 0, "hour": set(range(0, 24, seconds // 3600))}
-
-
-def job_name(spec: PeriodicSpec) -> str:
-    return f"periodic:{spec.name}"
-
-
-def cron_jobs(
-    registry: Schedule,
-    *,
-    settings: HandlerSettings,
-    find_forge: ForgeFinder,
-    forges: tuple[ForgeKind, ...],
-    timeout: float,
-    deferred: Deferred | None = None,
-    seen: SeenRepositories | None = None,
-    configs: RepoConfigs | None = None,
-) -> list[CronJob]:
-    jobs = []
-    for spec in registry.periodic:
-
-        async def run(ctx: dict[str, Any], spec: PeriodicSpec = spec) -> str:
-            score = ctx.get("score")
-            slot = datetime.fromtimestamp(score / 1000, UTC) if isinstance(score, int) else datetime.now(UTC)
-            plog = log.bind(periodic=spec.name, slot=slot.isoformat(), job=str(ctx.get("job_id", "")))
-            pctx = PeriodicContext(
-                spec.name, slot, settings, plog, find_forge, forges, deferred, seen, configs, registry
-            )
-            try:
-                await spec.handler(pctx)
-            except Exception as exc:
-                metrics.JOBS.labels(job_name(spec), "failed").inc()
-                plog.error("periodic job failed", error=str(exc), error_type=type(exc).__name__)
-                return f"failed: {type(exc).__name__}"
-            metrics.JOBS.labels(job_name(spec), "ok").inc()
-            return "ok"
-
-        run.__qualname__ = run.__name__ = job_name(spec)
-        jobs.append(
-            cron(
-                run,
-                name=job_name(spec),
-                unique=True,
-                timeout=timeout,
-                keep_result=max(60.0, float(spec.seconds)),
-                max_tries=1,
-                **schedule(spec.seconds),  # type: ignore[arg-type]
-            )
-        )
-    return jobs

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.config.settings import Permission
 from bot.forge import Forge, ForgeKind, PermissionDenied, PermissionLevel, RepoRef, permission_at_least
-from bot.settings import Permission
 
 _WHO = {
     "anyone": "anyone",

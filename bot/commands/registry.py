@@ -6,14 +6,16 @@ Like Prow's plugins, each command declares its usage, its help and who may run i
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-# The declarations live beside what they take (contexts in bot.context, periodic jobs in bot.periodic);
-# those modules see a registry only through their protocols, so nothing imports this module back.
-from bot.context import CommandHandler, CommandSpec, EventHandler, EventSpec, ReconcileSpec
-from bot.periodic import PeriodicHandler, PeriodicSpec
-from bot.settings import Permission
+# The declarations live beside what they take (contexts in bot.commands.context, periodic jobs in
+# bot.commands.periodic); those modules see a registry only through their protocols, so nothing imports this
+# module back.
+from bot.commands.context import CommandHandler, CommandSpec, EventHandler, EventSpec, ReconcileSpec
+from bot.commands.periodic import PeriodicHandler, PeriodicSpec
+from bot.config.settings import Permission
 
 __all__ = [
     "CommandHandler",
@@ -148,3 +150,14 @@ class Registry:
 
     def handlers_for(self, name: str, action: str) -> list[EventSpec]:
         return [spec for spec in self.events if spec.matches(name, action)]
+
+
+def load_registry(module: str = "handlers") -> Registry:
+    """A new registry built by ``module.build_registry()`` (the explicit list of capabilities).
+
+    The one place in ``bot`` that loads ``handlers`` (by name, so that no module of ``bot`` imports it),
+    besides the CLI's subcommands that belong to a capability."""
+    registry = importlib.import_module(module).build_registry()
+    if not isinstance(registry, Registry):
+        raise TypeError(f"{module}.build_registry() did not return a bot.commands.registry.Registry")
+    return registry

@@ -3,14 +3,14 @@ port, laid over Steward's defaults, cached a few minutes in Redis (shared by eve
 a push touches the file.
 
 An invalid file never leaves a repository without settings: the last valid ones (or the defaults) stay in
-force, and ``RepoSettings.errors`` says what is wrong so a handler can tell people (``handlers.config``).
+force, and ``RepoSettings.errors`` says what is wrong so a handler can tell people (``handlers.core.config``).
 
 Nothing acts until invited (DESIGN §3.15): a repository that has never had a valid file — none, or only one
 that does not validate — is ``waiting``, and its settings have every capability's ``enabled`` switched off,
 so every event handler, command, periodic job and re-derivation that honours its switch stays still (the
-core commands and the onboarding are answered: ``bot.dispatch``). Removing the file makes the repository
-wait again; what Steward wrote stays. ``require=False`` (``STEWARD_REQUIRE_CONFIG=false``) runs every
-repository on the defaults instead.
+core commands and the onboarding are answered: ``bot.commands.dispatch``). Removing the file makes the
+repository wait again; what Steward wrote stays. ``require=False`` (``STEWARD_REQUIRE_CONFIG=false``) runs
+every repository on the defaults instead.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
-from bot.budget import publish_events_limit
+from bot.config.repo_file import CONFIG_PATHS, ConfigError, merge, parse
+from bot.config.settings import HandlerSettings
 from bot.forge import Forge, ForgeKind, RepoRef
-from bot.locks import Alongside, LuaScript
-from bot.repo_config import CONFIG_PATHS, ConfigError, merge, parse
-from bot.settings import HandlerSettings
+from bot.queue.budgets import publish_events_limit
+from bot.queue.locks import Alongside, LuaScript
 
 CACHE_SECONDS = 300
 LAST_VALID_SECONDS = 30 * 86_400
@@ -115,7 +115,7 @@ class RepoConfigs:
 
     def lookup(self, kind: ForgeKind, repo: RepoRef) -> Alongside:
         """The cache read ``get`` makes, for a caller that sends it with another call (the worker sends it
-        with the issue's lock: ``bot.locks.issue_lock``) and hands the answer to ``get``."""
+        with the issue's lock: ``bot.queue.locks.issue_lock``) and hands the answer to ``get``."""
         return _CACHED_SCRIPT, [self._generation_key(kind, repo)], [self._key(kind, repo)]
 
     async def get(self, forge: Forge, repo: RepoRef, *, looked_up: Any = None) -> RepoSettings:
@@ -133,7 +133,7 @@ class RepoConfigs:
         record = await self._read(forge, repo)
         await self._redis.set(key, json.dumps(record), ex=self._ttl)
         built = self._build(record)
-        # The receiver takes the event budget without reading the file (bot.budget): tell it the limit.
+        # The receiver takes the event budget without reading the file (bot.queue.budgets): tell it the limit.
         await publish_events_limit(
             self._redis, forge.kind, repo.full_name, built.settings.limits.events_per_minute
         )

@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from bot.queue.budgets import DEFAULT_EVENTS_PER_MINUTE
+
 Permission = Literal["anyone", "author", "triage", "write", "maintain", "admin"]
 _RANK: dict[str, int] = {"anyone": 0, "author": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
 # Privileged acts: the least access a repository's configuration may ask for them (issue 24). Each one makes
@@ -147,9 +149,9 @@ class Settings(BaseSettings):
 #
 # One typed object, ``HandlerSettings``, holds everything a handler may be told per repository. Its defaults
 # are Steward's; a repository's `.github/steward.yml` (`.gitea/steward.yml`) overrides them
-# (``bot.repo_config``), and the JSON Schema that `steward check-config` uses is generated from these models,
-# so every key below is documented by its ``description``. Each top-level section is one capability's home;
-# capabilities add keys inside their section, never new sections. Unknown keys are errors.
+# (``bot.config.repo_file``), and the JSON Schema that `steward check-config` uses is generated from these
+# models, so every key below is documented by its ``description``. Each top-level section is one capability's
+# home; capabilities add keys inside their section, never new sections. Unknown keys are errors.
 
 _SECTION = ConfigDict(frozen=True, extra="forbid")
 
@@ -182,7 +184,7 @@ class LimitSettings(BaseModel):
         "short reply a minute in each thread where they are refused. 0 means no limit.",
     )
     events_per_minute: int = Field(
-        default=30,
+        default=DEFAULT_EVENTS_PER_MINUTE,
         ge=0,
         le=10_000,
         description="Edits, comments and label changes from one person on this repository handled in a "

@@ -7,10 +7,10 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from bot.demo_texts import APPROVED_BUG
+from bot.demo.texts import APPROVED_BUG
 
 if TYPE_CHECKING:
-    from bot.demo_stage import Person, Stage
+    from bot.demo.stage import Person, Stage
 
 CONTEXT = "steward/regression-first"
 

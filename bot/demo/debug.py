@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.demo_texts import APPROVED_BUG
+from bot.demo.texts import APPROVED_BUG
 
 if TYPE_CHECKING:
-    from bot.demo_stage import Stage
+    from bot.demo.stage import Stage
 
 
 def _say(text: str) -> None:

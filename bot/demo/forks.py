@@ -4,7 +4,7 @@ labels follow."""
 
 from __future__ import annotations
 
-from bot.demo_stage import Stage
+from bot.demo.stage import Stage
 
 FORKS_ITEM = (
     "Orders are kept for seven years; we need a store for them.\n\n"

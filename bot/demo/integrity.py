@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot import sticky
-from bot.demo_stage import Stage, say
+from bot.demo.stage import Stage, say
+from bot.records import sticky
 
 _say = say
 

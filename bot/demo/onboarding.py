@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.demo_stage import CONFIG_PATHS, Stage, quote, say
-from bot.demo_texts import APPROVED_BUG, CASUAL_BUG
+from bot.demo.stage import CONFIG_PATHS, Stage, quote, say
+from bot.demo.texts import APPROVED_BUG, CASUAL_BUG
 
 BRANCH = "steward/configure"
 

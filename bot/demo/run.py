@@ -1,7 +1,7 @@
 """``steward demo``: the sandbox forge, a receiver and a worker, and a scripted story that prints what people
 did and what Steward answered. Needs only Redis. By default the first hour on GitHub (installed, invited,
 the first verdict); ``--all`` the tour of every capability on both forges. The scenes live in
-``bot.demo_onboarding``, ``bot.demo_scenes`` and the other ``bot.demo_*`` modules, on ``bot.demo_stage``."""
+``bot.demo.onboarding``, ``bot.demo.scenes`` and the other modules of ``bot.demo``, on ``bot.demo.stage``."""
 
 from __future__ import annotations
 
@@ -15,14 +15,17 @@ from typing import IO
 
 import httpx2
 
-from bot import demo_forks, demo_onboarding, demo_scenes, logs
-from bot.demo_bugfix import bugfix_scene
-from bot.demo_debug import debug_scene
-from bot.demo_integrity import integrity_scene
-from bot.demo_stage import CONFIG_PATHS, DEMO_CONFIG, USERS, Person, Stage, redis_ok, say, settle
-from bot.runner import ThreadedServer, ThreadedWorker, run_periodic_now
-from bot.scratch import NoDatabase, base_of, claim
-from bot.settings import Settings
+from bot.config.settings import Settings
+from bot.demo import forks as demo_forks
+from bot.demo import onboarding as demo_onboarding
+from bot.demo import scenes as demo_scenes
+from bot.demo.bugfix import bugfix_scene
+from bot.demo.debug import debug_scene
+from bot.demo.integrity import integrity_scene
+from bot.demo.scratch_redis import NoDatabase, base_of, claim
+from bot.demo.stage import CONFIG_PATHS, DEMO_CONFIG, USERS, Person, Stage, redis_ok, say, settle
+from bot.demo.threads import ThreadedServer, ThreadedWorker, run_periodic_now
+from bot.telemetry import logs
 
 Scene = Callable[[Stage], None]
 
@@ -63,11 +66,11 @@ def _reconcile_with(settings: Settings) -> Callable[[str, str], list[str]]:
     def run(flavor: str, repo: str) -> list[str]:
         import asyncio
 
+        from bot.catchup.reconcile import reconcile_all
         from bot.forge import ForgeKind, RepoRef
-        from bot.queue import make_redis
-        from bot.reconcile import reconcile_all
-        from bot.signing import install_from_settings
-        from bot.worker import build_runtime
+        from bot.queue.jobs import make_redis
+        from bot.records.signing import install_from_settings
+        from bot.worker.jobs import build_runtime
 
         lines: list[str] = []
 
@@ -182,8 +185,8 @@ def _run(
     # Steward's own log lines (a deferred job, a warning) go to a file: the story is what people see.
     logging.basicConfig(stream=log, level=logging.INFO, format="%(name)s %(levelname)s %(message)s")
     logs.configure("info", "json", stream=log)
+    from bot.receiver.app import create_app
     from bot.sandbox.server import SandboxServer
-    from bot.web import create_app
 
     secret = secrets.token_hex(16)
     started = time.monotonic()

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.demo_stage import CONFIG_PATHS, DEMO_CONFIG, Stage, quote, say
-from bot.demo_texts import BACKLOG_ITEM, CASUAL_BUG
+from bot.demo.stage import CONFIG_PATHS, DEMO_CONFIG, Stage, quote, say
+from bot.demo.texts import BACKLOG_ITEM, CASUAL_BUG
 
 
 def commands_scene(stage: Stage) -> None:

@@ -1,6 +1,7 @@
 """What every `steward demo` scene works with: the people on the sandbox forge (``Person``), the repository
-and a way to wait for Steward (``Stage``), and how a thread is printed. The scenes (``bot.demo_*``) import
-this module and ``bot.demo`` imports them: nothing here imports a scene or the runner.
+and a way to wait for Steward (``Stage``), and how a thread is printed. The scenes (the other modules of
+``bot.demo``) import this module and ``bot.demo.run`` imports them: nothing here imports a scene or the
+runner.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import httpx2
 import redis
 
-from bot.runner import jobs_outstanding
+from bot.demo.threads import jobs_outstanding
 
 USERS = {
     "maintainer": "demo-maintainer-token",
@@ -109,7 +110,7 @@ class Stage:
     settle: Callable[[], None]
     # Runs `steward reconcile` for this repository; returns what it printed.
     reconcile: Callable[[str, str], list[str]] = lambda flavor, repo: []
-    # Run a periodic job now (``bot.runner.run_periodic_now``) rather than at its next slot.
+    # Run a periodic job now (``bot.demo.threads.run_periodic_now``) rather than at its next slot.
     poll: Callable[[str], None] = lambda name: None
     shown: dict[int, dict[int, str]] = field(default_factory=dict)
     # What one scene leaves for the next (the story's bug report: "bug" → its number).

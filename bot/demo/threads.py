@@ -15,8 +15,8 @@ import redis
 import uvicorn
 from arq.constants import in_progress_key_prefix, result_key_prefix
 
-from bot.queue import QUEUE_NAME, make_redis
-from bot.settings import Settings
+from bot.config.settings import Settings
+from bot.queue.jobs import QUEUE_NAME, make_redis
 
 
 def free_port() -> int:
@@ -93,7 +93,7 @@ class ThreadedWorker:
         self.error: BaseException | None = None
 
     def _run(self) -> None:
-        from bot.worker import create_worker
+        from bot.worker.jobs import create_worker
 
         asyncio.set_event_loop(self.loop)
 

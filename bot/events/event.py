@@ -1,4 +1,4 @@
-"""The forge-neutral ``Event`` a webhook becomes (``bot.events`` builds it), and how it travels through
+"""The forge-neutral ``Event`` a webhook becomes (``bot.events.github`` builds it), and how it travels through
 the queue (``to_json``/``from_json``)."""
 
 from __future__ import annotations

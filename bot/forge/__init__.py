@@ -432,7 +432,7 @@ class Forge(Protocol):
 
     async def list_repo_comments(self, repo: RepoRef, since: datetime) -> list[Comment]:
         """Every comment on the repository's issues and pull requests updated at or after ``since``, oldest
-        first (the catch-up after downtime: ``bot.reconcile``)."""
+        first (the catch-up after downtime: ``bot.catchup.reconcile``)."""
         ...
 
     async def resolve_comment_url(self, url: str) -> CommentLink:

@@ -36,7 +36,8 @@ import httpx2
 from redis.exceptions import RedisError
 
 PREFIX = "steward:etag"
-# A catch-up's listings start on a six-hour grid (``bot.catchup.listing_since``): an entry outlives its slot.
+# A catch-up's listings start on a six-hour grid (``bot.catchup.comments.listing_since``): an entry outlives
+# its slot.
 TTL_SECONDS = 12 * 3600
 # Compressed bytes of one page's body; a larger page is not kept (it is asked for whole next time).
 MAX_BYTES = 512 * 1024

@@ -23,7 +23,6 @@ from typing import Any
 
 from gitea import Repository
 
-from bot.budget import WriteBudget
 from bot.forge import (
     ForgeError,
     ForgeKind,
@@ -40,6 +39,7 @@ from bot.forge.gitea_pins import GiteaPins
 from bot.forge.gitea_records import GiteaRecords
 from bot.forge.gitea_transport import seg
 from bot.forge.retry import RetryPolicy
+from bot.forge.write_budget import WriteBudget
 
 _ACCESS_TO_LEVEL: dict[str, PermissionLevel] = {
     "owner": "admin",

@@ -25,8 +25,8 @@ from bot.forge import (
 from bot.forge.ci import ci_state as judge_ci
 from bot.forge.ci import latest_statuses
 from bot.forge.gitea_transport import GiteaCalls, seg
-from bot.forge.once import find_committed, once, same_status
 from bot.forge.shapes import changed_files, commit_from_json, pull_from_json, status_from_json
+from bot.forge.write_once import find_committed, once, same_status
 
 STATUS_DESCRIPTION_LIMIT = 140
 # Gitea's `[repository.pull-request] WORK_IN_PROGRESS_PREFIXES` default "WIP:,[WIP]", matched without

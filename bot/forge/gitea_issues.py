@@ -39,8 +39,8 @@ from bot.forge import (
 from bot.forge.gitea_transport import GiteaCalls
 from bot.forge.known_labels import KnownLabels
 from bot.forge.links import parse_comment_url
-from bot.forge.once import once
 from bot.forge.shapes import comment_from_json, issue_from_json, label_from_json, milestone_from_json
+from bot.forge.write_once import once
 
 
 class GiteaIssues(GiteaCalls):

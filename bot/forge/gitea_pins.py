@@ -1,6 +1,6 @@
 """The Gitea adapter's pins (Gitea 1.21 and later; py-gitea has no method for them: raw calls).
 
-What Gitea does (sources in ``bot/sandbox/gitea_pins.py``): ``POST /repos/{o}/{r}/issues/{index}/pin`` needs
+What Gitea does (sources in ``bot/sandbox/gitea/pins.py``): ``POST /repos/{o}/{r}/issues/{index}/pin`` needs
 repository admin (403 otherwise) and answers 204; it answers **500** both when the pins are full
 (``[repository.issue] MAX_PINNED``, default 3, 0 = off) and, on current Gitea, when the issue is pinned
 already. So the adapter reads before it writes — ``GET /issues/pinned`` (is it pinned?) and

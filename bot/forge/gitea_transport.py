@@ -33,8 +33,6 @@ from gitea import Gitea
 from gitea.exceptions import GiteaApiException
 from requests.utils import DEFAULT_CA_BUNDLE_PATH, select_proxy
 
-from bot import metrics
-from bot.budget import WriteBudget
 from bot.forge import (
     ForgeError,
     ForgeUnavailable,
@@ -48,6 +46,8 @@ from bot.forge import (
 )
 from bot.forge.retry import RetryPolicy, classify, resendable, transport_error
 from bot.forge.shapes import budget_key
+from bot.forge.write_budget import WriteBudget
+from bot.telemetry import metrics
 
 USER_AGENT = "steward-bot"
 # Gitea's default [api] MAX_RESPONSE_ITEMS; a larger `limit` is silently capped by the server.

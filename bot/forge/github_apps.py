@@ -12,7 +12,6 @@ from typing import Any, cast
 import gidgethub
 from gidgethub import apps as gh_apps
 
-from bot.budget import WriteBudget
 from bot.forge import ForgeError, RepoRef, User
 from bot.forge.etag_store import EtagStore
 from bot.forge.github_forge import GitHubForge
@@ -21,6 +20,7 @@ from bot.forge.known_labels import KnownLabels
 from bot.forge.links import github_web_base
 from bot.forge.retry import RetryPolicy
 from bot.forge.shapes import budget_key
+from bot.forge.write_budget import WriteBudget
 
 
 class GitHubForges:

@@ -26,8 +26,8 @@ from bot.forge import (
 from bot.forge.ci import ci_state as judge_ci
 from bot.forge.ci import latest_statuses
 from bot.forge.github_transport import GitHubCalls
-from bot.forge.once import find_committed, once, same_status
 from bot.forge.shapes import changed_files, commit_from_json, pull_from_json, status_from_json
+from bot.forge.write_once import find_committed, once, same_status
 
 # GitHub refuses a status description over 140 characters (FORGE-FACTS: 422 "description is too long").
 STATUS_DESCRIPTION_LIMIT = 140

@@ -26,8 +26,8 @@ from bot.forge import (
 )
 from bot.forge.github_transport import GitHubCalls
 from bot.forge.links import parse_comment_url
-from bot.forge.once import once
 from bot.forge.shapes import comment_from_json, issue_from_json, label_from_json, milestone_from_json
+from bot.forge.write_once import once
 
 
 class GitHubIssues(GitHubCalls):

@@ -1,6 +1,6 @@
 """The GitHub adapter's pins, through GraphQL (GitHub has no REST endpoint for them).
 
-What GitHub does (sources in ``bot/sandbox/github_graphql.py``): ``pinIssue(input: {issueId})`` takes the
+What GitHub does (sources in ``bot/sandbox/github/graphql.py``): ``pinIssue(input: {issueId})`` takes the
 issue's node id; it needs write access (FORBIDDEN otherwise) and pins at most 3 issues per repository, closed
 ones included. A fourth is refused UNPROCESSABLE "Maximum 3 pinned issues per repository" — a check made
 *before* whether the issue is pinned already. So the adapter reads first, in one query: the node id,

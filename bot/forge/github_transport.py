@@ -24,8 +24,6 @@ from gidgethub import sansio
 from gidgethub.abc import GitHubAPI
 from yarl import URL
 
-from bot import metrics
-from bot.budget import WriteBudget
 from bot.forge import (
     ForgeError,
     ForgeUnavailable,
@@ -41,6 +39,8 @@ from bot.forge.etag_store import EtagStore, persisted
 from bot.forge.known_labels import KnownLabels
 from bot.forge.links import github_graphql_url
 from bot.forge.retry import RetryPolicy, classify, resendable, resendable_graphql, transport_error
+from bot.forge.write_budget import WriteBudget
+from bot.telemetry import metrics
 
 USER_AGENT = "steward-bot"
 _WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})

@@ -7,8 +7,8 @@ reads the reason once per repository and process in the log, not once per event.
 
 from __future__ import annotations
 
-from bot import logs
 from bot.forge import ForgeKind, RepoRef
+from bot.telemetry import logs
 
 log = logs.get("steward.forge")
 

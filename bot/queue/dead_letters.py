@@ -23,9 +23,9 @@ from typing import Any, cast
 
 from arq.connections import ArqRedis
 
-from bot import metrics
-from bot.events import Event
-from bot.queue import JOB_FUNCTION, QUEUE_NAME, dedupe_key
+from bot.events.event import Event
+from bot.queue.jobs import JOB_FUNCTION, QUEUE_NAME, dedupe_key
+from bot.telemetry import metrics
 
 DEAD_KEY = "steward:dead"
 DEAD_ORDER_KEY = "steward:dead:order"

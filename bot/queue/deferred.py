@@ -22,9 +22,9 @@ from typing import Any, cast
 
 from arq.connections import ArqRedis
 
-from bot.event_types import Event
+from bot.events.event import Event
 from bot.forge import ForgeKind, RepoRef
-from bot.queue import JOB_FUNCTION, QUEUE_NAME
+from bot.queue.jobs import JOB_FUNCTION, QUEUE_NAME
 
 CLAIM_PREFIX = "steward:claim:"
 MARK_PREFIX = "steward:mark:"

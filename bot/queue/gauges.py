@@ -15,9 +15,9 @@ from typing import Any, cast
 
 from redis.exceptions import RedisError
 
-from bot import metrics
-from bot.deadletter import DEAD_BYTES_KEY, DEAD_KEY
-from bot.queue import QUEUE_NAME, queue_catch_up
+from bot.queue.dead_letters import DEAD_BYTES_KEY, DEAD_KEY
+from bot.queue.jobs import QUEUE_NAME, queue_catch_up
+from bot.telemetry import metrics
 
 # Written by every worker's polling loop (every ~10 s) and after every job it finishes: a Unix time.
 HEARTBEAT_KEY = "steward:worker:heartbeat"

@@ -13,18 +13,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import hiredis
+import redis.exceptions
 from arq.connections import ArqRedis
 from arq.constants import expires_extra_ms, in_progress_key_prefix, job_key_prefix, result_key_prefix
 from arq.jobs import serialize_job
 from redis.asyncio import ConnectionPool
 from redis.asyncio.connection import Connection
 
-from bot.budget import EVENT_WINDOW_SECONDS, event_budget_keys
-from bot.events import Event
-from bot.settings import LimitSettings
-
-# The default `limits.events_per_minute`, until the worker has published a repository's own.
-EVENTS_PER_MINUTE = LimitSettings().events_per_minute
+from bot.events.event import Event
+from bot.queue.budgets import DEFAULT_EVENTS_PER_MINUTE, EVENT_WINDOW_SECONDS, event_budget_keys
 
 QUEUE_NAME = "steward:queue"
 JOB_FUNCTION = "process_event"
@@ -64,6 +61,15 @@ class _HiredisPackedConnection(Connection):
             # bool the encoder refuses) goes through the encoder.
             return [hiredis.pack_command(args)]
         return [hiredis.pack_command(tuple(encoder.encode(arg) for arg in args))]  # type: ignore[no-untyped-call]
+
+
+# What "Redis is unreachable" looks like: refused or dropped connections and timeouts (redis-py wraps the
+# socket errors beneath them), a Redis still loading its AOF after a restart (BusyLoadingError is a
+# ConnectionError).
+REDIS_ERRORS: tuple[type[BaseException], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+)
 
 
 def make_redis(url: str, *, connect_timeout: float = 1.0, timeout: float = 3.0) -> ArqRedis:
@@ -121,7 +127,7 @@ def _job_fields(event: Event, dedupe_ttl: int, events_per_minute: int) -> tuple[
 # dedupe key outlives every result, and when it is gone on purpose (a job parked in the dead-letter list)
 # the forge's "Redeliver" must run the job again, so the stale result is dropped instead.
 #
-# A budgeted delivery (``bot.budget``: an edit, comment or label change; limit > 0) first meets its
+# A budgeted delivery (``bot.queue.budgets``: an edit, comment or label change; limit > 0) first meets its
 # sender's budget: while a job of the same sender, issue and kind waits for its slot (the pending key names
 # it, and arq has not started it), the new event replaces the one in that job (coalesced); otherwise it
 # takes the sender's next slot (GCRA: the schedule key holds the theoretical arrival time) and its job is
@@ -209,7 +215,7 @@ class Enqueuer:
         redis: ArqRedis,
         *,
         dedupe_ttl: int,
-        events_per_minute: int = EVENTS_PER_MINUTE,
+        events_per_minute: int = DEFAULT_EVENTS_PER_MINUTE,
         linger: float = LINGER_SECONDS,
         busy: float = BUSY_SECONDS,
     ) -> None:

@@ -22,20 +22,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bot import gauges, logs, metrics, openapi
-from bot.events import (
-    GITEA_HANDLED,
-    GITHUB_HANDLED,
-    Event,
-    MalformedPayload,
-    Unhandled,
-    gitea_event_name,
-    normalise_gitea,
-    normalise_github,
-)
-from bot.queue import Enqueuer, make_redis
-from bot.settings import Settings
-from bot.signatures import verify_gitea, verify_github
+from bot.config.settings import Settings
+from bot.events.event import Event, MalformedPayload, Unhandled
+from bot.events.gitea import GITEA_HANDLED, gitea_event_name, normalise_gitea
+from bot.events.github import GITHUB_HANDLED, normalise_github
+from bot.queue import gauges
+from bot.queue.jobs import Enqueuer, make_redis
+from bot.receiver import openapi
+from bot.receiver.signatures import verify_gitea, verify_github
+from bot.telemetry import logs, metrics
 
 log = logs.get("steward.web")
 
@@ -232,7 +227,7 @@ class GitHubForge(Forge):
         return normalise_github(event, delivery, payload)
 
     def sender(self, body: bytes) -> str:
-        found = _sender_fields(body)  # as bot.events._login
+        found = _sender_fields(body)  # as bot.events.payload.login_of
         return found.login if found is not None and isinstance(found.login, str) else ""
 
 
@@ -269,7 +264,7 @@ class GiteaForge(Forge):
         return normalise_gitea(raw_event, delivery, payload, event_type=event_type)
 
     def sender(self, body: bytes) -> str:
-        found = _sender_fields(body)  # as bot.events._gitea_login
+        found = _sender_fields(body)  # as bot.events.gitea._gitea_login
         if found is None:
             return ""
         for name in (found.login, found.username):
@@ -424,7 +419,9 @@ class Receiver:
         _redis_up(1)
         if result.outcome == "duplicate":
             return _counted(event.forge, event.name, "duplicate", 200, _DUPLICATE)
-        if result.outcome != "enqueued":  # beyond the sender's event budget (bot.budget): later, or merged
+        if (
+            result.outcome != "enqueued"
+        ):  # beyond the sender's event budget (bot.queue.budgets): later, or merged
             outcome, job = result.outcome, result.job_id
             log.info(
                 f"delivery {outcome}",

@@ -20,7 +20,7 @@ A block read back is one of:
 - ``unknown-key``: signed with a key id Steward does not hold — it cannot tell, so it does not trust it;
 - ``missing``: no data block at all.
 
-Only ``verified`` and ``legacy`` data is trusted (``bot.sticky.Record.trusted``).
+Only ``verified`` and ``legacy`` data is trusted (``bot.records.sticky.Record.trusted``).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from bot import logs
-from bot.locks import LuaScript
+from bot.queue.locks import LuaScript
+from bot.telemetry import logs
 
 log = logs.get("steward.signing")
 
@@ -360,7 +360,8 @@ async def keyring_from(signing_key: str | None, verify_keys: Sequence[str], redi
 
 
 async def install_from_settings(settings: Any, redis: Any) -> Keyring:
-    """Install the keyring a worker (or `steward reconcile`) signs with, from ``bot.settings.Settings``."""
+    """Install the keyring a worker (or `steward reconcile`) signs with, from
+    ``bot.config.settings.Settings``."""
     secret = settings.signing_key.get_secret_value() if settings.signing_key is not None else None
     keyring = await keyring_from(secret, settings.verify_keys, redis)
     install(keyring)

@@ -2,7 +2,7 @@
 
 Each starts with a hidden marker line ``<!-- steward:KIND:KEY -->`` and may carry a data
 block ``<!-- steward:data {json} -->`` that reads back exactly, signed on the next line
-(``bot.signing``, DESIGN §3.13). Only comments written by the bot's own account are
+(``bot.records.signing``, DESIGN §3.13). Only comments written by the bot's own account are
 considered, so a user who pastes a marker cannot hijack it; anyone with write access can
 still edit the bot's comment, so a data block is only ever read through ``read_record`` /
 ``verify``, which say whether it verifies (``Record.trusted`` is None when it does not).
@@ -21,7 +21,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bot.forge import Comment, Forge, RepoRef
-from bot.signing import SIG_RE, TRUSTED, Container, Keyring, Outcome, Place, parse_signature, parse_time
+from bot.records.signing import (
+    SIG_RE,
+    TRUSTED,
+    Container,
+    Keyring,
+    Outcome,
+    Place,
+    parse_signature,
+    parse_time,
+)
 
 _SAFE = re.compile(r"^[A-Za-z0-9_.#/@=+-]{1,200}$")
 _DATA_RE = re.compile(r"^<!-- steward:data (?P<json>.*) -->$", re.MULTILINE)

@@ -1,8 +1,9 @@
-"""The sandbox forge: an in-memory GitHub (and later Gitea) that the bot's real clients talk to over HTTP.
+"""The sandbox forge: an in-memory GitHub and Gitea that Steward's real clients talk to over HTTP.
 
 - `app.create_app(users, state_file)` builds the Starlette app (`app.state.forge` is the `SandboxState`,
   `app.state.sandbox` the runtime: deliveries, faults, request log).
 - `server.run(...)` serves it for `steward sandbox`; `server.SandboxServer` serves it from a thread for tests.
-- `state` / `gitmodel` hold forge-neutral data; `github*` modules speak GitHub's REST API and payloads;
-  `hooks` delivers webhooks; `admin` is the unauthenticated `/_sandbox/` API.
+- `shared/` holds what both forges share (the state, the git model, the forge-neutral operations, webhook
+  delivery); `github/` speaks GitHub's REST and GraphQL APIs and payloads, `gitea/` Gitea's; `admin` is the
+  unauthenticated `/_sandbox/` API.
 """

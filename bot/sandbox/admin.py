@@ -8,11 +8,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from . import ci_ops, gitmodel
-from .github_apps import emit_installation
-from .plumbing import ApiError, body_object
-from .runtime import RATE_LIMIT_KINDS, Fault, Sandbox
-from .state import App, Hook, Installation, Protection, Repo
+from bot.sandbox.github.apps import emit_installation
+from bot.sandbox.shared.plumbing import ApiError, body_object
+from bot.sandbox.shared.runtime import RATE_LIMIT_KINDS, Fault, Sandbox
+from bot.sandbox.shared.state import App, Hook, Installation, Protection, Repo
+
+from .shared import ci_ops, gitmodel
 
 CHECK_CONCLUSIONS = frozenset(
     {"success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required", "in_progress"}

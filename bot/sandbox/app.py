@@ -10,11 +10,14 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
-from . import admin, gitea, github
-from .gitea_webhooks import Emitter
-from .plumbing import ApiError, ApiMiddleware, api_error_handler, http_error_handler
-from .runtime import Sandbox
-from .state import SandboxState
+from bot.sandbox import admin
+from bot.sandbox.gitea.webhooks import Emitter
+from bot.sandbox.shared.plumbing import ApiError, ApiMiddleware, api_error_handler, http_error_handler
+from bot.sandbox.shared.runtime import Sandbox
+from bot.sandbox.shared.state import SandboxState
+
+from .gitea import api as gitea
+from .github import api as github
 
 
 def create_app(

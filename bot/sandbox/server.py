@@ -13,9 +13,10 @@ from typing import Self
 import uvicorn
 from starlette.applications import Starlette
 
+from bot.sandbox.shared.runtime import Sandbox
+from bot.sandbox.shared.state import SandboxState
+
 from .app import create_app
-from .runtime import Sandbox
-from .state import SandboxState
 
 
 def run(

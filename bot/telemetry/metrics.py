@@ -10,7 +10,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 REGISTRY = CollectorRegistry(auto_describe=True)
 
 # (metric, label values) → the metric's child: ``labels()`` takes a lock and checks and copies the values on
-# every call, and the worker counts every forge request and job (the receiver keeps its own, bot.web).
+# every call, and the worker counts every forge request and job (the receiver keeps its own,
+# bot.receiver.app).
 _children: dict[tuple[int, tuple[str, ...]], Any] = {}
 
 
@@ -94,7 +95,7 @@ def render() -> bytes:
     return generate_latest(REGISTRY)
 
 
-# --- read from Redis when metrics are scraped (bot.gauges): the same on the receiver and every worker ------
+# --- read from Redis when metrics are scraped (bot.queue.gauges): the same on the receiver and every worker
 
 DEAD_BYTES = Gauge(
     "steward_dead_bytes",
@@ -166,7 +167,7 @@ def note_rate_limit(forge: str, key: str, headers: Mapping[str, str]) -> None:
 
 
 # (forge, installation digest) → (remaining, limit), as the last answer said: the catch-up stops for the
-# hour when a forge's quota runs low (bot.reconcile), leaving the rest to people's commands.
+# hour when a forge's quota runs low (bot.catchup.reconcile), leaving the rest to people's commands.
 HEADROOM: dict[tuple[str, str], tuple[int, int]] = {}
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from bot import gauges, metrics
-from bot.outage import RedisWatch
+from bot.queue import gauges
+from bot.telemetry import metrics
+from bot.worker.redis_watch import RedisWatch
 
 _STATUS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}
 

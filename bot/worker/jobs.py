@@ -7,7 +7,7 @@
   waiting) defers the job until there is room. A refusal another try cannot change (404, 403,
   422) parks the job in the dead-letter list at once. Everything else — the forge down, a
   dropped connection, Redis gone, a job out of time, an error in Steward — re-runs the job
-  with backoff up to ``STEWARD_JOB_TRIES`` times, then parks it (``bot.deadletter``).
+  with backoff up to ``STEWARD_JOB_TRIES`` times, then parks it (``bot.queue.dead_letters``).
 - SIGTERM: in-flight jobs get ``job_completion_wait`` seconds to finish, then are cancelled
   and re-queued by arq; handlers are idempotent, so a re-run writes nothing twice.
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import random
 import time
 import uuid
@@ -28,15 +27,14 @@ from arq.connections import ArqRedis
 from arq.cron import cron
 from arq.worker import Worker, func
 
-from bot import logs, metrics
-from bot.budget import CommandBudget, Memo, WriteBudget
-from bot.catchup import COMMENT_DONE_TTL, LAST_EVENT_KEY, done_key_of
-from bot.config_service import RepoConfigs, RepoSettings
-from bot.context import EventContext
-from bot.deadletter import DeadLetters
-from bot.deferred import Deferred, SeenRepositories
-from bot.dispatch import dispatch
-from bot.events import Event
+from bot.catchup.comments import COMMENT_DONE_TTL, LAST_EVENT_KEY, done_key_of
+from bot.catchup.reconcile import reconcile_all, seen_repos
+from bot.commands.context import EventContext
+from bot.commands.dispatch import dispatch
+from bot.commands.registry import Registry, load_registry
+from bot.config.repo_settings import RepoConfigs, RepoSettings
+from bot.config.settings import HandlerSettings, Settings
+from bot.events.event import Event
 from bot.forge import (
     Forge,
     ForgeError,
@@ -52,28 +50,31 @@ from bot.forge.etag_store import EtagStore
 from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
 from bot.forge.github_transport import SharedSession
-from bot.locks import Busy, IssueLocks, issue_lock
-from bot.outage import ALIVE_KEY, ALIVE_SECONDS, REDIS_ERRORS, RedisWatch, ResilientWorker
-from bot.periodic import cron_jobs, schedule
-from bot.queue import CATCH_UP_KEY as CATCH_UP_KEY  # re-exported: tests and operators know it here
-from bot.queue import JOB_FUNCTION, QUEUE_NAME, RECONCILE_FUNCTION, make_redis, queue_catch_up
-from bot.reconcile import reconcile_all, seen_repos
-from bot.registry import Registry
-from bot.settings import HandlerSettings, Settings
-from bot.signing import install_from_settings
-from bot.status import serve as serve_status
+from bot.forge.write_budget import WriteBudget
+from bot.queue.budgets import CommandBudget
+from bot.queue.dead_letters import DeadLetters
+from bot.queue.deferred import Deferred, SeenRepositories
+from bot.queue.jobs import CATCH_UP_KEY as CATCH_UP_KEY  # re-exported: tests and operators know it here
+from bot.queue.jobs import (
+    JOB_FUNCTION,
+    QUEUE_NAME,
+    RECONCILE_FUNCTION,
+    REDIS_ERRORS,
+    make_redis,
+    queue_catch_up,
+)
+from bot.queue.locks import Busy, IssueLocks, issue_lock
+from bot.queue.memo import Memo
+from bot.records.signing import install_from_settings
+from bot.telemetry import logs, metrics
+from bot.worker.claims import ALIVE_KEY, ALIVE_SECONDS, ResilientWorker
+from bot.worker.cron import cron_jobs, schedule
+from bot.worker.health import serve as serve_status
+from bot.worker.redis_watch import RedisWatch
 
 log = logs.get("steward.worker")
 
 JOB_MAX_TRIES = 1000
-
-
-def load_registry(module: str = "handlers") -> Registry:
-    """A new registry built by ``module.build_registry()`` (the explicit list of capabilities)."""
-    registry = importlib.import_module(module).build_registry()
-    if not isinstance(registry, Registry):
-        raise TypeError(f"{module}.build_registry() did not return a bot.registry.Registry")
-    return registry
 
 
 @dataclass
@@ -251,7 +252,7 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
     lock_ttl = runtime.settings.job_timeout_seconds + runtime.settings.job_timeout_backstop_seconds
     done = done_key_of(event)
     # One round trip takes the lock, reads the comment's mark and the repository's cached settings; a job
-    # that ends well writes its marks and gives the lock back in one more (bot.locks).
+    # that ends well writes its marks and gives the lock back in one more (bot.queue.locks).
     lookup = runtime.configs.lookup(event.forge, event.repo) if event.repo is not None else None
     async with issue_lock(
         runtime.redis, key, ttl=lock_ttl, wait=2.0, owner=job_id or None, done_key=done, alongside=lookup

@@ -1,5 +1,5 @@
 """Backlog refinement on the forge: the ``refine`` label, ``/answer``, ``/enough``, ``/approve-spec``,
-``/edit-spec``, ``/cancel-refine`` (and ``/refine`` through :mod:`handlers.refine_router`).
+``/edit-spec``, ``/cancel-refine`` (and ``/refine`` through :mod:`handlers.core.refine`).
 
 The rules are pure (``plan_*`` in :mod:`handlers.backlog.plan` and the modules they use); the effects are
 in :mod:`handlers.backlog.effects`; this module holds the label handler and the commands. Everything the
@@ -12,13 +12,14 @@ instead of overwriting.
 
 from __future__ import annotations
 
-from bot import neutralise
-from bot.commands import parse_commands
-from bot.context import CommandContext, CommandError, EventContext
+from bot.commands.context import CommandContext, CommandError, EventContext
+from bot.commands.grammar import parse_commands
+from bot.commands.permissions import check, who_may
+from bot.commands.registry import Registry
 from bot.forge import Issue
-from bot.permissions import check, who_may
-from bot.registry import Registry
+from bot.records import neutralise
 from handlers.backlog import interview as iv
+from handlers.backlog.command_hints import DEFAULT_PERMISSIONS, NEW_VERSION
 from handlers.backlog.effects import (
     KIND_NOTICE,
     Conflict,
@@ -31,7 +32,6 @@ from handlers.backlog.effects import (
     sync_dependencies,
 )
 from handlers.backlog.gaps import blocked_by_refs
-from handlers.backlog.hints import DEFAULT_PERMISSIONS, NEW_VERSION
 from handlers.backlog.plan import (
     Plan,
     Thread,
@@ -44,7 +44,7 @@ from handlers.backlog.plan import (
     plan_enough,
     plan_start,
 )
-from handlers.bug_kind import is_bug_report
+from handlers.bug_refinement.api import is_bug_report
 from handlers.forks.api import unresolved_forks
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
@@ -97,7 +97,7 @@ async def on_refine_label(ctx: EventContext) -> None:
 
 
 async def refine_command(ctx: CommandContext, issue: Issue) -> None:
-    """``/refine`` on a backlog item (routed here by :mod:`handlers.refine_router`)."""
+    """``/refine`` on a backlog item (routed here by :mod:`handlers.core.refine`)."""
     refusal = await refusal_for(ctx, issue)
     if refusal is not None:
         await ctx.reply(refusal)

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from bot.commands.permissions import who_may
+from bot.config.settings import Permission
 from bot.forge import ForgeKind
-from bot.permissions import who_may
-from bot.settings import Permission
 
 # The backlog commands' default permissions (what ``bot.py`` registers).
 DEFAULT_PERMISSIONS: Final[Mapping[str, Permission]] = {

@@ -11,14 +11,14 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from bot import sticky
-from bot.context import CommandContext, CommandError, EventContext
+from bot.commands.context import CommandContext, CommandError, EventContext
+from bot.config.settings import BacklogSettings
 from bot.forge import Comment, Issue, NotFound, PermissionDenied, ValidationFailed
-from bot.settings import BacklogSettings
+from bot.records import sticky
 from handlers.backlog import interview as iv
+from handlers.backlog.command_hints import DEFAULT_PERMISSIONS, Hints
 from handlers.backlog.deps import describe_cycle, find_cycle
 from handlers.backlog.gaps import blocked_by_refs
-from handlers.backlog.hints import DEFAULT_PERMISSIONS, Hints
 from handlers.backlog.plan import Plan, Thread, level_label, plan_start
 from handlers.backlog.render import render_interview, render_spec
 from handlers.backlog.spec import SpecRecord

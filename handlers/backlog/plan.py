@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from bot import sticky
-from bot.context import CommandError
+from bot.commands.context import CommandError
+from bot.config.settings import BacklogSettings
 from bot.forge import Comment, Issue
-from bot.settings import BacklogSettings
+from bot.records import sticky
 from handlers.backlog import interview as iv
+from handlers.backlog.command_hints import Hints
 from handlers.backlog.gaps import scan
-from handlers.backlog.hints import Hints
 from handlers.backlog.level import score
 from handlers.backlog.spec import SpecRecord, synthesize
 

@@ -8,9 +8,9 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from bot import neutralise
+from bot.records import neutralise
+from handlers.backlog.command_hints import Hints
 from handlers.backlog.gate import plain
-from handlers.backlog.hints import Hints
 from handlers.backlog.interview import DepRecord, Interview
 from handlers.backlog.spec import Spec, SpecRecord
 

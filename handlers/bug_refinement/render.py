@@ -12,10 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from bot import neutralise
-
-from . import sections
-from .document import (
+from bot.records import neutralise
+from handlers.bug_refinement import sections
+from handlers.bug_refinement.document import (
     BUG_SECTION_NAMES,
     RECIPE_SUBSECTION_NAMES,
     Document,
@@ -24,8 +23,8 @@ from .document import (
     parse_document,
     strip_html_comments,
 )
-from .formats import read_report
-from .rules import (
+from handlers.bug_refinement.formats import read_report
+from handlers.bug_refinement.rules import (
     REPORTER_SECTIONS,
     Blocker,
     BugVerdict,
@@ -35,7 +34,7 @@ from .rules import (
     render_verdict_block,
     section_of,
 )
-from .sections import Language
+from handlers.bug_refinement.sections import Language
 
 __all__ = [
     "RESOLVED_TEXT",

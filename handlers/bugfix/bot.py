@@ -6,12 +6,12 @@ The work itself is in ``start`` (`/bugfix`), ``evidence`` (the status and the le
 
 from __future__ import annotations
 
-from bot.context import CommandContext, CommandError, EventContext
+from bot.commands.context import CommandContext, CommandError, EventContext
+from bot.commands.periodic import PeriodicContext
+from bot.commands.registry import Registry
 from bot.forge import Comment, ForgeError, PullRequest
-from bot.periodic import PeriodicContext
-from bot.registry import Registry
 from handlers.bugfix.completion import close_bug
-from handlers.bugfix.evidence import Evidence, assess, sync_pull
+from handlers.bugfix.effects import Evidence, assess, sync_pull
 from handlers.bugfix.gate import UsageError, parse_bugfix_args
 from handlers.bugfix.independence import moved_after
 from handlers.bugfix.ledger import (
@@ -23,7 +23,7 @@ from handlers.bugfix.ledger import (
     parse_disposition,
     parse_review,
 )
-from handlers.bugfix.native import Conflict, blocking, clean_round
+from handlers.bugfix.native_reviews import Conflict, blocking, clean_round
 from handlers.bugfix.record import (
     GAP_LABEL,
     OPEN_LABEL,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.context import EventContext
+from bot.commands.context import EventContext
 from bot.forge import PullRequest
 from handlers.bugfix import inputs
-from handlers.bugfix.evidence import Evidence, assess
+from handlers.bugfix.effects import Evidence, assess
 from handlers.bugfix.record import (
     MERGED_LABEL,
     OPEN_LABEL,
@@ -18,8 +18,8 @@ from handlers.bugfix.record import (
     opened_of,
     write_record,
 )
+from handlers.bugfix.regression_slot import recipe_part
 from handlers.bugfix.render import Summary, summary_text
-from handlers.bugfix.slot import recipe_part
 from handlers.bugfix.status import CONTEXT
 
 

@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot import neutralise, sticky
-from bot.context import EventContext
+from bot.commands.context import EventContext
 from bot.forge import (
     CIOutcome,
     Comment,
@@ -25,10 +24,11 @@ from bot.forge import (
     Review,
     TooManyItems,
 )
+from bot.records import neutralise, sticky
 from handlers.bugfix import inputs
 from handlers.bugfix.independence import modifiers, void_rounds
 from handlers.bugfix.ledger import Budgets, Event, Ledger, event_from_json, event_to_json, fold
-from handlers.bugfix.native import Conflict, judge
+from handlers.bugfix.native_reviews import Conflict, judge
 from handlers.bugfix.proof import check_proof, head_report, red_names_test
 from handlers.bugfix.record import (
     EXHAUSTED_KIND,
@@ -39,8 +39,8 @@ from handlers.bugfix.record import (
     add_label,
     settings_of,
 )
+from handlers.bugfix.regression_slot import case_names
 from handlers.bugfix.render import exhausted_note, ledger_text
-from handlers.bugfix.slot import case_names
 from handlers.bugfix.status import CONTEXT, BranchCommit, RegressionStatus, StatusInput, evaluate, red_commit
 
 # Commits read per pull request (each needs a call for its files); more than this fails the status anyway.

@@ -12,8 +12,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot import neutralise
-from handlers.bugfix.slot import RegressionSlot, example_for, is_test_path
+from bot.records import neutralise
+from handlers.bugfix.regression_slot import RegressionSlot, example_for, is_test_path
 
 BUG_NOT_REFINED = "BUG_NOT_REFINED"
 FORKS_OPEN = "FORKS_OPEN"

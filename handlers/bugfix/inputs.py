@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.context import EventContext
+from bot.commands.context import EventContext
 from bot.forge import Comment, Issue, RepoRef
-from handlers.bug_refinement.bot import trusted_verdict
-from handlers.bug_refinement.document import (
+from handlers.bug_refinement.api import (
     BUG_SECTION_NAMES,
+    RecordedVerdict,
     find_sections,
     parse_document,
     strip_html_comments,
+    trusted_verdict,
 )
-from handlers.bug_refinement.rules import RecordedVerdict
 from handlers.bugfix.gate import RootCause
 from handlers.debug import api as debug_api
 from handlers.forks import api as forks_api
@@ -31,7 +31,7 @@ async def refinement_verdict(
 ) -> RecordedVerdict | None:
     """The RA9 verdict Steward recorded in its verdict comment on bug ``number`` (None: none yet, or one whose
     record does not verify: its signed block pins the visible YAML, so a verdict edited by hand counts as
-    none — ``handlers.bug_refinement.bot.trusted_verdict``)."""
+    none — ``handlers.bug_refinement.api.trusted_verdict``)."""
     return await trusted_verdict(ctx, list(comments), number)
 
 

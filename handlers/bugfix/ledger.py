@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast, get_args
 
-from bot import neutralise
+from bot.records import neutralise
 from handlers.bugfix.gate import Refusal, UsageError
 
 Severity = Literal["critical", "high", "medium", "low", "info"]

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.forge import CIReport
-from handlers.bugfix.slot import case_names, language_of
+from handlers.bugfix.regression_slot import case_names, language_of
 
 # Markers that skip a test or expect it to fail, per language, as they appear in a test's block.
 SKIPS: dict[str, tuple[str, ...]] = {

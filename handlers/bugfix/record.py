@@ -7,14 +7,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot import sticky
-from bot.context import CommandContext, CommandError, EventContext
+from bot.commands.context import CommandContext, CommandError, EventContext
+from bot.config.settings import BugfixSettings
 from bot.forge import Comment, PullRequest
-from bot.settings import BugfixSettings
+from bot.records import sticky
 from handlers.bugfix.gate import ShownCode, bug_of_branch
 from handlers.bugfix.ledger import Budgets, Event, event_to_json
+from handlers.bugfix.regression_slot import code_digest
 from handlers.bugfix.render import Opened, branch_url, record_text
-from handlers.bugfix.slot import code_digest
 
 RECORD_KIND = "bugfix"
 LEDGER_KIND = "bugfix-ledger"

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from handlers.bug_refinement.document import (
+from handlers.bug_refinement.api import (
     BUG_SECTION_NAMES,
     RECIPE_SUBSECTION_NAMES,
     find_sections,

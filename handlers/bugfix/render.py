@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot import neutralise
 from bot.forge import ForgeKind, Review
+from bot.records import neutralise
 from handlers.bugfix.gate import Refusal
 from handlers.bugfix.ledger import Ledger
-from handlers.bugfix.native import shown
-from handlers.bugfix.slot import fence_info
+from handlers.bugfix.native_reviews import shown
+from handlers.bugfix.regression_slot import fence_info
 from handlers.bugfix.status import CONTEXT, RegressionStatus
 
 MAX_TABLE_ROWS = 60

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Literal
 
-from bot import neutralise
 from bot.forge import Branch, Forge, ForgeKind, PermissionDenied, RepoRef
 from bot.forge.ci import is_own
 from bot.forge.records import CIReport
+from bot.records import neutralise
 from handlers.bugfix.status import CONTEXT
 
 __all__ = ["Requirement", "read_requirement", "requirement", "requirement_lines", "seen_contexts"]

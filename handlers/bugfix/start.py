@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from bot.context import CommandContext, CommandError, EventContext
+from bot.commands.context import CommandContext, CommandError, EventContext
+from bot.commands.permissions import PermissionsUnreadable
 from bot.forge import Comment, FileChange, Issue, PermissionDenied, permission_at_least
-from bot.permissions import PermissionsUnreadable
 from handlers.bugfix import inputs
-from handlers.bugfix.evidence import sync_pull
+from handlers.bugfix.effects import sync_pull
 from handlers.bugfix.gate import (
     SHOWS_CODE,
     BugfixRequest,
@@ -33,8 +33,8 @@ from handlers.bugfix.record import (
     shown_code,
     write_record,
 )
+from handlers.bugfix.regression_slot import RegressionSlot, code_digest, parse_slot, recipe_part, with_test
 from handlers.bugfix.render import branch_url, pull_body, refusal_text
-from handlers.bugfix.slot import RegressionSlot, code_digest, parse_slot, recipe_part, with_test
 
 
 async def _author_can_write(ctx: EventContext, author: str) -> bool:

@@ -24,12 +24,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bot import neutralise
 from bot.forge import ChangedFile, CIOutcome, Review
+from bot.records import neutralise
 from handlers.bugfix.ledger import Ledger
-from handlers.bugfix.native import Conflict, judge
+from handlers.bugfix.native_reviews import Conflict, judge
 from handlers.bugfix.proof import HeadReport, ProofProblem
-from handlers.bugfix.slot import is_test_path, removed_cases
+from handlers.bugfix.regression_slot import is_test_path, removed_cases
 
 CONTEXT = "steward/regression-first"
 DESCRIPTION_LIMIT = 140
@@ -88,7 +88,8 @@ class RegressionStatus:
     detail: str = ""  # the longer note the ledger comment shows
 
     def __post_init__(self) -> None:
-        # It may name files and test cases someone else wrote: one inert line (bot.neutralise), bounded.
+        # It may name files and test cases someone else wrote: one inert line (bot.records.neutralise),
+        # bounded.
         object.__setattr__(self, "description", neutralise.line(self.description, DESCRIPTION_LIMIT))
         object.__setattr__(self, "detail", neutralise.inert(self.detail))
 

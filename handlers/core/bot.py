@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bot.context import CommandContext
-from bot.dispatch import not_invited
-from bot.events import IssueSnapshot
+from bot.commands.context import CommandContext
+from bot.commands.dispatch import not_invited
+from bot.commands.permissions import who_may
+from bot.commands.registry import Registry
+from bot.config.settings import Permission
+from bot.events.event import IssueSnapshot
 from bot.forge import ForgeKind
-from bot.permissions import who_may
-from bot.registry import Registry
-from bot.settings import Permission
 from bot.version import steward_version
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).

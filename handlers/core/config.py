@@ -17,13 +17,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 
-from bot import neutralise
-from bot.config_service import RepoSettings
-from bot.context import CommandContext, EventContext
+from bot.commands.context import CommandContext, EventContext
+from bot.commands.registry import Registry
+from bot.config.repo_file import CONFIG_PATHS, ConfigError, dump_value, parse, sources
+from bot.config.repo_settings import RepoSettings
 from bot.forge import Issue, NotFound, PermissionDenied, StatusState
-from bot.registry import Registry
-from bot.repo_config import CONFIG_PATHS, ConfigError, dump_value, parse, sources
-from handlers.bugfix.required import read_requirement, requirement_lines
+from bot.records import neutralise
+from handlers.bugfix.api import read_requirement, requirement_lines
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()

@@ -4,7 +4,7 @@ Bug reports are refined by the RA9 engine (``handlers.bug_refinement``); everyth
 ``handlers.backlog``. Both react to the ``refine`` label on their own and skip what is not theirs, using
 :func:`is_bug_report`. The ``/refine`` command can only be registered once, so it lives here and routes:
 
-* a bug report goes to ``handlers.bug_refinement.bot.refine_command(ctx)`` when that module exists (the RA9
+* a bug report goes to ``handlers.bug_refinement.api.refine_command(ctx)`` when that module exists (the RA9
   engine plugs in by defining it); until then the reply says bug refinement runs from the label;
 * anything else goes to ``handlers.backlog.bot.refine_command(ctx, issue)``.
 
@@ -16,9 +16,9 @@ from __future__ import annotations
 import importlib
 from collections.abc import Awaitable, Callable
 
-from bot.context import CommandContext, CommandError
-from bot.registry import Registry
-from handlers.bug_kind import RA9_SECTIONS, is_bug_report
+from bot.commands.context import CommandContext, CommandError
+from bot.commands.registry import Registry
+from handlers.bug_refinement.api import RA9_SECTIONS, is_bug_report
 
 __all__ = ["RA9_SECTIONS", "is_bug_report", "refine_command"]
 
@@ -26,7 +26,7 @@ BugRefine = Callable[[CommandContext], Awaitable[None]]
 
 
 def _bug_engine() -> BugRefine | None:
-    name = "handlers.bug_refinement.bot"
+    name = "handlers.bug_refinement.api"
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError as exc:

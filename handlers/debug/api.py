@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.context import EventContext
+from bot.commands.context import EventContext
 from bot.forge import RepoRef
 from handlers.debug.board import ROOT_CAUSE_NOT_EVIDENCED, Board, escalation_due, parse_id
 from handlers.debug.effects import load, read_board, save

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from bot.context import CommandContext, CommandError, EventContext
-from bot.registry import Registry
-from handlers.bug_refinement.bot import is_issue_refined
+from bot.commands.context import CommandContext, CommandError, EventContext
+from bot.commands.registry import Registry
+from handlers.bug_refinement.api import is_issue_refined
 from handlers.debug.board import (
     BUG_NOT_REFINED,
     Refused,

@@ -59,11 +59,11 @@ async def report(
     from redis.exceptions import RedisError
 
     import handlers
-    from bot.config_service import RepoSettings
-    from bot.queue import make_redis
-    from bot.signing import verifying_keyring
-    from bot.sticky import Verifier
-    from bot.worker import build_runtime
+    from bot.config.repo_settings import RepoSettings
+    from bot.queue.jobs import make_redis
+    from bot.records.signing import verifying_keyring
+    from bot.records.sticky import Verifier
+    from bot.worker.jobs import build_runtime
     from handlers.debug.effects import fix_attempts, read_board
     from handlers.debug.render import report_json, report_text
 
@@ -124,8 +124,8 @@ async def report(
 
 
 def main(argv: Sequence[str]) -> int:
-    from bot import logs
-    from bot.settings import get_settings
+    from bot.config.settings import get_settings
+    from bot.telemetry import logs
 
     args = _parser().parse_args(list(argv))
     target = parse_target(args.target, args.forge)

@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from bot import sticky
-from bot.commands import parse_commands
-from bot.context import EventContext, RegistryView
+from bot.commands.context import EventContext, RegistryView
+from bot.commands.grammar import parse_commands
+from bot.config.settings import HandlerSettings
 from bot.forge import Comment, Forge, Issue, NotFound, RepoRef, permission_at_least
 from bot.forge.ci import latest_statuses
-from bot.settings import HandlerSettings
+from bot.records import sticky
 from handlers.debug.board import (
     Board,
     Entry,
@@ -45,7 +45,7 @@ LABELS = {
     NEEDS_HUMAN: ("d93f0b", "Steward: every hypothesis failed; a human must step in"),
 }
 REGRESSION_FIRST = "steward/regression-first"
-# The command names the board records, as `bot.commands` returns them.
+# The command names the board records, as `bot.commands.grammar` returns them.
 BOARD_COMMANDS = ("hypothesis", "evidence", "confirm", "refute", "inconclusive", "resume-debug")
 MAX_PULLS_READ = 30
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from bot import neutralise
+from bot.records import neutralise
 from handlers.debug.board import Board, Entry, Hypothesis, escalation_due, few_all_failed
 
 LOG_SHOWN: Final = 40
@@ -32,7 +32,8 @@ class FixAttempt:
 
 
 def cell(text: str, limit: int = 500) -> str:
-    """People's text as one inert table cell (bot.neutralise: no mention, closing keyword, HTML or image)."""
+    """People's text as one inert table cell (bot.records.neutralise: no mention, closing keyword, HTML or
+    image)."""
     return neutralise.cell(text, limit)
 
 

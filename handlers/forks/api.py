@@ -4,7 +4,7 @@ triage can change by hand; Steward puts it back, but a gate reads the juror)."""
 
 from __future__ import annotations
 
-from bot.context import EventContext
+from bot.commands.context import EventContext
 from bot.forge import Issue, RepoRef
 from handlers.forks.effects import judge, tracked
 

@@ -11,10 +11,10 @@ reconcile`). The work itself is ``effects.sync_forks``; the rules are ``parse`` 
 
 from __future__ import annotations
 
-from bot.context import CommandContext, CommandError, EventContext
+from bot.commands.context import CommandContext, CommandError, EventContext
+from bot.commands.permissions import PermissionsUnreadable
+from bot.commands.registry import Registry
 from bot.forge import ForgeError
-from bot.permissions import PermissionsUnreadable
-from bot.registry import Registry
 from handlers.forks.effects import (
     DEFAULT_PERMISSION,
     issues_citing,

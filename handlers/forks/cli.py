@@ -16,11 +16,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from bot.cli_args import Parser, read_target, target_parser
+from bot.cli.args import Parser, read_target, target_parser
+from bot.commands.permissions import PermissionsUnreadable
+from bot.config.repo_file import CONFIG_PATHS, merge, parse
+from bot.config.settings import HandlerSettings, Settings
 from bot.forge import Forge, ForgeError, ForgeKind, RepoRef
-from bot.permissions import PermissionsUnreadable
-from bot.repo_config import CONFIG_PATHS, merge, parse
-from bot.settings import HandlerSettings, Settings
 from handlers.forks.juror import Verdict
 
 EXIT_RESOLVED = 0
@@ -112,10 +112,10 @@ async def _settings_of(forge: Forge, repo: RepoRef, defaults: HandlerSettings) -
 
 
 async def _run(kind: ForgeKind, repo: RepoRef, number: int, as_json: bool, settings: Settings) -> int:
-    from bot.queue import make_redis
-    from bot.signing import verifying_keyring
-    from bot.sticky import Verifier
-    from bot.worker import build_runtime
+    from bot.queue.jobs import make_redis
+    from bot.records.signing import verifying_keyring
+    from bot.records.sticky import Verifier
+    from bot.worker.jobs import build_runtime
     from handlers.forks.effects import judge
 
     redis = make_redis(settings.redis_url)
@@ -180,7 +180,7 @@ def main(argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    from bot import logs
+    from bot.telemetry import logs
 
     logs.configure("warning", settings.log_format, stream=sys.stderr)
     return asyncio.run(

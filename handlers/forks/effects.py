@@ -11,9 +11,10 @@ import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot import sticky
-from bot.commands import could_hold_command, parse_commands_async
-from bot.context import EventContext
+from bot.commands.context import EventContext
+from bot.commands.grammar import could_hold_command, parse_commands_async
+from bot.commands.permissions import PermissionsUnreadable, who_may
+from bot.config.settings import HandlerSettings, Permission
 from bot.forge import (
     Comment,
     Forge,
@@ -25,10 +26,9 @@ from bot.forge import (
     PermissionLevel,
     RepoRef,
 )
-from bot.permissions import PermissionsUnreadable, who_may
-from bot.settings import HandlerSettings, Permission
-from bot.sticky import MISSING
-from bot.sticky import Record as StickyRecord
+from bot.records import sticky
+from bot.records.sticky import MISSING
+from bot.records.sticky import Record as StickyRecord
 from handlers.forks.juror import COMMANDS, RecordedRecord, Request, Source, Verdict, fork_status, requests_of
 from handlers.forks.parse import ForkList, parse_forks
 from handlers.forks.render import (
@@ -127,9 +127,9 @@ async def judge(
     whose data block does not verify are not used: the verdict is derived from the people's commands.
 
     Cost: a comment is parsed only when some line of it looks like a fork command (a linear scan, no
-    markdown); the parse is bounded (``bot.commands``), cached by (comment id, updated_at) — each comment is
-    parsed once, not at every sync of its thread — and a long body is parsed off the event loop. Access is
-    read only for the authors of fork commands, once per author and run."""
+    markdown); the parse is bounded (``bot.commands.grammar``), cached by (comment id, updated_at) — each
+    comment is parsed once, not at every sync of its thread — and a long body is parsed off the event loop.
+    Access is read only for the authors of fork commands, once per author and run."""
     if issue is None:
         issue = await forge.get_issue(repo, number)
     forks = parse_forks(issue.body, settings.forks.headings)
@@ -186,7 +186,7 @@ async def judge(
 
 
 def _allowed(login: str, people: dict[str, PermissionLevel], required: Permission, author: str) -> bool:
-    from bot.permissions import decide
+    from bot.commands.permissions import decide
 
     return decide(
         required, actor=login, author=author, actor_level=people.get(login.casefold(), "none")

@@ -28,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+from bot.commands.permissions import decide
+from bot.config.settings import Permission
 from bot.forge import Comment, Issue, PermissionLevel
-from bot.permissions import decide
-from bot.settings import Permission
 from handlers.forks.parse import Fork, ForkList, normalise, parse_forks, sentences, whole_sentences
 from handlers.forks.records import (
     COMMANDS,

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot import neutralise
+from bot.records import neutralise
 
 __all__ = [
     "DecideArgs",

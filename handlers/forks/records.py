@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from bot.commands import Command, parse_commands
+from bot.commands.grammar import Command, parse_commands
 from bot.forge import Comment
 from handlers.forks.parse import UsageError, parse_decide, parse_reopen
 

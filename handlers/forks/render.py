@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot import neutralise
+from bot.records import neutralise
 from handlers.forks.juror import ForkStatus, Record, RecordedRecord, Verdict
 from handlers.forks.records import QUESTION_CHARS
 

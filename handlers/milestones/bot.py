@@ -14,11 +14,11 @@
 
 from __future__ import annotations
 
-from bot.context import CommandContext, CommandError, EventContext
+from bot.commands.context import CommandContext, CommandError, EventContext
+from bot.commands.periodic import PeriodicContext
+from bot.commands.permissions import check, who_may
+from bot.commands.registry import Registry
 from bot.forge import ForgeError, ForgeKind, Milestone, NotFound, RepoRef
-from bot.periodic import PeriodicContext
-from bot.permissions import check, who_may
-from bot.registry import Registry
 from handlers.milestones.effects import (
     GATE,
     OVERRIDE_NAME,
@@ -35,6 +35,7 @@ from handlers.milestones.effects import (
     sync_milestone,
 )
 from handlers.milestones.gate import evaluate, is_internal
+from handlers.milestones.gate_facts import gate_proof
 from handlers.milestones.guard import guard_labels
 from handlers.milestones.plan import (
     KIND,
@@ -47,8 +48,12 @@ from handlers.milestones.plan import (
     parse_time,
     watch_plan,
 )
-from handlers.milestones.proof import gate_proof
-from handlers.milestones.ratified import comment_digest, read_ratifications, with_ratifications, without_void
+from handlers.milestones.ratifications import (
+    comment_digest,
+    read_ratifications,
+    with_ratifications,
+    without_void,
+)
 from handlers.milestones.render import gate_reply
 from handlers.milestones.state import DashboardData
 from handlers.milestones.watch import last_poll, note_poll, note_watching, watching_since

@@ -16,9 +16,10 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final, Literal
 
-from bot import sticky
-from bot.context import EventContext
-from bot.event_types import Event, MilestoneSnapshot
+from bot.commands.context import EventContext
+from bot.commands.permissions import check, who_may
+from bot.config.settings import HandlerSettings, MilestoneSettings, Permission
+from bot.events.event import Event, MilestoneSnapshot
 from bot.forge import (
     Forge,
     ForgeError,
@@ -30,9 +31,9 @@ from bot.forge import (
     RateLimited,
     RepoRef,
 )
-from bot.permissions import check, who_may
-from bot.settings import HandlerSettings, MilestoneSettings, Permission
+from bot.records import sticky
 from handlers.milestones.gate import GateLabels, GateResult, evaluate, is_internal
+from handlers.milestones.gate_facts import gate_proof
 from handlers.milestones.plan import (
     KIND,
     closed_since,
@@ -43,8 +44,7 @@ from handlers.milestones.plan import (
     iso,
     refresh_run_at,
 )
-from handlers.milestones.proof import gate_proof
-from handlers.milestones.ratified import (
+from handlers.milestones.ratifications import (
     comment_digest,
     ratification_lines,
     read_ratifications,
@@ -165,7 +165,7 @@ def milestone_event(
     sender: str = "",
     extra: dict[str, str] | None = None,
 ) -> Event:
-    """A synthetic event about milestone ``key`` for the worker's queue (see ``bot.deferred``)."""
+    """A synthetic event about milestone ``key`` for the worker's queue (see ``bot.queue.deferred``)."""
     return Event(
         forge=ctx.event.forge,
         delivery_id=job,
@@ -282,7 +282,7 @@ async def sync_milestone(
     if current is None and not (create or bool(items)):
         return Synced("untracked")
     # A ratifying label whose `/ratify` record no longer holds does not count; one whose record holds counts
-    # as the ratifier's (handlers.milestones.ratified).
+    # as the ratifier's (handlers.milestones.ratifications).
     ratifications = await read_ratifications(ctx, items, gate_labels(ctx.settings))
     seen = without_void(items, ratifications)
     checked = with_ratifications(await gate_proof(ctx, seen, gate_labels(ctx.settings)), ratifications)

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from bot.config.settings import MilestoneLabels
 from bot.forge import Issue
-from bot.settings import MilestoneLabels
 
 Leg = Literal["complete", "functional"]
 BlockerKind = Literal[
@@ -217,8 +217,8 @@ def evaluate(
 ) -> GateResult:
     """The gate over a milestone's items (issues and pull requests, the dashboard already left out).
     ``facts``: which passing labels do not count and which items have an unresolved fork; Steward's own
-    callers always pass them (``handlers.milestones.proof``). Without them every label counts as it is and
-    no item has an unresolved fork."""
+    callers always pass them (``handlers.milestones.gate_facts``). Without them every label counts as it is
+    and no item has an unresolved fork."""
     ordered = sorted(items, key=lambda item: item.number)
     exempt = is_internal(description, internal_marker)
     functional = () if exempt else tuple(_functional(ordered, labels, facts))

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.context import EventContext
+from bot.commands.context import EventContext
+from bot.commands.permissions import PermissionsUnreadable, check, who_may
+from bot.config.settings import Permission
 from bot.forge import Issue
-from bot.permissions import PermissionsUnreadable, check, who_may
-from bot.settings import Permission
 from handlers.forks.api import unresolved_forks
 from handlers.milestones.gate import Facts, GateLabels
 from handlers.milestones.provenance import LabelProof, applier, carried, proof

@@ -20,10 +20,10 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from bot.context import EventContext
+from bot.commands.context import EventContext
 from handlers.milestones.effects import gate_labels
 from handlers.milestones.gate import GateLabels
-from handlers.milestones.proof import Allowed, permission_word
+from handlers.milestones.gate_facts import Allowed, permission_word
 from handlers.milestones.provenance import carried, passing_labels, put_back_reply, undo_of
 
 SEEN_TTL = 7 * 24 * 3600

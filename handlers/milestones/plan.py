@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from bot import neutralise
 from bot.forge import ForgeKind, Milestone
+from bot.records import neutralise
 from handlers.milestones.render import dashboard_title
 from handlers.milestones.state import DashboardData
 

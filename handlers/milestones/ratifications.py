@@ -39,16 +39,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from bot import sticky
-from bot.commands import could_hold_command, parse_cached
-from bot.context import EventContext
+from bot.commands.context import EventContext
+from bot.commands.grammar import could_hold_command, parse_cached
+from bot.commands.permissions import PermissionsUnreadable, check
+from bot.config.settings import Permission
 from bot.forge import Comment, Issue
-from bot.neutralise import line
-from bot.permissions import PermissionsUnreadable, check
-from bot.settings import Permission
-from bot.sticky import find
+from bot.records import sticky
+from bot.records.neutralise import line
+from bot.records.sticky import find
 from handlers.milestones.gate import GateLabels, is_finding
-from handlers.milestones.proof import GateProof
+from handlers.milestones.gate_facts import GateProof
 from handlers.milestones.provenance import LabelProof
 
 RECORD_KIND: Final = "ratification"

@@ -9,13 +9,13 @@ dashboard, which lists each ratification with its reason.
 
 from __future__ import annotations
 
-from bot import sticky
-from bot.context import CommandContext, CommandError, EventContext
+from bot.commands.context import CommandContext, CommandError, EventContext
+from bot.commands.registry import Registry
 from bot.forge import Comment, Issue
-from bot.registry import Registry
+from bot.records import sticky
 from handlers.milestones.effects import gate_labels, now_utc, request_refresh
 from handlers.milestones.plan import iso
-from handlers.milestones.ratified import (
+from handlers.milestones.ratifications import (
     RATIFY_NAME,
     RATIFY_PERMISSION,
     RECORD_KIND,

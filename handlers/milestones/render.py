@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bot import neutralise
 from bot.forge import ForgeKind, Issue
+from bot.records import neutralise
 from handlers.milestones.gate import KIND_ORDER, NO_FACTS, Blocker, BlockerKind, Facts, GateLabels, GateResult
 from handlers.milestones.provenance import LabelProof
 from handlers.milestones.state import DashboardData
@@ -38,7 +38,7 @@ GROUP_TITLES: dict[BlockerKind, str] = {
 
 
 def plain(text: str, limit: int = MAX_TITLE) -> str:
-    """Someone's text as one harmless table cell: one inert line (bot.neutralise: no mention, closing
+    """Someone's text as one harmless table cell: one inert line (bot.records.neutralise: no mention, closing
     keyword, HTML or image), no pipes, no backticks."""
     return neutralise.cell(text, limit).replace("`", "'")
 
@@ -289,10 +289,10 @@ class DashboardView:
     commands: Commands
     # When a pending closure's gate is checked (a closed milestone whose closure is not settled yet).
     gate_at: str | None = None
-    # What the labels alone do not say (``handlers.milestones.proof``).
+    # What the labels alone do not say (``handlers.milestones.gate_facts``).
     facts: Facts = NO_FACTS
     proofs: Mapping[int, tuple[LabelProof, ...]] = field(default_factory=dict)
-    # The "Ratifications" section's lines (handlers.milestones.ratified), empty when there are none.
+    # The "Ratifications" section's lines (handlers.milestones.ratifications), empty when there are none.
     ratifications: tuple[str, ...] = ()
 
 

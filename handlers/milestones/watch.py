@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.deferred import Deferred
 from bot.forge import ForgeKind, RepoRef
+from bot.queue.deferred import Deferred
 
 KEEP_SECONDS = 30 * 86_400
 

@@ -20,8 +20,11 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal
 
-from bot.config_service import RepoSettings
-from bot.context import CommandContext, CommandError, EventContext
+from bot.commands.context import CommandContext, CommandError, EventContext
+from bot.commands.registry import Registry
+from bot.config.repo_file import CONFIG_PATHS, merge, parse
+from bot.config.repo_settings import RepoSettings
+from bot.config.settings import HandlerSettings
 from bot.forge import (
     FileChange,
     ForgeError,
@@ -31,10 +34,7 @@ from bot.forge import (
     TooManyItems,
     ValidationFailed,
 )
-from bot.registry import Registry
-from bot.repo_config import CONFIG_PATHS, merge, parse
-from bot.settings import HandlerSettings
-from handlers.bugfix.required import read_requirement, seen_contexts
+from handlers.bugfix.api import read_requirement, seen_contexts
 from handlers.onboarding.plan import (
     BRANCH,
     TITLE,
@@ -164,7 +164,7 @@ async def ensure_labels(ctx: EventContext, wanted: list[LabelSpec]) -> tuple[lis
 
 def _configured(ctx: EventContext) -> HandlerSettings:
     """The settings the repository would run on once it invites Steward (before that, ``ctx.settings``
-    has every capability switched off: ``bot.config_service``)."""
+    has every capability switched off: ``bot.config.repo_settings``)."""
     return ctx.config.as_configured if ctx.config is not None else ctx.settings
 
 
@@ -221,7 +221,7 @@ async def _labels_at_merge(ctx: EventContext, number: int) -> None:
     repo = await ctx.forge.get_repo(ctx.repo)
     settings = await _settings_on(ctx, repo.default_branch)
     if settings is None:
-        return  # an invalid file: handlers.config says so; the labels wait for a valid one
+        return  # an invalid file: handlers.core.config says so; the labels wait for a valid one
     created, _ = await ensure_labels(ctx, labels_for(settings, _running(ctx)))
     ctx.log.info("labels at merge", created=created)
 

@@ -17,9 +17,9 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
+from bot.config.repo_file import CONFIG_PATHS
+from bot.config.settings import HandlerSettings, Permission
 from bot.forge import ForgeKind
-from bot.repo_config import CONFIG_PATHS
-from bot.settings import HandlerSettings, Permission
 
 __all__ = ["Note", "config_path", "config_text"]
 

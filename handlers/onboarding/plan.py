@@ -18,15 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from bot import neutralise
-from bot.context import RegistryView
+from bot.commands.context import RegistryView
+from bot.commands.permissions import who_may
+from bot.config.settings import HandlerSettings, Permission
 from bot.forge import ForgeKind, Issue
-from bot.permissions import who_may
-from bot.settings import HandlerSettings, Permission
-from handlers.bug_refinement.document import parse_document
-from handlers.bug_refinement.rules import BugVerdict, document_language, refine_bug
-from handlers.bug_refinement.sections import Language
-from handlers.bugfix.required import Requirement, requirement_lines
+from bot.records import neutralise
+from handlers.bug_refinement.api import BugVerdict, Language, document_language, parse_document, refine_bug
+from handlers.bugfix.api import Requirement, requirement_lines
 from handlers.onboarding.config_file import Note, config_path, config_text
 from handlers.onboarding.templates import template_files
 

@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from bot.forge import ForgeKind
-from handlers.bug_refinement import sections
-from handlers.bug_refinement.sections import Language
+from handlers.bug_refinement.api import Language, sections
 
 __all__ = ["template_files"]
 

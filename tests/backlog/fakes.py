@@ -7,11 +7,11 @@ from dataclasses import dataclass, field, replace
 
 import structlog
 
-from bot.commands import Command
-from bot.context import CommandContext, EventContext
-from bot.events import CommentSnapshot, Event, IssueSnapshot
+from bot.commands.context import CommandContext, EventContext
+from bot.commands.grammar import Command
+from bot.config.settings import HandlerSettings
+from bot.events.event import CommentSnapshot, Event, IssueSnapshot
 from bot.forge import Comment, Issue, Label, NotFound, Repo, RepoRef, User
-from bot.settings import HandlerSettings
 from handlers import build_registry
 
 # The registry `steward run` builds, fresh for this module.

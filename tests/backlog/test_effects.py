@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-import handlers.refine_router as router
-from bot.context import CommandContext
+import handlers.core.refine as router
+from bot.commands.context import CommandContext
 from bot.forge import Comment, Issue
 from handlers.backlog import bot as backlog
 from tests.backlog.fakes import FakeForge, command_context, event_context

@@ -16,7 +16,7 @@ from handlers.backlog.gaps import scan
 from handlers.backlog.ledger import LedgerError, parse_ledger
 from handlers.backlog.probe import probe_answer
 from handlers.backlog.spec import to_ac
-from handlers.refine_router import is_bug_report
+from handlers.core.refine import is_bug_report
 
 # Markdown made of pieces the rules look for, so the interesting paths are reached.
 PIECES = [

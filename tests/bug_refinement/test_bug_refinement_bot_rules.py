@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.settings import BugRefinementSettings
-from handlers.bug_refinement.bot import label_plan, render_bug_comment, story_numbers
+from bot.config.settings import BugRefinementSettings
+from handlers.bug_refinement.plan import label_plan, story_numbers
+from handlers.bug_refinement.render import render_bug_comment
 from handlers.bug_refinement.rules import read_verdict_block, refine_bug
 
 SETTINGS = BugRefinementSettings()

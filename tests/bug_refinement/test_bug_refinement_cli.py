@@ -282,7 +282,7 @@ def test_an_existing_file_that_cannot_be_read_is_unreadable_not_missing(
 def test_steward_version_and_every_option_has_help() -> None:
     import argparse
 
-    from bot.cli import build_parser
+    from bot.cli.main import build_parser
     from bot.version import steward_version
 
     proc = subprocess.run([sys.executable, "-m", "bot.cli", "--version"], capture_output=True, text=True)

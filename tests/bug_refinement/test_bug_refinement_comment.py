@@ -9,8 +9,8 @@ import re
 import pytest
 
 from bot.forge import Issue
-from handlers.bug_refinement.bot import select_stories
-from handlers.bug_refinement.comment import (
+from handlers.bug_refinement.plan import select_stories
+from handlers.bug_refinement.render import (
     StoryNote,
     notice_text,
     render_bug_comment,
@@ -55,7 +55,7 @@ def test_a_rejection_leads_with_what_to_do_and_folds_the_machine_data() -> None:
 
 
 def test_a_report_with_its_sections_is_told_what_to_fix_in_each() -> None:
-    from bot.demo_texts import APPROVED_BUG
+    from bot.demo.texts import APPROVED_BUG
 
     vision = "Shoppers who switch currency lose their discount and pay the full price."
     body = APPROVED_BUG.replace(vision, "")

@@ -10,9 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from handlers.bug_kind import is_bug_report
 from handlers.bug_refinement import apply_verdict, refine_bug
-from handlers.bug_refinement.comment import notice_text, render_bug_comment, template
+from handlers.bug_refinement.bug_kind import is_bug_report
 from handlers.bug_refinement.document import (
     BUG_SECTION_NAMES,
     RECIPE_SUBSECTION_NAMES,
@@ -21,6 +20,7 @@ from handlers.bug_refinement.document import (
     parse_document,
 )
 from handlers.bug_refinement.formats import from_common_format, read_report
+from handlers.bug_refinement.render import notice_text, render_bug_comment, template
 from handlers.bug_refinement.rules import audience, blockers_for
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "bug-reports"

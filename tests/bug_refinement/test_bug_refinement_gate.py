@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.forge import Issue
-from handlers.bug_refinement.bot import is_issue_refined, refine_issue
+from handlers.bug_refinement.effects import is_issue_refined, refine_issue
 from tests.backlog.fakes import FakeForge, event_context
 
 DATA = Path(__file__).parent / "data"

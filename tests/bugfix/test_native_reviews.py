@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.forge import Review
 from handlers.bugfix.ledger import Finding, Ledger, Round
-from handlers.bugfix.native import Conflict, blocking, changes_requested, judge, shown, verdicts
+from handlers.bugfix.native_reviews import Conflict, blocking, changes_requested, judge, shown, verdicts
 from handlers.bugfix.render import ledger_text
 from handlers.bugfix.status import evaluate
 from tests.bugfix.test_status_and_ledger import CLEAN_ON_F, given_status

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import sticky
-from handlers.bugfix.evidence import ledger_data
+from bot.records import sticky
+from handlers.bugfix.effects import ledger_data
 from handlers.bugfix.gate import UsageError, parse_bugfix_args
 from handlers.bugfix.ledger import (
     Budgets,

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from bot.config.repo_file import parse
+from bot.config.settings import HandlerSettings
 from bot.forge import Branch
 from bot.forge.records import CIReport
-from bot.repo_config import parse
-from bot.settings import HandlerSettings
 from handlers import build_registry
 from handlers.bugfix.required import Requirement, requirement, requirement_lines, seen_contexts
 from handlers.onboarding.plan import BranchFacts, proposal

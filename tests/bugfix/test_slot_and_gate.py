@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.settings import BugfixSettings
+from bot.config.settings import BugfixSettings
 from handlers.bugfix.gate import (
     BUG_NOT_REFINED,
     FORKS_OPEN,
@@ -35,8 +35,7 @@ from handlers.bugfix.gate import (
     slug,
     valid_branch,
 )
-from handlers.bugfix.render import fence, refusal_text
-from handlers.bugfix.slot import (
+from handlers.bugfix.regression_slot import (
     RegressionSlot,
     case_names,
     code_digest,
@@ -46,6 +45,7 @@ from handlers.bugfix.slot import (
     removed_cases,
     with_test,
 )
+from handlers.bugfix.render import fence, refusal_text
 from tests.bugfix.bodies import APPROVED, BUG, TEST_CODE, python_slot, with_slot
 
 GLOBS = BugfixSettings().test_globs

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.config.settings import BugfixSettings
 from bot.forge import ChangedFile, CIOutcome
-from bot.settings import BugfixSettings
 from handlers.bugfix.gate import UsageError
 from handlers.bugfix.ledger import (
     Budgets,

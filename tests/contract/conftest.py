@@ -16,12 +16,12 @@ import httpx2
 import pytest
 from redis.asyncio import Redis
 
-from bot.budget import WriteBudget
 from bot.forge import Forge, RepoRef
 from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
 from bot.forge.github_transport import SharedSession
 from bot.forge.retry import RetryPolicy
+from bot.forge.write_budget import WriteBudget
 from bot.sandbox.server import SandboxServer
 from tests.e2e.stack import PLAIN
 

@@ -9,8 +9,8 @@ import time
 import pytest
 from redis.asyncio import Redis
 
-from bot.budget import WriteBudget
 from bot.forge import PERMISSION_ORDER, Forge, ForgeUnavailable, NotFound, PermissionDenied, RepoRef
+from bot.forge.write_budget import WriteBudget
 from tests.contract.conftest import MakeForge, Site
 
 

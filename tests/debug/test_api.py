@@ -8,10 +8,10 @@ from typing import Any
 import structlog
 
 import handlers
-from bot.context import EventContext
-from bot.event_types import Event
+from bot.commands.context import EventContext
+from bot.config.settings import HandlerSettings
+from bot.events.event import Event
 from bot.forge import Comment, RepoRef, User
-from bot.settings import HandlerSettings
 from handlers.debug.api import root_cause
 from handlers.debug.board import Entry, digest
 from handlers.debug.effects import held_commands, reconcile_log

@@ -193,7 +193,7 @@ def test_the_board_stays_bounded() -> None:
     board = log.board()
     fixes = [FixAttempt(9, "https://x/pull/9", 1, "pending")]
     text = render_board(board, author="bob", escalate_to=(), prefix="steward", timeout_hours=72, fixes=fixes)
-    from bot import sticky
+    from bot.records import sticky
 
     body = sticky.fit("debug-board", "1", text, log_to_json(board.log))
     assert len(body) < 60_000 and "earlier entries folded" in text and "| FIX-H1 |" in text

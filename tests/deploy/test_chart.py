@@ -17,8 +17,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from bot.queue import QUEUE_NAME
-from bot.settings import Settings
+from bot.config.settings import Settings
+from bot.queue.jobs import QUEUE_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "steward"
@@ -441,9 +441,9 @@ def test_the_receiver_serves_the_queue_keda_reads(redis_url: str) -> None:
 
     import httpx2
 
-    from bot.queue import make_redis
-    from bot.runner import ThreadedServer
-    from bot.web import create_app
+    from bot.demo.threads import ThreadedServer
+    from bot.queue.jobs import make_redis
+    from bot.receiver.app import create_app
 
     async def queue_two() -> None:
         redis = make_redis(redis_url)

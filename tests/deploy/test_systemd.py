@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.settings import Settings
+from bot.config.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 UNITS = ROOT / "deploy" / "systemd"

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from bot.commands.registry import load_registry
+from bot.config.settings import HandlerSettings, Settings
+from bot.receiver.app import create_app
 from bot.sandbox.server import SandboxServer
-from bot.settings import HandlerSettings, Settings
-from bot.web import create_app
-from bot.worker import load_registry
 from tests.e2e.stack import (
     SECRET,
     ForgeUser,

@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 import httpx2
 import redis
 
-from bot.runner import ThreadedServer, ThreadedWorker, free_port, jobs_outstanding, run_periodic_now
-from bot.signatures import sign_sha256
+from bot.demo.threads import ThreadedServer, ThreadedWorker, free_port, jobs_outstanding, run_periodic_now
+from bot.receiver.signatures import sign_sha256
 
 __all__ = ["ThreadedServer", "ThreadedWorker", "free_port", "run_periodic_now"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot import sticky
+from bot.records import sticky
 from tests.e2e.conftest import Steward
 
 FEATURE = """We need people to log in.

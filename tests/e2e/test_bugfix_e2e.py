@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from handlers.bugfix.slot import code_digest
+from handlers.bugfix.regression_slot import code_digest
 from tests.bugfix.bodies import APPROVED, BUG, TEST_CODE, python_slot, with_slot
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import SECRET

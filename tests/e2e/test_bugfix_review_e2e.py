@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.runner import ThreadedWorker
+from bot.demo.threads import ThreadedWorker
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import wait_for
 from tests.e2e.test_bugfix_e2e import (

@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from bot import sticky
+from bot.records import sticky
 from tests.e2e.conftest import Steward
 
 LINE = "- The cart keeps item {n} in step with the server, even while offline, and shows its price.\n"

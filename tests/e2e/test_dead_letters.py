@@ -9,7 +9,7 @@ from contextlib import redirect_stdout
 import httpx2
 import pytest
 
-from bot.cli import main
+from bot.cli.main import main
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import wait_for
 

@@ -18,13 +18,13 @@ import pytest
 import structlog
 
 import handlers
-from bot import sticky
-from bot.context import EventContext
-from bot.event_types import Event
+from bot.commands.context import EventContext
+from bot.config.settings import HandlerSettings
+from bot.events.event import Event
 from bot.forge import RepoRef
-from bot.queue import make_redis
-from bot.settings import HandlerSettings
-from bot.worker import build_runtime
+from bot.queue.jobs import make_redis
+from bot.records import sticky
+from bot.worker.jobs import build_runtime
 from handlers.debug.api import RootCauseAnswer, root_cause
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import ROOT, wait_for

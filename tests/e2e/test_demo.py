@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from bot.demo import STORY, TOUR
+from bot.demo.run import STORY, TOUR
 
 
 def run_demo(*args: str, timeout: float) -> tuple[str, float]:

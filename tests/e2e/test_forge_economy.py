@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from bot import metrics
+from bot.telemetry import metrics
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import wait_for
 

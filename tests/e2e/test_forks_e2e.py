@@ -16,8 +16,8 @@ from typing import Any
 
 import redis
 
-from bot import sticky
-from bot.runner import ThreadedWorker
+from bot.demo.threads import ThreadedWorker
+from bot.records import sticky
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import ROOT
 
@@ -404,7 +404,7 @@ PATHOLOGICAL = "x " + "![" * 30000 + "\n/decide F1 y](u)"
 
 
 def test_an_outsiders_pathological_comments_are_parsed_once_each_and_cost_no_read(steward: Steward) -> None:
-    from bot.commands import STATS
+    from bot.commands.grammar import STATS
 
     m = steward.maintainer
     repo = steward.new_repo()

@@ -10,9 +10,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from bot.runner import ThreadedServer, ThreadedWorker
+from bot.demo.threads import ThreadedServer, ThreadedWorker
+from bot.receiver.app import create_app
 from bot.sandbox.server import SandboxServer
-from bot.web import create_app
 from tests.e2e.stack import SECRET, ForgeUser, settle
 
 APP_ID = 7001
@@ -48,7 +48,7 @@ def test_an_app_installation_answers_as_its_bot_and_reuses_its_token(
         f"/_sandbox/apps/{APP_ID}/installations", json={"owner": "owner", "repos": [repo.split("/")[1]]}
     ).raise_for_status()
 
-    from bot.settings import Settings
+    from bot.config.settings import Settings
 
     settings = Settings(
         redis_url=redis_url,
@@ -85,7 +85,7 @@ def test_reconcile_asks_github_to_redeliver_what_the_apps_webhook_missed(
     import subprocess
     import sys
 
-    from bot.runner import free_port
+    from bot.demo.threads import free_port
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     key_path = tmp_path / "app.pem"
@@ -118,7 +118,7 @@ def test_reconcile_asks_github_to_redeliver_what_the_apps_webhook_missed(
     number = owner.open_issue(repo, "as an app", "Crashes.", labels=["bug", "refine"])
     settle(app_sandbox.url, redis_url)
 
-    from bot.settings import Settings
+    from bot.config.settings import Settings
 
     settings = Settings(
         redis_url=redis_url,

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import redis
 
-from bot import sticky
-from bot.runner import ThreadedWorker
+from bot.demo.threads import ThreadedWorker
+from bot.records import sticky
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import ROOT, reconcile, wait_for
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.neutralise import JOINER
+from bot.records.neutralise import JOINER
 from tests.e2e.conftest import Steward
 from tests.e2e.test_milestones_e2e import FAST, the_dashboard
 

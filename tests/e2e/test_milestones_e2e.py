@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from bot import sticky
-from bot.neutralise import JOINER
+from bot.records import sticky
+from bot.records.neutralise import JOINER
 from tests.e2e.conftest import Steward
 
 # A short grace period and debounce keep the tests quick; the Gitea notice mentions `notify`.

@@ -17,11 +17,11 @@ import redis
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from bot.runner import ThreadedServer, ThreadedWorker
+from bot.config.settings import Settings
+from bot.demo.scratch_redis import CLAIM_KEY
+from bot.demo.threads import ThreadedServer, ThreadedWorker
+from bot.receiver.app import create_app
 from bot.sandbox.server import SandboxServer
-from bot.scratch import CLAIM_KEY
-from bot.settings import Settings
-from bot.web import create_app
 from tests.e2e.stack import SECRET, ForgeUser, settle, signed_delivery
 
 APP_ID = 7101

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import redis
 
-from bot.queue import QUEUE_NAME
+from bot.queue.jobs import QUEUE_NAME
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import ROOT, reconcile, wait_for
 from tests.e2e.test_reconcile_e2e import REJECTED, _steward_down, _verdicts
@@ -211,11 +211,11 @@ def test_reconcile_is_incremental_between_full_passes_and_its_cost_stays_flat(st
 def test_a_run_that_reaches_its_quota_floor_stops_and_the_next_goes_on_from_there(steward: Steward) -> None:
     import asyncio
 
-    from bot import metrics
+    from bot.catchup.reconcile import CURSOR_KEY, reconcile_all
     from bot.forge import RepoRef
-    from bot.queue import make_redis
-    from bot.reconcile import CURSOR_KEY, reconcile_all
-    from bot.worker import build_runtime
+    from bot.queue.jobs import make_redis
+    from bot.telemetry import metrics
+    from bot.worker.jobs import build_runtime
 
     repos = [steward.new_repo() for _ in range(2)]
     kind: Any = steward.forge

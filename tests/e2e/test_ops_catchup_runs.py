@@ -18,14 +18,14 @@ from typing import Any
 
 import redis
 
-from bot.catchup import LISTING_GRID_SECONDS
-from bot.context import EventContext
+from bot.catchup.comments import LISTING_GRID_SECONDS
+from bot.catchup.reconcile import LAST_RUN_KEY, reconcile_all
+from bot.commands.context import EventContext
+from bot.commands.registry import Registry
 from bot.forge import RepoRef
-from bot.gauges import mark_outage, outages
-from bot.queue import make_redis
-from bot.reconcile import LAST_RUN_KEY, reconcile_all
-from bot.registry import Registry
-from bot.worker import build_runtime
+from bot.queue.gauges import mark_outage, outages
+from bot.queue.jobs import make_redis
+from bot.worker.jobs import build_runtime
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import reconcile, wait_for
 from tests.e2e.test_ops_catchup import _delivered, reconcile_with

@@ -9,11 +9,11 @@ import asyncio
 import json
 from dataclasses import asdict
 
-from bot import metrics
-from bot.deadletter import DEAD_BYTES_KEY, DEAD_KEY, DeadJob, DeadLetters
-from bot.events import Event
+from bot.events.event import Event
 from bot.forge import RepoRef
-from bot.queue import make_redis
+from bot.queue.dead_letters import DEAD_BYTES_KEY, DEAD_KEY, DeadJob, DeadLetters
+from bot.queue.jobs import make_redis
+from bot.telemetry import metrics
 
 
 def _event(n: int) -> Event:

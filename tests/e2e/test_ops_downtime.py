@@ -15,11 +15,11 @@ from typing import Any
 import httpx2
 import redis
 
-from bot.gauges import RECEIVER_HEARTBEAT_KEY
-from bot.outage import ALIVE_KEY
-from bot.queue import CATCH_UP_KEY
-from bot.runner import ThreadedServer, ThreadedWorker
-from bot.web import create_app
+from bot.demo.threads import ThreadedServer, ThreadedWorker
+from bot.queue.gauges import RECEIVER_HEARTBEAT_KEY
+from bot.queue.jobs import CATCH_UP_KEY
+from bot.receiver.app import create_app
+from bot.worker.claims import ALIVE_KEY
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import wait_for
 

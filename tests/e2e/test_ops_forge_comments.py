@@ -9,8 +9,8 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from bot.forge import RepoRef
-from bot.queue import make_redis
-from bot.worker import build_runtime
+from bot.queue.jobs import make_redis
+from bot.worker.jobs import build_runtime
 from tests.e2e.conftest import Steward
 
 

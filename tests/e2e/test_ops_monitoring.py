@@ -15,8 +15,8 @@ import pytest
 import redis
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.gauges import HEARTBEAT_KEY
-from bot.runner import ThreadedWorker
+from bot.demo.threads import ThreadedWorker
+from bot.queue.gauges import HEARTBEAT_KEY
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import SECRET, dumps, signed_delivery, wait_for
 from tests.e2e.test_dead_letters import park_a_ping, steward_cli

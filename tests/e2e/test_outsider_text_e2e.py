@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.neutralise import live_parts
+from bot.records.neutralise import live_parts
 from tests.bugfix.bodies import BUG
 from tests.e2e.conftest import Steward
 from tests.e2e.test_bugfix_e2e import opened, pr_commits, pull, repo_with_ci, sticky_of

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import httpx2
 
-from bot.runner import free_port
+from bot.demo.threads import free_port
 from tests.e2e.stack import SECRET, ForgeUser, settle, wait_for
 
 

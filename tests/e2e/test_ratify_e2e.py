@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from bot import sticky
-from bot.runner import ThreadedWorker
+from bot.demo.threads import ThreadedWorker
+from bot.records import sticky
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import reconcile, wait_for
 from tests.e2e.test_integrity_e2e import forge_data, public_key, rebuilt_notes, verify, writer

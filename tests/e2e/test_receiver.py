@@ -13,9 +13,9 @@ import httpx2
 import pytest
 import redis
 
-from bot.settings import Settings
-from bot.signatures import sign_sha256
-from bot.web import create_app
+from bot.config.settings import Settings
+from bot.receiver.app import create_app
+from bot.receiver.signatures import sign_sha256
 from tests.e2e.stack import SECRET, ThreadedServer, free_port, signed_delivery, wait_for
 
 WEBHOOKS = Path(__file__).parent.parent / "fixtures" / "github" / "webhooks"

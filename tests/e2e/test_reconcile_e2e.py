@@ -13,10 +13,10 @@ from typing import Any
 import httpx2
 import redis
 
-from bot.outage import ALIVE_KEY
-from bot.runner import ThreadedServer, ThreadedWorker
-from bot.web import create_app
-from bot.worker import CATCH_UP_KEY
+from bot.demo.threads import ThreadedServer, ThreadedWorker
+from bot.receiver.app import create_app
+from bot.worker.claims import ALIVE_KEY
+from bot.worker.jobs import CATCH_UP_KEY
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import reconcile, wait_for
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.context import EventContext
-from bot.registry import Registry
+from bot.commands.context import EventContext
+from bot.commands.registry import Registry
 from tests.e2e.conftest import Steward
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import redis
 
-from bot import sticky
-from bot.runner import ThreadedWorker
+from bot.demo.threads import ThreadedWorker
+from bot.records import sticky
 from tests.e2e.conftest import Steward
 from tests.e2e.test_integrity_e2e import public_key, rebuilt_notes, verify, writer
 

@@ -10,17 +10,17 @@ import pytest
 import structlog
 from arq import Retry
 
-from bot import metrics
-from bot.context import CommandContext
-from bot.events import CommentSnapshot, Event, IssueSnapshot
+from bot.commands.context import CommandContext
+from bot.commands.registry import Registry, load_registry
+from bot.config.settings import Settings
+from bot.demo.threads import ThreadedServer, ThreadedWorker
+from bot.events.event import CommentSnapshot, Event, IssueSnapshot
 from bot.forge import RepoRef
-from bot.queue import dedupe_key, make_redis
-from bot.registry import Registry
-from bot.runner import ThreadedServer, ThreadedWorker
+from bot.queue.jobs import dedupe_key, make_redis
+from bot.receiver.app import create_app
 from bot.sandbox.server import SandboxServer
-from bot.settings import Settings
-from bot.web import create_app
-from bot.worker import Runtime, build_runtime, load_registry, process_event
+from bot.telemetry import metrics
+from bot.worker.jobs import Runtime, build_runtime, process_event
 from tests.e2e.stack import SECRET, ForgeUser, settle, wait_for
 
 USERS = {"owner": "tok-owner", "steward-bot": "tok-bot"}

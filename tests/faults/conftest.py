@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.runner import free_port
+from bot.demo.threads import free_port
 from tests.e2e.stack import wait_for
 
 

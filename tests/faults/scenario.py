@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx2
 
-from bot.cli import main
+from bot.cli.main import main
 from tests.e2e.conftest import Steward
 
 VERDICT = "<!-- steward:ra9-verdict:"

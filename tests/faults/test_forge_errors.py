@@ -15,7 +15,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from bot.demo_texts import APPROVED_BUG
+from bot.demo.texts import APPROVED_BUG
 from tests.e2e.conftest import Steward
 from tests.faults.scenario import (
     Expected,

@@ -10,7 +10,7 @@ import time
 import httpx2
 import pytest
 
-from bot.demo_texts import APPROVED_BUG
+from bot.demo.texts import APPROVED_BUG
 from tests.e2e.conftest import Steward
 from tests.faults.scenario import Expected, bot_requests, check_forge_state, dead_count, steward_cli
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import httpx2
 
-from bot.demo_texts import APPROVED_BUG
-from bot.runner import ThreadedWorker
-from bot.scratch import Claim
+from bot.demo.scratch_redis import Claim
+from bot.demo.texts import APPROVED_BUG
+from bot.demo.threads import ThreadedWorker
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import reconcile, wait_for
 from tests.faults.scenario import Expected, bot_requests, check_forge_state, deliveries_to

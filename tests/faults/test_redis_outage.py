@@ -14,8 +14,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from bot.demo_texts import APPROVED_BUG
-from bot.runner import free_port
+from bot.demo.texts import APPROVED_BUG
+from bot.demo.threads import free_port
 from bot.sandbox.server import SandboxServer
 from tests.e2e.stack import SECRET, TEST_CONFIG_PATHS, ForgeUser, settle, wait_for
 from tests.faults.conftest import OwnRedis, log_of, steward_process, still_running

@@ -20,13 +20,13 @@ import signal
 import httpx2
 import pytest
 
-from bot.demo_texts import APPROVED_BUG
+from bot.demo.texts import APPROVED_BUG
+from bot.demo.threads import ThreadedServer, free_port
 from bot.forge import RepoRef
-from bot.queue import make_redis
-from bot.runner import ThreadedServer, free_port
+from bot.queue.jobs import make_redis
+from bot.receiver.app import create_app
 from bot.sandbox.server import SandboxServer
-from bot.web import create_app
-from bot.worker import RECONCILE_RUNNING_KEY, build_runtime, create_worker, reconcile_job
+from bot.worker.jobs import RECONCILE_RUNNING_KEY, build_runtime, create_worker, reconcile_job
 from tests.e2e.conftest import make_settings
 from tests.e2e.stack import SECRET, ForgeUser, settle, wait_for
 from tests.faults.conftest import log_of, steward_process

@@ -1,13 +1,13 @@
-"""The index of cited comments (bot/index.py) on a real Redis: answers only once known complete, keeps both
-directions in step when an owner's citations change, and two owners citing one comment do not overwrite
-each other."""
+"""The index of cited comments (bot/records/citations.py) on a real Redis: answers only once known complete,
+keeps both directions in step when an owner's citations change, and two owners citing one comment do not
+overwrite each other."""
 
 from __future__ import annotations
 
 import asyncio
 
-from bot.index import Citations
-from bot.queue import make_redis
+from bot.queue.jobs import make_redis
+from bot.records.citations import Citations
 
 
 def test_the_index_answers_only_once_complete_and_tracks_changes(redis_url: str) -> None:

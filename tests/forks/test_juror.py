@@ -214,7 +214,7 @@ def test_labels_mirror_the_verdict() -> None:
 def test_the_largest_comment_fits_the_forge() -> None:
     """50 forks with long questions and resolutions, each decided many times: the body stays under 60,000
     characters and the data block never overflows (``sticky.fit`` shrinks the visible part)."""
-    from bot import sticky
+    from bot.records import sticky
 
     body = "## Forks\n" + "".join(f"- [ ] F{n}: {'why ' * 80}\n" for n in range(1, 60))
     issue = Issue(1, "t", body, "open", "alice")

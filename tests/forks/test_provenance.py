@@ -151,7 +151,7 @@ def test_records_made_before_stay_valid_as_legacy_records() -> None:
 
 
 def test_the_memory_stays_bounded_with_long_questions_and_many_records() -> None:
-    from bot import sticky
+    from bot.records import sticky
 
     long = "x" * 5000
     body = "## Open forks\n" + "".join(f"- [ ] F{i}: {long} {i}?\n" for i in range(1, 51))

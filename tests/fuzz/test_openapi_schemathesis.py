@@ -15,8 +15,8 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from bot.signatures import sign_sha256
-from bot.web import create_app
+from bot.receiver.app import create_app
+from bot.receiver.signatures import sign_sha256
 from tests.e2e.conftest import make_settings
 from tests.e2e.stack import SECRET
 

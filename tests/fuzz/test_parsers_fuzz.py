@@ -14,7 +14,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.commands import (
+from bot.commands.grammar import (
     MAX_COMMANDS,
     MAX_PARAGRAPH_OPENERS,
     MAX_SCAN_CHARS,
@@ -22,8 +22,8 @@ from bot.commands import (
     added_commands,
     parse_commands,
 )
-from bot.demo_texts import APPROVED_BUG
-from bot.repo_config import parse as parse_config
+from bot.config.repo_file import parse as parse_config
+from bot.demo.texts import APPROVED_BUG
 from handlers.backlog.ledger import LedgerError, parse_ledger_text
 from handlers.bug_refinement.document import parse_document
 from handlers.bug_refinement.rules import refine_bug

@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from bot.deadletter import DeadLetters
-from bot.queue import make_redis
-from bot.runner import ThreadedWorker
+from bot.demo.threads import ThreadedWorker
+from bot.queue.dead_letters import DeadLetters
+from bot.queue.jobs import make_redis
+from bot.receiver.app import create_app
+from bot.receiver.signatures import sign_sha256
 from bot.sandbox.server import SandboxServer
-from bot.signatures import sign_sha256
-from bot.web import create_app
 from tests.e2e.conftest import make_settings
 from tests.e2e.stack import SECRET, queue_idle, wait_for
 

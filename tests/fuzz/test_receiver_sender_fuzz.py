@@ -1,5 +1,5 @@
-"""The receiver's early look at a delivery's sender (bot.web.Forge.sender, read before the full parse to
-drop Steward's own deliveries) names the sender the normaliser names, for every fixture and for hostile
+"""The receiver's early look at a delivery's sender (bot.receiver.app.Forge.sender, read before the full parse
+to drop Steward's own deliveries) names the sender the normaliser names, for every fixture and for hostile
 mutations of them: it never drops a delivery the full path would have queued for someone else."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.events import normalise_gitea, normalise_github
-from bot.web import GITEA, GITHUB
+from bot.events.gitea import normalise_gitea
+from bot.events.github import normalise_github
+from bot.receiver.app import GITEA, GITHUB
 from tests.fuzz.test_receiver_fuzz import GITEA as GITEA_PAYLOADS
 from tests.fuzz.test_receiver_fuzz import GITHUB as GITHUB_PAYLOADS
 from tests.fuzz.test_receiver_fuzz import hostile, mutated

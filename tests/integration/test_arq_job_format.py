@@ -11,9 +11,9 @@ from arq.constants import default_queue_name, job_key_prefix
 from arq.jobs import deserialize_job
 from arq.worker import Worker, func
 
-from bot.events import CommentSnapshot, Event, IssueSnapshot
+from bot.events.event import CommentSnapshot, Event, IssueSnapshot
 from bot.forge import RepoRef
-from bot.queue import JOB_FUNCTION, QUEUE_NAME, Enqueuer, job_id_for, make_redis
+from bot.queue.jobs import JOB_FUNCTION, QUEUE_NAME, Enqueuer, job_id_for, make_redis
 
 
 def _event(delivery: str) -> Event:

@@ -9,9 +9,9 @@ import uuid
 import pytest
 from redis.asyncio import Redis
 
-from bot.budget import WriteBudget
-from bot.locks import issue_lock
-from bot.queue import make_redis
+from bot.forge.write_budget import WriteBudget
+from bot.queue.jobs import make_redis
+from bot.queue.locks import issue_lock
 from tests.integration.redis_watch import commands_on
 
 
@@ -75,7 +75,7 @@ async def test_one_issue_at_a_time(redis_url: str) -> None:
 
 async def test_a_job_holds_another_issues_lock_and_is_told_when_it_is_busy(redis_url: str) -> None:
     """A bug refining its stories holds each story's lock, so the story's own events never interleave."""
-    from bot.locks import Busy, IssueLocks
+    from bot.queue.locks import Busy, IssueLocks
 
     redis = make_redis(redis_url)
     try:
@@ -138,7 +138,7 @@ async def test_a_write_budget_with_room_does_not_trim_its_log(redis_url: str) ->
 async def test_a_read_sent_alongside_the_lock_costs_no_round_trip_and_its_error_still_frees_the_lock(
     redis_url: str,
 ) -> None:
-    from bot.locks import LuaScript
+    from bot.queue.locks import LuaScript
     from tests.integration.redis_watch import RoundTrips
 
     redis = make_redis(redis_url)

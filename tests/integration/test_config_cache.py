@@ -7,10 +7,10 @@ import asyncio
 import uuid
 from typing import Any
 
-from bot.config_service import RepoConfigs
+from bot.config.repo_settings import RepoConfigs
+from bot.config.settings import HandlerSettings
 from bot.forge import FileContent, RepoRef
-from bot.queue import make_redis
-from bot.settings import HandlerSettings
+from bot.queue.jobs import make_redis
 from tests.integration.redis_watch import commands_on
 
 REPO = RepoRef("alice", "demo")
@@ -146,16 +146,16 @@ async def test_a_cached_copy_is_built_once_and_a_new_copy_or_new_defaults_anew(
 ) -> None:
     """Every job reads its repository's cached copy: the same copy is merged and validated once per process;
     a push (a new copy) or other defaults build again."""
-    from bot import config_service
+    from bot.config import repo_settings
 
     built: list[object] = []
-    real = config_service.merge
+    real = repo_settings.merge
 
     def counting(defaults: HandlerSettings, overrides: Any) -> HandlerSettings:
         built.append(overrides)
         return real(defaults, overrides)
 
-    monkeypatch.setattr(config_service, "merge", counting)
+    monkeypatch.setattr(repo_settings, "merge", counting)
     redis = make_redis(redis_url)
     configs = RepoConfigs(redis, HandlerSettings())
     forge = FileForge("backlog:\n  round_cap: 3\n")

@@ -1,5 +1,5 @@
-"""Work for later (``bot.deferred``) on a real Redis and a real arq worker: an event queued for later runs
-once per job id, after its delay; claims are first-come; the repositories Steward has heard from are kept
+"""Work for later (``bot.queue.deferred``) on a real Redis and a real arq worker: an event queued for later
+runs once per job id, after its delay; claims are first-come; the repositories Steward has heard from are kept
 and forgotten; a periodic job's lingering in-progress mark does not count as work outstanding."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import uuid
 import redis
 from arq.constants import in_progress_key_prefix, result_key_prefix
 
-from bot.deferred import Deferred, SeenRepositories
-from bot.event_types import Event, MilestoneSnapshot
+from bot.demo.threads import jobs_outstanding
+from bot.events.event import Event, MilestoneSnapshot
 from bot.forge import RepoRef
-from bot.queue import QUEUE_NAME, make_redis
-from bot.runner import jobs_outstanding
+from bot.queue.deferred import Deferred, SeenRepositories
+from bot.queue.jobs import QUEUE_NAME, make_redis
 from tests.integration.redis_watch import commands_on
 
 REPO = RepoRef("o", "r")

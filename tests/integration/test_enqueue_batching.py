@@ -1,4 +1,4 @@
-"""The receiver's group commit (bot.queue.Enqueuer), against real Redis: deliveries that arrive together
+"""The receiver's group commit (bot.queue.jobs.Enqueuer), against real Redis: deliveries that arrive together
 share one script call, counted at the connection; under load a call waits a moment for more; an idle
 delivery never waits; every delivery is answered only once Redis has its job, and a failed call fails each
 delivery of its batch (the receiver answers each one 503)."""
@@ -13,9 +13,9 @@ import pytest
 from arq.connections import ArqRedis
 from redis.exceptions import DataError, RedisError
 
-from bot.events import CommentSnapshot, Event, IssueSnapshot
+from bot.events.event import CommentSnapshot, Event, IssueSnapshot
 from bot.forge import RepoRef
-from bot.queue import QUEUE_NAME, Enqueuer, _HiredisPackedConnection, job_id_for, make_redis
+from bot.queue.jobs import QUEUE_NAME, Enqueuer, _HiredisPackedConnection, job_id_for, make_redis
 from tests.integration.redis_watch import RoundTrips
 
 _count = 0
@@ -103,7 +103,7 @@ async def test_a_failed_call_fails_every_delivery_of_its_batch() -> None:
         20,
     )
     assert len(outcomes) == 5
-    # What the receiver turns into its 503 (bot.web: RedisError or OSError).
+    # What the receiver turns into its 503 (bot.receiver.app: RedisError or OSError).
     assert all(isinstance(o, RedisError | OSError) for o in outcomes), outcomes
 
 

@@ -12,12 +12,12 @@ from arq.connections import ArqRedis
 from arq.constants import job_key_prefix
 from arq.jobs import deserialize_job
 
-from bot.budget import publish_events_limit
-from bot.config_service import RepoConfigs
-from bot.events import CommentSnapshot, Event, IssueSnapshot
+from bot.config.repo_settings import RepoConfigs
+from bot.config.settings import HandlerSettings
+from bot.events.event import CommentSnapshot, Event, IssueSnapshot
 from bot.forge import RepoRef
-from bot.queue import QUEUE_NAME, Enqueuer, make_redis
-from bot.settings import HandlerSettings
+from bot.queue.budgets import publish_events_limit
+from bot.queue.jobs import QUEUE_NAME, Enqueuer, make_redis
 from tests.integration.test_config_cache import FileForge
 
 _count = 0

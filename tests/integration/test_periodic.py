@@ -10,10 +10,11 @@ import pytest
 import redis
 from redis.asyncio import Redis
 
-from bot.periodic import PeriodicContext, schedule
-from bot.registry import Registry
-from bot.runner import ThreadedWorker
-from bot.settings import Settings
+from bot.commands.periodic import PeriodicContext
+from bot.commands.registry import Registry
+from bot.config.settings import Settings
+from bot.demo.threads import ThreadedWorker
+from bot.worker.cron import schedule
 from tests.e2e.stack import wait_for
 
 

@@ -1,5 +1,5 @@
-"""Scratch Redis databases (``bot.scratch``): concurrent runs on one Redis never share a database, even
-while one of them empties its own between tests."""
+"""Scratch Redis databases (``bot.demo.scratch_redis``): concurrent runs on one Redis never share a database,
+even while one of them empties its own between tests."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from bot.scratch import CLAIM_KEY, ClaimLost, claim
+from bot.demo.scratch_redis import CLAIM_KEY, ClaimLost, claim
 from tests.conftest import BASE_URL
 
 

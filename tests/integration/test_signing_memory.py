@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from bot.queue import make_redis
-from bot.signing import Place, RedisMemory
+from bot.queue.jobs import make_redis
+from bot.records.signing import Place, RedisMemory
 from tests.integration.redis_watch import commands_on
 
 

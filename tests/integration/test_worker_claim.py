@@ -17,9 +17,10 @@ from arq.jobs import Job, JobStatus
 from arq.utils import timestamp_ms
 from arq.worker import func
 
-from bot import outage
-from bot.outage import RedisWatch, ResilientWorker
-from bot.queue import make_redis
+from bot.queue.jobs import make_redis
+from bot.worker import claims
+from bot.worker.claims import ResilientWorker
+from bot.worker.redis_watch import RedisWatch
 from tests.integration.redis_watch import RoundTrips
 
 QUEUE = "steward:test:claim"
@@ -215,8 +216,8 @@ async def test_a_poll_whose_answer_is_lost_leaves_no_mark_and_uses_no_try(
             await worker._poll_iteration()
             await _until(lambda: ran == [("running", 1)])
             await client.enqueue_job("note", "lost", _queue_name=QUEUE, _job_id="lost")
-            lost = _LostAnswer(outage._POLL)
-            monkeypatch.setattr(outage, "_POLL", lost)
+            lost = _LostAnswer(claims._POLL)
+            monkeypatch.setattr(claims, "_POLL", lost)
             await worker._poll_iteration()  # waits for Redis, which answers: the worker carries on
             [(claimed, _, _)] = lost.answers
             assert [row[0] for row in claimed] == [b"lost"] and "lost" not in worker.tasks
@@ -242,8 +243,8 @@ async def test_a_claim_whose_answer_is_lost_leaves_no_mark_and_uses_no_try(
         async with _worker(redis_url, ran) as worker:
             slots = worker.sem._value
             await client.enqueue_job("note", "lost", _queue_name=QUEUE, _job_id="lost")
-            lost = _LostAnswer(outage._CLAIM)
-            monkeypatch.setattr(outage, "_CLAIM", lost)
+            lost = _LostAnswer(claims._CLAIM)
+            monkeypatch.setattr(claims, "_CLAIM", lost)
             with pytest.raises(redis.exceptions.ConnectionError):
                 await worker.start_jobs([b"lost"])
             assert lost.answers[0] != 0, "the claim ran"

@@ -9,9 +9,10 @@ from typing import Any
 
 import structlog
 
-from bot.commands import Command
-from bot.context import CommandContext, EventContext
-from bot.event_types import CommentSnapshot, Event, IssueSnapshot, MilestoneSnapshot
+from bot.commands.context import CommandContext, EventContext
+from bot.commands.grammar import Command
+from bot.config.settings import HandlerSettings
+from bot.events.event import CommentSnapshot, Event, IssueSnapshot, MilestoneSnapshot
 from bot.forge import (
     KEEP,
     Comment,
@@ -26,7 +27,6 @@ from bot.forge import (
     RepoRef,
     User,
 )
-from bot.settings import HandlerSettings
 from handlers import build_registry
 
 # The registry `steward run` builds, fresh for this module.
@@ -210,7 +210,7 @@ class FakeForge:
 
 @dataclass
 class FakeDeferred:
-    """``bot.deferred.Deferred`` in memory: jobs are kept for the test to run, claims never expire."""
+    """``bot.queue.deferred.Deferred`` in memory: jobs are kept for the test to run, claims never expire."""
 
     jobs: dict[str, tuple[Event, float]] = field(default_factory=dict)
     claims: set[str] = field(default_factory=set)

@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot import signing, sticky
-from bot.context import CommandError
+from bot.commands.context import CommandError
+from bot.commands.periodic import PeriodicContext
+from bot.config.settings import HandlerSettings
 from bot.forge import TooManyItems
-from bot.periodic import PeriodicContext
-from bot.settings import HandlerSettings
+from bot.records import signing, sticky
 from handlers import build_registry
 from handlers.milestones.bot import (
     gate_command,

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from bot.config.settings import HandlerSettings, MilestoneLabels
 from bot.forge import Issue
-from bot.settings import HandlerSettings, MilestoneLabels
 from handlers.milestones.gate import NO_FACTS, Facts, GateLabels, evaluate, is_internal
 
 LABELS = GateLabels()

@@ -7,9 +7,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot import sticky
 from bot.forge import Issue
-from bot.neutralise import live_parts
+from bot.records import sticky
+from bot.records.neutralise import live_parts
 from handlers.milestones.gate import GateLabels, evaluate, is_internal
 from handlers.milestones.plan import UsageError, dashboard_key, parse_gate
 from handlers.milestones.render import plain

@@ -1,12 +1,13 @@
-"""Ratifications as the gate and the dashboard see them (pure rules: ``handlers.milestones.ratified``)."""
+"""Ratifications as the gate and the dashboard see them (pure rules:
+``handlers.milestones.ratifications``)."""
 
 from __future__ import annotations
 
 from bot.forge import Issue
 from handlers.milestones.gate import Facts, GateLabels, evaluate
-from handlers.milestones.proof import GateProof
+from handlers.milestones.gate_facts import GateProof
 from handlers.milestones.provenance import LabelProof
-from handlers.milestones.ratified import (
+from handlers.milestones.ratifications import (
     Ratification,
     comment_digest,
     ratification_lines,

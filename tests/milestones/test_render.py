@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from bot import sticky
 from bot.forge import Issue
-from bot.neutralise import live_parts
+from bot.records import sticky
+from bot.records.neutralise import live_parts
 from handlers.milestones.gate import NO_FACTS, Facts, GateLabels, evaluate
 from handlers.milestones.provenance import LabelProof
 from handlers.milestones.render import (

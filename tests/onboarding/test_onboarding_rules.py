@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.config.repo_file import merge, parse
+from bot.config.settings import HandlerSettings
 from bot.forge import Issue
-from bot.repo_config import merge, parse
-from bot.settings import HandlerSettings
 from handlers import build_registry
 from handlers.bug_refinement.forms import from_issue_form
 from handlers.bug_refinement.rules import refine_bug

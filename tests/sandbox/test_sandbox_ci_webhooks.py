@@ -11,7 +11,8 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from bot.events import GITHUB_HANDLED, normalise_gitea, normalise_github
+from bot.events.gitea import normalise_gitea
+from bot.events.github import GITHUB_HANDLED, normalise_github
 from bot.sandbox.app import create_app
 from bot.sandbox.server import SandboxServer
 

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from bot.neutralise import inert
-from bot.sandbox.closing_refs import closed_by
+from bot.records.neutralise import inert
 from bot.sandbox.server import SandboxServer
+from bot.sandbox.shared.closing_refs import closed_by
 
 
 def _b64(text: str) -> str:

@@ -14,7 +14,7 @@ import httpx2
 import pytest
 
 from bot.sandbox.server import SandboxServer
-from bot.sandbox.state import now_iso
+from bot.sandbox.shared.state import now_iso
 
 
 def _next_second(after: str) -> None:

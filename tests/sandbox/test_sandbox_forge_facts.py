@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from bot.events import normalise_gitea
+from bot.events.gitea import normalise_gitea
 from bot.sandbox.server import SandboxServer
 
 from .helpers import CaptureServer, client, idle, schema_errors

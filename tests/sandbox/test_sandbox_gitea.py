@@ -17,9 +17,9 @@ from openapi_core import OpenAPI
 from openapi_core.datatypes import RequestParameters
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
-from bot.events import normalise_gitea
+from bot.events.gitea import normalise_gitea
+from bot.receiver.signatures import verify_gitea, verify_github
 from bot.sandbox.server import SandboxServer
-from bot.signatures import verify_gitea, verify_github
 
 from .helpers import CaptureServer, _OARequest, _OAResponse, idle, served_operations
 
@@ -181,7 +181,7 @@ def _gitea_issues(check: GiteaApiCheck, g: httpx2.Client, grepo: str) -> None:
 
     comment = check(g.post(f"{grepo}/issues/{n}/comments", json={"body": "/steward help"})).json()
     check(g.get(f"{grepo}/issues/{n}/comments"))
-    # The repository's comments since a time (the catch-up after downtime, bot/catchup.py).
+    # The repository's comments since a time (the catch-up after downtime, bot/catchup/comments.py).
     listed = check(g.get(f"{grepo}/issues/comments?since=2000-01-01T00:00:00Z&limit=50")).json()
     assert comment["id"] in [c["id"] for c in listed]
     check(g.get(f"{grepo}/issues/comments/{comment['id']}"))

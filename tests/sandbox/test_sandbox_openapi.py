@@ -90,7 +90,7 @@ def _issues(check: OpenApiCheck, alice: httpx2.Client, repo: str) -> None:
 
     comment = check(alice.post(f"{repo}/issues/{n}/comments", json={"body": "/steward help"})).json()
     check(alice.get(f"{repo}/issues/{n}/comments"))
-    # The repository's comments since a time (the catch-up after downtime, bot/catchup.py).
+    # The repository's comments since a time (the catch-up after downtime, bot/catchup/comments.py).
     listed = check(alice.get(f"{repo}/issues/comments?since=2000-01-01T00:00:00Z&per_page=100")).json()
     assert comment["id"] in [c["id"] for c in listed]
     check(alice.get(f"{repo}/issues/comments/{comment['id']}"))

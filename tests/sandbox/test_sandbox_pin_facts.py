@@ -1,5 +1,5 @@
 """Pinned issues, as the real forges do them: one test per fact, its docstring naming the fact and its source
-(the sources are quoted in full in ``bot/sandbox/gitea_pins.py`` and ``bot/sandbox/github_graphql.py``)."""
+(the sources are quoted in full in ``bot/sandbox/gitea/pins.py`` and ``bot/sandbox/github/graphql.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from bot.events import Unhandled, normalise_github
+from bot.events.event import Unhandled
+from bot.events.github import normalise_github
 from bot.sandbox.server import SandboxServer
 
 from .helpers import CaptureServer, client, idle, schema_errors

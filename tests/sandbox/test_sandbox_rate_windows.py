@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import httpx2
 
-from bot.sandbox.runtime import RATE_LIMIT
 from bot.sandbox.server import SandboxServer
+from bot.sandbox.shared.runtime import RATE_LIMIT
 
 
 def test_new_rate_windows_gives_every_login_a_fresh_hour(

@@ -11,8 +11,8 @@ import uuid
 
 import httpx2
 
-from bot.sandbox.hooks import sign
 from bot.sandbox.server import SandboxServer
+from bot.sandbox.shared.hooks import sign
 
 from .helpers import FIXTURES, CaptureServer, idle, schema_errors
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx2
 
-from bot.runner import free_port
+from bot.demo.threads import free_port
 from tests.e2e.stack import SECRET, wait_for
 
 USERS = {"maintainer": "smoke-maintainer", "outsider": "smoke-outsider", "steward-bot": "smoke-bot"}

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.runner import free_port
-from bot.scratch import Claim
+from bot.demo.scratch_redis import Claim
+from bot.demo.threads import free_port
 from tests.e2e.stack import ForgeUser
 from tests.smoke.stack import USERS, environment, sandbox, steward, wait_up
 from tests.smoke.sweep import readme_table, sweep

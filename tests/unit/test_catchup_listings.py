@@ -1,10 +1,11 @@
-"""Where the catch-up's `since` listings start (``bot.catchup.listing_since``) and what of them it keeps."""
+"""Where the catch-up's `since` listings start (``bot.catchup.comments.listing_since``) and what of them it
+keeps."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.catchup import LISTING_GRID_SECONDS, listing_since, updated_since
+from bot.catchup.comments import LISTING_GRID_SECONDS, listing_since, updated_since
 
 
 def test_github_listings_start_on_a_six_hour_grid_so_runs_in_one_slot_ask_for_the_same_url() -> None:

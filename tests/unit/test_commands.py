@@ -1,4 +1,4 @@
-"""Specification of the slash-command grammar (bot/commands.py)."""
+"""Specification of the slash-command grammar (bot/commands/grammar.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from bot.commands import MAX_COMMANDS, Command, added_commands, closest_command, parse_commands
+from bot.commands.grammar import MAX_COMMANDS, Command, added_commands, closest_command, parse_commands
 
 KNOWN = frozenset({"help", "answer", "label", "retry", "assign"})
 
@@ -427,8 +427,8 @@ def test_a_body_of_many_disguised_commands_parses() -> None:
 
 import asyncio  # noqa: E402
 
-import bot.commands as commands_module  # noqa: E402
-from bot.commands import (  # noqa: E402
+import bot.commands.grammar as commands_module  # noqa: E402
+from bot.commands.grammar import (  # noqa: E402
     MAX_PARAGRAPH_OPENERS,
     OFFLOAD_CHARS,
     STATS,

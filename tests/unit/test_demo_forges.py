@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from bot.cli import build_parser
-from bot.demo import flavors_of
+from bot.cli.main import build_parser
+from bot.demo.run import flavors_of
 
 
 def test_the_story_is_on_github_and_the_tour_on_both_forges() -> None:

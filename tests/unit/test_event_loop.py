@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.cli import run_fast
+from bot.cli.main import run_fast
 
 
 async def _loop_module() -> str:

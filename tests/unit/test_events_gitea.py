@@ -24,14 +24,8 @@ from typing import Any
 
 import pytest
 
-from bot.events import (
-    GITEA_HANDLED,
-    Event,
-    MalformedPayload,
-    Unhandled,
-    gitea_event_name,
-    normalise_gitea,
-)
+from bot.events.event import Event, MalformedPayload, Unhandled
+from bot.events.gitea import GITEA_HANDLED, gitea_event_name, normalise_gitea
 
 WEBHOOKS = Path(__file__).parent.parent / "fixtures" / "gitea" / "webhooks"
 INDEX: list[dict[str, Any]] = json.loads((WEBHOOKS / "index.json").read_text())["files"]

@@ -7,14 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.events import (
-    GITHUB_HANDLED,
-    Event,
-    MalformedPayload,
-    ReviewSnapshot,
-    Unhandled,
-    normalise_github,
-)
+from bot.events.event import Event, MalformedPayload, ReviewSnapshot, Unhandled
+from bot.events.github import GITHUB_HANDLED, normalise_github
 
 WEBHOOKS = Path(__file__).parent.parent / "fixtures" / "github" / "webhooks"
 SCHEMAS = Path(__file__).parent.parent / "fixtures" / "github" / "webhook-schemas"

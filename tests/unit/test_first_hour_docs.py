@@ -8,7 +8,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from bot.cli import build_parser
+from bot.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterator
 import pytest
 from requests.utils import DEFAULT_CA_BUNDLE_PATH
 
-from bot import metrics
 from bot.forge import ForgeUnavailable
 from bot.forge.gitea_transport import GiteaCalls, _Transport, _TransportFailure
 from bot.forge.retry import RetryPolicy
+from bot.telemetry import metrics
 
 OK = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{"id": 42}\n'
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.neutralise import live_parts
+from bot.records.neutralise import live_parts
 from handlers.forks.parse import UsageError as ForksUsage
 from handlers.forks.parse import parse_reopen
 from handlers.milestones.plan import UsageError as GateUsage

@@ -10,18 +10,18 @@ from collections.abc import Callable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.config.repo_file import ConfigError
 from bot.forge import Issue
-from bot.neutralise import live_parts
-from bot.repo_config import ConfigError
-from handlers import config as config_handler
+from bot.records.neutralise import live_parts
 from handlers.backlog.render import _spec_body
 from handlers.backlog.spec import Spec
-from handlers.bug_refinement.comment import render_bug_comment, render_story_comment
+from handlers.bug_refinement.render import render_bug_comment, render_story_comment
 from handlers.bug_refinement.rules import Blocker, BugVerdict, StoryVerdict
 from handlers.bugfix.gate import UsageError, parse_bugfix_args, pull_title, red_message
 from handlers.bugfix.ledger import Ledger
 from handlers.bugfix.render import Summary, pull_body, summary_text
 from handlers.bugfix.status import RegressionStatus
+from handlers.core import config as config_handler
 from handlers.debug.board import Board, Entry, Hypothesis
 from handlers.debug.render import render_board, render_escalation
 from handlers.forks.juror import ForkStatus, Record, Verdict

@@ -12,8 +12,8 @@ import sys
 import orjson
 import structlog
 
-from bot import logs
-from bot.settings import Settings
+from bot.config.settings import Settings
+from bot.telemetry import logs
 
 
 class Terminal(io.StringIO):
@@ -62,7 +62,7 @@ def test_buffered_lines_go_out_within_the_flush_interval() -> None:
 
 def test_a_process_that_exits_writes_its_last_lines() -> None:
     code = (
-        "from bot import logs\n"
+        "from bot.telemetry import logs\n"
         "logs.configure('info')\n"
         "log = logs.get('x')\n"
         "for i in range(3): log.info('line', i=i)\n"
@@ -98,7 +98,7 @@ def test_a_standard_library_record_keeps_its_line_and_gathers_nothing_it_does_no
     program that set up its own logging keeps them: its formatter may show them."""
     code = (
         "import logging\n"
-        "from bot import logs\n"
+        "from bot.telemetry import logs\n"
         "logs.configure('info', 'json')\n"
         "logging.getLogger('arq.worker').info('%6.2fs → %s', 0.01, 'job:1')\n"
         "print(logging._srcfile, logging.logThreads, logging.logProcesses, logging.logAsyncioTasks)\n"

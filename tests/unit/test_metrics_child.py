@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot import metrics
+from bot.telemetry import metrics
 
 
 def test_a_cached_child_counts_into_the_exported_metric() -> None:

@@ -1,4 +1,5 @@
-"""The one neutraliser (bot/neutralise.py): whatever people write, what Steward quotes of it does not act."""
+"""The one neutraliser (bot/records/neutralise.py): whatever people write, what Steward quotes of it does not
+act."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import neutralise
-from bot.neutralise import JOINER, cell, fence, inert, line, live_parts, quote
+from bot.records import neutralise
+from bot.records.neutralise import JOINER, cell, fence, inert, line, live_parts, quote
 
 # Text that leans towards what acts: keywords, references, mentions, tags, entities, images, invisibles.
 _PIECES = st.sampled_from(

@@ -1,11 +1,12 @@
-"""Writes that must happen once (bot.forge.once.once): look, write, and look again when the write is lost."""
+"""Writes that must happen once (bot.forge.write_once.once): look, write, and look again when the write is
+lost."""
 
 from __future__ import annotations
 
 import pytest
 
 from bot.forge import ForgeUnavailable, ValidationFailed
-from bot.forge.once import once
+from bot.forge.write_once import once
 
 
 class Forge:

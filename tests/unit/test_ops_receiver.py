@@ -9,9 +9,9 @@ from typing import Any
 
 from starlette.requests import Request
 
-from bot.queue import make_redis
-from bot.settings import Settings
-from bot.web import LARGE_BODY_BYTES, Receiver
+from bot.config.settings import Settings
+from bot.queue.jobs import make_redis
+from bot.receiver.app import LARGE_BODY_BYTES, Receiver
 
 SIZE = 2 * LARGE_BODY_BYTES
 

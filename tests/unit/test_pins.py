@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import structlog
 
-from bot.dryrun import DryRunForge
+from bot.catchup.dry_run import DryRunForge
 from bot.forge import (
     ForgeError,
     NotFound,

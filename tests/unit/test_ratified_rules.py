@@ -1,10 +1,10 @@
-"""The pure rules a ratification record is rebuilt by (``handlers.milestones.ratified``): a `/ratify` comment
-is a source only while the forge says it was never edited; a reason is one bounded line."""
+"""The pure rules a ratification record is rebuilt by (``handlers.milestones.ratifications``): a `/ratify`
+comment is a source only while the forge says it was never edited; a reason is one bounded line."""
 
 from __future__ import annotations
 
 from bot.forge import Comment
-from handlers.milestones.ratified import MAX_REASON, reason_of, unedited
+from handlers.milestones.ratifications import MAX_REASON, reason_of, unedited
 
 
 def comment(created: str, updated: str) -> Comment:

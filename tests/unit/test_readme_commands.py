@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.worker import load_registry
+from bot.commands.registry import load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 

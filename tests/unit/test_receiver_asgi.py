@@ -1,7 +1,7 @@
-"""The receiver's webhook endpoints as bare ASGI (bot.web.Receiver.asgi): what a sender sees is what the
-Starlette endpoint gave — the status, a JSON body with its content type and length — whether the body comes
-in one message or several, whatever the order of the headers; a repeated header counts by its first copy.
-None of these reaches Redis (a ping, an unhandled event, refusals), so no Redis is needed."""
+"""The receiver's webhook endpoints as bare ASGI (bot.receiver.app.Receiver.asgi): what a sender sees is what
+the Starlette endpoint gave — the status, a JSON body with its content type and length — whether the body
+comes in one message or several, whatever the order of the headers; a repeated header counts by its first
+copy. None of these reaches Redis (a ping, an unhandled event, refusals), so no Redis is needed."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import orjson
 import pytest
 from starlette.requests import ClientDisconnect
 
-from bot.queue import make_redis
-from bot.settings import Settings
-from bot.signatures import sign_sha256
-from bot.web import GITEA, GITHUB, Receiver
+from bot.config.settings import Settings
+from bot.queue.jobs import make_redis
+from bot.receiver.app import GITEA, GITHUB, Receiver
+from bot.receiver.signatures import sign_sha256
 
 SECRET = "s3cret"
 WEBHOOKS = Path(__file__).parent.parent / "fixtures" / "github" / "webhooks"

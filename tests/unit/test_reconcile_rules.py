@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.cli_ops import parse_duration
+from bot.catchup.reconcile import concerns_steward, failed_deliveries
+from bot.cli.operator import parse_duration
+from bot.config.settings import HandlerSettings
 from bot.forge import HookDelivery, Issue
-from bot.reconcile import concerns_steward, failed_deliveries
-from bot.settings import HandlerSettings
 
 
 def _delivery(n: int, guid: str, status: int, redelivery: bool = False) -> HookDelivery:

@@ -11,11 +11,12 @@ import sys
 from pathlib import Path
 
 import handlers
-from bot.registry import Registry
-from bot.worker import load_registry
+from bot.commands.registry import Registry, load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOW_COMMANDS = "from bot.worker import load_registry; print(' '.join(sorted(load_registry().commands)))"
+SHOW_COMMANDS = (
+    "from bot.commands.registry import load_registry; print(' '.join(sorted(load_registry().commands)))"
+)
 
 
 def _handler_modules() -> list[str]:
@@ -60,7 +61,7 @@ def test_a_fresh_interpreter_serves_refine_and_every_command_the_readme_teaches(
         [
             sys.executable,
             "-c",
-            "from bot.worker import load_registry; print(' '.join(sorted(load_registry().commands)))",
+            SHOW_COMMANDS,
         ],
         capture_output=True,
         text=True,

@@ -15,7 +15,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.repo_config import (
+from bot.config.repo_file import (
     REFERENCE_END,
     REFERENCE_START,
     merge,
@@ -24,7 +24,7 @@ from bot.repo_config import (
     schema,
     sources,
 )
-from bot.settings import HandlerSettings
+from bot.config.settings import HandlerSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ("help", "ping", "refresh", "refine", "approve-spec", "config")

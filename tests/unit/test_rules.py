@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot import sticky
+from bot.commands.permissions import decide, who_may
 from bot.forge import Comment
 from bot.forge.retry import RetryPolicy, classify, resendable, resendable_graphql, transport_error
-from bot.permissions import decide, who_may
-from bot.signatures import sign_sha256, verify_github
+from bot.receiver.signatures import sign_sha256, verify_github
+from bot.records import sticky
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 VECTORS = json.loads((FIXTURES / "github" / "signature-vectors.json").read_bytes())["vectors"]
@@ -130,7 +130,7 @@ def test_permission_rules(permission: str, actor: str, level: str, allowed: bool
 
 
 def test_help_table_cells_escape_pipes_so_the_table_stays_whole() -> None:
-    from handlers.core import render_help
+    from handlers.core.bot import render_help
 
     text = render_help("steward", [("approve-spec", "approve-spec [apply|keep]", "Approve.", "author")])
     row = text.splitlines()[-1]
@@ -224,7 +224,7 @@ def test_a_refused_permission_check_is_logged_once_per_repository() -> None:
 
     import structlog
 
-    from bot import dispatch
+    from bot.commands import dispatch
     from bot.forge import RepoRef, User
 
     def ctx(repo: str) -> object:

@@ -10,8 +10,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot import sticky
-from bot.signing import (
+from bot.records import sticky
+from bot.records.signing import (
     Keyring,
     Place,
     Signature,

@@ -11,12 +11,12 @@ import re
 
 import pytest
 
-from bot.cli import build_parser
+from bot.cli.main import build_parser
+from bot.config.repo_file import parse, schema
+from bot.config.settings import HandlerSettings
 from bot.forge import ForgeKind
-from bot.repo_config import parse, schema
-from bot.settings import HandlerSettings
 from handlers import build_registry
-from handlers.core import render_help
+from handlers.core.bot import render_help
 from handlers.onboarding.plan import Preview, proposal, pull_body
 
 LEAKS = {

@@ -17,20 +17,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import (
-    fork_ops,
-    gitea_branches,
-    gitea_code,
-    gitea_issues,
-    gitea_pins,
-    gitea_timeline,
-    gitmodel,
-    pull_ops,
-    repo_ops,
-)
-from .gitea_ctx import API, GCtx, gitea_page, unprocessable
-from .plumbing import ApiError, body_object, json_response
-from .state import ROLE_ORDER, Hook, Repo, Role
+from bot.sandbox.gitea import branches, code, issues, pins, timeline
+from bot.sandbox.shared import fork_ops, gitmodel, pull_ops, repo_ops
+from bot.sandbox.shared.plumbing import ApiError, body_object, json_response
+from bot.sandbox.shared.state import ROLE_ORDER, Hook, Repo, Role
+
+from .context import API, GCtx, gitea_page, unprocessable
 
 HOOK_TYPES = frozenset({"gitea", "forgejo", "gogs"})
 ROLE_OF_ACCESS: dict[str, Role] = {"read": "pull", "write": "push", "admin": "admin"}
@@ -245,7 +237,7 @@ async def write_contents(request: Request, ctx: GCtx, repo: Repo) -> Response:
             raise unprocessable(f"sha does not match [given: {body.get('sha')}, expected: {current[1]}]")
     blob = gitmodel.put_blob(repo, data)
     files[path] = (current[0] if current else "100644", blob)
-    author, committer = gitea_code.signatures(ctx, body)
+    author, committer = code.signatures(ctx, body)
     message = str(body.get("message") or f"{'Add' if current is None else 'Update'} {path}")
     commit = gitmodel.make_commit(repo, gitmodel.write_tree(repo, files), [head], message, author, committer)
     target = new_branch or branch
@@ -253,7 +245,7 @@ async def write_contents(request: Request, ctx: GCtx, repo: Repo) -> Response:
     pull_ops.pushed(ctx, repo, f"refs/heads/{target}", None if new_branch else head, commit.sha)
     out = {
         "content": ctx.shapes.content(repo, path, blob, target, commit.sha),
-        "commit": gitea_code.file_commit(ctx, repo, commit.sha),
+        "commit": code.file_commit(ctx, repo, commit.sha),
         "verification": None,
     }
     return json_response(request, out, status=201 if request.method == "POST" else 200)
@@ -277,11 +269,11 @@ def routes() -> list[BaseRoute]:
         Route(r + "/hooks/{id:int}", get_hook, methods=["GET"]),
         Route(r + "/hooks/{id:int}", edit_hook, methods=["PATCH"]),
         Route(r + "/hooks/{id:int}", delete_hook, methods=["DELETE"]),
-        *gitea_issues.routes(),
-        *gitea_pins.routes(),
-        *gitea_timeline.routes(),
-        *gitea_branches.routes(),
-        *gitea_code.routes(),
+        *issues.routes(),
+        *pins.routes(),
+        *timeline.routes(),
+        *branches.routes(),
+        *code.routes(),
         Route(r + "/contents/{path:path}", get_contents, methods=["GET"]),
         Route(r + "/contents/{path:path}", write_contents, methods=["POST", "PUT"]),
         Route(r + "/contents", get_contents, methods=["GET"]),

@@ -1,5 +1,5 @@
 """Gitea's branch list and branch protections (protection is arranged through the sandbox's admin API,
-``PUT /_sandbox/repos/{o}/{r}/protections/{branch}``; one branch is ``gitea_code.get_branch``)."""
+``PUT /_sandbox/repos/{o}/{r}/protections/{branch}``; one branch is ``gitea.code.get_branch``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import gitmodel
-from .gitea_ctx import API, GCtx, gitea_page
-from .plumbing import json_response
-from .state import Protection, PushRecord, Repo
+from bot.sandbox.shared import gitmodel
+from bot.sandbox.shared.plumbing import json_response
+from bot.sandbox.shared.state import Protection, PushRecord, Repo
+
+from .context import API, GCtx, gitea_page
 
 
 @GCtx.on_repo()

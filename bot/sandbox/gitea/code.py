@@ -14,10 +14,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import ci_ops, fork_ops, gitmodel, pull_ops, pulls
-from .gitea_ctx import API, GCtx, gitea_page, unprocessable
-from .plumbing import ApiError, body_object, json_response
-from .state import CommitStatus, Issue, Repo, Signature
+from bot.sandbox.shared import ci_ops, fork_ops, gitmodel, pull_ops, pulls
+from bot.sandbox.shared.plumbing import ApiError, body_object, json_response
+from bot.sandbox.shared.state import CommitStatus, Issue, Repo, Signature
+
+from .context import API, GCtx, gitea_page, unprocessable
 
 # branches -------------------------------------------------------------------------------------------------
 

@@ -6,10 +6,11 @@ import math
 
 from starlette.requests import Request
 
-from .caller import Caller
-from .gitea_shapes import GiteaShapes
-from .plumbing import ApiError
-from .state import Repo, Role
+from bot.sandbox.shared.caller import Caller
+from bot.sandbox.shared.plumbing import ApiError
+from bot.sandbox.shared.state import Repo, Role
+
+from .shapes import GiteaShapes
 
 API = "/api/v1"
 DEFAULT_LIMIT = 30

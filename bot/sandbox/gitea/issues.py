@@ -8,11 +8,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import issue_ops as ops
-from . import repo_ops
-from .gitea_ctx import API, GCtx, gitea_page, unprocessable
-from .plumbing import ApiError, body_json, body_object, json_response
-from .state import REACTIONS, Comment, Issue, Label, Milestone, Reaction, Repo, now_iso
+from bot.sandbox.shared import issue_ops as ops
+from bot.sandbox.shared import repo_ops
+from bot.sandbox.shared.plumbing import ApiError, body_json, body_object, json_response
+from bot.sandbox.shared.state import REACTIONS, Comment, Issue, Label, Milestone, Reaction, Repo, now_iso
+
+from .context import API, GCtx, gitea_page, unprocessable
 
 # issues --------------------------------------------------------------------------------------------------
 

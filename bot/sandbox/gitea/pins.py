@@ -26,10 +26,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import pin_ops
-from .gitea_ctx import API, GCtx
-from .plumbing import ApiError, json_response
-from .state import Issue, Repo
+from bot.sandbox.shared import pin_ops
+from bot.sandbox.shared.plumbing import ApiError, json_response
+from bot.sandbox.shared.state import Issue, Repo
+
+from .context import API, GCtx
 
 ADMIN_ONLY = "user should be an owner or a collaborator with admin write of a repository"
 

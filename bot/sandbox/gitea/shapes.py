@@ -10,8 +10,8 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-from . import gitmodel, pin_ops, pulls
-from .state import (
+from bot.sandbox.shared import gitmodel, pin_ops, pulls
+from bot.sandbox.shared.state import (
     Comment,
     CommitStatus,
     GitCommit,

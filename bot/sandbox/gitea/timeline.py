@@ -9,9 +9,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from .gitea_ctx import API, GCtx, gitea_page, unprocessable
-from .plumbing import body_object, json_response
-from .state import Issue, IssueEvent, Label, Repo, Review, ReviewState, now_iso
+from bot.sandbox.shared.plumbing import body_object, json_response
+from bot.sandbox.shared.state import Issue, IssueEvent, Label, Repo, Review, ReviewState, now_iso
+
+from .context import API, GCtx, gitea_page, unprocessable
 
 # Gitea's ReviewStateType (modules/structs/pull_review.go) ↔ the sandbox's (GitHub's) review states.
 GITEA_STATE = {

@@ -21,11 +21,23 @@ from typing import Any
 
 from starlette.requests import Request
 
-from . import gitmodel
-from .events_port import EventsFactory
-from .gitea_shapes import GiteaShapes
-from .runtime import Sandbox
-from .state import CheckRun, CheckSuite, Comment, CommitStatus, Hook, Issue, Label, Milestone, Repo, Review
+from bot.sandbox.shared import gitmodel
+from bot.sandbox.shared.events_port import EventsFactory
+from bot.sandbox.shared.runtime import Sandbox
+from bot.sandbox.shared.state import (
+    CheckRun,
+    CheckSuite,
+    Comment,
+    CommitStatus,
+    Hook,
+    Issue,
+    Label,
+    Milestone,
+    Repo,
+    Review,
+)
+
+from .shapes import GiteaShapes
 
 ZERO = "0" * 40
 ISSUE_TYPES = frozenset({"issues", "issue_assign", "issue_label", "issue_milestone", "issue_comment"})
@@ -102,7 +114,7 @@ class Emitter:
         self.sender = sender
 
     def _github(self) -> Any:
-        from .github_ctx import Ctx
+        from bot.sandbox.github.context import Ctx
 
         return Ctx(self.request, self.sender)
 
@@ -243,7 +255,7 @@ class Emitter:
         synchronize, labeled, milestoned, …), Gitea's `pull_request` with X-Gitea-Event-Type `gitea_type`
         (pull_request, pull_request_sync, pull_request_label, pull_request_milestone)."""
         if repo.flavor == "github":
-            from .github_code_shapes import pull
+            from bot.sandbox.github.code_shapes import pull
 
             gh = self._github()
             gh.emit(
@@ -274,7 +286,7 @@ class Emitter:
         `pull_request_review_approved` / `…_rejected` / `…_comment` (modules/webhook/type.go `Event`), action
         `reviewed`, and a `review` of only `type` and `content` (modules/structs/hook.go `ReviewPayload`)."""
         if repo.flavor == "github":
-            from .github_code_shapes import pull, review_shape
+            from bot.sandbox.github.code_shapes import pull, review_shape
 
             gh = self._github()
             gh.emit(
@@ -314,7 +326,7 @@ class Emitter:
         (services/webhook/notifier.go CreateCommitStatus; payload: modules/structs/hook.go
         CommitStatusPayload, no action)."""
         if repo.flavor == "github":
-            from .github_code_shapes import status_event_fields
+            from bot.sandbox.github.code_shapes import status_event_fields
 
             gh = self._github()
             gh.emit(repo, "status", None, **status_event_fields(gh.shapes, repo, status))
@@ -336,7 +348,7 @@ class Emitter:
         """GitHub's `check_run` (created, completed); Gitea has no check runs."""
         if repo.flavor != "github":
             return
-        from .github_code_shapes import check_run
+        from bot.sandbox.github.code_shapes import check_run
 
         gh = self._github()
         gh.emit(repo, "check_run", action, check_run=check_run(gh.shapes, repo, run, webhook=True))
@@ -345,14 +357,14 @@ class Emitter:
         """GitHub's `check_suite` (completed); Gitea has no check suites."""
         if repo.flavor != "github":
             return
-        from .github_code_shapes import check_suite
+        from bot.sandbox.github.code_shapes import check_suite
 
         gh = self._github()
         gh.emit(repo, "check_suite", action, check_suite=check_suite(gh.shapes, repo, suite, webhook=True))
 
     def push(self, repo: Repo, ref: str, before: str | None, after: str | None, forced: bool = False) -> None:
         if repo.flavor == "github":
-            from .github_git import emit_push
+            from bot.sandbox.github.git import emit_push
 
             emit_push(self._github(), repo, ref, before, after, forced)
             return

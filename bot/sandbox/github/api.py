@@ -8,22 +8,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import (
-    fork_ops,
-    github_apps,
-    github_branches,
-    github_ci,
-    github_git,
-    github_graphql,
-    github_issues,
-    github_pulls,
-    github_relations,
-    github_timeline,
-    repo_ops,
+from bot.sandbox.github import apps, branches, ci, git, graphql, issues, pulls, relations, timeline
+from bot.sandbox.shared import fork_ops, repo_ops
+from bot.sandbox.shared.plumbing import (
+    ApiError,
+    body_object,
+    json_response,
+    no_content,
+    paginate,
+    validation_failed,
 )
-from .github_ctx import Ctx
-from .plumbing import ApiError, body_object, json_response, no_content, paginate, validation_failed
-from .state import ROLE_ORDER, Flavor, Hook, Repo, Role
+from bot.sandbox.shared.state import ROLE_ORDER, Flavor, Hook, Repo, Role
+
+from .context import Ctx
 
 PERMISSION_OF_ROLE: dict[Role, tuple[str, str]] = {
     "admin": ("admin", "admin"),
@@ -211,14 +208,14 @@ def routes() -> list[BaseRoute]:
         Route(R + "/hooks/{hook_id:int}", get_hook, methods=["GET"]),
         Route(R + "/hooks/{hook_id:int}", update_hook, methods=["PATCH"]),
         Route(R + "/hooks/{hook_id:int}", delete_hook, methods=["DELETE"]),
-        *github_issues.routes(R),
-        *github_relations.routes(R),
-        *github_pulls.routes(R),
-        *github_timeline.routes(R),
-        *github_branches.routes(R),
-        # before github_git's /commits/{ref:path}, which would take /commits/{ref}/check-runs
-        *github_ci.routes(R),
-        *github_git.routes(R),
-        *github_apps.routes(R),
-        *github_graphql.routes(),
+        *issues.routes(R),
+        *relations.routes(R),
+        *pulls.routes(R),
+        *timeline.routes(R),
+        *branches.routes(R),
+        # before git's /commits/{ref:path}, which would take /commits/{ref}/check-runs
+        *ci.routes(R),
+        *git.routes(R),
+        *apps.routes(R),
+        *graphql.routes(),
     ]

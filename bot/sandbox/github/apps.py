@@ -9,12 +9,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from .github_ctx import Ctx
-from .github_shapes import APP_EVENTS, APP_PERMISSIONS, Shapes, node_id
-from .hooks import github_headers
-from .plumbing import ApiError, json_response, paginate
-from .runtime import Sandbox
-from .state import App, Installation, Repo
+from bot.sandbox.shared.hooks import github_headers
+from bot.sandbox.shared.plumbing import ApiError, json_response, paginate
+from bot.sandbox.shared.runtime import Sandbox
+from bot.sandbox.shared.state import App, Installation, Repo
+
+from .context import Ctx
+from .shapes import APP_EVENTS, APP_PERMISSIONS, Shapes, node_id
 
 
 def app_of(ctx: Ctx) -> App:

@@ -13,10 +13,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from .github_ctx import Ctx
-from .github_shapes import node_id
-from .plumbing import ApiError, json_response, paginate
-from .state import Protection, PushRecord, Repo
+from bot.sandbox.shared.plumbing import ApiError, json_response, paginate
+from bot.sandbox.shared.state import Protection, PushRecord, Repo
+
+from .context import Ctx
+from .shapes import node_id
 
 NOT_PROTECTED = "Branch not protected"
 

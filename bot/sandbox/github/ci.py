@@ -9,13 +9,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import ci_ops, gitmodel
-from .github_apps import app_of
-from .github_code_shapes import annotation, check_run, check_suite, delivery_detail, delivery_item
-from .github_ctx import Ctx
-from .hooks import Delivery
-from .plumbing import ApiError, body_object, json_response, paginate, validation_failed
-from .state import CheckRun, Repo
+from bot.sandbox.shared import ci_ops, gitmodel
+from bot.sandbox.shared.hooks import Delivery
+from bot.sandbox.shared.plumbing import ApiError, body_object, json_response, paginate, validation_failed
+from bot.sandbox.shared.state import CheckRun, Repo
+
+from .apps import app_of
+from .code_shapes import annotation, check_run, check_suite, delivery_detail, delivery_item
+from .context import Ctx
 
 CONCLUSIONS = frozenset(
     {"action_required", "cancelled", "failure", "neutral", "success", "skipped", "stale", "timed_out"}

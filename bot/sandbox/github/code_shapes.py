@@ -9,10 +9,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from . import gitmodel, pulls
-from .github_shapes import Shapes, node_id
-from .hooks import Delivery
-from .state import Annotation, CheckRun, CheckSuite, CommitStatus, Issue, Repo, Review
+from bot.sandbox.shared import gitmodel, pulls
+from bot.sandbox.shared.hooks import Delivery
+from bot.sandbox.shared.state import Annotation, CheckRun, CheckSuite, CommitStatus, Issue, Repo, Review
+
+from .shapes import Shapes, node_id
 
 # The app the sandbox's CI plays (check runs made through the admin API or --ci belong to it).
 CI_APP_ID = 1

@@ -6,11 +6,12 @@ from typing import Any
 
 from starlette.requests import Request
 
-from .caller import Caller
-from .github_shapes import Shapes, node_id
-from .hooks import github_headers
-from .plumbing import ApiError, validation_failed
-from .state import Repo, Role
+from bot.sandbox.shared.caller import Caller
+from bot.sandbox.shared.hooks import github_headers
+from bot.sandbox.shared.plumbing import ApiError, validation_failed
+from bot.sandbox.shared.state import Repo, Role
+
+from .shapes import Shapes, node_id
 
 BODY_LIMIT = 65_536
 

@@ -10,12 +10,20 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import ci_ops, gitmodel, pull_ops
-from .github_ctx import Ctx
-from .github_shapes import node_id
-from .gitmodel import GitError
-from .plumbing import ApiError, body_object, json_response, no_content, paginate, validation_failed
-from .state import CommitStatus, GitCommit, Repo, Signature, now_iso
+from bot.sandbox.shared import ci_ops, gitmodel, pull_ops
+from bot.sandbox.shared.gitmodel import GitError
+from bot.sandbox.shared.plumbing import (
+    ApiError,
+    body_object,
+    json_response,
+    no_content,
+    paginate,
+    validation_failed,
+)
+from bot.sandbox.shared.state import CommitStatus, GitCommit, Repo, Signature, now_iso
+
+from .context import Ctx
+from .shapes import node_id
 
 ZERO = "0" * 40
 STATUS_DESCRIPTION_LIMIT = 140

@@ -5,13 +5,14 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from . import gitmodel
-from .github_ids import node_id
-from .state import CommitStatus, GitCommit, Repo, SandboxState, Signature
+from bot.sandbox.shared import gitmodel
+from bot.sandbox.shared.state import CommitStatus, GitCommit, Repo, SandboxState, Signature
+
+from .ids import node_id
 
 
 class GitShapes:
-    """Part of ``github_shapes.Shapes``: what it needs of the rest is declared here."""
+    """Part of ``github.shapes.Shapes``: what it needs of the rest is declared here."""
 
     forge: SandboxState
     base: str

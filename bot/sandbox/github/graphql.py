@@ -39,12 +39,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import issue_ops, pin_ops
-from .github_ctx import Ctx
-from .github_ids import node_id
+from bot.sandbox.shared import issue_ops, pin_ops
+from bot.sandbox.shared.plumbing import body_json, dumps
+from bot.sandbox.shared.state import Issue, Repo
+
+from .context import Ctx
 from .graphql_doc import GraphQLSyntaxError, Operation, Selection, parse, substitute
-from .plumbing import body_json, dumps
-from .state import Issue, Repo
+from .ids import node_id
 
 PIN_LIMIT = 3
 GRAPHQL_DOCS = "https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql"
@@ -213,7 +214,7 @@ def _issue_of(repo: Repo, args: dict[str, Any]) -> Found:
 
 
 def _issue_by_node(ctx: Ctx, ident: Any) -> Found:
-    """The issue a node id names (the REST ``node_id``: ``github_ids.node_id("Issue", id)``)."""
+    """The issue a node id names (the REST ``node_id``: ``github.ids.node_id("Issue", id)``)."""
     refused = FieldError("NOT_FOUND", f"Could not resolve to a node with the global id of '{ident}'")
     try:
         decoded = base64.b64decode(str(ident), validate=True).decode()

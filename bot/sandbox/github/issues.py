@@ -8,11 +8,20 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import issue_ops as ops
-from . import repo_ops
-from .github_ctx import Ctx
-from .plumbing import ApiError, body_json, body_object, json_response, no_content, paginate, validation_failed
-from .state import REACTIONS, Comment, Issue, Label, Milestone, Reaction, Repo, now_iso
+from bot.sandbox.shared import issue_ops as ops
+from bot.sandbox.shared import repo_ops
+from bot.sandbox.shared.plumbing import (
+    ApiError,
+    body_json,
+    body_object,
+    json_response,
+    no_content,
+    paginate,
+    validation_failed,
+)
+from bot.sandbox.shared.state import REACTIONS, Comment, Issue, Label, Milestone, Reaction, Repo, now_iso
+
+from .context import Ctx
 
 # issues -------------------------------------------------------------------------------------------------
 

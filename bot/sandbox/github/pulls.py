@@ -8,11 +8,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import fork_ops, gitmodel, pull_ops, pulls
-from .github_code_shapes import pull, pull_commit
-from .github_ctx import Ctx
-from .plumbing import ApiError, body_object, json_response, paginate, validation_failed
-from .state import Issue, Repo
+from bot.sandbox.shared import fork_ops, gitmodel, pull_ops, pulls
+from bot.sandbox.shared.plumbing import ApiError, body_object, json_response, paginate, validation_failed
+from bot.sandbox.shared.state import Issue, Repo
+
+from .code_shapes import pull, pull_commit
+from .context import Ctx
 
 # GitHub caps these lists (REST docs: "list commits on a pull request" 250, "list pull request files" 3000).
 MAX_PR_COMMITS = 250

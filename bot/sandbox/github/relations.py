@@ -12,10 +12,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from . import issue_ops as ops
-from .github_ctx import Ctx
-from .plumbing import body_object, json_response, paginate, validation_failed
-from .state import Issue, Repo
+from bot.sandbox.shared import issue_ops as ops
+from bot.sandbox.shared.plumbing import body_object, json_response, paginate, validation_failed
+from bot.sandbox.shared.state import Issue, Repo
+
+from .context import Ctx
 
 Handler = Callable[[Request], Awaitable[Response]]
 # An issue's relation lists: its sub-issues, and the issues it is blocked by.

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .github_git_shapes import GitShapes
-from .github_ids import node_id as node_id
-from .state import (
+from bot.sandbox.shared.state import (
     REACTIONS,
     App,
     Comment,
@@ -20,6 +18,9 @@ from .state import (
     SandboxState,
     User,
 )
+
+from .git_shapes import GitShapes
+from .ids import node_id as node_id
 
 # What every sandbox GitHub App may do and hears of.
 APP_PERMISSIONS = {

@@ -9,11 +9,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from .github_code_shapes import review_shape
-from .github_ctx import Ctx
-from .github_ids import node_id
-from .plumbing import ApiError, body_object, json_response, paginate
-from .state import Issue, IssueEvent, Repo, Review, ReviewState, now_iso
+from bot.sandbox.shared.plumbing import ApiError, body_object, json_response, paginate
+from bot.sandbox.shared.state import Issue, IssueEvent, Repo, Review, ReviewState, now_iso
+
+from .code_shapes import review_shape
+from .context import Ctx
+from .ids import node_id
 
 # POST /pulls/{n}/reviews `event` → the review's state (REST docs "Create a review for a pull request");
 # no event leaves the review PENDING until it is submitted.

@@ -1,7 +1,7 @@
 """Who is asking, of which repository, and what they may do: the start of every forge API's request handler.
 
-`Caller` holds what the GitHub and Gitea APIs share; each flavour's subclass (``github_ctx.Ctx``,
-``gitea_ctx.GCtx``) words its own errors and brings its own shapes.
+`Caller` holds what the GitHub and Gitea APIs share; each flavour's subclass (``github.context.Ctx``,
+``gitea.context.GCtx``) words its own errors and brings its own shapes.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class Caller(ABC):
         return self.emitter(self.login)
 
     def emitter(self, sender: str) -> Events:
-        """The webhooks of changes `sender` makes (the app's factory: ``gitea_webhooks.Emitter``)."""
+        """The webhooks of changes `sender` makes (the app's factory: ``gitea.webhooks.Emitter``)."""
         factory: EventsFactory = self.request.app.state.emitter
         return factory(self.request, sender)
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from starlette.requests import Request
 
-from . import gitmodel
+from bot.sandbox.shared import gitmodel
+
 from .events_port import Events, EventsFactory
 from .state import Annotation, CheckRun, CheckSuite, CommitStatus, Repo, now_iso
 

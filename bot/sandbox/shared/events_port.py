@@ -1,6 +1,6 @@
 """What a request's changes announce, as the forge-neutral operations see it: the ``Events`` protocol.
 
-``gitea_webhooks.Emitter`` implements it (webhooks in each repository's flavour); the app hands the
+``gitea.webhooks.Emitter`` implements it (webhooks in each repository's flavour); the app hands the
 runtime a factory for it (``Sandbox.emitter``), so the operations and the request contexts depend on this
 protocol only, not on the emitter and the GitHub context it uses — no import ring.
 """
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class Events(Protocol):
-    """The webhooks of one request's changes (see ``gitea_webhooks.Emitter`` for each one's forms)."""
+    """The webhooks of one request's changes (see ``gitea.webhooks.Emitter`` for each one's forms)."""
 
     sandbox: Sandbox
 

@@ -1,6 +1,6 @@
 """Pinned issues, once for both APIs: which are pinned and in what order, pinning and unpinning, and the
-webhooks it causes. Each API words its own limits and refusals around these (``gitea_pins``,
-``github_graphql``).
+webhooks it causes. Each API words its own limits and refusals around these (``gitea.pins``,
+``github.graphql``).
 
 Facts both forges share, with their sources:
 

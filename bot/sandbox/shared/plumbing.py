@@ -18,7 +18,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .github_shapes import API_VERSIONS
+from bot.sandbox.github.shapes import API_VERSIONS
+
 from .runtime import Principal, Sandbox, rate_limit_answer
 
 DOCS = "https://docs.github.com/rest"

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import ci_ops, closing_refs, fork_ops, gitmodel, issue_ops
+from bot.sandbox.shared import ci_ops, closing_refs, fork_ops, gitmodel, issue_ops
+
 from .caller import Caller
 from .plumbing import ApiError
 from .pulls import branch_head, open_pulls

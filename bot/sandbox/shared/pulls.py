@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from . import gitmodel
+from bot.sandbox.shared import gitmodel
+
 from .state import GitCommit, Issue, Repo
 
 # Gitea/Forgejo: `[repository.pull-request] WORK_IN_PROGRESS_PREFIXES` defaults to "WIP:,[WIP]"

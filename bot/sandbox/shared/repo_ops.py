@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import gitmodel
+from bot.sandbox.shared import gitmodel
+
 from .caller import Caller
 from .plumbing import ApiError
 from .state import Flavor, Hook, Label, Milestone, Repo, Signature, now_iso

@@ -251,7 +251,7 @@ class Annotation(BaseModel):
 
 class PushRecord(BaseModel):
     """One move of a branch, with who made it: what GitHub's repository activity and Gitea's activity
-    feed answer (``github_branches.list_activity``, ``gitea_branches.list_feeds``)."""
+    feed answer (``github.branches.list_activity``, ``gitea.branches.list_feeds``)."""
 
     id: int
     ref: str

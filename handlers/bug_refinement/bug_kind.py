@@ -1,5 +1,5 @@
 """What counts as a bug report: the one rule both refinement engines (and the router) use to tell a bug
-from a backlog item. Pure; it imports neither engine."""
+from a backlog item. Pure; the backlog reads it through ``handlers.bug_refinement.api``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from handlers.backlog.text import fold, words
+from handlers.backlog.api import fold, words
 from handlers.bug_refinement.document import BUG_SECTION_NAMES, STORY_SECTION_NAMES
 from handlers.bug_refinement.formats import is_common_bug_report
 

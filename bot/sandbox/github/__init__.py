@@ -1,0 +1,1 @@
+"""GitHub's REST and GraphQL APIs over the sandbox state, with GitHub's shapes, wording and webhooks."""

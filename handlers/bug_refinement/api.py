@@ -1,0 +1,26 @@
+"""What other capabilities ask of bug refinement (RA9), in one place: whether an issue is refined and its
+recorded verdict (``/bugfix``, the root-cause board), the RA9 document as its author wrote it (the
+regression-test slot of section 7, the onboarding's preview of a verdict), and the sections' names in each
+language (the onboarding's issue templates)."""
+
+from __future__ import annotations
+
+from handlers.bug_refinement import sections as sections
+from handlers.bug_refinement.bot import refine_command as refine_command
+from handlers.bug_refinement.bug_kind import RA9_SECTIONS as RA9_SECTIONS
+from handlers.bug_refinement.bug_kind import is_bug_report as is_bug_report
+from handlers.bug_refinement.document import BUG_SECTION_NAMES as BUG_SECTION_NAMES
+from handlers.bug_refinement.document import RECIPE_SUBSECTION_NAMES as RECIPE_SUBSECTION_NAMES
+from handlers.bug_refinement.document import STORY_SECTION_NAMES as STORY_SECTION_NAMES
+from handlers.bug_refinement.document import find_sections as find_sections
+from handlers.bug_refinement.document import find_subsections as find_subsections
+from handlers.bug_refinement.document import parse_document as parse_document
+from handlers.bug_refinement.document import strip_html_comments as strip_html_comments
+from handlers.bug_refinement.effects import is_issue_refined as is_issue_refined
+from handlers.bug_refinement.effects import trusted_verdict as trusted_verdict
+from handlers.bug_refinement.formats import is_common_bug_report as is_common_bug_report
+from handlers.bug_refinement.rules import BugVerdict as BugVerdict
+from handlers.bug_refinement.rules import RecordedVerdict as RecordedVerdict
+from handlers.bug_refinement.rules import document_language as document_language
+from handlers.bug_refinement.rules import refine_bug as refine_bug
+from handlers.bug_refinement.sections import Language as Language

@@ -1,0 +1,10 @@
+"""What other capabilities ask of regression-first bugfixes: whether the forge requires the
+`steward/regression-first` status where it matters, and how to say so (``/steward config`` and the
+onboarding pull request)."""
+
+from __future__ import annotations
+
+from handlers.bugfix.required import Requirement as Requirement
+from handlers.bugfix.required import read_requirement as read_requirement
+from handlers.bugfix.required import requirement_lines as requirement_lines
+from handlers.bugfix.required import seen_contexts as seen_contexts
