@@ -31,6 +31,7 @@ from tests.e2e.conftest import make_settings
 from tests.e2e.stack import SECRET, ForgeUser, settle, wait_for
 from tests.faults.conftest import log_of, steward_process
 from tests.faults.scenario import Expected, check_forge_state
+from tests.workers import close_when_idle
 
 USERS = {"maintainer": "kill-maintainer", "steward-bot": "kill-bot"}
 BACKSTOP = 2
@@ -126,7 +127,7 @@ def test_a_jobs_in_progress_mark_lasts_its_own_timeout_not_the_reconciles(redis_
         assert worker.in_progress_timeout_s == 7 + 40
         assert worker.job_timeout_s == 7 + 30, "arq's limit is the backstop behind Steward's own"
     finally:
-        asyncio.run(worker.close())
+        asyncio.run(close_when_idle(worker))
     shorter = make_settings(
         "http://127.0.0.1:9", redis_url, job_timeout_seconds=7, job_timeout_backstop_seconds=2
     )
@@ -134,7 +135,7 @@ def test_a_jobs_in_progress_mark_lasts_its_own_timeout_not_the_reconciles(redis_
     try:
         assert worker.in_progress_timeout_s == 7 + 2 + 10 and worker.job_timeout_s == 7 + 2
     finally:
-        asyncio.run(worker.close())
+        asyncio.run(close_when_idle(worker))
 
 
 async def test_a_reconcile_job_does_not_start_beside_a_running_one(redis_url: str) -> None:

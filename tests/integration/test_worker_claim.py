@@ -22,6 +22,7 @@ from bot.worker import claims
 from bot.worker.claims import ResilientWorker
 from bot.worker.redis_watch import RedisWatch
 from tests.integration.redis_watch import RoundTrips
+from tests.workers import close_when_idle
 
 QUEUE = "steward:test:claim"
 
@@ -68,7 +69,7 @@ async def _worker(
     try:
         yield worker
     finally:
-        await worker.close()
+        await close_when_idle(worker)
 
 
 async def test_a_job_costs_the_worker_two_round_trips_the_poll_with_its_claim_and_start_and_the_end(
