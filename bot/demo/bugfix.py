@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
+from bot.demo.stage import add_collaborator
 from bot.demo.texts import APPROVED_BUG
 
 if TYPE_CHECKING:
@@ -97,8 +98,9 @@ def bugfix_scene(stage: Stage) -> None:
     _say(f"  @maintainer pushed the fix `{fix[:10]}`; CI then passed on it.")
     _play_ci(stage, fix, "success")
     stage.settle()
-    collaborator = {"permission": "write" if stage.flavor == "gitea" else "push"}
-    stage.maintainer("PUT", f"/repos/{stage.repo}/collaborators/outsider", collaborator)
+    add_collaborator(
+        stage.maintainer, stage.repo, stage.outsider, "write" if stage.flavor == "gitea" else "push"
+    )
     stage.comment(stage.maintainer, int(pr["number"]), "/steward review clean")
     _say(
         "  @maintainer, who ran `/steward bugfix` and wrote the fix, wrote `/steward review clean`: refused, "

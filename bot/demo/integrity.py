@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot.demo.stage import Stage, say
+from bot.demo.stage import Stage, add_collaborator, say
 from bot.records import sticky
 
 _say = say
@@ -25,8 +25,9 @@ def integrity_scene(stage: Stage) -> None:
     key = int(made["id"] if stage.flavor == "gitea" else made["number"])
     data = {"title": "Import orders", "body": "", "milestone": key}
     stage.maintainer("POST", f"/repos/{stage.repo}/issues", data)
-    access = "write" if stage.flavor == "gitea" else "push"
-    stage.maintainer("PUT", f"/repos/{stage.repo}/collaborators/outsider", {"permission": access})
+    add_collaborator(
+        stage.maintainer, stage.repo, stage.outsider, "write" if stage.flavor == "gitea" else "push"
+    )
     stage.settle()
     board = _dashboard(stage, "v2.0")
     record = sticky.unverified_data(board["body"]) or {}

@@ -48,13 +48,15 @@ def invitation_scene(stage: Stage) -> None:
     quote(pull["body"], 10)
     files = stage.maintainer("GET", f"/repos/{stage.repo}/pulls/{pull['number']}/files")
     say("    files: " + ", ".join(f"`{f['filename']}`" for f in files))
-    before = {label["name"] for label in stage.maintainer("GET", f"/repos/{stage.repo}/labels")}
+    # One page holds them all (GitHub's new repository has nine labels already; Gitea pages by `limit`).
+    every = f"/repos/{stage.repo}/labels?per_page=100&limit=50"
+    before = {label["name"] for label in stage.maintainer("GET", every)}
     merge = {"Do": "merge"} if stage.flavor == "gitea" else {}
     method = "POST" if stage.flavor == "gitea" else "PUT"
     stage.maintainer(method, f"/repos/{stage.repo}/pulls/{pull['number']}/merge", merge)
     say(f"\n  @maintainer merged it: `{CONFIG_PATHS[stage.flavor]}` is on the default branch.")
     stage.settle()
-    after = {label["name"] for label in stage.maintainer("GET", f"/repos/{stage.repo}/labels")}
+    after = {label["name"] for label in stage.maintainer("GET", every)}
     made = sorted(after - before)
     say(f"    Steward created {len(made)} labels at the merge: {', '.join(made) if made else '(none new)'}")
 

@@ -23,7 +23,17 @@ from bot.demo.bugfix import bugfix_scene
 from bot.demo.debug import debug_scene
 from bot.demo.integrity import integrity_scene
 from bot.demo.scratch_redis import NoDatabase, base_of, claim
-from bot.demo.stage import CONFIG_PATHS, DEMO_CONFIG, USERS, Person, Stage, redis_ok, say, settle
+from bot.demo.stage import (
+    CONFIG_PATHS,
+    DEMO_CONFIG,
+    USERS,
+    Person,
+    Stage,
+    add_collaborator,
+    redis_ok,
+    say,
+    settle,
+)
 from bot.demo.threads import ThreadedServer, ThreadedWorker, run_periodic_now
 from bot.telemetry import logs
 
@@ -110,7 +120,7 @@ def _install(sandbox_url: str, receiver_url: str, secret: str, flavor: str) -> t
     config = {"url": hook_url, "content_type": "json", "secret": secret}
     if flavor == "gitea":
         # Gitea shows other people's permissions only to repository admins (see the README).
-        maintainer("PUT", f"/repos/{repo}/collaborators/steward-bot", {"permission": "admin"})
+        add_collaborator(maintainer, repo, Person(sandbox_url, "steward-bot", flavor), "admin")
         events = ["issues", "issue_comment", "pull_request", "push"]
         maintainer(
             "POST",
@@ -118,7 +128,8 @@ def _install(sandbox_url: str, receiver_url: str, secret: str, flavor: str) -> t
             {"type": "gitea", "config": config, "events": events, "active": True},
         )
     else:
-        maintainer("PUT", f"/repos/{repo}/collaborators/steward-bot", {"permission": "push"})
+        # GitHub invites the bot's account; it accepts, as a person would.
+        add_collaborator(maintainer, repo, Person(sandbox_url, "steward-bot", flavor), "push")
         maintainer("POST", f"/repos/{repo}/hooks", {"config": config, "events": ["*"]})
     return maintainer, outsider, repo
 

@@ -51,6 +51,14 @@ class Person:
         return response.json() if response.content else None
 
 
+def add_collaborator(maintainer: Person, repo: str, person: Person, permission: str) -> None:
+    """Make `person` a collaborator of `repo`: Gitea adds them at once; GitHub invites them (201 with the
+    invitation), and they accept it."""
+    made = maintainer("PUT", f"/repos/{repo}/collaborators/{person.login}", {"permission": permission})
+    if isinstance(made, dict) and made.get("id") is not None:
+        person("PATCH", f"/user/repository_invitations/{made['id']}")
+
+
 def redis_ok(url: str) -> bool:
     client = redis.Redis.from_url(url, socket_connect_timeout=1)
     try:

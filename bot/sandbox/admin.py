@@ -9,9 +9,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from bot.sandbox.github.apps import emit_installation
+from bot.sandbox.github.context import Ctx
+from bot.sandbox.github.repos import transfer
 from bot.sandbox.shared.plumbing import ApiError, body_object
+from bot.sandbox.shared.repo_ops import add_at_once
 from bot.sandbox.shared.runtime import RATE_LIMIT_KINDS, Fault, Sandbox
-from bot.sandbox.shared.state import App, Hook, Installation, Protection, Repo
+from bot.sandbox.shared.state import ROLE_ORDER, App, Hook, Installation, Protection, Repo
 
 from .shared import ci_ops, gitmodel
 
@@ -261,6 +264,53 @@ async def protect_branch(request: Request) -> Response:
     return _json({name: rule.model_dump() for name, rule in repo.protections.items()})
 
 
+async def add_org(request: Request) -> Response:
+    """An organisation (what GitHub and Gitea make through their web pages): {login, members: {login:
+    "admin" | "member"}}; again with the same login, its members are replaced. Its repositories are made with
+    `POST /orgs/{org}/repos` (GitHub) or `POST /api/v1/orgs/{org}/repos` (Gitea)."""
+    sandbox = _sandbox(request)
+    body = await body_object(request)
+    login, members = body.get("login"), body.get("members") or {}
+    if not isinstance(login, str) or not login or not isinstance(members, dict):
+        raise ApiError(422, "login (a name) and members ({login: admin|member}) are required")
+    if any(role not in ("admin", "member") for role in members.values()):
+        raise ApiError(422, "a member's role is admin or member")
+    org = sandbox.forge.ensure_user(login, kind="Organization")
+    if org.type != "Organization":
+        raise ApiError(422, f"{login} is a user")
+    org.members = {sandbox.forge.ensure_user(str(m)).login: r for m, r in members.items()}
+    sandbox.save()
+    return _json(org.model_dump(mode="json"), 201)
+
+
+async def add_collaborator(request: Request) -> Response:
+    """Make a user a collaborator at once, without the invitation GitHub's API sends ({permission}: pull,
+    triage, push, maintain, admin, or read/write): the shortcut that keeps tests short. Both flavours."""
+    repo = _admin_repo(request)
+    sandbox = _sandbox(request)
+    body = await body_object(request)
+    wanted = str(body.get("permission") or "push")
+    role = {"read": "pull", "write": "push"}.get(wanted, wanted)
+    if role not in ROLE_ORDER:
+        raise ApiError(422, f"permission is one of {', '.join(ROLE_ORDER)} (or read, write)")
+    user = sandbox.forge.ensure_user(str(request.path_params["login"]))
+    add_at_once(repo, user.login, role)
+    sandbox.save()
+    return _json({"repo": repo.full_name, "login": user.login, "role": role})
+
+
+async def accept_transfer(request: Request) -> Response:
+    """Accept a GitHub transfer to another user (what the new owner does from GitHub's e-mail): the repository
+    moves and `repository.transferred` is sent."""
+    repo = _admin_repo(request)
+    if repo.transfer_to is None:
+        raise ApiError(404, "no transfer is waiting for this repository")
+    owner, _, name = repo.transfer_to.partition("/")
+    transfer(Ctx(request, sender=owner), repo, owner, name)
+    _sandbox(request).save()
+    return _json({"full_name": repo.full_name, "id": repo.id})
+
+
 async def play_ci(request: Request) -> Response:
     """Play CI on a commit: {repo, sha (or a ref), kind: status|check_run, context, state (a status) or
     conclusion (a check run; "in_progress" leaves it running), delay_seconds, description, target_url, and for
@@ -326,7 +376,8 @@ async def auto_ci(request: Request) -> Response:
 async def limits(request: Request) -> Response:
     """GitHub's secondary rate limits, off by default: {"secondary": [[80, 60], [500, 3600]]} (count, seconds)
     turns them on; {"secondary": []} off. {"gitea_max_pinned": n}: Gitea's `[repository.issue] MAX_PINNED`
-    (default 3; 0 switches pinning off). A key left out keeps its value."""
+    (default 3; 0 switches pinning off). {"search_lag_seconds": s}: how long an issue must stay unchanged
+    before search finds it as it is (``search_ops``; default 2). A key left out keeps its value."""
     sandbox = _sandbox(request)
     if request.method == "PUT":
         body = await body_object(request)
@@ -340,7 +391,18 @@ async def limits(request: Request) -> Response:
             if not isinstance(pins, int) or isinstance(pins, bool) or pins < 0:
                 raise ApiError(422, "gitea_max_pinned is a whole number, 0 or more")
             sandbox.gitea_max_pinned = pins
-    return _json({"secondary": sandbox.secondary_limits, "gitea_max_pinned": sandbox.gitea_max_pinned})
+        if "search_lag_seconds" in body:
+            lag = body["search_lag_seconds"]
+            if not isinstance(lag, int | float) or isinstance(lag, bool) or lag < 0:
+                raise ApiError(422, "search_lag_seconds is a number of seconds, 0 or more")
+            sandbox.search_lag = float(lag)
+    return _json(
+        {
+            "secondary": sandbox.secondary_limits,
+            "gitea_max_pinned": sandbox.gitea_max_pinned,
+            "search_lag_seconds": sandbox.search_lag,
+        }
+    )
 
 
 def routes() -> list[BaseRoute]:
@@ -367,6 +429,9 @@ def routes() -> list[BaseRoute]:
         Route(
             s + "/repos/{owner}/{repo}/protections/{branch:path}", protect_branch, methods=["PUT", "DELETE"]
         ),
+        Route(s + "/orgs", add_org, methods=["POST"]),
+        Route(s + "/repos/{owner}/{repo}/collaborators/{login}", add_collaborator, methods=["PUT"]),
+        Route(s + "/repos/{owner}/{repo}/transfer", accept_transfer, methods=["POST"]),
         Route(s + "/ci", play_ci, methods=["POST"]),
         Route(s + "/ci/auto", auto_ci, methods=["GET", "PUT"]),
         Route(s + "/limits", limits, methods=["GET", "PUT"]),

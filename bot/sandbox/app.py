@@ -12,6 +12,7 @@ from starlette.middleware import Middleware
 
 from bot.sandbox import admin
 from bot.sandbox.gitea.webhooks import Emitter
+from bot.sandbox.shared.addressing import Addressing
 from bot.sandbox.shared.plumbing import ApiError, ApiMiddleware, api_error_handler, http_error_handler
 from bot.sandbox.shared.runtime import Sandbox
 from bot.sandbox.shared.state import SandboxState
@@ -44,7 +45,8 @@ def create_app(
 
     app = Starlette(
         routes=[*admin.routes(), *gitea.routes(), *github.routes()],
-        middleware=[Middleware(ApiMiddleware, sandbox=sandbox)],
+        # ApiMiddleware (auth, faults, the request log) first; then how the path names its repository.
+        middleware=[Middleware(ApiMiddleware, sandbox=sandbox), Middleware(Addressing, sandbox=sandbox)],
         exception_handlers={ApiError: api_error_handler, HTTPException: http_error_handler},
         lifespan=lifespan,
     )

@@ -23,6 +23,7 @@ from bot.forge.github_transport import SharedSession
 from bot.forge.retry import RetryPolicy
 from bot.forge.write_budget import WriteBudget
 from bot.sandbox.server import SandboxServer
+from bot.sandbox.shared.label_sets import GITHUB_DEFAULTS
 from tests.e2e.stack import PLAIN
 
 USERS = {"owner": "tok-owner", "steward-bot": "tok-bot", "reader": "tok-reader", "outsider": "tok-outsider"}
@@ -55,8 +56,12 @@ class Site:
         return ref
 
     def add_collaborator(self, repo: RepoRef, login: str, role: str) -> None:
-        level = GITEA_ACCESS[role] if self.kind == "gitea" else role
-        self.call("PUT", f"/repos/{repo}/collaborators/{login}", {"permission": level})
+        if self.kind == "gitea":
+            self.call("PUT", f"/repos/{repo}/collaborators/{login}", {"permission": GITEA_ACCESS[role]})
+            return
+        # GitHub's API invites a collaborator, who must accept; the sandbox's admin API adds one at once.
+        added = self.admin.put(f"/_sandbox/repos/{repo}/collaborators/{login}", json={"permission": role})
+        assert added.status_code == 200, added.text
 
     def open_issue(self, repo: RepoRef, title: str, body: str = "") -> int:
         return int(self.call("POST", f"/repos/{repo}/issues", {"title": title, "body": body})["number"])
@@ -67,8 +72,15 @@ class Site:
     def comment(self, repo: RepoRef, number: int, body: str) -> int:
         return int(self.call("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})["id"])
 
+    @property
+    def default_labels(self) -> list[str]:
+        """The labels a new repository has: GitHub's nine (FORGE-FACTS "Default labels"), none on Gitea."""
+        return [name for name, _, _ in GITHUB_DEFAULTS] if self.kind == "github" else []
+
     def create_label(self, repo: RepoRef, name: str, color: str = "ededed") -> None:
-        self.call("POST", f"/repos/{repo}/labels", {"name": name, "color": color})
+        """A label named `name` exists afterwards (one of GitHub's default labels is there already)."""
+        if name not in self.default_labels:
+            self.call("POST", f"/repos/{repo}/labels", {"name": name, "color": color})
 
     def labels_of(self, repo: RepoRef, number: int) -> list[str]:
         return sorted(label["name"] for label in self.call("GET", f"/repos/{repo}/issues/{number}")["labels"])

@@ -108,8 +108,17 @@ class ForgeUser:
         return repo
 
     def add_collaborator(self, repo: str, login: str, permission: str) -> None:
-        level = GITEA_ACCESS[permission] if self.flavor == "gitea" else permission
-        self.call("PUT", f"/repos/{repo}/collaborators/{login}", {"permission": level})
+        if self.flavor == "gitea":
+            self.call("PUT", f"/repos/{repo}/collaborators/{login}", {"permission": GITEA_ACCESS[permission]})
+            return
+        # GitHub's API invites a collaborator, who must accept; the sandbox's admin API adds one at once.
+        added = httpx2.put(
+            f"{self.base_url}/_sandbox/repos/{repo}/collaborators/{login}",
+            json={"permission": permission},
+            timeout=10,
+            **PLAIN,
+        )
+        assert added.status_code == 200, added.text
 
     def add_hook(self, repo: str, url: str, secret: str = SECRET) -> int:
         config = {"url": url, "content_type": "json", "secret": secret}

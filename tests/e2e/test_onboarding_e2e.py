@@ -195,7 +195,10 @@ def test_a_repository_with_a_configuration_file_gets_no_pull_request(steward: St
     assert pulls(m, repo) == []
     assert f"already has Steward's configuration (`{where}/steward.yml`)" in replies(steward, repo, here)[-1]
     # --labels creates the labels of what the file switches on, and leaves existing ones alone.
-    m.call("POST", f"/repos/{repo}/labels", {"name": "bug", "color": "123456"})
+    if steward.forge == "github":  # `bug` is one of the labels GitHub gives a new repository
+        m.call("PATCH", f"/repos/{repo}/labels/bug", {"color": "123456"})
+    else:
+        m.call("POST", f"/repos/{repo}/labels", {"name": "bug", "color": "123456"})
     m.comment(repo, here, "/steward init --labels")
     steward.settle()
     labels = {label["name"]: label for label in m.call("GET", f"/repos/{repo}/labels")}

@@ -28,6 +28,15 @@ from tests.e2e.stack import PLAIN
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "github"
 
+
+def recorded(scenario: str) -> list[dict[str, Any]]:
+    """The requests and answers octokit/fixtures recorded against the real api.github.com for `scenario`
+    (tests/fixtures/github/octokit-fixtures/, see PROVENANCE.md): each `method`, `path`, `status`, `body`,
+    `response`, `headers`."""
+    found: list[dict[str, Any]] = json.loads((FIXTURES / "octokit-fixtures" / f"{scenario}.json").read_text())
+    return found
+
+
 # --- webhook receiver ----------------------------------------------------------------------------------
 
 
@@ -244,6 +253,18 @@ def client(server: SandboxServer, token: str | None) -> httpx2.Client:
     if token is not None:
         headers["Authorization"] = f"token {token}"
     return httpx2.Client(base_url=server.url, headers=headers, timeout=10, **PLAIN)
+
+
+def collaborate(via: httpx2.Client, repo: str, login: str, permission: str) -> None:
+    """Make `login` a collaborator of `repo` (`/repos/o/r` or `o/r`) at once, through the admin API of the
+    sandbox `via` talks to: GitHub's own `PUT /collaborators/{u}` invites them and they must accept
+    (``bot.sandbox.github.collaborators``)."""
+    name = repo.removeprefix("/repos/")
+    origin = f"{via.base_url.scheme}://{via.base_url.netloc.decode()}"
+    answer = httpx2.put(
+        f"{origin}/_sandbox/repos/{name}/collaborators/{login}", json={"permission": permission}, timeout=10
+    )
+    assert answer.status_code == 200, answer.text
 
 
 def idle(server: SandboxServer, timeout: float = 10.0) -> None:

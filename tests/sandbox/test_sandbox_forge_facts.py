@@ -19,7 +19,7 @@ import pytest
 from bot.events.gitea import normalise_gitea
 from bot.sandbox.server import SandboxServer
 
-from .helpers import CaptureServer, client, idle, schema_errors
+from .helpers import CaptureServer, client, collaborate, idle, schema_errors
 
 SECRET = "facts-secret"
 
@@ -88,7 +88,7 @@ def test_github_permission_needs_push_access_and_answers_role_name(
     has `permission` (admin/write/read/none: maintain and triage fold into write and read) and `role_name`
     (the five levels)."""
     for login, role in (("bob", "pull"), ("carol", "triage"), ("dave", "maintain")):
-        alice.put(f"{repo}/collaborators/{login}", json={"permission": role})
+        collaborate(alice, repo, login, role)
     with client(sandbox, "bob-token") as bob:
         assert bob.get(repo + "/collaborators/carol/permission").status_code == 403
     triage = alice.get(repo + "/collaborators/carol/permission").json()
@@ -290,7 +290,7 @@ def test_the_bots_own_writes_come_back_as_webhooks(
     capture: CaptureServer,
 ) -> None:
     """FORGE-FACTS "Webhooks": the bot's own writes come back as webhooks (sender = the bot), on both."""
-    alice.put(f"{repo}/collaborators/bob", json={"permission": "push"})
+    collaborate(alice, repo, "bob", "push")
     g.put(f"{grepo}/collaborators/bob", json={"permission": "write"})
     _github_hook(alice, repo, capture, ["issue_comment"])
     _gitea_hook(g, grepo, capture.hook_url, ["issue_comment"])

@@ -56,7 +56,8 @@ class GiteaApiCheck:
             op = item.get(method.lower())
             if not isinstance(op, dict):
                 continue
-            pattern = re.sub(r"\{filepath\}", r"(?P<filepath>.+)", template)
+            # file paths and git refs (`heads/main`) hold slashes, as they do on Gitea
+            pattern = re.sub(r"\{(filepath|ref)\}", r"(?P<\1>.+)", template)
             pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", pattern)
             found = re.match("^" + pattern + "$", relative)
             # a literal segment beats a parameter: prefer the template with the fewest parameters
@@ -267,6 +268,15 @@ def test_every_operation_the_sandbox_serves_matches_giteas_description(
     from .test_sandbox_records import gitea_records_routes
 
     gitea_records_routes(gitea_api, sandbox, g)
+    from .test_sandbox_collaboration import gitea_collaboration_routes
+    from .test_sandbox_locks import gitea_lock_routes
+    from .test_sandbox_repositories import gitea_repository_routes
+    from .test_sandbox_search import gitea_search_routes
+
+    gitea_repository_routes(gitea_api, sandbox, g)
+    gitea_lock_routes(gitea_api, g)
+    gitea_collaboration_routes(gitea_api, g)
+    gitea_search_routes(gitea_api, g)
     g.post("/user/repos", json={"name": "gedits"}).raise_for_status()
     gitea_edit_pull(gitea_api, g, "/repos/alice/gedits")
     gitea_single_file(gitea_api, g, "/repos/alice/gedits")

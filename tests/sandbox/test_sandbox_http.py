@@ -73,11 +73,14 @@ def test_a_matching_etag_gets_an_empty_304_that_the_request_log_records(
 def test_lists_paginate_with_github_link_headers(
     sandbox: SandboxServer, alice: httpx2.Client, repo: str
 ) -> None:
+    """Links name the repository by id, as GitHub's do (octokit/fixtures `paginate-issues`)."""
+    for default in alice.get(repo + "/labels", params={"per_page": 100}).json():
+        alice.delete(f"{repo}/labels/{default['name']}")
     for i in range(7):
         alice.post(repo + "/labels", json={"name": f"label-{i}"})
     first = alice.get(repo + "/labels", params={"per_page": 3})
     assert [lb["name"] for lb in first.json()] == ["label-0", "label-1", "label-2"]
-    base = f"{sandbox.url}/repos/alice/demo/labels"
+    base = f"{sandbox.url}/repositories/{alice.get(repo).json()['id']}/labels"
     assert first.headers["Link"] == (
         f'<{base}?per_page=3&page=2>; rel="next", <{base}?per_page=3&page=3>; rel="last"'
     )

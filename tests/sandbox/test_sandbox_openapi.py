@@ -14,9 +14,13 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from bot.sandbox.server import SandboxServer
 
 from .helpers import FIXTURES, OpenApiCheck, client, idle, served_operations
+from .test_sandbox_collaboration import github_collaboration_routes
 from .test_sandbox_edits import github_edit_pull
 from .test_sandbox_forks import github_fork_pull
+from .test_sandbox_locks import github_lock_routes
 from .test_sandbox_records import github_records_routes
+from .test_sandbox_repositories import github_repository_routes
+from .test_sandbox_search import github_search_routes
 
 
 def _app_jwt(sandbox: SandboxServer, webhook_url: str | None = None) -> str:
@@ -35,8 +39,14 @@ def test_every_route_the_sandbox_serves_is_in_the_descriptions(sandbox: SandboxS
     github = json.loads((FIXTURES / "openapi-2026-subset.json").read_text())
     gitea = json.loads((FIXTURES.parent / "gitea" / "openapi3.v1.json").read_text())
     # GraphQL is not a REST route: GitHub's REST description has no /graphql (tests/sandbox/
-    # test_sandbox_pin_facts.py pins what the sandbox's GraphQL endpoint answers).
-    assert served_operations(sandbox.app, "github", github)[1] == {"POST /graphql"}
+    # test_sandbox_pin_facts.py pins what the sandbox's GraphQL endpoint answers). `GET /git/refs` is GitHub's
+    # older "List references", which its description no longer lists but GitHub answers (octokit/fixtures
+    # `git-refs`; tests/sandbox/test_sandbox_repositories.py).
+    assert served_operations(sandbox.app, "github", github)[1] == {
+        "POST /graphql",
+        "GET /repos/{owner}/{repo}/git/refs",
+        "GET /repos/{owner}/{repo}/git/refs/",
+    }
     assert served_operations(sandbox.app, "gitea", gitea)[1] == set()
 
 
@@ -229,6 +239,10 @@ def test_every_operation_the_sandbox_serves_matches_the_openapi_description(
     _pulls_and_ci(openapi, sandbox, alice, repo)
     _app(openapi, sandbox, alice, repo)
     github_records_routes(openapi, sandbox, alice)
+    github_repository_routes(openapi, sandbox, alice)
+    github_lock_routes(openapi, alice)
+    github_collaboration_routes(openapi, sandbox, alice)
+    github_search_routes(openapi, alice)
     alice.post("/user/repos", json={"name": "edits"}).raise_for_status()
     github_edit_pull(openapi, alice, "/repos/alice/edits")
     alice.post("/user/repos", json={"name": "forked"}).raise_for_status()

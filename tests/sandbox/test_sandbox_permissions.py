@@ -7,7 +7,7 @@ import pytest
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import client
+from .helpers import client, collaborate
 
 
 @pytest.mark.parametrize(
@@ -21,9 +21,13 @@ from .helpers import client
     ],
 )
 def test_collaborator_permission_levels(
-    alice: httpx2.Client, repo: str, granted: str, permission: str, role_name: str
+    sandbox: SandboxServer, alice: httpx2.Client, repo: str, granted: str, permission: str, role_name: str
 ) -> None:
-    assert alice.put(repo + "/collaborators/bob", json={"permission": granted}).status_code == 204
+    """Each role, once bob accepted the invitation the PUT sent (FORGE-FACTS "Collaborators")."""
+    invited = alice.put(repo + "/collaborators/bob", json={"permission": granted})
+    assert invited.status_code == 201
+    with client(sandbox, "bob-token") as bob:
+        assert bob.patch(f"/user/repository_invitations/{invited.json()['id']}").status_code == 204
     answer = alice.get(repo + "/collaborators/bob/permission").json()
     assert (answer["permission"], answer["role_name"], answer["user"]["login"]) == (
         permission,
@@ -42,7 +46,7 @@ def test_owner_is_admin_strangers_read_public_and_nothing_private(alice: httpx2.
 
 
 def test_what_each_level_may_do(sandbox: SandboxServer, alice: httpx2.Client, repo: str) -> None:
-    alice.put(repo + "/collaborators/bob", json={"permission": "triage"})
+    collaborate(alice, repo, "bob", "triage")
     issue = alice.post(repo + "/issues", json={"title": "by alice"}).json()["number"]
     with client(sandbox, "bob-token") as bob, client(sandbox, "carol-token") as carol:
         # anyone who can read a public repo may open issues and comment
@@ -70,6 +74,6 @@ def test_a_private_repository_is_invisible_to_outsiders(sandbox: SandboxServer, 
     with client(sandbox, "carol-token") as carol:
         assert carol.get("/repos/alice/secret").status_code == 404
         assert carol.post("/repos/alice/secret/issues", json={"title": "x"}).status_code == 404
-    alice.put("/repos/alice/secret/collaborators/carol", json={"permission": "pull"})
+    collaborate(alice, "/repos/alice/secret", "carol", "pull")
     with client(sandbox, "carol-token") as carol:
         assert carol.get("/repos/alice/secret").json()["permissions"]["pull"] is True

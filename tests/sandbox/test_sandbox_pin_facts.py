@@ -13,7 +13,7 @@ from bot.events.event import Unhandled
 from bot.events.github import normalise_github
 from bot.sandbox.server import SandboxServer
 
-from .helpers import CaptureServer, client, idle, schema_errors
+from .helpers import CaptureServer, client, collaborate, idle, schema_errors
 
 PIN = "mutation($id: ID!) { pinIssue(input: {issueId: $id}) { issue { id number isPinned } } }"
 UNPIN = "mutation($id: ID!) { unpinIssue(input: {issueId: $id}) { id issue { isPinned } } }"
@@ -112,8 +112,8 @@ def test_github_pinning_needs_write_access(sandbox: SandboxServer, alice: httpx2
     """GitHub: "People with write access to a repository can pin issue in the repository"; anyone else is
     refused FORBIDDEN "LOGIN does not have the correct permissions to execute `PinIssue`"."""
     [issue] = _issues(alice, repo, 1)
-    alice.put(repo + "/collaborators/bob", json={"permission": "triage"})
-    alice.put(repo + "/collaborators/carol", json={"permission": "push"})
+    collaborate(alice, repo, "bob", "triage")
+    collaborate(alice, repo, "carol", "push")
     with client(sandbox, "bob-token") as bob:
         refused = _gql(bob, PIN, id=issue["node_id"])
         assert refused["data"] == {"pinIssue": None}

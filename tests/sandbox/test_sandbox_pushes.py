@@ -13,7 +13,7 @@ import pytest
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import OpenApiCheck, client
+from .helpers import OpenApiCheck, client, collaborate
 from .test_sandbox_gitea import GiteaApiCheck, gitea_client
 
 
@@ -38,7 +38,7 @@ def github_push_history(check: OpenApiCheck, sandbox: SandboxServer, alice: http
     `repos/list-activities`): `activity` objects, newest first, `ref` filter in either spelling."""
     alice.post("/user/repos", json={"name": "pushes"}).raise_for_status()
     repo = "/repos/alice/pushes"
-    alice.put(repo + "/collaborators/bob", json={"permission": "push"}).raise_for_status()
+    collaborate(alice, repo, "bob", "push")
     head = alice.get(repo + "/git/ref/heads/main").json()["object"]["sha"]
     alice.post(repo + "/git/refs", json={"ref": "refs/heads/fix", "sha": head}).raise_for_status()
     with client(sandbox, "bob-token") as bob:

@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import CaptureServer, OpenApiCheck, client, idle, schema_errors
+from .helpers import CaptureServer, OpenApiCheck, client, collaborate, idle, schema_errors
 from .test_sandbox_gitea import SECRET, GiteaApiCheck, gitea_client
 from .test_sandbox_pushes import gitea_push_history, github_push_history
 
@@ -94,7 +94,7 @@ def gitea_records_routes(check: GiteaApiCheck, sandbox: SandboxServer, g: httpx2
 
 
 def github_label_events(check: OpenApiCheck, alice: httpx2.Client, bob: httpx2.Client, repo: str) -> None:
-    alice.put(repo + "/collaborators/bob", json={"permission": "triage"}).raise_for_status()
+    collaborate(alice, repo, "bob", "triage")
     alice.post(repo + "/labels", json={"name": "triaged", "color": "00ff00"}).raise_for_status()
     n = alice.post(repo + "/issues", json={"title": "Crash"}).json()["number"]
     bob.post(f"{repo}/issues/{n}/labels", json={"labels": ["triaged"]}).raise_for_status()
@@ -158,7 +158,7 @@ def test_gitea_timeline_names_who_added_and_removed_a_label(
 def github_reviews(
     check: OpenApiCheck, alice: httpx2.Client, bob: httpx2.Client, repo: str
 ) -> tuple[int, str]:
-    alice.put(repo + "/collaborators/bob", json={"permission": "push"}).raise_for_status()
+    collaborate(alice, repo, "bob", "push")
     n, sha = github_pull(alice, repo, "reviewed")
     approved = check(bob.post(f"{repo}/pulls/{n}/reviews", json={"event": "APPROVE"})).json()
     assert (approved["state"], approved["commit_id"], approved["user"]["login"]) == ("APPROVED", sha, "bob")

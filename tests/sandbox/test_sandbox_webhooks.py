@@ -62,8 +62,10 @@ def test_every_state_change_delivers_a_schema_valid_event(
     sandbox: SandboxServer, alice: httpx2.Client, repo: str, capture: CaptureServer
 ) -> None:
     _hook(alice, repo, capture)
-    alice.post(repo + "/labels", json={"name": "bug", "color": "d73a4a"})
-    alice.patch(repo + "/labels/bug", json={"new_name": "defect", "color": "ff0000", "description": "broken"})
+    alice.post(repo + "/labels", json={"name": "crash", "color": "d73a4a"})
+    alice.patch(
+        repo + "/labels/crash", json={"new_name": "defect", "color": "ff0000", "description": "broken"}
+    )
     alice.post(repo + "/labels", json={"name": "temp"})
     alice.delete(repo + "/labels/temp")
     ms = alice.post(repo + "/milestones", json={"title": "v1", "description": "first"}).json()["number"]
@@ -125,7 +127,7 @@ def test_every_state_change_delivers_a_schema_valid_event(
     by_kind = {(r.event, r.payload.get("action")): r.payload for r in received}
     assert by_kind[("issues", "edited")]["changes"] == {"title": {"from": "Crash"}, "body": {"from": "boom"}}
     assert by_kind[("issue_comment", "edited")]["changes"] == {"body": {"from": "hello"}}
-    assert by_kind[("label", "edited")]["changes"]["name"] == {"from": "bug"}
+    assert by_kind[("label", "edited")]["changes"]["name"] == {"from": "crash"}
     assert by_kind[("issues", "labeled")]["label"]["name"] == "defect"
     assert by_kind[("issues", "milestoned")]["milestone"]["title"] == "v1.0"
     assert by_kind[("issues", "closed")]["issue"]["state_reason"] == "not_planned"

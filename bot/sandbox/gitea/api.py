@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from bot.sandbox.gitea import branches, code, issues, pins, timeline
+from bot.sandbox.gitea import branches, code, issues, pins, repos, search, timeline
 from bot.sandbox.shared import fork_ops, gitmodel, pull_ops, repo_ops
 from bot.sandbox.shared.plumbing import ApiError, body_object, json_response
 from bot.sandbox.shared.state import ROLE_ORDER, Hook, Repo, Role
@@ -254,6 +254,7 @@ async def write_contents(request: Request, ctx: GCtx, repo: Repo) -> Response:
 def routes() -> list[BaseRoute]:
     r = API + "/repos/{owner}/{repo}"
     return [
+        *search.routes(),
         Route(API + "/user", get_me, methods=["GET"]),
         Route(API + "/user/repos", create_repo, methods=["POST"]),
         Route(API + "/users/{login}", get_user, methods=["GET"]),
@@ -269,6 +270,7 @@ def routes() -> list[BaseRoute]:
         Route(r + "/hooks/{id:int}", get_hook, methods=["GET"]),
         Route(r + "/hooks/{id:int}", edit_hook, methods=["PATCH"]),
         Route(r + "/hooks/{id:int}", delete_hook, methods=["DELETE"]),
+        *repos.routes(),
         *issues.routes(),
         *pins.routes(),
         *timeline.routes(),

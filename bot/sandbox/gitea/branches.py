@@ -27,6 +27,27 @@ async def list_branches(request: Request, ctx: GCtx, repo: Repo) -> Response:
     return json_response(request, shaped, headers=headers)
 
 
+@GCtx.on_repo()
+async def list_refs(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    """GET /api/v1/repos/{o}/{r}/git/refs[/{ref}] — routers/api/v1/repo/git_ref.go getGitRefsInternal: the
+    refs whose name starts with `refs/` + the path's ref, always a list (not paged); none is a 404. Each
+    `Reference` names itself at `…/git/<ref>` and its object at `…/git/commits/<sha>`."""
+    prefix = "refs/" + str(request.path_params.get("ref", "")).lstrip("/")
+    found = sorted(r for r in repo.refs if r.startswith(prefix))
+    if not found:
+        raise ctx.not_found()
+    api = f"{ctx.shapes.api}/repos/{repo.full_name}/git"
+    shaped = [
+        {
+            "ref": ref,
+            "url": f"{api}/{ref}",
+            "object": {"type": "commit", "sha": repo.refs[ref], "url": f"{api}/commits/{repo.refs[ref]}"},
+        }
+        for ref in found
+    ]
+    return json_response(request, shaped)
+
+
 def protection_shape(repo: Repo, name: str, rule: Protection) -> dict[str, Any]:
     """A `BranchProtection` (services/convert/convert.go ToBranchProtection), push and merge closed to all."""
     return {
@@ -141,6 +162,8 @@ def routes() -> list[BaseRoute]:
     r = API + "/repos/{owner}/{repo}"
     return [
         Route(r + "/branches", list_branches, methods=["GET"]),
+        Route(r + "/git/refs", list_refs, methods=["GET"]),
+        Route(r + "/git/refs/{ref:path}", list_refs, methods=["GET"]),
         Route(r + "/branch_protections", list_protections, methods=["GET"]),
         Route(r + "/activities/feeds", list_feeds, methods=["GET"]),
     ]

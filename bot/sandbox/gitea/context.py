@@ -24,6 +24,8 @@ def unprocessable(message: str) -> ApiError:
 class GCtx(Caller):
     NOT_FOUND = "The target couldn't be found."
     GITHUB_EVENTS = False
+    # routers/api/v1/repo/issue_comment.go editIssueComment checks the poster or write access, not the lock.
+    LOCKED_EDITS = False
 
     def __init__(self, request: Request) -> None:
         super().__init__(request)
@@ -52,8 +54,10 @@ class GCtx(Caller):
         return super().allowed(repo, "push" if needed == "triage" else needed)
 
     def require_unlocked(self, repo: Repo) -> None:
+        """routers/api/v1/repo/issue_comment.go CreateIssueComment: a locked issue takes comments from those
+        who may write its issues (or pulls) only: 403 with `repo.issues.comment_on_locked` (locale_en-US)."""
         if not self.allowed(repo, "push"):
-            raise ApiError(403, "issue is locked")
+            raise ApiError(403, "You cannot comment on a locked issue.")
 
 
 def gitea_page[T](request: Request, items: list[T]) -> tuple[list[T], dict[str, str]]:

@@ -124,6 +124,37 @@ async def edit_issue(request: Request, ctx: GCtx, repo: Repo) -> Response:
     return json_response(request, ctx.shapes.issue(repo, issue), status=201)
 
 
+# Gitea's `[repository.issue] LOCK_REASONS` default (modules/setting/repository.go); `IsValidReason` takes
+# one of them in any case, or none.
+LOCK_REASONS = ("too heated", "off-topic", "resolved", "spam")
+
+
+@GCtx.on_repo()
+async def lock_issue(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    """PUT /api/v1/repos/{o}/{r}/issues/{index}/lock — routers/api/v1/repo/issue_lock.go LockIssue (go-gitea/
+    gitea#34165, 2025): `lock_reason` not one of the configured reasons 400 "reason not valid"; without write
+    access to its issues (or pulls) 403 "no permission to lock this issue"; already locked 208; else 204.
+    Gitea sends no webhook for it."""
+    reason = (await body_object(request)).get("lock_reason") or ""
+    if not isinstance(reason, str) or (reason and reason.casefold() not in LOCK_REASONS):
+        raise ApiError(400, "reason not valid")
+    issue = _issue(ctx, repo)
+    if not ctx.allowed(repo, "push"):
+        raise ApiError(403, "no permission to lock this issue")
+    changed = ops.set_lock(ctx, repo, issue, True, reason or None)
+    return Response(status_code=204 if changed else 208)
+
+
+@GCtx.on_repo()
+async def unlock_issue(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    """DELETE /api/v1/repos/{o}/{r}/issues/{index}/lock — UnlockIssue: 403 "no permission to unlock this
+    issue", 208 when it is not locked, else 204."""
+    issue = _issue(ctx, repo)
+    if not ctx.allowed(repo, "push"):
+        raise ApiError(403, "no permission to unlock this issue")
+    return Response(status_code=204 if ops.set_lock(ctx, repo, issue, False) else 208)
+
+
 # comments and reactions -----------------------------------------------------------------------------------
 
 
@@ -176,6 +207,13 @@ def _reactions(ctx: GCtx, repo: Repo) -> list[Reaction]:
     return ops.reactions(ctx, repo, "id", "index")
 
 
+def _open_for_reactions(ctx: GCtx, repo: Repo) -> None:
+    """routers/api/v1/repo/issue_reaction.go: on a locked issue only those who may write its issues (or pulls)
+    change reactions; others get 403 "no permission to change reaction"."""
+    if ops.thread(ctx, repo, "id", "index").locked and not ctx.allowed(repo, "push"):
+        raise ApiError(403, "no permission to change reaction")
+
+
 @GCtx.on_repo()
 async def list_reactions(request: Request, ctx: GCtx, repo: Repo) -> Response:
     return json_response(request, [ctx.shapes.reaction(r) for r in _reactions(ctx, repo)])
@@ -184,6 +222,7 @@ async def list_reactions(request: Request, ctx: GCtx, repo: Repo) -> Response:
 @GCtx.on_repo()
 async def add_reaction(request: Request, ctx: GCtx, repo: Repo) -> Response:
     found = _reactions(ctx, repo)
+    _open_for_reactions(ctx, repo)
     content = (await body_object(request)).get("content")
     if content not in REACTIONS:
         raise ApiError(403, f"'{content}' is not an allowed reaction")
@@ -194,6 +233,7 @@ async def add_reaction(request: Request, ctx: GCtx, repo: Repo) -> Response:
 @GCtx.on_repo()
 async def delete_reaction(request: Request, ctx: GCtx, repo: Repo) -> Response:
     found = _reactions(ctx, repo)
+    _open_for_reactions(ctx, repo)
     content = (await body_object(request)).get("content")
     found[:] = [r for r in found if not (r.user == ctx.login and r.content == content)]
     # Gitea's description (routers/api/v1/repo/issue_reaction.go): 204 No Content
@@ -405,6 +445,8 @@ def routes() -> list[BaseRoute]:
         Route(c + "/reactions", delete_reaction, methods=["DELETE"]),
         Route(i, get_issue, methods=["GET"]),
         Route(i, edit_issue, methods=["PATCH"]),
+        Route(i + "/lock", lock_issue, methods=["PUT"]),
+        Route(i + "/lock", unlock_issue, methods=["DELETE"]),
         Route(i + "/comments", list_comments, methods=["GET"]),
         Route(i + "/comments", create_comment, methods=["POST"]),
         Route(i + "/reactions", list_reactions, methods=["GET"]),

@@ -8,7 +8,20 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from bot.sandbox.github import apps, branches, ci, git, graphql, issues, pulls, relations, timeline
+from bot.sandbox.github import (
+    apps,
+    branches,
+    ci,
+    collaborators,
+    git,
+    graphql,
+    issues,
+    pulls,
+    relations,
+    repos,
+    search,
+    timeline,
+)
 from bot.sandbox.shared import fork_ops, repo_ops
 from bot.sandbox.shared.plumbing import (
     ApiError,
@@ -18,18 +31,9 @@ from bot.sandbox.shared.plumbing import (
     paginate,
     validation_failed,
 )
-from bot.sandbox.shared.state import ROLE_ORDER, Flavor, Hook, Repo, Role
+from bot.sandbox.shared.state import Flavor, Hook, Repo
 
 from .context import Ctx
-
-PERMISSION_OF_ROLE: dict[Role, tuple[str, str]] = {
-    "admin": ("admin", "admin"),
-    "maintain": ("write", "maintain"),
-    "push": ("write", "write"),
-    "triage": ("read", "triage"),
-    "pull": ("read", "read"),
-}
-ROLE_ALIASES: dict[str, Role] = {"read": "pull", "write": "push"}
 
 
 async def get_authenticated_user(request: Request) -> Response:
@@ -87,52 +91,6 @@ async def delete_repo(request: Request, ctx: Ctx, repo: Repo) -> Response:
         raise ApiError(403, "Must have admin rights to Repository.")
     fork_ops.delete_repo(ctx, repo)
     return no_content()
-
-
-@Ctx.on_repo("admin")
-async def put_collaborator(request: Request, ctx: Ctx, repo: Repo) -> Response:
-    body = await body_object(request)
-    wanted = str(body.get("permission", "push"))
-    role = ROLE_ALIASES.get(wanted, wanted)
-    if role not in ROLE_ORDER:
-        raise validation_failed("Repository", "permission", "invalid")
-    user = ctx.forge.user(ctx.param("username"))
-    if user is None:
-        raise ctx.not_found()
-    repo.collaborators[user.login] = role
-    return no_content()
-
-
-@Ctx.on_repo("push")
-async def collaborator_permission(request: Request, ctx: Ctx, repo: Repo) -> Response:
-    user = ctx.forge.user(ctx.param("username"))
-    if user is None:
-        raise ApiError(404, f"{ctx.param('username')} is not a user")
-    role = ctx.forge.role_of(repo, user.login)
-    if role is None:
-        permission = role_name = "none" if repo.private else "read"
-    else:
-        permission, role_name = PERMISSION_OF_ROLE[role]
-    person = {**ctx.shapes.user(user.login), "role_name": role_name}
-    return json_response(request, {"permission": permission, "role_name": role_name, "user": person})
-
-
-@Ctx.on_repo("push")
-async def list_collaborators(request: Request, ctx: Ctx, repo: Repo) -> Response:
-    # GitHub REST "List repository collaborators": the caller needs write; `permission` keeps those holding at
-    # least that role; a user's repository lists its owner (admin) too. Each has `role_name`.
-    wanted = request.query_params.get("permission")
-    need = ROLE_ALIASES.get(wanted, wanted) if wanted else "pull"
-    if need not in ROLE_ORDER:
-        raise validation_failed("Collaborator", "permission", "invalid")
-    logins = sorted({repo.owner, *repo.collaborators}, key=str.casefold)
-    found = []
-    for login in logins:
-        role = ctx.forge.role_of(repo, login)
-        if role is not None and ROLE_ORDER.index(role) >= ROLE_ORDER.index(need):
-            found.append({**ctx.shapes.user(login), "role_name": PERMISSION_OF_ROLE[role][1]})
-    chunk, headers = paginate(request, found)
-    return json_response(request, chunk, headers=headers)
 
 
 def _hook_from(body: dict[str, Any], hook: Hook) -> Hook:
@@ -200,9 +158,8 @@ def routes() -> list[BaseRoute]:
         Route(R, get_repo, methods=["GET"]),
         Route(R, delete_repo, methods=["DELETE"]),
         Route(R + "/forks", create_fork, methods=["POST"]),
-        Route(R + "/collaborators", list_collaborators, methods=["GET"]),
-        Route(R + "/collaborators/{username}", put_collaborator, methods=["PUT"]),
-        Route(R + "/collaborators/{username}/permission", collaborator_permission, methods=["GET"]),
+        *collaborators.routes(R),
+        *repos.routes(R),
         Route(R + "/hooks", list_hooks, methods=["GET"]),
         Route(R + "/hooks", create_hook, methods=["POST"]),
         Route(R + "/hooks/{hook_id:int}", get_hook, methods=["GET"]),
@@ -218,4 +175,5 @@ def routes() -> list[BaseRoute]:
         *git.routes(R),
         *apps.routes(R),
         *graphql.routes(),
+        *search.routes(),
     ]

@@ -1,8 +1,9 @@
-"""GitHub's branches as a bot reads them: the list, one branch with its protection summary, the branch
-protection itself (admin only) and the rules of the rulesets that apply to a branch.
+"""GitHub's branches as a bot reads them: the list, one branch with its protection summary, and the rules of
+the rulesets that apply to a branch.
 
-Protection is arranged through the admin API (``PUT /_sandbox/repos/{o}/{r}/protections/{branch}``): the
-sandbox models the required status checks, which is what a bot needs to know before it asks for a merge.
+Classic protection is written by a repository admin (``protection``: `PUT …/branches/{b}/protection`) or
+through the admin API (``PUT /_sandbox/repos/{o}/{r}/protections/{branch}``, which can also make it a
+ruleset's rule).
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from bot.sandbox.shared.plumbing import ApiError, json_response, paginate
-from bot.sandbox.shared.state import Protection, PushRecord, Repo
+from bot.sandbox.shared.state import PushRecord, Repo
 
+from . import protection
 from .context import Ctx
+from .protection import classic, status_checks
 from .shapes import node_id
-
-NOT_PROTECTED = "Branch not protected"
 
 
 def _head(ctx: Ctx, repo: Repo, name: str) -> str:
@@ -29,28 +30,11 @@ def _head(ctx: Ctx, repo: Repo, name: str) -> str:
     return sha
 
 
-def _classic(repo: Repo, name: str) -> Protection | None:
-    found = repo.protections.get(name)
-    return found if found is not None and not found.ruleset else None
-
-
-def _checks(ctx: Ctx, repo: Repo, name: str, rule: Protection) -> dict[str, Any]:
-    url = f"{ctx.base}/repos/{repo.full_name}/branches/{name}/protection/required_status_checks"
-    return {
-        "url": url,
-        "enforcement_level": "non_admins",
-        "contexts": list(rule.required_contexts),
-        "contexts_url": f"{url}/contexts",
-        "checks": [{"context": c, "app_id": None} for c in rule.required_contexts],
-        "strict": rule.strict,
-    }
-
-
 def branch_shape(ctx: Ctx, repo: Repo, name: str, *, short: bool = False) -> dict[str, Any]:
     """`short-branch` (lists) or `branch-with-protection` (one branch): `protected` and, in the latter, a
     `protection` summary with the required status checks, readable with read access ("Get a branch")."""
     sha = _head(ctx, repo, name)
-    rule = _classic(repo, name)
+    rule = classic(repo, name)
     api = f"{ctx.base}/repos/{repo.full_name}/branches/{name}"
     if short:
         return {
@@ -63,8 +47,10 @@ def branch_shape(ctx: Ctx, repo: Repo, name: str, *, short: bool = False) -> dic
         "enabled": False,
         "required_status_checks": {"enforcement_level": "off", "contexts": [], "checks": []},
     }
-    if rule is not None:
-        summary = {"enabled": True, "required_status_checks": _checks(ctx, repo, name, rule)}
+    if rule is not None and rule.status_checks:
+        summary = {"enabled": True, "required_status_checks": status_checks(ctx, repo, name, rule)}
+    elif rule is not None:
+        summary = {**summary, "enabled": True}
     return {
         "name": name,
         "commit": ctx.shapes.commit(repo, repo.commits[sha]),
@@ -81,7 +67,7 @@ async def list_branches(request: Request, ctx: Ctx, repo: Repo) -> Response:
     names = sorted(ref.removeprefix("refs/heads/") for ref in repo.refs if ref.startswith("refs/heads/"))
     wanted = request.query_params.get("protected")
     if wanted in ("true", "false"):
-        names = [n for n in names if (_classic(repo, n) is not None) == (wanted == "true")]
+        names = [n for n in names if (classic(repo, n) is not None) == (wanted == "true")]
     chunk, headers = paginate(request, names)
     return json_response(request, [branch_shape(ctx, repo, n, short=True) for n in chunk], headers=headers)
 
@@ -91,38 +77,6 @@ async def get_branch(request: Request, ctx: Ctx, repo: Repo) -> Response:
     """GET /repos/{o}/{r}/branches/{branch} — docs.github.com REST "Get a branch": 200 with the branch,
     its commit and `protected`; 404 "Branch not found"."""
     return json_response(request, branch_shape(ctx, repo, ctx.param("branch")))
-
-
-@Ctx.on_repo()
-async def get_protection(request: Request, ctx: Ctx, repo: Repo) -> Response:
-    """GET /repos/{o}/{r}/branches/{branch}/protection — docs.github.com REST "Get branch protection": for
-    repository admins. A user token without admin gets 404, as for a branch that is not protected (404
-    "Branch not protected"); an App without the Administration permission (no sandbox App has it) 403
-    "Resource not accessible by integration"."""
-    name = ctx.param("branch")
-    if ctx.via_app is not None:
-        raise ApiError(403, "Resource not accessible by integration")
-    if not ctx.allowed(repo, "admin"):
-        raise ctx.not_found()
-    _head(ctx, repo, name)
-    rule = _classic(repo, name)
-    if rule is None:
-        raise ApiError(404, NOT_PROTECTED)
-    url = f"{ctx.base}/repos/{repo.full_name}/branches/{name}/protection"
-    answer = {
-        "url": url,
-        "required_status_checks": _checks(ctx, repo, name, rule),
-        "enforce_admins": {"url": f"{url}/enforce_admins", "enabled": False},
-        "required_linear_history": {"enabled": False},
-        "allow_force_pushes": {"enabled": False},
-        "allow_deletions": {"enabled": False},
-        "block_creations": {"enabled": False},
-        "required_conversation_resolution": {"enabled": False},
-        "lock_branch": {"enabled": False},
-        "allow_fork_syncing": {"enabled": False},
-        "required_signatures": {"url": f"{url}/required_signatures", "enabled": False},
-    }
-    return json_response(request, answer)
 
 
 @Ctx.on_repo()
@@ -206,7 +160,7 @@ def routes(r: str) -> list[BaseRoute]:
     b = r + "/branches/{branch:path}"
     return [
         Route(r + "/branches", list_branches, methods=["GET"]),
-        Route(b + "/protection", get_protection, methods=["GET"]),
+        *protection.routes(b),
         Route(b, get_branch, methods=["GET"]),
         Route(r + "/rules/branches/{branch:path}", branch_rules, methods=["GET"]),
         Route(r + "/activity", list_activity, methods=["GET"]),

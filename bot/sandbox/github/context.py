@@ -24,9 +24,16 @@ ROLE_WORDS: dict[Role, str] = {
 }
 
 
+# GitHub's refusal of a comment on a locked conversation (403; reported by the stale bot, probot/stale#25,
+# and Renovate, renovatebot/renovate#6215).
+LOCKED = "Unable to create comment because issue is locked."
+LOCK_REASONS = ("off-topic", "too heated", "resolved", "spam")
+
+
 class Ctx(Caller):
     NOT_FOUND = "Not Found"
     GITHUB_EVENTS = True
+    LOCKED_EDITS = True
 
     def __init__(self, request: Request, sender: str | None = None) -> None:
         super().__init__(request)
@@ -50,6 +57,16 @@ class Ctx(Caller):
 
     def missing(self, resource: str, field: str) -> ApiError:
         return validation_failed(resource, field, "missing_field")
+
+    def require_unlocked(self, repo: Repo) -> None:
+        """docs.github.com "Locking conversations": while a conversation is locked only people with write
+        access (and the repository's owners and collaborators) add, hide and delete comments. A GitHub App
+        installation token is refused whatever its permission (probot/stale#25, renovatebot/renovate#6215,
+        open-telemetry/opentelemetry-dotnet#6554). Editing one's own comment there is refused to the same
+        callers: the sandbox's reading where no source says more (GraphQL's `CommentCannotUpdateReason`
+        has `LOCKED`)."""
+        if self.via_app is not None or not self.allowed(repo, "push"):
+            raise ApiError(403, LOCKED)
 
     def check_body(self, resource: str, text: object) -> None:
         # FORGE-FACTS "Sizes and limits": GitHub refuses issue, comment and PR bodies over 65,536 characters

@@ -208,6 +208,15 @@ async def get_ref(request: Request, ctx: Ctx, repo: Repo) -> Response:
 
 
 @Ctx.on_repo()
+async def list_refs(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """GET /repos/{o}/{r}/git/refs (and `/git/refs/`): every ref, by name — GitHub's older "List
+    references", which the current description no longer lists but GitHub still answers (recorded by
+    octokit/fixtures `git-refs`, tests/fixtures/github/octokit-fixtures/git-refs.json). Paged."""
+    chunk, headers = paginate(request, sorted(repo.refs))
+    return json_response(request, [_ref_shape(ctx, repo, r) for r in chunk], headers=headers)
+
+
+@Ctx.on_repo()
 async def matching_refs(request: Request, ctx: Ctx, repo: Repo) -> Response:
     prefix = gitmodel.full_ref(ctx.param("ref"))
     found = sorted(r for r in repo.refs if r.startswith(prefix))
@@ -227,7 +236,9 @@ async def create_ref(request: Request, ctx: Ctx, repo: Repo) -> Response:
         raise ApiError(422, "Reference already exists")
     repo.refs[ref] = sha
     pull_ops.pushed(ctx, repo, ref, None, sha)
-    return json_response(request, _ref_shape(ctx, repo, ref), status=201)
+    shaped = _ref_shape(ctx, repo, ref)
+    # GitHub names the new ref in a Location header (octokit/fixtures `git-refs`).
+    return json_response(request, shaped, status=201, headers={"Location": shaped["url"]})
 
 
 @Ctx.on_repo("push")
@@ -460,6 +471,8 @@ def routes(r: str) -> list[BaseRoute]:
         Route(r + "/contents/{path:path}", delete_content, methods=["DELETE"]),
         Route(g + "/ref/{ref:path}", get_ref, methods=["GET"]),
         Route(g + "/matching-refs/{ref:path}", matching_refs, methods=["GET"]),
+        Route(g + "/refs", list_refs, methods=["GET"]),
+        Route(g + "/refs/", list_refs, methods=["GET"]),
         Route(g + "/refs", create_ref, methods=["POST"]),
         Route(g + "/refs/{ref:path}", update_ref, methods=["PATCH"]),
         Route(g + "/refs/{ref:path}", delete_ref, methods=["DELETE"]),

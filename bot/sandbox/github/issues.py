@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from bot.sandbox.shared import issue_ops as ops
-from bot.sandbox.shared import repo_ops
+from bot.sandbox.shared import label_sets, repo_ops
 from bot.sandbox.shared.plumbing import (
     ApiError,
     body_json,
@@ -21,7 +22,7 @@ from bot.sandbox.shared.plumbing import (
 )
 from bot.sandbox.shared.state import REACTIONS, Comment, Issue, Label, Milestone, Reaction, Repo, now_iso
 
-from .context import Ctx
+from .context import LOCK_REASONS, Ctx
 
 # issues -------------------------------------------------------------------------------------------------
 
@@ -135,6 +136,27 @@ async def update_issue(request: Request, ctx: Ctx, repo: Repo) -> Response:
     return json_response(request, ctx.shapes.rest_issue(repo, issue))
 
 
+@Ctx.on_repo("push")
+async def lock_issue(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """PUT /repos/{o}/{r}/issues/{n}/lock — docs.github.com REST "Lock an issue": 204 for those with push
+    access (octokit/fixtures `lock-issue`); `lock_reason` one of off-topic, too heated, resolved, spam
+    (another: 422 — the sandbox's wording of that refusal). The issue then shows `locked` and
+    `active_lock_reason`; `issues.locked` is sent (FORGE-FACTS "Locks")."""
+    issue = _issue(ctx, repo)
+    reason = (await body_object(request)).get("lock_reason")
+    if reason is not None and reason not in LOCK_REASONS:
+        raise validation_failed("Issue", "lock_reason", "invalid")
+    ops.set_lock(ctx, repo, issue, True, reason)
+    return no_content()
+
+
+@Ctx.on_repo("push")
+async def unlock_issue(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """DELETE /repos/{o}/{r}/issues/{n}/lock — "Unlock an issue": 204; `issues.unlocked` is sent."""
+    ops.set_lock(ctx, repo, _issue(ctx, repo), False)
+    return no_content()
+
+
 # comments -----------------------------------------------------------------------------------------------
 
 
@@ -192,8 +214,42 @@ def _repo_label(ctx: Ctx, repo: Repo) -> Label:
     return label
 
 
-def _color(raw: Any) -> str:
-    return str(raw).lstrip("#").lower()
+def _checked_label(
+    repo: Repo, body: dict[str, Any], name: Any, label: Label | None = None
+) -> tuple[str | None, str | None]:
+    """The name and colour `body` gives a label (None: unchanged), or GitHub's 422 naming every field it
+    refuses (``label_sets``: name, colour and description limits; a name in use: `already_exists`)."""
+    errors: list[dict[str, Any]] = []
+    if name is not None:
+        if not isinstance(name, str) or not name.strip():
+            errors.append({"resource": "Label", "code": "missing_field", "field": "name"})
+        elif len(name) > label_sets.GITHUB_NAME_LIMIT:
+            errors.append({"value": name, "resource": "Label", "field": "name", "code": "invalid"})
+        else:
+            clash = repo.label_named(name)
+            if clash is not None and (label is None or clash.id != label.id):
+                errors.append({"resource": "Label", "code": "already_exists", "field": "name"})
+    color = None
+    if body.get("color") is not None:
+        color = label_sets.github_color(body["color"])
+        if color is None:
+            errors.append({"resource": "Label", "code": "invalid", "field": "color"})
+    description = body.get("description")
+    if description is not None and (
+        not isinstance(description, str) or len(description) > label_sets.GITHUB_DESCRIPTION_LIMIT
+    ):
+        limit = label_sets.GITHUB_DESCRIPTION_LIMIT
+        errors.append(
+            {
+                "resource": "Label",
+                "code": "custom",
+                "field": "description",
+                "message": f"description is too long (maximum is {limit} characters)",
+            }
+        )
+    if errors:
+        raise ApiError(422, "Validation Failed", errors)
+    return name, color
 
 
 @Ctx.on_repo()
@@ -205,12 +261,12 @@ async def list_labels(request: Request, ctx: Ctx, repo: Repo) -> Response:
 @Ctx.on_repo("push")
 async def create_label(request: Request, ctx: Ctx, repo: Repo) -> Response:
     body = await body_object(request)
-    name = repo_ops.required_name(ctx, body.get("name"), "Label", "name")
-    if repo.label_named(name) is not None:
-        raise validation_failed("Label", "name", "already_exists")
-    color = _color(body.get("color") or "ededed")
-    label = repo_ops.add_label(ctx, repo, name, color, body.get("description"))
-    return json_response(request, ctx.shapes.rest_label(repo, label), status=201)
+    given = body.get("name")
+    name, color = _checked_label(repo, body, "" if given is None else given)
+    assert name is not None
+    label = repo_ops.add_label(ctx, repo, name, color or "ededed", body.get("description"))
+    url = f"{ctx.base}/repos/{repo.full_name}/labels/{quote(label.name)}"
+    return json_response(request, ctx.shapes.rest_label(repo, label), status=201, headers={"Location": url})
 
 
 @Ctx.on_repo()
@@ -223,16 +279,11 @@ async def update_label(request: Request, ctx: Ctx, repo: Repo) -> Response:
     label = _repo_label(ctx, repo)
     body = await body_object(request)
     changes: dict[str, Any] = {}
-    new_name = body.get("new_name", body.get("name"))
-    if isinstance(new_name, str) and new_name != label.name:
-        clash = repo.label_named(new_name)
-        if clash is not None and clash.id != label.id:
-            raise validation_failed("Label", "name", "already_exists")
+    new_name, color = _checked_label(repo, body, body.get("new_name", body.get("name")), label)
+    if new_name is not None and new_name != label.name:
         changes["name"], label.name = {"from": label.name}, new_name
-    if body.get("color") is not None:
-        color = _color(body["color"])
-        if color != label.color:
-            changes["color"], label.color = {"from": label.color}, color
+    if color is not None and color != label.color:
+        changes["color"], label.color = {"from": label.color}, color
     if "description" in body and body["description"] != label.description:
         changes["description"], label.description = {"from": label.description or ""}, body["description"]
     if changes:
@@ -347,6 +398,14 @@ def _reactions(ctx: Ctx, repo: Repo) -> list[Reaction]:
     return ops.reactions(ctx, repo, "comment_id", "number")
 
 
+def _open_for_reactions(ctx: Ctx, repo: Repo) -> None:
+    """docs.github.com "Locking conversations": "Reactions and votes in a locked conversation are disabled
+    for all users" — with write access too (GitHawkApp/GitHawk#385, #2297). The REST answer's wording is
+    the sandbox's: no report quotes it."""
+    if ops.thread(ctx, repo, "comment_id", "number").locked:
+        raise ApiError(403, "Unable to react because issue is locked.")
+
+
 @Ctx.on_repo()
 async def list_reactions(request: Request, ctx: Ctx, repo: Repo) -> Response:
     found = _reactions(ctx, repo)
@@ -358,6 +417,7 @@ async def list_reactions(request: Request, ctx: Ctx, repo: Repo) -> Response:
 @Ctx.on_repo()
 async def create_reaction(request: Request, ctx: Ctx, repo: Repo) -> Response:
     found = _reactions(ctx, repo)
+    _open_for_reactions(ctx, repo)
     content = (await body_object(request)).get("content")
     if content not in REACTIONS:
         raise validation_failed("Reaction", "content", "invalid")
@@ -368,6 +428,7 @@ async def create_reaction(request: Request, ctx: Ctx, repo: Repo) -> Response:
 @Ctx.on_repo()
 async def delete_reaction(request: Request, ctx: Ctx, repo: Repo) -> Response:
     found = _reactions(ctx, repo)
+    _open_for_reactions(ctx, repo)
     reaction = next((r for r in found if r.id == ctx.int_param("reaction_id")), None)
     if reaction is None:
         raise ctx.not_found()
@@ -391,6 +452,8 @@ def routes(r: str) -> list[BaseRoute]:
         Route(c + "/reactions/{reaction_id:int}", delete_reaction, methods=["DELETE"]),
         Route(i, get_issue, methods=["GET"]),
         Route(i, update_issue, methods=["PATCH"]),
+        Route(i + "/lock", lock_issue, methods=["PUT"]),
+        Route(i + "/lock", unlock_issue, methods=["DELETE"]),
         Route(i + "/comments", list_comments, methods=["GET"]),
         Route(i + "/comments", create_comment, methods=["POST"]),
         Route(i + "/labels", list_issue_labels, methods=["GET"]),

@@ -21,6 +21,7 @@ from bot.sandbox.shared.state import (
 
 from .git_shapes import GitShapes
 from .ids import node_id as node_id
+from .repo_settings import setting
 
 # What every sandbox GitHub App may do and hears of.
 APP_PERMISSIONS = {
@@ -166,20 +167,20 @@ class Shapes(GitShapes):
             "ssh_url": f"git@sandbox:{repo.full_name}.git",
             "clone_url": f"{html}.git",
             "svn_url": html,
-            "homepage": None,
+            "homepage": setting(repo, "homepage"),
             "size": 0,
             "stargazers_count": 0,
             "watchers_count": 0,
             "language": None,
-            "has_issues": True,
-            "has_projects": True,
+            "has_issues": setting(repo, "has_issues"),
+            "has_projects": setting(repo, "has_projects"),
             "has_downloads": True,
-            "has_wiki": True,
-            "has_discussions": False,
+            "has_wiki": setting(repo, "has_wiki"),
+            "has_discussions": setting(repo, "has_discussions"),
             "has_pages": False,
             "forks_count": 0,
             "mirror_url": None,
-            "archived": False,
+            "archived": setting(repo, "archived"),
             "disabled": False,
             "open_issues_count": open_count,
             "license": None,
@@ -187,8 +188,8 @@ class Shapes(GitShapes):
             "open_issues": open_count,
             "watchers": 0,
             "default_branch": repo.default_branch,
-            "is_template": False,
-            "web_commit_signoff_required": False,
+            "is_template": setting(repo, "is_template"),
+            "web_commit_signoff_required": setting(repo, "web_commit_signoff_required"),
             "topics": [],
             "visibility": "private" if repo.private else "public",
             "custom_properties": {},
@@ -207,17 +208,42 @@ class Shapes(GitShapes):
         parent = self.forge.repos.get(repo.fork_of) if repo.fork_of else None
         # A fork names the repository it was made from (`parent`) and the root of its network (`source`).
         family = {"parent": self.repo(parent), "source": self.repo(parent)} if parent is not None else {}
+        owner = self.forge.user(repo.owner)
+        # An organisation's repository names it (a simple user of type Organization).
+        org = (
+            {"organization": self.user(repo.owner)}
+            if owner is not None and owner.type == "Organization"
+            else {}
+        )
+        # `GET /repos/{o}/{r}`: every key of GitHub's current `full-repository` (the merge options and
+        # `allow_update_branch`, `use_squash_pr_title_as_default` …: ``repo_settings``).
+        merging = {
+            key: setting(repo, key)
+            for key in (
+                "allow_squash_merge",
+                "allow_merge_commit",
+                "allow_rebase_merge",
+                "allow_auto_merge",
+                "delete_branch_on_merge",
+                "allow_update_branch",
+                "use_squash_pr_title_as_default",
+                "squash_merge_commit_title",
+                "squash_merge_commit_message",
+                "merge_commit_title",
+                "merge_commit_message",
+                "allow_forking",
+                "has_pull_requests",
+                "pull_request_creation_policy",
+            )
+        }
         return {
             **self.repo(repo, viewer),
             **family,
+            **org,
             "network_count": 0,
             "subscribers_count": 0,
-            "allow_squash_merge": True,
-            "allow_merge_commit": True,
-            "allow_rebase_merge": True,
-            "allow_auto_merge": False,
-            "delete_branch_on_merge": False,
-            "allow_forking": True,
+            "temp_clone_token": "",
+            **merging,
         }
 
     # issues and friends -------------------------------------------------------------------------------
@@ -333,7 +359,7 @@ class Shapes(GitShapes):
             "updated_at": issue.updated_at,
             "closed_at": issue.closed_at,
             "author_association": self.association(repo, issue.user),
-            "active_lock_reason": None,
+            "active_lock_reason": issue.lock_reason if issue.locked else None,
             "body": issue.body,
             "reactions": self.reactions(f"{api}/reactions", issue.reactions),
             "timeline_url": f"{api}/timeline",

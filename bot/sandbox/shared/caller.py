@@ -31,6 +31,9 @@ class Caller(ABC):
     # Whether this API announces changes as GitHub does: each label and milestone change of an issue on
     # its own (Gitea's API announces them together), and the labels' and milestones' own events.
     GITHUB_EVENTS: ClassVar[bool]
+    # Whether editing and deleting comments on a locked conversation is kept to those who may comment
+    # there (``require_unlocked``), as on GitHub; Gitea lets a comment's poster edit it whatever the lock.
+    LOCKED_EDITS: ClassVar[bool]
 
     def __init__(self, request: Request) -> None:
         self.request = request
@@ -118,9 +121,9 @@ class Caller(ABC):
         if author != self.login:
             self.require(repo, "push")
 
+    @abstractmethod
     def require_unlocked(self, repo: Repo) -> None:
-        """A locked issue takes comments from those with push access only."""
-        self.require(repo, "push")
+        """Refuse a comment on a locked conversation from a caller the flavour keeps out of it."""
 
     @abstractmethod
     def check_body(self, resource: str, text: object) -> None:

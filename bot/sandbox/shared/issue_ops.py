@@ -172,6 +172,20 @@ def set_milestone(caller: Caller, repo: Repo, issue: Issue, number: int | None) 
         caller.events.milestone(repo, issue, None)
 
 
+def set_lock(caller: Caller, repo: Repo, issue: Issue, locked: bool, reason: str | None = None) -> bool:
+    """Lock the conversation (with `reason`) or unlock it; True when that changed anything. GitHub
+    announces it (`issues` locked/unlocked, a pull request's `pull_request`: octokit/webhooks
+    `issues/locked.schema.json`); Gitea sends no webhook for a lock (modules/structs/hook.go
+    HookIssueAction has no such action)."""
+    if issue.locked == locked:
+        return False
+    issue.locked, issue.lock_reason = locked, reason if locked else None
+    issue.updated_at = now_iso()
+    if repo.flavor == "github":
+        caller.events.issue(repo, issue, "locked" if locked else "unlocked")
+    return True
+
+
 # comments and reactions ---------------------------------------------------------------------------------
 
 
@@ -218,8 +232,16 @@ async def add_comment(caller: Caller, repo: Repo, issue: Issue) -> Comment:
     return made
 
 
+def _require_open_thread(caller: Caller, repo: Repo, comment: Comment) -> None:
+    """A comment on a locked thread is changed only as the flavour allows (``Caller.LOCKED_EDITS``)."""
+    issue = repo.issues.get(comment.issue_number)
+    if issue is not None and issue.locked and caller.LOCKED_EDITS:
+        caller.require_unlocked(repo)
+
+
 async def edit_comment(caller: Caller, repo: Repo, comment: Comment) -> None:
     caller.require_author(repo, comment.user)
+    _require_open_thread(caller, repo, comment)
     body = await comment_body(caller)
     if body != comment.body:
         previous, comment.body, comment.updated_at = comment.body, body, now_iso()
@@ -228,6 +250,7 @@ async def edit_comment(caller: Caller, repo: Repo, comment: Comment) -> None:
 
 def delete_comment(caller: Caller, repo: Repo, comment: Comment) -> None:
     caller.require_author(repo, comment.user)
+    _require_open_thread(caller, repo, comment)
     caller.events.comment(repo, comment, "deleted")
     del repo.comments[comment.id]
 
@@ -237,6 +260,14 @@ def reactions(caller: Caller, repo: Repo, comment_param: str, issue_param: str) 
     if comment_param in caller.request.path_params:
         return caller.lookup(repo.comments, caller.int_param(comment_param)).reactions
     return caller.lookup(repo.issues, caller.int_param(issue_param)).reactions
+
+
+def thread(caller: Caller, repo: Repo, comment_param: str, issue_param: str) -> Issue:
+    """The issue (or pull request) whose conversation the path's comment, or issue, belongs to."""
+    if comment_param in caller.request.path_params:
+        comment = caller.lookup(repo.comments, caller.int_param(comment_param))
+        return caller.lookup(repo.issues, comment.issue_number)
+    return caller.lookup(repo.issues, caller.int_param(issue_param))
 
 
 def react(caller: Caller, found: list[Reaction], content: str) -> tuple[Reaction, bool]:

@@ -20,6 +20,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.sandbox.github.shapes import API_VERSIONS
 
+from .addressing import id_form
+from .addressing import is_gitea as is_gitea
 from .runtime import Principal, Sandbox, rate_limit_answer
 
 DOCS = "https://docs.github.com/rest"
@@ -86,10 +88,6 @@ def gitea_error_response(request: Request, status: int, message: str) -> Respons
     return Response(dumps(data), status_code=status, media_type="application/json; charset=utf-8")
 
 
-def is_gitea(path: str) -> bool:
-    return path == "/api/v1" or path.startswith("/api/v1/")
-
-
 async def api_error_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
     if is_gitea(request.url.path):
@@ -131,13 +129,15 @@ def paginate[T](request: Request, items: Sequence[T]) -> tuple[list[T], dict[str
         per_page, page = 30, 1
     last = max(math.ceil(len(items) / per_page), 1)
     chunk = list(items[(page - 1) * per_page : page * per_page])
+    # A repository's lists link their pages by the repository's id, as GitHub's do (``addressing``).
+    link_path = id_form(request.url.path, request.app.state.sandbox) or request.url.path
 
     def url(n: int) -> str:
         params = dict(request.query_params)
         params["per_page"] = str(per_page)
         params["page"] = str(n)
         query = "&".join(f"{k}={v}" for k, v in params.items())
-        return str(request.url.replace(query=query))
+        return str(request.url.replace(path=link_path, query=query))
 
     links: list[str] = []
     if page > 1:
@@ -214,6 +214,17 @@ class ApiMiddleware:
                 return
             scope["state"]["api_version"] = version
             entry["api_version"] = version
+        searching = scope["path"].startswith("/search/")
+        if searching and not self.sandbox.search_window(who.label, count=True)[1]:
+            # Past the search limit: GitHub's primary-limit answer, for the `search` resource.
+            entry["status"] = 403
+            user = self.sandbox.forge.user(who.login) if who.login else None
+            response = error_response(403, f"API rate limit exceeded for user ID {user.id if user else 0}.")
+            for key, value in self.sandbox.search_window(who.label, count=False)[0].items():
+                response.headers[key] = value
+            response.headers["X-GitHub-Request-Id"] = request_id
+            await response(scope, receive, send)
+            return
         fault = self.sandbox.take_fault(method, scope["path"], who.label)
         if fault is not None:
             entry["fault"] = True
@@ -288,7 +299,12 @@ class ApiMiddleware:
                 status = int(message["status"])
                 entry["status"] = status
                 out = MutableHeaders(scope=message)
-                for key, value in self.sandbox.rate_headers(who.label, count=status != 304).items():
+                limits = (
+                    self.sandbox.search_window(who.label, count=False)[0]
+                    if searching
+                    else self.sandbox.rate_headers(who.label, count=status != 304)
+                )
+                for key, value in limits.items():
                     out[key] = value
                 out["X-GitHub-Request-Id"] = request_id
                 out["X-GitHub-Media-Type"] = "github.v3; format=json"

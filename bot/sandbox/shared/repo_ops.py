@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bot.sandbox.shared import gitmodel
+from bot.sandbox.shared import gitmodel, label_sets
 
 from .caller import Caller
 from .plumbing import ApiError
-from .state import Flavor, Hook, Label, Milestone, Repo, Signature, now_iso
+from .state import Flavor, Hook, Label, Milestone, Repo, Role, Signature, now_iso
 
 
 def required_name(caller: Caller, value: Any, resource: str, field: str) -> str:
@@ -25,9 +25,13 @@ def required_name(caller: Caller, value: Any, resource: str, field: str) -> str:
 # repositories and hooks -----------------------------------------------------------------------------------
 
 
-def create_repo(caller: Caller, name: str, body: dict[str, Any], flavor: Flavor, email: str) -> Repo:
-    """A new repository of the caller's with one empty commit; `email` is its author's address."""
-    owner = caller.login
+def create_repo(
+    caller: Caller, name: str, body: dict[str, Any], flavor: Flavor, email: str, owner: str | None = None
+) -> Repo:
+    """A new repository of the caller's (or of organisation `owner`) with one empty commit and the labels
+    the forge gives a new repository (``label_sets``); `email` is its author's address."""
+    labels = _initial_labels(caller, flavor, body.get("issue_labels"))
+    owner = owner or caller.login
     repo = Repo(
         id=caller.forge.new_id(),
         owner=caller.forge.ensure_user(owner).login,
@@ -37,10 +41,40 @@ def create_repo(caller: Caller, name: str, body: dict[str, Any], flavor: Flavor,
         private=bool(body.get("private", False)),
         default_branch=str(body.get("default_branch") or "main"),
     )
-    gitmodel.init_repo(repo, Signature(name=owner, email=email))
+    gitmodel.init_repo(repo, Signature(name=caller.login, email=email))
     repo.pushed_at = now_iso()
+    for label in labels:
+        repo.labels[label.id] = label
     caller.forge.add_repo(repo)
     return repo
+
+
+def _initial_labels(caller: Caller, flavor: Flavor, label_set: Any) -> list[Label]:
+    """GitHub's nine default labels; on Gitea none, or the labels of the set named at creation (an unknown
+    set is refused with 422, as Gitea's CreateRepository does: ``label.IsErrTemplateLoad``)."""
+    if flavor == "github":
+        return [
+            Label(id=caller.forge.new_id(), name=n, color=c, description=d, default=True)
+            for n, c, d in label_sets.GITHUB_DEFAULTS
+        ]
+    if not label_set:
+        return []
+    found = label_sets.GITEA_SETS.get(str(label_set))
+    if found is None:
+        raise ApiError(
+            422, f'failed to load label template file "{label_set}": label template does not exist'
+        )
+    return [
+        Label(id=caller.forge.new_id(), name=n, color=c, description=d, exclusive=x) for n, c, d, x in found
+    ]
+
+
+def add_at_once(repo: Repo, login: str, role: Role) -> None:
+    """Make `login` a collaborator with `role` now: Gitea's way, GitHub's for an organisation's member or an
+    accepted invitation, and the admin API's shortcut."""
+    for who in [w for w in repo.collaborators if w.casefold() == login.casefold()]:
+        del repo.collaborators[who]
+    repo.collaborators[login] = role
 
 
 def configure_hook(hook: Hook, body: dict[str, Any], config: Any, invalid: Callable[[str], ApiError]) -> Hook:

@@ -178,6 +178,10 @@ def rate_limit_answer(kind: str, wait: float, now: float) -> tuple[int, dict[str
 
 
 RATE_LIMIT = 5000
+# GitHub's search API has a limit of its own: 30 requests a minute for an authenticated caller
+# (docs.github.com REST "Search": "Rate limit"; FORGE-FACTS "Search"), `X-RateLimit-Resource: search`
+# (octokit/fixtures `search-issues`).
+SEARCH_LIMIT = 30
 
 
 @dataclass
@@ -214,6 +218,10 @@ class Sandbox:
         # Gitea's `[repository.issue] MAX_PINNED` (default 3; 0 switches pinning off): how many issues, and
         # separately how many pull requests, a repository may pin (go-gitea/gitea models/issues/issue_pin.go).
         self.gitea_max_pinned = 3
+        # Search: each caller's searches of the last minute, the index and how long it lags (``search_ops``).
+        self._searches: dict[str, list[float]] = {}
+        self.search_index: dict[int, Any] = {}
+        self.search_lag = 2.0
 
     def secondary_limit_wait(self, who: str) -> int | None:
         """Count a content-creating request of `who`; the seconds to wait when it is over a limit."""
@@ -265,6 +273,26 @@ class Sandbox:
         sandbox across hundreds of tests gives each test a quota of its own (without this, a 403 after the
         session's 5000th request of a login read as a spent primary limit, and the job waited an hour)."""
         self._rates.clear()
+        self._searches.clear()
+
+    def search_window(self, who: str | None, count: bool) -> tuple[dict[str, str], bool]:
+        """The rate-limit headers of `who`'s searches, and whether one more may run now (counting it when
+        `count`)."""
+        now = time.time()
+        key = who or "anonymous"
+        stamps = [t for t in self._searches.get(key, []) if t > now - 60]
+        allowed = len(stamps) < SEARCH_LIMIT
+        if count and allowed:
+            stamps.append(now)
+        self._searches[key] = stamps
+        headers = {
+            "X-RateLimit-Limit": str(SEARCH_LIMIT),
+            "X-RateLimit-Remaining": str(max(SEARCH_LIMIT - len(stamps), 0)),
+            "X-RateLimit-Reset": str(int((stamps[0] if stamps else now) + 60)),
+            "X-RateLimit-Used": str(len(stamps)),
+            "X-RateLimit-Resource": "search",
+        }
+        return headers, allowed
 
     def rate_headers(self, who: str | None, count: bool) -> dict[str, str]:
         now = int(time.time())

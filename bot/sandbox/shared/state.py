@@ -32,6 +32,8 @@ class User(BaseModel):
     name: str | None = None
     email: str | None = None
     created_at: str = Field(default_factory=now_iso)
+    # An organisation's people and their role in it ("admin": its owners; "member"); empty for a user.
+    members: dict[str, Literal["admin", "member"]] = Field(default_factory=dict)
 
 
 class Token(BaseModel):
@@ -47,6 +49,8 @@ class Label(BaseModel):
     color: str = "ededed"
     description: str | None = None
     default: bool = False
+    # Gitea's exclusive (scoped) labels: one label of a `scope/` on an issue at a time.
+    exclusive: bool = False
 
 
 class Milestone(BaseModel):
@@ -104,8 +108,18 @@ class Protection(BaseModel):
 
     required_contexts: list[str] = Field(default_factory=list)
     strict: bool = False
+    # Whether status checks are required at all (GitHub's `required_status_checks` may be null).
+    status_checks: bool = True
     ruleset: bool = False
     ruleset_id: int = 0
+    # The rest of GitHub's classic protection, as an admin's PUT gave it: `enforce_admins`, the
+    # `required_pull_request_reviews` object (None: not required), who may push (`restrictions`: user
+    # logins; None: anyone with write) and the other switches (`required_linear_history` …).
+    enforce_admins: bool = False
+    reviews: dict[str, bool | int] | None = None
+    dismissal_users: list[str] = Field(default_factory=list)
+    push_users: list[str] | None = None
+    switches: dict[str, bool] = Field(default_factory=dict)
     created_at: str = Field(default_factory=now_iso)
 
 
@@ -142,6 +156,8 @@ class Issue(BaseModel):
     milestone: int | None = None
     assignees: list[str] = Field(default_factory=list)
     locked: bool = False
+    # Why it was locked (GitHub's `active_lock_reason`: off-topic, too heated, resolved, spam), if said.
+    lock_reason: str | None = None
     reactions: list[Reaction] = Field(default_factory=list)
     created_at: str = Field(default_factory=now_iso)
     updated_at: str = Field(default_factory=now_iso)
@@ -315,6 +331,11 @@ class Repo(BaseModel):
     fork_of: str | None = None
     # Every move of a branch or tag and who made it, oldest first (``pull_ops.pushed``).
     pushes: list[PushRecord] = Field(default_factory=list)
+    # The repository's settings that only its own shape shows (merge options, has_wiki …), as the last
+    # PATCH of the repository set them; a key left out has the forge's default (``repo_settings``).
+    settings: dict[str, bool | str | None] = Field(default_factory=dict)
+    # A transfer to another user waiting for them to accept it (GitHub: the new owner is asked by e-mail).
+    transfer_to: str | None = None
 
     @property
     def full_name(self) -> str:
@@ -337,6 +358,18 @@ class Repo(BaseModel):
                 else:
                     closed += 1
         return open_, closed
+
+
+class Invitation(BaseModel):
+    """An invitation to collaborate on a repository (GitHub's repository invitations): the invitee gets
+    `role` once they accept it (``PATCH /user/repository_invitations/{id}``)."""
+
+    id: int
+    repo_id: int
+    invitee: str
+    inviter: str
+    role: Role
+    created_at: str = Field(default_factory=now_iso)
 
 
 class App(BaseModel):
@@ -371,6 +404,10 @@ class SandboxState(BaseModel):
     repos: dict[str, Repo] = Field(default_factory=dict, description="keyed by lowercased owner/name")
     apps: dict[int, App] = Field(default_factory=dict)
     installations: dict[int, Installation] = Field(default_factory=dict)
+    invitations: dict[int, Invitation] = Field(default_factory=dict)
+    # The names renamed or transferred repositories had (lowercased owner/name) -> the repository's id:
+    # both forges answer an old name with a redirect until a repository takes the name again.
+    redirects: dict[str, int] = Field(default_factory=dict)
 
     def new_id(self) -> int:
         self.next_id += 1
@@ -418,6 +455,16 @@ class SandboxState(BaseModel):
 
     def add_repo(self, repo: Repo) -> None:
         self.repos[repo.full_name.casefold()] = repo
+        # A repository made under a name that redirected takes the name: the redirect ends.
+        self.redirects.pop(repo.full_name.casefold(), None)
+
+    def repo_by_id(self, ident: int) -> Repo | None:
+        return next((r for r in self.repos.values() if r.id == ident), None)
+
+    def redirect(self, owner: str, name: str) -> Repo | None:
+        """The repository that used to be called owner/name, when one was renamed or moved away."""
+        ident = self.redirects.get(f"{owner}/{name}".casefold())
+        return self.repo_by_id(ident) if ident is not None else None
 
     def installation_for(self, repo: Repo) -> Installation | None:
         for inst in self.installations.values():
@@ -436,11 +483,25 @@ class SandboxState(BaseModel):
         for who, role in repo.collaborators.items():
             if who.casefold() == login.casefold():
                 return role
+        member = self.membership(repo.owner, login)
+        if member == "admin":
+            return "admin"
+        if member == "member" and repo.flavor == "github":
+            # GitHub organisations' default base permission is read; Gitea gives members access
+            # through teams only (the sandbox has none but the owners).
+            return "pull"
         for inst in self.installations.values():
             app = self.apps.get(inst.app_id)
             if app is not None and app.bot_login == login and self.installation_for(repo) is inst:
                 return "push"
         return None
+
+    def membership(self, org: str, login: str) -> Literal["admin", "member"] | None:
+        """`login`'s role in organisation `org` (None: not a member, or `org` is a user)."""
+        owner = self.user(org)
+        if owner is None or owner.type != "Organization":
+            return None
+        return next((r for who, r in owner.members.items() if who.casefold() == login.casefold()), None)
 
     def can(self, repo: Repo, login: str | None, needed: Role) -> bool:
         role = self.role_of(repo, login)
