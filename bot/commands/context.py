@@ -21,7 +21,7 @@ from bot.commands.grammar import Command
 from bot.config.repo_settings import RepoSettings
 from bot.config.settings import HandlerSettings, Permission
 from bot.events.event import CommentSnapshot, Event
-from bot.forge import Comment, Forge, Issue, ReactionContent, RepoRef, User
+from bot.forge import Comment, Forge, Issue, PermissionDenied, ReactionContent, RepoRef, ThreadLocked, User
 from bot.queue.budgets import CommandBudget
 from bot.queue.deferred import Deferred
 from bot.queue.locks import IssueLocks, issue_key
@@ -160,6 +160,8 @@ class EventContext:
 
     # Work for later (a deferred job, a short claim: ``bot.queue.deferred``); None: no Redis (unit tests).
     deferred: Deferred | None = None
+    # The locked conversations the forge kept this job out of (``upsert_sticky``), said once each.
+    locked_out: set[int] = field(default_factory=set)
 
     @property
     def keyring(self) -> signing.Keyring:
@@ -315,11 +317,49 @@ class EventContext:
     ) -> sticky.UpsertResult:
         """Create, edit or leave the bot's ``kind``/``key`` comment; ``comments``: the thread, when
         the caller has just read it; ``pin_text``: the signature covers the visible text too
-        (``sticky.covered``)."""
-        result = await sticky.upsert(
+        (``sticky.covered``).
+
+        On a locked conversation the forge may refuse (``ThreadLocked``: always to a GitHub App): then
+        nothing is written, the job says so once in its log, and the handler goes on with what it may still
+        do there — labels, state — rather than fail or be retried (docs/forge-port.md, "Locked
+        conversations"). The result is then ``unchanged`` with a comment of id 0: no comment of Steward's
+        was made or changed."""
+        thread = self.number if number is None else number
+        try:
+            result = await self._upsert(kind, key, text, data, thread, comments, pin_text)
+        except ThreadLocked as exc:
+            self.note_locked(thread, exc)
+            return sticky.UpsertResult("unchanged", Comment(id=0, author=self.me.login, body=""))
+        self.log.info("sticky comment", kind=kind, key=key, outcome=result.outcome)
+        return result
+
+    def note_locked(self, number: int, exc: ThreadLocked) -> None:
+        """Say once per job and thread that the forge kept Steward out of a locked conversation."""
+        if number in self.locked_out:
+            return
+        self.locked_out.add(number)
+        self.log.warning(
+            "the conversation is locked and the forge refuses Steward's comments there (a GitHub App may "
+            "never comment on a locked issue): nothing was written in it, what else could be done (labels) "
+            "was done; once it is unlocked, `/steward refresh` there or `steward reconcile` writes the rest",
+            issue=number,
+            error=str(exc),
+        )
+
+    async def _upsert(
+        self,
+        kind: str,
+        key: str,
+        text: str,
+        data: Any,
+        number: int,
+        comments: list[Comment] | None,
+        pin_text: bool,
+    ) -> sticky.UpsertResult:
+        return await sticky.upsert(
             self.forge,
             self.repo,
-            self.number if number is None else number,
+            number,
             bot_login=self.me.login,
             kind=kind,
             key=key,
@@ -331,8 +371,6 @@ class EventContext:
             repo_id=await self.repo_id() if data is not None else 0,
             pin_text=pin_text,
         )
-        self.log.info("sticky comment", kind=kind, key=key, outcome=result.outcome)
-        return result
 
 
 @dataclass
@@ -359,4 +397,12 @@ class CommandContext(EventContext):
         self.replied = True
 
     async def react(self, content: ReactionContent) -> None:
-        await self.forge.add_reaction(self.repo, self.comment.id, content)
+        """React to the command's comment. In a locked conversation GitHub takes no reaction from anyone
+        (docs.github.com "Locking conversations"): the reaction is left out, the command still runs."""
+        try:
+            await self.forge.add_reaction(self.repo, self.comment.id, content)
+        except PermissionDenied as exc:
+            locked = self.event.issue is not None and self.event.issue.locked
+            if not isinstance(exc, ThreadLocked) and not locked:
+                raise
+            self.log.info("no reaction: the conversation is locked", reaction=content)

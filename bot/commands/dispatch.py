@@ -13,6 +13,7 @@ from dataclasses import replace
 from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.commands.grammar import Command, added_commands_async, closest_command, parse_commands_async
 from bot.commands.permissions import PermissionsUnreadable, check, who_may
+from bot.forge import ThreadLocked
 
 # Commands are read from the first 128 KiB of a comment: GitHub caps comments at 65,536
 # characters, and a hostile Gitea comment must not hold a worker's event loop for seconds.
@@ -28,7 +29,14 @@ async def dispatch(ctx: EventContext, *, prefix: str) -> list[str]:
     for spec in ctx.registry.handlers_for(ctx.event.name, ctx.event.action):
         if not ctx.enabled(spec.section):
             continue
-        await spec.handler(ctx)
+        try:
+            await spec.handler(ctx)
+        except ThreadLocked as exc:
+            # A write the handler made itself in a locked conversation: said once, not retried (the lock is
+            # a maintainer's choice); the other handlers still run.
+            ctx.note_locked(ctx.event.issue.number if ctx.event.issue is not None else 0, exc)
+            ran.append(f"locked:{spec.handler.__name__}")
+            continue
         ran.append(spec.handler.__name__)
     if ctx.event.name == "issue_comment" and ctx.event.action in ("created", "edited"):
         ran += await run_commands(ctx, prefix=prefix)
@@ -220,6 +228,9 @@ async def _run_one(ctx: EventContext, cctx: CommandContext, on_pull: bool, autho
         await cctx.react("confused")
         await cctx.reply(f"@{actor}: {exc}")
         return f"error:{name}"
+    except ThreadLocked as exc:
+        cctx.note_locked(cctx.number, exc)
+        return f"locked:{name}"
     if not cctx.replied:
         await cctx.react("+1")
     return name

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import orjson
 
@@ -50,6 +50,8 @@ class IssueSnapshot:
     labels: tuple[str, ...] = ()
     milestone: int | None = None
     is_pull_request: bool = False
+    # Its conversation is locked (GitHub's `locked`, Gitea's `is_locked`).
+    locked: bool = False
 
     @classmethod
     def of(cls, issue: Issue) -> IssueSnapshot:
@@ -63,6 +65,7 @@ class IssueSnapshot:
             labels=issue.labels,
             milestone=issue.milestone,
             is_pull_request=issue.is_pull_request,
+            locked=issue.locked,
         )
 
 
@@ -177,7 +180,7 @@ class Event:
             "sender_is_bot": self.sender_is_bot,
             "repo": {"owner": self.repo.owner, "name": self.repo.name} if self.repo else None,
             "installation_id": self.installation_id,
-            "issue": self.issue.__dict__ if self.issue else None,
+            "issue": self._issue_json(),
             "comment": self.comment.__dict__ if self.comment else None,
             "previous_body": self.previous_body,
             "label": self.label,
@@ -193,6 +196,16 @@ class Event:
             "review": self.review.__dict__ if self.review else None,
         }
         return orjson.dumps(data).decode()
+
+    def _issue_json(self) -> dict[str, Any] | None:
+        """The issue's snapshot; `locked` only when true, so a job of an unlocked issue reads as before
+        (a worker of an earlier version takes it during a rolling upgrade)."""
+        if self.issue is None:
+            return None
+        found = dict(self.issue.__dict__)
+        if not found["locked"]:
+            del found["locked"]
+        return found
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> Event:

@@ -69,6 +69,7 @@ def issue_snapshot(
         labels=labels,
         milestone=milestone.get(milestone_key) if isinstance(milestone, (dict, Mapping)) else None,
         is_pull_request=is_pr or isinstance(raw.get("pull_request"), Mapping),
+        locked=raw.get("locked") is True or raw.get("is_locked") is True,
     )
 
 

@@ -109,6 +109,9 @@ class Issue:
     id: int = 0
     # When anything about it last changed (its body, labels, comments …), as the forge says.
     updated_at: str = ""
+    # Its conversation is locked: only those with write access comment there, and never a GitHub App
+    # (``ThreadLocked``).
+    locked: bool = False
 
     def has_label(self, name: str) -> bool:
         wanted = name.casefold()
@@ -287,6 +290,21 @@ class NotFound(ForgeError):
 
 class PermissionDenied(ForgeError):
     """The forge refused the bot (401/403 that is not a rate limit)."""
+
+
+class ThreadLocked(PermissionDenied):
+    """The forge refuses a write in a locked conversation: a comment (GitHub, to a GitHub App whatever its
+    permission and to anyone without write access: "Unable to create comment because issue is locked.";
+    Gitea, to anyone who may not write its issues: "You cannot comment on a locked issue."), an edit of a
+    comment there, or a reaction (GitHub allows none in a locked conversation). See docs/forge-port.md,
+    "Locked conversations"."""
+
+
+def locked_refusal(exc: PermissionDenied) -> PermissionDenied:
+    """`exc` as a ``ThreadLocked`` when the forge's words say the conversation is locked."""
+    if not isinstance(exc, ThreadLocked) and "locked" in str(exc).casefold():
+        return ThreadLocked(str(exc), status=exc.status)
+    return exc
 
 
 class ValidationFailed(ForgeError):

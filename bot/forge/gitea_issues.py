@@ -32,9 +32,11 @@ from bot.forge import (
     ListState,
     Milestone,
     NotFound,
+    PermissionDenied,
     ReactionContent,
     RepoRef,
     ValidationFailed,
+    locked_refusal,
 )
 from bot.forge.gitea_transport import GiteaCalls
 from bot.forge.known_labels import KnownLabels
@@ -71,9 +73,12 @@ class GiteaIssues(GiteaCalls):
         return [comment_from_json(item) for item in items]
 
     async def create_comment(self, repo: RepoRef, number: int, body: str) -> Comment:
-        raw = await self._post(
-            f"{self._r(repo)}/issues/{number}/comments", f"comment on {repo}#{number}", {"body": body}
-        )
+        try:
+            raw = await self._post(
+                f"{self._r(repo)}/issues/{number}/comments", f"comment on {repo}#{number}", {"body": body}
+            )
+        except PermissionDenied as exc:
+            raise locked_refusal(exc) from None
         return comment_from_json(raw)
 
     async def edit_comment(self, repo: RepoRef, comment_id: int, body: str) -> Comment:

@@ -20,9 +20,11 @@ from bot.forge import (
     ListState,
     Milestone,
     NotFound,
+    PermissionDenied,
     ReactionContent,
     RepoRef,
     ValidationFailed,
+    locked_refusal,
 )
 from bot.forge.github_transport import GitHubCalls
 from bot.forge.links import parse_comment_url
@@ -56,30 +58,39 @@ class GitHubIssues(GitHubCalls):
         return [comment_from_json(item) for item in items]
 
     async def create_comment(self, repo: RepoRef, number: int, body: str) -> Comment:
-        raw = await self._write(
-            "post",
-            f"/repos/{repo.full_name}/issues/{number}/comments",
-            f"comment on {repo}#{number}",
-            {"body": body},
-        )
+        try:
+            raw = await self._write(
+                "post",
+                f"/repos/{repo.full_name}/issues/{number}/comments",
+                f"comment on {repo}#{number}",
+                {"body": body},
+            )
+        except PermissionDenied as exc:
+            raise locked_refusal(exc) from None
         return comment_from_json(raw)
 
     async def edit_comment(self, repo: RepoRef, comment_id: int, body: str) -> Comment:
-        raw = await self._write(
-            "patch",
-            f"/repos/{repo.full_name}/issues/comments/{comment_id}",
-            f"comment {comment_id}",
-            {"body": body},
-        )
+        try:
+            raw = await self._write(
+                "patch",
+                f"/repos/{repo.full_name}/issues/comments/{comment_id}",
+                f"comment {comment_id}",
+                {"body": body},
+            )
+        except PermissionDenied as exc:
+            raise locked_refusal(exc) from None
         return comment_from_json(raw)
 
     async def add_reaction(self, repo: RepoRef, comment_id: int, content: ReactionContent) -> None:
-        await self._write(
-            "post",
-            f"/repos/{repo.full_name}/issues/comments/{comment_id}/reactions",
-            f"reaction on comment {comment_id}",
-            {"content": content},
-        )
+        try:
+            await self._write(
+                "post",
+                f"/repos/{repo.full_name}/issues/comments/{comment_id}/reactions",
+                f"reaction on comment {comment_id}",
+                {"content": content},
+            )
+        except PermissionDenied as exc:
+            raise locked_refusal(exc) from None
 
     async def list_issues(
         self,

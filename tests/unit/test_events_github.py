@@ -104,9 +104,7 @@ def test_handled_examples_normalise(event_name: str, path: Path) -> None:
         assert event.ref == payload["ref"] and event.after == payload["after"]
     if event_name == "pull_request_review":
         raw, raw_pull = payload["review"], payload["pull_request"]
-        assert event.review == ReviewSnapshot(
-            raw["state"], raw["user"]["login"], raw["id"], raw["commit_id"]
-        )
+        assert event.review == ReviewSnapshot(raw["state"], raw["user"]["login"], raw["id"], raw["commit_id"])
         assert event.issue is not None and event.issue.number == raw_pull["number"]
         assert event.issue.is_pull_request
         assert event.pull is not None and event.pull.head_sha == raw_pull["head"]["sha"]
@@ -198,3 +196,16 @@ def test_review_events_rely_only_on_what_the_schemas_require() -> None:
     assert event.kind == "pull_request_review.edited" and event.review is not None
     with pytest.raises(MalformedPayload):
         normalise_github("pull_request_review", "d", {**submitted, "review": {"state": "approved"}})
+
+
+def test_a_locked_issue_says_so_and_an_unlocked_one_queues_as_before() -> None:
+    """The issue of octokit/webhooks' `issues.locked` example, delivered as an `issues.edited` (Steward does
+    not handle `locked` itself): the snapshot's `locked`, kept through the queue; an unlocked issue's queued
+    form has no `locked` key, so a worker of an earlier version still reads it."""
+    payload = json.loads((WEBHOOKS / "issues" / "locked.json").read_bytes())
+    locked = normalise_github("issues", "d-1", {**payload, "action": "edited", "changes": {}})
+    assert locked.issue is not None and locked.issue.locked is True
+    assert Event.from_json(locked.to_json()) == locked
+    opened = normalise_github("issues", "d-2", json.loads((WEBHOOKS / "issues" / "opened.json").read_bytes()))
+    assert opened.issue is not None and opened.issue.locked is False
+    assert "locked" not in json.loads(opened.to_json())["issue"]
