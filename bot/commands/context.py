@@ -24,7 +24,7 @@ from bot.events.event import CommentSnapshot, Event
 from bot.forge import Comment, Forge, Issue, PermissionDenied, ReactionContent, RepoRef, ThreadLocked, User
 from bot.queue.budgets import CommandBudget
 from bot.queue.deferred import Deferred
-from bot.queue.locks import IssueLocks, issue_key
+from bot.queue.locks import Busy, IssueLocks, issue_key
 from bot.queue.memo import Memo
 from bot.records import signing, sticky
 from bot.records.citations import Citations
@@ -293,6 +293,23 @@ class EventContext:
             return
         async with self.locks.hold(issue_key(self.event.forge, self.repo.full_name, number)):
             yield
+
+    @asynccontextmanager
+    async def holding_unless_busy(self, number: int) -> AsyncIterator[bool]:
+        """Hold issue ``number``'s lock as a job on that issue would, and say True; or say False when another
+        job keeps it. A reconciler's pass over many issues must not write beside the job of an event on one
+        of them (both would create the same sticky comment); the job that holds the lock re-derives the
+        same state (handlers are level-triggered), so the pass leaves the issue to it."""
+        entered = False
+        try:
+            async with self.holding(number):
+                entered = True
+                yield True
+        except Busy:
+            if entered:
+                raise
+            self.log.info("an issue is being changed by another job; left to it", number=number)
+            yield False
 
     @asynccontextmanager
     async def holding_repo(self, name: str) -> AsyncIterator[None]:

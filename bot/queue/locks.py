@@ -209,13 +209,23 @@ class IssueLocks:
         self._owner = owner or uuid.uuid4().hex
         self._ttl = ttl
         self._wait = wait
+        self._held: set[str] = set()
 
     @asynccontextmanager
     async def hold(self, key: str) -> AsyncIterator[None]:
-        """Hold ``key``'s lock, or raise ``Busy`` when another job keeps it for longer than ``wait``."""
+        """Hold ``key``'s lock, or raise ``Busy`` when another job keeps it for longer than ``wait``. Held
+        again inside itself (a pass that holds an issue calls an effect that holds it too), it is kept, and
+        given back once, by the outermost hold."""
+        if key in self._held:
+            yield
+            return
         async with issue_lock(
             self._redis, key, ttl=self._ttl, wait=self._wait, owner=f"{self._owner}>{key}"
         ) as got:
             if not got:
                 raise Busy(f"{key} is being changed by another job")
-            yield
+            self._held.add(key)
+            try:
+                yield
+            finally:
+                self._held.discard(key)

@@ -414,9 +414,12 @@ async def sync_open_bugfixes(ctx: EventContext) -> int:
         if record is None:
             continue
         pull = await ctx.forge.find_pull_request(ctx.repo, record.branch)
-        if pull is not None:
-            await _sync(ctx, pull)
-            seen += 1
+        if pull is None:
+            continue
+        async with ctx.holding_unless_busy(pull.number) as held:
+            if held:
+                await _sync(ctx, pull)
+                seen += 1
     return seen
 
 

@@ -201,4 +201,6 @@ async def reconcile_boards(ctx: EventContext) -> None:
     for label in (INVESTIGATING, ROOT_CAUSE):
         numbers |= {issue.number for issue in await ctx.forge.list_issues(ctx.repo, labels=[label])}
     for number in sorted(numbers):
-        await refresh(ctx, number)
+        async with ctx.holding_unless_busy(number) as held:
+            if held:
+                await refresh(ctx, number)

@@ -236,7 +236,9 @@ async def reconcile_forks(ctx: EventContext) -> None:
         if not tracked(issue.body, issue.labels, ctx.settings):
             continue
         try:
-            await sync_forks(ctx.for_event(ctx.event), issue.number, issue=issue)
+            async with ctx.holding_unless_busy(issue.number) as held:
+                if held:
+                    await sync_forks(ctx.for_event(ctx.event), issue.number, issue=issue)
         except PermissionsUnreadable:
             ctx.log.warning("forks: permissions unreadable; records not checked", number=issue.number)
             return

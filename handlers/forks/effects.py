@@ -241,7 +241,17 @@ async def sync_forks(
     ctx: EventContext, number: int, *, issue: Issue | None = None, comments: list[Comment] | None = None
 ) -> Judged | None:
     """Re-derive the reconciliation comment and the labels of one issue or pull request; writes only what
-    differs. None when the issue has nothing to do with forks (no forks, no comment, no label)."""
+    differs. None when the issue has nothing to do with forks (no forks, no comment, no label).
+
+    The issue is read holding its lock, not only written: what was read before another job's write (a
+    reconciliation comment it created) must not decide this one's (a second comment)."""
+    async with ctx.holding(number):
+        return await _sync_held(ctx, number, issue=issue, comments=comments)
+
+
+async def _sync_held(
+    ctx: EventContext, number: int, *, issue: Issue | None, comments: list[Comment] | None
+) -> Judged | None:
     judged = await judge(
         ctx.forge,
         ctx.repo,
@@ -258,25 +268,22 @@ async def sync_forks(
     labelled = any(label.casefold() in ours for label in judged.issue.labels)
     if not judged.verdict.forks and judged.sticky is None and not labelled:
         return None
-    async with ctx.holding(number):
-        if judged.verdict.forks or judged.sticky is not None:
-            previous: dict[str, RecordedRecord] = recorded_from(judged.record.trusted)
-            data = data_block(judged.verdict, previous, judged.remembered)
-            # Indexed before the comment is written: the index may only over-approximate.
-            await _index(ctx, number, data.get("sources", []))
-            written = await ctx.upsert_sticky(
-                KIND,
-                KEY,
-                render_comment(judged.verdict, hints_for(ctx)),
-                data=data,
-                number=number,
-                comments=judged.comments,
-            )
-            if judged.record.broken:
-                await ctx.report_rebuilt(
-                    judged.record, written.comment.html_url or "this issue", number=number
-                )
-        await _mirror_labels(ctx, judged.issue, judged.verdict)
+    if judged.verdict.forks or judged.sticky is not None:
+        previous: dict[str, RecordedRecord] = recorded_from(judged.record.trusted)
+        data = data_block(judged.verdict, previous, judged.remembered)
+        # Indexed before the comment is written: the index may only over-approximate.
+        await _index(ctx, number, data.get("sources", []))
+        written = await ctx.upsert_sticky(
+            KIND,
+            KEY,
+            render_comment(judged.verdict, hints_for(ctx)),
+            data=data,
+            number=number,
+            comments=judged.comments,
+        )
+        if judged.record.broken:
+            await ctx.report_rebuilt(judged.record, written.comment.html_url or "this issue", number=number)
+    await _mirror_labels(ctx, judged.issue, judged.verdict)
     return judged
 
 
