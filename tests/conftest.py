@@ -11,8 +11,16 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from hypothesis import settings
 
 from bot.demo.scratch_redis import Claim, NoDatabase, claim
+
+# Speed is measured by bench/, never asserted by a test: hypothesis's own 200 ms deadline per example is a
+# timed test, and it failed property tests on a loaded two-core machine (a parser's second reading took
+# 337 ms). The parsers' cost on adversarial input is bounded by bench/pathological.py and by the tests of
+# their expressions' structure.
+settings.register_profile("steward", deadline=None)
+settings.load_profile("steward")
 
 BASE_URL = os.environ.get("STEWARD_TEST_REDIS_URL", "redis://127.0.0.1:6379")
 
