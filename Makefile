@@ -3,19 +3,30 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: docs install test check lint typecheck unit fast smoke demo demo-all serve worker run sandbox bench clean \
+.PHONY: docs install install-runtime test check lint typecheck unit fast smoke demo demo-all serve worker run sandbox bench clean \
 	redis lock lint-deploy test-deploy
 
 # requirements.lock pins the runtime dependencies to the versions the tests ran with; the venv is held
 # to it (-c) so that `make test` tests what the Docker image and the systemd install ship.
 LOCK   := requirements.lock
 
-$(STAMP): pyproject.toml $(LOCK)
+# Two stamps: the runtime alone (what `make demo`, `run`, `serve`, `worker` and `sandbox` need: seconds), and
+# the runtime with the test toolchain (the `test` extra: pytest, hypothesis, schemathesis, mypy, ruff,
+# hadolint, kubernetes-validate), which every other target installs the first time it needs it.
+RUNTIME := $(VENV)/.installed-runtime
+
+$(RUNTIME): pyproject.toml $(LOCK)
 	@PYBIN=$$(scripts/find-python) || exit 1; \
 	  if [ ! -x $(PY) ]; then echo "creating $(VENV) with $$PYBIN"; "$$PYBIN" -m venv $(VENV) || exit 1; fi
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e . -c $(LOCK)
+	@touch $(RUNTIME)
+
+$(STAMP): $(RUNTIME)
 	$(PY) -m pip install --quiet -e '.[test]' -c $(LOCK)
 	@touch $(STAMP)
+
+install-runtime: $(RUNTIME)
 
 install: $(STAMP)
 
@@ -73,23 +84,23 @@ test: lint lint-deploy typecheck unit
 test-deploy: lint-deploy redis
 	$(PY) -m pytest tests/deploy
 
-demo: install redis
+demo: install-runtime redis
 	$(VENV)/bin/steward demo
 
-demo-all: install redis
+demo-all: install-runtime redis
 	$(VENV)/bin/steward demo --all
 
-serve: install
+serve: install-runtime
 	$(VENV)/bin/steward serve
 
-worker: install
+worker: install-runtime
 	$(VENV)/bin/steward worker
 
-run: install
+run: install-runtime
 	$(VENV)/bin/steward run
 
 PORT ?= 8700
-sandbox: install
+sandbox: install-runtime
 	$(VENV)/bin/steward sandbox --port $(PORT) --user maintainer=maintainer-token \
 	  --user outsider=outsider-token --user steward-bot=bot-token
 

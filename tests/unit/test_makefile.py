@@ -1,0 +1,39 @@
+"""`make demo` installs only what Steward runs on; the test toolchain (pytest, hypothesis, schemathesis, mypy,
+ruff, hadolint, kubernetes-validate) comes with the first target that needs it (issue 37: the demo spent most
+of its minute and a half installing it). Read from `make -n`, which prints what a fresh clone would run."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+
+def _plan(target: str, tmp_path: Path) -> str:
+    """What `make TARGET` would run on a clone without a virtualenv."""
+    answer = subprocess.run(
+        ["make", "-n", "-C", str(ROOT), target, f"VENV={tmp_path / 'venv'}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return answer.stdout
+
+
+@pytest.mark.parametrize("target", ["demo", "demo-all", "run", "serve", "worker", "sandbox"])
+def test_running_steward_installs_the_runtime_only(target: str, tmp_path: Path) -> None:
+    plan = _plan(target, tmp_path)
+    assert "pip install --quiet -e . -c requirements.lock" in plan
+    assert "[test]" not in plan
+
+
+@pytest.mark.parametrize("target", ["test", "unit", "fast", "lint", "typecheck"])
+def test_testing_installs_the_test_toolchain_too(target: str, tmp_path: Path) -> None:
+    plan = _plan(target, tmp_path)
+    assert "pip install --quiet -e '.[test]' -c requirements.lock" in plan
