@@ -30,6 +30,7 @@ from bot.demo.stage import (
     Person,
     Stage,
     add_collaborator,
+    redis_hint,
     redis_ok,
     say,
     settle,
@@ -174,8 +175,8 @@ def main(*, keep_running: bool = False, tour: bool = False, forges: tuple[str, .
     base = Settings()
     if not redis_ok(base.redis_url):
         say(
-            f"Steward's demo needs Redis and nothing answers at {base.redis_url}: start it with "
-            "`redis-server --daemonize yes --save ''` (or set STEWARD_REDIS_URL) and run `make demo` again."
+            f"Steward's demo needs Redis and nothing answers at {base.redis_url}: "
+            f"{redis_hint(base.redis_url)}, and run `make demo` again."
         )
         return 1
     try:

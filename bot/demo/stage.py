@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 import redis
@@ -67,6 +68,17 @@ def redis_ok(url: str) -> bool:
         return False
     finally:
         client.close()
+
+
+def redis_hint(url: str) -> str:
+    """How to start the Redis that ``url`` names: a local one on that URL's port (the one the demo checked),
+    or, for another host, to start it there."""
+    parsed = urlsplit(url)
+    host, port = parsed.hostname or "127.0.0.1", parsed.port or 6379
+    if parsed.scheme == "redis" and host in ("127.0.0.1", "localhost", "::1"):
+        start = f"redis-server --daemonize yes --port {port} --save ''"
+        return f"start it with `{start}` (or set STEWARD_REDIS_URL)"
+    return f"start the Redis at {host}:{port} (or set STEWARD_REDIS_URL to one that runs)"
 
 
 def settle(sandbox_url: str, redis_url: str, timeout: float = 60.0) -> None:
