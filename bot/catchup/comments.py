@@ -6,6 +6,14 @@ both forges: one request per hundred comments) and queues, for each comment with
 handled yet, the job its ``issue_comment.created`` delivery would have queued. The worker marks each
 comment it handled (``comment_done_key``, per comment id), so the catch-up skips those, and a later
 redelivery of the original delivery is a no-op.
+
+Only a comment never edited after it was written runs (its ``updated_at`` is its ``created_at``: both forges
+set them together when a comment is made and move ``updated_at`` on an edit). Anyone with write access may
+edit anyone's comment, and the listing shows neither who edited nor what the comment said when it was
+made, so an edited comment's commands cannot be proven to be its author's (issue 35 item 2). Its job is
+queued all the same, marked ``CATCH_UP_EDITED``: the worker runs nothing of it and answers once, within the
+write budget, "not run: edited after it was written" (``bot.commands.dispatch``); the comment's mark then
+keeps every later catch-up from answering again.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from bot.commands.dispatch import CATCH_UP_EDITED
 from bot.commands.grammar import parse_commands
 from bot.events.event import CommentSnapshot, Event, IssueSnapshot
 from bot.forge import Comment, Forge, ForgeKind, Issue, NotFound, RepoRef
@@ -51,6 +60,25 @@ def updated_since(updated_at: str, since: datetime) -> bool:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return when >= since.replace(microsecond=0)
+
+
+def edited_after_written(comment: Comment) -> bool:
+    """Whether ``comment`` was changed after it was made (its times differ, or the forge gave none: what
+    cannot be shown unedited counts as edited)."""
+    if not comment.created_at or not comment.updated_at:
+        return True
+    made, changed = _when(comment.created_at), _when(comment.updated_at)
+    if made is None or changed is None:
+        return comment.created_at != comment.updated_at
+    return changed > made
+
+
+def _when(value: str) -> datetime | None:
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def comment_done_key(forge: str, repo: str, comment_id: int) -> str:
@@ -113,7 +141,14 @@ async def catch_up_comments(
         issue = issues[number]
         if issue is None:
             continue
-        what = f"{kind}:{repo}#{number}: run the commands of comment {comment.id} by {comment.author}"
+        edited = edited_after_written(comment)
+        if edited:
+            what = (
+                f"{kind}:{repo}#{number}: answer comment {comment.id} by {comment.author} "
+                "(not run: edited after it was written)"
+            )
+        else:
+            what = f"{kind}:{repo}#{number}: run the commands of comment {comment.id} by {comment.author}"
         if dry_run:
             say(f"would {what}")
             queued.append(what)
@@ -127,6 +162,7 @@ async def catch_up_comments(
             repo=repo,
             issue=IssueSnapshot.of(issue),
             comment=CommentSnapshot(comment.id, comment.body, comment.author),
+            extra={CATCH_UP_EDITED: "1"} if edited else {},
         )
         result = await enqueuer.enqueue(event)
         if result.outcome == "enqueued":

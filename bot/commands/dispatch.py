@@ -19,12 +19,19 @@ from bot.forge import ThreadLocked
 # characters, and a hostile Gitea comment must not hold a worker's event loop for seconds.
 
 
+# ``Event.extra`` of a catch-up job whose comment was edited after it was written (``bot.catchup.comments``):
+# nothing of it runs; its author is told once why.
+CATCH_UP_EDITED = "catch-up-edited"
+
+
 def _format(prefix: str, name: str) -> str:
     return f"`/{prefix} {name}`"
 
 
 async def dispatch(ctx: EventContext, *, prefix: str) -> list[str]:
     """Run every handler registered for the event; returns the names of the handlers run."""
+    if ctx.event.extra.get(CATCH_UP_EDITED):
+        return await _edited_not_run(ctx, prefix)
     ran: list[str] = []
     for spec in ctx.registry.handlers_for(ctx.event.name, ctx.event.action):
         if not ctx.enabled(spec.section):
@@ -41,6 +48,26 @@ async def dispatch(ctx: EventContext, *, prefix: str) -> list[str]:
     if ctx.event.name == "issue_comment" and ctx.event.action in ("created", "edited"):
         ran += await run_commands(ctx, prefix=prefix)
     return ran
+
+
+async def _edited_not_run(ctx: EventContext, prefix: str) -> list[str]:
+    """A comment the catch-up found edited after it was written: whoever edited it (the forge's listing does
+    not say) could have added its commands, which would then run with its author's authority. Nothing runs;
+    its author learns it once (a sticky reply: a second catch-up edits nothing)."""
+    comment = ctx.event.comment
+    if comment is None or ctx.event.issue is None:
+        return []
+    await ctx.upsert_sticky(
+        "reply",
+        f"{comment.id}-edited-not-run",
+        f"@{comment.author}: to run a command, write it in a new comment. The commands in "
+        f"[your comment](#issuecomment-{comment.id}) were not run: edited after it was written. Steward was "
+        "not listening when it was edited, and anyone with write access may edit a comment, so only what a "
+        f"comment held when it was written runs as its author's ({_format(prefix, 'help')} lists the "
+        "commands).",
+    )
+    ctx.log.info("catch-up: an edited comment's commands not run", comment=comment.id)
+    return ["refused:edited-after-written"]
 
 
 async def _commands_of(ctx: EventContext, prefix: str) -> list[Command]:

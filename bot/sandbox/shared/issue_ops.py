@@ -219,12 +219,18 @@ async def comment_body(caller: Caller) -> str:
 async def add_comment(caller: Caller, repo: Repo, issue: Issue) -> Comment:
     if issue.locked:
         caller.require_unlocked(repo)
+    # One time for both stamps: a comment never edited has ``updated_at == created_at`` on both forges
+    # (GitHub's REST comment objects; Gitea's xorm `created`/`updated` columns are filled together on
+    # insert and `updated` moves on every edit: models/issues/comment.go), which the catch-up relies on.
+    now = now_iso()
     made = Comment(
         id=caller.forge.new_id(),
         issue_number=issue.number,
         user=caller.login,
         body=await comment_body(caller),
         via_app=caller.via_app,
+        created_at=now,
+        updated_at=now,
     )
     repo.comments[made.id] = made
     issue.updated_at = made.created_at
