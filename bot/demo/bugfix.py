@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
+from bot.demo.debug import put_cart_code
 from bot.demo.stage import add_collaborator
 from bot.demo.texts import APPROVED_BUG
 
@@ -62,6 +63,7 @@ def bugfix_scene(stage: Stage) -> None:
         stage.maintainer, "Cart total ignores the discount after a currency switch", APPROVED_BUG
     )
     stage.label(number, ["bug", "refine"])
+    put_cart_code(stage)
     stage.settle()
     stage.comment(stage.maintainer, number, "/steward bugfix")
     stage.settle()

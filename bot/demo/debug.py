@@ -1,5 +1,6 @@
 """The `steward demo` scene of root-cause discipline: hypotheses on a refined bug, a confirmation refused
-without a `path:line`, three failures escalated to a human, `/resume-debug`, then a root cause evidenced."""
+without a `path:line`, three failures escalated to a human, `/resume-debug`, a confirmation refused for a line
+the file does not have, then a root cause evidenced with the line it points at."""
 
 from __future__ import annotations
 
@@ -15,8 +16,24 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
+# The code the scene's evidence points at: Steward checks every `path:line` against the repository.
+CART_CODE = {
+    "cart/total.py": "".join(f"# total {i}\n" for i in range(1, 42)) + "total = round(subtotal) - discount\n",
+    "cart/cart.py": "".join(f"# cart {i}\n" for i in range(1, 88))
+    + "return Cart(items=list(self.items))  # discount is not copied\n# end\n",
+}
+
+
+def put_cart_code(stage: Stage) -> None:
+    """Commit the cart's code the scenes cite, when the repository does not have it yet."""
+    for path, text in CART_CODE.items():
+        if stage.maintainer.get_optional(f"/repos/{stage.repo}/contents/{path}") is None:
+            stage.put_file(path, text)
+
+
 def debug_scene(stage: Stage) -> None:
     _say("\n▶ Root-cause discipline: a hypotheses board, evidence that points at code, escalation")
+    put_cart_code(stage)
     number = stage.issue(stage.outsider, "Discount lost when the currency changes", APPROVED_BUG)
     stage.label(number, ["bug", "refine"])
     stage.settle()
@@ -51,7 +68,14 @@ def debug_scene(stage: Stage) -> None:
         "/steward hypothesis Lost on copy: cart/cart.py:88 copies the items but not the discount",
     )
     stage.settle()
+    stage.comment(stage.maintainer, number, "/steward confirm H4 cart/cart.py:880 `copy()` drops `discount`")
+    _say(
+        "\n  @maintainer resumed with guidance, added H4 and tried to confirm it at `cart/cart.py:880` — "
+        "a line the file does not have."
+    )
+    stage.settle()
+    stage.show(number, max_lines=4)
     stage.comment(stage.maintainer, number, "/steward confirm H4 cart/cart.py:88 `copy()` drops `discount`")
-    _say("\n  @maintainer resumed with guidance, added H4 and confirmed it with a `path:line`.")
+    _say("\n  @maintainer confirmed H4 at the line Steward found; the board shows what that line says.")
     stage.settle()
     stage.show(number, max_lines=16)

@@ -20,7 +20,7 @@ from typing import Literal
 from bot.commands.context import EventContext
 from bot.forge import RepoRef
 from handlers.debug.board import ROOT_CAUSE_NOT_EVIDENCED, Board, escalation_due, parse_id
-from handlers.debug.effects import load, read_board, save
+from handlers.debug.effects import grounder, load, read_board, save
 
 Outcome = Literal["evidenced", "off", "not_evidenced", "escalated", "ambiguous", "not_confirmed"]
 
@@ -126,6 +126,7 @@ async def root_cause(ctx: EventContext, repo: RepoRef, number: int, chosen: str 
         registry=ctx.registry,
         prefix=ctx.prefix,
         verifier=await ctx.verifier(repo),
+        grounder=grounder(ctx, repo),
     )
     board = loaded.board
     if loaded.board_comment is not None and (escalation_due(board) or loaded.changed) and repo == ctx.repo:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal
 
+from handlers.debug.grounding import Ground, grounds_from_json, grounds_to_json
 from handlers.debug.locations import Location, find_locations
 
 EntryKind = Literal["hypothesis", "evidence", "confirm", "refute", "inconclusive", "resume", "escalation"]
@@ -142,8 +143,17 @@ def log_from_json(data: Any) -> tuple[Entry, ...]:
     return tuple(sorted(entries, key=lambda e: e.seq))
 
 
-def log_to_json(log: Sequence[Entry]) -> dict[str, Any]:
-    return {"v": 1, "log": [e.to_json() for e in log]}
+def log_to_json(log: Sequence[Entry], grounds: Mapping[str, Ground] | None = None) -> dict[str, Any]:
+    """The board's data block: the log, and what each grounded location pointed at (``grounding``)."""
+    out: dict[str, Any] = {"v": 1, "log": [e.to_json() for e in log]}
+    if grounds:
+        out["grounds"] = grounds_to_json(grounds)
+    return out
+
+
+def grounds_of(data: Any) -> dict[str, Ground]:
+    """What the grounded locations of a board's data block pointed at."""
+    return grounds_from_json(data.get("grounds")) if isinstance(data, dict) else {}
 
 
 @dataclass(frozen=True)

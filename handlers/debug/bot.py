@@ -23,7 +23,18 @@ from handlers.debug.board import (
     add_verdict,
     recorded,
 )
-from handlers.debug.effects import INVESTIGATING, LABELS, ROOT_CAUSE, load, now_utc, refresh, save, stamp
+from handlers.debug.effects import (
+    GROUNDED_COMMANDS,
+    INVESTIGATING,
+    LABELS,
+    ROOT_CAUSE,
+    grounder,
+    load,
+    now_utc,
+    refresh,
+    save,
+    stamp,
+)
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()
@@ -79,9 +90,12 @@ async def _run(ctx: CommandContext, name: str) -> None:
                 "confirm" if name == "confirm" else "refute" if name == "refute" else "inconclusive"
             )
             entry = add_verdict(board, kind, args, text, source, p)
+        # Evidence points at code that exists: every place it names is checked against the repository.
+        checked = name in GROUNDED_COMMANDS and entry.refs
+        grounded = await grounder(ctx).ground(text, entry.refs, p) if checked else []
     except Refused as exc:
         raise CommandError(str(exc)) from None
-    await save(ctx, loaded, entry)
+    await save(ctx, loaded, entry, grounded)
 
 
 @plugin.command(

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from bot.commands.context import EventContext, RegistryView
 from bot.commands.grammar import parse_commands
 from bot.config.settings import HandlerSettings
-from bot.forge import Comment, Forge, Issue, NotFound, RepoRef, permission_at_least
+from bot.forge import Comment, FileContent, Forge, Issue, NotFound, RepoRef, permission_at_least
 from bot.forge.ci import latest_statuses
 from bot.records import sticky
 from handlers.debug.board import (
@@ -28,10 +29,13 @@ from handlers.debug.board import (
     escalation_due,
     escalation_entry,
     fold,
+    grounds_of,
     log_from_json,
     log_to_json,
     withdraw,
 )
+from handlers.debug.grounding import Ground, Problem, check, merge, named_commit, refusal
+from handlers.debug.locations import find_locations
 from handlers.debug.render import FixAttempt, render_board, render_escalation
 
 BOARD_KIND = "debug-board"
@@ -48,6 +52,9 @@ REGRESSION_FIRST = "steward/regression-first"
 # The command names the board records, as `bot.commands.grammar` returns them.
 BOARD_COMMANDS = ("hypothesis", "evidence", "confirm", "refute", "inconclusive", "resume-debug")
 MAX_PULLS_READ = 30
+# The commands whose `path:line` places must exist in the repository (``Grounder``).
+GROUNDED_COMMANDS = ("evidence", "confirm")
+HEAD_BLOB_TTL = 86_400
 
 
 def now_utc() -> datetime:
@@ -71,10 +78,116 @@ class Loaded:
     record: sticky.Record = sticky.MISSING
     # The board's comment was deleted although the issue carries its labels: ``log`` was derived again.
     deleted: bool = False
+    # What each grounded location pointed at when it was cited (``grounding.Ground``), by location.
+    grounds: dict[str, Ground] = field(default_factory=dict)
 
 
 def _timeout(settings: HandlerSettings) -> timedelta:
     return timedelta(hours=settings.debug.pending_timeout_hours)
+
+
+class Grounder:
+    """Checks that the places evidence names exist in the repository (``grounding.check``): at the default
+    branch's head, at the commit a person names (``--at <sha>``), or at a link's own ref. One contents read
+    per file and ref in a job; the blob a file has at a head commit is kept in Redis (a commit never
+    changes), so re-rendering a board to say "file changed since" costs no read while the head stays."""
+
+    def __init__(self, forge: Forge, repo: RepoRef, *, redis: Any = None) -> None:
+        self._forge = forge
+        self._repo = repo
+        self._redis = redis
+        self._files: dict[tuple[str, str], FileContent | None] = {}
+        self._head: tuple[str, str] | None = None
+
+    async def head(self) -> tuple[str, str]:
+        """The default branch and its head commit ("" when the repository has no commit yet)."""
+        if self._head is None:
+            branch = (await self._forge.get_repo(self._repo)).default_branch
+            self._head = (branch, await self._forge.get_branch(self._repo, branch) or "")
+        return self._head
+
+    async def file(self, path: str, ref: str) -> FileContent | None:
+        key = (path, ref)
+        if key not in self._files:
+            self._files[key] = await self._forge.read_file(self._repo, path, ref) if ref else None
+        return self._files[key]
+
+    async def _commit(self, sha: str, prefix: str) -> str:
+        try:
+            return (await self._forge.get_commit(self._repo, sha)).sha
+        except NotFound:
+            raise Refused(
+                f"there is no commit `{sha}` in this repository, so the places your evidence names cannot be "
+                f"checked there. Name a commit of this repository (`--at <sha>`) or leave `--at` out to "
+                f"check at the default branch's head (`/{prefix} evidence H1 for src/auth/login.py:42 …`)."
+            ) from None
+
+    async def ground(self, text: str, refs: Sequence[str], prefix: str) -> list[Ground]:
+        """What the places ``refs`` (found in ``text``) point at; ``Refused`` naming every one that does
+        not exist."""
+        at, _ = named_commit(text)
+        wanted = [loc for loc in find_locations(text) if str(loc) in refs]
+        if not wanted:
+            return []
+        grounds: list[Ground] = []
+        problems: list[Problem] = []
+        for loc in wanted:
+            if loc.url:
+                if loc.repo.casefold() != self._repo.full_name.casefold():
+                    elsewhere = f"the link points at another repository (`{loc.repo}`), not this one"
+                    problems.append(Problem(str(loc), elsewhere))
+                    continue
+                ref, where = loc.ref, f"`{loc.ref}`"
+            elif at is not None:
+                ref = await self._commit(at, prefix)
+                where = f"commit `{ref[:7]}`"
+            else:
+                branch, ref = await self.head()
+                where = f"`{branch}` (`{ref[:7]}`)" if ref else f"`{branch}` (no commit yet)"
+            found = await self.file(loc.path, ref)
+            result = check(
+                loc,
+                None if found is None else found.content,
+                blob=found.sha if found is not None else "",
+                commit=ref,
+                where=where,
+            )
+            if isinstance(result, Ground):
+                grounds.append(result)
+            else:
+                problems.append(result)
+        if problems:
+            raise Refused(refusal(problems, prefix))
+        return grounds
+
+    async def _blob_at(self, path: str, commit: str) -> str:
+        """The blob ``path`` has at ``commit`` ("" when it has none), remembered in Redis."""
+        key = "steward:blob:" + digest("blob", f"{self._repo.full_name}\n{commit}\n{path}")
+        if self._redis is not None:
+            cached = await self._redis.get(key)
+            if cached is not None:
+                return cached.decode() if isinstance(cached, bytes) else str(cached)
+        found = await self.file(path, commit)
+        blob = found.sha if found is not None else ""
+        if self._redis is not None:
+            await self._redis.set(key, blob, ex=HEAD_BLOB_TTL)
+        return blob
+
+    async def changed(self, grounds: Mapping[str, Ground]) -> set[str]:
+        """The grounded locations whose file is not the same at the default branch's head any more."""
+        if not grounds:
+            return set()
+        _, head = await self.head()
+        out: set[str] = set()
+        for location, ground in grounds.items():
+            blob = await self._blob_at(ground.path, head) if head else ""
+            if blob[: len(ground.blob)] != ground.blob:
+                out.add(location)
+        return out
+
+
+def grounder(ctx: EventContext, repo: RepoRef | None = None) -> Grounder:
+    return Grounder(ctx.forge, repo or ctx.repo, redis=ctx.memo.redis if ctx.memo is not None else None)
 
 
 def held_commands(body: str, *, known: Sequence[str], prefix: str) -> set[tuple[int, str]]:
@@ -110,11 +223,15 @@ async def derive_log(
     prefix: str,
     now: datetime,
     pending_timeout: timedelta,
-) -> tuple[Entry, ...]:
+    grounder: Grounder,
+) -> tuple[tuple[Entry, ...], dict[str, Ground]]:
     """The board's log re-derived from its source — the people's board commands in the thread, in order,
-    each counted only when its author has write access now (as the command requires). For a board whose
-    data block does not verify. Escalations (Steward's own entries) are made again when they fall due."""
+    each counted only when its author has write access now (as the command requires) and, for evidence and
+    confirmations, when the places they name exist (checked again now, as the command was). For a board
+    whose data block does not verify. Escalations (Steward's own entries) are made again when they fall
+    due. Also what the grounded places point at."""
     log: list[Entry] = []
+    grounds: dict[str, Ground] = {}
     allowed: dict[str, bool] = {}
     for comment in comments:
         if comment.author.casefold() == bot_login.casefold():
@@ -143,10 +260,12 @@ async def derive_log(
                     kind = "confirm" if command.name == "confirm" else "refute"
                     kind = "inconclusive" if command.name == "inconclusive" else kind
                     entry = add_verdict(board, kind, command.args, command.text, source, prefix)  # type: ignore[arg-type]
+                if command.name in GROUNDED_COMMANDS and entry.refs:
+                    grounds = merge(grounds, await grounder.ground(command.text, entry.refs, prefix))
             except Refused:
                 continue
             log.append(entry)
-    return tuple(log)
+    return tuple(log), grounds
 
 
 async def read_board(
@@ -160,6 +279,7 @@ async def read_board(
     prefix: str,
     verifier: sticky.Verifier,
     now: datetime | None = None,
+    grounder: Grounder | None = None,
 ) -> Loaded:
     """The bug, its thread and its board as the forge holds them now (nothing is written). A board whose data
     block does not verify is re-derived from the people's commands (``derive_log``)."""
@@ -173,7 +293,7 @@ async def read_board(
     # derived again from the people's commands like a board that does not verify.
     deleted = board_comment is None and any(label.casefold() in LABELS for label in issue.labels)
     if (board_comment is not None and record.trusted is None) or deleted:
-        stored = await derive_log(
+        stored, grounds = await derive_log(
             forge,
             repo,
             comments,
@@ -182,14 +302,15 @@ async def read_board(
             prefix=prefix,
             now=now,
             pending_timeout=_timeout(settings),
+            grounder=grounder or Grounder(forge, repo),
         )
         log, changed = stored, True
     else:
-        stored = log_from_json(record.trusted)
+        stored, grounds = log_from_json(record.trusted), grounds_of(record.trusted)
         log = reconcile_log(stored, comments, bot_login=bot_login, known=known, prefix=prefix)
         changed = log != stored or record.outcome == "legacy"
     board = fold(log, now=now, pending_timeout=_timeout(settings))
-    return Loaded(issue, comments, board_comment, log, board, changed, record, deleted)
+    return Loaded(issue, comments, board_comment, log, board, changed, record, deleted, grounds)
 
 
 async def load(ctx: EventContext, number: int) -> Loaded:
@@ -202,6 +323,7 @@ async def load(ctx: EventContext, number: int) -> Loaded:
         registry=ctx.registry,
         prefix=ctx.prefix,
         verifier=await ctx.verifier(),
+        grounder=grounder(ctx),
     )
 
 
@@ -221,13 +343,13 @@ async def fix_attempts(
     """Open pull requests from `<branch_prefix><number>-…` (or exactly `<branch_prefix><number>`), with the
     confirmed hypothesis each fixes and its `steward/regression-first` status. Read only while a hypothesis
     is confirmed (a fix needs one); only open pull requests whose title or body names `#<number>` are read
-    (Steward's bugfix pull requests are titled `Fix #<number>: …`), at most ``MAX_PULLS_READ``."""
+    (Steward's bugfix pull requests are titled `Bugfix for #<number>: …`), at most ``MAX_PULLS_READ``."""
     if not board.confirmed:
         return []
     branch = f"{branch_prefix}{number}"
     found: list[FixAttempt] = []
     pulls = await forge.list_issues(repo, state="open", kind="pulls")
-    # Only pull requests that name the bug (`Fix #42: …`, `Fixes #42`) are read one by one for their branch.
+    # Only pull requests that name the bug (`Bugfix for #42: …`, `Fixes #42`) are read one by one.
     names_bug = re.compile(rf"#{number}\b")
     mentioning = [p for p in pulls if names_bug.search(f"{p.title}\n{p.body}")]
     for item in sorted(mentioning, key=lambda p: -p.number)[:MAX_PULLS_READ]:
@@ -271,12 +393,16 @@ async def _mirror_labels(ctx: EventContext, issue: Issue, board: Board) -> None:
             await ctx.forge.remove_label(ctx.repo, issue.number, name)
 
 
-async def save(ctx: EventContext, loaded: Loaded, add: Entry | None = None) -> Board:
-    """Record ``add`` (if any), escalate when due (one comment per round, written before the board so a
-    re-run finds it), then write the board and its labels — only what differs."""
+async def save(
+    ctx: EventContext, loaded: Loaded, add: Entry | None = None, grounded: Sequence[Ground] = ()
+) -> Board:
+    """Record ``add`` (if any, with what its places point at: ``grounded``), escalate when due (one comment
+    per round, written before the board so a re-run finds it), then write the board and its labels — only
+    what differs."""
     settings = ctx.settings.debug
     now = now_utc()
     log = loaded.log if add is None else (*loaded.log, add)
+    grounds = merge(loaded.grounds, grounded) if grounded else loaded.grounds
     board = fold(log, now=now, pending_timeout=_timeout(ctx.settings))
     if not log and loaded.board_comment is None:
         return board
@@ -302,9 +428,16 @@ async def save(ctx: EventContext, loaded: Loaded, add: Entry | None = None) -> B
         prefix=ctx.prefix,
         timeout_hours=settings.pending_timeout_hours,
         fixes=fixes,
+        grounds=grounds,
+        changed=await grounder(ctx).changed(grounds),
     )
     written = await ctx.upsert_sticky(
-        BOARD_KIND, str(number), text, data=log_to_json(log), number=number, comments=loaded.comments
+        BOARD_KIND,
+        str(number),
+        text,
+        data=log_to_json(log, grounds),
+        number=number,
+        comments=loaded.comments,
     )
     if loaded.record.broken:
         await ctx.report_rebuilt(

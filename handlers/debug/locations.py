@@ -19,7 +19,7 @@ punctuation), so a Windows path never yields the ``bar.py:42`` at its end.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
@@ -47,6 +47,9 @@ class Location:
     line: int
     end: int | None = None
     url: str = ""
+    # A link's repository (``owner/name``) and the ref it was taken at (a branch, tag or commit).
+    repo: str = field(default="", compare=False)
+    ref: str = field(default="", compare=False)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}" + (f"-{self.end}" if self.end is not None else "")
@@ -98,14 +101,17 @@ def parse_permalink(token: str) -> Location | None:
         return None
     segments = [unquote(s) for s in parts.path.split("/") if s]
     path_parts: list[str] | None = None
+    owner_repo = ref = ""
     for i, segment in enumerate(segments):
         if i < 2:
             continue
         if segment == "blob" and len(segments) > i + 2:
-            path_parts = segments[i + 2 :]
+            path_parts, ref = segments[i + 2 :], segments[i + 1]
+            owner_repo = f"{segments[i - 2]}/{segments[i - 1]}"
             break
         if segment == "src" and len(segments) > i + 3 and segments[i + 1] in ("branch", "commit", "tag"):
-            path_parts = segments[i + 3 :]
+            path_parts, ref = segments[i + 3 :], segments[i + 2]
+            owner_repo = f"{segments[i - 2]}/{segments[i - 1]}"
             break
     if not path_parts or any("\\" in p for p in path_parts):
         return None
@@ -113,7 +119,7 @@ def parse_permalink(token: str) -> Location | None:
     lines = _lines(fragment.group("line"), fragment.group("end"))
     if path is None or lines is None:
         return None
-    return Location(path, lines[0], lines[1], token)
+    return Location(path, lines[0], lines[1], token, owner_repo, ref)
 
 
 def _tokens(text: str) -> list[str]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from bot.records import neutralise
 from handlers.debug.board import Board, Entry, Hypothesis, escalation_due, few_all_failed
+from handlers.debug.grounding import Ground
 
 LOG_SHOWN: Final = 40
 ROWS_SHOWN: Final = 30
@@ -123,8 +124,30 @@ def _mentions(logins: Sequence[str]) -> str:
     return ", ".join(f"@{n}" for n in seen) or "a maintainer"
 
 
-def _row(h: Hypothesis, timeout_hours: int) -> str:
-    where = _code(h.locations) if h.locations else "_no location yet_"
+def _where(
+    refs: Sequence[str], grounds: Mapping[str, Ground], changed: Collection[str], limit: int = 4
+) -> str:
+    """The places, each with the line it pointed at when cited (neutralised) and, when the file is not the
+    same at the default branch's head any more, "file changed since"."""
+    shown: list[str] = []
+    for ref in refs[:limit]:
+        ground = grounds.get(ref)
+        text = f"`{cell(ref)}`"
+        if ground is not None:
+            text += f" → “{cell(ground.text, 100)}”" if ground.text else " → (an empty line)"
+            if ref in changed:
+                text += f" _(file changed since `{ground.commit[:7]}`)_"
+        shown.append(text)
+    return "; ".join(shown) + (f" +{len(refs) - limit}" if len(refs) > limit else "")
+
+
+def _row(
+    h: Hypothesis,
+    timeout_hours: int,
+    grounds: Mapping[str, Ground] | None = None,
+    changed: Collection[str] = (),
+) -> str:
+    where = _where(h.locations, grounds or {}, changed) if h.locations else "_no location yet_"
     decided = (
         f"{_link('@' + h.decided_by, h.decided_url)} {h.decided_at[:16].replace('T', ' ')}"
         if h.decided_by
@@ -184,7 +207,11 @@ def render_board(
     prefix: str,
     timeout_hours: int,
     fixes: Sequence[FixAttempt] = (),
+    grounds: Mapping[str, Ground] | None = None,
+    changed: Collection[str] = (),
 ) -> str:
+    """The board. ``grounds``: what each checked place pointed at when cited; ``changed``: the places whose
+    file is not the same at the default branch's head any more."""
     lines = [
         "## 🔎 Root-cause investigation",
         "",
@@ -201,7 +228,7 @@ def render_board(
             lines.append(
                 f"| … | {len(board.hypotheses) - len(shown)} older hypotheses not shown | | | | | | |"
             )
-        lines += [_row(h, timeout_hours) for h in shown]
+        lines += [_row(h, timeout_hours, grounds, changed) for h in shown]
         lines += [_fix_row(f) for f in fixes]
         lines.append("")
     entries = board.log
@@ -221,7 +248,10 @@ def render_board(
         f"`/{prefix} evidence H1 for|against <text>`, `/{prefix} confirm H1 <evidence with path:line>`, "
         f"`/{prefix} refute H1 <evidence>`, `/{prefix} inconclusive H1 <why>`, "
         f"`/{prefix} resume-debug <guidance>`. A hypothesis pending over {timeout_hours} h counts as "
-        "inconclusive. Editing or deleting a comment withdraws the evidence it held; the log keeps it.",
+        "inconclusive. Editing or deleting a comment withdraws the evidence it held; the log keeps it. "
+        "Every `path:line` of evidence and confirmations is checked against the repository (the default "
+        "branch's head, or the commit named with `--at <sha>`): a place that does not exist is refused; the "
+        "line it pointed at is shown beside it.",
         "",
         "</details>",
     ]

@@ -20,11 +20,13 @@ from handlers.debug.board import (
     escalation_entry,
     few_all_failed,
     fold,
+    grounds_of,
     log_from_json,
     log_to_json,
     recorded,
     withdraw,
 )
+from handlers.debug.grounding import MAX_GROUNDS, Ground, merge
 from handlers.debug.render import FixAttempt, render_board, render_escalation
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -192,11 +194,25 @@ def test_the_board_stays_bounded() -> None:
         log.run("evidence", "H1 for z")
     board = log.board()
     fixes = [FixAttempt(9, "https://x/pull/9", 1, "pending")]
-    text = render_board(board, author="bob", escalate_to=(), prefix="steward", timeout_hours=72, fixes=fixes)
+    # The most grounded places the record keeps, each as long as it may be.
+    deep = "src/" + "d" * 80
+    line = "@x " * 40
+    many = [Ground(f"{deep}/m{i}.py:{i + 1}", f"{deep}/m{i}.py", "b" * 40, "c" * 40, line) for i in range(60)]
+    grounds = merge({}, [check_ground(g) for g in many])
+    assert len(grounds) == MAX_GROUNDS
+    text = render_board(
+        board, author="bob", escalate_to=(), prefix="steward", timeout_hours=72, fixes=fixes, grounds=grounds
+    )
     from bot.records import sticky
 
-    body = sticky.fit("debug-board", "1", text, log_to_json(board.log))
+    body = sticky.fit("debug-board", "1", text, log_to_json(board.log, grounds))
     assert len(body) < 60_000 and "earlier entries folded" in text and "| FIX-H1 |" in text
+    assert grounds_of(sticky.unverified_data(body)) == grounds
+
+
+def check_ground(g: Ground) -> Ground:
+    """``g`` as the record keeps it (shas and the line cut to their kept length)."""
+    return Ground.from_json(g.location, g.to_json()) or g
 
 
 def test_the_escalation_mentions_only_who_it_means_to() -> None:

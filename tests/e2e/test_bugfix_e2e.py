@@ -36,6 +36,7 @@ def repo_with_ci(steward: Steward) -> str:
     return repo
 
 
+CART_TOTAL = "".join(f"# total line {i}\n" for i in range(1, 42)) + "    return rebuild(prices)\n# end\n"
 HYPOTHESIS = "/hypothesis Switch drops the code: src/cart/total.py:42 recomputes the total, no discount"
 CONFIRM = "/confirm H1 the trace shows src/cart/total.py:42 rebuilding the cart from the price list only"
 
@@ -49,6 +50,9 @@ def refined_bug(
     number = int(user.open_issue(repo, TITLE, body))
     steward.maintainer.add_labels(repo, number, ["refine"])
     steward.settle()
+    # The confirmation's evidence must point at code the repository has (`src/cart/total.py:42`).
+    if steward.maintainer.file_sha(repo, "src/cart/total.py") is None:
+        steward.maintainer.put_file(repo, "src/cart/total.py", CART_TOTAL)
     if investigate:
         steward.maintainer.comment(repo, number, HYPOTHESIS)
         steward.settle()

@@ -35,6 +35,23 @@ APPROVED = (Path(__file__).parent / "data" / "bug-approved.md").read_text()
 pytestmark = pytest.mark.handler_settings(debug={"escalate_to": ["triager"]})
 
 
+# The code the tests' evidence points at: every `path:line` of `/evidence` and `/confirm` must exist.
+CACHE_LINE = "return self.store.get(token)  # never evicted on logout, cc @admin"
+CODE = {
+    "src/auth/cache.py": "\n".join([*(f"# cache line {i}" for i in range(1, 88)), CACHE_LINE, "", "# end"]),
+    "src/auth/session.py": "\n".join(f"# session line {i}" for i in range(1, 21)),
+}
+
+
+def repo_with_code(steward: Steward) -> str:
+    """A repository whose default branch holds the files the tests' evidence cites (``CODE``)."""
+    repo = steward.new_repo()
+    for path, text in CODE.items():
+        steward.maintainer.put_file(repo, path, text + "\n")
+    steward.settle()
+    return repo
+
+
 def refined_bug(steward: Steward, repo: str) -> int:
     labels = ["bug", "refine"]
     number = steward.maintainer.open_issue(repo, "Session survives logout", APPROVED, labels=labels)
@@ -110,7 +127,7 @@ def say(steward: Steward, repo: str, number: int, body: str) -> int:
 
 def test_from_hypotheses_to_an_evidenced_root_cause(steward: Steward) -> None:
     m = steward.maintainer
-    repo = steward.new_repo()
+    repo = repo_with_code(steward)
     unrefined = m.open_issue(repo, "Not refined", "It breaks.", labels=["bug"])
     say(steward, repo, unrefined, "/hypothesis Cache: src/auth/cache.py:88")
     [refused] = replies(steward, repo, unrefined)
@@ -224,7 +241,7 @@ def test_three_refuted_escalate_once_and_resume_lifts_the_block(steward: Steward
 
 def test_edited_or_deleted_evidence_is_withdrawn_not_lost(steward: Steward) -> None:
     m = steward.maintainer
-    repo = steward.new_repo()
+    repo = repo_with_code(steward)
     number = refined_bug(steward, repo)
     say(steward, repo, number, "/hypothesis Cache: src/auth/cache.py:88")
     confirm = say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts")
@@ -249,7 +266,7 @@ def test_edited_or_deleted_evidence_is_withdrawn_not_lost(steward: Steward) -> N
 
 def test_a_bugfix_pull_request_shows_as_the_fix_row(steward: Steward) -> None:
     m = steward.maintainer
-    repo = steward.new_repo()
+    repo = repo_with_code(steward)
     number = refined_bug(steward, repo)
     say(steward, repo, number, "/hypothesis Cache: src/auth/cache.py:88")
     say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts")
@@ -271,7 +288,7 @@ def test_a_bugfix_pull_request_shows_as_the_fix_row(steward: Steward) -> None:
 
 def test_an_edit_that_changes_a_verdict_withdraws_the_old_and_records_the_new(steward: Steward) -> None:
     m = steward.maintainer
-    repo = steward.new_repo()
+    repo = repo_with_code(steward)
     number = refined_bug(steward, repo)
     say(steward, repo, number, "/hypothesis Cache: the cache keeps the token")
     confirm = say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts")
@@ -281,3 +298,59 @@ def test_an_edit_that_changes_a_verdict_withdraws_the_old_and_records_the_new(st
     assert "~~**confirmed** H1: src/auth/cache.py:88 never evicts~~ _(withdrawn" in text
     assert "**Summary:** root cause evidenced by H1 (`src/auth/session.py:12`)." in text
     assert debug_labels(steward, repo, number) == ["debug:root-cause"]
+
+
+def test_evidence_must_point_at_code_that_exists(steward: Steward) -> None:
+    """`/evidence` and `/confirm` check every `path:line` against the repository: a file that is not there
+    or a line past its end is refused with the reason and the nearest match; an accepted place shows the
+    line it pointed at (inert), and the board says so when the file changes afterwards."""
+    m = steward.maintainer
+    repo = repo_with_code(steward)
+    first = m.put_file(repo, "README.md", "The session service.\n")
+    number = refined_bug(steward, repo)
+    say(steward, repo, number, "/hypothesis Cache: the session cache keeps the old token")
+
+    say(steward, repo, number, "/confirm H1 src/auth/cach.py:88 never evicts on logout")
+    [refused] = replies(steward, repo, number)
+    assert "does not exist" in refused and "there is no file `src/auth/cach.py` at `main`" in refused
+    text = board(steward, repo, number)["body"]
+    assert "no root cause yet" in text and "debug:root-cause" not in m.labels_of(repo, number)
+
+    say(steward, repo, number, "/evidence H1 for src/auth/cache.py:400 evicts nothing")
+    refused = replies(steward, repo, number)[-1]
+    assert "`src/auth/cache.py` has 90 lines at `main`" in refused
+    assert "the nearest is `src/auth/cache.py:90`" in refused
+    assert "evidence **for**" not in board(steward, repo, number)["body"]
+
+    # A place in a file added later is checked at the commit the person names (`--at`), where it is not.
+    m.put_file(repo, "src/auth/tokens.py", "def issue():\n    return 1\n")
+    steward.settle()
+    say(steward, repo, number, f"/evidence H1 for --at {first[:10]} src/auth/tokens.py:2 issues no new token")
+    wanted = f"there is no file `src/auth/tokens.py` at commit `{first[:7]}`"
+    assert wanted in replies(steward, repo, number)[-1]
+    say(steward, repo, number, "/evidence H1 for --at deadbeef1 src/auth/cache.py:88 evicts nothing")
+    assert "there is no commit `deadbeef1` in this repository" in replies(steward, repo, number)[-1]
+    link = "https://forge.example/other/project/blob/main/src/auth/cache.py#L88"
+    say(steward, repo, number, f"/evidence H1 for {link} the same cache elsewhere")
+    assert "the link points at another repository (`other/project`)" in replies(steward, repo, number)[-1]
+    assert len(replies(steward, repo, number)) == 5
+
+    say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts on logout")
+    text = board(steward, repo, number)["body"]
+    assert "**Summary:** root cause evidenced by H1 (`src/auth/cache.py:88`)." in text
+    row = next(line for line in text.splitlines() if line.startswith("| [H1]"))
+    assert "`src/auth/cache.py:88` → “return self.store.get(token) # never evicted on logout, cc" in row
+    assert "@admin" not in text, "the cited line is quoted inert"
+    assert "file changed since" not in text
+    data = sticky.unverified_data(text)
+    assert isinstance(data, dict)
+    blob = m.file_sha(repo, "src/auth/cache.py")
+    assert blob is not None and data["grounds"]["src/auth/cache.py:88"][1] == blob[:12]
+
+    # The file changes on the default branch: the evidence is marked, the line it pointed at still shown.
+    m.put_file(repo, "src/auth/cache.py", CODE["src/auth/cache.py"].replace("# end", "# evicted now") + "\n")
+    steward.settle()
+    say(steward, repo, number, "/refresh")
+    text = board(steward, repo, number)["body"]
+    row = next(line for line in text.splitlines() if line.startswith("| [H1]"))
+    assert "_(file changed since `" in row and "return self.store.get(token)" in row

@@ -93,6 +93,10 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     assert "a confirmation needs evidence that points at code" in out
     assert "**this investigation needs a human.**" in out and "labels: bug, needs-human" in out
     assert "**Root cause evidenced** by H4" in out
+    # Evidence that points at a line the file does not have is refused with the nearest line; the board
+    # shows the line a confirmed place points at.
+    assert "`cart/cart.py` has 89 lines at `main`" in out and "the nearest is `cart/cart.py:89`" in out
+    assert "discount is not copied" in out
     # Regression-first bugfix: the self-review refused with its reason on screen (Steward's reply, not
     # just the narration), the proof in order after an independent review, then a weakened test failing
     # it, and a merge without the proof leaving the bug open.

@@ -75,6 +75,8 @@ def new_repository(user: ForgeUser, receiver_url: str) -> str:
     user.add_hook(repo, f"{receiver_url}/webhooks/{user.flavor}", SECRET)
     folder = ".gitea" if user.flavor == "gitea" else ".github"
     user.put_file(repo, f"{folder}/steward.yml", "limits:\n  commands_per_minute: 0\n")
+    # The code the debug commands' evidence points at (`app.py:3` must exist: evidence is checked).
+    user.put_file(repo, "app.py", "def walk(items):\n    for i in range(len(items) - 1):\n        yield i\n")
     return repo
 
 
