@@ -148,6 +148,34 @@ def _info(info: str) -> str:
     return " ".join(info.replace("`", "").split())
 
 
+# --- Steward's own text ----------------------------------------------------------------------------------
+
+# The tags Steward writes on purpose; any other `<word …>` in its own Markdown is a placeholder (`<n>`,
+# `<reason>`, `<comment link>`) that GitHub and Gitea would take for an HTML tag and drop from the page.
+OWN_TAGS: Final = frozenset({"details", "summary", "br", "sub", "sup", "kbd"})
+_CODE_SPAN = re.compile(r"(`+)[\s\S]*?(?<!`)\1(?!`)")
+_PLACEHOLDER = re.compile(r"(?<!\\)<(?=([A-Za-z][\w .:/|-]*)>)")
+
+
+def _escape_placeholders(text: str) -> str:
+    return _PLACEHOLDER.sub(
+        lambda m: m.group(0) if m.group(1).split()[0].lower() in OWN_TAGS else "\\<", text
+    )
+
+
+def placeholders(text: str) -> str:
+    """Steward's own Markdown (a command's help, a usage line, a template) with every ``<n>``-style
+    placeholder outside code escaped (``\\<n>``), so the page shows it instead of swallowing it as an
+    unknown HTML tag (GitHub: "add a hypothesis H<n>" read "add a hypothesis H"). Code spans are kept as
+    written; the tags in ``OWN_TAGS`` stay tags. Idempotent."""
+    out, at = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out += [_escape_placeholders(text[at : span.start()]), span.group(0)]
+        at = span.end()
+    out.append(_escape_placeholders(text[at:]))
+    return "".join(out)
+
+
 # --- detectors: what would act, used by the property tests (and by anyone checking a rendering) -------
 
 # GitHub logins are letters, digits and single hyphens; Gitea adds `_` and `.` ( `@[-\w][-.\w]*`).

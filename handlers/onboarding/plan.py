@@ -350,7 +350,11 @@ def pull_body(
         if spec.section and spec.section not in sections_on:
             continue
         permission = settings.permission(name, spec.permission)
-        cells = (f"`/steward {spec.usage}`", spec.help, who_may(permission, short=True, forge=kind))
+        cells = (
+            f"`/steward {spec.usage}`",
+            neutralise.placeholders(spec.help),
+            who_may(permission, short=True, forge=kind),
+        )
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     if facts is not None and "bugfix" in sections_on:
         lines += ["", *_bugfix_lines(facts, kind, plan.config_path)]

@@ -24,7 +24,26 @@ def test_help_is_answered_once_with_every_command_and_who_may_run_it(steward: St
     bodies = replies(steward, repo, number)
     assert len(bodies) == 1
     assert "`/steward help`" in bodies[0] and "`/steward ping`" in bodies[0] and "anyone" in bodies[0]
+    shown = bodies[0].split("<details>", 1)[0]  # a maintainer may run them all: their names, by capability
+    assert "- **Milestones**: `gate`, `ratify`" in shown and len(shown.strip().splitlines()) <= 20
     assert "eyes" in steward.maintainer.reactions(repo, comment)
+
+
+def test_help_shows_a_reporter_what_they_may_run_in_one_screen_and_folds_the_rest(steward: Steward) -> None:
+    """Issue 37 §3: the help was a 27-row alphabetical table; a reporter sees first what they may run."""
+    repo = steward.new_repo()
+    number = steward.outsider.open_issue(repo, "Export crashes")
+    steward.outsider.comment(repo, number, "/steward help")
+    steward.settle()
+    [body] = replies(steward, repo, number)
+    shown, folded = body.split("<details>", 1)
+    assert "**What you can run here:**" in shown
+    assert "`/steward refine`" in shown and "`/steward ping`" in shown  # the author's and anyone's
+    assert "`/steward bugfix" not in shown and "`/steward bugfix" in folded  # write access: folded
+    assert "| `/steward refine` |" in folded  # the fold has every command, with who may run it
+    assert len(shown.strip().splitlines()) <= 20  # one screen, however many commands there are
+    assert "**Regression-first bugfixes**" in folded and "**Root cause (the hypotheses board)**" in folded
+    assert "add a hypothesis H\\<n> to the root-cause board" in folded  # the placeholder survives GitHub
 
 
 def test_ping_replies_with_the_version(steward: Steward) -> None:

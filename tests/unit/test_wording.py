@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -16,7 +17,7 @@ from bot.config.repo_file import parse, schema
 from bot.config.settings import HandlerSettings
 from bot.forge import ForgeKind
 from handlers import build_registry
-from handlers.core.bot import render_help
+from handlers.core.bot import HelpRow, capability_of, render_help
 from handlers.onboarding.plan import Preview, proposal, pull_body
 
 LEAKS = {
@@ -58,8 +59,13 @@ def shipped_texts() -> dict[str, str]:
         texts[f"{kind} onboarding pull request"] = pull_body(
             plan, kind=kind, registry=registry, settings=settings, found=Preview(None)
         )
-        rows = [(s.name, s.usage, s.help, s.permission) for s in registry.commands.values()]
+        rows = [
+            HelpRow(s.name, s.usage, s.help, s.permission, capability_of(s))
+            for s in registry.commands.values()
+        ]
         texts[f"{kind} /steward help"] = render_help("steward", rows, kind)
+        reporter = [replace(row, runnable=row.permission in ("anyone", "author")) for row in rows]
+        texts[f"{kind} /steward help, for a reporter"] = render_help("steward", reporter, kind)
     return texts
 
 
