@@ -75,8 +75,8 @@ def _target(text: str, forge: str | None) -> tuple[ForgeKind | None, RepoRef]:
 async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
     from redis.exceptions import RedisError
 
+    from bot.catchup.installed import repos_to_catch_up
     from bot.catchup.reconcile import reconcile_all, seen_repos
-    from bot.queue.deferred import SeenRepositories
     from bot.queue.jobs import make_redis
     from bot.records.signing import install_from_settings
     from bot.worker.jobs import build_runtime
@@ -98,7 +98,7 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
             )
             return RECONCILE_USAGE
         try:
-            seen = await seen_repos(SeenRepositories(redis), kinds)
+            seen = await seen_repos(runtime.seen, kinds)
         except (RedisError, OSError) as exc:
             print(f"Redis is not answering at {settings.redis_url}: {type(exc).__name__}", file=sys.stderr)
             return RECONCILE_NO_REDIS
@@ -122,10 +122,19 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
                 return RECONCILE_USAGE
             repos.append((kind, repo))
         if not args.repo:
-            repos = [(k, r) for k, r in seen if k in kinds and (args.forge is None or k == args.forge)]
+            # Every repository Steward is installed on (the forge says), those heard from lately first.
+            wanted = [k for k in kinds if args.forge is None or k == args.forge]
+            try:
+                repos = await repos_to_catch_up(runtime, wanted)
+            except (RedisError, OSError) as exc:
+                print(
+                    f"Redis is not answering at {settings.redis_url}: {type(exc).__name__}", file=sys.stderr
+                )
+                return RECONCILE_NO_REDIS
             if not repos:
                 print(
-                    "No repository to reconcile: Steward has not seen a delivery yet; name one with --repo."
+                    "No repository to reconcile: the forge lists none Steward may write to, and none sent "
+                    "a delivery lately; name one with --repo."
                 )
                 return RECONCILED
         has_github = any(kind == "github" for kind, _ in repos)

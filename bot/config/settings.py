@@ -125,6 +125,10 @@ class Settings(BaseSettings):
     # and once when a worker starts after no worker ran for two minutes, or Redis comes back.
     reconcile_interval_seconds: int = Field(default=3600, ge=0)
     reconcile_on_start: bool = True
+    # The catch-up walks every repository the forge says Steward is installed on and may write to (the
+    # token's repositories, the App's installations: bot.catchup.installed); false: only those that sent an
+    # event in the last 30 days (a token that reaches many repositories Steward should leave alone).
+    reconcile_installed: bool = True
     reconcile_timeout_seconds: int = Field(default=1800, ge=60)
     # Nothing acts until invited (DESIGN §3.15): a repository without a valid Steward configuration file
     # gets the onboarding pull request and the core commands (help, ping, init, config) only. False: every

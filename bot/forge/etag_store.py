@@ -44,7 +44,12 @@ MAX_BYTES = 512 * 1024
 # The headers gidgethub reads from a page besides the rate limit: how to decode it and where the next is.
 _KEPT_HEADERS = ("content-type", "link")
 # A repository's collections: issues (by label, by state, since), comments, milestones, hooks.
-_LISTING = re.compile(r"^(?:/api/v3)?/repos/[^/]+/[^/]+/(?:issues|issues/comments|milestones|hooks)$")
+# And what Steward is installed on (``bot.catchup.installed``): the token's repositories, the App's
+# installations and each installation's repositories.
+_LISTING = re.compile(
+    r"^(?:/api/v3)?(?:/repos/[^/]+/[^/]+/(?:issues|issues/comments|milestones|hooks)"
+    r"|/user/repos|/app/installations|/installation/repositories)$"
+)
 # Set while the catch-up runs (``catching_up``): every listing it reads is kept, not only the `since` ones —
 # the dashboards and state labels each capability looks for are the same URLs every hour too. Event handlers
 # keep using gidgethub's in-memory cache only.

@@ -104,6 +104,27 @@ class GiteaForge(GiteaIssues, GiteaPins, GiteaCode, GiteaRecords):
             id=int(found.id or 0),
         )
 
+    async def installed_repos(self, *, limit: int = 10_000) -> list[tuple[RepoRef, PermissionLevel]]:
+        """Every repository the token may reach, with its access there: ``GET /user/repos`` (routers/api/v1/
+        user/repo.go ``ListMyRepos``: the token's own repositories and those it collaborates on, each with
+        ``permissions`` admin/push/pull), paged by ``page``/``limit``. Gitea answers no conditional request
+        here: each catch-up reads it whole (a page per 50 repositories)."""
+        items = await self._pages("/user/repos", "the token's repositories", limit=limit)
+        found: list[tuple[RepoRef, PermissionLevel]] = []
+        for item in items:
+            flags = item.get("permissions") or {}
+            level: PermissionLevel = (
+                "admin"
+                if flags.get("admin")
+                else "write"
+                if flags.get("push")
+                else "read"
+                if flags.get("pull")
+                else "none"
+            )
+            found.append((RepoRef.parse(str(item["full_name"])), level))
+        return found
+
     async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel:
         try:
             raw = await self._get(

@@ -12,7 +12,7 @@ from typing import Any, cast
 import gidgethub
 from gidgethub import apps as gh_apps
 
-from bot.forge import ForgeError, RepoRef, User
+from bot.forge import ForgeError, PermissionLevel, RepoRef, User
 from bot.forge.etag_store import EtagStore
 from bot.forge.github_forge import GitHubForge
 from bot.forge.github_transport import AppAccess, LRUCache, RetryingAPI, SharedSession, translate
@@ -142,6 +142,40 @@ class GitHubForges:
             self._installation_of_repo[repo.full_name] = int(raw["id"])
         return self._installation_of_repo[repo.full_name]
 
+    async def installed_repos(self, *, limit: int = 10_000) -> list[tuple[RepoRef, PermissionLevel]]:
+        """Every repository Steward is installed on, with the access it has there: with a token, the
+        repositories it has explicit access to (``GET /user/repos``: owned, collaborated on, or through an
+        organisation; its ``permissions``); as an App, each installation's repositories (``GET
+        /app/installations`` with the App's JWT, then ``GET /installation/repositories`` with the
+        installation's token), where the App has the permissions it was installed with (write). Read in
+        the catch-up (``etag_store.catching_up``), each page keeps its ETag: an unchanged one is a 304."""
+        if self._token:
+            forge = await self.for_event(None, None)
+            items = await forge._iter("/user/repos?per_page=100", "the token's repositories", limit=limit)
+            return [(RepoRef.parse(str(i["full_name"])), _level(i.get("permissions"))) for i in items]
+        app = self._api(token=None, budget_key=f"app:{self._app_id}")
+        found: list[tuple[RepoRef, PermissionLevel]] = []
+        try:
+            installations = [
+                i async for i in app.getiter("/app/installations?per_page=100", jwt=self._app_jwt())
+            ]
+            for inst in installations:
+                if inst.get("suspended_at"):
+                    continue
+                inst_id = int(inst["id"])
+                token = await self._installation_token(inst_id)
+                api = self._api(token=token, budget_key=f"github:installation:{inst_id}")
+                async for item in api.getiter(
+                    "/installation/repositories?per_page=100", iterable_key="repositories"
+                ):
+                    self._installation_of_repo[str(item["full_name"])] = inst_id
+                    found.append((RepoRef.parse(str(item["full_name"])), "write"))
+                    if len(found) > limit:
+                        return found
+        except gidgethub.GitHubException as exc:
+            raise translate(exc, "the App's installations") from None
+        return found
+
     async def for_event(self, installation_id: int | None, repo: RepoRef | None) -> GitHubForge:
         if self._token:
             if self._token_forge is None:
@@ -167,3 +201,18 @@ class GitHubForges:
             app=app,
             known_labels=self._known_labels,
         )
+
+
+def _level(permissions: Any) -> PermissionLevel:
+    """The highest of GitHub's repository ``permissions`` flags (admin, maintain, push, triage, pull)."""
+    flags = permissions if isinstance(permissions, dict) else {}
+    for flag, level in (
+        ("admin", "admin"),
+        ("maintain", "maintain"),
+        ("push", "write"),
+        ("triage", "triage"),
+        ("pull", "read"),
+    ):
+        if flags.get(flag):
+            return cast(PermissionLevel, level)
+    return "none"

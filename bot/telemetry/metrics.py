@@ -130,6 +130,19 @@ WORKER_LAST_JOB_SECONDS = Gauge(
     "Seconds since any worker last finished a job (none yet: -1)",
     registry=REGISTRY,
 )
+INSTALLED_REPOS = Gauge(
+    "steward_installed_repositories",
+    "Repositories the forge says Steward is installed on and may write to, as the last catch-up read them",
+    ["forge"],
+    registry=REGISTRY,
+)
+REDIS_EMPTIED = Counter(
+    "steward_redis_emptied",
+    "Times a process found Redis empty of Steward's state (a flushed or replaced Redis): the queue, the "
+    "dedupe keys and the catch-up's window were lost, and a catch-up over the whole window was queued",
+    ["process"],
+    registry=REGISTRY,
+)
 SECRET_MATCHES = Counter(
     "steward_webhook_secret_matches",
     "Deliveries whose signature matched the webhook secret at this position of the list (0: the first), "

@@ -28,7 +28,8 @@ from arq.cron import cron
 from arq.worker import Worker, func
 
 from bot.catchup.comments import COMMENT_DONE_TTL, LAST_EVENT_KEY, done_key_of
-from bot.catchup.reconcile import reconcile_all, seen_repos
+from bot.catchup.installed import repos_to_catch_up
+from bot.catchup.reconcile import reconcile_all
 from bot.commands.context import EventContext
 from bot.commands.dispatch import dispatch
 from bot.commands.registry import Registry, load_registry
@@ -320,9 +321,10 @@ async def _dead(
 
 
 async def reconcile_job(ctx: dict[str, Any], reason: str = "periodic") -> str:
-    """`steward reconcile` for every repository Steward has seen, as a job (periodic, or a catch-up)."""
+    """`steward reconcile` for every repository Steward is installed on (``bot.catchup.installed``), as a job
+    (periodic, or a catch-up)."""
     runtime: Runtime = ctx["runtime"]
-    repos = await seen_repos(runtime.seen, runtime.forge_kinds)
+    repos = await repos_to_catch_up(runtime, runtime.forge_kinds)
     if not repos:
         return "nothing to reconcile"
     owner = str(ctx.get("job_id") or uuid.uuid4())

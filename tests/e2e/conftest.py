@@ -119,6 +119,9 @@ def make_settings(sandbox_url: str, redis_url: str, **overrides: Any) -> Setting
         # `steward` fixture): a catch-up must not stop for it (tests/e2e/test_ops_catchup.py sets its own
         # floor).
         "reconcile_quota_floor": 0.0,
+        # The session's sandbox holds every test's repositories, and tok-bot may write to each: a catch-up
+        # that asked the forge would walk them all. Tests of that catch-up set it (and a bot of their own).
+        "reconcile_installed": False,
     }
     values.update(overrides)
     return Settings(**values)

@@ -386,6 +386,7 @@ def reconcile(settings: Any, *args: str) -> subprocess.CompletedProcess[str]:
         STEWARD_RETRY_BASE_DELAY="0.05",
         STEWARD_LOG_LEVEL="warning",
         STEWARD_RECONCILE_QUOTA_FLOOR="0",  # the sandbox's hourly quota is shared by the whole session
+        STEWARD_RECONCILE_INSTALLED="false",  # the session's sandbox holds every test's repositories
     )
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", "reconcile", *args],

@@ -121,6 +121,7 @@ def reconcile_with(steward: Steward, env: dict[str, str], *args: str) -> subproc
         STEWARD_RETRY_BASE_DELAY="0.05",
         STEWARD_LOG_LEVEL="warning",
         STEWARD_RECONCILE_QUOTA_FLOOR="0",
+        STEWARD_RECONCILE_INSTALLED="false",
         **env,
     )
     return subprocess.run(

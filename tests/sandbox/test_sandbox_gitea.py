@@ -123,6 +123,9 @@ def _gitea_repository_and_people(check: GiteaApiCheck, g: httpx2.Client, grepo: 
     check(g.get("/user"))
     check(g.get("/users/bob"))
     check(g.post("/user/repos", json={"name": "gsecond"}))
+    mine = check(g.get("/user/repos", params={"limit": 50})).json()
+    assert {r["full_name"] for r in mine} >= {"alice/gsecond"}
+    assert all(r["permissions"]["admin"] for r in mine if r["owner"]["login"] == "alice")
     check(g.get(grepo))
     assert check(g.put(grepo + "/collaborators/bob", json={"permission": "write"})).status_code == 204
     assert check(g.get(grepo + "/collaborators/bob/permission")).json()["permission"] == "write"

@@ -56,6 +56,9 @@ def _repository_and_people(
     check(alice.get("/user"))
     check(alice.get("/users/bob"))
     check(alice.post("/user/repos", json={"name": "second"}))
+    mine = check(alice.get("/user/repos", params={"per_page": 100})).json()
+    assert {r["full_name"] for r in mine} >= {"alice/demo", "alice/second"}
+    assert all(r["permissions"]["admin"] for r in mine if r["owner"]["login"] == "alice")
     check(alice.get(repo))
     check(alice.put(repo + "/collaborators/bob", json={"permission": "triage"}))
     assert check(alice.get(repo + "/collaborators/bob/permission")).json()["permission"] == "read"
@@ -177,6 +180,8 @@ def _app(check: OpenApiCheck, sandbox: SandboxServer, alice: httpx2.Client, repo
     idle(sandbox)
     with httpx2.Client(base_url=sandbox.url, headers={"Authorization": f"Bearer {token}"}) as app_client:
         check(app_client.get("/app"))
+        listed = check(app_client.get("/app/installations")).json()
+        assert [i["id"] for i in listed] == [install["id"]]
         check(app_client.get(f"/app/installations/{install['id']}"))
         check(app_client.get(repo + "/installation"))
         access = check(app_client.post(f"/app/installations/{install['id']}/access_tokens")).json()

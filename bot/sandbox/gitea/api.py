@@ -45,6 +45,25 @@ async def get_user(request: Request) -> Response:
     return json_response(request, ctx.shapes.user(user.login))
 
 
+async def list_my_repos(request: Request) -> Response:
+    """GET /api/v1/user/repos — routers/api/v1/user/repo.go ``ListMyRepos`` ("list the repositories you own
+    or have access to"): ``SearchRepository`` with the caller as ``OwnerID`` and ``Actor``, which takes the
+    caller's own repositories and those they collaborate on; each with ``permissions`` (admin, push, pull)
+    for the caller, ordered by name, paged by ``page``/``limit`` with ``X-Total-Count``."""
+    ctx = GCtx(request)
+    login = ctx.login
+    mine = sorted(
+        (
+            r
+            for r in ctx.forge.repos.values()
+            if r.flavor == "gitea" and ctx.forge.role_of(r, login) is not None
+        ),
+        key=lambda r: r.name.casefold(),
+    )
+    chunk, headers = gitea_page(request, mine)
+    return json_response(request, [ctx.shapes.repo(r, login) for r in chunk], headers=headers)
+
+
 async def create_repo(request: Request) -> Response:
     ctx = GCtx(request)
     owner = ctx.login
@@ -257,6 +276,7 @@ def routes() -> list[BaseRoute]:
         *search.routes(),
         Route(API + "/user", get_me, methods=["GET"]),
         Route(API + "/user/repos", create_repo, methods=["POST"]),
+        Route(API + "/user/repos", list_my_repos, methods=["GET"]),
         Route(API + "/users/{login}", get_user, methods=["GET"]),
         Route(r, get_repo, methods=["GET"]),
         Route(r, delete_repo, methods=["DELETE"]),

@@ -43,6 +43,29 @@ async def get_authenticated_user(request: Request) -> Response:
     return json_response(request, ctx.shapes.public_user(ctx.login))
 
 
+async def list_my_repos(request: Request) -> Response:
+    """GET /user/repos — "Lists repositories that the authenticated user has explicit permission (:read,
+    :write, or :admin) to access": the ones they own, collaborate on or reach through an organisation
+    (docs.github.com/en/rest/repos/repos#list-repositories-for-the-authenticated-user); each with
+    ``permissions`` for the caller, sorted by ``full_name`` (the default ``sort``), paged by
+    ``page``/``per_page``. An installation token is refused (403 "Resource not accessible by integration"):
+    an App lists its repositories with ``GET /installation/repositories``."""
+    ctx = Ctx(request)
+    if ctx.via_app is not None:
+        raise ApiError(403, "Resource not accessible by integration")
+    login = ctx.login
+    mine = sorted(
+        (
+            r
+            for r in ctx.forge.repos.values()
+            if r.flavor == "github" and ctx.forge.role_of(r, login) is not None
+        ),
+        key=lambda r: r.full_name.casefold(),
+    )
+    chunk, headers = paginate(request, mine)
+    return json_response(request, [ctx.shapes.repo(r, login) for r in chunk], headers=headers)
+
+
 async def get_user(request: Request) -> Response:
     ctx = Ctx(request)
     _ = ctx.login
@@ -154,6 +177,7 @@ def routes() -> list[BaseRoute]:
     return [
         Route("/user", get_authenticated_user, methods=["GET"]),
         Route("/user/repos", create_repo, methods=["POST"]),
+        Route("/user/repos", list_my_repos, methods=["GET"]),
         Route("/users/{login}", get_user, methods=["GET"]),
         Route(R, get_repo, methods=["GET"]),
         Route(R, delete_repo, methods=["DELETE"]),

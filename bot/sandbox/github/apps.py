@@ -114,6 +114,16 @@ async def get_app(request: Request) -> Response:
     return json_response(request, {**ctx.shapes.app(app), "installations_count": installs})
 
 
+async def list_installations(request: Request) -> Response:
+    """GET /app/installations (the App's JWT) — the installations of the authenticated App, paged by
+    ``page``/``per_page`` (docs.github.com/en/rest/apps/apps#list-installations-for-the-authenticated-app)."""
+    ctx = Ctx(request)
+    app = _app(ctx)
+    mine = sorted((i for i in ctx.forge.installations.values() if i.app_id == app.id), key=lambda i: i.id)
+    chunk, headers = paginate(request, mine)
+    return json_response(request, [installation_shape(ctx.shapes, i) for i in chunk], headers=headers)
+
+
 def _installation(ctx: Ctx, app: App) -> Installation:
     inst = ctx.forge.installations.get(ctx.int_param("installation_id"))
     if inst is None or inst.app_id != app.id:
@@ -166,6 +176,7 @@ async def installation_repositories(request: Request) -> Response:
 def routes(r: str) -> list[BaseRoute]:
     return [
         Route("/app", get_app, methods=["GET"]),
+        Route("/app/installations", list_installations, methods=["GET"]),
         Route("/app/installations/{installation_id:int}", get_installation, methods=["GET"]),
         Route(
             "/app/installations/{installation_id:int}/access_tokens", create_access_token, methods=["POST"]
