@@ -55,11 +55,37 @@ def receiver_config(settings: Settings) -> Any:
     )
 
 
+def preflight(command: str, settings: Settings, *, receives: bool) -> bool:
+    """The start-up check (bot/cli/preflight.py): False once it has said, in one sentence on stderr, why
+    the command refuses to start; a forge that could not be asked is logged and the command starts."""
+    from bot.cli import preflight as checks
+
+    try:
+        warnings = checks.check(settings, receives=receives)
+    except checks.Refused as exc:
+        logs.flush()
+        print(f"steward {command}: {exc}", file=sys.stderr)
+        return False
+    log = logs.get(f"steward.{command}")
+    for warning in warnings:
+        log.warning(
+            "the forge did not answer; starting anyway (jobs wait and retry until it does)",
+            forge=warning.forge,
+            url=warning.url,
+            error=warning.reason,
+        )
+    return True
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from bot.cli.preflight import EXIT_REFUSED
+
     settings = _settings(args)
     logs.configure(settings.log_level, settings.log_format)
+    if not preflight("serve", settings, receives=True):
+        return EXIT_REFUSED
     uvicorn.Server(receiver_config(settings)).run()
     return 0
 
@@ -77,8 +103,12 @@ async def _worker_main(settings: Settings, burst: bool) -> None:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    from bot.cli.preflight import EXIT_REFUSED
+
     settings = _settings(args)
     logs.configure(settings.log_level, settings.log_format)
+    if not preflight("worker", settings, receives=False):
+        return EXIT_REFUSED
     run_fast(_worker_main(settings, args.burst))
     return 0
 
@@ -127,8 +157,12 @@ async def run_all(settings: Settings) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from bot.cli.preflight import EXIT_REFUSED
+
     settings = _settings(args)
     logs.configure(settings.log_level, settings.log_format)
+    if not preflight("run", settings, receives=True):
+        return EXIT_REFUSED
     try:
         run_fast(run_all(settings))
     except WorkerDied:
@@ -253,6 +287,8 @@ EXIT_CODES = """exit codes:
      dead retry an unknown id, forks a fork not resolved, run a worker that stopped
   2  bad arguments (every command), or check-config a file it cannot read
   3  Redis is unreachable (dead, reconcile)
+  4  run, serve, worker: refused to start (no forge configured, a webhook secret missing, or the forge
+     rejected the credentials); the one line on stderr names the variable and what to do
   steward refine has codes of its own, 2-6: `steward refine --help` lists them."""
 
 
