@@ -1,4 +1,13 @@
-"""The pathological thread (issue 25 §2, CPU): an outsider posts 12 comments of
+"""Two benchmarks of what other people's text costs Steward's parsers.
+
+1. Growth (issue 35 item 4): every parser that reads other people's text — the RA9 document, issue forms and
+   common formats, the command grammar, forks, debug locations, the neutraliser, the backlog's gaps — is fed
+   adversarial inputs (long runs of every kind of opener: `[`, `![`, `*`, `_`, `` ` ``, `<`, `#`, `>`,
+   list markers, blanks, `**Label:`, ` / `) at growing sizes, and the growth of its time is printed as a
+   ratio: each size is 4× the last, so a linear parser shows about ×4 and a quadratic one ×16. The worst
+   ratio of each parser is its line; over ×8 is flagged. (``--growth`` runs only this part.)
+
+2. The pathological thread (issue 25 §2, CPU): an outsider posts 12 comments of
 ``"x " + "![" * 30000 + "\\n/decide F1 y](u)"`` on an issue listing forks, and each comment is an event that
 re-derives the issue. Measured in-process, on the forks juror's own code path, against a baseline run in the
 same process: the previous behaviour (every sync re-parses every comment of the thread, with no bound on
@@ -13,6 +22,7 @@ now, and their ratio; and the longest stretch one event's parsing holds the even
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sys
 import time
 from pathlib import Path
@@ -22,7 +32,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import bot.commands.grammar as commands
 from bot.commands.grammar import STATS, could_hold_command, parse_cached, parse_commands, parse_commands_async
 from bot.forge import Comment
+from bot.records import neutralise
+from handlers.backlog.gaps import scan as backlog_scan
+from handlers.bug_refinement.blocks import scan as block_scan
+from handlers.bug_refinement.bug_kind import is_bug_report
+from handlers.bug_refinement.formats import from_common_format
+from handlers.bug_refinement.forms import from_issue_form
+from handlers.bug_refinement.rules import refine_bug
+from handlers.debug.locations import find_locations
 from handlers.forks.juror import COMMANDS, requests_in, requests_of
+from handlers.forks.parse import parse_forks
 
 PATHOLOGICAL = "x " + "![" * 30000 + "\n/decide F1 y](u)"
 EVENTS = 12
@@ -79,7 +98,84 @@ def longest_loop_hold() -> float:
     return asyncio.run(main())
 
 
+# Adversarial inputs: each a function of a size n (characters, roughly).
+OPENERS: dict[str, object] = {
+    "[": lambda n: "[" * n,
+    "[ then ]:": lambda n: "[" * n + "]: x",
+    "![": lambda n: "![" * (n // 2),
+    "*": lambda n: "*" * n,
+    "_": lambda n: "_" * n,
+    "`": lambda n: "`" * n,
+    "<": lambda n: "<" * n,
+    "<!--": lambda n: "<!--" * (n // 4),
+    "#": lambda n: "#" * n,
+    "# + blanks": lambda n: "# x" + " " * n + "y",
+    "> ": lambda n: "> " * (n // 2),
+    "- ": lambda n: "- " * (n // 2),
+    "1. ": lambda n: "1. " * (n // 3),
+    "blanks": lambda n: "given " + " " * n + "x",
+    "tabs": lambda n: "\t" * n + ":",
+    "**Label:": lambda n: "**Actual:" + " " * n + "x\n" + "**" * (n // 2),
+    "lines of [": lambda n: "[\n" * (n // 2),
+    "lines of ### 1.": lambda n: "### 1. Vision" + " " * 30 + "x\n" * (n // 32),
+    " / ": lambda n: "x / " * (n // 4),
+    "path/": lambda n: "a/" * (n // 2) + ":1x",
+    "resolved": lambda n: "- [ ] F1: q" + " \t" * (n // 2) + "resolvedx",
+}
+
+
+def _as_forks(text: str) -> str:
+    return "## Open forks\n\n- [ ] F1: " + text + "\n"
+
+
+PARSERS: dict[str, object] = {
+    "RA9 document (blocks.scan)": lambda t: block_scan(t.split("\n"), 0),
+    "RA9 verdict (refine_bug)": lambda t: refine_bug(t, bug_id="b", refined_at="2026-01-01T00:00:00Z"),
+    "issue forms": from_issue_form,
+    "common formats": from_common_format,
+    "is it a bug report": lambda t: is_bug_report((), t),
+    "command grammar": lambda t: parse_commands(t, known=COMMANDS),
+    "forks": lambda t: parse_forks(_as_forks(t), ("Open forks",)),
+    "debug locations": find_locations,
+    "neutraliser": lambda t: (neutralise.inert(t), neutralise.line(t, 10_000), neutralise.quote(t)),
+    "backlog gaps": lambda t: backlog_scan("title", t),
+}
+SIZES = (2_000, 8_000, 32_000)
+
+
+def _seconds(parse: object, text: str) -> float:
+    best = float("inf")
+    for _ in range(2):
+        start = time.process_time()
+        parse(text)  # type: ignore[operator]
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def growth() -> bool:
+    """Print each parser's worst growth ratio over the adversarial inputs; False if one looks superlinear."""
+    ok = True
+    print(f"growth per 4x input ({' -> '.join(f'{n:,}' for n in SIZES)} chars; linear ~x4, quadratic ~x16)")
+    for name, parse in PARSERS.items():
+        worst, worst_input, slowest = 0.0, "", 0.0
+        for opener, make in OPENERS.items():
+            times = [_seconds(parse, make(n)) for n in SIZES]  # type: ignore[operator]
+            slowest = max(slowest, times[-1])
+            # Below a millisecond the clock's noise dominates: the ratio is not read there.
+            ratios = [b / a for a, b in itertools.pairwise(times) if a >= 1e-3]
+            if ratios and max(ratios) > worst:
+                worst, worst_input = max(ratios), opener
+        flag = "  <-- superlinear?" if worst > 8 else ""
+        ok = ok and not flag
+        shown = f"x{worst:.1f} (on {worst_input!r})" if worst else "under 1 ms at every size"
+        print(f"  {name:28} worst {shown}; slowest {slowest * 1000:.1f} ms{flag}")
+    return ok
+
+
 def main() -> None:
+    growth()
+    if "--growth" in sys.argv:
+        return
     bound = commands.MAX_PARAGRAPH_OPENERS
     # Baseline: the span search unbounded (the previous parser), no cache.
     commands.MAX_PARAGRAPH_OPENERS = 10**9  # type: ignore[misc]

@@ -19,7 +19,7 @@ CONFIG_VALID, CONFIG_INVALID, CONFIG_UNREADABLE = 0, 1, 2
 # reconcile's exit codes.
 RECONCILED, RECONCILE_ERRORS, RECONCILE_USAGE, RECONCILE_NO_REDIS = 0, 1, 2, 3
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
+_DURATION = re.compile(r"^\s*+(\d++(?:\.\d++)?)\s*+([smhdw]?)\s*+$", re.IGNORECASE)
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 
 

@@ -137,7 +137,7 @@ _LEADING_BLANKS: Final = re.compile(rf"(?:{_BLANK})*")
 _INVISIBLE_RE: Final = re.compile(f"[{_INVISIBLE}]")
 _SPACE_RE: Final = re.compile(r"[^\S\n]")
 _LEADING_WHITE: Final = re.compile(rf"[\s{_INVISIBLE}]*")
-_ARG: Final = re.compile(r"""(?:"[^"]*"|'[^']*'|[^\s"'])+""")
+_ARG: Final = re.compile(r"""(?:"[^"]*+"|'[^']*+'|[^\s"'])++""")
 _SPAN_OPENER: Final = re.compile(r"[`<\[!]")
 _QUOTED: Final = re.compile(r""""([^"]*)"|'([^']*)'""")
 

@@ -205,8 +205,8 @@ SECTION_KEYWORDS: Final[tuple[tuple[Dimension, tuple[str, ...]], ...]] = (
 
 _PLACEHOLDERS: Final = frozenset({"tbd", "tbc", "tba", "todo", "to do", "a definir", "fill in", "preencher"})
 
-_ATX: Final = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$")
-_BOLD_LINE: Final = re.compile(r"^\s*(\*\*|__)(?P<text>[^*_\n]{1,80}?)\1\s*:?\s*$")
+_ATX: Final = re.compile(r"^ {0,3}#{1,6}(?:[ \t]++(.*)|#*+)$")  # the text's closing `#`s: `_closing`
+_BOLD_LINE: Final = re.compile(r"^\s*+(\*\*|__)(?P<text>[^*_\n]{1,80}?)\1\s*+:?\s*+$")
 _COLON_LINE: Final = re.compile(r"^\s*(?P<text>[^\W\d_][^:\n]{0,40}):\s*$")
 _LABEL_LINE: Final = re.compile(
     r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(?P<label>[^\W\d_][^:*_\n]{0,40}?)\s*"
@@ -234,8 +234,8 @@ _EDGE: Final = re.compile(
     r"|casos? (?:de borda|limite|extremos?)|em caso de (?:falha|erro)|se [a-z0-9 _-]{1,40}? falhar)\b"
 )
 _DEPS_REF: Final = re.compile(
-    r"\b(?:blocked by|depends on|bloquead[oa] por|depende de)\s*:?\s*"
-    r"(?P<refs>#\d{1,9}(?:\s*(?:,|and|e|&|/)?\s*#\d{1,9})*)"
+    r"\b(?:blocked by|depends on|bloquead[oa] por|depende de)\s*+:?\s*+"
+    r"(?P<refs>#\d{1,9}(?:\s*+(?:,|and|e|&|/)?\s*+#\d{1,9})*+)"
 )
 _DEPS_NONE: Final = re.compile(
     r"\b(?:dependencies|dependencias|depends on|depende de)\s*:\s*(?:none|nenhuma|nenhum|n/?a|nothing|nada)\b"
@@ -246,7 +246,8 @@ _WHEN: Final = ("when ", "quando ")
 _THEN: Final = ("then ", "entao ")
 _AND: Final = ("and ", "but ", "e ", "mas ")
 _ONE_LINE_GHERKIN: Final = re.compile(
-    r"^(?:given|dad[oa]s?)\s+(?P<g>.+?),?\s+(?:when|quando)\s+(?P<w>.+?),?\s+(?:then|ent[aã]o)\s+(?P<t>.+)$",
+    r"^(?:given|dad[oa]s?)\s++(?P<g>.*?\S),?\s++(?:when|quando)\s++(?P<w>.*?\S),?\s++(?:then|ent[aã]o)\s++"
+    r"(?P<t>.+)$",
     re.IGNORECASE,
 )
 
@@ -345,11 +346,16 @@ def scope_item(text: str, kind: str = "") -> tuple[str, str]:
     return (kind or "in"), text
 
 
+def _closing(text: str) -> str:
+    """An ATX heading's text without its closing sequence (blanks, `#`s, blanks)."""
+    return text.rstrip(" \t").rstrip("#").rstrip(" \t")
+
+
 def _heading(line: str) -> str | None:
     for pattern in (_ATX, _BOLD_LINE, _COLON_LINE):
         match = pattern.match(line)
         if match is not None:
-            text = match.group(1) if pattern is _ATX else match.group("text")
+            text = _closing(match.group(1) or "") if pattern is _ATX else match.group("text")
             return (text or "").strip()
     return None
 

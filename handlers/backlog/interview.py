@@ -104,7 +104,7 @@ class Answer:
     actor: str
 
 
-_ANSWER: Final = re.compile(r"\s*#?(?P<id>[A-Za-z][A-Za-z0-9-]{0,39}?):?(?:\s+(?P<text>.*)|$)", re.DOTALL)
+_ANSWER: Final = re.compile(r"\s*+#?(?P<id>[A-Za-z][A-Za-z0-9-]{0,39}?):?(?:\s++(?P<text>.*)|$)", re.DOTALL)
 
 
 def parse_answer(text: str) -> tuple[str, str] | None:

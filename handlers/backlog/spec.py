@@ -128,19 +128,37 @@ class SpecRecord(BaseModel):
 
 
 _EARS_EN: Final = re.compile(
-    r"^(?:(?P<kw>when|while|if|where)\s+(?P<trigger>.+?)[,\s]+)?the\s+[\w -]{1,40}?\s+shall\s+(?P<resp>.+)$",
-    re.IGNORECASE | re.DOTALL,
-)
-_EARS_PT: Final = re.compile(
-    r"^(?:quando|enquanto|se|caso|onde)\s+(?P<trigger>.+?)[,\s]+o\s+[\w -]{1,40}?\s+deve(?:r[áa])?\s+"
+    r"^(?:(?P<kw>when|while|if|where)\s++(?P<trigger>.*?[^,\s])[,\s]++)?the\s++[\w -]{1,40}?\s++shall\s++"
     r"(?P<resp>.+)$",
     re.IGNORECASE | re.DOTALL,
 )
-_GHERKIN: Final = re.compile(r"^(?P<g>.+?) / (?P<w>.+?) / (?P<t>.+)$", re.DOTALL)
-_ONE_LINE: Final = re.compile(r"^Given (?P<g>.+?), when (?P<w>.+?), then (?P<t>.+)$", re.DOTALL)
+_EARS_PT: Final = re.compile(
+    r"^(?:quando|enquanto|se|caso|onde)\s++(?P<trigger>.*?[^,\s])[,\s]++o\s++[\w -]{1,40}?\s++"
+    r"deve(?:r[áa])?\s++"
+    r"(?P<resp>.+)$",
+    re.IGNORECASE | re.DOTALL,
+)
 _LEADING_KEYWORD: Final = re.compile(
     r"^(?:given|when|then|and|dad[oa]s?|quando|ent[aã]o|e)\s+", re.IGNORECASE
 )
+
+
+def _three(text: str, prefix: str, first: str, second: str) -> tuple[str, str, str] | None:
+    """`text` as `<prefix>G<first>W<second>T` with G, W and T not empty, each of G and W as short as can be
+    (the lazy `^prefix(.+?)first(.+?)second(.+)$`, found with two scans instead of backtracking)."""
+    if not text.startswith(prefix):
+        return None
+    start = len(prefix)
+    a = text.find(first, start + 1)
+    if a < 0:
+        return None
+    b = text.find(second, a + len(first) + 1)
+    while b >= 0 and b + len(second) >= len(text):
+        b = text.find(second, b + 1)
+    if b < 0:
+        # No later G can help: its W would have to end at one of the same, fewer, places.
+        return None
+    return text[start:a], text[a + len(first) : b], text[b + len(second) :]
 
 
 def _tidy(text: str) -> str:
@@ -156,9 +174,11 @@ def to_ac(text: str, kind: str = "") -> str:
         if ears is not None:
             trigger = ears.groupdict().get("trigger") or "the feature is used"
             return f"AC: WHEN {_tidy(trigger)} THE SYSTEM SHALL {_tidy(ears.group('resp'))}"
-    gherkin = (_GHERKIN.match(plain) if kind == "gherkin" else None) or _ONE_LINE.match(plain)
+    gherkin = (_three(plain, "", " / ", " / ") if kind == "gherkin" else None) or _three(
+        plain, "Given ", ", when ", ", then "
+    )
     if gherkin is not None:
-        given, when, then = (_LEADING_KEYWORD.sub("", gherkin.group(k).strip()) for k in ("g", "w", "t"))
+        given, when, then = (_LEADING_KEYWORD.sub("", part.strip()) for part in gherkin)
         return f"AC: WHEN {_tidy(when)}, given {_tidy(given)}, THE SYSTEM SHALL {_tidy(then)}"
     return f"AC: WHEN the change is delivered THE SYSTEM SHALL satisfy: {_tidy(plain)}"
 

@@ -25,7 +25,7 @@ _ITEM: Final = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
 _BOLD_EDGES: Final = re.compile(r"^[*_]{1,3}|[*_]{1,3}$")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _URL: Final = re.compile(r"https?://[^\s<>()\[\]{}\"'`|]+")
-_WORD: Final = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
+_WORD: Final = re.compile(r"[^\W_]++(?:[-'][^\W_]++)*+")
 
 
 def fold(text: str) -> str:

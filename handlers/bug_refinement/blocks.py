@@ -38,11 +38,14 @@ class CodeBlock(NamedTuple):
 
 _ATX = re.compile(r"(#{1,6})(?:[ \t]+|$)")
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
-_HR = re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*$")
-_FENCE = re.compile(r"(`{3,})([^`]*)$|(~{3,})(.*)$")
+_HR = re.compile(r"([-*_])(?:[ \t]*+\1){2,}+[ \t]*+$")
+_FENCE = re.compile(r"(`{3,}+)([^`]*+)$|(~{3,}+)(.*)$")
+# A link reference definition `[label]: destination "title"`. The label holds at most 999 characters
+# (CommonMark) and at least one that is not blank; every repetition is possessive, so a line of 65,536 `[`
+# costs one pass, not one per split point (issue 35: two overlapping stars made it quadratic).
 _REFERENCE = re.compile(
-    r"""\[(?:[^\]\\]|\\.)*[^\s\]\\](?:[^\]\\]|\\.)*\]:[ \t]*(?:<[^>\n]*>|[^\s<]\S*)"""
-    r"""(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^)]*\)))?[ \t]*$"""
+    r"""\[(?=(?:\\.|\s)*+[^\s\]\\])(?:[^\]\\]|\\.){1,999}+\]:[ \t]*+(?:<[^>\n]*+>|[^\s<]\S*+)"""
+    r"""(?:[ \t]++(?:"[^"]*+"|'[^']*+'|\([^)]*+\)))?[ \t]*+$"""
 )
 _LIST = re.compile(r"([-+*]|(\d{1,9})[.)])([ \t]+|$)")
 _HTML_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None, bool], ...] = (

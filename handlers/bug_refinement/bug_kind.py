@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from handlers.backlog.api import fold, words
-from handlers.bug_refinement.document import BUG_SECTION_NAMES, STORY_SECTION_NAMES
+from handlers.bug_refinement.document import BUG_SECTION_NAMES, MAX_REPORT_CHARS, STORY_SECTION_NAMES
 from handlers.bug_refinement.formats import is_common_bug_report
 
 __all__ = ["RA9_SECTIONS", "is_bug_report"]
@@ -18,7 +18,7 @@ RA9_SECTIONS: Final[dict[int, tuple[str, ...]]] = {
     n: tuple(dict.fromkeys((*BUG_SECTION_NAMES.get(n, ()), *STORY_SECTION_NAMES.get(n, ()))))
     for n in range(1, 10)
 }
-_NUMBERED_HEADING: Final = re.compile(r"^ {0,3}#{1,6}[ \t]+(\d)[.)][ \t]*(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
+_NUMBERED_HEADING: Final = re.compile(r"^ {0,3}#{1,6}[ \t]++(\d)[.)][ \t]*+(.+)$", re.MULTILINE)
 _NAMES: Final = {n: {" ".join(words(name)) for name in names} for n, names in RA9_SECTIONS.items()}
 
 
@@ -30,8 +30,10 @@ def is_bug_report(labels: Iterable[str], body: str, *, bug_label: str = "bug") -
     if any(fold(label) == fold(bug_label) for label in labels):
         return True
     found: set[int] = set()
-    for match in _NUMBERED_HEADING.finditer(body or ""):
+    text = (body or "")[:MAX_REPORT_CHARS]
+    for match in _NUMBERED_HEADING.finditer(text):
         number = int(match.group(1))
-        if " ".join(words(match.group(2))) in _NAMES.get(number, set()):
+        name = match.group(2).rstrip(" \t").rstrip("#").rstrip(" \t")  # without a closing sequence
+        if " ".join(words(name)) in _NAMES.get(number, set()):
             found.add(number)
-    return len(found) >= 2 or is_common_bug_report(body or "")
+    return len(found) >= 2 or is_common_bug_report(text)

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from .document import _HTML_COMMENT, Document, Section, fold, strip_html_comments
 from .verdict import STATUS_LINE
 
-_HR_LINE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$", re.M)
-_GHERKIN_PREFIX = r"^[ \t]*(?:(?:[-*+>]|\d{1,9}[.)])[ \t]+)*(?:[*_]{1,3}[ \t]*)?"
+_HR_LINE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*+\1){2,}+[ \t]*+$", re.M)
+_GHERKIN_PREFIX = r"^[ \t]*+(?:(?:[-*+>]|\d{1,9}[.)])[ \t]++)*+(?:[*_]{1,3}[ \t]*+)?"
 _GIVEN = re.compile(_GHERKIN_PREFIX + r"(?:given|dad[oa]s?)\b", re.M)
 _WHEN = re.compile(_GHERKIN_PREFIX + r"(?:when|quando)\b", re.M)
 _THEN = re.compile(_GHERKIN_PREFIX + r"(?:then|entao)\b", re.M)
@@ -45,8 +45,8 @@ def field_pattern(labels: Iterable[str]) -> re.Pattern[str]:
     names = "|".join(re.escape(fold(label)) for label in labels)
     # `Label: value`, `**Label:** value`, `**Label**: value`, `- **Label:** value`, `| **Label** | value |`
     return re.compile(
-        r"^[ \t]*(?:[-*+>][ \t]+)?(?P<table>\|[ \t]*)?[*_]{0,2}(?:" + names + r")[ \t]*[*_]{0,2}[ \t]*"
-        r"(?(table)[:]?[ \t]*[*_]{0,2}[ \t]*\||:)(?P<value>.*)$",
+        r"^[ \t]*+(?:[-*+>][ \t]++)?(?P<table>\|[ \t]*+)?[*_]{0,2}(?:" + names + r")[ \t]*+[*_]{0,2}[ \t]*+"
+        r"(?(table)[:]?[ \t]*+[*_]{0,2}[ \t]*+\||:)(?P<value>.*)$",
         re.M,
     )
 

@@ -19,12 +19,14 @@ from .text import fold
 
 __all__ = [
     "BUG_SECTION_NAMES",
+    "MAX_REPORT_CHARS",
     "RECIPE_SUBSECTION_NAMES",
     "STORY_SECTION_NAMES",
     "CodeBlock",
     "Document",
     "Heading",
     "Section",
+    "clip_report",
     "find_sections",
     "find_subsections",
     "fold",
@@ -46,6 +48,22 @@ RECIPE_SUBSECTION_NAMES: Mapping[str, tuple[str, ...]] = {
 }
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+
+# How much of a report any of Steward's readers reads: GitHub holds an issue body to 65,536 characters, Gitea
+# holds none (its receiver takes 25 MB). Every parser is linear (tests/unit/test_regex_structure.py), and
+# this bound keeps the linear cost of one report, read at every event, small; the verdict says when a report
+# was cut (issue 35 item 4).
+MAX_REPORT_CHARS = 65_536
+
+
+def clip_report(text: str) -> tuple[str, tuple[int, int] | None]:
+    """`text` cut to at most ``MAX_REPORT_CHARS`` characters, at a line's end where there is one, and
+    (characters kept, characters in all) when it was cut."""
+    if len(text) <= MAX_REPORT_CHARS:
+        return text, None
+    end = text.rfind("\n", 0, MAX_REPORT_CHARS + 1)
+    kept = text[: end if end > 0 else MAX_REPORT_CHARS]
+    return kept, (len(kept), len(text))
 
 
 def strip_html_comments(text: str) -> str:

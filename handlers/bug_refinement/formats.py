@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from . import sections
-from .document import BUG_SECTION_NAMES, find_sections, parse_document
+from .document import BUG_SECTION_NAMES, clip_report, find_sections, parse_document
 from .forms import from_issue_form
 from .sections import Language
 from .text import fold
@@ -93,11 +93,11 @@ _TARGET: Final[dict[str, str]] = {label: target for target, labels in _LABELS.it
 # Prose lines (`Expected: it saves`) that are a field, not only a label, when they carry text.
 _FIELD_TARGETS: Final = frozenset({"5.2", "5.3o", "5.3e"})
 
-_BOLD_LINE: Final = re.compile(r"^ {0,3}(\*\*|__)(?P<label>[^*_\n]+?)(?::[ \t]*)?\1[ \t]*:?[ \t]*$")
+_BOLD_LINE: Final = re.compile(r"^ {0,3}(\*\*|__)(?P<label>[^*_\n]+?)(?::[ \t]*+)?\1[ \t]*+:?[ \t]*+$")
 _BOLD_FIELD: Final = re.compile(
     r"^ {0,3}(\*\*|__)(?P<label>[^*_\n:]+?)(?::\1|\1[ \t]*:)[ \t]*(?P<rest>\S.*)$"
 )
-_PROSE_LINE: Final = re.compile(r"^ {0,3}(?P<label>[^\W\d_][^:\n]{0,40}?)[ \t]*:[ \t]*(?P<rest>.*)$")
+_PROSE_LINE: Final = re.compile(r"^ {0,3}(?P<label>[^\W\d_][^:\n]{0,40}?)[ \t]*+:[ \t]*+(?P<rest>.*)$")
 _PARENTHESIS: Final = re.compile(r"\([^)]*\)")
 _NOT_WORD: Final = re.compile(r"[^\w&/ ]+")
 _SPACES: Final = re.compile(r"\s+")
@@ -268,5 +268,6 @@ def is_common_bug_report(text: str) -> bool:
 
 def read_report(text: str) -> str:
     """A bug report as RA9 reads it: an RA9 issue form's fields as sections (``forms``), then a common
-    format's sections as RA9's (``from_common_format``); an RA9 document as it is."""
-    return from_common_format(from_issue_form(text))
+    format's sections as RA9's (``from_common_format``); an RA9 document as it is. Only the first
+    ``MAX_REPORT_CHARS`` characters are read."""
+    return from_common_format(from_issue_form(clip_report(text)[0]))

@@ -24,9 +24,9 @@ from .text import fold
 __all__ = ["NO_RESPONSE", "from_issue_form"]
 
 NO_RESPONSE: Final = "_No response_"
-_SECTION: Final = re.compile(r"^ {0,3}###[ \t]+(\d)[.)][ \t]+(.+?)[ \t]*#*[ \t]*$")
+_SECTION: Final = re.compile(r"^ {0,3}###[ \t]++(\d)[.)][ \t]++(.+)$")  # the name is read by its start
 _FIELD: Final = re.compile(
-    r"^ {0,3}###[ \t]+(Status|Severity|Severidade|Scope|Escopo)[ \t]*#*[ \t]*$", re.IGNORECASE
+    r"^ {0,3}###[ \t]++(Status|Severity|Severidade|Scope|Escopo)[ \t]*+#*+[ \t]*+$", re.IGNORECASE
 )
 _FENCE: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 

@@ -172,6 +172,15 @@ def render_bug_comment(
 ) -> str:
     """The sticky verdict comment (without its marker)."""
     lines: list[str] = []
+    if verdict.cut is not None:
+        read, total = verdict.cut
+        lines += [
+            "> [!NOTE]",
+            f"> This report is {total:,} characters long: I read only its first {read:,} (up to the end of a "
+            "line), and checked nothing after that. Shorten the description, or move long logs into an "
+            "attachment or a linked file.",
+            "",
+        ]
     if verdict.verdict == "approved":
         lines += [
             f"## {_ICON['approved']} Bug report refined: approved",

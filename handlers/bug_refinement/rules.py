@@ -30,6 +30,7 @@ from .document import (
     RECIPE_SUBSECTION_NAMES,
     STORY_SECTION_NAMES,
     Document,
+    clip_report,
     find_sections,
     find_subsections,
     parse_document,
@@ -294,6 +295,7 @@ def refine_bug(text: str, *, bug_id: str, refined_at: datetime | str) -> BugVerd
     """Check a bug document against the RA9 rules: `approved` when nothing blocks it, else `rejected`.
     A body GitHub rendered from an issue form, or written in a common bug-report format, is read as the RA9
     document it spells (``formats.read_report``); the reporter is then asked in that format's words."""
+    text, cut = clip_report(text)
     form = from_issue_form(text)
     mapped = from_common_format(form)
     doc = parse_document(mapped)
@@ -303,7 +305,7 @@ def refine_bug(text: str, *, bug_id: str, refined_at: datetime | str) -> BugVerd
     warnings = tuple(warning_for(code) for code in _bug_warnings(doc))
     verdict: Verdict = "rejected" if blockers else "approved"
     at = format_refined_at(refined_at)
-    return BugVerdict(bug_id, verdict, verdict_hash(bug_id, verdict, at), at, blockers, warnings)
+    return BugVerdict(bug_id, verdict, verdict_hash(bug_id, verdict, at), at, blockers, warnings, cut)
 
 
 # --- stories ----------------------------------------------------------------------------------------------

@@ -64,6 +64,7 @@ class BugVerdict:
     refined_at: str  # YYYY-MM-DDTHH:MM:SSZ
     blockers: tuple[Blocker, ...]
     warnings: tuple[RefinementWarning, ...]
+    cut: tuple[int, int] | None = None  # (characters read, characters in all) when the report was cut
 
     @property
     def blocker_codes(self) -> tuple[str, ...]:
@@ -99,7 +100,7 @@ class RecordedVerdict:
 
 
 # `**Status:** <value>` (also `**Status**: <value>`, in a list item): seed 000's status line.
-STATUS_LINE = re.compile(r"^[ \t]{0,3}(?:[-*+][ \t]+)?\*\*Status(?::\*\*|\*\*[ \t]*:)[ \t]*(.*)$", re.M)
+STATUS_LINE = re.compile(r"^[ \t]{0,3}(?:[-*+][ \t]++)?\*\*Status(?::\*\*|\*\*[ \t]*+:)[ \t]*+(.*)$", re.M)
 
 
 # --- hashes -----------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ DIGEST_LENGTH = 64
 _INFO = re.compile(r"[A-Za-z0-9+#-]{1,30}")
 # A path: a token with a slash or a dot-extension, in backticks or bare; the first one above the test counts.
 _TICKED = re.compile(r"`([^`\s]+)`")
-_BARE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
+_BARE = re.compile(r"(?<![\w/.-])((?:[\w.-]++/)*[\w.-]+\.[A-Za-z0-9]{1,8})(?![\w/])")
 _SAFE_PATH = re.compile(r"^(?!/)(?!.*(?:^|/)\.\.?(?:/|$))[\w@+=,.~/-]{1,300}$")
 
 
@@ -157,7 +157,7 @@ def is_test_path(path: str, globs: Iterable[str]) -> bool:
 _PY = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(|^\s*class\s+(Test\w*)\b", re.MULTILINE)
 _GO = re.compile(r"^func\s+(Test\w+|Benchmark\w+|Fuzz\w+)\s*\(", re.MULTILINE)
 _JS = re.compile(r"\b(?:it|test|describe)(?:\.\w+)?\s*\(\s*(['\"`])(.+?)\1")
-_RUST = re.compile(r"#\[(?:\w+::)?test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)")
+_RUST = re.compile(r"#\[(?:\w+::)?test\]\s*+(?:#\[[^\]]*+\]\s*+)*+(?:pub\s+)?(?:async\s+)?fn\s+(\w+)")
 _JAVA = re.compile(r"@(?:Test|ParameterizedTest)\b[^;{]*?\b(?:void|fun)\s+(\w+)\s*\(")
 _RUBY = re.compile(r"^\s*(?:it|test|describe|context)\s+(['\"])(.+?)\1|^\s*def\s+(test_\w+)", re.MULTILINE)
 

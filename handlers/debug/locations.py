@@ -31,7 +31,7 @@ _SPLIT: Final = re.compile(r"[\s`\[\](){}<>\"'|*]+")
 _TRAILING: Final = ".,;:!?"
 _PATH_CHARS: Final = r"[A-Za-z0-9._@+~-]"
 _PATH_LINE: Final = re.compile(
-    rf"^(?P<path>(?:\.{{1,2}}/)*{_PATH_CHARS}+(?:/{_PATH_CHARS}+)*)"
+    rf"^(?P<path>(?:\.{{1,2}}/)*+{_PATH_CHARS}++(?:/{_PATH_CHARS}++)*+)"
     r":(?P<line>[0-9]{1,7})(?:(?:-(?P<end>[0-9]{1,7}))|(?::[0-9]{1,7}))?$"
 )
 _EXTENSION: Final = re.compile(r"[^./]\.[A-Za-z0-9_+-]{1,12}$")

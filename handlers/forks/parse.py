@@ -29,17 +29,17 @@ __all__ = [
     "whole_sentences",
 ]
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]++(.*)$")  # the text's closing `#`s are stripped where it is read
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _ITEM = re.compile(
     r"^[ \t]{0,8}[-*+][ \t]+\[(?P<mark>[ xX])\][ \t]+"
-    r"(?:\*\*)?(?P<id>[Ff]\d{1,4})(?:\*\*)?[ \t]*[:.)\-–—][ \t]*"
+    r"(?:\*\*)?(?P<id>[Ff]\d{1,4})(?:\*\*)?[ \t]*+[:.)\-–—][ \t]*+"
     r"(?P<rest>.*)$"
 )
-# "— resolved: X", "- resolved: X", "(resolved: X)", "resolvido: X", "decided: X".
-_RESOLVED = re.compile(
-    r"[ \t]*(?:[—–-]+|\(|;|,)?[ \t]*\b(?:resolved|resolvido|resolvida|decided)\b[ \t]*:[ \t]*", re.I
-)
+# "— resolved: X", "- resolved: X", "(resolved: X)", "resolvido: X", "decided: X": the word and its colon;
+# what may precede it (blanks, a dash run or one of `(;,`, blanks) is found by walking back (`_resolved`), as
+# a leading `[ \t]*` would make every search quadratic in a line of blanks.
+_RESOLVED = re.compile(r"\b(?:resolved|resolvido|resolvida|decided)\b[ \t]*+:[ \t]*+", re.I)
 _ID = re.compile(r"^[Ff](\d{1,4})$")
 MAX_FORKS = 50
 
@@ -108,7 +108,7 @@ def parse_forks(body: str | None, headings: Sequence[str]) -> ForkList:
         if heading:
             level = len(heading.group(1))
             if level <= 2:
-                inside = level == 2 and _heading_key(heading.group(2)) in wanted
+                inside = level == 2 and _heading_key(heading.group(2).rstrip(" \t#")) in wanted
             continue
         if not inside:
             continue
@@ -126,11 +126,24 @@ def parse_forks(body: str | None, headings: Sequence[str]) -> ForkList:
         seen.add(fork_id)
         rest = item.group("rest").strip()
         question, claimed = rest, ""
-        split = _RESOLVED.search(rest)
+        split = _resolved(rest)
         if split is not None:
-            question, claimed = rest[: split.start()].strip(), rest[split.end() :].strip().rstrip(")").strip()
+            question, claimed = rest[: split[0]].strip(), rest[split[1] :].strip().rstrip(")").strip()
         forks.append(Fork(fork_id, question, item.group("mark") != " ", claimed))
     return ForkList(tuple(forks), tuple(duplicates))
+
+
+def _resolved(rest: str) -> tuple[int, int] | None:
+    """Where `rest`'s "resolved:" part starts (with the blanks and the one separator before it) and ends."""
+    found = _RESOLVED.search(rest)
+    if found is None:
+        return None
+    start = len(rest[: found.start()].rstrip(" \t"))
+    if start and rest[start - 1] in "(;,":
+        start -= 1
+    else:
+        start = len(rest[:start].rstrip("—–-"))
+    return len(rest[:start].rstrip(" \t")), found.end()
 
 
 @dataclass(frozen=True)

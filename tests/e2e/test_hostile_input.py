@@ -46,3 +46,42 @@ def test_at_most_twenty_commands_per_comment(steward: Steward) -> None:
     steward.maintainer.comment(repo, number, "\n\n".join(f"/steward ping {i}" for i in range(40)))
     steward.settle(timeout=60)
     assert len(steward.bot_comments(repo, number)) == 20
+
+
+_REPORT = (
+    "**Describe the bug**\nSaving a draft fails.\n\n**To Reproduce**\n1. Open a draft\n2. Press Save\n\n"
+    "**Expected behavior**\nIt saves.\n\n"
+)
+
+
+def _verdict(steward: Steward, repo: str, number: int) -> str:
+    bodies = [
+        str(c["body"]) for c in steward.bot_comments(repo, number) if "steward:ra9-verdict:" in str(c["body"])
+    ]
+    assert len(bodies) == 1, bodies
+    return bodies[0]
+
+
+def test_a_report_of_sixty_thousand_brackets_gets_its_verdict_at_once(steward: Steward) -> None:
+    """Issue 35 item 4: one line of `[` made the link-reference expression backtrack quadratically — 60,000
+    of them cost about 45 s per reading, and a verdict reads a report several times, so this test's deadline
+    passed before any verdict came (it fails on the code before the fix). The body stays under GitHub's
+    65,536 characters."""
+    repo = steward.new_repo()
+    body = _REPORT + "[" * 60_000 + "\n"
+    number = steward.maintainer.open_issue(repo, "Drafts do not save", body, labels=["bug", "refine"])
+    steward.settle(timeout=30)
+    verdict = _verdict(steward, repo, number)
+    assert "status: rejected" in verdict and "I read only" not in verdict
+
+
+@pytest.mark.parametrize("steward", ["gitea"], indirect=True)
+def test_a_report_past_the_reading_limit_is_read_in_part_and_the_verdict_says_so(steward: Steward) -> None:
+    """Only Gitea takes a body over 65,536 characters (GitHub refuses it): Steward reads the first 65,536
+    (to a line's end) and says so in the verdict."""
+    repo = steward.new_repo()
+    body = _REPORT + ("log line " * 10 + "\n") * 2_000  # ~180,000 characters
+    number = steward.maintainer.open_issue(repo, "Drafts do not save", body, labels=["bug", "refine"])
+    steward.settle(timeout=30)
+    verdict = _verdict(steward, repo, number)
+    assert f"This report is {len(body):,} characters long: I read only its first " in verdict
