@@ -153,7 +153,9 @@ def _info(info: str) -> str:
 # The tags Steward writes on purpose; any other `<word …>` in its own Markdown is a placeholder (`<n>`,
 # `<reason>`, `<comment link>`) that GitHub and Gitea would take for an HTML tag and drop from the page.
 OWN_TAGS: Final = frozenset({"details", "summary", "br", "sub", "sup", "kbd"})
-_CODE_SPAN = re.compile(r"(`+)[\s\S]*?(?<!`)\1(?!`)")
+# A code span opens at a whole run of backticks (possessive: a run never gives back a backtick, which made
+# `"`" * n` cubic) and closes at a run of the same length (tests/unit/test_regex_structure.py).
+_CODE_SPAN = re.compile(r"(?<!`)(`++)[\s\S]*?(?<!`)\1(?!`)")
 _PLACEHOLDER = re.compile(r"(?<!\\)<(?=([A-Za-z][\w .:/|-]*)>)")
 
 
