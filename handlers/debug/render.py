@@ -149,7 +149,7 @@ def _row(
 ) -> str:
     where = _where(h.locations, grounds or {}, changed) if h.locations else "_no location yet_"
     decided = (
-        f"{_link('@' + h.decided_by, h.decided_url)} {h.decided_at[:16].replace('T', ' ')}"
+        f"{_link(_name(h.decided_by), h.decided_url)} {h.decided_at[:16].replace('T', ' ')}"
         if h.decided_by
         else ""
     )
@@ -166,6 +166,12 @@ def _row(
     return "| " + " | ".join(cells) + " |"
 
 
+def _name(login: str) -> str:
+    """``@login`` shown, never a mention: the board's table and log name people; only its next step (an
+    escalation) mentions whom it asks to act."""
+    return neutralise.line(f"@{login}", 60)
+
+
 def _fix_row(fix: FixAttempt) -> str:
     target = f"H{fix.hypothesis}" if fix.hypothesis else "?"
     verified = (
@@ -180,7 +186,7 @@ def _fix_row(fix: FixAttempt) -> str:
 
 def log_line(entry: Entry) -> str:
     when = entry.at[:16].replace("T", " ")
-    who = f"@{entry.author}" if entry.author else "Steward"
+    who = _name(entry.author) if entry.author else "Steward"
     what = {
         "hypothesis": f"added **H{entry.hypothesis}** {cell(entry.title)}",
         "evidence": f"evidence **{entry.stance}** H{entry.hypothesis}",

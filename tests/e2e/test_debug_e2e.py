@@ -23,7 +23,7 @@ from bot.config.settings import HandlerSettings
 from bot.events.event import Event
 from bot.forge import RepoRef
 from bot.queue.jobs import make_redis
-from bot.records import sticky
+from bot.records import neutralise, sticky
 from bot.worker.jobs import build_runtime
 from handlers.debug.api import RootCauseAnswer, root_cause
 from tests.e2e.conftest import Steward
@@ -147,6 +147,8 @@ def test_from_hypotheses_to_an_evidenced_root_cause(steward: Steward) -> None:
     assert "_no location yet_" in text and "aim for 3 to 5" in text
     assert "**Summary:** no root cause yet." in text
     assert debug_labels(steward, repo, number) == ["debug:investigating"]
+    # The log names who added each hypothesis without pinging them (issue 37 §3), as the dashboard does.
+    assert "— @\u2060maintainer — added **H1**" in text and neutralise.LIVE_MENTION.findall(text) == []
 
     say(steward, repo, number, "/evidence H1 for the log shows a cache hit after logout")
     text = board(steward, repo, number)["body"]
@@ -162,7 +164,8 @@ def test_from_hypotheses_to_an_evidenced_root_cause(steward: Steward) -> None:
     confirm = say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts on logout")
     text = board(steward, repo, number)["body"]
     assert "**Summary:** root cause evidenced by H1 (`src/auth/cache.py:88`)." in text
-    assert "✅ confirmed" in text and "@maintainer" in text
+    assert "✅ confirmed" in text and "[@\u2060maintainer](" in text
+    assert neutralise.LIVE_MENTION.findall(text) == []
     assert debug_labels(steward, repo, number) == ["debug:root-cause"]
     answer = ask(steward, repo, number)
     assert (answer.allowed, answer.hypothesis, answer.locations) == (True, "H1", ("src/auth/cache.py:88",))
