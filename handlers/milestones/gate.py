@@ -162,7 +162,7 @@ def _complete(items: Sequence[Issue], labels: GateLabels, facts: Facts) -> list[
     for item in items:
         if item.state == "open" and not is_settled(item, labels, facts):
             aside = facts.aside(item, labels.ratified) if is_finding(item, labels) else ""
-            missing = f"open {_kind_word(item)}: close it{aside}"
+            missing = f"open {_kind_word(item)}: finish it or move it to another milestone{aside}"
             out.append(Blocker("complete", "open-item", item.number, missing))
     for item in items:
         if item.has_label(labels.cycle) and not (

@@ -115,7 +115,7 @@ def test_closing_too_early_reopens_after_the_grace_period_with_the_reasons_and_a
     assert "@maintainer" in notice.splitlines()[1]
     if steward.forge == "gitea":
         assert "Gitea does not record who closed a milestone" in notice
-    assert f"#{still_open} — open issue: close it" in notice
+    assert f"#{still_open} — open issue: finish it or move it to another milestone" in notice
     assert f"#{still_open}" in board["body"] and "Steward reopened it at" in board["body"]
     assert board["state"] == "open"
 
@@ -400,5 +400,5 @@ def test_a_milestone_closed_before_steward_first_looked_at_it_is_still_checked(s
     assert milestone_state(steward, repo, key) == "open"
     board = the_dashboard(steward, repo)
     [notice] = notices(steward, repo, board["number"])
-    assert f"#{still_open} — open issue: close it" in notice
+    assert f"#{still_open} — open issue: finish it or move it to another milestone" in notice
     assert "Steward reopened it at" in board["body"]

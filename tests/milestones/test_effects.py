@@ -107,7 +107,7 @@ async def test_a_blocked_closure_is_reopened_once_with_one_notice_to_who_closed_
     assert forge.writes == ["edit issue 2 ['body']", "comment on 2", "milestone 1 open"]
     [notice] = forge.comments[board]
     assert notice.body.splitlines()[1].startswith("@bob: I reopened milestone **v1**")
-    assert "#1 — open issue: close it" in notice.body
+    assert "#1 — open issue: finish it or move it to another milestone" in notice.body
     assert (
         "Steward reopened it at" in forge.issues[board].body and "closed by @bob" in forge.issues[board].body
     )
@@ -243,7 +243,7 @@ async def test_an_override_holds_until_the_milestone_is_reopened() -> None:
     data = sticky.unverified_data(forge.issues[board].body)
     assert data["override"]["by"] == "maria" and data["override"]["reason"] == "abandoned: moved to v2"
     assert data["override"]["overrode"] == [
-        "complete: #1 — open issue: close it",
+        "complete: #1 — open issue: finish it or move it to another milestone",
         "functional: no field-test scenario: label at least one issue `fieldtest`",
     ]
     assert "**The gate is overridden** by @maria" in forge.issues[board].body

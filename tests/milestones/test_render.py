@@ -71,7 +71,7 @@ def test_a_blocked_dashboard_leads_with_what_to_do_and_groups_the_blockers() -> 
     assert "- **Complete: ✗** open items: 2; audits missing: 1; unresolved design forks: 1" in text
     assert "- **Functional: ✗** field tests still open: 1" in text
     assert "**Open items** (2, complete leg)" in text
-    assert "- #2 item 2 — open pull request: close it" in text
+    assert "- #2 item 2 — open pull request: finish it or move it to another milestone" in text
     assert "| #2 | item 2 | PR, open | — | **missing** | — | — |" in text
     assert "| #3 | item 3 | issue, ✔ closed | — | — | — | **open** (F1) |" in text
     assert "- #3 item 3 — has an unresolved design fork (F1): resolve it" in text
@@ -104,12 +104,12 @@ def test_an_override_and_a_reopening_are_shown() -> None:
             "maria",
             "2026-12-01T10:00:00Z",
             "abandoned: moved to v2",
-            ("complete: #2 — open issue: close it",),
+            ("complete: #2 — open issue: finish it or move it to another milestone",),
         ),
     )
     text = render_dashboard(view([item(2, "open")], data=data), updated_at="t")
     assert "⚠️ **The gate is overridden** by @maria (2026-12-01T10:00:00Z): “abandoned: moved to v2”" in text
-    assert "It set aside: complete: #2 — open issue: close it." in text
+    assert "It set aside: complete: #2 — open issue: finish it or move it to another milestone." in text
     reopened = DashboardData(1, reopened=Reopened("2026-12-01T11:00:00Z", "bob", "2026-12-01T11:01:00Z"))
     text = render_dashboard(view([item(2, "open")], data=reopened), updated_at="t")
     assert (
@@ -158,7 +158,8 @@ def test_the_reopen_notice_mentions_who_must_act() -> None:
         milestone_title="v1", closer="bob", notify=(), forge="github", result=result, cmds=cmds
     )
     assert github.startswith("@bob: I reopened milestone **v1**: you closed it while its gate was blocked.")
-    assert "- complete: #2 — open issue: close it" in github and "admins may write" in github
+    assert "- complete: #2 — open issue: finish it or move it to another milestone" in github
+    assert "admins may write" in github
     gitea = reopen_notice(
         milestone_title="v1",
         closer=None,
