@@ -18,6 +18,7 @@ from handlers.bug_refinement.api import (
     find_sections,
     find_subsections,
     parse_document,
+    read_report,
     strip_html_comments,
 )
 
@@ -79,7 +80,7 @@ def _dedent(line: str, indent: int) -> str:
 def parse_slot(body: str) -> RegressionSlot:
     """Section 7 of the bug: the first path written in it (outside code) and the first fenced code block
     after that path. A path inside the code does not count; the code must come after the path."""
-    doc = parse_document(body or "")
+    doc = parse_document(read_report(body or ""))  # as RA9 read it (a bug filed through the issue form)
     section = find_sections(doc, BUG_SECTION_NAMES).get(7)
     if section is None:
         return RegressionSlot(found=False)
@@ -256,7 +257,7 @@ def example_for(path: str | None) -> tuple[str, str]:
 def recipe_part(body: str, key: str, limit: int = 1500) -> str:
     """A part of the bug's reproduction recipe (``"5.2"`` steps, ``"5.3"`` observed vs expected) as written,
     without HTML comments or rules, at most ``limit`` characters ("" when the bug has none)."""
-    doc = parse_document(body or "")
+    doc = parse_document(read_report(body or ""))  # as RA9 read it: the issue form's fields, a common format
     recipe = find_sections(doc, BUG_SECTION_NAMES).get(5)
     if recipe is None:
         return ""

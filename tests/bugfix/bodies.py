@@ -27,3 +27,25 @@ def python_slot(path: str = "tests/test_currency_switch.py", code: str = TEST_CO
 
 
 BUG = python_slot()
+
+
+def as_issue_form(body: str = BUG) -> str:
+    """``body``'s sections as GitHub writes them when the bug is filed through Steward's RA9 issue form
+    (``### 1. Vision`` and so on, one heading per field: tests/onboarding/forms.py)."""
+    from handlers.bug_refinement.api import (
+        BUG_SECTION_NAMES,
+        RECIPE_SUBSECTION_NAMES,
+        find_sections,
+        find_subsections,
+        parse_document,
+    )
+    from handlers.onboarding.templates import bug_form
+    from tests.onboarding.forms import render_form
+
+    doc = parse_document(body)
+    sections = find_sections(doc, BUG_SECTION_NAMES)
+    answers = {f"section-{n}": doc.section_text(sections[n]).strip("-\n ") for n in (1, 2, 3, 4, 6, 7, 8, 9)}
+    recipe = find_subsections(doc, sections[5], RECIPE_SUBSECTION_NAMES)
+    for key, part in recipe.items():
+        answers["section-" + key.replace(".", "-")] = doc.section_text(part).strip("-\n ")
+    return render_form(bug_form("en"), answers)[0]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from handlers.bugfix.regression_slot import code_digest
-from tests.bugfix.bodies import APPROVED, BUG, TEST_CODE, python_slot, with_slot
+from tests.bugfix.bodies import APPROVED, BUG, TEST_CODE, as_issue_form, python_slot, with_slot
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import SECRET
 
@@ -224,6 +224,26 @@ def test_bugfix_opens_a_branch_with_one_test_only_commit_and_a_draft_pull_reques
     assert (branches(steward, repo), pulls(steward, repo), pr_commits(steward, repo, pr["number"])) == before
     writes = [r for r in steward.bot_requests(repo) if r["method"] in ("POST", "PUT", "PATCH", "DELETE")]
     assert all("/comments" in r["path"] or "/reactions" in r["path"] for r in writes), writes
+
+
+def test_a_bug_filed_through_the_issue_form_gets_its_pull_request_with_observed_and_expected(
+    steward: Steward,
+) -> None:
+    """Issue 37 §3: the form writes each section as a `###` field; /bugfix read the raw body and wrote
+    "Observed vs expected _(see the bug)_" (and found no regression slot), though refinement had read both."""
+    repo = repo_with_ci(steward)
+    number = refined_bug(steward, repo, as_issue_form(BUG))
+    assert "refinement:approved" in steward.maintainer.labels_of(repo, number)
+    steward.maintainer.comment(repo, number, "/bugfix")
+    steward.settle()
+    [pr] = pulls(steward, repo)
+    observed = pr["body"].split("### Observed vs expected", 1)[1].split("###", 1)[0]
+    assert (
+        "**Observed:** the total shows 90.00 EUR" in observed
+        and "**Expected:** the total shows 76.50" in observed
+    )
+    [red] = pr_commits(steward, repo, pr["number"])
+    assert file_text(steward, repo, "tests/test_currency_switch.py", red["sha"]) == TEST_CODE
 
 
 @pytest.mark.parametrize("steward", ["github"], indirect=True)  # Gitea's drafts are a title prefix already
