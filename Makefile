@@ -112,6 +112,7 @@ bench: install redis
 	$(PY) bench/throughput.py
 	$(PY) bench/economy.py
 	$(PY) bench/pathological.py
+	$(PY) bench/reporters.py
 	$(PY) bench/fairness.py
 	$(PY) bench/client_overhead.py
 	$(PY) bench/cpu_per_event.py
