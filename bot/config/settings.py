@@ -367,6 +367,16 @@ class BugfixSettings(BaseModel):
         default=2, ge=1, le=20, description="Commits allowed after the red one (the fix, and a review fix)."
     )
     budgets: BugfixBudgets = Field(default_factory=BugfixBudgets, description="The review budget per bug.")
+    scope_globs: tuple[str, ...] = Field(
+        default=(".github/**", ".gitea/**", ".forgejo/**", ".gitlab-ci.yml", ".circleci/**", ".travis.yml",
+                 "Jenkinsfile", "azure-pipelines.yml", "**/*.lock", "**/package-lock.json",
+                 "**/npm-shrinkwrap.json", "**/pnpm-lock.yaml", "**/go.sum", "**/*_pb2.py", "**/*.pb.go",
+                 "**/*.generated.*", "**/generated/**", "**/*.min.js", "**/.env", "**/.env.*", "**/*.pem",
+                 "**/*.key", "**/*.p12", "**/*.pfx", "**/id_rsa*", "**/*secret*", "**/*credential*",
+                 "**/.npmrc", "**/.pypirc", "**/.netrc"),
+        description="Files a fix changes only with a maintainer's explicit `/scope <reason>`, even where the "
+        "evidence names them: CI configuration, lockfiles, generated files and files that look like secrets.",
+    )  # fmt: skip
 
 
 class DebugSettings(BaseModel):

@@ -93,11 +93,21 @@ def bugfix_scene(stage: Stage) -> None:
     _play_ci(stage, red, "failure", "FAILED tests/test_cart.py::test_discount_survives_a_currency_switch")
     stage.settle()
     _say("  CI failed on the first commit (the regression test alone), naming that test: the bug reproduces.")
-    fix = _push(
-        stage, branch, "src/cart.py", "def switch_currency(cart, rate):\n    return cart.total * rate\n"
+    fixed = "def convert(total, rate, discount):\n    return total * rate\n"
+    fix = _push(stage, branch, "cart/rates.py", fixed)
+    stage.settle()
+    _say(f"  @maintainer pushed the fix `{fix[:10]}` to `cart/rates.py`, a file the evidence does not name:")
+    _say(f"    commit status {CONTEXT}: {_status(stage, fix)}")
+    stage.comment(
+        stage.maintainer,
+        number,
+        "/steward evidence H1 for cart/rates.py:2 converts the total after the discount was dropped",
     )
     stage.settle()
-    _say(f"  @maintainer pushed the fix `{fix[:10]}`; CI then passed on it.")
+    _say(
+        "  @maintainer extended the evidence on the bug to `cart/rates.py:2` (a maintainer who did not write "
+        "the fix could have accepted it with `/steward scope <reason>` instead); CI then passed on the fix."
+    )
     _play_ci(stage, fix, "success")
     stage.settle()
     add_collaborator(

@@ -21,6 +21,7 @@ CART_CODE = {
     "cart/total.py": "".join(f"# total {i}\n" for i in range(1, 42)) + "total = round(subtotal) - discount\n",
     "cart/cart.py": "".join(f"# cart {i}\n" for i in range(1, 88))
     + "return Cart(items=list(self.items))  # discount is not copied\n# end\n",
+    "cart/rates.py": "def convert(total, rate):\n    return round(total * rate, 2)\n",
 }
 
 

@@ -35,6 +35,8 @@ from handlers.bugfix.record import (
     record_reply,
     recorded,
 )
+from handlers.bugfix.scope import MAX_ITEMS as MAX_SCOPE_ITEMS
+from handlers.bugfix.scope import ScopeAcceptance
 from handlers.bugfix.start import start_bugfix
 from handlers.bugfix.status import committers_of
 
@@ -271,6 +273,61 @@ async def accept_gap_command(ctx: CommandContext) -> None:
         f"Recorded a disclosed gap instead of red proof (labelled `{GAP_LABEL}` on #{number}).",
     )
     await add_label(ctx, number, GAP_LABEL, ev.bug.labels)
+    await sync_pull(ctx, pull, number, record)
+
+
+@plugin.command(
+    "scope",
+    usage="scope <reason>",
+    help="On a bugfix pull request whose fix goes beyond its evidence (`FIX_OUT_OF_SCOPE`): accept the files "
+    "it names, with the reason (maintain access; not whoever made or moved the branch).",
+    permission="maintain",
+    on_issues=False,
+    section=SECTION,
+)
+async def scope_command(ctx: CommandContext) -> None:
+    pull, number, record = await bugfix_pull(ctx)
+    reason = ctx.command.text.strip()
+    if not reason:
+        raise CommandError(f"say why the fix may go beyond its evidence: `/{ctx.prefix} scope <reason>`.")
+    ev = await assess(ctx, pull, number, record, reviewing=True)
+    done = recorded(ev.ledger.scopes, ctx.comment.id, ScopeAcceptance)
+    if done is None:
+        if ev.pushes is None:
+            raise CommandError(
+                refused(
+                    "the branch's push history could not be read, so Steward cannot tell whether you "
+                    "modified the fix. Ask an administrator to let Steward read the repository's activity.",
+                    "PUSH_HISTORY_UNREADABLE",
+                )
+            )
+        why = ev.excluded.get(ctx.actor.casefold())
+        if why is not None:
+            raise CommandError(
+                refused(
+                    f"you {why}: whoever makes or moves the fix does not widen its scope. Ask another person "
+                    "with maintain access.",
+                    "SCOPE_BY_COMMITTER",
+                )
+            )
+        waiting = ev.scope.waiting(ev.ledger.scope_accepted).items() if ev.scope is not None else ()
+        if not waiting:
+            off = " — the hypotheses board is off here, so the scope is not checked"
+            raise CommandError(
+                "nothing to accept: the fix touches only the files its evidence names (tests aside)"
+                + (off if ev.scope is None else "")
+                + "."
+            )
+        done = ScopeAcceptance(ctx.comment.id, ctx.actor, reason[:500], tuple(waiting[:MAX_SCOPE_ITEMS]))
+    assert isinstance(done, ScopeAcceptance)
+    await record_reply(
+        ctx,
+        number,
+        done,
+        "Recorded: the fix may go beyond its evidence for "
+        + ", ".join(f"`{f}`" for f in done.files[:20])
+        + f" — accepted by @{done.actor}. A later commit that changes other files needs another `/scope`.",
+    )
     await sync_pull(ctx, pull, number, record)
 
 

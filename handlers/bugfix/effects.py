@@ -41,7 +41,16 @@ from handlers.bugfix.record import (
 )
 from handlers.bugfix.regression_slot import case_names
 from handlers.bugfix.render import exhausted_note, ledger_text
-from handlers.bugfix.status import CONTEXT, BranchCommit, RegressionStatus, StatusInput, evaluate, red_commit
+from handlers.bugfix.scope import ScopeCheck, check_scope, regression_test_edited
+from handlers.bugfix.status import (
+    CONTEXT,
+    BranchCommit,
+    RegressionStatus,
+    StatusInput,
+    evaluate,
+    own_commits,
+    red_commit,
+)
 
 # Commits read per pull request (each needs a call for its files); more than this fails the status anyway.
 MAX_COMMITS = 30
@@ -67,6 +76,8 @@ class Evidence:
     # excluded from reviewing with why (``independence.modifiers``).
     pushes: list[Push] | None = None
     excluded: dict[str, str] = field(default_factory=dict)
+    # What in the fix goes beyond its evidence (None: not checked, the hypotheses board is off).
+    scope: ScopeCheck | None = None
 
 
 async def read_commits(ctx: EventContext, pull: PullRequest) -> list[BranchCommit]:
@@ -174,6 +185,7 @@ def ledger_data(number: int, ledger: Ledger, conflicts: tuple[Conflict, ...] = (
         *(event_to_json(e) for e in ledger.dispositions),
         *(event_to_json(e) for e in ledger.gaps),
         *(event_to_json(e) for e in ledger.red_proofs),
+        *(event_to_json(e) for e in ledger.scopes),
     ]
     data: dict[str, Any] = {"bug": number, "budgets": ledger.budgets.to_json(), "events": events}
     if conflicts:
@@ -240,6 +252,19 @@ async def assess(
     ledger = void_rounds(ledger, excluded)
     bug = await forge.get_issue(repo, number)
     root = await inputs.root_cause(ctx, repo, bug, record.hypothesis or None)
+    later = own_commits(commits)[1:]
+    scope = (
+        check_scope(
+            (f.path for c in later for f in c.files),
+            root.files,
+            test_globs=settings.test_globs,
+            scope_globs=settings.scope_globs,
+            test_path=record.path,
+            test_edited=bool(later) and regression_test_edited(record.code, head_text),
+        )
+        if root.files is not None
+        else None
+    )
     status = evaluate(
         StatusInput(
             commits=commits,
@@ -261,6 +286,7 @@ async def assess(
             bug_author=bug.author,
             native=native,
             conflicts=conflicts,
+            scope=scope,
         )
     )
     return Evidence(
@@ -276,6 +302,7 @@ async def assess(
         conflicts,
         pushes,
         excluded,
+        scope,
     )
 
 
@@ -314,7 +341,8 @@ async def sync_pull(
     # The copy on the bug: the events and budgets outlive the pull request and the record's list of them
     # (written once there is an event to keep).
     ledger = ev.ledger
-    if ledger.rounds or ledger.dispositions or ledger.gaps or ledger.red_proofs or ev.conflicts:
+    kept = (ledger.rounds, ledger.dispositions, ledger.gaps, ledger.red_proofs, ledger.scopes, ev.conflicts)
+    if any(kept):
         await ctx.upsert_sticky(
             LEDGER_KIND,
             str(number),

@@ -55,6 +55,9 @@ class RootCause:
     evidenced: bool = True
     hypothesis: str = ""
     detail: str = ""
+    # The files the confirmed hypothesis's evidence names: what the fix may touch (None: not known — the
+    # hypotheses board is switched off — and the fix's scope is not checked).
+    files: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any, Literal, cast, get_args
 
 from bot.records import neutralise
 from handlers.bugfix.gate import Refusal, UsageError
+from handlers.bugfix.scope import ScopeAcceptance
 
 Severity = Literal["critical", "high", "medium", "low", "info"]
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
@@ -106,7 +107,7 @@ class RedProof:
     sha: str
 
 
-Event = Round | DispositionRecord | Gap | RedProof
+Event = Round | DispositionRecord | Gap | RedProof | ScopeAcceptance
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,7 @@ class Ledger:
     dispositions: tuple[DispositionRecord, ...] = ()
     gaps: tuple[Gap, ...] = ()
     red_proofs: tuple[RedProof, ...] = ()
+    scopes: tuple[ScopeAcceptance, ...] = ()
 
     # --- folding -------------------------------------------------------------------------------------------
 
@@ -134,7 +136,14 @@ class Ledger:
             return replace(self, dispositions=(*self.dispositions, event))
         if isinstance(event, RedProof):
             return replace(self, red_proofs=(*self.red_proofs, event))
+        if isinstance(event, ScopeAcceptance):
+            return replace(self, scopes=(*self.scopes, event))
         return replace(self, gaps=(*self.gaps, event))
+
+    @property
+    def scope_accepted(self) -> frozenset[str]:
+        """Every item a `/scope` acceptance covered."""
+        return frozenset(f for s in self.scopes for f in s.files)
 
     def red_confirmed_by(self, sha: str) -> str:
         """Who confirmed the red proof of commit ``sha`` with `/red-proof ok` ("" when nobody)."""
@@ -527,6 +536,14 @@ def event_to_json(event: Event) -> dict[str, Any]:
         }
     if isinstance(event, RedProof):
         return {"type": "red-proof", "comment": event.comment_id, "actor": event.actor, "sha": event.sha}
+    if isinstance(event, ScopeAcceptance):
+        return {
+            "type": "scope",
+            "comment": event.comment_id,
+            "actor": event.actor,
+            "reason": event.reason,
+            "files": list(event.files),
+        }
     return {"type": "gap", "comment": event.comment_id, "actor": event.actor, "reason": event.reason}
 
 
@@ -559,6 +576,10 @@ def event_from_json(raw: Any) -> Event | None:
             return Gap(comment, actor, str(raw.get("reason") or ""))
         if kind == "red-proof":
             return RedProof(comment, actor, str(raw["sha"]))
+        if kind == "scope":
+            files = raw.get("files")
+            kept = tuple(str(f)[:300] for f in files[:50]) if isinstance(files, list) else ()
+            return ScopeAcceptance(comment, actor, str(raw.get("reason") or ""), kept)
     except (KeyError, TypeError, ValueError):
         return None
     return None

@@ -13,6 +13,7 @@ from handlers.bugfix.gate import Refusal
 from handlers.bugfix.ledger import Ledger
 from handlers.bugfix.native_reviews import shown
 from handlers.bugfix.regression_slot import fence_info
+from handlers.bugfix.scope import ScopeAcceptance
 from handlers.bugfix.status import CONTEXT, RegressionStatus
 
 MAX_TABLE_ROWS = 60
@@ -168,6 +169,9 @@ def ledger_text(
     if ledger.gaps:
         lines += ["", "**Disclosed gaps** (instead of red proof):"]
         lines += [f"- {cell(g.reason)} — @{g.actor}" for g in ledger.gaps[:20]]
+    if ledger.scopes:
+        lines += ["", "**Scope accepted** (the fix goes beyond its evidence):"]
+        lines += [_scope_line(a) for a in ledger.scopes[:20]]
     if ledger.rounds:
         lines += ["", "| Round | Head | Reviewer | Verdict | Findings |", "|---|---|---|---|---|"]
         for i, rnd in enumerate(ledger.rounds, start=1):
@@ -214,10 +218,18 @@ def ledger_text(
         "authored, committed or pushed to the branch)",
         "- `/disposition <id> fix|low|out-of-scope|unvalidated <reason>` (write access)",
         "- `/accept-gap <reason>` records a disclosed gap instead of red proof (maintain access)",
+        "- `/scope <reason>` accepts a fix that goes beyond its evidence (maintain access; not whoever "
+        "made or moved the branch)",
         "",
         "</details>",
     ]
     return "\n".join(lines)
+
+
+def _scope_line(accepted: ScopeAcceptance) -> str:
+    files = ", ".join(f"`{cell(f, 120)}`" for f in accepted.files[:10])
+    more = f" +{len(accepted.files) - 10}" if len(accepted.files) > 10 else ""
+    return f"- {files}{more}: {cell(accepted.reason)} — @{accepted.actor}"
 
 
 def exhausted_note(mentions: Sequence[str], ledger: Ledger, ledger_link: str, number: int) -> str:
@@ -317,4 +329,7 @@ def summary_text(s: Summary, ledger: Ledger) -> str:
     if ledger.gaps:
         lines += ["", "### Disclosed gaps", ""]
         lines += [f"- {cell(g.reason)} — @{g.actor}" for g in ledger.gaps[:20]]
+    if ledger.scopes:
+        lines += ["", "### Scope accepted beyond the evidence", ""]
+        lines += [_scope_line(a) for a in ledger.scopes[:20]]
     return "\n".join(line for line in lines)

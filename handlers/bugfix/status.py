@@ -11,6 +11,8 @@ The rules, in order; the first that applies decides (issue 13):
 3. pending until a later commit touches non-test files (the fix);
 4. failure when more than ``max_commits_after_red`` commits follow the red one; failure when the review
    stopped early (a repeated finding, reviewers in conflict: ``native``) or its budget is exhausted;
+4a. pending while the fix goes beyond its evidence (``scope``: files the evidence does not name, sensitive
+   files, the regression test edited) until `/scope` accepts it;
 5. pending until CI on the head is green, then while a native Request changes on the head awaits a
    `/review` round, then until a review round on the head completes;
 6. success.
@@ -30,6 +32,7 @@ from handlers.bugfix.ledger import Ledger
 from handlers.bugfix.native_reviews import Conflict, judge
 from handlers.bugfix.proof import HeadReport, ProofProblem
 from handlers.bugfix.regression_slot import is_test_path, removed_cases
+from handlers.bugfix.scope import FIX_OUT_OF_SCOPE, ScopeCheck
 
 CONTEXT = "steward/regression-first"
 DESCRIPTION_LIMIT = 140
@@ -78,6 +81,9 @@ class StatusInput:
     # `/review` rounds (``native``).
     native: tuple[Review, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
+    # What in the fix goes beyond the evidence (``scope.check_scope``; None: not checked — the hypotheses
+    # board is off). What `/scope` acceptances cover is taken from the ledger.
+    scope: ScopeCheck | None = None
 
 
 @dataclass(frozen=True)
@@ -262,6 +268,15 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             "the review budget is exhausted: a person must decide how this bug goes on",
             ledger.exhaustion_reason,
         )
+    if given.scope is not None:
+        waiting = given.scope.waiting(ledger.scope_accepted)
+        if waiting.items():
+            return RegressionStatus(
+                "pending",
+                FIX_OUT_OF_SCOPE,
+                f"fix out of scope: {waiting.describe()}",
+                scope_detail(waiting),
+            )
     if given.head_ci != "green":
         word = {"red": "red", "inconclusive": "inconclusive (re-run it)"}.get(given.head_ci or "", "running")
         return RegressionStatus(
@@ -284,6 +299,30 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             "docs/bugfix.md on making CI name tests.",
         )
     return RegressionStatus("success", "SUCCESS", done)
+
+
+def scope_detail(waiting: ScopeCheck) -> str:
+    """What the ledger says of a fix that goes beyond its evidence, and the two ways on."""
+    lines = ["The fix must touch only the files the confirmed hypothesis's evidence names (tests aside)."]
+    if waiting.outside:
+        lines.append("It also changes " + ", ".join(f"`{f}`" for f in waiting.outside[:20]) + ".")
+    if waiting.sensitive:
+        lines.append(
+            "It changes "
+            + ", ".join(f"`{f}`" for f in waiting.sensitive[:20])
+            + " (CI configuration, a lockfile, a generated file or one that looks like a secret: "
+            "`bugfix.scope_globs`)."
+        )
+    if waiting.test_edited:
+        lines.append(
+            f"It changes the regression test `{waiting.test_edited}` as the first commit added it (adding "
+            "new tests beside it is fine)."
+        )
+    lines.append(
+        "Either extend the evidence on the bug (`/evidence H1 for path:line …`) or someone with maintain "
+        "access who did not make or move the branch accepts it: `/scope` followed by the reason."
+    )
+    return " ".join(lines)
 
 
 def _escalated(code: str, summary: str, why: str, who: str, reason: str, after: str = "") -> RegressionStatus:

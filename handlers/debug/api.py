@@ -41,6 +41,9 @@ class RootCauseAnswer:
     statement: str = ""
     locations: tuple[str, ...] = ()
     code: str | None = None
+    # The files the confirmed hypothesis's evidence names (its confirmation and the evidence for it; each
+    # place checked to exist when it was cited): what a fix may touch (``bugfix``'s scope check).
+    evidence_files: tuple[str, ...] = ()
 
     @property
     def allowed(self) -> bool:
@@ -102,6 +105,7 @@ def decide(board: Board, chosen: str | None, *, prefix: str = "steward") -> Root
     else:
         target = confirmed[0]
     where = ", ".join(f"`{loc}`" for loc in target.locations[:4])
+    files = [ref.rsplit(":", 1)[0] for entry in target.evidence_for for ref in entry.refs]
     return RootCauseAnswer(
         "evidenced",
         f"root cause evidenced by {target.label}" + (f" ({where})" if where else "") + ".",
@@ -109,6 +113,7 @@ def decide(board: Board, chosen: str | None, *, prefix: str = "steward") -> Root
         title=target.title,
         statement=target.statement,
         locations=target.locations,
+        evidence_files=tuple(dict.fromkeys(files)),
     )
 
 

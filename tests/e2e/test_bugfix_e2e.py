@@ -409,7 +409,7 @@ def test_the_status_through_the_whole_sequence_then_merge_closes_the_bug(steward
     assert f"@maintainer confirmed that CI's failure on the first commit `{red[:10]}`" in reply
     assert state_of(steward, repo, pr) == ("pending", "awaiting the fix: push a commit that changes the code")
 
-    fix = push(steward, repo, branch, "src/cart.py", FIX)
+    fix = push(steward, repo, branch, "src/cart/total.py", FIX)
     assert head_of(steward, repo, pr) == fix
     assert state_of(steward, repo, pr)[1].startswith("awaiting green CI on the head")
     play_ci(steward, repo, fix, "success")
@@ -430,7 +430,7 @@ def test_the_status_through_the_whole_sequence_then_merge_closes_the_bug(steward
     reply = run(steward, repo, pr, "/review clean", by="outsider")
     assert "SAME_HEAD_REVIEWED" in reply, "the same head is never reviewed twice"
 
-    second = push(steward, repo, branch, "src/cart.py", FIX + "RATE = 0.9\n")
+    second = push(steward, repo, branch, "src/cart/total.py", FIX + "RATE = 0.9\n")
     play_ci(steward, repo, second, "success")
     reply = run(steward, repo, pr, "/review clean", by="outsider")
     assert "Recorded review round 2 of 5" in reply
@@ -496,7 +496,7 @@ def test_a_removed_test_case_and_too_many_commits_fail(steward: Steward) -> None
     repo = repo_with_ci(steward)
     _, pr, branch, red = opened(steward, repo)
     play_ci(steward, repo, red, "failure", says=RED_SAYS)
-    push(steward, repo, branch, "src/cart.py", FIX)
+    push(steward, repo, branch, "src/cart/total.py", FIX)
     push(steward, repo, branch, "tests/test_currency_switch.py", "def test_other():\n    assert True\n")
     state, description = state_of(steward, repo, pr)
     assert state == "failure" and "removes test cases: test_discount_survives_currency_switch" in description
@@ -551,7 +551,7 @@ def test_an_exhausted_budget_fails_and_a_new_pull_request_does_not_reset_it(stew
     )
     steward.maintainer.call("PATCH", f"/repos/{repo}/issues/{pr}", {"assignees": ["maintainer"]})
     play_ci(steward, repo, red, "failure", says=RED_SAYS)
-    fix = push(steward, repo, branch, "src/cart.py", FIX)
+    fix = push(steward, repo, branch, "src/cart/total.py", FIX)
     play_ci(steward, repo, fix, "success")
     run(steward, repo, pr, FINDINGS, by="outsider")
     assert state_of(steward, repo, pr) == (
@@ -629,7 +629,7 @@ def test_a_fork_s_branch_named_like_the_bug_s_never_joins_the_bug(steward: Stewa
     fork = f"outsider/{name}"
     if branch not in [b["name"] for b in steward.outsider.call("GET", f"/repos/{fork}/branches")]:
         steward.outsider.create_branch(fork, branch)
-    steward.outsider.put_file(fork, "src/cart.py", FIX, branch=branch)
+    steward.outsider.put_file(fork, "src/cart/total.py", FIX, branch=branch)
     opened_fork = steward.outsider.client.post(
         f"/repos/{repo}/pulls", json={"title": "Fix", "head": f"outsider:{branch}", "base": "main"}
     )
@@ -650,7 +650,7 @@ def test_a_regression_test_skipped_or_weakened_at_the_head_fails(steward: Stewar
     steward.maintainer.add_collaborator(repo, "outsider", "push")
     _, pr, branch, red = opened(steward, repo)
     play_ci(steward, repo, red, "failure", says=RED_SAYS)
-    fix = push(steward, repo, branch, "src/cart.py", FIX)
+    fix = push(steward, repo, branch, "src/cart/total.py", FIX)
     play_ci(steward, repo, fix, "success", says=f"{CASE} PASSED")
     weakened = f"import pytest\n\n\n@pytest.mark.skip\ndef {CASE}():\n    assert True\n"
     head = push(steward, repo, branch, "tests/test_currency_switch.py", weakened)
@@ -668,7 +668,7 @@ def test_merging_without_the_proof_leaves_the_bug_open_as_merged_unproven(stewar
     repo = repo_with_ci(steward)
     number, pr, branch, red = opened(steward, repo)
     play_ci(steward, repo, red, "failure", says=RED_SAYS)
-    fix = push(steward, repo, branch, "src/cart.py", FIX)
+    fix = push(steward, repo, branch, "src/cart/total.py", FIX)
     play_ci(steward, repo, fix, "failure")
     steward.maintainer.merge_pull(repo, pr)
     steward.settle()
@@ -699,7 +699,7 @@ def test_independent_review_leased_to_the_head_stops_on_a_repeated_finding(stewa
     steward.maintainer.add_collaborator(repo, "triager", "push")
     number, pr, branch, red = opened(steward, repo)
     play_ci(steward, repo, red, "failure", says=RED_SAYS)
-    fix = steward.outsider.put_file(repo, "src/cart.py", FIX, branch=branch)
+    fix = steward.outsider.put_file(repo, "src/cart/total.py", FIX, branch=branch)
     steward.settle()
     play_ci(steward, repo, fix, "success")
     assert "REVIEWER_COMMITTED" in run(steward, repo, pr, "/review clean"), "whoever ran /bugfix"
@@ -710,7 +710,7 @@ def test_independent_review_leased_to_the_head_stops_on_a_repeated_finding(stewa
     reply = run(steward, repo, pr, f"/review {fix[:10]} findings\n{finding}", by="triager")
     assert "Recorded review round 1 of 5" in reply
     run(steward, repo, pr, "/disposition F1 fix read the rate from the store")
-    second = steward.outsider.put_file(repo, "src/cart.py", FIX + "RATE = 0.9\n", branch=branch)
+    second = steward.outsider.put_file(repo, "src/cart/total.py", FIX + "RATE = 0.9\n", branch=branch)
     steward.settle()
     play_ci(steward, repo, second, "success")
     run(steward, repo, pr, f"/review findings\n{finding}", by="triager")

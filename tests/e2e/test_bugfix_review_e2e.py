@@ -37,7 +37,7 @@ def test_a_writer_who_pushed_a_commit_credited_to_someone_else_may_not_review_it
     """The outsider pushes a commit whose author and committer are the triager (the forge links it to the
     triager): only the forge's push history shows who pushed it, and the outsider's review is refused."""
     repo, pr, branch = _proven(steward)
-    fix = steward.outsider.put_file(repo, "src/cart.py", FIX, branch=branch, as_user="triager")
+    fix = steward.outsider.put_file(repo, "src/cart/total.py", FIX, branch=branch, as_user="triager")
     steward.settle()
     play_ci(steward, repo, fix, "success")
     reply = run(steward, repo, pr, "/review clean", by="outsider")
@@ -51,7 +51,7 @@ def test_a_writer_who_pushed_a_commit_credited_to_someone_else_may_not_review_it
 
 def test_a_reviewer_who_later_pushes_has_their_round_voided(steward: Steward) -> None:
     repo, pr, branch = _proven(steward)
-    fix = steward.maintainer.put_file(repo, "src/cart.py", FIX, branch=branch)
+    fix = steward.maintainer.put_file(repo, "src/cart/total.py", FIX, branch=branch)
     steward.settle()
     play_ci(steward, repo, fix, "success")
     assert "Recorded review round 1 of 5" in run(steward, repo, pr, "/review clean", by="triager")
@@ -59,7 +59,7 @@ def test_a_reviewer_who_later_pushes_has_their_round_voided(steward: Steward) ->
 
     # The reviewer now changes the fix (the commit credited to the maintainer): the round settles nothing.
     later = steward.triager.put_file(
-        repo, "src/cart.py", FIX + "RATE = 0.9\n", branch=branch, as_user="maintainer"
+        repo, "src/cart/total.py", FIX + "RATE = 0.9\n", branch=branch, as_user="maintainer"
     )
     steward.settle()
     play_ci(steward, repo, later, "success")
@@ -83,7 +83,7 @@ def test_a_review_written_before_the_latest_push_is_refused_with_the_head_to_rev
     """Steward is busy (its worker stopped) while the triager writes `/review clean` and, a second later,
     the maintainer pushes: when the review is read, the branch has moved since it was written."""
     repo, pr, branch = _proven(steward)
-    fix = steward.maintainer.put_file(repo, "src/cart.py", FIX, branch=branch)
+    fix = steward.maintainer.put_file(repo, "src/cart/total.py", FIX, branch=branch)
     steward.settle()
     play_ci(steward, repo, fix, "success")
     for worker in steward.workers:
@@ -96,7 +96,7 @@ def test_a_review_written_before_the_latest_push_is_refused_with_the_head_to_rev
         timeout=5,
         what="the clock to pass the comment's second",
     )
-    second = steward.maintainer.put_file(repo, "src/cart.py", FIX + "RATE = 0.9\n", branch=branch)
+    second = steward.maintainer.put_file(repo, "src/cart/total.py", FIX + "RATE = 0.9\n", branch=branch)
     steward.workers = [ThreadedWorker(steward.settings).start()]
     steward.settle()
     assert head_of(steward, repo, pr) == second

@@ -51,7 +51,7 @@ def ready_for_review(steward: Steward, *, escalate_to: str = "") -> tuple[str, i
     steward.maintainer.add_collaborator(repo, "triager", "push")
     number, pr, branch, red = opened(steward, repo)
     play_ci(steward, repo, red, "failure", says=RED_SAYS)
-    fix = push(steward, repo, branch, "src/cart.py", FIX)
+    fix = push(steward, repo, branch, "src/cart/total.py", FIX)
     play_ci(steward, repo, fix, "success")
     assert state_of(steward, repo, pr)[1].startswith("awaiting a review round on the head")
     return repo, number, pr, branch, fix

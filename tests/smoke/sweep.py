@@ -37,6 +37,7 @@ INVOCATIONS = {
     "review": "review clean",
     "disposition": "disposition R1 fix It is real.",
     "accept-gap": "accept-gap The test cannot fail on CI.",
+    "scope": "scope The rates module is where the discount is lost.",
     "hypothesis": "hypothesis Off by one: the loop in app.py:3 stops early",
     "evidence": "evidence H1 for app.py:3 reads past the end",
     "confirm": "confirm H1 app.py:3 reads past the end",
