@@ -40,6 +40,7 @@ from bot.queue.gauges import clear_outages, outages
 from bot.queue.jobs import REDIS_ERRORS
 from bot.queue.locks import Busy, IssueLocks, issue_key, issue_lock
 from bot.queue.memo import Memo
+from bot.queue.repo_keys import repo_slot
 from bot.telemetry import logs, metrics
 
 log = logs.get("steward.reconcile")
@@ -47,6 +48,10 @@ log = logs.get("steward.reconcile")
 # Prefixes of the labels Steward sets (verdicts, states): an issue carrying one is Steward's to re-derive.
 STATE_PREFIXES = ("refinement:", "forks:", "bugfix:", "debug:", "steward:")
 LAST_RUN_KEY = "steward:reconcile:last"
+# Per repository (``repo_slot``): the start of the last catch-up that covered it. `steward reconcile --repo R`
+# without `--since` answers R's commands from there, not from the forge's last run (which R may not have
+# been part of: a repository nobody heard from, a run that stopped before it).
+REPO_LAST_KEY = "steward:reconcile:repo-last"
 # Incremental: between full passes (one a day per repository, or `--full`) only the issues updated since
 # the window began are re-derived (the forges' `since`); an unchanged issue's state is still what it was.
 FULL_KEY = "steward:reconcile:full"
@@ -373,6 +378,11 @@ async def record_run(redis: Any, kind: ForgeKind, started: float) -> None:
     await redis.set(f"{LAST_RUN_KEY}:{kind}", str(started), ex=30 * 86_400)
 
 
+async def repo_last_run(redis: Any, kind: ForgeKind, repo: RepoRef) -> datetime | None:
+    raw = await redis.get(f"{REPO_LAST_KEY}:{repo_slot(kind, repo)}")
+    return datetime.fromtimestamp(float(raw), UTC) if raw else None
+
+
 async def seen_repos(seen: SeenRepositories, kinds: Sequence[ForgeKind]) -> list[tuple[ForgeKind, RepoRef]]:
     """The repositories Steward has had an event from lately (``bot.queue.deferred.SeenRepositories``)."""
     return [(kind, repo) for kind in kinds for repo in await seen.recent(kind)]
@@ -432,6 +442,12 @@ async def reconcile_all(
                     record = {"started": started, "outages": sorted(seen_outages)}
                     await runtime.redis.set(PASS_KEY, json.dumps(record), nx=True, ex=PASS_TTL)
                 break
+            own = window
+            if since is None and (last := await repo_last_run(runtime.redis, kind, repo)) is not None:
+                # The repository's own last catch-up (it may not have been part of the forge's last run),
+                # moved back to an outage's start.
+                own = last if outage is None else min(last, datetime.fromtimestamp(outage, UTC))
+            failures = len(report.errors)
             try:
                 with catching_up():  # its listings keep their ETags for the next run (GitHub: 304s)
                     await reconcile_repo(
@@ -439,7 +455,7 @@ async def reconcile_all(
                         kind,
                         repo,
                         dry_run=dry_run,
-                        since=window,
+                        since=own,
                         report=report,
                         say=say,
                         budget=budget,
@@ -450,6 +466,11 @@ async def reconcile_all(
                 report.errors.append(note)
                 say(note)
                 log.warning("reconcile failed for a repository", repo=str(repo), error=str(exc))
+            else:
+                # A step that failed, or deliveries left for later, keep the repository's window where it was.
+                if not dry_run and len(report.errors) == failures and kind not in report.hold:
+                    key = f"{REPO_LAST_KEY}:{repo_slot(kind, repo)}"
+                    await runtime.redis.set(key, repr(started), ex=30 * 86_400)
             covered += 1
             if not dry_run:
                 await runtime.redis.sadd(done_key, repo.full_name)

@@ -87,7 +87,8 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
         print(f"--since: {exc}", file=sys.stderr)
         return RECONCILE_USAGE
     redis = make_redis(settings.redis_url)
-    runtime = build_runtime(settings, redis)
+    # A catch-up by hand waits for the write budget (people's writes share it) instead of failing.
+    runtime = build_runtime(settings, redis, on_budget_wait=_waiting_for_budget)
     try:
         await install_from_settings(settings, redis)
         kinds = runtime.forge_kinds
@@ -181,6 +182,17 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
         await redis.aclose()
 
 
+def _waiting_for_budget(seconds: float) -> None:
+    end = "" if sys.stderr.isatty() else "\n"
+    print(
+        f"\rwaiting {seconds:.0f} s for the write budget (STEWARD_WRITE_BUDGET_PER_MINUTE/_PER_HOUR, shared "
+        "with people's commands)…",
+        end=end,
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def cmd_reconcile(args: argparse.Namespace, settings: Any) -> int:
     from bot.telemetry import logs
 
@@ -211,7 +223,8 @@ def add_parsers(sub: Any, settings_of: Any) -> None:
         description="Re-evaluate every open issue carrying one of Steward's trigger or state labels and each "
         "capability's repository-wide state (dashboards, the configuration error issue), writing only what "
         "differs; on GitHub, ask GitHub to redeliver the webhook deliveries that failed. Without --repo, "
-        "every repository Steward has received a delivery from. Exit 0 done, 1 some repository failed, 2 bad "
+        "every repository Steward is installed on (the forge says) and may write to. Waits for the write "
+        "budget when it is spent. Exit 0 done, 1 some repository failed, 2 bad "
         "arguments, 3 Redis unreachable.",
     )
     reconcile.add_argument(
@@ -225,7 +238,7 @@ def add_parsers(sub: Any, settings_of: Any) -> None:
     reconcile.add_argument(
         "--since",
         metavar="DURATION",
-        help="look at deliveries this far back (30m, 6h, 2d; default: since the last reconcile)",
+        help="look this far back (30m, 6h, 2d; default: since each repository's last catch-up)",
     )
     reconcile.add_argument(
         "--dry-run", action="store_true", help="print what would be written; write nothing"

@@ -129,6 +129,10 @@ class Settings(BaseSettings):
     # token's repositories, the App's installations: bot.catchup.installed); false: only those that sent an
     # event in the last 30 days (a token that reaches many repositories Steward should leave alone).
     reconcile_installed: bool = True
+    # A small JSON file on a volume that outlives Redis (and the pod): the workers' heartbeat and the end of
+    # the last completed catch-up, so a Redis that comes back empty is noticed and caught up on over the
+    # whole window (bot.worker.state_file). Unset: such a loss cannot be told from a first start.
+    state_file: Path | None = None
     reconcile_timeout_seconds: int = Field(default=1800, ge=60)
     # Nothing acts until invited (DESIGN §3.15): a repository without a valid Steward configuration file
     # gets the onboarding pull request and the core commands (help, ping, init, config) only. False: every

@@ -19,6 +19,7 @@ import contextlib
 import random
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +30,7 @@ from arq.worker import Worker, func
 
 from bot.catchup.comments import COMMENT_DONE_TTL, LAST_EVENT_KEY, done_key_of
 from bot.catchup.installed import repos_to_catch_up
-from bot.catchup.reconcile import reconcile_all
+from bot.catchup.reconcile import last_run, reconcile_all
 from bot.commands.context import EventContext
 from bot.commands.dispatch import dispatch
 from bot.commands.registry import Registry, load_registry
@@ -72,6 +73,7 @@ from bot.worker.claims import ALIVE_KEY, ALIVE_SECONDS, ResilientWorker
 from bot.worker.cron import cron_jobs, schedule
 from bot.worker.health import serve as serve_status
 from bot.worker.redis_watch import RedisWatch
+from bot.worker.state_file import BEAT_SECONDS, StateFile, check_redis
 
 log = logs.get("steward.worker")
 
@@ -94,6 +96,7 @@ class Runtime:
     configs: RepoConfigs = field(init=False)
     deferred: Deferred = field(init=False)
     seen: SeenRepositories = field(init=False)
+    state: StateFile = field(init=False)
 
     def __post_init__(self) -> None:
         self.dead = DeadLetters(self.redis, max_bytes=self.settings.dead_max_bytes)
@@ -105,6 +108,7 @@ class Runtime:
         )
         self.deferred = Deferred(self.redis)
         self.seen = SeenRepositories(self.redis)
+        self.state = StateFile(getattr(self.settings, "state_file", None))
 
     async def forge_for(self, event: Event) -> Forge:
         return await self.forge(event.forge, event.repo, installation_id=event.installation_id)
@@ -138,12 +142,21 @@ class Runtime:
             self.gitea.close()
 
 
-def build_runtime(settings: Settings, redis: ArqRedis, registry: Registry | None = None) -> Runtime:
+def build_runtime(
+    settings: Settings,
+    redis: ArqRedis,
+    registry: Registry | None = None,
+    *,
+    on_budget_wait: Callable[[float], None] | None = None,
+) -> Runtime:
+    """``on_budget_wait``: a caller that waits for the write budget however long it takes (`steward
+    reconcile`: told each wait's length) rather than deferring the work as a job does."""
     http = SharedSession(timeout=settings.http_timeout_seconds, max_connections=settings.max_jobs * 4)
     budget = WriteBudget(
         redis,
         [(settings.write_budget_per_minute, 60.0), (settings.write_budget_per_hour, 3600.0)],
-        max_wait=settings.budget_max_wait_seconds,
+        max_wait=None if on_budget_wait is not None else settings.budget_max_wait_seconds,
+        on_wait=on_budget_wait,
     )
     github = None
     if settings.github_token or settings.github_app_id:
@@ -360,8 +373,20 @@ async def reconcile_job(ctx: dict[str, Any], reason: str = "periodic") -> str:
             _job_id=f"steward:reconcile:left:{uuid.uuid4().hex}",
             _defer_by=60.0,
         )
+    if not report.stopped:
+        # The window a lost Redis would take with it (bot.worker.state_file).
+        for kind in runtime.forge_kinds:
+            if (until := await last_run(runtime.redis, kind)) is not None:
+                runtime.state.caught_up(kind, until.timestamp())
     metrics.child(metrics.JOBS, RECONCILE_FUNCTION, "failed" if report.errors else "ok").inc()
     return f"{report.repos} repositories, {report.issues} issues, {len(report.redelivered)} redelivered"
+
+
+async def _beat(state: StateFile) -> None:
+    """The worker's heartbeat in the state file, for as long as it runs (``bot.worker.state_file``)."""
+    while True:
+        state.beat(force=True)
+        await asyncio.sleep(BEAT_SECONDS)
 
 
 # Held while a reconcile job runs: arq's in-progress mark lasts an event job's timeout, shorter than a
@@ -384,13 +409,18 @@ def create_worker(
         runtime.handler_settings = runtime.configs.defaults = handler_settings
     watch = RedisWatch(redis, name="worker")
     started: list[object] = []
+    beating: list[asyncio.Task[None]] = []
 
     async def startup(ctx: dict[str, Any]) -> None:
         # Runs again when the worker starts over after Redis went away before its polling loop.
         ctx["runtime"] = runtime
+        if await check_redis(redis, runtime.state, process="worker", catch_up=settings.reconcile_on_start):
+            await redis.set(ALIVE_KEY, "starting", ex=ALIVE_SECONDS)  # that catch-up is the start's too
         await install_from_settings(settings, redis)
         if settings.worker_metrics_port and not started:
             started.append(await serve_status(settings.worker_metrics_port, watch))
+        if runtime.state.path is not None and not beating:
+            beating.append(asyncio.create_task(_beat(runtime.state)))
         if settings.reconcile_on_start:
             # No worker ran for a while: events may have been refused or lost meanwhile.
             if not await redis.set(ALIVE_KEY, "starting", ex=ALIVE_SECONDS, nx=True):
@@ -399,10 +429,14 @@ def create_worker(
             await queue_catch_up(redis, "start")
 
     async def redis_back() -> None:
+        if await check_redis(redis, runtime.state, process="worker", catch_up=settings.reconcile_on_start):
+            return  # it came back empty: that catch-up reaches back to the last one completed
         if settings.reconcile_on_start:
             await queue_catch_up(redis, "redis-back")  # the receiver answered 503 meanwhile
 
     async def shutdown(ctx: dict[str, Any]) -> None:
+        for task in beating:
+            task.cancel()
         for server in started:
             server.close()  # type: ignore[attr-defined]
         await runtime.aclose()

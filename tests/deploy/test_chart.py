@@ -347,6 +347,20 @@ def test_the_github_app_key_is_mounted_as_a_file_in_the_workers_only(render: Ren
     assert [m["mountPath"] for m in receiver["volumeMounts"]] == ["/tmp"]
 
 
+def test_the_state_file_lives_on_the_named_claim_in_the_workers_only(render: Render) -> None:
+    """docs/operations.md "Losing Redis": the workers' state file outlives Redis and the pods."""
+    assert "STEWARD_STATE_FILE" not in _env(_container(_one(render(), "Deployment", "worker")))
+    manifests = render("--set", "stateVolume.existingClaim=steward-state")
+    worker = _one(manifests, "Deployment", "worker")
+    container = _container(worker)
+    path = Path(_env(container)["STEWARD_STATE_FILE"]["value"])
+    assert path == Path("/var/lib/steward/state.json")
+    mount = next(m for m in container["volumeMounts"] if m["mountPath"] == str(path.parent))
+    volume = next(v for v in worker["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"])
+    assert volume["persistentVolumeClaim"] == {"claimName": "steward-state"}
+    assert "STEWARD_STATE_FILE" not in _env(_container(_one(manifests, "Deployment", "receiver")))
+
+
 def test_a_config_change_rolls_the_pods(render: Render) -> None:
     def checksums(*args: str) -> dict[str, str]:
         pod = _one(render(*args), "Deployment", "worker")["spec"]["template"]
