@@ -25,7 +25,7 @@ from typing import Any, cast
 from bot.commands.dispatch import CATCH_UP_EDITED
 from bot.commands.grammar import parse_commands
 from bot.events.event import CommentSnapshot, Event, IssueSnapshot
-from bot.forge import Comment, Forge, ForgeKind, Issue, NotFound, RepoRef
+from bot.forge import Comment, Forge, ForgeKind, Issue, NotFound, RepoRef, repo_key
 from bot.queue.jobs import Enqueuer
 
 # How long the worker remembers that it handled a comment's commands (as long as a delivery's dedupe key).
@@ -81,8 +81,10 @@ def _when(value: str) -> datetime | None:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
-def comment_done_key(forge: str, repo: str, comment_id: int) -> str:
-    return f"steward:comment-done:{forge}:{repo.casefold()}:{comment_id}"
+def comment_done_key(forge: str, repo: RepoRef, comment_id: int) -> str:
+    """The mark of a comment whose commands ran, under the repository's id (``repo_key``): a catch-up
+    after a rename finds the comments handled under the old name."""
+    return f"steward:comment-done:{repo_key(forge, repo)}:{comment_id}"
 
 
 def done_key_of(event: Event) -> str | None:
@@ -91,7 +93,7 @@ def done_key_of(event: Event) -> str | None:
         return None
     if event.repo is None:
         return None
-    return comment_done_key(event.forge, event.repo.full_name, event.comment.id)
+    return comment_done_key(event.forge, event.repo, event.comment.id)
 
 
 def has_commands(comment: Comment, *, known: Any, prefix: str, me: str) -> bool:
@@ -125,7 +127,7 @@ async def catch_up_comments(
     pending = [c for c in comments if has_commands(c, known=known, prefix=prefix, me=me)]
     if not pending:
         return
-    keys = [comment_done_key(kind, repo.full_name, c.id) for c in pending]
+    keys = [comment_done_key(kind, repo, c.id) for c in pending]
     done = await cast(Awaitable[list[Any]], runtime.redis.mget(keys))
     issues: dict[int, Issue | None] = {}
     enqueuer = Enqueuer(runtime.redis, dedupe_ttl=runtime.settings.dedupe_ttl_seconds)
@@ -155,7 +157,7 @@ async def catch_up_comments(
             continue
         event = Event(
             forge=kind,
-            delivery_id=f"catch-up:{repo.full_name}:{comment.id}",
+            delivery_id=f"catch-up:{repo_key(kind, repo)}:{comment.id}",
             name="issue_comment",
             action="created",
             sender=comment.author,

@@ -32,6 +32,7 @@ from bot.forge import (
     PermissionDenied,
     RateLimited,
     RepoRef,
+    repo_key,
 )
 from bot.forge.etag_store import catching_up
 from bot.forge.write_budget import WriteBudget
@@ -187,7 +188,7 @@ async def reconcile_repo(
     handlers = [
         s for s in runtime.registry.handlers_for("issues", "edited") if context(base).enabled(s.section)
     ]
-    full_key = f"{FULL_KEY}:{kind}:{repo.full_name.casefold()}"
+    full_key = f"{FULL_KEY}:{repo_key(kind, repo)}"
     last_full = await runtime.redis.get(full_key)
     incremental = (
         not full
@@ -211,7 +212,7 @@ async def reconcile_repo(
             continue
         where = f"{kind}:{repo}#{issue.number}"
         event = replace(base, name="issues", action="edited", issue=IssueSnapshot.of(issue))
-        key = issue_key(kind, repo.full_name, issue.number)
+        key = issue_key(kind, repo, issue.number)
         async with issue_lock(runtime.redis, key, ttl=ttl, wait=10.0, owner=owner) as got:
             if not got:
                 report.skipped_busy.append(where)
@@ -422,14 +423,15 @@ async def reconcile_all(
             # least.
             down = datetime.fromtimestamp(outage, UTC)
             window = down if window is None else min(window, down)
-        mine = await _from_cursor(runtime.redis, kind, [r for k, r in repos if k == kind])
+        named = await _by_id(runtime, kind, [r for k, r in repos if k == kind], report, say)
+        mine = await _from_cursor(runtime.redis, kind, named)
         done_key = f"{DONE_KEY}:{kind}"
         # An operator's `--since` or `--full` asks for every repository named, covered in this pass or not.
         resume = not dry_run and not full and since is None
         done = {_text(m) for m in await runtime.redis.smembers(done_key)} if resume else set()
         covered = 0
         for n, repo in enumerate(mine):
-            if repo.full_name in done:
+            if repo_key(kind, repo) in done:
                 continue  # covered by an earlier run of this pass
             # On time, a run covers at least one repository before it stops, so every run gets further.
             why = _should_stop(kind, deadline if covered else None, floor, budget_seconds)
@@ -438,7 +440,7 @@ async def reconcile_all(
                 say(f"note: stopped: {report.stopped}")
                 log.warning("reconcile stopped early", reason=why, repo=str(repo), left=len(mine) - n)
                 if not dry_run:
-                    await runtime.redis.set(f"{CURSOR_KEY}:{kind}", repo.full_name, ex=PASS_TTL)
+                    await runtime.redis.set(f"{CURSOR_KEY}:{kind}", repo_key(kind, repo), ex=PASS_TTL)
                     record = {"started": started, "outages": sorted(seen_outages)}
                     await runtime.redis.set(PASS_KEY, json.dumps(record), nx=True, ex=PASS_TTL)
                 break
@@ -473,7 +475,7 @@ async def reconcile_all(
                     await runtime.redis.set(key, repr(started), ex=30 * 86_400)
             covered += 1
             if not dry_run:
-                await runtime.redis.sadd(done_key, repo.full_name)
+                await runtime.redis.sadd(done_key, repo_key(kind, repo))
                 await runtime.redis.expire(done_key, PASS_TTL)
         if report.stopped:
             break  # the window stays where it was: the next run covers the rest of it
@@ -532,9 +534,32 @@ def _should_stop(kind: str, deadline: float | None, floor: float, budget_seconds
     return ""
 
 
-async def _from_cursor(redis: Any, kind: str, repos: list[RepoRef]) -> list[RepoRef]:
+async def _from_cursor(redis: Any, kind: ForgeKind, repos: list[RepoRef]) -> list[RepoRef]:
     """``repos`` starting where the last stopped run left off (then the ones before it)."""
     raw = await redis.get(f"{CURSOR_KEY}:{kind}")
     name = raw.decode() if isinstance(raw, bytes) else raw
-    at = next((i for i, r in enumerate(repos) if r.full_name == name), 0)
+    at = next((i for i, r in enumerate(repos) if repo_key(kind, r) == name), 0)
     return repos[at:] + repos[:at]
+
+
+async def _by_id(
+    runtime: Any, kind: ForgeKind, repos: list[RepoRef], report: Report, say: Callable[[str], None]
+) -> list[RepoRef]:
+    """``repos`` each with its id and its current name, once: a pass keeps its marks by id (``repo_key``),
+    and an operator may name a repository by a name it had before a rename (the forge redirects it). Those
+    that came with an id (the repositories Steward has seen) are not asked about."""
+    found: list[RepoRef] = []
+    keys: set[str] = set()
+    for repo in repos:
+        if not repo.id:
+            try:
+                forge: Forge = await runtime.forge(kind, repo)
+                repo = (await forge.get_repo(repo)).ref
+            except REDIS_ERRORS:
+                raise
+            except Exception as exc:  # reconcile_repo says what is wrong with it
+                log.info("reconcile: the repository's id is not known", repo=str(repo), error=str(exc))
+        if repo_key(kind, repo) not in keys:
+            keys.add(repo_key(kind, repo))
+            found.append(repo)
+    return found

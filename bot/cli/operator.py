@@ -121,7 +121,10 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
             if kind not in kinds:
                 print(f"{repo}: {kind} is not configured here", file=sys.stderr)
                 return RECONCILE_USAGE
-            repos.append((kind, repo))
+            # The id of a repository Steward has seen saves asking the forge for it (the catch-up keeps its
+            # marks by id: bot.forge.repo_key).
+            ident = next((r.id for k, r in seen if k == kind and r == repo), 0)
+            repos.append((kind, RepoRef(repo.owner, repo.name, ident) if ident else repo))
         if not args.repo:
             # Every repository Steward is installed on (the forge says), those heard from lately first.
             wanted = [k for k in kinds if args.forge is None or k == args.forge]

@@ -21,7 +21,17 @@ from bot.commands.grammar import Command
 from bot.config.repo_settings import RepoSettings
 from bot.config.settings import HandlerSettings, Permission
 from bot.events.event import CommentSnapshot, Event
-from bot.forge import Comment, Forge, Issue, PermissionDenied, ReactionContent, RepoRef, ThreadLocked, User
+from bot.forge import (
+    Comment,
+    Forge,
+    Issue,
+    PermissionDenied,
+    ReactionContent,
+    RepoRef,
+    ThreadLocked,
+    User,
+    repo_key,
+)
 from bot.queue.budgets import CommandBudget
 from bot.queue.deferred import Deferred
 from bot.queue.locks import Busy, IssueLocks, issue_key
@@ -144,7 +154,7 @@ class EventContext:
         """True the first time ``key`` (scoped to this repository) is asked for within ``ttl`` seconds."""
         if self.memo is None:
             return True
-        return await self.memo.first(f"{self.event.forge}:{self.repo.full_name}:{key}", ttl)
+        return await self.memo.first(f"{repo_key(self.event.forge, self.repo)}:{key}", ttl)
 
     @property
     def citations(self) -> Citations | None:
@@ -169,7 +179,10 @@ class EventContext:
         return signing.current()
 
     async def repo_id(self) -> int:
-        """The forge's id of this repository (signed records name it: it survives renames)."""
+        """The forge's id of this repository (signed records name it: it survives renames); the event's,
+        when it named one (every webhook does), else asked of the forge once in a while."""
+        if self.repo.id:
+            return self.repo.id
         name = self.repo.full_name.casefold()
         try:
             cache = _REPO_IDS.setdefault(self.forge, {})
@@ -291,7 +304,7 @@ class EventContext:
         if self.locks is None or (self.event.issue is not None and number == self.event.issue.number):
             yield
             return
-        async with self.locks.hold(issue_key(self.event.forge, self.repo.full_name, number)):
+        async with self.locks.hold(issue_key(self.event.forge, self.repo, number)):
             yield
 
     @asynccontextmanager
@@ -318,7 +331,7 @@ class EventContext:
         if self.locks is None:
             yield
             return
-        async with self.locks.hold(f"{self.event.forge}:{self.repo.full_name}@{name}"):
+        async with self.locks.hold(f"{repo_key(self.event.forge, self.repo)}@{name}"):
             yield
 
     async def upsert_sticky(

@@ -13,7 +13,7 @@ from dataclasses import replace
 from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.commands.grammar import Command, added_commands_async, closest_command, parse_commands_async
 from bot.commands.permissions import PermissionsUnreadable, check, who_may
-from bot.forge import ThreadLocked
+from bot.forge import ThreadLocked, repo_key
 
 # Commands are read from the first 128 KiB of a comment: GitHub caps comments at 65,536
 # characters, and a hostile Gitea comment must not hold a worker's event loop for seconds.
@@ -131,7 +131,7 @@ async def _over_budget(ctx: CommandContext, limit: int) -> bool:
     budget = ctx.command_budget
     if budget is None or limit <= 0:
         return False
-    person = dict(forge=ctx.event.forge, repo=ctx.repo.full_name, login=ctx.actor)
+    person = dict(forge=ctx.event.forge, repo=repo_key(ctx.event.forge, ctx.repo), login=ctx.actor)
     wait = await budget.take(
         **person, command=f"{ctx.comment.id}:{ctx.command.line}:{ctx.occurrence}", limit=limit
     )

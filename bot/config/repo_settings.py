@@ -26,7 +26,7 @@ from redis.asyncio import Redis
 
 from bot.config.repo_file import CONFIG_PATHS, ConfigError, merge, parse
 from bot.config.settings import HandlerSettings
-from bot.forge import Forge, ForgeKind, RepoRef
+from bot.forge import Forge, ForgeKind, RepoRef, repo_key
 from bot.queue.budgets import publish_events_limit
 from bot.queue.locks import Alongside, LuaScript
 
@@ -71,9 +71,14 @@ def switched_off(settings: HandlerSettings) -> HandlerSettings:
     return settings.model_copy(update=update)
 
 
-@lru_cache(maxsize=4096)
 def _digest(kind: ForgeKind, repo: RepoRef) -> str:
-    return hashlib.sha256(f"{kind}\0{repo.full_name.casefold()}".encode()).hexdigest()[:24]
+    # By the repository's key (its id: a renamed repository keeps its cached settings), digested once.
+    return _digest_of(repo_key(kind, repo))
+
+
+@lru_cache(maxsize=4096)
+def _digest_of(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
 # The repository's settings cache: its generation (bumped by every push) and the copy kept under it.
@@ -135,7 +140,7 @@ class RepoConfigs:
         built = self._build(record)
         # The receiver takes the event budget without reading the file (bot.queue.budgets): tell it the limit.
         await publish_events_limit(
-            self._redis, forge.kind, repo.full_name, built.settings.limits.events_per_minute
+            self._redis, forge.kind, repo_key(forge.kind, repo), built.settings.limits.events_per_minute
         )
         return built
 

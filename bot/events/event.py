@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import orjson
 
-from bot.forge import ForgeKind, Issue, RepoRef
+from bot.forge import ForgeKind, Issue, RepoRef, repo_key
 
 EventName = Literal[
     "issues",
@@ -27,6 +27,9 @@ EventName = Literal[
     # A pull request review submitted, edited or dismissed (GitHub's name; Gitea's `pull_request_approved`,
     # `pull_request_rejected` and review `pull_request_comment` map onto it, action `submitted`).
     "pull_request_review",
+    # A repository renamed or transferred (GitHub; Gitea sends no webhook for either): ``extra`` has
+    # ``renamed_from``, the full name it had.
+    "repository",
     # Not a webhook: `steward reconcile` (and its periodic job) re-deriving a repository's state.
     "reconcile",
 ]
@@ -159,11 +162,12 @@ class Event:
         """A key naming the issue this event touches, for per-issue serialisation."""
         if self.repo is None:
             return None
+        where = repo_key(self.forge, self.repo)
         if self.issue is not None:
-            return f"{self.forge}:{self.repo.full_name}#{self.issue.number}"
+            return f"{where}#{self.issue.number}"
         if self.milestone is not None:
-            return f"{self.forge}:{self.repo.full_name}%{self.milestone.number}"
-        return f"{self.forge}:{self.repo.full_name}"
+            return f"{where}%{self.milestone.number}"
+        return where
 
     @property
     def kind(self) -> str:
@@ -178,7 +182,7 @@ class Event:
             "action": self.action,
             "sender": self.sender,
             "sender_is_bot": self.sender_is_bot,
-            "repo": {"owner": self.repo.owner, "name": self.repo.name} if self.repo else None,
+            "repo": _repo_json(self.repo) if self.repo else None,
             "installation_id": self.installation_id,
             "issue": self._issue_json(),
             "comment": self.comment.__dict__ if self.comment else None,
@@ -233,3 +237,11 @@ class Event:
             review=ReviewSnapshot(**review) if review else None,
             **data,
         )
+
+
+def _repo_json(repo: RepoRef) -> dict[str, Any]:
+    """The repository's names, and its id when known (left out otherwise, as earlier versions wrote it)."""
+    found: dict[str, Any] = {"owner": repo.owner, "name": repo.name}
+    if repo.id:
+        found["id"] = repo.id
+    return found

@@ -59,6 +59,9 @@ GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
     "check_suite": frozenset({"completed"}),
     # Native reviews (octokit payload-schemas pull_request_review/{submitted,edited,dismissed}).
     "pull_request_review": frozenset({"submitted", "edited", "dismissed"}),
+    # A repository renamed or moved to another owner (octokit/webhooks repository/{renamed,transferred}):
+    # its id stays, Steward's state with it; ``extra["renamed_from"]`` is the name it had.
+    "repository": frozenset({"renamed", "transferred"}),
 }
 
 
@@ -199,10 +202,33 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
         return Event(**common, milestone=milestone)
     if event_name == "push":
         return push_event(payload, common)
+    if event_name == "repository":
+        return Event(**common, extra=_renamed_from(payload, common["repo"]))
     if event_name == "installation_repositories":
         return Event(**common, repos=_installed_repos(payload.get("repositories_added")))
     # installation
     return Event(**common, repos=_installed_repos(payload.get("repositories")))
+
+
+def _renamed_from(payload: Mapping[str, Any], repo: RepoRef | None) -> dict[str, str]:
+    """The full name a renamed (``changes.repository.name.from``) or transferred (``changes.owner.from``,
+    a user or an organisation) repository had; empty when the payload does not say."""
+    if repo is None:
+        raise MalformedPayload("a repository payload must name its repository")
+    changes = payload.get("changes")
+    changes = changes if isinstance(changes, Mapping) else {}
+    name, owner = repo.name, repo.owner
+    renamed = changes.get("repository")
+    was = renamed.get("name") if isinstance(renamed, Mapping) else None
+    if isinstance(was, Mapping) and isinstance(was.get("from"), str):
+        name = was["from"]
+    moved = changes.get("owner")
+    before = moved.get("from") if isinstance(moved, Mapping) else None
+    if isinstance(before, Mapping):
+        account = before.get("user") or before.get("organization")
+        owner = login_of(account) or owner
+    old = f"{owner}/{name}"
+    return {"renamed_from": old} if old != repo.full_name else {}
 
 
 # An installation on "all repositories" of a large account lists every one; past this many, the rest are

@@ -38,13 +38,17 @@ def repo_of(payload: Mapping[str, Any], login: Callable[[Any], str]) -> RepoRef 
     repo = payload.get("repository")
     if not isinstance(repo, (dict, Mapping)):
         return None
+    # Both forges send the repository's id (a rename keeps it: Steward's state is keyed by it).
+    found = repo.get("id")
+    ident = found if isinstance(found, int) and not isinstance(found, bool) and found > 0 else 0
     full_name = repo.get("full_name")
     if isinstance(full_name, str) and "/" in full_name:
-        return RepoRef.parse(full_name)
+        parsed = RepoRef.parse(full_name)
+        return RepoRef(parsed.owner, parsed.name, ident)
     owner = login(repo.get("owner"))
     name = repo.get("name")
     if owner and isinstance(name, str):
-        return RepoRef(owner, name)
+        return RepoRef(owner, name, ident)
     raise MalformedPayload("the repository has no full_name")
 
 

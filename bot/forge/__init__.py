@@ -54,6 +54,10 @@ PERMISSION_ORDER: tuple[PermissionLevel, ...] = ("none", "read", "triage", "writ
 class RepoRef:
     owner: str
     name: str
+    # The forge's id of the repository, when known (every webhook names it): a rename or a transfer keeps
+    # it, so Steward's state in Redis is keyed by it (``repo_key``). Not part of equality: a reference
+    # parsed from a name is the same repository as one read from an event.
+    id: int = field(default=0, compare=False)
 
     @property
     def full_name(self) -> str:
@@ -68,6 +72,14 @@ class RepoRef:
 
     def __str__(self) -> str:
         return self.full_name
+
+
+def repo_key(forge: str, repo: RepoRef) -> str:
+    """The one key Steward keeps a repository's state in Redis under (budgets, catch-up marks, the
+    repositories it has seen, the catch-up's passes, locks, memos): the forge and the repository's id,
+    which survives a rename or a transfer (``github:#1296269``); the lowercased full name only while the id
+    is not known (a job an earlier version queued), which then expires as any cache does."""
+    return f"{forge}:#{repo.id}" if repo.id else f"{forge}:{repo.full_name.casefold()}"
 
 
 @dataclass(frozen=True)

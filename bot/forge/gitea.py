@@ -96,12 +96,13 @@ class GiteaForge(GiteaIssues, GiteaPins, GiteaCode, GiteaRecords):
         found = await self._call(
             "GET", f"repository {repo}", lambda: Repository.request(self._gitea, repo.owner, repo.name)
         )
+        named, ident = RepoRef.parse(str(found.full_name)), int(found.id or 0)
         return Repo(
-            ref=RepoRef.parse(str(found.full_name)),
+            ref=RepoRef(named.owner, named.name, ident),
             default_branch=str(found.default_branch or "main"),
             private=bool(found.private),
             html_url=str(found.html_url or ""),
-            id=int(found.id or 0),
+            id=ident,
         )
 
     async def installed_repos(self, *, limit: int = 10_000) -> list[tuple[RepoRef, PermissionLevel]]:

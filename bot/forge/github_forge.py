@@ -49,12 +49,13 @@ class GitHubForge(GitHubIssues, GitHubPins, GitHubCode, GitHubDeliveries, GitHub
 
     async def get_repo(self, repo: RepoRef) -> Repo:
         raw = await self._get(f"/repos/{repo.full_name}", f"repository {repo}")
+        named, ident = RepoRef.parse(raw["full_name"]), int(raw.get("id") or 0)
         return Repo(
-            ref=RepoRef.parse(raw["full_name"]),
+            ref=RepoRef(named.owner, named.name, ident),
             default_branch=raw.get("default_branch") or "main",
             private=bool(raw.get("private")),
             html_url=raw.get("html_url") or "",
-            id=int(raw.get("id") or 0),
+            id=ident,
         )
 
     async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel:

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 import gidgethub
@@ -44,6 +44,12 @@ from bot.telemetry import metrics
 
 USER_AGENT = "steward-bot"
 _WRITE_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+# A renamed or transferred repository's old name answers 301 (GET) or 307 (other methods) with
+# `Location: …/repositories/{id}/…`; GitHub's docs ("Best practices for using the REST API", redirects) ask
+# clients to repeat the request there as it was: same method, same body. gidgethub raises on any 3xx, so the
+# transport follows them, within GitHub's API only (a token never goes to another host), a few hops at most.
+_REDIRECTS = frozenset({301, 302, 307, 308})
+_MAX_REDIRECTS = 5
 
 
 class LRUCache(OrderedDict[str, Any]):
@@ -150,14 +156,21 @@ class RetryingAPI(GitHubAPI):
         self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
     ) -> tuple[int, Mapping[str, str], bytes]:
         async def send(sent: Mapping[str, str]) -> tuple[int, Mapping[str, str], bytes]:
-            return await self._send(
-                method,
-                url,
-                {**sent, "x-github-api-version": API_VERSION},
-                body,
-                write=method in _WRITE_METHODS,
-                resend_ok=resendable(method, api_path(url)),
-            )
+            target = url
+            for _hop in range(_MAX_REDIRECTS + 1):
+                answer = await self._send(
+                    method,
+                    target,
+                    {**sent, "x-github-api-version": API_VERSION},
+                    body,
+                    write=method in _WRITE_METHODS,
+                    resend_ok=resendable(method, api_path(target)),
+                )
+                following = redirect_target(answer[0], answer[1], target, self.base_url)
+                if following is None:
+                    return answer
+                target = following
+            return answer
 
         if self.etags is not None and persisted(method, url):
             return await self.etags.send(self.budget_key, url, headers, send)
@@ -179,8 +192,8 @@ class RetryingAPI(GitHubAPI):
                 # The URL is gidgethub's, already encoded: yarl must not re-quote it.
                 target = URL(url, encoded=True)
                 proxy, proxy_auth = self._client.proxy_for(target)
-                # Redirects are not followed (as with httpx before): gidgethub answers a 3xx itself, and a
-                # followed 301 would turn a POST into a GET.
+                # aiohttp follows no redirect: a followed 301 would turn a POST into a GET. ``_request``
+                # follows GitHub's own (``redirect_target``), repeating the request as it was.
                 async with self._client.session().request(
                     method,
                     target,
@@ -277,6 +290,22 @@ class RetryingAPI(GitHubAPI):
 
 def api_path(url: str) -> str:
     return urlsplit(url).path
+
+
+def redirect_target(status: int, headers: Mapping[str, str], url: str, base_url: str) -> str | None:
+    """Where a redirect answer sends the request, when it is one to follow: a 301, 302, 307 or 308 with a
+    `Location` on the same API (scheme, host and port of `base_url`, under its path); else None (answered to
+    gidgethub as it is, which raises)."""
+    location = headers.get("Location") if status in _REDIRECTS else None
+    if not location:
+        return None
+    target = urljoin(url, location)
+    there, api = urlsplit(target), urlsplit(base_url)
+    if (there.scheme, there.netloc) != (api.scheme, api.netloc):
+        return None
+    if not (there.path + "/").startswith(api.path.rstrip("/") + "/"):
+        return None
+    return target
 
 
 def status_error(status: int, message: str) -> ForgeError:

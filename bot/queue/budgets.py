@@ -17,6 +17,7 @@ from typing import Any, Final
 from redis.asyncio import Redis
 
 from bot.events.event import Event
+from bot.forge import repo_key
 
 _TAKE_COMMAND = """
 local now, window, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -114,7 +115,8 @@ def _digest(*parts: str) -> str:
 
 
 def events_limit_key(forge: str, repo: str) -> str:
-    """Where the worker publishes a repository's `limits.events_per_minute` for the receiver."""
+    """Where the worker publishes a repository's `limits.events_per_minute` for the receiver (``repo``:
+    its ``repo_key``)."""
     return f"steward:events-limit:{_digest(forge, repo.casefold())}"
 
 
@@ -141,7 +143,7 @@ def event_budget_keys(event: Event) -> EventBudgetKeys | None:
     comment = event.comment if event.name == "issue_comment" else None
     if comment is not None and _MAY_HOLD_A_COMMAND.search(comment.body or ""):
         return None
-    repo = event.repo.full_name.casefold()
+    repo = repo_key(event.forge, event.repo)
     sender = event.sender.casefold()
     what = f"{event.issue_key}\0{event.kind}\0{event.label or ''}"
     return EventBudgetKeys(

@@ -8,8 +8,9 @@
   milestone's dashboard is already pending", so a burst of events costs one job instead of one each.
 - ``Deferred.mark`` / ``marked``: a remembered time (e.g. when the milestone gate last polled a repository).
 - ``SeenRepositories``: the repositories Steward has had events from, per forge, with when it last had
-  one. A cache (DESIGN §3.1): flushing Redis loses no decision, and the next event from a repository puts
-  it back. A periodic job walks it (Gitea sends no milestone webhooks, so the milestone gate polls).
+  one, kept by id with the name of the latest event (a rename or a transfer keeps one entry). A cache
+  (DESIGN §3.1): flushing Redis loses no decision, and the next event from a repository puts it back. A
+  periodic job walks it (Gitea sends no milestone webhooks, so the milestone gate polls).
 
 The worker records every event's repository; handlers reach ``Deferred`` as ``EventContext.deferred``
 and periodic jobs as ``PeriodicContext.deferred`` (both None where no Redis is at hand, e.g. unit tests).
@@ -18,12 +19,13 @@ and periodic jobs as ``PeriodicContext.deferred`` (both None where no Redis is a
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable
 from typing import Any, cast
 
 from arq.connections import ArqRedis
 
 from bot.events.event import Event
-from bot.forge import ForgeKind, RepoRef
+from bot.forge import ForgeKind, RepoRef, repo_key
 from bot.queue.jobs import JOB_FUNCTION, QUEUE_NAME
 
 CLAIM_PREFIX = "steward:claim:"
@@ -74,6 +76,11 @@ def _repos_key(forge: ForgeKind) -> str:
     return f"steward:repos:{forge}"
 
 
+def _names_key(forge: ForgeKind) -> str:
+    """The name each repository of ``_repos_key`` (by id) had at its last event."""
+    return f"steward:repo-names:{forge}"
+
+
 # A repository noted by this process is noted again in Redis at most this often: every job notes its
 # repository, and the set only needs to know who was heard from in the last days (REPO_MEMORY_SECONDS).
 NOTE_EVERY_SECONDS = 60.0
@@ -84,14 +91,24 @@ class SeenRepositories:
     def __init__(self, redis: ArqRedis) -> None:
         self._redis = redis
         # (forge, repository) → when this process last wrote it to Redis.
-        self._noted: dict[tuple[str, str], float] = {}
+        self._noted: dict[tuple[str, str, str], float] = {}
 
     async def note(self, forge: ForgeKind, repo: RepoRef) -> None:
+        """Note an event from ``repo``. A repository is kept by its id (``repo_key``) with the name its
+        latest event gave it: a renamed or transferred repository stays one entry, under its new name."""
         now = time.time()
-        key = (forge, repo.full_name)
+        key = (forge, repo_key(forge, repo), repo.full_name)
         if now - self._noted.get(key, 0.0) < NOTE_EVERY_SECONDS:
             return
-        await self._redis.zadd(_repos_key(forge), {repo.full_name: now})
+        async with self._redis.pipeline(transaction=False) as pipe:
+            if repo.id:
+                pipe.zadd(_repos_key(forge), {str(repo.id): now})
+                pipe.hset(_names_key(forge), str(repo.id), repo.full_name)
+                pipe.expire(_names_key(forge), REPO_MEMORY_SECONDS)
+                pipe.zrem(_repos_key(forge), repo.full_name)  # as an earlier version noted it, by name
+            else:
+                pipe.zadd(_repos_key(forge), {repo.full_name: now})
+            await pipe.execute()
         if len(self._noted) >= _MAX_NOTED:
             self._noted.clear()
         self._noted[key] = now
@@ -107,11 +124,20 @@ class SeenRepositories:
                 key, "+inf", time.time() - within, start=0, num=MAX_REPOSITORIES
             ),
         )
+        members = [item.decode() if isinstance(item, bytes) else str(item) for item in raw]
+        ids = [m for m in members if m.isdigit()]
+        names = await cast(Awaitable[list[Any]], self._redis.hmget(_names_key(forge), ids)) if ids else []
+        name_of = {
+            m: (n.decode() if isinstance(n, bytes) else str(n)) for m, n in zip(ids, names, strict=True) if n
+        }
         found: list[RepoRef] = []
-        for item in raw:
-            name = item.decode() if isinstance(item, bytes) else str(item)
+        for member in members:
             try:
-                found.append(RepoRef.parse(name))
+                if member.isdigit():
+                    named = RepoRef.parse(name_of.get(member, ""))
+                    found.append(RepoRef(named.owner, named.name, int(member)))
+                else:
+                    found.append(RepoRef.parse(member))
             except ValueError:
                 continue
         return found

@@ -18,14 +18,17 @@ from typing import Any, cast
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
+from bot.forge import RepoRef, repo_key
+
 
 class Busy(Exception):
     """Another job holds an issue's lock: the job is deferred and runs again shortly."""
 
 
-def issue_key(forge: str, repo: str, number: int) -> str:
-    """The lock key of an issue (the same as ``Event.issue_key``)."""
-    return f"{forge}:{repo}#{number}"
+def issue_key(forge: str, repo: RepoRef, number: int) -> str:
+    """The lock key of an issue (the same as ``Event.issue_key``): the repository by id (``repo_key``), so
+    a job that still names the old name of a renamed repository waits for one naming the new."""
+    return f"{repo_key(forge, repo)}#{number}"
 
 
 # Gives the lock back if the caller still holds it. A job that ends well writes its last marks in the same

@@ -259,6 +259,10 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
     if event.repo is not None:
         # For work that no event starts: Gitea's milestones (no webhooks), the catch-up after downtime.
         await runtime.seen.note(event.forge, event.repo)
+        if event.name == "repository":
+            # Renamed or transferred: what Steward keeps of it is keyed by its id (bot.forge.repo_key) and
+            # follows it; noting it above put its new name in the list of repositories seen.
+            jlog.info("repository renamed or transferred", renamed_from=event.extra.get("renamed_from", ""))
         if event.name == "push":
             # Any push may have changed the file (a payload's commit list can be cut short): read it again.
             await runtime.configs.invalidate(event.forge, event.repo)

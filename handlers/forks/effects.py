@@ -25,6 +25,7 @@ from bot.forge import (
     PermissionDenied,
     PermissionLevel,
     RepoRef,
+    repo_key,
 )
 from bot.records import sticky
 from bot.records.sticky import MISSING
@@ -288,7 +289,7 @@ async def _sync_held(
 
 
 def _scope(ctx: EventContext) -> str:
-    return f"{ctx.event.forge}:{ctx.repo.full_name}"
+    return repo_key(ctx.event.forge, ctx.repo)
 
 
 async def _index(ctx: EventContext, number: int, cited: Iterable[object]) -> None:

@@ -30,6 +30,7 @@ from bot.forge import (
     PermissionDenied,
     RateLimited,
     RepoRef,
+    repo_key,
 )
 from bot.records import sticky
 from handlers.milestones.gate import GateLabels, GateResult, evaluate, is_internal
@@ -138,7 +139,7 @@ async def milestone_items(forge: Forge, repo: RepoRef, key: int, bot_login: str)
 
 def milestone_lock_key(ctx: EventContext, key: int) -> str:
     """The same key as ``Event.issue_key`` of an event about milestone ``key``."""
-    return f"{ctx.event.forge}:{ctx.repo.full_name}%{key}"
+    return f"{repo_key(ctx.event.forge, ctx.repo)}%{key}"
 
 
 @asynccontextmanager
@@ -180,7 +181,7 @@ def milestone_event(
 
 
 def _job_base(ctx: EventContext, what: str, key: int) -> str:
-    return f"milestones:{what}:{ctx.event.forge}:{ctx.repo.full_name}:{key}"
+    return f"milestones:{what}:{repo_key(ctx.event.forge, ctx.repo)}:{key}"
 
 
 async def request_refresh(ctx: EventContext, key: int, *, create: bool = False) -> None:

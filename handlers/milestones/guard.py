@@ -21,6 +21,7 @@ import json
 from collections.abc import Sequence
 
 from bot.commands.context import EventContext
+from bot.forge import repo_key
 from handlers.milestones.effects import gate_labels
 from handlers.milestones.gate import GateLabels
 from handlers.milestones.gate_facts import Allowed, permission_word
@@ -31,7 +32,7 @@ REPLY_KIND = "label-put-back"
 
 
 def _seen_key(ctx: EventContext, number: int) -> str:
-    raw = f"{ctx.event.forge}:{ctx.repo.full_name}#{number}"
+    raw = f"{repo_key(ctx.event.forge, ctx.repo)}#{number}"
     return "steward:milestones:passing:" + hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.forge import ForgeKind, RepoRef
+from bot.forge import ForgeKind, RepoRef, repo_key
 from bot.queue.deferred import Deferred
 
 KEEP_SECONDS = 30 * 86_400
 
 
 def _key(what: str, kind: ForgeKind, repo: RepoRef) -> str:
-    return f"milestones:{what}:{kind}:{repo.full_name.casefold()}"
+    return f"milestones:{what}:{repo_key(kind, repo)}"
 
 
 def _time(value: float | None) -> datetime | None:

@@ -238,7 +238,8 @@ def test_a_run_that_reaches_its_quota_floor_stops_and_the_next_goes_on_from_ther
     stopped = asyncio.run(run(low=True))
     assert stopped.repos == 0 and "rate limit is left" in stopped.stopped and repos[0] in stopped.stopped
     cursor = redis.Redis.from_url(steward.redis_url).get(f"{CURSOR_KEY}:{kind}")
-    assert cursor == repos[0].encode()
+    ident = steward.maintainer.call("GET", f"/repos/{repos[0]}")["id"]
+    assert cursor == f"{kind}:#{ident}".encode(), "kept by the repository's id (bot.forge.repo_key)"
     done = asyncio.run(run(low=False))
     assert done.repos == 2 and not done.stopped and not done.errors
     assert redis.Redis.from_url(steward.redis_url).get(f"{CURSOR_KEY}:{kind}") is None

@@ -43,7 +43,9 @@ def test_a_pass_leaves_an_issue_a_job_keeps_and_reads_it_only_holding_its_lock(s
             client = make_redis(steward.redis_url)
             runtime = build_runtime(steward.settings, client)
             try:
-                key = issue_key(kind, repo, number)
+                # Keyed by the repository's id, as the worker's jobs and the pass key it.
+                ident = steward.maintainer.call("GET", f"/repos/{repo}")["id"]
+                key = issue_key(kind, RepoRef(*repo.split("/"), id=ident), number)
                 async with issue_lock(client, key, ttl=60, wait=1, owner="the job of an event") as held:
                     assert held
                     steward.clear_requests()

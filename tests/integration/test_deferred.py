@@ -99,6 +99,22 @@ async def test_the_repositories_heard_from_are_kept_per_forge_and_forgotten_when
         await client.aclose()
 
 
+async def test_a_renamed_repository_stays_one_entry_under_its_new_name(redis_url: str) -> None:
+    """Kept by id: a rename or a transfer (the same id, another name) replaces the name, and a repository
+    an earlier version noted by name is noted by id at its next event."""
+    client = make_redis(redis_url)
+    try:
+        seen = SeenRepositories(client)
+        await client.zadd("steward:repos:github", {"o/r": time.time()})  # as an earlier version noted it
+        await seen.note("github", RepoRef("o", "r", 41))
+        await seen.note("github", RepoRef("org", "r-renamed", 41))
+        await seen.note("github", RepoRef("o", "r", 42))  # a new repository took the old name
+        found = await seen.recent("github")
+        assert [(r.full_name, r.id) for r in found] == [("o/r", 42), ("org/r-renamed", 41)]
+    finally:
+        await client.aclose()
+
+
 def test_a_finished_periodic_jobs_mark_is_not_work_outstanding(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url)
     try:

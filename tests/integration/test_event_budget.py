@@ -15,7 +15,7 @@ from arq.jobs import deserialize_job
 from bot.config.repo_settings import RepoConfigs
 from bot.config.settings import HandlerSettings
 from bot.events.event import CommentSnapshot, Event, IssueSnapshot
-from bot.forge import RepoRef
+from bot.forge import RepoRef, repo_key
 from bot.queue.budgets import publish_events_limit
 from bot.queue.jobs import QUEUE_NAME, Enqueuer, make_redis
 from tests.integration.test_config_cache import FileForge
@@ -24,7 +24,8 @@ _count = 0
 
 
 def _event(sender: str = "mallory", *, number: int = 7, label: str = "spam", repo: str = "acme/app",
-           name: str = "issues", action: str = "labeled", body: str = "just text") -> Event:  # fmt: skip
+           name: str = "issues", action: str = "labeled", body: str = "just text",
+           repo_id: int = 0) -> Event:  # fmt: skip
     global _count
     _count += 1
     return Event(
@@ -33,7 +34,7 @@ def _event(sender: str = "mallory", *, number: int = 7, label: str = "spam", rep
         name=name,  # type: ignore[arg-type]
         action=action,
         sender=sender,
-        repo=RepoRef.parse(repo),
+        repo=RepoRef(*repo.split("/"), id=repo_id),
         issue=IssueSnapshot(number=number, title="t", body="b", state="open", author="someone"),
         comment=CommentSnapshot(id=_count, body=body, author=sender) if name == "issue_comment" else None,
         label=label if name != "issue_comment" else None,
@@ -89,12 +90,24 @@ async def test_beyond_the_budget_events_are_accepted_but_queued_at_the_rate_and_
 
 async def test_the_repository_s_published_limit_overrides_the_default(redis: ArqRedis) -> None:
     enqueuer = Enqueuer(redis, dedupe_ttl=60, events_per_minute=30)
-    await publish_events_limit(redis, "github", "acme/app", 2)
+    await publish_events_limit(redis, "github", repo_key("github", RepoRef("acme", "app")), 2)
     outcomes = [(await enqueuer.enqueue(_event(number=n))).outcome for n in range(3)]
     assert outcomes == ["enqueued", "enqueued", "deferred"]
-    await publish_events_limit(redis, "github", "ACME/App", 0)
+    await publish_events_limit(redis, "github", repo_key("github", RepoRef("ACME", "App")), 0)
     outcomes = [(await enqueuer.enqueue(_event(number=n))).outcome for n in range(10, 50)]
     assert set(outcomes) == {"enqueued"}, "0 means no limit"
+
+
+async def test_the_budget_and_the_limit_follow_a_renamed_repository_by_its_id(redis: ArqRedis) -> None:
+    """Events name the repository's id (every webhook does): renamed or moved to another owner, it keeps
+    its senders' budgets and its published limit."""
+    enqueuer = Enqueuer(redis, dedupe_ttl=60, events_per_minute=30)
+    await publish_events_limit(redis, "github", repo_key("github", RepoRef("acme", "app", 77)), 2)
+    before = [(await enqueuer.enqueue(_event(number=n, repo_id=77))).outcome for n in range(2)]
+    after = await enqueuer.enqueue(_event(number=9, repo="elsewhere/app-renamed", repo_id=77))
+    assert (before, after.outcome) == (["enqueued", "enqueued"], "deferred")
+    other = await enqueuer.enqueue(_event(number=9, repo="acme/app", repo_id=78))
+    assert other.outcome == "enqueued", "another repository that took the old name has its own"
 
 
 async def test_comments_edits_and_label_changes_count_and_other_events_do_not(redis: ArqRedis) -> None:

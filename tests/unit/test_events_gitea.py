@@ -84,13 +84,15 @@ def test_handled_payloads_normalise(entry: dict[str, Any]) -> None:
     assert event.repo is not None and event.repo.full_name == payload["repository"]["full_name"]
     assert event.extra["gitea_event_type"] == entry["x_gitea_event_type"]
     assert Event.from_json(event.to_json()) == event
+    assert event.repo.id == payload["repository"]["id"] == Event.from_json(event.to_json()).repo.id  # type: ignore[union-attr]
     if event.name in ("issues", "issue_comment", "pull_request"):
         raw = payload.get("issue") or payload["pull_request"]
         assert event.issue is not None
         assert event.issue.number == raw.get("number", payload.get("number"))
         assert event.issue.title == raw["title"]
         assert event.issue.labels == tuple(label["name"] for label in raw.get("labels") or ())
-        assert event.issue_key == f"gitea:{event.repo.full_name}#{event.issue.number}"
+        # Keyed by the repository's id, which a rename keeps (bot.forge.repo_key).
+        assert event.issue_key == f"gitea:#{payload['repository']['id']}#{event.issue.number}"
     if event.name in ("pull_request", "pull_request_review"):
         raw_pull = payload["pull_request"]
         assert event.issue is not None and event.issue.is_pull_request

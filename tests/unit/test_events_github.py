@@ -141,7 +141,31 @@ def test_malformed_payloads_are_refused(payload: object) -> None:
 def test_issue_key_serialises_per_issue() -> None:
     payload = json.loads((WEBHOOKS / "issue_comment" / "created.json").read_bytes())
     event = normalise_github("issue_comment", "d", payload)
-    assert event.issue_key == f"github:{payload['repository']['full_name']}#{payload['issue']['number']}"
+    # The repository by its id, which a rename or a transfer keeps (bot.forge.repo_key).
+    assert event.issue_key == f"github:#{payload['repository']['id']}#{payload['issue']['number']}"
+    again = Event.from_json(event.to_json()).repo
+    assert again is not None and again == event.repo and again.id == payload["repository"]["id"]
+
+
+def test_a_renamed_or_transferred_repository_is_handled_and_says_its_old_name() -> None:
+    """octokit/webhooks `repository.renamed` (`changes.repository.name.from`) and `repository.transferred`
+    (`changes.owner.from.user` or `.organization`): the repository as it is now, its id, the name it had."""
+    for action in ("renamed", "transferred"):
+        payload = json.loads((WEBHOOKS / "repository" / f"{action}.json").read_bytes())
+        if action == "renamed":
+            # octokit's example keeps the name it says it changed from; GitHub's names the new one.
+            payload["repository"].update(name="Renamed", full_name="Octocoders/Renamed")
+        event = normalise_github("repository", "d", payload)
+        repo = payload["repository"]
+        assert event.kind == f"repository.{action}" and event.repo is not None
+        assert (event.repo.full_name, event.repo.id) == (repo["full_name"], repo["id"])
+        if action == "renamed":
+            old = payload["changes"]["repository"]["name"]["from"]
+            assert event.extra == {"renamed_from": f"{repo['owner']['login']}/{old}"}
+        else:
+            before = payload["changes"]["owner"]["from"]
+            owner = (before.get("user") or before.get("organization"))["login"]
+            assert event.extra == {"renamed_from": f"{owner}/{repo['name']}"}
 
 
 def test_the_queued_form_carries_every_field() -> None:
