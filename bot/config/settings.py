@@ -371,6 +371,13 @@ class BugfixSettings(BaseModel):
         default=2, ge=1, le=20, description="Commits allowed after the red one (the fix, and a review fix)."
     )
     budgets: BugfixBudgets = Field(default_factory=BugfixBudgets, description="The review budget per bug.")
+    max_fix_lines: int = Field(
+        default=400,
+        ge=1,
+        le=1_000_000,
+        description="Lines the fix may change (added plus removed, test files aside) before the status asks "
+        "for a maintainer's `/scope <reason>`.",
+    )
     scope_globs: tuple[str, ...] = Field(
         default=(".github/**", ".gitea/**", ".forgejo/**", ".gitlab-ci.yml", ".circleci/**", ".travis.yml",
                  "Jenkinsfile", "azure-pipelines.yml", "**/*.lock", "**/package-lock.json",

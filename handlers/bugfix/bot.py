@@ -36,7 +36,7 @@ from handlers.bugfix.record import (
     recorded,
 )
 from handlers.bugfix.scope import MAX_ITEMS as MAX_SCOPE_ITEMS
-from handlers.bugfix.scope import ScopeAcceptance
+from handlers.bugfix.scope import ScopeAcceptance, item_words
 from handlers.bugfix.start import start_bugfix
 from handlers.bugfix.status import committers_of
 
@@ -325,7 +325,7 @@ async def scope_command(ctx: CommandContext) -> None:
         number,
         done,
         "Recorded: the fix may go beyond its evidence for "
-        + ", ".join(f"`{f}`" for f in done.files[:20])
+        + ", ".join(item_words(f) for f in done.files[:20])
         + f" — accepted by @{done.actor}. A later commit that changes other files needs another `/scope`.",
     )
     await sync_pull(ctx, pull, number, record)

@@ -7,7 +7,8 @@ or a re-run job writes nothing new, and a job killed between two writes is finis
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,9 +40,9 @@ from handlers.bugfix.record import (
     add_label,
     settings_of,
 )
-from handlers.bugfix.regression_slot import case_names
+from handlers.bugfix.regression_slot import case_names, is_test_path
 from handlers.bugfix.render import exhausted_note, ledger_text
-from handlers.bugfix.scope import ScopeCheck, check_scope, regression_test_edited
+from handlers.bugfix.scope import ScopeCheck, changed_lines, check_scope, regression_test_edited
 from handlers.bugfix.status import (
     CONTEXT,
     BranchCommit,
@@ -57,6 +58,10 @@ MAX_COMMITS = 30
 # The ledger comment's copy of the events stays well inside a comment (DESIGN §3.11).
 MAX_LEDGER_DATA = 30_000
 _REPLY_HEAD = "<!-- steward:reply:"
+# The fix's size is measured file by file up to this many files (more count as over any budget), and kept a
+# day per (red commit, head).
+MAX_SIZED_FILES = 50
+FIX_SIZE_TTL = 86_400
 
 
 @dataclass
@@ -253,14 +258,17 @@ async def assess(
     bug = await forge.get_issue(repo, number)
     root = await inputs.root_cause(ctx, repo, bug, record.hypothesis or None)
     later = own_commits(commits)[1:]
+    fixed = sorted({f.path for c in later for f in c.files})
     scope = (
         check_scope(
-            (f.path for c in later for f in c.files),
+            fixed,
             root.files,
             test_globs=settings.test_globs,
             scope_globs=settings.scope_globs,
             test_path=record.path,
             test_edited=bool(later) and regression_test_edited(record.code, head_text),
+            lines=await fix_size(ctx, red.sha, pull.head_sha, fixed) if red and later else 0,
+            max_lines=settings.max_fix_lines,
         )
         if root.files is not None
         else None
@@ -304,6 +312,36 @@ async def assess(
         excluded,
         scope,
     )
+
+
+async def fix_size(ctx: EventContext, red: str, head: str, paths: Sequence[str]) -> int:
+    """The lines the fix changes between the red commit and the head (added plus removed, test files aside):
+    two contents reads per file, remembered in Redis per (red, head) — commits never change. More files than
+    ``MAX_SIZED_FILES`` count as over any budget."""
+    globs = settings_of(ctx).test_globs
+    code = [p for p in paths if not is_test_path(p, globs)]
+    if len(code) > MAX_SIZED_FILES:
+        return 1_000_000
+    redis = ctx.memo.redis if ctx.memo is not None else None
+    key = (
+        "steward:fix-lines:"
+        + hashlib.sha256(f"{ctx.repo.full_name}\n{red}\n{head}\n{chr(0).join(code)}".encode()).hexdigest()[
+            :32
+        ]
+    )
+    if redis is not None and (cached := await redis.get(key)) is not None:
+        return int(cached)
+    total = 0
+    for path in code:
+        before = await ctx.forge.read_file(ctx.repo, path, ref=red)
+        after = await ctx.forge.read_file(ctx.repo, path, ref=head)
+        total += changed_lines(
+            before.content.decode("utf-8", "replace") if before else None,
+            after.content.decode("utf-8", "replace") if after else None,
+        )
+    if redis is not None:
+        await redis.set(key, str(total), ex=FIX_SIZE_TTL)
+    return total
 
 
 async def sync_pull(

@@ -13,7 +13,7 @@ from handlers.bugfix.gate import Refusal
 from handlers.bugfix.ledger import Ledger
 from handlers.bugfix.native_reviews import shown
 from handlers.bugfix.regression_slot import fence_info
-from handlers.bugfix.scope import ScopeAcceptance
+from handlers.bugfix.scope import ScopeAcceptance, item_words
 from handlers.bugfix.status import CONTEXT, RegressionStatus
 
 MAX_TABLE_ROWS = 60
@@ -227,7 +227,7 @@ def ledger_text(
 
 
 def _scope_line(accepted: ScopeAcceptance) -> str:
-    files = ", ".join(f"`{cell(f, 120)}`" for f in accepted.files[:10])
+    files = ", ".join(cell(item_words(f), 140) for f in accepted.files[:10])
     more = f" +{len(accepted.files) - 10}" if len(accepted.files) > 10 else ""
     return f"- {files}{more}: {cell(accepted.reason)} — @{accepted.actor}"
 

@@ -10,7 +10,9 @@ explicit acceptance (`/scope <reason>`, recorded in the ledger) before the statu
 - a changed file matching ``bugfix.scope_globs`` (CI configuration, lockfiles, generated files, files that
   look like secrets), even one the evidence names;
 - the regression test as the red commit added it, changed by a fix commit (an edited assertion, a new skip,
-  a changed fixture in it): adding new tests beside it needs nothing.
+  a changed fixture in it): adding new tests beside it needs nothing;
+- a fix that changes more than ``bugfix.max_fix_lines`` lines (added plus removed, between the red commit
+  and the head, test files aside).
 
 An acceptance covers the items it named when it was written; a later commit that changes other files needs
 another.
@@ -18,6 +20,7 @@ another.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Final
@@ -25,6 +28,10 @@ from typing import Final
 from handlers.bugfix.regression_slot import is_test_path
 
 FIX_OUT_OF_SCOPE: Final = "FIX_OUT_OF_SCOPE"
+SIZE_ITEM: Final = "size:"
+"""An acceptance of the fix's size is recorded as ``size:<lines>`` (five characters, then the number)."""
+MAX_DIFF_LINES: Final = 20_000
+"""Files longer than this (both versions together) are not compared line by line: all their lines count."""
 MAX_ITEMS: Final = 50
 """Items one acceptance records at most (the ledger's data block stays bounded)."""
 
@@ -48,18 +55,25 @@ class ScopeCheck:
     outside: tuple[str, ...] = ()  # changed files the evidence does not name (tests and sensitive ones aside)
     sensitive: tuple[str, ...] = ()  # changed files matching ``bugfix.scope_globs``, named or not
     test_edited: str = ""  # the regression test's path, when a fix commit changed the test it added
+    oversize: int = 0  # the lines the fix changes, when more than ``bugfix.max_fix_lines``
+    budget: int = 0  # ``bugfix.max_fix_lines``
 
     def items(self) -> tuple[str, ...]:
-        """Everything that needs acceptance, each once."""
+        """Everything that needs acceptance, each once (the size as ``size:<lines>``)."""
         extra = (self.test_edited,) if self.test_edited else ()
-        return tuple(dict.fromkeys((*self.outside, *self.sensitive, *extra)))
+        size = (f"{SIZE_ITEM}{self.oversize}",) if self.oversize else ()
+        return tuple(dict.fromkeys((*self.outside, *self.sensitive, *extra, *size)))
 
     def waiting(self, accepted: Collection[str]) -> ScopeCheck:
-        """This check without what an acceptance already covers."""
+        """This check without what an acceptance already covers (an accepted size covers any size up to
+        it)."""
+        sizes = [int(a[5:]) for a in accepted if a.startswith(SIZE_ITEM) and a[5:].isdigit()]
         return ScopeCheck(
             tuple(f for f in self.outside if f not in accepted),
             tuple(f for f in self.sensitive if f not in accepted),
             self.test_edited if self.test_edited not in accepted else "",
+            self.oversize if self.oversize > max(sizes, default=0) else 0,
+            self.budget,
         )
 
     def describe(self) -> str:
@@ -71,6 +85,8 @@ class ScopeCheck:
             parts.append("sensitive files: " + ", ".join(self.sensitive))
         if self.test_edited:
             parts.append("the regression test as committed")
+        if self.oversize:
+            parts.append(f"{self.oversize} changed lines (at most {self.budget})")
         return "; ".join(parts)
 
 
@@ -82,14 +98,38 @@ def check_scope(
     scope_globs: Iterable[str],
     test_path: str,
     test_edited: bool,
+    lines: int = 0,
+    max_lines: int = 0,
 ) -> ScopeCheck:
-    """What in the fix (``fix_files``: the files the commits after the red one change) needs acceptance."""
+    """What in the fix (``fix_files``: the files the commits after the red one change; ``lines``: the lines
+    it changes, against ``max_lines``, 0: not checked) needs acceptance."""
     tests, sensitive = tuple(test_globs), tuple(scope_globs)
     files = sorted(dict.fromkeys(f.strip().lstrip("/") for f in fix_files if f.strip()))
     named = {f.strip().lstrip("/") for f in evidence_files}
     flagged = tuple(f for f in files if is_test_path(f, sensitive))
     outside = tuple(f for f in files if f not in named and f not in flagged and not is_test_path(f, tests))
-    return ScopeCheck(outside, flagged, test_path if test_edited else "")
+    over = lines if max_lines and lines > max_lines else 0
+    return ScopeCheck(outside, flagged, test_path if test_edited else "", over, max_lines)
+
+
+def item_words(item: str) -> str:
+    """An item as people read it: a file in backticks, a size as "the fix's size (N changed lines)"."""
+    if item.startswith(SIZE_ITEM):
+        return f"the fix's size ({item[len(SIZE_ITEM) :]} changed lines)"
+    return f"`{item}`"
+
+
+def changed_lines(before: str | None, after: str | None) -> int:
+    """Lines added plus lines removed between two versions of a file (None: the file is not there). A file
+    too large to compare line by line counts all its lines."""
+    old, new = (before or "").splitlines(), (after or "").splitlines()
+    if len(old) + len(new) > MAX_DIFF_LINES:
+        return len(old) + len(new)
+    return sum(
+        1
+        for line in difflib.unified_diff(old, new, n=0, lineterm="")
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
 
 
 def regression_test_edited(vouched: str, head_text: str | None) -> bool:

@@ -313,6 +313,11 @@ def scope_detail(waiting: ScopeCheck) -> str:
             + " (CI configuration, a lockfile, a generated file or one that looks like a secret: "
             "`bugfix.scope_globs`)."
         )
+    if waiting.oversize:
+        lines.append(
+            f"It changes {waiting.oversize} lines (added plus removed, test files aside), more than "
+            f"`bugfix.max_fix_lines` ({waiting.budget})."
+        )
     if waiting.test_edited:
         lines.append(
             f"It changes the regression test `{waiting.test_edited}` as the first commit added it (adding "

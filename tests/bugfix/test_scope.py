@@ -6,7 +6,14 @@ from __future__ import annotations
 from bot.config.settings import BugfixSettings
 from handlers.bugfix.ledger import Ledger, event_from_json, event_to_json, fold
 from handlers.bugfix.render import ledger_text
-from handlers.bugfix.scope import ScopeAcceptance, ScopeCheck, check_scope, regression_test_edited
+from handlers.bugfix.scope import (
+    ScopeAcceptance,
+    ScopeCheck,
+    changed_lines,
+    check_scope,
+    item_words,
+    regression_test_edited,
+)
 from handlers.bugfix.status import evaluate
 from tests.bugfix.test_status_and_ledger import GLOBS, RED, commit, given_status
 
@@ -82,3 +89,17 @@ def test_an_acceptance_round_trips_as_a_ledger_event() -> None:
         7, "x", "", ()
     )
     assert Ledger().apply(event).scope_accepted == frozenset({"a.py", "b.lock"})
+
+
+def test_the_fix_size_is_counted_and_an_accepted_size_covers_smaller_ones() -> None:
+    assert changed_lines("a\nb\nc\n", "a\nB\nc\nd\n") == 3
+    assert changed_lines(None, "a\nb\n") == 2 and changed_lines("a\n", None) == 1
+    assert changed_lines("x\n" * 15_000, "y\n" * 15_000) == 30_000, "too long to compare: all lines count"
+    assert ScopeCheck(oversize=0).items() == ()
+    sized = {"test_globs": GLOBS, "scope_globs": SENSITIVE, "test_path": TEST, "test_edited": False}
+    big = check_scope(["src/cart.py"], ["src/cart.py"], lines=450, max_lines=400, **sized)  # type: ignore[arg-type]
+    assert big.items() == ("size:450",) and big.describe() == "450 changed lines (at most 400)"
+    assert item_words("size:450") == "the fix's size (450 changed lines)" and item_words("a.py") == "`a.py`"
+    assert big.waiting({"size:500"}).items() == () and big.waiting({"size:300"}).items() == ("size:450",)
+    within = check_scope(["src/cart.py"], ["src/cart.py"], lines=400, max_lines=400, **sized)  # type: ignore[arg-type]
+    assert within.items() == ()

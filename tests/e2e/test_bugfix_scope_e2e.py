@@ -118,3 +118,19 @@ def test_an_edit_to_the_regression_test_needs_acceptance_new_tests_do_not(stewar
     run(steward, repo, pr, "/scope the test needed the rate fixture", by="triager")
     assert state_of(steward, repo, pr)[1].startswith("awaiting green CI on the head")
     assert second
+
+
+@pytest.mark.handler_settings(bugfix={"max_fix_lines": 40})
+def test_a_fix_over_its_size_budget_waits_for_acceptance(steward: Steward) -> None:
+    repo, _, pr, branch = red_proven(steward)
+    # The evidence's own file, rewritten: its 43 lines go, 2 come (45 changed lines, over a budget of 40).
+    fix = push(steward, repo, branch, "src/cart/total.py", FIX)
+    assert state_of(steward, repo, pr) == ("pending", "fix out of scope: 45 changed lines (at most 40)")
+    reply = run(steward, repo, pr, "/scope the module is rewritten on purpose", by="triager")
+    assert "for the fix's size (45 changed lines) — accepted by @triager" in reply
+    assert state_of(steward, repo, pr)[1].startswith("awaiting green CI on the head")
+    ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
+    assert (
+        ledger is not None and "the fix's size (45 changed lines): the module is rewritten" in ledger["body"]
+    )
+    assert fix
