@@ -307,6 +307,7 @@ def pull_body(
     Steward signs its records with."""
     on = [c for c in plan.capabilities if c.enabled]
     who = f" (asked for by @{requested_by})" if requested_by else ""
+    # One screen: the decision, what Steward will do, the preview; the reference tables folded below.
     lines = [
         MARKER,
         f"**Next step:** a maintainer reviews and merges this pull request to switch Steward on here{who}. "
@@ -319,33 +320,41 @@ def pull_body(
         "",
         f"Each can be switched off in `{plan.config_path}` before or after merging (`enabled: false`).",
         "",
-        "## What this pull request adds",
+        "## A preview on this repository",
         "",
-        *(f"- `{path}`" for path in plan.files),
+        *_preview_lines(found, settings.bug_refinement.bug_label),
         "",
-        f"`{plan.config_path}` shows every setting with its default, commented out; "
-        f"`steward check-config {plan.config_path}` checks a change. The issue templates ask for what "
-        "Steward checks: an RA9 bug report (its nine sections, the reproduction recipe 5.1–5.4 and the "
-        "regression-test slot) and a backlog item (What, Why, Scope, Acceptance criteria, Constraints, Edge "
-        "cases, Dependencies)"
-        + (", in Portuguese, as this repository's issues are." if plan.language == "pt" else "."),
-        "",
-        "## Labels Steward will create when this is merged",
-        "",
-        "Existing labels are kept as they are, and Steward never deletes a label.",
-        "",
-        "| Label | Colour | Meaning |",
-        "|---|---|---|",
-        *(f"| `{label.name}` | `#{label.color}` | {label.description} |" for label in plan.labels),
-        "",
-        "## Commands people can use",
-        "",
+        *_folded(
+            f"What this pull request adds ({len(plan.files)} files)",
+            [
+                *(f"- `{path}`" for path in plan.files),
+                "",
+                f"`{plan.config_path}` shows every setting with its default, commented out; "
+                f"`steward check-config {plan.config_path}` checks a change. The issue templates ask for "
+                "what Steward checks: an RA9 bug report (its nine sections, the reproduction recipe 5.1–5.4 "
+                "and the regression-test slot) and a backlog item (What, Why, Scope, Acceptance criteria, "
+                "Constraints, Edge cases, Dependencies)"
+                + (", in Portuguese, as this repository's issues are." if plan.language == "pt" else "."),
+            ],
+        ),
+        *_folded(
+            f"The labels Steward will create when this is merged ({len(plan.labels)})",
+            [
+                "Existing labels are kept as they are, and Steward never deletes a label.",
+                "",
+                "| Label | Colour | Meaning |",
+                "|---|---|---|",
+                *(f"| `{label.name}` | `#{label.color}` | {label.description} |" for label in plan.labels),
+            ],
+        ),
+    ]
+    sections_on = {c.section for c in on}
+    commands = [
         "Write a command on its own line in an issue or pull-request comment.",
         "",
         "| Command | What it does | Who may run it |",
         "|---|---|---|",
     ]
-    sections_on = {c.section for c in on}
     for name, spec in sorted(registry.commands.items()):
         if spec.section and spec.section not in sections_on:
             continue
@@ -355,25 +364,28 @@ def pull_body(
             neutralise.placeholders(spec.help),
             who_may(permission, short=True, forge=kind),
         )
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+        commands.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    lines += _folded(f"The commands people can use ({len(commands) - 4}), and who may run them", commands)
     if facts is not None and "bugfix" in sections_on:
-        lines += ["", *_bugfix_lines(facts, kind, plan.config_path)]
+        bugfix = _bugfix_lines(facts, kind, plan.config_path)
+        lines += _folded(
+            "Regression-first bugfixes: which CI proves a bug red, and whether the status is required",
+            bugfix[2:],
+        )
     if fingerprint:
-        lines += [
-            "",
-            "## Checking Steward's records",
-            "",
-            f"Steward signs every record it keeps in a comment with the key `{fingerprint}`. Anyone can "
-            "check them without trusting Steward: `steward verify OWNER/REPO#N --public-key steward.pub`, "
-            "with the public key the operator prints with `steward public-key`.",
-        ]
-    lines += [
-        "",
-        "## A preview on this repository",
-        "",
-        *_preview_lines(found, settings.bug_refinement.bug_label),
-    ]
-    return "\n".join(lines)
+        lines += _folded(
+            "Checking Steward's records",
+            [
+                f"Steward signs every record it keeps in a comment with the key `{fingerprint}`. Anyone "
+                "can check them without trusting Steward: `steward verify OWNER/REPO#N --public-key "
+                "steward.pub`, with the public key the operator prints with `steward public-key`.",
+            ],
+        )
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _folded(summary: str, body: Sequence[str]) -> list[str]:
+    return [f"<details><summary>{summary}</summary>", "", *body, "", "</details>", ""]
 
 
 def closing_text(closed_by: str) -> str:

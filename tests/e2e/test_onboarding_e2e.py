@@ -101,6 +101,11 @@ def test_init_proposes_the_configuration_once_and_a_non_admin_is_refused(
     assert f"On #{crash} (App crashes on start)" in body and "❌ **rejected**" in body
     assert "Add a level-2 heading `## 7. Regression Test Slot`" in body
     assert f"I opened #{pull['number']} (Configure Steward)" in replies(steward, repo, here)[-1]
+    # One screen (issue 37 §3): the decision, what Steward will do and the preview; every table folded.
+    shown = body.split("<details>", 1)[0]
+    assert "On #" in shown and "## What Steward will do" in shown and "|" not in shown
+    assert len(shown.strip().splitlines()) <= 35, shown
+    assert "<summary>The labels Steward will create when this is merged (" in body
 
     where = ".gitea" if steward.forge == "gitea" else ".github"
     config = read(m, repo, f"{where}/steward.yml")
