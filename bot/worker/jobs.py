@@ -263,8 +263,10 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
             # Renamed or transferred: what Steward keeps of it is keyed by its id (bot.forge.repo_key) and
             # follows it; noting it above put its new name in the list of repositories seen.
             jlog.info("repository renamed or transferred", renamed_from=event.extra.get("renamed_from", ""))
-        if event.name == "push":
-            # Any push may have changed the file (a payload's commit list can be cut short): read it again.
+        if event.name == "push" or (event.name == "pull_request" and event.action == "closed"):
+            # Any push may have changed the file (a payload's commit list can be cut short): read it again. So
+            # may a merge, whose push event can come after it (the onboarding pull request's merge acts on
+            # the settings it switched on: handlers.onboarding.bot).
             await runtime.configs.invalidate(event.forge, event.repo)
     key = event.issue_key or f"{event.forge}:global"
     lock_ttl = runtime.settings.job_timeout_seconds + runtime.settings.job_timeout_backstop_seconds

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Final, Literal
 
 from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.commands.registry import Registry
 from bot.config.repo_file import CONFIG_PATHS, merge, parse
 from bot.config.repo_settings import RepoSettings
 from bot.config.settings import HandlerSettings
+from bot.events.event import IssueSnapshot
 from bot.forge import (
     FileChange,
     ForgeError,
@@ -34,6 +35,7 @@ from bot.forge import (
     TooManyItems,
     ValidationFailed,
 )
+from bot.records import sticky
 from handlers.bugfix.api import read_requirement, seen_contexts
 from handlers.onboarding.plan import (
     BRANCH,
@@ -47,6 +49,7 @@ from handlers.onboarding.plan import (
     preview,
     proposal,
     pull_body,
+    switched_on_text,
 )
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
@@ -206,24 +209,66 @@ async def on_pull_closed(ctx: EventContext) -> None:
     if event.pull is None or event.issue is None:
         return
     if event.pull.merged:
-        await _labels_at_merge(ctx, event.issue.number)
+        settings = await _labels_at_merge(ctx, event.issue.number)
+        ours = event.pull.head_ref == BRANCH and event.issue.author.casefold() == ctx.me.login.casefold()
+        if settings is not None and ours:
+            await _switched_on(ctx, event.issue.number, settings)
         return
     if event.pull.head_ref != BRANCH or event.issue.author.casefold() != ctx.me.login.casefold():
         return
     await ctx.upsert_sticky(CLOSED_KIND, str(event.issue.number), closing_text(event.sender))
 
 
-async def _labels_at_merge(ctx: EventContext, number: int) -> None:
-    """A merged pull request that touched the configuration file: the labels of what it switches on."""
+async def _labels_at_merge(ctx: EventContext, number: int) -> HandlerSettings | None:
+    """A merged pull request that touched the configuration file: the labels of what it switches on. Returns
+    the settings the merged file gives (None: it touched no configuration, or the file is invalid)."""
     paths = set(CONFIG_PATHS[ctx.event.forge])
     if not any(f.path in paths for f in await ctx.forge.list_pr_files(ctx.repo, number)):
-        return
+        return None
     repo = await ctx.forge.get_repo(ctx.repo)
     settings = await _settings_on(ctx, repo.default_branch)
     if settings is None:
-        return  # an invalid file: handlers.core.config says so; the labels wait for a valid one
+        return None  # an invalid file: handlers.core.config says so; the labels wait for a valid one
     created, _ = await ensure_labels(ctx, labels_for(settings, _running(ctx)))
     ctx.log.info("labels at merge", created=created)
+    return settings
+
+
+SWITCHED_ON_KIND = "onboarding-on"
+REFINE_AT_ONCE: Final = 50  # labelled bugs refined at the merge; more are left to the hourly catch-up
+
+
+async def _switched_on(ctx: EventContext, number: int, settings: HandlerSettings) -> None:
+    """Once, on the merged onboarding pull request: Steward is on, what it will do, and the open bugs already
+    labelled for refinement, each queued for refinement now rather than at the next hourly catch-up."""
+    comments = await ctx.forge.list_comments(ctx.repo, number)
+    if sticky.find(comments, bot_login=ctx.me.login, kind=SWITCHED_ON_KIND, key=str(number)) is not None:
+        return  # said once already (a replay, a redelivery)
+    running = [c for c in capabilities(ctx.registry, settings) if c.enabled]
+    queued: list[int] = []
+    refining = settings.bug_refinement
+    if refining.enabled and ctx.deferred is not None:
+        labelled = await ctx.forge.list_issues(ctx.repo, labels=[refining.refine_label], state="open")
+        for issue in sorted(labelled, key=lambda i: i.number)[:REFINE_AT_ONCE]:
+            event = replace(
+                ctx.event,
+                delivery_id=f"onboarded-{number}-{issue.number}",
+                name="issues",
+                action="edited",
+                sender="",
+                issue=IssueSnapshot.of(issue),
+                pull=None,
+                previous_body=None,
+            )
+            job = f"onboarded:{ctx.event.forge}:{ctx.repo.full_name}:{issue.number}"
+            await ctx.deferred.run_later(event, delay=0, job_id=job)
+            queued.append(issue.number)
+        more = len(labelled) - len(queued)
+    else:
+        more = 0
+    await ctx.upsert_sticky(
+        SWITCHED_ON_KIND, str(number), switched_on_text(running, queued, more, ctx.prefix)
+    )
 
 
 async def _settings_on(ctx: EventContext, branch: str) -> HandlerSettings | None:

@@ -40,6 +40,7 @@ __all__ = [
     "labels_for",
     "proposal",
     "pull_body",
+    "switched_on_text",
 ]
 
 BRANCH: Final = "steward/configure"
@@ -386,6 +387,25 @@ def pull_body(
 
 def _folded(summary: str, body: Sequence[str]) -> list[str]:
     return [f"<details><summary>{summary}</summary>", "", *body, "", "</details>", ""]
+
+
+def switched_on_text(running: Sequence[Capability], queued: Sequence[int], more: int, prefix: str) -> str:
+    """Said once on the merged onboarding pull request: Steward is on, what it will do, what it does now."""
+    lines = ["**Steward is on in this repository.** It will run:", ""]
+    lines += [f"- {c.what}" for c in running] or ["- nothing yet: every capability is switched off."]
+    if queued:
+        shown = ", ".join(f"#{n}" for n in queued)
+        lines += [
+            "",
+            f"It is refining now the open issues already labelled for refinement: {shown}"
+            + (f" (and {more} more at the next hourly catch-up)." if more else "."),
+        ]
+    lines += [
+        "",
+        f"`/{prefix} help` on any issue lists what each person may run; `/{prefix} config` shows the "
+        "settings in force.",
+    ]
+    return "\n".join(lines)
 
 
 def closing_text(closed_by: str) -> str:

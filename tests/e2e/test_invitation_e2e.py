@@ -88,7 +88,25 @@ def test_no_capability_acts_until_the_onboarding_pull_request_is_merged(steward:
     m.merge_pull(repo, pull["number"])
     steward.settle()
 
-    # Invited: the next change gets its verdict, and a milestone closed too early is reopened.
+    # Invited: Steward says so once on the pull request, and refines the bug already labelled at once
+    # (issue 37 §3), not at the next hourly catch-up.
+    [on] = [
+        c["body"] for c in steward.bot_comments(repo, pull["number"]) if "steward:onboarding-on:" in c["body"]
+    ]
+    assert "**Steward is on in this repository.** It will run:" in on and "- RA9 bug refinement" in on
+    assert f"It is refining now the open issues already labelled for refinement: #{bug}." in on
+    assert "refinement:rejected" in m.labels_of(repo, bug)
+    assert any(
+        "steward:bug-refinement" in c["body"] or "RA9" in c["body"] for c in steward.bot_comments(repo, bug)
+    )
+    # Merged again (a redelivery): nothing new is said.
+    deliveries = m.call("GET", f"{steward.sandbox.url}/_sandbox/deliveries?event=pull_request")
+    closed = [d for d in deliveries if d["action"] == "closed"][-1]
+    m.call("POST", f"{steward.sandbox.url}/_sandbox/deliveries/{closed['id']}/redeliver")
+    steward.settle()
+    assert len([c for c in steward.bot_comments(repo, pull["number"]) if "onboarding-on" in c["body"]]) == 1
+
+    # The next change gets its verdict, and a milestone closed too early is reopened.
     m.edit_issue(repo, bug, body=REPORT + "\n\nIt happens every time.")
     steward.settle()
     assert "refinement:rejected" in m.labels_of(repo, bug)
