@@ -22,6 +22,7 @@ from bot.demo import scenes as demo_scenes
 from bot.demo.bugfix import bugfix_scene
 from bot.demo.debug import debug_scene
 from bot.demo.integrity import integrity_scene
+from bot.demo.rename import rename_scene
 from bot.demo.scratch_redis import NoDatabase, base_of, claim
 from bot.demo.stage import (
     CONFIG_PATHS,
@@ -68,6 +69,7 @@ TOUR: tuple[Scene, ...] = (
     debug_scene,
     bugfix_scene,
     integrity_scene,
+    rename_scene,
 )
 
 

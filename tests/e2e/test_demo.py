@@ -107,3 +107,6 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     assert "commit status steward/regression-first: failure — the regression test" in out
     assert "is skipped or expected to fail at the head" in out
     assert "was merged without its proof**" in out and "bugfix:merged-unproven" in out
+    # A renamed repository: the milestone's dashboard made before the rename takes the next issue.
+    renamed = out.split("▶ A renamed repository", 1)[1].split("\n▶ ", 1)[0]
+    assert "made before the rename: Steward found it under the new name and made nothing again" in renamed
