@@ -17,6 +17,7 @@ from redis.exceptions import RedisError
 
 from bot.queue.dead_letters import DEAD_BYTES_KEY, DEAD_KEY
 from bot.queue.jobs import QUEUE_NAME, queue_catch_up
+from bot.queue.liveness import job_states
 from bot.telemetry import metrics
 
 # Written by every worker's polling loop (every ~10 s) and after every job it finishes: a Unix time.
@@ -32,6 +33,8 @@ class Sample:
     dead_bytes: int
     ready: int
     deferred: int
+    running: int
+    stranded: int
     oldest_ready: float
     heartbeat_age: float | None
     last_job_age: float | None
@@ -53,18 +56,21 @@ async def sample(redis: Any, now: float | None = None) -> Sample:
         pipe.get(DEAD_BYTES_KEY)
         pipe.zcount(QUEUE_NAME, "-inf", now_ms)
         pipe.zcount(QUEUE_NAME, f"({now_ms}", "+inf")
-        pipe.zrange(QUEUE_NAME, 0, 0, withscores=True)
         pipe.get(HEARTBEAT_KEY)
         pipe.get(LAST_JOB_KEY)
-        dead, dead_bytes, ready, deferred, first, beat, last = await pipe.execute()
+        dead, dead_bytes, _due, deferred, beat, last = await pipe.execute()
+    # Of the jobs due now, those a worker runs (or a dead worker left, for a few seconds) are not waiting.
+    ready, running, stranded, waiting_since = await job_states(redis, now_ms)
     oldest = 0.0
-    if first and float(first[0][1]) <= now_ms:
-        oldest = max(0.0, (now_ms - float(first[0][1])) / 1000)
+    if waiting_since is not None:
+        oldest = max(0.0, (now_ms - waiting_since) / 1000)
     return Sample(
         dead=int(dead),
         dead_bytes=int(dead_bytes or 0),
-        ready=int(ready),
+        ready=ready,
         deferred=int(deferred),
+        running=running,
+        stranded=stranded,
         oldest_ready=oldest,
         heartbeat_age=_age(beat, now),
         last_job_age=_age(last, now),
@@ -81,6 +87,8 @@ async def refresh(redis: Any) -> Sample | None:
     metrics.DEAD_BYTES.set(got.dead_bytes)
     metrics.QUEUE_JOBS.labels("ready").set(got.ready)
     metrics.QUEUE_JOBS.labels("deferred").set(got.deferred)
+    metrics.QUEUE_JOBS.labels("running").set(got.running)
+    metrics.QUEUE_JOBS.labels("stranded").set(got.stranded)
     metrics.QUEUE_OLDEST_READY_SECONDS.set(got.oldest_ready)
     metrics.WORKER_HEARTBEAT_SECONDS.set(-1 if got.heartbeat_age is None else got.heartbeat_age)
     metrics.WORKER_LAST_JOB_SECONDS.set(-1 if got.last_job_age is None else got.last_job_age)

@@ -479,7 +479,13 @@ class Receiver:
         if got is None:
             return JSONResponse({"error": "Redis is unreachable"}, status_code=503)
         return JSONResponse(
-            {"ready": got.ready, "deferred": got.deferred, "oldest_ready_seconds": got.oldest_ready}
+            {
+                "ready": got.ready,
+                "running": got.running,
+                "stranded": got.stranded,
+                "deferred": got.deferred,
+                "oldest_ready_seconds": got.oldest_ready,
+            }
         )
 
     async def metrics(self, request: Request) -> Response:

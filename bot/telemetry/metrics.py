@@ -110,7 +110,8 @@ DEAD_DROPPED = Counter(
 )
 QUEUE_JOBS = Gauge(
     "steward_queue_jobs",
-    "Jobs in the queue: ready (due now, waiting for a worker) or deferred (due later: held back by a "
+    "Jobs in the queue: ready (due now, waiting for a worker), running (a live worker runs it), stranded "
+    "(a worker that died was running it: released within seconds) or deferred (due later: held back by a "
     "budget, a busy issue, a retry's backoff, or scheduled work)",
     ["state"],
     registry=REGISTRY,

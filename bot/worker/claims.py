@@ -20,7 +20,7 @@ from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix,
 from arq.utils import timestamp_ms
 from arq.worker import Worker
 
-from bot.queue import gauges
+from bot.queue import gauges, liveness
 from bot.queue.locks import LuaScript, pending_releases, release_pending
 from bot.telemetry import logs
 from bot.worker.redis_watch import REDIS_UNAVAILABLE, RedisWatch, Stopped
@@ -184,12 +184,22 @@ class ResilientWorker(Worker):
         self._slot_freed = asyncio.Event()
         self._lost_poll = 0  # the time of the latest poll whose answer was lost, until its marks are dropped
         self._alive_at = float("-inf")
+        self._live_at = float("-inf")
         self._last_job_beat = float("-inf")
         watch.on_back.append(self._recover)
 
     async def record_health(self) -> None:
         await super().record_health()
         now = time.monotonic()
+        if now - self._live_at >= liveness.LIVE_EVERY:
+            self._live_at = now
+            freed = await liveness.renew_and_reap(self.pool, self.worker_id, timestamp_ms())
+            if freed:
+                log.warning(
+                    "a worker stopped without finishing its jobs (killed?); they run again now",
+                    jobs=len(freed),
+                    first=freed[0],
+                )
         if now - self._alive_at >= _ALIVE_EVERY:
             self._alive_at = now
             await self.pool.set(ALIVE_KEY, self.worker_id, ex=ALIVE_SECONDS)
@@ -420,6 +430,8 @@ class ResilientWorker(Worker):
 
     async def close(self) -> None:
         self.watch.stop()
+        with contextlib.suppress(*REDIS_UNAVAILABLE):
+            await liveness.retire(self._pool, self.worker_id)
         try:
             await super().close()
         except REDIS_UNAVAILABLE:

@@ -198,7 +198,7 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
     jlog = log.bind(delivery=event.delivery_id, kind=event.kind, repo=str(event.repo), job=job_id)
     try:
         async with asyncio.timeout(runtime.settings.job_timeout_seconds):
-            outcome = await _handle(runtime, event, job_id, jlog)
+            outcome = await _handle(runtime, event, job_id, jlog, int(ctx.get("job_try") or 1))
     except Retry:
         raise
     except REDIS_ERRORS as exc:
@@ -249,7 +249,24 @@ def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str:
+async def _busy_defer(redis: Any, lock: str | None, job_try: int) -> float:
+    """How long a job kept from its issue by another job's lock waits before it is tried again: a backoff
+    that doubles with each try (0.5 s, 1 s, 2 s … at most ``BUSY_MAX_DEFER``), never past the lock's own
+    expiry — not a claim every half second for as long as a long job (or a dead worker's) holds the lock."""
+    backoff = min(BUSY_MAX_DEFER, 0.25 * 2.0 ** min(max(job_try, 1), 8))
+    if lock is not None:
+        left = await redis.pttl(f"steward:lock:{lock}")
+        if isinstance(left, int) and left >= 0:
+            backoff = min(backoff, left / 1000.0)
+    return max(0.1, backoff) * (0.8 + random.random() * 0.4)
+
+
+# The longest a job blocked on another job's issue lock waits between tries (a lock given back sooner is
+# found on the next try; a dead worker's job is re-run within seconds: bot.queue.liveness).
+BUSY_MAX_DEFER = 30.0
+
+
+async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any, job_try: int = 1) -> str:
     forge = await runtime.forge_for(event)
     me: User = await forge.whoami()
     if event.sender and event.sender.casefold() == me.login.casefold():
@@ -279,7 +296,7 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
     ) as held:
         if not held:
             metrics.child(metrics.JOBS, "-", "deferred_busy").inc()
-            raise Retry(defer=0.1 + random.random() * 0.4)
+            raise Retry(defer=await _busy_defer(runtime.redis, key, job_try))
         if event.repo is not None:
             repo_settings = await runtime.configs.get(forge, event.repo, looked_up=held.alongside())
         if held.done:
@@ -305,7 +322,7 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any) -> str
             ran = await dispatch(ectx, prefix=runtime.settings.command_prefix)
         except Busy:
             metrics.child(metrics.JOBS, "-", "deferred_busy").inc()
-            raise Retry(defer=0.1 + random.random() * 0.4) from None
+            raise Retry(defer=await _busy_defer(runtime.redis, None, job_try)) from None
         marks = [(f"{LAST_EVENT_KEY}:{event.forge}", repr(time.time()), 30 * 86_400)]
         if done is not None:
             marks.insert(0, (done, "1", COMMENT_DONE_TTL))
