@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.catchup.reconcile import seen_repos
-from bot.forge import ForgeKind, RepoRef
+from bot.forge import ForgeKind, RepoRef, repo_key
 from bot.forge.etag_store import catching_up
 from bot.queue.jobs import REDIS_ERRORS
 from bot.telemetry import logs, metrics
@@ -61,9 +61,14 @@ async def repos_to_catch_up(runtime: Any, kinds: Sequence[ForgeKind]) -> list[tu
     out = list(seen)
     if not getattr(runtime.settings, "reconcile_installed", True):
         return out
-    known = {(k, r.full_name.casefold()) for k, r in seen}
+    # One entry per repository, by its id (``repo_key``): a repository renamed since its last event (Gitea
+    # sends no webhook for a rename) is listed by the forge under its new name, which is the one used.
+    known = {repo_key(k, r): n for n, (k, r) in enumerate(out)}
     for kind, repo in await installed_repos(runtime, kinds):
-        if (kind, repo.full_name.casefold()) not in known:
-            known.add((kind, repo.full_name.casefold()))
-            out.append((kind, repo))
+        key = repo_key(kind, repo)
+        if key in known:
+            out[known[key]] = (kind, repo)
+            continue
+        known[key] = len(out)
+        out.append((kind, repo))
     return out

@@ -11,7 +11,7 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Final, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 # Re-exported: the values of label_events, list_reviews, read_branch and ci_reports.
 from bot.forge.records import Annotation as Annotation
@@ -72,6 +72,14 @@ class RepoRef:
 
     def __str__(self) -> str:
         return self.full_name
+
+
+def listed_repo(item: Mapping[str, Any]) -> RepoRef:
+    """The reference to a repository object the forge listed (``full_name``), with its ``id``."""
+    named, found = RepoRef.parse(str(item["full_name"])), item.get("id")
+    return RepoRef(
+        named.owner, named.name, found if isinstance(found, int) and not isinstance(found, bool) else 0
+    )
 
 
 def repo_key(forge: str, repo: RepoRef) -> str:

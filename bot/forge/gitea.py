@@ -32,6 +32,7 @@ from bot.forge import (
     PermissionLevel,
     Repo,
     RepoRef,
+    listed_repo,
 )
 from bot.forge.gitea_code import GiteaCode
 from bot.forge.gitea_issues import GiteaIssues
@@ -123,7 +124,7 @@ class GiteaForge(GiteaIssues, GiteaPins, GiteaCode, GiteaRecords):
                 if flags.get("pull")
                 else "none"
             )
-            found.append((RepoRef.parse(str(item["full_name"])), level))
+            found.append((listed_repo(item), level))
         return found
 
     async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel:

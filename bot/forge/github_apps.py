@@ -12,7 +12,7 @@ from typing import Any, cast
 import gidgethub
 from gidgethub import apps as gh_apps
 
-from bot.forge import ForgeError, PermissionLevel, RepoRef, User
+from bot.forge import ForgeError, PermissionLevel, RepoRef, User, listed_repo
 from bot.forge.etag_store import EtagStore
 from bot.forge.github_forge import GitHubForge
 from bot.forge.github_transport import AppAccess, LRUCache, RetryingAPI, SharedSession, translate
@@ -152,7 +152,7 @@ class GitHubForges:
         if self._token:
             forge = await self.for_event(None, None)
             items = await forge._iter("/user/repos?per_page=100", "the token's repositories", limit=limit)
-            return [(RepoRef.parse(str(i["full_name"])), _level(i.get("permissions"))) for i in items]
+            return [(listed_repo(i), _level(i.get("permissions"))) for i in items]
         app = self._api(token=None, budget_key=f"app:{self._app_id}")
         found: list[tuple[RepoRef, PermissionLevel]] = []
         try:
@@ -169,7 +169,7 @@ class GitHubForges:
                     "/installation/repositories?per_page=100", iterable_key="repositories"
                 ):
                     self._installation_of_repo[str(item["full_name"])] = inst_id
-                    found.append((RepoRef.parse(str(item["full_name"])), "write"))
+                    found.append((listed_repo(item), "write"))
                     if len(found) > limit:
                         return found
         except gidgethub.GitHubException as exc:
