@@ -72,7 +72,8 @@ def bugfix_scene(stage: Stage) -> None:
     stage.comment(
         stage.maintainer,
         number,
-        "/steward hypothesis Switch drops the code: cart/total.py:42 rebuilds the total without the discount",
+        "/steward hypothesis Switch drops the code: cart/total.py:42 rebuilds the total without the discount"
+        "\n\n/steward hypothesis Stale rate: the exchange rate is cached per session",
     )
     stage.settle()
     stage.comment(
@@ -80,7 +81,16 @@ def bugfix_scene(stage: Stage) -> None:
     )
     stage.settle()
     stage.comment(stage.maintainer, number, "/steward bugfix")
-    _say("  @maintainer confirmed H1 with evidence at `cart/total.py:42`, then asked for `/steward bugfix`.")
+    _say(
+        "  @maintainer confirmed H1 with evidence at `cart/total.py:42` and asked for `/steward bugfix` "
+        "while H2 was still pending:"
+    )
+    stage.settle()
+    stage.show(number, max_lines=3)
+    stage.comment(stage.maintainer, number, "/steward refute H2 the rate is read on every request")
+    stage.settle()
+    stage.comment(stage.maintainer, number, "/steward bugfix")
+    _say("  @maintainer refuted H2, then asked for `/steward bugfix` again.")
     stage.settle()
     stage.show(number, max_lines=5)
     pulls = [p for p in stage.maintainer("GET", f"/repos/{stage.repo}/pulls?state=open")

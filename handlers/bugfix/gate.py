@@ -18,6 +18,7 @@ from handlers.bugfix.regression_slot import RegressionSlot, example_for, is_test
 BUG_NOT_REFINED = "BUG_NOT_REFINED"
 FORKS_OPEN = "FORKS_OPEN"
 ROOT_CAUSE_NOT_EVIDENCED = "ROOT_CAUSE_NOT_EVIDENCED"
+HYPOTHESES_PENDING = "HYPOTHESES_PENDING"
 REGRESSION_PATH_NOT_A_TEST = "REGRESSION_PATH_NOT_A_TEST"
 REGRESSION_TEST_MISSING = "REGRESSION_TEST_MISSING"
 UNTRUSTED_TEST_CODE = "UNTRUSTED_TEST_CODE"
@@ -31,6 +32,7 @@ REFUSAL_CODES = (
     BUG_NOT_REFINED,
     FORKS_OPEN,
     ROOT_CAUSE_NOT_EVIDENCED,
+    HYPOTHESES_PENDING,
     REGRESSION_PATH_NOT_A_TEST,
     REGRESSION_TEST_MISSING,
     UNTRUSTED_TEST_CODE,
@@ -58,6 +60,8 @@ class RootCause:
     # The files the confirmed hypothesis's evidence names: what the fix may touch (None: not known — the
     # hypotheses board is switched off — and the fix's scope is not checked).
     files: tuple[str, ...] | None = None
+    # Hypotheses still pending on the board: `/bugfix` waits for them (``HYPOTHESES_PENDING``).
+    pending: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,19 @@ def check_gate(given: GateInput) -> GateResult:
                 (given.root_cause.detail or "the root cause has no evidence yet.")
                 + " Record the evidence on the hypotheses board, or name the confirmed one: "
                 + f"`/{p} bugfix H2`.",
+            )
+        )
+    elif given.root_cause.pending:
+        pending = given.root_cause.pending
+        names = ", ".join(pending[:12]) + (f" and {len(pending) - 12} more" if len(pending) > 12 else "")
+        refusals.append(
+            Refusal(
+                HYPOTHESES_PENDING,
+                f"the investigation is not finished: {names} {'is' if len(pending) == 1 else 'are'} still "
+                "pending on the hypotheses board, and the fix waits until every hypothesis is decided (the "
+                f"wave order). Settle each: `/{p} confirm {pending[0]} <path:line evidence>`, "
+                f"`/{p} refute {pending[0]} <evidence>` or `/{p} inconclusive {pending[0]} <why>`; one "
+                "pending longer than `debug.pending_timeout_hours` counts as inconclusive.",
             )
         )
     slot = given.slot

@@ -66,4 +66,9 @@ async def root_cause(ctx: EventContext, repo: RepoRef, bug: Issue, choice: str |
         return RootCause(False, detail=answer.message)
     where = ", ".join(f"`{loc}`" for loc in answer.locations)
     text = f"{answer.hypothesis}: {answer.title} — {answer.statement}".strip()
-    return RootCause(True, text + (f" (evidence at {where})" if where else ""), files=answer.evidence_files)
+    return RootCause(
+        True,
+        text + (f" (evidence at {where})" if where else ""),
+        files=answer.evidence_files,
+        pending=answer.pending,
+    )

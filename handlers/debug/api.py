@@ -44,6 +44,10 @@ class RootCauseAnswer:
     # The files the confirmed hypothesis's evidence names (its confirmation and the evidence for it; each
     # place checked to exist when it was cited): what a fix may touch (``bugfix``'s scope check).
     evidence_files: tuple[str, ...] = ()
+    # Hypotheses still pending on the board ("H2"): seed 004's wave order — `/bugfix` waits until each is
+    # confirmed, refuted or inconclusive (one pending past `debug.pending_timeout_hours` counts as
+    # inconclusive). The regression-first status of a fix already started does not wait for them.
+    pending: tuple[str, ...] = ()
 
     @property
     def allowed(self) -> bool:
@@ -114,6 +118,7 @@ def decide(board: Board, chosen: str | None, *, prefix: str = "steward") -> Root
         statement=target.statement,
         locations=target.locations,
         evidence_files=tuple(dict.fromkeys(files)),
+        pending=tuple(h.label for h in board.hypotheses if h.status == "pending"),
     )
 
 

@@ -84,6 +84,14 @@ def next_action(board: Board, *, author: str, escalate_to: Sequence[str], prefix
             f"`/{prefix} resume-debug <guidance>` reopens the investigation. No fix starts until then."
         )
     confirmed = board.confirmed
+    pending = [h.label for h in board.hypotheses if h.status == "pending"]
+    if confirmed and pending:
+        return (
+            f"**Root cause evidenced** by {', '.join(h.label for h in confirmed)}, but {', '.join(pending)} "
+            f"{'is' if len(pending) == 1 else 'are'} still pending: the investigation finishes before the "
+            f"fix. Confirm, refute or mark each inconclusive (`/{prefix} refute {pending[0]} …`), then "
+            f"`/{prefix} bugfix`."
+        )
     if len(confirmed) == 1:
         return f"**Root cause evidenced** by {confirmed[0].label}: a fix may start (`/{prefix} bugfix`)."
     if confirmed:

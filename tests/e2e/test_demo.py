@@ -101,6 +101,8 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     # just the narration), the proof in order after an independent review, then a weakened test failing
     # it, and a merge without the proof leaving the bug open.
     assert "does not judge it. Ask another person with write access to review." in out
+    # The investigation finishes before the fix: `/bugfix` waits for a pending hypothesis.
+    assert "investigation is not finished: H2 is still pending" in out
     # A fix beyond its evidence waits until the evidence names its file (or a maintainer accepts it).
     assert "pending — fix out of scope: files the evidence does not name: cart/rates.py" in out
     assert "commit status steward/regression-first: success — proof in order, review clean" in out
