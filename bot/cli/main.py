@@ -245,7 +245,13 @@ async def _dead(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"{job_id}: queued again as {new_id}")
         return status
     except (RedisError, OSError) as exc:
-        print(f"Redis is not answering at {settings.redis_url}: {type(exc).__name__}", file=sys.stderr)
+        from bot.cli.operator import redacted
+
+        print(
+            f"steward dead: Redis is not answering at {redacted(settings.redis_url)} ({type(exc).__name__}): "
+            "start it, or set STEWARD_REDIS_URL to the Redis the workers use.",
+            file=sys.stderr,
+        )
         return 3
     finally:
         await redis.aclose()
@@ -287,8 +293,10 @@ EXIT_CODES = """exit codes:
      dead retry an unknown id, forks a fork not resolved, run a worker that stopped
   2  bad arguments (every command), or check-config a file it cannot read
   3  Redis is unreachable (dead, reconcile)
-  4  run, serve, worker: refused to start (no forge configured, a webhook secret missing, or the forge
-     rejected the credentials); the one line on stderr names the variable and what to do
+  4  the environment is wrong: a STEWARD_* setting that does not read (every command that reads them);
+     run, serve, worker refused to start (no forge configured, a webhook secret missing, or the forge
+     rejected the credentials); reconcile with no forge. The one line on stderr names the variable and
+     what to do
   steward refine has codes of its own, 2-6: `steward refine --help` lists them."""
 
 
@@ -409,8 +417,57 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def environment_problem(exc: Exception) -> str | None:
+    """A ``STEWARD_*`` variable that does not read (pydantic's ``ValidationError`` raised by ``Settings()``),
+    as one sentence naming it; None for any other error."""
+    from pydantic import ValidationError
+
+    from bot.config.repo_file import plain_message
+
+    if not isinstance(exc, ValidationError) or exc.title != Settings.__name__:
+        return None
+    errors = exc.errors()
+    first = errors[0]
+    variable = "STEWARD_" + "_".join(str(part) for part in first["loc"]).upper()
+    more = f" ({len(errors) - 1} more setting(s) are wrong too)" if len(errors) > 1 else ""
+    said = plain_message(first)
+    said = f"it {said}" if said.startswith(("should", "is ")) else said
+    return f"{variable} is not valid: {said}; fix it or unset it{more}."
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    from pydantic import ValidationError
+
+    from bot.cli.preflight import EXIT_REFUSED
+
+    try:
+        return _dispatch(list(sys.argv[1:] if argv is None else argv))
+    except ValidationError as exc:
+        problem = environment_problem(exc)
+        if problem is None:
+            raise
+        print(f"steward: {problem}", file=sys.stderr)
+        return EXIT_REFUSED
+
+
+# The commands that are processes: their log is their output (standard output, STEWARD_LOG_LEVEL).
+_PROCESSES = frozenset({"run", "serve", "worker", "sandbox", "demo"})
+
+
+def logs_to_stderr() -> None:
+    """Every other command's output is its own (a key, JSON, a report): its logs go to standard error,
+    warnings and worse unless STEWARD_LOG_LEVEL asks for debug, so ``steward public-key > steward.pub``
+    writes the key and nothing else."""
+    import os
+
+    level = os.environ.get("STEWARD_LOG_LEVEL", "").lower()
+    fmt = os.environ.get("STEWARD_LOG_FORMAT", "auto")
+    logs.configure(level if level in ("debug", "error") else "warning", fmt, stream=sys.stderr)
+
+
+def _dispatch(argv: list[str]) -> int:
+    if not argv or argv[0] not in _PROCESSES:
+        logs_to_stderr()
     if argv and argv[0] == "refine":
         return cmd_refine(argv[1:])
     if argv and argv[0] == "ledger":

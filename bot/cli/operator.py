@@ -61,7 +61,12 @@ def cmd_check_config(args: argparse.Namespace) -> int:
         line = f":{error.line}" if error.line else ""
         where = f" {error.path}:" if error.path else ""
         print(f"{path}{line}:{where} {error.message}")
-    print(f"{len(parsed.errors)} error(s); Steward keeps the last valid settings until the file is fixed.")
+    count = len(parsed.errors)
+    print(
+        f"{count} error{'' if count == 1 else 's'}: fix {'it' if count == 1 else 'them'} before pushing. "
+        "Pushed like this, the file would not apply: a repository whose earlier file was valid keeps those "
+        "settings, and one that never had a valid file stays switched off, until it is fixed."
+    )
     return CONFIG_INVALID
 
 
@@ -86,22 +91,24 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
     except ValueError as exc:
         print(f"--since: {exc}", file=sys.stderr)
         return RECONCILE_USAGE
+    from bot.cli.preflight import EXIT_REFUSED, Refused, configuration
+
+    try:
+        # Before anything touches Redis: a refusal writes nothing there (not even a signing key).
+        configuration(settings, receives=False)
+    except Refused as exc:
+        print(f"steward reconcile: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
     redis = make_redis(settings.redis_url)
     # A catch-up by hand waits for the write budget (people's writes share it) instead of failing.
     runtime = build_runtime(settings, redis, on_budget_wait=_waiting_for_budget)
     try:
-        await install_from_settings(settings, redis)
         kinds = runtime.forge_kinds
-        if not kinds:
-            print(
-                "No forge is configured: set STEWARD_GITHUB_TOKEN (or an App) or STEWARD_GITEA_URL.",
-                file=sys.stderr,
-            )
-            return RECONCILE_USAGE
         try:
+            await install_from_settings(settings, redis)
             seen = await seen_repos(runtime.seen, kinds)
         except (RedisError, OSError) as exc:
-            print(f"Redis is not answering at {settings.redis_url}: {type(exc).__name__}", file=sys.stderr)
+            print(_no_redis(settings.redis_url, exc), file=sys.stderr)
             return RECONCILE_NO_REDIS
         repos: list[tuple[ForgeKind, RepoRef]] = []
         for text in args.repo:
@@ -131,9 +138,7 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
             try:
                 repos = await repos_to_catch_up(runtime, wanted)
             except (RedisError, OSError) as exc:
-                print(
-                    f"Redis is not answering at {settings.redis_url}: {type(exc).__name__}", file=sys.stderr
-                )
+                print(_no_redis(settings.redis_url, exc), file=sys.stderr)
                 return RECONCILE_NO_REDIS
             if not repos:
                 print(
@@ -153,7 +158,7 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
                 runtime, repos, dry_run=args.dry_run, since=since, say=print, full=args.full
             )
         except (RedisError, OSError) as exc:
-            print(f"Redis is not answering at {settings.redis_url}: {type(exc).__name__}", file=sys.stderr)
+            print(_no_redis(settings.redis_url, exc), file=sys.stderr)
             return RECONCILE_NO_REDIS
         wrote = f"{len(report.writes)} write(s) it would make" if args.dry_run else "changes written"
         redelivered = "to redeliver" if args.dry_run else "redelivered"
@@ -196,6 +201,25 @@ def _waiting_for_budget(seconds: float) -> None:
     )
 
 
+def _no_redis(url: str, exc: BaseException) -> str:
+    """One sentence for Redis not answering: where it was looked for and what to do."""
+    return (
+        f"steward reconcile: Redis is not answering at {redacted(url)} ({type(exc).__name__}): start it, or "
+        "set STEWARD_REDIS_URL to the Redis the workers use, and run it again."
+    )
+
+
+def redacted(url: str) -> str:
+    """A Redis URL without its password."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return parts._replace(netloc=netloc).geturl()
+
+
 def cmd_reconcile(args: argparse.Namespace, settings: Any) -> int:
     from bot.telemetry import logs
 
@@ -228,7 +252,7 @@ def add_parsers(sub: Any, settings_of: Any) -> None:
         "differs; on GitHub, ask GitHub to redeliver the webhook deliveries that failed. Without --repo, "
         "every repository Steward is installed on (the forge says) and may write to. Waits for the write "
         "budget when it is spent. Exit 0 done, 1 some repository failed, 2 bad "
-        "arguments, 3 Redis unreachable.",
+        "arguments, 3 Redis unreachable, 4 no forge configured.",
     )
     reconcile.add_argument(
         "--repo",

@@ -98,6 +98,32 @@ def _lines(node: yaml.Node, path: tuple[str, ...], out: dict[tuple[str, ...], in
             _lines(item, (*path, str(index)), out)
 
 
+def _duplicates(node: yaml.Node, path: tuple[str, ...] = ()) -> list[ConfigError]:
+    """A key given twice in one mapping (two `limits:`): YAML loaders keep the last one silently, so half
+    of what the file says would be dropped without a word."""
+    errors: list[ConfigError] = []
+    if isinstance(node, yaml.MappingNode):
+        first: dict[str, int] = {}
+        for key, value in node.value:
+            name, line = str(key.value), key.start_mark.line + 1
+            if name in first:
+                errors.append(
+                    ConfigError(
+                        ".".join((*path, name)),
+                        line,
+                        f"`{name}` is given twice (lines {first[name]} and {line}); only one would count: "
+                        "merge them into one",
+                    )
+                )
+            else:
+                first[name] = line
+            errors += _duplicates(value, (*path, name))
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            errors += _duplicates(item, (*path, str(index)))
+    return errors
+
+
 def _line_of(lines: Mapping[tuple[str, ...], int], loc: Sequence[str]) -> int | None:
     for n in range(len(loc), -1, -1):
         if tuple(loc[:n]) in lines:
@@ -135,8 +161,34 @@ def _message(error: Mapping[str, Any], loc: tuple[str, ...]) -> str:
         )
         return f"unknown key `{key}`{hint}"
     # Pydantic names Python's types; a YAML file has lists (`[a, b]` or `- a` lines) and mappings.
-    plain = _YAML_WORDS.get(str(error.get("type")))
-    return plain or str(error.get("msg", "invalid value"))
+    return _YAML_WORDS.get(str(error.get("type"))) or plain_message(error)
+
+
+# Pydantic's messages for a value of the wrong kind, in a reader's words ("Input should be a valid integer,
+# unable to parse string as an integer" names the parser, not what to write).
+_PLAIN: Final[Mapping[str, str]] = {
+    "int_parsing": "should be a whole number, like 3",
+    "int_type": "should be a whole number, like 3",
+    "int_from_float": "should be a whole number, like 3",
+    "float_parsing": "should be a number, like 1.5",
+    "float_type": "should be a number, like 1.5",
+    "bool_parsing": "should be true or false",
+    "bool_type": "should be true or false",
+    "string_type": "should be text",
+    "missing": "is required",
+}
+
+
+def plain_message(error: Mapping[str, Any]) -> str:
+    """One validation error of pydantic's (``ValidationError.errors()``) as a reader would say it."""
+    kind = str(error.get("type"))
+    if kind in _PLAIN:
+        return _PLAIN[kind]
+    text = str(error.get("msg", "invalid value"))
+    text = text.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    if text.startswith("Input should be "):
+        text = "should be " + text.removeprefix("Input should be ")
+    return text
 
 
 _YAML_WORDS: Final[Mapping[str, str]] = {
@@ -181,7 +233,8 @@ def parse(text: str | bytes, commands: Sequence[str] = ()) -> Parsed:
     if node is not None:
         _lines(node, (), lines)
     given = data.get("commands")
-    errors = list(_unknown_commands(given if isinstance(given, dict) else {}, commands, lines))
+    errors = _duplicates(node) if node is not None else []
+    errors += _unknown_commands(given if isinstance(given, dict) else {}, commands, lines)
     errors += _below_floors(given if isinstance(given, dict) else {}, lines)
     try:
         HandlerSettings.model_validate(data)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -151,6 +152,23 @@ class Settings(BaseSettings):
     @classmethod
     def _csv(cls, value: object) -> object:
         return _split_csv(value)
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str) -> str:
+        """A URL redis-py reads as meant: it takes ``redis://host:6379/x`` for database 0, silently."""
+        parsed = urlsplit(value)
+        if parsed.scheme not in ("redis", "rediss", "unix"):
+            raise ValueError("should look like redis://HOST:PORT/DB, for example redis://127.0.0.1:6379/0")
+        if parsed.scheme != "unix":
+            try:
+                parsed.port  # noqa: B018  # raises on a port that is not a number
+            except ValueError:
+                raise ValueError("should have a port that is a number (redis://HOST:PORT/DB)") from None
+            database = parsed.path.strip("/")
+            if database and not database.isdigit():
+                raise ValueError(f"should end in a database number, not {database!r} (redis://HOST:PORT/DB)")
+        return value
 
 
 # --- per-repository settings -------------------------------------------------------------------------

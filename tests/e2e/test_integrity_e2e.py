@@ -97,7 +97,8 @@ def public_key(steward: Steward, tmp_path: Path) -> Path:
     assert "BEGIN PUBLIC KEY" in done.stdout and "PRIVATE" not in done.stdout
     path = tmp_path / "steward.pub"
     path.write_text(done.stdout)
-    (tmp_path / "fingerprint").write_text(done.stderr.strip().removeprefix("# "))
+    # The fingerprint is the last line on stderr (a log line may come before it).
+    (tmp_path / "fingerprint").write_text(done.stderr.strip().splitlines()[-1].removeprefix("# "))
     return path
 
 

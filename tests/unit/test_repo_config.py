@@ -221,6 +221,28 @@ def test_check_config_exit_codes_and_lines(tmp_path: Path) -> None:
     assert piped.returncode == 1 and "-:2: forks.enabled:" in piped.stdout
 
 
+def test_check_config_reports_a_key_given_twice_in_plain_words_and_says_what_an_invalid_file_means() -> None:
+    """Issue 37: two `limits:` passed silently (YAML keeps the last); pydantic's "Input should be a valid
+    integer, unable to parse string as an integer" named the parser; and "keeps the last valid settings" was
+    said of every file, though a repository that never had a valid one has none."""
+    text = b"limits:\n  stories_per_bug: 3\nbacklog:\n  round_cap: many\nlimits:\n  references_per_issue: 9\n"
+    done = _steward("check-config", "-", stdin=text)
+    assert done.returncode == 1, done.stdout
+    lines = done.stdout.splitlines()
+    assert (
+        "-:5: limits: `limits` is given twice (lines 1 and 5); only one would count: merge them into one"
+        in lines
+    )
+    assert "-:4: backlog.round_cap: should be a whole number, like 3" in lines
+    assert "valid integer" not in done.stdout and "unable to parse" not in done.stdout
+    assert lines[-1].startswith("2 errors: fix them before pushing.")
+    assert "never had a valid file stays switched off" in lines[-1]
+    nested = parse("commands:\n  refine: {permission: triage}\n  refine: {permission: write}\n")
+    assert [e.path for e in nested.errors] == ["commands.refine"] and nested.errors[0].line == 3
+    flag = parse("forks:\n  enabled: maybe\n")
+    assert [e.message for e in flag.errors] == ["should be true or false"]
+
+
 def test_config_schema_prints_the_schema() -> None:
     done = _steward("config-schema")
     assert done.returncode == 0
