@@ -210,6 +210,9 @@ def _trust_refusals(given: GateInput, slot: RegressionSlot) -> list[Refusal]:
     info = slot.language or example_for(slot.path)[0]
     code = slot.code or ""
     command = f"/{p} bugfix --trust-test {digest}"
+    author = neutralise.line(
+        "@" + given.author, 60
+    )  # named, not pinged: the reply is for whoever ran /bugfix
     copyable = (
         "Read the code below; to vouch for exactly this code (path and code, byte for byte), someone with "
         f"write access runs `{command}`"
@@ -218,8 +221,10 @@ def _trust_refusals(given: GateInput, slot: RegressionSlot) -> list[Refusal]:
         return [
             Refusal(
                 UNTRUSTED_TEST_CODE,
-                f"the test code for `{slot.path}` comes from @{given.author}, who has no write access: "
-                f"CI on a branch of this repository runs with its secrets. {copyable}",
+                f"the test code for `{slot.path}` is in an issue opened by {author}, who has no write "
+                "access, and Steward does not know who last wrote section 7 (it reads no edit history), so "
+                "the code counts as theirs: CI on a branch of this repository runs with its secrets. "
+                f"{copyable}",
                 code_block=code,
                 code_info=info,
             )
