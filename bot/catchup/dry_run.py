@@ -50,7 +50,9 @@ from bot.forge import (
 
 
 def _excerpt(text: str, limit: int = 72) -> str:
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    """The first line a reader would see (Steward's own markers and data blocks are HTML comments)."""
+    shown = (line.strip() for line in text.splitlines())
+    first = next((line for line in shown if line and not line.startswith("<!--")), "")
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 

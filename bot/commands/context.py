@@ -172,6 +172,9 @@ class EventContext:
     deferred: Deferred | None = None
     # The locked conversations the forge kept this job out of (``upsert_sticky``), said once each.
     locked_out: set[int] = field(default_factory=set)
+    # In shadow mode (`mode: shadow`) ``forge`` writes nothing and this is the real one, for the answers of
+    # the commands that speak even then (``bot.commands.dispatch.SHADOW_SPEAKERS``); None: live.
+    live_forge: Forge | None = None
 
     @property
     def keyring(self) -> signing.Keyring:
@@ -284,6 +287,7 @@ class EventContext:
             config=self.config,
             memo=self.memo,
             deferred=self.deferred,
+            live_forge=self.live_forge,
         )
 
     @property

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from typing import Final
 
 from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.commands.grammar import Command, added_commands_async, closest_command, parse_commands_async
@@ -149,6 +150,10 @@ async def _over_budget(ctx: CommandContext, limit: int) -> bool:
     return True
 
 
+# The commands that answer even in shadow mode: how a team watching Steward asks what it would have done.
+SHADOW_SPEAKERS: Final = frozenset({"help", "ping", "config"})
+
+
 async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:
     comment = ctx.event.comment
     issue = ctx.event.issue
@@ -196,6 +201,8 @@ async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:
             comment=comment,
             occurrence=occurrence,
         )
+        if ctx.live_forge is not None and name in SHADOW_SPEAKERS:
+            cctx.forge = ctx.live_forge  # shadow mode: these answer for real (`mode` in bot.config.settings)
         if await _over_budget(cctx, ctx.settings.limits.commands_per_minute):
             ran.append(f"over-budget:{name}")
             continue

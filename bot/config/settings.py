@@ -428,6 +428,13 @@ class HandlerSettings(BaseModel):
 
     model_config = _SECTION
 
+    mode: Literal["live", "shadow"] = Field(
+        default="live",
+        description="`live`: Steward acts here. `shadow`: it works out everything it would do and logs it, "
+        "but writes nothing to the forge (no comment, reaction, label, status, branch or pull request) "
+        "except its answers to `/steward config`, `help` and `ping`; `/steward config` shows the last things "
+        "it would have done, so a team can watch it before letting it speak.",
+    )
     commands: dict[str, CommandSettings] = Field(
         default_factory=dict,
         description="Per command (by name, e.g. `approve-spec`): who may run it.",

@@ -29,11 +29,13 @@ from arq.cron import cron
 from arq.worker import Worker, func
 
 from bot.catchup.comments import COMMENT_DONE_TTL, LAST_EVENT_KEY, done_key_of
+from bot.catchup.dry_run import DryRunForge
 from bot.catchup.installed import repos_to_catch_up
 from bot.catchup.reconcile import last_run, reconcile_all
 from bot.commands.context import EventContext
 from bot.commands.dispatch import dispatch
 from bot.commands.registry import Registry, load_registry
+from bot.config import shadow
 from bot.config.repo_settings import RepoConfigs, RepoSettings
 from bot.config.settings import HandlerSettings, Settings
 from bot.events.event import Event
@@ -304,9 +306,14 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any, job_tr
             metrics.child(metrics.JOBS, "-", "duplicate_comment").inc()
             return "ignored: this comment's commands were handled already"
         locks = IssueLocks(runtime.redis, owner=job_id, ttl=lock_ttl)
+        # Shadow mode: the handlers run against a forge that writes nothing; what it would write is logged and
+        # kept for `/steward config` (bot.config.shadow).
+        would: list[str] = []
+        shadowed = repo_settings.settings.mode == "shadow" and event.repo is not None
         ectx = EventContext(
             event=event,
-            forge=forge,
+            forge=DryRunForge(forge, would.append) if shadowed else forge,
+            live_forge=forge if shadowed else None,
             me=me,
             settings=repo_settings.settings,
             registry=runtime.registry,
@@ -323,6 +330,12 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any, job_tr
         except Busy:
             metrics.child(metrics.JOBS, "-", "deferred_busy").inc()
             raise Retry(defer=await _busy_defer(runtime.redis, None, job_try)) from None
+        if would and event.repo is not None:
+            what = f"{event.name}.{event.action}" if event.action else event.name
+            what += f" #{event.issue.number}" if event.issue is not None else ""
+            for line in would:
+                jlog.info("shadow mode: not written", would=line)
+            await shadow.record(runtime.redis, event.forge, event.repo, what, would)
         marks = [(f"{LAST_EVENT_KEY}:{event.forge}", repr(time.time()), 30 * 86_400)]
         if done is not None:
             marks.insert(0, (done, "1", COMMENT_DONE_TTL))

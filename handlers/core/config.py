@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from bot.commands.context import CommandContext, EventContext
 from bot.commands.registry import Registry
+from bot.config import shadow
 from bot.config.repo_file import CONFIG_PATHS, ConfigError, dump_value, parse, sources
 from bot.config.repo_settings import RepoSettings
 from bot.forge import Issue, NotFound, PermissionDenied, StatusState
@@ -224,7 +225,23 @@ async def config_command(ctx: CommandContext) -> None:
         repo = await ctx.forge.get_repo(ctx.repo)
         found, _ = await read_requirement(ctx.forge, ctx.repo, repo.default_branch, ctx.event.forge)
         enforced = "\n\n" + "\n".join(requirement_lines(found, ctx.event.forge, repo.html_url))
-    await ctx.reply(render_config(config, ctx.prefix) + enforced + signed)
+    await ctx.reply(render_config(config, ctx.prefix) + await _shadow_lines(ctx) + enforced + signed)
+
+
+async def _shadow_lines(ctx: CommandContext) -> str:
+    """In shadow mode: that Steward writes nothing here, and the last things it would have done."""
+    if ctx.settings.mode != "shadow":
+        return ""
+    head = (
+        "\n\n**Shadow mode** (`mode: shadow`): Steward works out what it would do here and writes nothing — "
+        "no comment, reaction, label, status, branch or pull request — except its answers to "
+        f"`/{ctx.prefix} config`, `help` and `ping`. Set `mode: live` to let it act."
+    )
+    found = await shadow.recent(ctx.memo.redis, ctx.event.forge, ctx.repo) if ctx.memo is not None else []
+    if not found:
+        return head + "\n\nIt has had nothing to do here yet."
+    shown = "\n".join(f"- {neutralise.line(line, 300)}" for line in found)
+    return f"{head}\n\nThe last {len(found)} things it would have done, newest first:\n\n{shown}"
 
 
 def _touched(paths: Sequence[str], kind: str) -> list[str]:

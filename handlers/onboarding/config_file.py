@@ -152,6 +152,9 @@ def config_text(
         if name == "commands":
             continue
         annotation = info.annotation
+        if name == "mode":  # the one top-level value: live or shadow
+            lines += ["", *_comment_lines(info.description or "", ""), f"# mode: {info.default}"]
+            continue
         assert isinstance(annotation, type) and issubclass(annotation, BaseModel)
         lines.append("")
         lines += _comment_lines(info.description or "", "")

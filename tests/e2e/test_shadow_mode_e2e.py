@@ -1,0 +1,43 @@
+"""Shadow mode (issue 37 §4), on both forges: with `mode: shadow` in its configuration a repository gets
+nothing written by Steward — no verdict, no label, no reaction, no reply — while `/steward config` answers
+and shows the last things Steward would have done there; `mode: live` lets it act."""
+
+from __future__ import annotations
+
+from tests.e2e.conftest import Steward
+
+REPORT = "App crashes when I open the cart"
+
+
+def config_path(steward: Steward) -> str:
+    return f"{'.gitea' if steward.forge == 'gitea' else '.github'}/steward.yml"
+
+
+def test_in_shadow_mode_steward_writes_nothing_and_config_shows_what_it_would_have_done(
+    steward: Steward,
+) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    m.put_file(repo, config_path(steward), "mode: shadow\n")
+    steward.settle()
+    bug = m.open_issue(repo, "The cart crashes", REPORT, labels=["bug", "refine"])
+    ping = m.comment(repo, bug, "/steward refine")
+    steward.settle()
+    assert steward.bot_comments(repo, bug) == [], "no verdict, no reply"
+    assert not any(label.startswith("refinement:") for label in m.labels_of(repo, bug))
+    assert m.reactions(repo, ping) == [], "not even the 👀 of an accepted command"
+
+    m.comment(repo, bug, "/steward config")
+    steward.settle()
+    [answer] = [c["body"] for c in steward.bot_comments(repo, bug)]
+    assert "**Shadow mode** (`mode: shadow`)" in answer
+    assert "things it would have done, newest first" in answer
+    assert f" #{bug}: would comment on {repo}#{bug}: " in answer  # the verdict, not posted
+    assert f"would add refinement:rejected to {repo}#{bug}" in answer
+    assert "would react eyes to comment" in answer and "<!--" not in answer.split("newest first")[1]
+
+    m.put_file(repo, config_path(steward), "mode: live\n")
+    steward.settle()
+    m.edit_issue(repo, bug, body=REPORT + "\n\nEvery time.")
+    steward.settle()
+    assert any(label.startswith("refinement:") for label in m.labels_of(repo, bug)), "live: it acts"
