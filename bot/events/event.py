@@ -182,7 +182,7 @@ class Event:
             "action": self.action,
             "sender": self.sender,
             "sender_is_bot": self.sender_is_bot,
-            "repo": _repo_json(self.repo) if self.repo else None,
+            "repo": {"owner": self.repo.owner, "name": self.repo.name} if self.repo else None,
             "installation_id": self.installation_id,
             "issue": self._issue_json(),
             "comment": self.comment.__dict__ if self.comment else None,
@@ -192,7 +192,7 @@ class Event:
             "milestone": self.milestone.__dict__ if self.milestone else None,
             "ref": self.ref,
             "after": self.after,
-            "extra": dict(self.extra),
+            "extra": _extra_json(self.extra, self.repo),
             "pull": self.pull.__dict__ if self.pull else None,
             "report": self.report.__dict__ if self.report else None,
             "paths": list(self.paths),
@@ -215,6 +215,11 @@ class Event:
     def from_json(cls, raw: str | bytes) -> Event:
         data = json.loads(raw)
         repo = data.pop("repo")
+        extra = dict(data.get("extra") or {})
+        ident = extra.pop(_REPO_ID, "")
+        data["extra"] = extra
+        if repo is not None and str(ident).isdigit():
+            repo["id"] = int(ident)
         issue = data.pop("issue")
         comment = data.pop("comment")
         milestone = data.pop("milestone")
@@ -239,9 +244,14 @@ class Event:
         )
 
 
-def _repo_json(repo: RepoRef) -> dict[str, Any]:
-    """The repository's names, and its id when known (left out otherwise, as earlier versions wrote it)."""
-    found: dict[str, Any] = {"owner": repo.owner, "name": repo.name}
-    if repo.id:
-        found["id"] = repo.id
+# The repository's id travels in ``extra`` (as a string, like every value there): a worker of the previous
+# version builds ``RepoRef(**repo)`` and would refuse a new key there, but takes any key in ``extra``, so a
+# job queued by a new receiver still runs on an old worker during a rolling upgrade.
+_REPO_ID = "_repo_id"
+
+
+def _extra_json(extra: Mapping[str, str], repo: RepoRef | None) -> dict[str, str]:
+    found = dict(extra)
+    if repo is not None and repo.id:
+        found[_REPO_ID] = str(repo.id)
     return found

@@ -176,6 +176,20 @@ def test_the_queued_form_carries_every_field() -> None:
     assert set(json.loads(event.to_json())) == {f.name for f in fields(Event)}
 
 
+def test_the_repository_id_travels_where_a_worker_of_the_previous_version_takes_it() -> None:
+    """A worker of the previous version builds ``RepoRef(**repo)`` (a new key there fails the job) and takes
+    any key in ``extra``: the id travels in ``extra`` and comes back as ``repo.id``, ``extra`` as it was."""
+    payload = json.loads((WEBHOOKS / "issues" / "labeled.json").read_bytes())
+    event = normalise_github("issues", "d", payload)
+    queued = json.loads(event.to_json())
+    assert set(queued["repo"]) == {"owner", "name"}
+    assert queued["extra"] == {**event.extra, "_repo_id": str(payload["repository"]["id"])}
+    again = Event.from_json(event.to_json())
+    assert (
+        again.repo is not None and again.repo.id == payload["repository"]["id"] and again.extra == event.extra
+    )
+
+
 def test_installation_events_name_their_repositories() -> None:
     """`installation.created` lists every repository the App was installed on (`repositories`);
     `installation_repositories.added` the ones added (`repositories_added`); `removed` is not handled."""
