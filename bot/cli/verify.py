@@ -168,7 +168,7 @@ async def _public_key(settings: Settings) -> int:
         redis = make_redis(settings.redis_url)
         try:
             # The key the workers sign with (made now, as a worker would, when none exists yet).
-            keyring = await keyring_from(None, (), redis)
+            keyring = await keyring_from(None, (), redis, warn=False)
             assert keyring.private is not None
             public = keyring.private.public_key()
         except (RedisError, OSError) as exc:

@@ -80,6 +80,10 @@ class Settings(BaseSettings):
     # More public keys whose signatures verify (PEM texts or file paths, comma-separated): the keys used
     # before a rotation.
     verify_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # When Steward started signing (an ISO-8601 time): an unsigned record in a comment or issue created before
+    # it is legacy, one created after it was tampered with. Kept in Redis too; set here it survives losing
+    # Redis (docs/integrity.md). `steward public-key` prints the value Redis holds.
+    signing_since: str | None = None
 
     # The bot's own login; discovered from the forge when empty.
     bot_login: str | None = None

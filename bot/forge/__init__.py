@@ -129,6 +129,8 @@ class Issue:
     id: int = 0
     # When anything about it last changed (its body, labels, comments …), as the forge says.
     updated_at: str = ""
+    # When it was created, as the forge says (nobody can change it: signed records' legacy rule).
+    created_at: str = ""
     # Its conversation is locked: only those with write access comment there, and never a GitHub App
     # (``ThreadLocked``).
     locked: bool = False

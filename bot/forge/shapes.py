@@ -36,6 +36,7 @@ def issue_from_json(raw: Mapping[str, Any], *, milestone_key: str = "number") ->
         html_url=raw.get("html_url") or "",
         id=int(raw.get("id") or 0),
         updated_at=raw.get("updated_at") or "",
+        created_at=raw.get("created_at") or "",
         # GitHub says `locked`, Gitea `is_locked`.
         locked=bool(raw.get("locked") or raw.get("is_locked")),
     )

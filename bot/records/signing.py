@@ -12,15 +12,18 @@ A block read back is one of:
 
 - ``verified``: signed by a key Steward knows, for this very place, and not older than the last one Steward
   wrote there (when it remembers);
-- ``legacy``: written before signing existed (no signature, in a place Steward never signed, last changed
-  before Steward started signing) — accepted once, then re-signed by the next write;
-- ``tampered``: a signature that does not match, or none where there must be one;
+- ``legacy``: no signature, in a comment or issue the forge says was created (and, for a comment, last
+  edited) before Steward started signing — written by a version that did not sign;
+- ``tampered``: a signature that does not match under a key Steward holds, or none where there must be one;
 - ``replayed``: validly signed, but older than what Steward last wrote there (pasted back from the edit
   history);
-- ``unknown-key``: signed with a key id Steward does not hold — it cannot tell, so it does not trust it;
+- ``unknown-key``: signed with a key id Steward does not hold (a key lost with Redis, or any id a person
+  wrote);
 - ``missing``: no data block at all.
 
-Only ``verified`` and ``legacy`` data is trusted (``bot.records.sticky.Record.trusted``).
+Only ``verified`` data is trusted (``bot.records.sticky.Record.trusted``). Every other block is re-derived
+from its sources (DESIGN rule 13: re-derive, never trust); ``legacy`` and ``unknown-key`` quietly, the
+others with a note in the thread (docs/integrity.md).
 """
 
 from __future__ import annotations
@@ -47,7 +50,9 @@ from bot.telemetry import logs
 log = logs.get("steward.signing")
 
 Outcome = Literal["verified", "legacy", "tampered", "replayed", "unknown-key", "missing"]
-TRUSTED: frozenset[Outcome] = frozenset({"verified", "legacy"})
+TRUSTED: frozenset[Outcome] = frozenset({"verified"})
+# Re-derived without a note: nobody can be shown to have changed them (docs/integrity.md).
+QUIET: frozenset[Outcome] = frozenset({"legacy", "unknown-key"})
 Container = Literal["comment", "issue"]
 
 SIG_RE = re.compile(
@@ -251,6 +256,8 @@ class Keyring:
         keys.extend(public)
         self.public: dict[str, Ed25519PublicKey] = {key_id(k): k for k in keys}
         self.since = since
+        # The operator pinned the signing key (``STEWARD_SIGNING_KEY``); False: Steward keeps it in Redis.
+        self.pinned = False
         self.memory: SeqMemory = memory if memory is not None else LocalMemory()
         self._last_seq = 0
         # Signatures that held, by (key id, signature, digest of the signed bytes): the same record is read
@@ -334,9 +341,33 @@ def current() -> Keyring:
     return _current
 
 
-async def keyring_from(signing_key: str | None, verify_keys: Sequence[str], redis: Any) -> Keyring:
+def since_of(value: str | None) -> float | None:
+    """``STEWARD_SIGNING_SINCE`` (an ISO-8601 time, or seconds since the epoch) in seconds; None: unset."""
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        found = parse_time(value)
+        if found is None:
+            raise ValueError(f"STEWARD_SIGNING_SINCE is not a time: {value!r}") from None
+        return found
+
+
+async def keyring_from(
+    signing_key: str | None,
+    verify_keys: Sequence[str],
+    redis: Any,
+    *,
+    since: float | None = None,
+    warn: bool = True,
+) -> Keyring:
     """The keyring of a worker: ``STEWARD_SIGNING_KEY`` when set, else the key kept in Redis (made at the
-    first start, the same for every worker sharing that Redis)."""
+    first start, the same for every worker sharing that Redis).
+
+    When Steward started signing (what makes an unsigned block ``legacy``) is the earliest of ``since``
+    (``STEWARD_SIGNING_SINCE``: the operator's, it survives losing Redis) and what Redis remembers; Redis
+    keeps the earliest known, so a value set later never moves it forward."""
     public = [load_public(value) for value in verify_keys]
     if signing_key:
         private = load_private(signing_key)
@@ -351,21 +382,52 @@ async def keyring_from(signing_key: str | None, verify_keys: Sequence[str], redi
             )
         stored = await redis.get(REDIS_KEY)
         private = load_private(stored.decode() if isinstance(stored, bytes) else str(stored))
-    await redis.set(REDIS_SINCE, str(time.time()), nx=True)
-    since_raw = await redis.get(REDIS_SINCE)
-    since = float(since_raw.decode() if isinstance(since_raw, bytes) else since_raw)
-    keyring = Keyring(private, public, since=since, memory=RedisMemory(redis))
-    log.info("signing records", key=keyring.fingerprint)
+    remembered = await _float(redis, REDIS_SINCE)
+    start = min(x for x in (since, remembered, time.time()) if x is not None and x > 0)
+    if remembered is None or start < remembered:
+        await redis.set(REDIS_SINCE, repr(start))
+    if since is None and warn:
+        log.warning(
+            "no STEWARD_SIGNING_SINCE: when Steward started signing is kept only in Redis. Pin it: set "
+            f"STEWARD_SIGNING_SINCE={start!r} (docs/integrity.md)"
+        )
+    keyring = Keyring(private, public, since=start, memory=RedisMemory(redis))
+    log.info("signing records", key=keyring.fingerprint, since=start)
     return keyring
+
+
+async def _float(redis: Any, key: str) -> float | None:
+    raw = await redis.get(key)
+    if raw is None:
+        return None
+    try:
+        return float(raw.decode() if isinstance(raw, bytes) else raw)
+    except ValueError:
+        return None
 
 
 async def install_from_settings(settings: Any, redis: Any) -> Keyring:
     """Install the keyring a worker (or `steward reconcile`) signs with, from
     ``bot.config.settings.Settings``."""
+    from bot.telemetry import metrics
+
     secret = settings.signing_key.get_secret_value() if settings.signing_key is not None else None
-    keyring = await keyring_from(secret, settings.verify_keys, redis)
+    since = since_of(getattr(settings, "signing_since", None))
+    keyring = await keyring_from(secret, settings.verify_keys, redis, since=since)
+    keyring.pinned = bool(secret)
+    metrics.SIGNING_KEY_PINNED.set(1 if secret else 0)
+    if not secret:
+        log.error(
+            "the signing key is not pinned: it lives in Redis, and losing Redis loses it. Set "
+            "STEWARD_SIGNING_KEY (docs/integrity.md); until then this worker's /readyz answers 503"
+        )
     install(keyring)
     return keyring
+
+
+def pinned() -> bool:
+    """Whether this process signs with a key the operator pinned (``STEWARD_SIGNING_KEY``)."""
+    return _current is not None and _current.pinned
 
 
 async def verifying_keyring(settings: Any, public_key_file: str | None = None, redis: Any = None) -> Keyring:

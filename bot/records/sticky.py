@@ -20,8 +20,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bot.forge import Comment, Forge, RepoRef
+from bot.forge import Comment, Forge, Issue, RepoRef
 from bot.records.signing import (
+    QUIET,
     SIG_RE,
     TRUSTED,
     Container,
@@ -113,9 +114,10 @@ def render(kind: str, key: str, text: str, data: Any = None, *, signature: str =
 
 @dataclass(frozen=True)
 class Record:
-    """A data block as read back. ``trusted`` is its data only when it verifies (or is a legacy block, written
-    before signing, accepted once); every other outcome gives None, and the caller rebuilds the state from
-    what made it. ``shown`` is the raw data for display in a report only (``steward verify``)."""
+    """A data block as read back. ``trusted`` is its data only when it verifies; every other outcome gives
+    None, and the caller re-derives the state from its sources (the people's commands, the forge's own
+    facts). ``shown`` is the raw data, for display in a report, or as pointers to sources a re-derivation
+    checks one by one — never as a fact."""
 
     outcome: Outcome
     place: Place | None = None
@@ -132,8 +134,15 @@ class Record:
 
     @property
     def broken(self) -> bool:
-        """A block was there and cannot be trusted: tampered, replayed, or signed with an unknown key."""
-        return self.outcome in ("tampered", "replayed", "unknown-key")
+        """A block was there and cannot be trusted (tampered, replayed, signed with an unknown key, or
+        legacy): re-derive it from its sources and rewrite it signed."""
+        return self.outcome in ("tampered", "replayed", "unknown-key", "legacy")
+
+    @property
+    def quiet(self) -> bool:
+        """Re-derived without a note: legacy (written before Steward signed) or signed by a key Steward no
+        longer holds (a key lost with Redis) — nobody can be shown to have changed it."""
+        return self.outcome in QUIET
 
 
 MISSING = Record("missing")
@@ -150,15 +159,18 @@ async def verify(
     kind: str,
     key: str,
     changed_at: str = "",
+    created_at: str = "",
     expect_data: bool = False,
     remember: bool = True,
 ) -> Record:
     """What the data block of ``body`` (a comment's or an issue's, at this place) is worth.
 
-    ``changed_at``: when the forge says the comment (issue) last changed — an unsigned block changed after
-    Steward started signing is not legacy. ``expect_data``: Steward always writes a block here, so a body
-    without one was tampered with. ``remember``: consult the sequence numbers Steward wrote (off for a
-    verifier that only has the public key)."""
+    ``created_at``: when the forge says the comment (issue) was created, which nobody can change — an
+    unsigned block is legacy only in a place created before Steward started signing (``Keyring.since``).
+    ``changed_at``: when the forge says a comment's body last changed — one changed after that is not legacy
+    either (an issue's ``updated_at`` moves with every comment and label: give ""). ``expect_data``: Steward
+    always writes a block here, so a body without one was tampered with. ``remember``: consult the sequence
+    numbers Steward wrote (off for a verifier that only has the public key)."""
     place = Place(forge, repo_id, container, id, kind, key)
     text = _data_text(body)
     if text is None:
@@ -170,10 +182,13 @@ async def verify(
     if signature is None:
         if SIG_RE.search(body) is not None or _SIG_LINE.search(body) is not None:
             return Record("tampered", place, 0, data)
-        changed = parse_time(changed_at)
         signed_here = remember and await keyring.memory.last(place) is not None
-        late = changed is not None and keyring.since > 0 and changed >= keyring.since
-        return Record("tampered" if signed_here or late else "legacy", place, 0, data)
+        return Record(
+            "tampered" if signed_here or not _before_signing(keyring, created_at, changed_at) else "legacy",
+            place,
+            0,
+            data,
+        )
     outcome = keyring.check(place, text, signature)
     if outcome == "verified" and remember:
         last = await keyring.memory.last(place)
@@ -182,6 +197,17 @@ async def verify(
     if outcome == "verified" and not _text_holds(body, data):
         outcome = "tampered"  # the signed block pins the visible text, and the text was changed
     return Record(outcome, place, signature.seq, data)
+
+
+def _before_signing(keyring: Keyring, created_at: str, changed_at: str) -> bool:
+    """Whether the forge's own times put a place before Steward started signing (a verifier that does not
+    know when that was — ``steward verify`` — cannot tell, and reports it legacy)."""
+    if keyring.since <= 0:
+        return True
+    created, changed = parse_time(created_at), parse_time(changed_at)
+    if created is None or created >= keyring.since:
+        return False
+    return changed is None or changed < keyring.since
 
 
 # A record whose visible text is itself what readers trust (the RA9 verdict's YAML) pins that text: its
@@ -378,6 +404,7 @@ async def verify_comment(
         kind=kind,
         key=key,
         changed_at=comment.updated_at,
+        created_at=comment.created_at,
         expect_data=expect_data,
         remember=remember,
     )
@@ -402,4 +429,19 @@ class Verifier:
             return MISSING
         return await verify_comment(
             self.keyring, self.forge_kind, self.repo_id, comment, kind, key, expect_data=expect_data
+        )
+
+    async def issue(self, issue: Issue, kind: str, key: str, *, expect_data: bool = True) -> Record:
+        """The record Steward keeps in ``issue``'s body (a milestone's dashboard)."""
+        return await verify(
+            self.keyring,
+            issue.body,
+            forge=self.forge_kind,
+            repo_id=self.repo_id,
+            container="issue",
+            id=issue.id,
+            kind=kind,
+            key=key,
+            created_at=issue.created_at,
+            expect_data=expect_data,
         )

@@ -83,6 +83,12 @@ REDIS_UP = Gauge(
     ["process"],
     registry=REGISTRY,
 )
+SIGNING_KEY_PINNED = Gauge(
+    "steward_signing_key_pinned",
+    "Whether this worker signs with a key the operator pinned (STEWARD_SIGNING_KEY: 1) or one kept in Redis "
+    "(0: losing Redis loses the key; docs/integrity.md)",
+    registry=REGISTRY,
+)
 REDIS_RECONNECTS = Counter(
     "steward_redis_reconnects",
     "Times this process found Redis back after it had been unreachable",

@@ -1,6 +1,7 @@
 """A worker's own HTTP port (``STEWARD_WORKER_METRICS_PORT``): ``/metrics`` (Prometheus, also at ``/``),
-``/healthz`` (the process is alive) and ``/readyz`` (503 while Redis is unreachable), so an operator or a
-Kubernetes probe sees an outage on the worker too. A few lines of asyncio: nothing here is on a hot path."""
+``/healthz`` (the process is alive) and ``/readyz`` (503 while Redis is unreachable, or while the signing key
+is not pinned: docs/integrity.md), so an operator or a Kubernetes probe sees an outage on the worker too. A
+few lines of asyncio: nothing here is on a hot path."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import asyncio
 import contextlib
 
 from bot.queue import gauges
+from bot.records import signing
 from bot.telemetry import metrics
 from bot.worker.redis_watch import RedisWatch
 
@@ -32,9 +34,12 @@ async def respond(method: str, path: str, watch: RedisWatch) -> bytes:
     if path == "/healthz":
         return _answer(200, b'{"status": "ok"}')
     if path == "/readyz":
-        if await watch.answers():
-            return _answer(200, b'{"status": "ok", "redis": "ok"}')
-        return _answer(503, b'{"status": "unavailable", "redis": "unreachable"}')
+        if not await watch.answers():
+            return _answer(503, b'{"status": "unavailable", "redis": "unreachable"}')
+        if not signing.pinned():
+            # Loud, not fatal: the worker still pulls and answers work (docs/integrity.md says why).
+            return _answer(503, b'{"status": "unavailable", "redis": "ok", "signing": "not pinned"}')
+        return _answer(200, b'{"status": "ok", "redis": "ok"}')
     return _answer(404, b'{"error": "not found"}')
 
 

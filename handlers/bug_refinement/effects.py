@@ -210,7 +210,16 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
         # notification's reason `mention` is being @mentioned in new content; an edit sends none
         # (github.com/isaacs/github#310). The created comment holds this line before its record is signed in
         # (bot/records/sticky.py `upsert`), so the mention is there at creation.
-        in_verdict = ask is not None and (existing is None or data.get(ASKED) == ask)
+        # A verdict re-derived quietly (legacy, or signed by a key lost with Redis) asked already when the
+        # verdict as shown still opens with this very ask: its reporter was notified when it was created, and
+        # is not again (the worst a hand-written line can do is spare them one notification).
+        asked_before = (
+            existing is not None
+            and author is not None
+            and checked.quiet
+            and verdict_notice_line(author, verdict) in sticky.visible_text(existing.body)
+        )
+        in_verdict = ask is not None and (existing is None or data.get(ASKED) == ask or asked_before)
         if in_verdict and author is not None:
             text = f"{verdict_notice_line(author, verdict)}\n\n{text}"
         record: dict[str, Any] = {

@@ -28,6 +28,7 @@ from bot.forge import (
     repo_key,
 )
 from bot.records import sticky
+from bot.records.signing import parse_time
 from bot.records.sticky import MISSING
 from bot.records.sticky import Record as StickyRecord
 from handlers.forks.juror import COMMANDS, RecordedRecord, Request, Source, Verdict, fork_status, requests_of
@@ -141,6 +142,12 @@ async def judge(
     data = record.trusted if found else None
     recorded = recorded_from(data)
     remembered = remembered_from(data)
+    if found is not None and record.quiet:
+        # Legacy, or signed by a key Steward no longer holds: not trusted, re-derived from the `/decide`
+        # comments. Its records only say which were made under the earlier rule (docs/forks.md), and that
+        # counts for a record whose `/decide` comment the forge says was written before Steward signed.
+        recorded = _made_before_signing(recorded_from(record.shown), comments, verifier.keyring.since)
+        remembered = remembered_from(record.shown)
     required = decide_permission(settings)
     reopen = reopen_permission(settings)
     drop = drop_permission(settings)
@@ -271,6 +278,10 @@ async def _sync_held(
         return None
     if judged.verdict.forks or judged.sticky is not None:
         previous: dict[str, RecordedRecord] = recorded_from(judged.record.trusted)
+        if judged.sticky is not None and judged.record.quiet:
+            previous = _made_before_signing(
+                recorded_from(judged.record.shown), judged.comments, ctx.keyring.since
+            )
         data = data_block(judged.verdict, previous, judged.remembered)
         # Indexed before the comment is written: the index may only over-approximate.
         await _index(ctx, number, data.get("sources", []))
@@ -286,6 +297,21 @@ async def _sync_held(
             await ctx.report_rebuilt(judged.record, written.comment.html_url or "this issue", number=number)
     await _mirror_labels(ctx, judged.issue, judged.verdict)
     return judged
+
+
+def _made_before_signing(
+    recorded: dict[str, RecordedRecord], comments: list[Comment], since: float
+) -> dict[str, RecordedRecord]:
+    """The records of an untrusted block whose command comment (the id its key starts with) the forge says
+    was created before Steward started signing: the earlier rule may have judged those. Each is judged again
+    from its sources all the same (its hash must still match them)."""
+    created = {str(c.id): parse_time(c.created_at) for c in comments}
+    kept: dict[str, RecordedRecord] = {}
+    for key, record in recorded.items():
+        at = created.get(key.split(":", 1)[0])
+        if at is not None and since > 0 and at < since:
+            kept[key] = record
+    return kept
 
 
 def _scope(ctx: EventContext) -> str:

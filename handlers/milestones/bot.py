@@ -194,7 +194,9 @@ async def gate_command(ctx: CommandContext) -> None:
     except NotFound:
         raise CommandError("its milestone no longer exists.") from None
     settings = ctx.settings.milestones
-    dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard)
+    dashboards = await find_dashboards(
+        ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard, verifier=await ctx.verifier()
+    )
     items = await milestone_items(ctx.forge, ctx.repo, key, ctx.me.login)
     ratifications = await read_ratifications(ctx, items, gate_labels(ctx.settings))
     seen = without_void(items, ratifications)
@@ -275,12 +277,14 @@ async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef
         for ms in await forge.list_milestones(repo, state="closed")
         if closed_since(ms.closed_at, since or polled_at)
     ]
-    dashboards = await find_dashboards(forge, repo, me.login, settings.labels.dashboard)
+    ctx = pctx.repo_context(kind, repo, forge, me, config)
+    dashboards = await find_dashboards(
+        forge, repo, me.login, settings.labels.dashboard, verifier=await ctx.verifier()
+    )
     open_keys = {ms.key for ms in opened}
     others: list[Milestone] = []
     gone: list[int] = []
     seen: dict[int, SeenDashboard] = {}
-    ctx = pctx.repo_context(kind, repo, forge, me, config)
     for key, issue in dashboards.items():
         # A dashboard whose record does not verify is seen as having none: refreshed, and its closure gated.
         decoded = (await ctx.record_of_issue(issue, KIND, str(key))).trusted
@@ -340,7 +344,9 @@ async def reconcile_milestones(ctx: EventContext) -> None:
     if not _enabled(ctx):
         return
     settings = ctx.settings.milestones
-    dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard)
+    dashboards = await find_dashboards(
+        ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard, verifier=await ctx.verifier()
+    )
     milestones = await ctx.forge.list_milestones(ctx.repo, state="all")
     # Since when nobody looked (the reconcile's window): a milestone closed since then before it had a
     # dashboard is checked like any other closure; one closed before that is history, left alone.

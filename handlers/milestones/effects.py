@@ -10,6 +10,7 @@ takes it elsewhere), so two jobs never race to create a second dashboard or over
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -17,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Final, Literal
 
 from bot.commands.context import EventContext
+from bot.commands.grammar import parse_cached
 from bot.commands.permissions import check, who_may
 from bot.config.settings import HandlerSettings, MilestoneSettings, Permission
 from bot.events.event import Event, MilestoneSnapshot
@@ -37,18 +39,22 @@ from handlers.milestones.gate import GateLabels, GateResult, evaluate, is_intern
 from handlers.milestones.gate_facts import gate_proof
 from handlers.milestones.plan import (
     KIND,
+    UsageError,
     closed_since,
     closure_decision,
     dashboard_key,
     gate_delay,
     gate_due,
     iso,
+    parse_gate,
+    parse_time,
     refresh_run_at,
 )
 from handlers.milestones.ratifications import (
     comment_digest,
     ratification_lines,
     read_ratifications,
+    unedited,
     with_ratifications,
     without_void,
 )
@@ -66,6 +72,8 @@ from handlers.milestones.state import Closure, DashboardData, Override, Reopened
 from handlers.milestones.watch import watching_since
 
 NOTICE_KIND = "milestone-notice"
+# The command a `/gate override` is (handlers.milestones.bot registers it).
+GATE_NAME: Final = "gate"
 REFRESH = "steward-refresh"
 GATE = "steward-gate"
 OVERRIDE_PERMISSION: Final[Permission] = "maintain"
@@ -120,14 +128,30 @@ def dashboard_of(issue: Issue, bot_login: str) -> int | None:
     return dashboard_key(issue.body)
 
 
-async def find_dashboards(forge: Forge, repo: RepoRef, bot_login: str, label: str) -> dict[int, Issue]:
-    """Every dashboard of the repository by milestone key (open or closed). Should two exist for one milestone
-    (a person copied one), the oldest is the dashboard."""
-    found: dict[int, Issue] = {}
+async def find_dashboards(
+    forge: Forge, repo: RepoRef, bot_login: str, label: str, *, verifier: sticky.Verifier | None = None
+) -> dict[int, Issue]:
+    """Every dashboard of the repository by milestone key (open or closed).
+
+    A milestone is bound to its dashboard by the dashboard's signed record: the signature names the issue's
+    id and the milestone's key together, so another Steward issue whose body a writer gave this milestone's
+    marker (an older dashboard, the configuration error issue) never verifies as it. Should two issues carry
+    one milestone's marker, the one whose record verifies is the dashboard (``verifier``); only when none
+    does, the oldest."""
+    candidates: dict[int, list[Issue]] = {}
     for issue in await forge.list_issues(repo, labels=[label], state="all", kind="issues"):
         key = dashboard_of(issue, bot_login)
-        if key is not None and (key not in found or issue.number < found[key].number):
-            found[key] = issue
+        if key is not None:
+            candidates.setdefault(key, []).append(issue)
+    found: dict[int, Issue] = {}
+    for key, issues in candidates.items():
+        issues.sort(key=lambda issue: issue.number)
+        found[key] = issues[0]
+        if len(issues) > 1 and verifier is not None:
+            for issue in issues:
+                if (await verifier.issue(issue, KIND, str(key))).outcome == "verified":
+                    found[key] = issue
+                    break
     return found
 
 
@@ -236,7 +260,9 @@ def _notice_key(key: int, closed_at: str | None) -> str:
 
 
 async def _close_orphan(ctx: EventContext, key: int) -> Synced:
-    dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, _ms(ctx).labels.dashboard)
+    dashboards = await find_dashboards(
+        ctx.forge, ctx.repo, ctx.me.login, _ms(ctx).labels.dashboard, verifier=await ctx.verifier()
+    )
     found = dashboards.get(key)
     if found is not None and found.state == "open":
         record = await ctx.record_of_issue(found, KIND, str(key))
@@ -276,7 +302,9 @@ async def sync_milestone(
     except NotFound:
         return await _close_orphan(ctx, key)
     if dashboards is None:
-        dashboards = await find_dashboards(ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard)
+        dashboards = await find_dashboards(
+            ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard, verifier=await ctx.verifier()
+        )
     current = dashboards.get(key)
     items = await milestone_items(ctx.forge, ctx.repo, key, ctx.me.login)
     # A milestone is tracked once it has a dashboard: opened for its first item (or by `/gate`).
@@ -299,9 +327,12 @@ async def sync_milestone(
     if isinstance(decoded, dict):
         data = DashboardData.from_json(decoded, key)
     elif current is not None:
-        # A dashboard whose record does not verify (edited, deleted, replayed): nothing in it is trusted, and
-        # a closure counts as not settled — its gate is evaluated again, as if the milestone had just closed.
-        data = DashboardData(key)
+        # A dashboard whose record does not verify (edited, deleted, replayed, legacy, an unknown key):
+        # nothing in it is trusted. It is re-derived from its sources (``rederive``): a closure counts as
+        # settled only when it happened before Steward signed anything; any other is gated again, as if the
+        # milestone had just closed; an override only as the `/gate override` comment it points at, checked
+        # from scratch.
+        data = await rederive(ctx, key, ms, current, record)
     else:
         # A new dashboard. A closure Steward did not see happen is taken as settled — it never reopens
         # history — except by the gate check of that very closure.
@@ -336,7 +367,10 @@ async def sync_milestone(
         rebuilt = record is not None and record.trusted is None
         delay = gate_delay(ctx.event.forge, ms.closed_at, settings.grace_period_seconds, now, webhook=rebuilt)
         if delay is not None:
-            await schedule_gate(ctx, key, ms.closed_at, delay=delay)
+            # The gate of a closure re-derived from an untrusted record is a job of its own: the closure's
+            # first gate job (its id kept a while by the queue) may have run already.
+            suffix = f":rederived-{record.outcome}-{record.seq}" if rebuilt and record is not None else ""
+            await schedule_gate(ctx, key, ms.closed_at, delay=delay, suffix=suffix)
         decision = "wait"
     if decision == "wait":
         due = gate_due(ms.closed_at, settings.grace_period_seconds, now)
@@ -447,20 +481,79 @@ async def sync_milestone(
 
 async def override_holds(ctx: EventContext, override: Override) -> bool:
     """An override counts only as the command comment it is: the comment still exists, unedited since Steward
-    recorded it, written by the person the override names, who holds the override permission *now*. A
-    legacy override (recorded before comments were kept; only Steward can have signed it) is checked for the
-    permission alone. The dashboard's record never carries authority on its own."""
-    if override.comment:
-        try:
-            comment = await ctx.forge.get_comment(ctx.repo, override.comment)
-        except NotFound:
-            return False
-        if comment.author.casefold() != override.by.casefold():
-            return False
-        if comment_digest(comment.body) != override.digest:
-            return False
+    recorded it, written by the person the override names, who holds the override permission *now*. An
+    override without a command comment (kept by a version before comments were) counts for nothing once
+    Steward signs: nothing outside the record shows it was ever given. The dashboard's record never carries
+    authority on its own."""
+    if not override.comment:
+        return False
+    try:
+        comment = await ctx.forge.get_comment(ctx.repo, override.comment)
+    except NotFound:
+        return False
+    if comment.author.casefold() != override.by.casefold():
+        return False
+    if comment_digest(comment.body) != override.digest:
+        return False
     decision = await check(ctx.forge, ctx.repo, override_permission(ctx), actor=override.by, author="")
     return decision.allowed
+
+
+async def rederive(
+    ctx: EventContext, key: int, ms: Milestone, dashboard: Issue, record: sticky.Record | None
+) -> DashboardData:
+    """A dashboard's state from its sources alone, for a record that does not verify (docs/integrity.md,
+    "Re-derive, never trust"). The forge's facts: a closure before Steward started signing (``Keyring.since``)
+    is history, settled as it stands; any later one is gated again. The record's own data is read only for
+    the id of an override's command comment, and that comment must hold by itself (``override_from``)."""
+    since = ctx.keyring.since
+    closed = parse_time(ms.closed_at) if ms.state == "closed" else None
+    # The forges give whole seconds: a closure in the very second signing started counts as after it.
+    if closed is not None and since > 0 and closed.timestamp() < math.floor(since):
+        data = DashboardData(key, "closed", ms.closed_at)
+    else:
+        data = DashboardData(key)
+    shown = record.shown if record is not None else None
+    pointer = Override.from_json(shown.get("override")) if isinstance(shown, dict) else None
+    if pointer is not None and pointer.comment:
+        data = replace(data, override=await override_from(ctx, dashboard, pointer.comment))
+    return data
+
+
+async def override_from(ctx: EventContext, dashboard: Issue, comment_id: int) -> Override | None:
+    """The override a `/gate override <reason>` comment on ``dashboard`` gives, checked from the forge alone:
+    on this dashboard's thread, never edited, a gate override of its author's, and written after the last
+    reopening Steward noted there (an override ends when its milestone is reopened). The permission is checked
+    by ``override_holds``, as for every override."""
+    comments = await ctx.forge.list_comments(ctx.repo, dashboard.number)
+    comment = next((c for c in comments if c.id == comment_id), None)
+    me = ctx.me.login.casefold()
+    if comment is None or comment.author.casefold() == me or not unedited(comment):
+        return None
+    commands = parse_cached(
+        comment.body, known=(GATE_NAME,), prefix=ctx.prefix, key=(comment.id, comment.updated_at)
+    )
+    reason = ""
+    for command in commands:
+        if command.name == GATE_NAME:
+            try:
+                request = parse_gate(command.args, command.text)
+            except UsageError:
+                continue
+            if request.action == "override":
+                reason = request.reason
+    if not reason:
+        return None
+    notices = [
+        c.created_at
+        for c in comments
+        if c.author.casefold() == me and (sticky.marker_of(c.body) or ("", ""))[0] == NOTICE_KIND
+    ]
+    written = parse_time(comment.created_at)
+    last_reopen = max((t for t in map(parse_time, notices) if t is not None), default=None)
+    if written is None or (last_reopen is not None and written <= last_reopen):
+        return None
+    return Override(comment.author, comment.created_at, reason, (), comment.id, comment_digest(comment.body))
 
 
 async def _closed_while_watching(ctx: EventContext, closed_at: str | None) -> bool:

@@ -37,6 +37,10 @@ VARIANTS: dict[str, tuple[str, ...]] = {
         "secrets.githubToken=ghp_token,secrets.giteaToken=gitea-token,gitea.url=https://gitea.example.com",
         "--set",
         "secrets.githubWebhookSecrets={new-secret,old-secret},secrets.giteaWebhookSecrets={gitea-secret}",
+        "--set-string",
+        "secrets.signingKey=-----BEGIN PRIVATE KEY-----,secrets.verifyKeys={-----BEGIN PUBLIC KEY-----}",
+        "--set-string",
+        "config.signingSince=2026-01-01T00:00:00Z",
     ),
     "app": ("--set", "github.appId=42", "--set-string", "secrets.githubAppPrivateKey=-----BEGIN KEY-----"),
     "hpa": ("--set", "worker.autoscaling.enabled=true"),
@@ -283,6 +287,8 @@ def test_the_chart_secret_holds_the_values_under_the_documented_keys(render: Ren
         "github-webhook-secrets": "new-secret,old-secret",
         "gitea-token": "gitea-token",
         "gitea-webhook-secrets": "gitea-secret",
+        "signing-key": "-----BEGIN PRIVATE KEY-----",
+        "verify-keys": "-----BEGIN PUBLIC KEY-----",
     }
 
 
@@ -302,7 +308,16 @@ def test_each_component_gets_only_the_secrets_it_uses(render: Render) -> None:
         "STEWARD_GITHUB_WEBHOOK_SECRETS": "github-webhook-secrets",
         "STEWARD_GITEA_WEBHOOK_SECRETS": "gitea-webhook-secrets",
     }
-    assert refs("worker") == {"STEWARD_GITHUB_TOKEN": "github-token", "STEWARD_GITEA_TOKEN": "gitea-token"}
+    # Issue 40 item 2: the signing key is an operator's secret, given to the workers only (never the
+    # receiver, which faces the internet).
+    assert refs("worker") == {
+        "STEWARD_GITHUB_TOKEN": "github-token",
+        "STEWARD_GITEA_TOKEN": "gitea-token",
+        "STEWARD_SIGNING_KEY": "signing-key",
+        "STEWARD_VERIFY_KEYS": "verify-keys",
+    }
+    [config] = [m for m in manifests if m["kind"] == "ConfigMap"]
+    assert config["data"]["STEWARD_SIGNING_SINCE"] == "2026-01-01T00:00:00Z"
 
 
 def test_an_existing_secret_replaces_the_charts_secret(render: Render) -> None:

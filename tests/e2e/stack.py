@@ -16,9 +16,11 @@ from typing import Any, TypeVar
 
 import httpx2
 import redis
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.demo.threads import ThreadedServer, ThreadedWorker, free_port, jobs_outstanding, run_periodic_now
 from bot.receiver.signatures import sign_sha256
+from bot.records.signing import private_pem
 
 __all__ = ["ThreadedServer", "ThreadedWorker", "free_port", "run_periodic_now"]
 
@@ -28,6 +30,9 @@ T = TypeVar("T")
 # test) may be taken by another's; a delivery from the first run's sandbox then fails the signature check
 # instead of being queued, and handled, by a Steward it was never meant for.
 SECRET = f"e2e-webhook-secret-{uuid.uuid4().hex[:12]}"
+# The signing key an operator pins (STEWARD_SIGNING_KEY, docs/integrity.md) for the processes tests start: a
+# worker without one says so loudly (its /readyz answers 503).
+SIGNING_KEY = private_pem(Ed25519PrivateKey.generate())
 # The tests speak plain HTTP to 127.0.0.1, so their clients skip TLS: building the default TLS context loads
 # the CA bundle, ~70 ms a client, and an end-to-end test makes several (users, deliveries, each settle).
 PLAIN: Any = {"verify": False}

@@ -18,6 +18,7 @@ import redis
 
 from bot.demo.threads import ThreadedWorker
 from bot.records import sticky
+from bot.records.signing import parse_time
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import ROOT, reconcile, wait_for
 
@@ -218,7 +219,10 @@ def test_upgrading_from_unsigned_records_reopens_nothing(steward: Steward) -> No
     steward.bot.edit_comment(repo, record["id"], sticky.unsigned(record["body"]))
     store = redis.Redis.from_url(steward.redis_url)
     store.delete("steward:signing:seq")
-    store.set("steward:signing:since", str(time.time()))
+    # The new version starts signing after that closure: the forges give whole seconds, so after its second.
+    since = (parse_time(closed_at) or 0.0) + 1.0
+    wait_for(lambda: time.time() > since or None, what="the second after the closure")
+    store.set("steward:signing:since", str(since))
     steward.workers.append(
         ThreadedWorker(steward.settings, handler_settings=steward.workers[0].handler_settings).start()
     )

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import httpx2
 
 from bot.demo.threads import free_port
-from tests.e2e.stack import SECRET, ForgeUser, settle, wait_for
+from tests.e2e.stack import SECRET, SIGNING_KEY, ForgeUser, settle, wait_for
 
 
 @contextmanager
@@ -66,6 +66,7 @@ def _env(sandbox_url: str, redis_url: str, port: int) -> dict[str, str]:
         "STEWARD_GITHUB_WEBHOOK_SECRETS": SECRET,
         "STEWARD_PORT": str(port),
         "STEWARD_LOG_LEVEL": "info",
+        "STEWARD_SIGNING_KEY": SIGNING_KEY,
     }
 
 
@@ -145,4 +146,23 @@ def test_a_workers_own_port_answers_health_readiness_and_metrics(redis_url: str)
             assert httpx2.get(f"{status}/readyz").json() == {"status": "ok", "redis": "ok"}
             metrics = httpx2.get(f"{status}/metrics").text
             assert 'steward_redis_up{process="worker"} 1.0' in metrics
+            assert "steward_signing_key_pinned 1.0" in metrics
             assert httpx2.get(f"{status}/nope").status_code == 404
+
+
+def test_a_worker_without_a_pinned_signing_key_says_so_loudly(redis_url: str) -> None:
+    """Issue 40 item 2: without STEWARD_SIGNING_KEY the key lives in Redis, and losing Redis loses it. The
+    worker still works, but is not ready: its /readyz answers 503 naming the signing key, the metric is 0,
+    and an error is logged at start (docs/integrity.md says why readiness and not a refusal to start)."""
+    with sandbox_process(redis_url) as (_, _, env):
+        port = free_port()
+        unpinned = {k: v for k, v in env.items() if k != "STEWARD_SIGNING_KEY"}
+        with process("worker", env={**unpinned, "STEWARD_WORKER_METRICS_PORT": str(port)}) as worker:
+            status = f"http://127.0.0.1:{port}"
+            wait_for(lambda: _up(f"{status}/healthz"), timeout=30, what="the worker's port")
+            ready = httpx2.get(f"{status}/readyz")
+            assert ready.status_code == 503
+            assert ready.json() == {"status": "unavailable", "redis": "ok", "signing": "not pinned"}
+            assert "steward_signing_key_pinned 0.0" in httpx2.get(f"{status}/metrics").text
+            worker.log.seek(0)  # type: ignore[attr-defined]
+            assert "the signing key is not pinned" in worker.log.read().decode()  # type: ignore[attr-defined]

@@ -17,7 +17,7 @@ import pytest
 from bot.demo.texts import APPROVED_BUG
 from bot.demo.threads import free_port
 from bot.sandbox.server import SandboxServer
-from tests.e2e.stack import SECRET, TEST_CONFIG_PATHS, ForgeUser, settle, wait_for
+from tests.e2e.stack import SECRET, SIGNING_KEY, TEST_CONFIG_PATHS, ForgeUser, settle, wait_for
 from tests.faults.conftest import OwnRedis, log_of, steward_process, still_running
 
 USERS = {"owner": "outage-owner-token", "steward-bot": "outage-bot-token"}
@@ -37,6 +37,7 @@ def steward(
         "STEWARD_PORT": str(port),
         "STEWARD_WORKER_METRICS_PORT": str(metrics_port),
         "STEWARD_LOG_LEVEL": "info",
+        "STEWARD_SIGNING_KEY": SIGNING_KEY,
         "STEWARD_RETRY_BASE_DELAY": "0.05",
     }
     with ExitStack() as stack:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -121,8 +122,18 @@ class FakeForge:
         self, repo: RepoRef, title: str, body: str, labels: Sequence[str] = (), milestone: int | None = None
     ) -> Issue:
         number = max([0, *self.issues]) + 1
+        # As the forges do: the creation time, to the second (the signed records' legacy rule reads it).
+        made = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
         self.issues[number] = Issue(
-            number, title, body, "open", BOT.login, tuple(labels), milestone, id=90_000 + number
+            number,
+            title,
+            body,
+            "open",
+            BOT.login,
+            tuple(labels),
+            milestone,
+            id=90_000 + number,
+            created_at=made,
         )
         self.writes.append(f"create issue {number}")
         return self.issues[number]

@@ -4,10 +4,13 @@ schedule; what an outsider cannot do. The end-to-end tests run the same flows on
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.commands.context import CommandError
 from bot.commands.periodic import PeriodicContext
@@ -37,6 +40,16 @@ from tests.milestones.fakes import (
 
 NOW = datetime.now(UTC)
 LONG_AGO = iso(NOW - timedelta(minutes=10))
+
+
+@pytest.fixture(autouse=True)
+def fresh_keyring() -> Iterator[None]:
+    """Each test signs with a keyring of its own that does not know when signing started (a worker that an
+    earlier test of the process ran installed its own: its signing start would make closures history)."""
+    before = signing._current
+    signing.install(signing.Keyring(Ed25519PrivateKey.generate()))
+    yield
+    signing._current = before
 
 
 def dashboard(forge: FakeForge) -> tuple[int, dict[str, object]]:
@@ -478,13 +491,23 @@ async def test_reconcile_refreshes_every_tracked_milestone_and_gates_closures_no
 
 
 async def test_upgrading_reopens_nothing_and_re_signs_the_dashboard() -> None:
-    """Issue 23: a dashboard written before records were signed is accepted once as legacy: its settled
-    closure stays settled (a blocked milestone is not reopened), and the record is signed on first touch."""
+    """Issue 23: a dashboard written before records were signed is legacy: re-derived from its sources (issue
+    35 item 1), a closure from before the signing start is history and stays settled (a blocked milestone is
+    not reopened), and the record is signed on first touch, quietly."""
     forge = FakeForge()
     forge.milestone(1)
     forge.add("still open", "open")
     board = await opened_dashboard(forge)
     forge.close_milestone(1, LONG_AGO)
+    keyring = signing.current()
+    keyring.since, before = time.time() + 1, keyring.since  # Steward started signing after the dashboard
+    try:
+        await _upgraded(forge, board)
+    finally:
+        keyring.since = before
+
+
+async def _upgraded(forge: FakeForge, board: int) -> None:
     old = {"v": 1, "key": 1, "state": "closed", "closed_at": LONG_AGO, "counts": [1, 0], "internal": False}
     old["closure"] = {"at": LONG_AGO, "by": None, "verdict": "passed"}
     forge.set(board, body=sticky.fit("milestone-dashboard", "1", "the old dashboard", old), state="closed")

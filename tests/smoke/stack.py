@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx2
 
 from bot.demo.threads import free_port
-from tests.e2e.stack import SECRET, wait_for
+from tests.e2e.stack import SECRET, SIGNING_KEY, wait_for
 
 USERS = {"maintainer": "smoke-maintainer", "outsider": "smoke-outsider", "steward-bot": "smoke-bot"}
 
@@ -110,4 +110,5 @@ def environment(sandbox_url: str, redis_url: str, port: int) -> dict[str, str]:
         "STEWARD_WRITE_BUDGET_PER_MINUTE": "10000",
         "STEWARD_WRITE_BUDGET_PER_HOUR": "100000",
         "STEWARD_RECONCILE_INTERVAL_SECONDS": "0",
+        "STEWARD_SIGNING_KEY": SIGNING_KEY,  # pinned, as the README's production set-up asks
     }

@@ -150,17 +150,40 @@ async def test_a_record_read_again_is_not_checked_again_but_any_change_is() -> N
     assert (await read(keyring, body)).outcome == "unknown-key", "a key no longer accepted refuses it"
 
 
-async def test_a_block_written_before_signing_is_legacy_once() -> None:
+async def test_a_block_written_before_signing_is_legacy_and_never_trusted() -> None:
+    """Legacy is decided from what nobody can edit — when the forge says the place was created (and, for a
+    comment, last changed) against the signing start — never from the absence of memory; and a legacy block is
+    not trusted: it is re-derived from its sources, quietly (issue 35 item 1)."""
     keyring = Keyring(Ed25519PrivateKey.generate(), since=time.time())
     legacy = sticky.fit("debug-board", "5", "the board", {"log": []})
-    record = await read(keyring, legacy, changed_at="2020-01-01T00:00:00Z")
-    assert record.outcome == "legacy" and record.trusted == {"log": []}
+    old, late = "2020-01-01T00:00:00Z", "2099-01-01T00:00:00Z"
+    record = await read(keyring, legacy, created_at=old, changed_at=old)
+    assert record.outcome == "legacy" and record.trusted is None and record.broken and record.quiet
+    assert record.shown == {"log": []}
     # Changed after Steward started signing: Steward would have signed it.
-    assert (await read(keyring, legacy, changed_at="2099-01-01T00:00:00Z")).outcome == "tampered"
-    # Re-signed on first touch: an unsigned block there now is tampering, whatever its date.
+    assert (await read(keyring, legacy, created_at=old, changed_at=late)).outcome == "tampered"
+    # A place created after the signing start (an issue body: no change time is given) is never legacy.
+    assert (await read(keyring, legacy, created_at=late)).outcome == "tampered"
+    # Nor one whose creation time the forge did not give.
+    assert (await read(keyring, legacy)).outcome == "tampered"
+    # Re-signed once: an unsigned block there now is tampering, whatever its date.
     _, seq = sticky.signed(keyring, PLACE, "t", {"log": []})
     await keyring.memory.note(PLACE, seq)
-    assert (await read(keyring, legacy, changed_at="2020-01-01T00:00:00Z")).outcome == "tampered"
+    assert (await read(keyring, legacy, created_at=old, changed_at=old)).outcome == "tampered"
+
+
+async def test_a_block_signed_by_an_unknown_key_is_re_derived_quietly() -> None:
+    """Issue 40 item 2: a key lost with Redis leaves records no key Steward holds verifies — not tampering
+    (no note), not trusted either (re-derived); a signature that fails under a key Steward holds is
+    tampering."""
+    lost = Keyring(Ed25519PrivateKey.generate(), since=time.time())
+    body = signed(lost, {"x": 1})
+    keyring = Keyring(Ed25519PrivateKey.generate(), since=time.time())
+    record = await read(keyring, body)
+    assert record.outcome == "unknown-key" and record.trusted is None and record.broken and record.quiet
+    forged = body.replace('{"x":1}', '{"x":2}')
+    tampered = await read(lost, forged)
+    assert tampered.outcome == "tampered" and not tampered.quiet
 
 
 async def test_a_stripped_or_mangled_signature_is_tampering() -> None:
