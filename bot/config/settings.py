@@ -219,8 +219,8 @@ class LimitSettings(BaseModel):
         le=10_000,
         description="Edits, comments and label changes from one person on this repository handled in a "
         "minute; beyond it they are accepted but handled at that rate, the newest of each kind per issue "
-        "standing for the ones before it. A comment that may hold a command counts under "
-        "`commands_per_minute` instead. 0 means no limit.",
+        "standing for the ones before it. A comment with a command Steward runs counts under "
+        "`commands_per_minute` instead (`/x` or an unknown `/steward x` is text). 0 means no limit.",
     )
     references_per_issue: int = Field(
         default=20,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import re
 import time
 from dataclasses import dataclass
@@ -100,10 +101,77 @@ BUDGETED_EVENTS: Final = frozenset(
         "issue_comment.deleted",
     }
 )
-# A line that may hold a command (`/name` after blanks): such a comment keeps its command budget instead.
+# A line that may hold a command (`/name` after blanks): such a comment keeps its command budget instead —
+# only until a worker has published the commands it knows (``CommandNames``), and only then when the name
+# is one of them.
 _MAY_HOLD_A_COMMAND: Final = re.compile(
     r"^[ \t\u00a0\u200b\u200c\u200d\u2060\ufeff]*/[A-Za-z0-9]", re.MULTILINE
 )
+_BLANKS: Final = " \t\u00a0\u200b\u200c\u200d\u2060\ufeff"
+# What the receiver reads of a comment to tell a command from text (the command grammar reads 128 KiB).
+COMMAND_SCAN_CHARS: Final = 128 * 1024
+# Where the workers publish the commands they run (``publish_command_names``), for the receiver.
+COMMAND_NAMES_KEY: Final = "steward:command-names"
+
+
+@dataclass(frozen=True)
+class CommandNames:
+    """The commands the workers run: ``/{prefix} NAME`` for each of ``names`` (and a bare ``/{prefix}``,
+    help), ``/NAME`` for each of ``short``."""
+
+    prefix: str
+    names: frozenset[str]
+    short: frozenset[str]
+
+    def to_json(self) -> str:
+        return json.dumps({"prefix": self.prefix, "names": sorted(self.names), "short": sorted(self.short)})
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> CommandNames | None:
+        try:
+            data = json.loads(raw)
+            return cls(
+                str(data["prefix"]).lower(),
+                frozenset(str(n).lower() for n in data["names"]),
+                frozenset(str(n).lower() for n in data["short"]),
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+async def publish_command_names(redis: Redis, names: CommandNames) -> None:
+    await redis.set(COMMAND_NAMES_KEY, names.to_json(), ex=EVENTS_LIMIT_SECONDS)
+
+
+async def read_command_names(redis: Redis) -> CommandNames | None:
+    raw = await redis.get(COMMAND_NAMES_KEY)
+    return CommandNames.from_json(raw) if raw else None
+
+
+def names_a_command(body: str, names: CommandNames) -> bool:
+    """Whether a line of ``body`` (outside fenced code) starts with a command the workers run: linear, and
+    never more than ``COMMAND_SCAN_CHARS`` read. ``/x`` or ``/steward x`` with an unknown ``x`` is text."""
+    fence = ""
+    for line in body[:COMMAND_SCAN_CHARS].splitlines():
+        stripped = line.lstrip(_BLANKS)
+        if stripped.startswith(("```", "~~~")):
+            mark = stripped[:3]
+            fence = "" if fence == mark else (fence or mark)
+            continue
+        if fence or not stripped.startswith("/"):
+            continue
+        words = stripped[1:].split(None, 2)
+        if not words:
+            continue
+        first = words[0].lower()
+        if first == names.prefix:
+            if len(words) == 1 or words[1].lower() in names.names:
+                return True
+        elif first in names.short:
+            return True
+    return False
+
+
 EVENTS_LIMIT_SECONDS: Final = 30 * 86_400
 
 
@@ -134,15 +202,18 @@ class EventBudgetKeys:
     pending: str
 
 
-def event_budget_keys(event: Event) -> EventBudgetKeys | None:
+def event_budget_keys(event: Event, names: CommandNames | None = None) -> EventBudgetKeys | None:
     """None when ``event`` is not budgeted: not an edit, comment or label change, no sender or repository,
-    or a comment that may hold a command (commands have their own per-person budget, and must not be
-    coalesced away). Keys are digests: a login never becomes a Redis key as it is (DESIGN §3.9)."""
+    or a comment with a command the workers run (``names``; before they published them, any ``/word``
+    line): commands have their own per-person budget, and must not be coalesced away. Keys are digests: a
+    login never becomes a Redis key as it is (DESIGN §3.9)."""
     if event.kind not in BUDGETED_EVENTS or not event.sender or event.repo is None:
         return None
     comment = event.comment if event.name == "issue_comment" else None
-    if comment is not None and _MAY_HOLD_A_COMMAND.search(comment.body or ""):
-        return None
+    if comment is not None:
+        body = comment.body or ""
+        if names_a_command(body, names) if names is not None else _MAY_HOLD_A_COMMAND.search(body):
+            return None
     repo = repo_key(event.forge, event.repo)
     sender = event.sender.casefold()
     what = f"{event.issue_key}\0{event.kind}\0{event.label or ''}"

@@ -21,7 +21,12 @@ from redis.asyncio import ConnectionPool
 from redis.asyncio.connection import Connection
 
 from bot.events.event import Event
-from bot.queue.budgets import DEFAULT_EVENTS_PER_MINUTE, EVENT_WINDOW_SECONDS, event_budget_keys
+from bot.queue.budgets import (
+    DEFAULT_EVENTS_PER_MINUTE,
+    EVENT_WINDOW_SECONDS,
+    CommandNames,
+    event_budget_keys,
+)
 
 QUEUE_NAME = "steward:queue"
 JOB_FUNCTION = "process_event"
@@ -101,12 +106,14 @@ class Enqueued:
 _UNBUDGETED = "steward:unbudgeted"
 
 
-def _job_fields(event: Event, dedupe_ttl: int, events_per_minute: int) -> tuple[str, list[str], list[Any]]:
+def _job_fields(
+    event: Event, dedupe_ttl: int, events_per_minute: int, names: CommandNames | None = None
+) -> tuple[str, list[str], list[Any]]:
     """The keys and arguments that enqueue one delivery's job (see ``_ENQUEUE_BATCH``)."""
     job_id = job_id_for(event)
     now_ms = int(time.time() * 1000)
     job = serialize_job(JOB_FUNCTION, (event.to_json(),), {}, None, now_ms)
-    budget = event_budget_keys(event)
+    budget = event_budget_keys(event, names)
     keys = [
         dedupe_key(event.forge, event.delivery_id),
         job_key_prefix + job_id,
@@ -220,6 +227,7 @@ class Enqueuer:
         busy: float = BUSY_SECONDS,
     ) -> None:
         self._redis = redis
+        self.redis = redis
         self._script: Any = redis.register_script(_ENQUEUE_BATCH)
         self._dedupe_ttl = dedupe_ttl
         self._events_per_minute = events_per_minute
@@ -228,6 +236,9 @@ class Enqueuer:
         self._pending: list[tuple[Event, asyncio.Future[Enqueued]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._last_call = -1e9
+        # The commands the workers run, as they published them (the receiver refreshes it): a comment
+        # skips its sender's event budget only when it names one of them.
+        self.command_names: CommandNames | None = None
 
     async def enqueue(self, event: Event) -> Enqueued:
         future: asyncio.Future[Enqueued] = asyncio.get_running_loop().create_future()
@@ -250,7 +261,9 @@ class Enqueuer:
             keys: list[str] = []
             args: list[Any] = [len(batch), job_key_prefix, in_progress_key_prefix]
             for event, _ in batch:
-                job_id, job_keys, job_args = _job_fields(event, self._dedupe_ttl, self._events_per_minute)
+                job_id, job_keys, job_args = _job_fields(
+                    event, self._dedupe_ttl, self._events_per_minute, self.command_names
+                )
                 job_ids.append(job_id)
                 keys += job_keys
                 args += job_args

@@ -27,6 +27,7 @@ from bot.events.event import Event, MalformedPayload, Unhandled
 from bot.events.gitea import GITEA_HANDLED, gitea_event_name, normalise_gitea
 from bot.events.github import GITHUB_HANDLED, normalise_github
 from bot.queue import gauges
+from bot.queue.budgets import read_command_names
 from bot.queue.jobs import Enqueuer, make_redis
 from bot.receiver import openapi
 from bot.receiver.signatures import verify_gitea, verify_github
@@ -282,6 +283,7 @@ class Receiver:
         self.settings = settings
         self.redis = redis
         self.enqueuer = Enqueuer(redis, dedupe_ttl=settings.dedupe_ttl_seconds)
+        self._names_read_at = float("-inf")
         self._secrets = {
             GITHUB.name: [s.get_secret_value() for s in settings.github_webhook_secrets],
             GITEA.name: [s.get_secret_value() for s in settings.gitea_webhook_secrets],
@@ -408,6 +410,8 @@ class Receiver:
         if bot_login and event.sender.casefold() == bot_login.casefold():
             return _counted(event.forge, event.name, "ignored", 202, _SELF_SENT)
         try:
+            if event.name == "issue_comment":
+                await self._command_names()
             result = await self.enqueuer.enqueue(event)
         except (RedisError, OSError) as exc:
             _redis_up(0)
@@ -473,6 +477,20 @@ class Receiver:
             return JSONResponse({"status": "degraded", "redis": "ok", "worker": worker})
         return JSONResponse({"status": "ok", "redis": "ok"})
 
+    async def _command_names(self) -> None:
+        """The commands the workers run (``bot.queue.budgets.CommandNames``), read again every
+        ``NAMES_EVERY`` seconds: a comment skips its sender's event budget only when it names one."""
+        now = time.monotonic()
+        if now - self._names_read_at < NAMES_EVERY:
+            return
+        self._names_read_at = now
+        try:
+            names = await read_command_names(self.enqueuer.redis)
+        except RedisError:
+            return  # the enqueue that follows meets the outage and answers 503
+        if names is not None:
+            self.enqueuer.command_names = names
+
     async def queue(self, request: Request) -> Response:
         """The queue as JSON, for KEDA's metrics-api scaler (the chart scales the workers on ``ready``)."""
         got = await gauges.refresh(self.redis)
@@ -517,6 +535,10 @@ class ReceiverApp(Starlette):
                 await endpoint(scope, receive, send)
                 return
         await super().__call__(scope, receive, send)
+
+
+# How often the receiver reads the commands the workers published.
+NAMES_EVERY = 10.0
 
 
 def create_app(settings: Settings, redis_factory: Callable[[], ArqRedis] | None = None) -> Starlette:

@@ -55,7 +55,7 @@ from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
 from bot.forge.github_transport import SharedSession
 from bot.forge.write_budget import WriteBudget
-from bot.queue.budgets import CommandBudget
+from bot.queue.budgets import CommandBudget, CommandNames, publish_command_names
 from bot.queue.dead_letters import DeadLetters
 from bot.queue.deferred import Deferred, SeenRepositories
 from bot.queue.jobs import CATCH_UP_KEY as CATCH_UP_KEY  # re-exported: tests and operators know it here
@@ -453,6 +453,16 @@ def create_worker(
         if await check_redis(redis, runtime.state, process="worker", catch_up=settings.reconcile_on_start):
             await redis.set(ALIVE_KEY, "starting", ex=ALIVE_SECONDS)  # that catch-up is the start's too
         await install_from_settings(settings, redis)
+        # The receiver exempts from the event budget only comments with one of these (issue 35 item 10).
+        registry = runtime.registry
+        await publish_command_names(
+            redis,
+            CommandNames(
+                settings.command_prefix.lower(),
+                frozenset(n.lower() for n in registry.commands),
+                frozenset(n.lower() for n in registry.short_names()),
+            ),
+        )
         if settings.worker_metrics_port and not started:
             started.append(await serve_status(settings.worker_metrics_port, watch))
         if runtime.state.path is not None and not beating:
