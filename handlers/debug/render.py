@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from bot.records import neutralise
 from handlers.debug.board import Board, Entry, Hypothesis, escalation_due, few_all_failed
+from handlers.debug.confidence import Confidence, confidence, counts
 from handlers.debug.grounding import Ground
 
 LOG_SHOWN: Final = 40
@@ -76,7 +77,9 @@ def summary(board: Board) -> str:
     return "root cause evidenced by " + ", ".join(parts)
 
 
-def next_action(board: Board, *, author: str, escalate_to: Sequence[str], prefix: str) -> str:
+def next_action(
+    board: Board, *, author: str, escalate_to: Sequence[str], prefix: str, fixes: Sequence[FixAttempt] = ()
+) -> str:
     people = _mentions([author, *escalate_to])
     if board.escalated is not None:
         return (
@@ -92,8 +95,23 @@ def next_action(board: Board, *, author: str, escalate_to: Sequence[str], prefix
             f"fix. Confirm, refute or mark each inconclusive (`/{prefix} refute {pending[0]} …`), then "
             f"`/{prefix} bugfix`."
         )
+    confirmed_ids = {h.id for h in confirmed}
+    applied = [f for f in fixes if f.hypothesis in confirmed_ids or (f.hypothesis is None and confirmed)]
+    waiting = [f for f in applied if not f.verified]
+    if waiting:
+        where = ", ".join(f"FIX-H{f.hypothesis or '?'} ({_link(f'#{f.number}', f.url)})" for f in waiting[:4])
+        return (
+            f"**A fix is applied but not verified yet**: {where}. Re-run CI and finish its review until "
+            "`steward/regression-first` is green on its head."
+        )
+    if applied:
+        where = ", ".join(f"FIX-H{f.hypothesis or '?'} ({_link(f'#{f.number}', f.url)})" for f in applied[:4])
+        return f"**The fix is verified**: {where}. Nothing left on this board; merging it closes the bug."
     if len(confirmed) == 1:
-        return f"**Root cause evidenced** by {confirmed[0].label}: a fix may start (`/{prefix} bugfix`)."
+        return (
+            f"**Root cause evidenced** by {confirmed[0].label}, no fix yet: plan it — `/{prefix} bugfix` "
+            "opens the branch with the failing regression test first."
+        )
     if confirmed:
         labels = ", ".join(h.label for h in confirmed)
         return (
@@ -154,6 +172,7 @@ def _row(
     timeout_hours: int,
     grounds: Mapping[str, Ground] | None = None,
     changed: Collection[str] = (),
+    sure: Confidence | None = None,
 ) -> str:
     where = _where(h.locations, grounds or {}, changed) if h.locations else "_no location yet_"
     decided = (
@@ -166,6 +185,7 @@ def _row(
         cell(h.title),
         cell(h.statement[:200]),
         status_word(h, timeout_hours),
+        str(sure) if sure is not None else "",
         _counts(h.evidence_for),
         _counts(h.evidence_against),
         where,
@@ -188,7 +208,7 @@ def _fix_row(fix: FixAttempt) -> str:
         else f"not verified yet ({fix.state or 'no status'})"
     )
     return (
-        f"| FIX-{target} | {_link(f'#{fix.number}', fix.url)} | the fix for {target} | {verified} | | | | |"
+        f"| FIX-{target} | {_link(f'#{fix.number}', fix.url)} | the fix for {target} | {verified} | | | | | |"
     )
 
 
@@ -229,20 +249,26 @@ def render_board(
     lines = [
         "## 🔎 Root-cause investigation",
         "",
-        next_action(board, author=author, escalate_to=escalate_to, prefix=prefix),
+        next_action(board, author=author, escalate_to=escalate_to, prefix=prefix, fixes=fixes),
         "",
     ]
+    fixed = {f.hypothesis: f.verified for f in fixes if f.hypothesis is not None}
+    if board.hypotheses:
+        lines += [f"**Counts:** {counts(board.hypotheses, fixed)}", ""]
     if board.hypotheses or fixes:
         lines += [
-            "| Id | Title | Statement | Status | For | Against | Where (`path:line`) | Decided |",
-            "|---|---|---|---|---|---|---|---|",
+            "| Id | Title | Statement | Status | Confidence | For | Against | Where (`path:line`) "
+            "| Decided |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         shown = board.hypotheses[-ROWS_SHOWN:]
         if len(board.hypotheses) > len(shown):
             lines.append(
-                f"| … | {len(board.hypotheses) - len(shown)} older hypotheses not shown | | | | | | |"
+                f"| … | {len(board.hypotheses) - len(shown)} older hypotheses not shown | | | | | | | |"
             )
-        lines += [_row(h, timeout_hours, grounds, changed) for h in shown]
+        for h in shown:
+            sure = confidence(h, grounds or {}, verified=fixed.get(h.id, False))
+            lines.append(_row(h, timeout_hours, grounds, changed, sure))
         lines += [_fix_row(f) for f in fixes]
         lines.append("")
     entries = board.log
@@ -265,7 +291,8 @@ def render_board(
         "inconclusive. Editing or deleting a comment withdraws the evidence it held; the log keeps it. "
         "Every `path:line` of evidence and confirmations is checked against the repository (the default "
         "branch's head, or the commit named with `--at <sha>`): a place that does not exist is refused; the "
-        "line it pointed at is shown beside it.",
+        "line it pointed at is shown beside it. Confidence (seed 004): evidence depth 30 %, strength "
+        "25 %, coverage 20 %, reproduction 15 %, consistency 10 %; below 40 % low, above 70 % high.",
         "",
         "</details>",
     ]

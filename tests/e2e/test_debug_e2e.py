@@ -273,6 +273,8 @@ def test_a_bugfix_pull_request_shows_as_the_fix_row(steward: Steward) -> None:
     number = refined_bug(steward, repo)
     say(steward, repo, number, "/hypothesis Cache: src/auth/cache.py:88")
     say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts")
+    text = board(steward, repo, number)["body"]
+    assert "no fix yet: plan it — `/steward bugfix` opens the branch" in text
     pull = m.open_pull(repo, f"Fix #{number}: session survives logout", f"bugfix/{number}-session-survives")
     steward.settle()
 
@@ -281,12 +283,20 @@ def test_a_bugfix_pull_request_shows_as_the_fix_row(steward: Steward) -> None:
 
     row = wait_for(fix_row, what="the FIX row")
     assert f"#{pull}" in row and "not verified yet" in row
+    # The next step follows the fix row; the counts line and seed 004's confidence per hypothesis (issue 36
+    # §3): one piece of evidence, its place checked, not yet reproduced by a verified fix.
+    text = board(steward, repo, number)["body"]
+    assert f"**A fix is applied but not verified yet**: FIX-H1 ([#{pull}]" in text and "Re-run CI" in text
+    assert "**Counts:** 1 hypothesis · 1 confirmed · 1 fixed · 0 verified" in text
+    assert "| ✅ confirmed | 73 % high |" in text
     head = m.call("GET", f"/repos/{repo}/pulls/{pull}")["head"]["sha"]
     status = {"state": "success", "context": "steward/regression-first"}
     m.call("POST", f"/repos/{repo}/statuses/{head}", status)
     say(steward, repo, number, "/refresh")
     text = board(steward, repo, number)["body"]
-    assert "✅ verified" in text
+    assert "✅ verified" in text and "**The fix is verified**" in text
+    assert "**Counts:** 1 hypothesis · 1 confirmed · 1 fixed · 1 verified" in text
+    assert "| ✅ confirmed | 80 % high |" in text
 
 
 def test_an_edit_that_changes_a_verdict_withdraws_the_old_and_records_the_new(steward: Steward) -> None:

@@ -97,6 +97,9 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     # shows the line a confirmed place points at.
     assert "`cart/cart.py` has 89 lines at `main`" in out and "the nearest is `cart/cart.py:89`" in out
     assert "discount is not copied" in out
+    # The board's counts, each hypothesis's confidence, and the next step with no fix yet.
+    assert "**Counts:** 4 hypotheses · 1 confirmed · 0 fixed · 0 verified" in out and "% low |" in out
+    assert "**Root cause evidenced** by H4, no fix yet: plan it" in out
     # Regression-first bugfix: the self-review refused with its reason on screen (Steward's reply, not
     # just the narration), the proof in order after an independent review, then a weakened test failing
     # it, and a merge without the proof leaving the bug open.
