@@ -20,8 +20,10 @@ from handlers.bug_refinement.effects import is_issue_refined as is_issue_refined
 from handlers.bug_refinement.effects import trusted_verdict as trusted_verdict
 from handlers.bug_refinement.formats import is_common_bug_report as is_common_bug_report
 from handlers.bug_refinement.formats import read_report as read_report
+from handlers.bug_refinement.render import questions as questions
 from handlers.bug_refinement.rules import BugVerdict as BugVerdict
 from handlers.bug_refinement.rules import RecordedVerdict as RecordedVerdict
+from handlers.bug_refinement.rules import blockers_for as blockers_for
 from handlers.bug_refinement.rules import document_language as document_language
 from handlers.bug_refinement.rules import refine_bug as refine_bug
 from handlers.bug_refinement.sections import Language as Language

@@ -24,7 +24,6 @@ from bot.forge import Comment, Issue, NotFound
 from bot.records import sticky
 from bot.records.sticky import TEXT_KEY, find
 from handlers.bug_refinement.document import parse_document
-from handlers.bug_refinement.formats import read_report
 from handlers.bug_refinement.plan import body_digest, bug_id_of, label_plan, select_stories, story_numbers
 from handlers.bug_refinement.render import (
     RESOLVED_TEXT,
@@ -191,7 +190,7 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
         await _settle_notices(ctx, issue, None, comments, asked_in_verdict=bool(data.get(ASKED)))
         return "locked"
     verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=datetime.now(UTC))
-    language = document_language(parse_document(read_report(issue.body)))
+    language: Language = "pt" if verdict.language == "pt" else "en"  # the report's, by its words
     if not same_outcome(recorded, verdict) or unpinned:
         notes = await _refine_stories(ctx, issue) if verdict.verdict == "approved" else []
         text = render_bug_comment(
@@ -199,6 +198,7 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
             language=language,
             template_text=template(issue.body, issue.title) if verdict.verdict == "rejected" else None,
             stories=_notes_for_comment(notes),
+            reporter=_reporter(ctx, issue),
         )
         author = _reporter(ctx, issue)
         ask = _ask_digest(verdict) if author is not None else None

@@ -33,10 +33,11 @@ from typing import Final
 from . import sections
 from .document import BUG_SECTION_NAMES, clip_report, find_sections, parse_document
 from .forms import from_issue_form
+from .placeholders import strip_placeholders
 from .sections import Language
 from .text import fold
 
-__all__ = ["from_common_format", "is_common_bug_report", "read_report"]
+__all__ = ["ReportLabel", "from_common_format", "is_common_bug_report", "read_report", "report_labels"]
 
 # Where a label's text goes: "1" the description, "1+" more context (kept under its label), "5.1" …
 # "5.4" the recipe's sub-sections, with "5.3o"/"5.3e" the observed and the expected behaviour.
@@ -45,6 +46,7 @@ _LABELS: Final[Mapping[str, tuple[str, ...]]] = {
         "describe the bug", "bug description", "description", "describe the issue", "issue description",
         "summary", "what is the bug", "the bug", "problem", "describe the problem", "bug",
         "descricao", "descreva o bug", "descricao do bug", "resumo", "problema",
+        "what is the problem", "what's the problem", "issue", "bug report", "details", "overview",
     ),
     "1+": (
         "additional context", "additional information", "additional info", "context", "notes",
@@ -55,27 +57,45 @@ _LABELS: Final[Mapping[str, tuple[str, ...]]] = {
         "version", "versions", "version & os", "version and os", "os", "operating system", "platform",
         "system info", "system information", "browser", "software version", "ambiente", "versao",
         "sistema operacional", "dispositivo", "navegador",
+        "meta", "build", "build id", "user agent", "app version", "os version", "package version",
+        "what version are you using", "what version of go are you using", "what version",
+        "which version", "what operating system and processor architecture are you using",
+        "what operating system are you using", "gitea version", "git version", "node version",
+        "node js version", "nodejs version", "python version", "runtime", "output of checks", "setup",
+        "environment details", "versions", "output of npx envinfo", "envinfo", "system", "so", "plataforma",
     ),
     "5.2": (
         "to reproduce", "steps to reproduce", "reproduction", "reproduction steps", "how to reproduce",
         "steps", "repro", "repro steps",
         "passos para reproduzir", "como reproduzir", "passos", "passos de reproducao",
+        "what did you do", "i tried this", "i tried this code", "minimal reproduction",
+        "minimal reproduction of the problem with instructions", "minimum reproduction code",
+        "reproduction code", "code to reproduce", "how can we reproduce it", "steps to reproduce the bug",
+        "para reproduzir", "o que voce fez",
     ),
     "5.3o": (
         "actual behavior", "actual behaviour", "actual result", "actual results", "actual", "observed",
         "observed behavior", "observed behaviour", "current behavior", "current behaviour",
         "what happened", "what actually happened", "comportamento atual", "resultado atual", "observado",
         "o que aconteceu",
+        "what did you see instead", "what happened instead", "instead this happened", "instead",
+        "what is the current bug behavior", "current bug behavior", "current result", "error",
+        "error message", "the error", "atual", "o que aconteceu em vez disso",
     ),
     "5.3e": (
         "expected behavior", "expected behaviour", "expected result", "expected results", "expected",
         "what did you expect", "what did you expect to happen", "what you expected",
         "comportamento esperado", "resultado esperado", "esperado",
+        "what did you expect to see", "i expected", "i expected to see this happen", "what i expected",
+        "what is the expected correct behavior", "expected correct behavior", "what should happen",
+        "what should have happened", "o que voce esperava",
     ),
     "5.4": (
         "screenshots", "screenshot", "screenshots/gifs", "logs", "log output", "relevant log output",
         "log", "stack trace", "stacktrace", "error log", "error output", "artifacts", "attachments",
         "capturas de tela", "captura de tela", "anexos", "artefatos",
+        "relevant logs and or screenshots", "relevant logs", "log gist", "stacktrace or logs",
+        "backtrace", "traceback", "exception or error", "logs and screenshots", "video", "recording",
     ),
 }  # fmt: skip
 _PORTUGUESE: Final = frozenset(
@@ -127,27 +147,28 @@ def _target(label: str, *, exact: bool) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Label:
+class ReportLabel:
     start: int  # the label's first line
     end: int  # the line after it
     target: str
     text: str  # the label as written, without markup
     field: str | None  # the whole line, when the label carries text on its line (`Expected: it saves`)
+    rest: str = ""  # that text
 
 
-def _labels(text: str) -> tuple[list[str], int, list[_Label], dict[int, int]]:
+def _labels(text: str) -> tuple[list[str], int, list[ReportLabel], dict[int, int]]:
     """The document's lines, where its body starts, its labels, and the unknown level 1-3 headings (their
     first line → the line after them)."""
     doc = parse_document(text)
     lines = list(doc.lines)
-    found: dict[int, _Label] = {}
+    found: dict[int, ReportLabel] = {}
     unknown: dict[int, int] = {}
     for h in doc.headings:
         if not h.top_level:
             continue
         target = _target(h.text, exact=False)
         if target is not None:
-            found[h.line] = _Label(h.line, h.end_line, target, h.text.strip("*_ :"), None)
+            found[h.line] = ReportLabel(h.line, h.end_line, target, h.text.strip("*_ :"), None)
         elif h.level <= 3:
             unknown[h.line] = h.end_line
     heading_lines = {i for h in doc.headings for i in range(h.line, h.end_line)}
@@ -157,15 +178,15 @@ def _labels(text: str) -> tuple[list[str], int, list[_Label], dict[int, int]]:
             continue
         if (m := _BOLD_LINE.match(line)) is not None:
             if (target := _target(m.group("label"), exact=False)) is not None:
-                found[i] = _Label(i, i + 1, target, m.group("label").strip(), None)
+                found[i] = ReportLabel(i, i + 1, target, m.group("label").strip(), None)
             continue
         m = _BOLD_FIELD.match(line) or _PROSE_LINE.match(line)
         if m is None or (target := _target(m.group("label"), exact=True)) is None:
             continue
         if not m.group("rest").strip():
-            found[i] = _Label(i, i + 1, target, m.group("label").strip(), None)
+            found[i] = ReportLabel(i, i + 1, target, m.group("label").strip(), None)
         elif target in _FIELD_TARGETS:
-            found[i] = _Label(i, i + 1, target, m.group("label").strip(), line)
+            found[i] = ReportLabel(i, i + 1, target, m.group("label").strip(), line, m.group("rest").strip())
     return lines, doc.body_start, [found[k] for k in sorted(found)], unknown
 
 
@@ -226,7 +247,10 @@ def from_common_format(text: str) -> str:
         end = labels[k + 1].start if k + 1 < len(labels) else ra9_start
         content = _content(lines, label.end, end, unknown)
         key = "1" if label.target == "1+" else label.target
-        if label.field is not None:
+        if label.field is not None and key in ("5.3o", "5.3e"):
+            name = sections.field("observed" if key == "5.3o" else "expected", language)
+            put(key, [f"**{name}:** {label.rest}", *content])
+        elif label.field is not None:
             put(key, [label.field, *content])
         elif label.target in ("1+", "5.1", "5.4") and _normal(label.text) not in ("environment", "ambiente"):
             put(key, [f"**{label.text.rstrip(':').strip()}:**", *content])
@@ -257,6 +281,11 @@ def from_common_format(text: str) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def report_labels(text: str) -> list[ReportLabel]:
+    """The common-format labels in ``text``, in order (``_labels``)."""
+    return _labels(text)[2]
+
+
 def is_common_bug_report(text: str) -> bool:
     """Whether ``text`` is a bug report in a common format: at least two different labels, one of them for
     the steps, the observed or the expected behaviour (``To Reproduce`` + ``Expected behavior``, say)."""
@@ -268,6 +297,6 @@ def is_common_bug_report(text: str) -> bool:
 
 def read_report(text: str) -> str:
     """A bug report as RA9 reads it: an RA9 issue form's fields as sections (``forms``), then a common
-    format's sections as RA9's (``from_common_format``); an RA9 document as it is. Only the first
-    ``MAX_REPORT_CHARS`` characters are read."""
-    return from_common_format(from_issue_form(clip_report(text)[0]))
+    format's sections as RA9's (``from_common_format``); an RA9 document as it is. A template's placeholders
+    are not kept (``placeholders``); only the first ``MAX_REPORT_CHARS`` characters are read."""
+    return from_common_format(strip_placeholders(from_issue_form(clip_report(text)[0])))

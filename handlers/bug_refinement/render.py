@@ -100,10 +100,12 @@ def _blocker_lines(blockers: Sequence[Blocker], language: Language) -> list[str]
     if len(missing) >= MANY_MISSING:
         headings = ", ".join(f"`{sections.heading(n, language)}`" for n in missing)
         codes = ", ".join(f"`MISSING_SECTION_{n}`" for n in missing)
-        out.append(
-            f"- **Missing sections** — add these level-2 headings and fill them in: {headings}. "
-            f"<sub>{codes}</sub>"
+        lead = (
+            "**Seções faltando** — acrescente estes títulos de nível 2 e preencha-os"
+            if language == "pt"
+            else "**Missing sections** — add these level-2 headings and fill them in"
         )
+        out.append(f"- {lead}: {headings}. <sub>{codes}</sub>")
     for blocker in blockers:
         if len(missing) >= MANY_MISSING and blocker.code.startswith("MISSING_SECTION_"):
             continue
@@ -113,108 +115,189 @@ def _blocker_lines(blockers: Sequence[Blocker], language: Language) -> list[str]
     return out
 
 
-def _things(n: int) -> str:
+def _things(n: int, language: Language = "en") -> str:
+    if language == "pt":
+        return f"{n} {'itens' if n != 1 else 'item'}"
     return f"{n} thing{'s' if n != 1 else ''}"
 
 
-def _not_ready(verdict: BugVerdict, language: Language, template_text: str | None) -> list[str]:
-    """What a rejected verdict asks, split by who can supply it: the reporter is asked only for what they
-    saw and how to reproduce it; the sections a maintainer writes are listed for the maintainers."""
-    reporter = blockers_for(verdict, "reporter")
+# The reporter is asked in plain words, in the report's language (issue 34 §2): never headings, section
+# numbers or codes; a field of their template that they left empty is named.
+QUESTIONS: Final[dict[Language, dict[str, str]]] = {
+    "en": {
+        "1": "What goes wrong, and for whom?",
+        "5.1": "Which version were you on, and on which system (operating system, browser or runtime)?",
+        "5.2": "What did you do, step by step, to make it happen?",
+        "5.3o": "What happened? (an error message, or what you saw)",
+        "5.3e": "What did you expect to happen instead?",
+        "5.4": "Can you add a screenshot, a log or a link that shows it?",
+    },
+    "pt": {
+        "1": "O que dá errado, e para quem?",
+        "5.1": "Em qual versão você estava, e em qual sistema (sistema operacional, navegador ou ambiente)?",
+        "5.2": "O que você fez, passo a passo, para que acontecesse?",
+        "5.3o": "O que aconteceu? (uma mensagem de erro, ou o que você viu)",
+        "5.3e": "O que você esperava que acontecesse?",
+        "5.4": "Pode anexar uma captura de tela, um log ou um link que mostre o problema?",
+    },
+}
+_WORDS: Final[dict[Language, dict[str, str]]] = {
+    "en": {
+        "field": "(the template's **{label}** field)",
+        "waiting": "## Waiting for {who}: {n}",
+        "question": "question",
+        "questions": "questions",
+        "ask": (
+            "Thank you for the report. Before work on it can start, please answer "
+            "{these} in the issue's description:"
+        ),
+        "these_one": "this question",
+        "these_many": "these questions",
+        "again": "I read the description again each time it is saved.",
+        "complete": "## Reporter's part complete — waiting for the maintainers",
+        "nothing": "Thank you: nothing more is needed from the reporter. Next, the maintainers add theirs.",
+        "fold": "For the maintainers: {things} to add before work on this bug starts",
+        "fold_after": "For the maintainers: {things} to add once the reporter has answered",
+        "worth": "Worth adding (not required)",
+        "refined": "## ✅ Refined",
+        "locked": (
+            "Nothing to do: every RA9 section checks out, so work on this bug can start. The verdict is "
+            "locked — later edits to the description do not change it."
+        ),
+        "the_reporter": "the reporter",
+        "template": "An RA9 document built from the report, for the maintainers to paste with their sections",
+        "record": "Verdict record (refined at {at}; read by tools and CI)",
+        "cut": (
+            "This report is {total} characters long: I read only its first {read} (up to the end of a line), "
+            "and checked nothing after that. Shorten the description, or move long logs into an attachment "
+            "or a linked file."
+        ),
+        "changed": (
+            "The description changed after approval. The approved verdict stands; open a new bug report to "
+            "change an approved one."
+        ),
+        "stories": "Stories",
+    },
+    "pt": {
+        "field": "(campo **{label}** do modelo)",
+        "waiting": "## Aguardando {who}: {n}",
+        "question": "pergunta",
+        "questions": "perguntas",
+        "ask": ("Obrigado pelo relato. Antes de começarmos, responda {these} na descrição da issue:"),
+        "these_one": "esta pergunta",
+        "these_many": "estas perguntas",
+        "again": "Eu leio a descrição de novo sempre que ela é salva.",
+        "complete": "## Parte do relator completa — aguardando os mantenedores",
+        "nothing": "Obrigado: não falta nada do relator. Agora os mantenedores acrescentam a parte deles.",
+        "fold": "Para os mantenedores: {things} a acrescentar antes de começar o trabalho neste bug",
+        "fold_after": "Para os mantenedores: {things} a acrescentar depois da resposta do relator",
+        "worth": "Vale acrescentar (não obrigatório)",
+        "refined": "## ✅ Refinado",
+        "locked": (
+            "Nada a fazer: todas as seções RA9 estão completas, o trabalho neste bug pode começar. O "
+            "veredito está travado — edições posteriores da descrição não o mudam."
+        ),
+        "the_reporter": "o relator",
+        "template": "Um documento RA9 montado do relato, para os mantenedores colarem com suas seções",
+        "record": "Registro do veredito (refinado em {at}; lido por ferramentas e CI)",
+        "cut": (
+            "Este relato tem {total} caracteres: li só os primeiros {read} (até o fim de uma linha) e não "
+            "verifiquei nada depois disso. Encurte a descrição, ou mova logs longos para um anexo ou um link."
+        ),
+        "changed": (
+            "A descrição mudou depois da aprovação. O veredito aprovado continua valendo; abra um novo "
+            "relato para mudar um aprovado."
+        ),
+        "stories": "Histórias",
+    },
+}
+
+
+def _lang(verdict: BugVerdict, language: Language | None = None) -> Language:
+    chosen = language or verdict.language
+    return "pt" if chosen == "pt" else "en"
+
+
+def questions(verdict: BugVerdict, language: Language | None = None) -> list[str]:
+    """What the verdict asks the reporter, one plain question per missing item, in the report's language,
+    naming the field of their template they left empty."""
+    lang = _lang(verdict, language)
+    labels = dict(verdict.labels)
+    out = []
+    for item in verdict.asks:
+        text = QUESTIONS[lang][item]
+        if item in labels:
+            text += " " + _WORDS[lang]["field"].format(label=neutralise.inert(labels[item]))
+        out.append(text)
+    return out
+
+
+def _not_ready(
+    verdict: BugVerdict, language: Language, template_text: str | None, reporter: str | None
+) -> list[str]:
+    """A verdict that waits: on the reporter (their questions first, in plain words) or on the maintainers
+    (their list folded under one line that says who acts next)."""
+    w = _WORDS[language]
+    asked = questions(verdict, language) if blockers_for(verdict, "reporter") else []
     maintainers = blockers_for(verdict, "maintainers")
-    if reporter and maintainers:
-        title = f"{_things(len(reporter))} for the reporter, {len(maintainers)} for the maintainers"
-    elif reporter:
-        title = f"{_things(len(reporter))} to fix"
+    lines: list[str] = []
+    if asked:
+        who = f"@{reporter}" if reporter else w["the_reporter"]
+        count = f"{len(asked)} {w['question'] if len(asked) == 1 else w['questions']}"
+        lines += [w["waiting"].format(who=who, n=count), ""]
+        lines += [w["ask"].format(these=w["these_one"] if len(asked) == 1 else w["these_many"]), ""]
+        lines += [f"{k}. {neutralise.inert(q)}" for k, q in enumerate(asked, 1)]
+        lines += ["", w["again"]]
     else:
-        title = f"{_things(len(maintainers))} for the maintainers"
-    lines = [f"## {_ICON['rejected']} Bug report not ready: {title}", ""]
-    if reporter:
-        paste = template_text and _missing_sections(verdict)
-        how = (
-            "the quickest way is to paste the template folded at the end of this comment (it already holds "
-            "what you wrote) into the issue description and fill in your part"
-            if paste
-            else "edit the issue description and add what is listed under *From the reporter*"
-        )
-        lines += [f"**Next step for the reporter:** {how}; I check it again each time it is saved.", ""]
-    else:
-        lines += [
-            "**Nothing more is needed from the reporter:** what they saw and how to reproduce it are here.",
-            "",
-        ]
-    if maintainers:
-        lead = "Next step" if not reporter else "Then"
-        lines += [
-            f"**{lead}, for the maintainers:** once you have looked at the bug, add the sections listed "
-            "under *For the maintainers* to the issue description. The bug is ready for work when every "
-            "section checks out.",
-            "",
-        ]
-    if reporter:
-        lines += ["### From the reporter: how to reproduce it, and what you saw", ""]
-        lines += _blocker_lines(reporter, language)
-    if maintainers:
-        if reporter:
-            lines += [""]
-        lines += ["### For the maintainers", ""]
-        lines += _blocker_lines(maintainers, language)
+        lines += [w["complete"], "", w["nothing"]]
+    folded = list(_blocker_lines(verdict.blockers, language)) if maintainers or asked else []
+    if verdict.warnings:
+        folded += ["", f"**{w['worth']}:**", ""]
+        folded += [f"- {neutralise.inert(x.message)} <sub>`{x.code}`</sub>" for x in verdict.warnings]
+    if folded:
+        summary = (w["fold_after"] if asked else w["fold"]).format(things=_things(len(maintainers), language))
+        lines += [""]
+        lines += _details(summary, "\n".join(folded))
+    if template_text:
+        lines += [""]
+        lines += _details(w["template"], _fence(template_text, "markdown"))
     return lines
 
 
 def render_bug_comment(
     verdict: BugVerdict,
     *,
-    language: Language = "en",
+    language: Language | None = None,
     template_text: str | None = None,
     changed_after_approval: bool = False,
     stories: Sequence[StoryNote] = (),
+    reporter: str | None = None,
 ) -> str:
-    """The sticky verdict comment (without its marker)."""
+    """The sticky verdict comment (without its marker), in the report's language."""
+    lang = _lang(verdict, language)
+    w = _WORDS[lang]
     lines: list[str] = []
     if verdict.cut is not None:
         read, total = verdict.cut
-        lines += [
-            "> [!NOTE]",
-            f"> This report is {total:,} characters long: I read only its first {read:,} (up to the end of a "
-            "line), and checked nothing after that. Shorten the description, or move long logs into an "
-            "attachment or a linked file.",
-            "",
-        ]
+        lines += ["> [!NOTE]", "> " + w["cut"].format(total=f"{total:,}", read=f"{read:,}"), ""]
     if verdict.verdict == "approved":
-        lines += [
-            f"## {_ICON['approved']} Bug report refined: approved",
-            "",
-            "Nothing to do: every RA9 section checks out, so work on this bug can start. The verdict is "
-            "locked — later edits to the description do not change it.",
-        ]
+        lines += [w["refined"], "", w["locked"]]
+        if verdict.warnings:
+            lines += [""]
+            lines += _details(
+                w["worth"],
+                "\n".join(f"- {neutralise.inert(x.message)} <sub>`{x.code}`</sub>" for x in verdict.warnings),
+            )
     else:
-        lines += _not_ready(verdict, language, template_text)
-    if verdict.warnings:
-        lines += ["", "### Worth adding (not required)", ""]
-        lines += [f"- {neutralise.inert(w.message)} <sub>`{w.code}`</sub>" for w in verdict.warnings]
+        lines += _not_ready(verdict, lang, template_text, reporter)
     if stories:
-        lines += ["", "### Stories", ""]
+        lines += ["", f"### {w['stories']}", ""]
         lines += [note.line() for note in stories]
     if changed_after_approval:
-        lines += [
-            "",
-            "> [!NOTE]",
-            "> The description changed after approval. The approved verdict stands; open a new bug report "
-            "to change an approved one.",
-        ]
-    if template_text:
-        lines += [""]
-        lines += _details(
-            "A template to paste into the description: the RA9 document built from what you wrote",
-            _fence(template_text, "markdown"),
-        )
+        lines += ["", "> [!NOTE]", "> " + w["changed"]]
     record = render_verdict_block(verdict.verdict, verdict.verdict_hash, verdict.refined_at, verdict.blockers)
     lines += [""]
-    lines += _details(
-        f"Verdict record (refined at {verdict.refined_at}; read by tools and CI)",
-        record,
-    )
+    lines += _details(w["record"].format(at=verdict.refined_at), record)
     return "\n".join(lines)
 
 
@@ -241,24 +324,30 @@ def render_story_comment(verdict: StoryVerdict, bug_ref: str, language: Language
 
 
 def notice_text(author: str, verdict: BugVerdict, link: str) -> str:
-    """The short new comment that tells the reporter what the verdict asks of them (an edit notifies
-    nobody). Only the reporter's part is counted: the maintainers' sections are not theirs to write."""
-    where = f"[the refinement verdict]({link})" if link else "the refinement verdict above"
+    """The short new comment that tells the reporter the verdict has questions for them (an edit notifies
+    nobody). Only the reporter's questions are counted: the maintainers' sections are not theirs to write."""
+    lang = _lang(verdict)
+    if lang == "pt":
+        where = f"[no veredito]({link})" if link else "no veredito acima"
+    else:
+        where = f"in [the refinement verdict]({link})" if link else "in the refinement verdict above"
     return _ask(author, verdict, where)
 
 
 def verdict_notice_line(author: str, verdict: BugVerdict) -> str:
     """The same ask as ``notice_text``, as the first line of a verdict comment being created: a mention in a
     new comment notifies the person mentioned (on both forges), so a new verdict needs no separate notice."""
-    return _ask(author, verdict, "this verdict")
+    return _ask(author, verdict, "abaixo" if _lang(verdict) == "pt" else "below")
 
 
 def _ask(author: str, verdict: BugVerdict, where: str) -> str:
-    count = len(blockers_for(verdict, "reporter"))
+    count = len(verdict.asks) if blockers_for(verdict, "reporter") else 0
+    if _lang(verdict) == "pt":
+        noun = "pergunta" if count == 1 else "perguntas"
+        return f"@{author}: obrigado pelo relato — {count} {noun} para você {where}, antes de começarmos."
+    noun = "question" if count == 1 else "questions"
     return (
-        f"@{author}: this bug report needs {count} change{'s' if count != 1 else ''} from you before work "
-        f"on it can start — {where} lists them under *From the reporter*. Edit the description; I check it "
-        "again when you save."
+        f"@{author}: thank you for the report — {count} {noun} for you {where}, before work on it can start."
     )
 
 
@@ -268,8 +357,18 @@ RESOLVED_TEXT: Final = "✅ Resolved: the changes asked for here are in."
 def ready_text(author: str, verdict: BugVerdict | None) -> str:
     """The one new comment that tells the reporter their part is done (``verdict`` None: approved and
     locked)."""
+    pt = verdict is not None and _lang(verdict) == "pt"
     if verdict is None or verdict.verdict == "approved":
+        if pt:
+            return (
+                f"@{author}: obrigado — este relato está completo e aprovado; o trabalho nele pode começar."
+            )
         return f"@{author}: thank you — this bug report is complete and approved; work on it can start."
+    if pt:
+        return (
+            f"@{author}: obrigado — a reprodução está completa; não falta nada seu. Os mantenedores "
+            "acrescentam a parte deles antes de começar."
+        )
     return (
         f"@{author}: thank you — the reproduction is complete; nothing more is needed from you. The "
         "maintainers add their sections before work on it starts."

@@ -36,8 +36,8 @@ from .document import (
     parse_document,
     strip_html_comments,
 )
-from .formats import from_common_format
-from .forms import from_issue_form
+from .formats import read_report
+from .reading import ITEMS, Reading, read
 from .sections import Language
 from .verdict import (
     VERDICT_HEADING,
@@ -152,12 +152,48 @@ def _story_messages(lang: Language) -> dict[str, str]:
     }
 
 
-_BUG_MESSAGES: dict[Language, dict[str, str]] = {lang: _bug_messages(lang) for lang in ("en", "pt")}
+def _bug_messages_pt() -> dict[str, str]:
+    """The same, in Portuguese: one language per verdict (issue 34 §2)."""
+    h = {n: f"`{sections.heading(n, 'pt')}`" for n in sections.BUG_SECTIONS}
+    sub = {key: f"`{sections.subsection(key, 'pt')}`" for key in sections.RECIPE_SUBSECTIONS}
+    return {
+        **{
+            f"MISSING_SECTION_{n}": f"Acrescente um título de nível 2 {sections.label(n, 'pt')} e preencha-o."
+            for n in sections.BUG_SECTIONS
+        },
+        "VISION_EMPTY": f"Em {h[1]}, escreva ao menos uma linha: quem é afetado e o que dá errado.",
+        "AC_MISSING_GHERKIN": (
+            f"Em {h[4]}, escreva um cenário com uma linha `Dado`, depois uma `Quando`, depois uma `Então` "
+            "(`Given`/`When`/`Then` também servem)."
+        ),
+        "RECIPE_MISSING_ENV": f"Em {h[5]}, acrescente {sub['5.1']} com a versão, o sistema e o ambiente.",
+        "RECIPE_MISSING_STEPS": f"Em {h[5]}, acrescente {sub['5.2']} com ao menos dois passos numerados.",
+        "RECIPE_MISSING_OBSERVED_EXPECTED": (
+            f"Em {h[5]}, acrescente {sub['5.3']} com uma linha `Observado:` e uma `Esperado:`, "
+            "ambas preenchidas."
+        ),
+        "RECIPE_MISSING_ARTIFACTS": (
+            f"Em {h[5]}, acrescente {sub['5.4']} com um caminho de log, um link, uma captura de tela "
+            "ou um anexo."
+        ),
+        "ROOT_CAUSE_TOO_SHORT": f"Em {h[6]}, escreva ao menos 10 caracteres sobre o que você suspeita.",
+        "REGRESSION_SLOT_MISSING": (
+            f"Em {h[7]}, indique o arquivo de teste (como `tests/test_cart.py`) ou escreva `TBD`."
+        ),
+        "STATUS_LINE_MISSING": "Acrescente uma linha `**Status:** Pendente` perto do início da descrição.",
+    }
+
+
+_BUG_MESSAGES: dict[Language, dict[str, str]] = {"en": _bug_messages("en"), "pt": _bug_messages_pt()}
 _STORY_MESSAGES: dict[Language, dict[str, str]] = {lang: _story_messages(lang) for lang in ("en", "pt")}
 
 _WARNING_MESSAGES: dict[str, str] = {
     "SEVERITY_MISSING": "Set `severity:` in the front matter or add a `**Severity:**` line (not required).",
     "SCOPE_MISSING": "Set `scope:` in the front matter or add a `**Scope:**` line (not required).",
+}
+_WARNING_MESSAGES_PT: dict[str, str] = {
+    "SEVERITY_MISSING": "Defina `severity:` no front matter ou acrescente uma linha `**Severidade:**`.",
+    "SCOPE_MISSING": "Defina `scope:` no front matter ou acrescente uma linha `**Escopo:**`.",
 }
 
 BLOCKER_CODES: tuple[str, ...] = tuple(_BUG_MESSAGES["en"])
@@ -239,19 +275,45 @@ def blockers_for(verdict: BugVerdict, who: Audience) -> tuple[Blocker, ...]:
     return tuple(b for b in verdict.blockers if audience(b.code) == who)
 
 
-def warning_for(code: str) -> RefinementWarning:
+def warning_for(code: str, language: Language = "en") -> RefinementWarning:
     """The warning with `code` and its message (also for codes read back from a verdict comment)."""
-    return RefinementWarning(code, _WARNING_MESSAGES.get(code, f"Consider `{code}`."))
+    table = _WARNING_MESSAGES_PT if language == "pt" else _WARNING_MESSAGES
+    return RefinementWarning(code, table.get(code, f"Consider `{code}`."))
 
 
 # --- the bug ----------------------------------------------------------------------------------------------
 
 
-def _bug_blockers(doc: Document) -> list[str]:
+def _reporter_codes(n: int, present: bool, reading: Reading) -> list[str]:
+    """Seed 000's codes for the reporter's sections (1 and 5), from what the report gives (``reading``): a
+    report gives an item however it is written, and a placeholder gives none."""
+    if n == 1:
+        if reading.given("1"):
+            return []
+        return ["VISION_EMPTY" if present else "MISSING_SECTION_1"]
+    recipe = ("5.1", "5.2", "5.3o", "5.3e", "5.4")
+    if not present and not any(reading.given(item) for item in recipe):
+        return ["MISSING_SECTION_5"]
+    codes = []
+    if not reading.given("5.1"):
+        codes.append("RECIPE_MISSING_ENV")
+    if not reading.given("5.2"):
+        codes.append("RECIPE_MISSING_STEPS")
+    if not (reading.given("5.3o") and reading.given("5.3e")):
+        codes.append("RECIPE_MISSING_OBSERVED_EXPECTED")
+    if not reading.given("5.4"):
+        codes.append("RECIPE_MISSING_ARTIFACTS")
+    return codes
+
+
+def _bug_blockers(doc: Document, reading: Reading) -> list[str]:
     sections = find_sections(doc, BUG_SECTION_NAMES)
     codes: list[str] = []
     for n in BUG_SECTION_NAMES:
         section = sections.get(n)
+        if n in REPORTER_SECTIONS:
+            codes += _reporter_codes(n, section is not None, reading)
+            continue
         if section is None:
             codes.append(f"MISSING_SECTION_{n}")
             continue
@@ -293,19 +355,33 @@ def _bug_warnings(doc: Document) -> list[str]:
 
 def refine_bug(text: str, *, bug_id: str, refined_at: datetime | str) -> BugVerdict:
     """Check a bug document against the RA9 rules: `approved` when nothing blocks it, else `rejected`.
-    A body GitHub rendered from an issue form, or written in a common bug-report format, is read as the RA9
-    document it spells (``formats.read_report``); the reporter is then asked in that format's words."""
+    The reporter's part (sections 1 and 5) is what the report gives, however it is written (``reading``);
+    the maintainers' sections are read from the RA9 document the report spells (``formats.read_report``).
+    ``asks``: the reporter's items still missing, in order, and the labels their template gave them."""
     text, cut = clip_report(text)
-    form = from_issue_form(text)
-    mapped = from_common_format(form)
-    doc = parse_document(mapped)
-    language = document_language(doc)
-    common = mapped != form
-    blockers = tuple(blocker_for(code, language, common_format=common) for code in _bug_blockers(doc))
-    warnings = tuple(warning_for(code) for code in _bug_warnings(doc))
+    reading = read(text)
+    doc = parse_document(read_report(text))
+    language = reading.language
+    common = not reading.ra9 and read_report(text) != text
+    blockers = tuple(
+        blocker_for(code, language, common_format=common) for code in _bug_blockers(doc, reading)
+    )
+    warnings = tuple(warning_for(code, language) for code in _bug_warnings(doc))
     verdict: Verdict = "rejected" if blockers else "approved"
     at = format_refined_at(refined_at)
-    return BugVerdict(bug_id, verdict, verdict_hash(bug_id, verdict, at), at, blockers, warnings, cut)
+    asks = tuple(item for item in ITEMS if not reading.given(item))
+    return BugVerdict(
+        bug_id,
+        verdict,
+        verdict_hash(bug_id, verdict, at),
+        at,
+        blockers,
+        warnings,
+        cut,
+        asks,
+        tuple(sorted(reading.empty_labels.items())),
+        language,
+    )
 
 
 # --- stories ----------------------------------------------------------------------------------------------

@@ -65,6 +65,9 @@ class BugVerdict:
     blockers: tuple[Blocker, ...]
     warnings: tuple[RefinementWarning, ...]
     cut: tuple[int, int] | None = None  # (characters read, characters in all) when the report was cut
+    asks: tuple[str, ...] = ()  # the reporter's items the report lacks ("1", "5.1" … "5.3o", "5.3e", "5.4")
+    labels: tuple[tuple[str, str], ...] = ()  # (item, the label the reporter's template gave it, left empty)
+    language: str = "en"  # the report's language, by its words
 
     @property
     def blocker_codes(self) -> tuple[str, ...]:

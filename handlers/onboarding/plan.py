@@ -23,7 +23,15 @@ from bot.commands.permissions import who_may
 from bot.config.settings import HandlerSettings, Permission
 from bot.forge import ForgeKind, Issue
 from bot.records import neutralise
-from handlers.bug_refinement.api import BugVerdict, Language, document_language, parse_document, refine_bug
+from handlers.bug_refinement.api import (
+    BugVerdict,
+    Language,
+    blockers_for,
+    document_language,
+    parse_document,
+    questions,
+    refine_bug,
+)
 from handlers.bugfix.api import Requirement, requirement_lines
 from handlers.onboarding.config_file import Note, config_path, config_text
 from handlers.onboarding.templates import template_files
@@ -281,15 +289,21 @@ def _preview_lines(found: Preview, bug_label: str) -> list[str]:
             f"On #{issue.number} ({title}), the most recent open `{bug_label}` issue, I would post ✅ "
             "**approved**: the report has every section RA9 asks for."
         ]
-    count = len(verdict.blockers)
-    shown = [f"- {neutralise.line(b.message, 500)}" for b in verdict.blockers[:MAX_BLOCKERS_SHOWN]]
-    if len(verdict.blockers) > MAX_BLOCKERS_SHOWN:
-        shown.append(f"- … and {len(verdict.blockers) - MAX_BLOCKERS_SHOWN} more")
+    # What the real verdict asks the reporter (issue 34 §4): its questions, not every blocker.
+    asked = questions(verdict) if blockers_for(verdict, "reporter") else []
+    theirs = len(blockers_for(verdict, "maintainers"))
+    where = f"On #{issue.number} ({title}), the most recent open `{bug_label}` issue"
+    things = f"{theirs} thing{'s' if theirs != 1 else ''}"
+    rest = f"and list {things} for the maintainers to add (folded in the verdict)."
+    if not asked:
+        return [f"{where}, I would tell its author that their part is complete, {rest}"]
     return [
-        f"On #{issue.number} ({title}), the most recent open `{bug_label}` issue, I would post ❌ "
-        f"**rejected** and ask its author for {count} thing{'s' if count != 1 else ''}:",
+        f"{where}, I would ask its author {len(asked)} question{'s' if len(asked) != 1 else ''}, as the "
+        "verdict would:",
         "",
-        *shown,
+        *(f"{k}. {neutralise.line(q, 500)}" for k, q in enumerate(asked, 1)),
+        "",
+        rest[0].upper() + rest[1:],
     ]
 
 

@@ -27,44 +27,49 @@ def _headings(text: str) -> list[tuple[int, str]]:
     return [(len(m.group(1)), m.group(2)) for m in re.finditer(r"^(#{1,6}) (.*)$", text, re.M)]
 
 
-def test_a_rejection_leads_with_what_to_do_and_folds_the_machine_data() -> None:
+def test_a_rejection_asks_the_reporter_in_plain_words_and_folds_the_rest() -> None:
+    """Issue 34 §2: questions named in plain words, no headings, section numbers or codes for the reporter;
+    the maintainers' list, the template and the record folded."""
     verdict = refine_bug(CASUAL, bug_id="o/r#1", refined_at=AT)
-    text = render_bug_comment(verdict, template_text=template(CASUAL))
+    text = render_bug_comment(verdict, template_text=template(CASUAL), reporter="octocat")
     lines = text.splitlines()
-    assert lines[0].startswith("## ❌ Bug report not ready: ")
-    assert lines[2].startswith("**Next step for the reporter:** the quickest way is to paste the template")
-    first_level = _headings(text)[0][0]
-    assert all(level >= first_level for level, _ in _headings(text)), "no heading above the title's level"
+    assert lines[0] == "## Waiting for @octocat: 4 questions"
+    assert lines[2].startswith("Thank you for the report. Before work on it can start, please answer")
+    assert lines[4:8] == [
+        "1. Which version were you on, and on which system (operating system, browser or runtime)?",
+        "2. What did you do, step by step, to make it happen?",
+        "3. What did you expect to happen instead?",
+        "4. Can you add a screenshot, a log or a link that shows it?",
+    ]
+    visible = text[: text.index("<details>")]
+    for word in ("heading", "`#", "MISSING_", "RECIPE_", "front matter", "5.1", "❌"):
+        assert word not in visible, word
+    assert "<details><summary>For the maintainers: 8 things to add once the reporter has answered" in text
     record_at = text.index("## Refinement Verdict")
-    maintainers_at = text.index("### For the maintainers")
-    assert text.rfind("<details><summary>Verdict record", 0, record_at) > maintainers_at
-    assert "```yaml" not in text[: text.index("<details>")], "the YAML block is folded away"
+    assert text.rfind("<details><summary>Verdict record", 0, record_at) > text.index("For the maintainers")
     recorded = read_verdict_block(text)
     assert recorded is not None and recorded.status == "rejected"
     assert recorded.blockers == verdict.blocker_codes
     [missing] = [ln for ln in lines if ln.startswith("- **Missing sections** — ")]
-    maintainers = (2, 3, 4, 6, 7, 8, 9)
-    assert all(f"`## {n}. " in missing and f"`MISSING_SECTION_{n}`" in missing for n in maintainers)
-    assert text.index("### For the maintainers") < text.index(missing)
-    for n in (1, 5):  # the reporter's sections, each on its own line above the maintainers'
-        assert text.index(f"<sub>`MISSING_SECTION_{n}`</sub>") < text.index("### For the maintainers")
+    assert all(f"`## {n}. " in missing and f"`MISSING_SECTION_{n}`" in missing for n in (2, 3, 4, 6, 7, 8, 9))
     for blocker in verdict.blockers:
         line = next(ln for ln in lines if blocker.code in ln)
         if not blocker.code.startswith("MISSING_SECTION_"):
             assert line.index(blocker.message) < line.index(blocker.code), "the words come before the code"
 
 
-def test_a_report_with_its_sections_is_told_what_to_fix_in_each() -> None:
+def test_a_report_with_its_sections_is_asked_only_what_it_lacks() -> None:
     from bot.demo.texts import APPROVED_BUG
 
     vision = "Shoppers who switch currency lose their discount and pay the full price."
     body = APPROVED_BUG.replace(vision, "")
     verdict = refine_bug(body, bug_id="o/r#1", refined_at=AT)
-    assert verdict.blocker_codes == ("VISION_EMPTY",)
+    assert verdict.blocker_codes == ("VISION_EMPTY",) and verdict.asks == ("1",)
     text = render_bug_comment(verdict, template_text=template(body))
-    assert text.splitlines()[2].startswith("**Next step for the reporter:** edit the issue description")
+    assert text.splitlines()[0] == "## Waiting for the reporter: 1 question"
+    assert "1. What goes wrong, and for whom?" in text.splitlines()
     line = next(ln for ln in text.splitlines() if "`VISION_EMPTY`" in ln)
-    assert line.startswith("- **1. Vision** — Under `## 1. Vision`, write at least one line")
+    assert line.startswith("- **1. Vision** — Under `## 1. Vision`, write at least one line"), "maintainers'"
 
 
 def test_an_approval_says_there_is_nothing_to_do() -> None:
@@ -72,7 +77,7 @@ def test_an_approval_says_there_is_nothing_to_do() -> None:
 
     verdict = refine_bug(APPROVED, bug_id="o/r#1", refined_at=AT)
     text = render_bug_comment(verdict, stories=[StoryNote(12, verdict="approved")])
-    assert text.splitlines()[0] == "## ✅ Bug report refined: approved"
+    assert text.splitlines()[0] == "## ✅ Refined"
     assert "Nothing to do" in text.splitlines()[2]
     assert "- #12: ✅ approved" in text
     assert read_verdict_block(text) is not None
@@ -81,7 +86,7 @@ def test_an_approval_says_there_is_nothing_to_do() -> None:
 def test_the_notice_mentions_the_author_and_links_the_verdict() -> None:
     verdict = refine_bug(CASUAL, bug_id="o/r#1", refined_at=AT)
     text = notice_text("octocat", verdict, "https://forge/o/r/issues/1#issuecomment-9")
-    assert text.startswith("@octocat: this bug report needs ")
+    assert text.startswith("@octocat: thank you for the report — 4 questions for you in [the refinement ")
     assert "(https://forge/o/r/issues/1#issuecomment-9)" in text and len(text) < 400
 
 
@@ -89,9 +94,9 @@ def test_the_ask_in_a_new_verdict_is_the_notice_in_the_same_words() -> None:
     verdict = refine_bug(CASUAL, bug_id="o/r#1", refined_at=AT)
     line = verdict_notice_line("octocat", verdict)
     notice = notice_text("octocat", verdict, "https://forge/o/r/issues/1#issuecomment-9")
-    assert line.startswith("@octocat: this bug report needs ") and "\n" not in line
-    assert line.replace("this verdict", "") == notice.replace(
-        "[the refinement verdict](https://forge/o/r/issues/1#issuecomment-9)", ""
+    assert line.startswith("@octocat: thank you for the report — 4 questions") and "\n" not in line
+    assert line.replace("below", "") == notice.replace(
+        "in [the refinement verdict](https://forge/o/r/issues/1#issuecomment-9)", ""
     )
 
 
@@ -120,7 +125,7 @@ def test_the_template_is_bounded_however_long_the_report() -> None:
 
 
 def test_messages_name_sections_english_first_with_the_portuguese_beside_them() -> None:
-    verdict = refine_bug(CASUAL, bug_id="o/r#1", refined_at=AT)
+    verdict = refine_bug("", bug_id="o/r#1", refined_at=AT)
     messages = {b.code: b.message for b in verdict.blockers}
     for n, (en, pt) in {1: ("Vision", "Visão"), 5: ("Reproduction Recipe", "Receita de Reprodução")}.items():
         wanted = f"Add a level-2 heading `## {n}. {en}` (or `{pt}`) and fill it in."
@@ -128,20 +133,21 @@ def test_messages_name_sections_english_first_with_the_portuguese_beside_them() 
     assert "`## 7. Regression Test Slot` (or `Slot de Teste de Regressão`)" in messages["MISSING_SECTION_7"]
 
 
-def test_a_portuguese_report_is_answered_with_its_own_section_names() -> None:
+def test_a_portuguese_report_is_answered_in_portuguese_with_its_own_section_names() -> None:
     body = (
         "## 1. Visão\n\n## 4. Critérios de Aceite\nnada\n\n## 5. Receita de Reprodução\n\n"
         "## 6. Hipótese de Causa Raiz\nx\n"
     )
-    messages = {b.code: b.message for b in refine_bug(body, bug_id="o/r#1", refined_at=AT).blockers}
-    assert messages["VISION_EMPTY"].startswith("Under `## 1. Visão`")
+    verdict = refine_bug(body, bug_id="o/r#1", refined_at=AT)
+    messages = {b.code: b.message for b in verdict.blockers}
+    assert messages["VISION_EMPTY"].startswith("Em `## 1. Visão`")
     assert messages["RECIPE_MISSING_ENV"] == (
-        "Under `## 5. Receita de Reprodução`, add `### 5.1 Ambiente` with the version, OS and runtime."
+        "Em `## 5. Receita de Reprodução`, acrescente `### 5.1 Ambiente` com a versão, o sistema e o "
+        "ambiente."
     )
-    assert messages["MISSING_SECTION_7"] == (
-        "Add a level-2 heading `## 7. Slot de Teste de Regressão` and fill it in."
-    )
-    assert "`Dado` line" in messages["AC_MISSING_GHERKIN"]
+    text = render_bug_comment(verdict, reporter="ana")
+    assert text.splitlines()[0] == "## Aguardando @ana: 6 perguntas"
+    assert "Which" not in text and "Thank" not in text and "For the maintainers" not in text
 
 
 def _issue(number: int, author: str, *, pr: bool = False) -> Issue:

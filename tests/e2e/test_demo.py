@@ -40,8 +40,8 @@ def first_hour_outcomes(out: str) -> None:
     assert "(no onboarding pull request was opened)" not in out
     assert "labels at the merge: " in out and "(none new)" not in out
     # Switched on: the verdict, then the complete report approved.
-    assert "Bug report not ready" in out and "labels: bug, refine, refinement:rejected" in out
-    assert "Bug report refined: approved" in out and "labels: bug, refine, refinement:approved" in out
+    assert "Waiting for @outsider: " in out and "labels: bug, refine, refinement:rejected" in out
+    assert "## ✅ Refined" in out and "labels: bug, refine, refinement:approved" in out
 
 
 def no_noise(out: str) -> None:

@@ -98,8 +98,9 @@ def test_init_proposes_the_configuration_once_and_a_non_admin_is_refused(
     assert "RA9 bug refinement** — on" in body and "| `refinement:approved` | `#0e8a16` |" in body
     assert "| `/steward init [--labels]` |" in body
     # The preview: the verdict Steward would post on the most recent open bug report.
-    assert f"On #{crash} (App crashes on start)" in body and "❌ **rejected**" in body
-    assert "Add a level-2 heading `## 7. Regression Test Slot`" in body
+    # Issue 34 §4: what the real verdict would ask the reporter, and nothing of the maintainers' part.
+    assert f"On #{crash} (App crashes on start)" in body and "I would ask its author " in body
+    assert "Which version were you on" in body and "level-2 heading" not in body
     assert f"I opened #{pull['number']} (Configure Steward)" in replies(steward, repo, here)[-1]
     # One screen (issue 37 §3): the decision, what Steward will do and the preview; every table folded.
     shown = body.split("<details>", 1)[0]

@@ -74,7 +74,7 @@ def _answered_once(steward: Steward, repo: str, pinged: list[int], bug: int) -> 
     for number in pinged:
         assert len(_pongs(steward, repo, number)) == 1, f"#{number} answered exactly once"
     [verdict] = _verdicts(steward, repo, bug)
-    assert "Bug report not ready" in verdict
+    assert "status: rejected" in verdict
     assert "refinement:rejected" in steward.maintainer.labels_of(repo, bug)
 
 

@@ -177,7 +177,10 @@ def test_the_pull_request_says_what_steward_will_do_and_previews_the_latest_bug(
     assert "RA9 bug refinement** — on" in body
     assert "| `refinement:approved` | `#0e8a16` |" in body
     assert "| `/steward init [--labels]` |" in body and "admin" in body
-    assert "On #7 (Cart loses items)" in body and "❌ **rejected**" in body
+    # Issue 34 §4: the preview shows what the real verdict asks the reporter — its questions only.
+    assert "On #7 (Cart loses items)" in body
+    assert "I would ask its author 4 questions, as the verdict would" in body
+    assert "1. Which version were you on" in body and "MISSING_SECTION" not in body and "❌" not in body
     assert len(body) < 60_000
     none = pull_body(
         plan, kind="gitea", registry=registry, settings=settings, found=preview([], repo="o/r", refined_at=AT)
