@@ -40,7 +40,7 @@ from bot.forge import (
 )
 from bot.forge.gitea_transport import GiteaCalls
 from bot.forge.known_labels import KnownLabels
-from bot.forge.links import parse_comment_url
+from bot.forge.links import parse_comment_url, repo_now
 from bot.forge.shapes import comment_from_json, issue_from_json, label_from_json, milestone_from_json
 from bot.forge.write_once import once
 
@@ -197,7 +197,10 @@ class GiteaIssues(GiteaCalls):
         comment = await self.get_comment(address.repo, address.comment_id)
         if comment.issue_number and comment.issue_number != address.number:
             raise NotFound(f"comment {address.comment_id} is not on {address.repo}#{address.number}")
-        return CommentLink(address.repo, address.number, comment)
+        # The repository as the forge names it now (a link by a renamed repository's old name is redirected).
+        return CommentLink(
+            repo_now(address, comment.html_url, self._web_base, "gitea"), address.number, comment
+        )
 
     # --- milestones (by id) -------------------------------------------------------------------------
 

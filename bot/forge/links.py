@@ -79,3 +79,13 @@ def parse_comment_url(url: str, web_base: str, kind: ForgeKind) -> CommentAddres
         number=int(found.group(4)),
         comment_id=int(comment.group(1)),
     )
+
+
+def repo_now(address: CommentAddress, html_url: str, web_base: str, kind: ForgeKind) -> RepoRef:
+    """The repository a comment is in as the forge names it now: its ``html_url`` once read. A link written
+    before a rename or a transfer names the old owner/name, which the forge redirects to the repository it
+    is in now; the link's own name when the forge gave no readable address."""
+    try:
+        return parse_comment_url(html_url, web_base, kind).repo
+    except NotSupported:
+        return address.repo

@@ -1,10 +1,12 @@
 """Steward across a rename (issue 38), end to end on both forges: a repository with a refined bug, a
-milestone dashboard, a design fork and a bugfix in progress is renamed (on GitHub then transferred to an
-organisation, as GitHub does it: the old name answers 301/307 to `/repositories/{id}`, and a `repository`
-webhook says so; Gitea answers 307 to the new path and sends no webhook). Afterwards the next events are
-handled, `steward verify` passes on the new name, the dashboard is found, a person's command budget follows
-the repository, the catch-up covers it once (the seen repositories are kept by id) and runs no command
-twice (its marks are kept by id), and nothing is posted twice."""
+milestone dashboard, a design fork decided from a comment and a bugfix in progress is renamed (on GitHub
+then transferred to an organisation, as GitHub does it: the old name answers 301/307 to
+`/repositories/{id}`, and a `repository` webhook says so; Gitea answers 307 to the new path and sends no
+webhook). Afterwards the next events are handled, the decision's source (linked by the old name) is still
+this repository's, `steward verify` passes on the new name (and on the old, redirected), the dashboard is
+found, a person's command budget follows the repository, the catch-up covers it once (the seen
+repositories are kept by id) and runs no command twice (its marks are kept by id), and nothing is posted
+twice."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from tests.e2e.test_bugfix_e2e import branches, pulls, refined_bug, reply_to, re
 from tests.e2e.test_integrity_e2e import FORKS, dashboard, public_key, verify
 
 FAST = {"grace_period_seconds": 1, "refresh_debounce_seconds": 0.3, "notify": ["maintainer"]}
-pytestmark = pytest.mark.handler_settings(milestones=FAST, limits={"commands_per_minute": 4})
+pytestmark = pytest.mark.handler_settings(milestones=FAST, limits={"commands_per_minute": 5})
 
 
 def _move(steward: Steward, repo: str) -> str:
@@ -72,17 +74,21 @@ def test_steward_follows_a_renamed_and_transferred_repository(steward: Steward, 
     milestone = m.create_milestone(repo, "v1")
     m.set_milestone(repo, bug, milestone)
     forks = m.open_issue(repo, "Storage", body=FORKS)
+    meeting = m.open_issue(repo, "Design meeting notes")
+    said = m.comment(repo, meeting, "After the call we go with **Postgres**, final.")
+    [source] = [c["html_url"] for c in m.comments(repo, meeting) if c["id"] == said]
+    m.comment(repo, forks, f"/decide F1 postgres --source {source}")
     steward.settle()
     if steward.forge == "gitea":
         steward.run_periodic("milestones")
         steward.settle()
     board = wait_for(lambda: dashboard(steward, repo), what="the milestone's dashboard")
-    # Someone asks three times a minute, of the four a person may.
+    # Someone asks four times a minute, of the five a person may.
     questions = m.open_issue(repo, "Questions")
-    for _ in range(3):
+    for _ in range(4):
         outsider.comment(repo, questions, "/steward ping")
         steward.settle()
-    assert len(_pings(steward, repo, questions)) == 3
+    assert len(_pings(steward, repo, questions)) == 4
     threads = [bug, forks, board["number"], questions]
     before = _bot_comments(steward, repo, threads)
 
@@ -104,14 +110,16 @@ def test_steward_follows_a_renamed_and_transferred_repository(steward: Steward, 
     assert found["number"] == board["number"]
     [record] = [c for c in steward.bot_comments(new, forks) if "steward:forks:reconciliation" in c["body"]]
     assert "F2" in record["body"], "the forks record is updated in place"
-    # The same person's budget: the fourth command of the minute is taken, the fifth refused.
+    [decided] = [line for line in record["body"].splitlines() if line.startswith("| **F1** |")]
+    assert "✅ resolved | postgres" in decided, "a source linked by the old name is still this repository's"
+    # The same person's budget: the fifth command of the minute is taken, the sixth refused.
     outsider.comment(new, questions, "/steward ping")
     steward.settle()
-    assert len(_pings(steward, new, questions)) == 4
-    fifth = outsider.comment(new, questions, "/steward ping")
+    assert len(_pings(steward, new, questions)) == 5
+    sixth = outsider.comment(new, questions, "/steward ping")
     steward.settle()
-    assert "you have run 4 commands here in the last minute" in reply_to(steward, new, questions, fifth)
-    assert len(_pings(steward, new, questions)) == 4
+    assert "you have run 5 commands here in the last minute" in reply_to(steward, new, questions, sixth)
+    assert len(_pings(steward, new, questions)) == 5
     # A bugfix asked for again finds its branch and pull request under the new name.
     again = m.comment(new, bug, "/steward bugfix")
     steward.settle()
@@ -125,6 +133,8 @@ def test_steward_follows_a_renamed_and_transferred_repository(steward: Steward, 
         done = verify(steward, f"{new}#{number}", key_file)
         assert done.returncode == 0, done.stdout + done.stderr
         assert json.loads(done.stdout)["all_verified"] is True
+    by_old_name = verify(steward, f"{repo}#{forks}", key_file)
+    assert by_old_name.returncode == 0, by_old_name.stdout + by_old_name.stderr
 
     # The catch-up covers the repository once, under its new name, and runs no command twice.
     after = _bot_comments(steward, new, threads)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.forge import NotSupported, RepoRef
-from bot.forge.links import github_graphql_url, github_web_base, parse_comment_url
+from bot.forge.links import github_graphql_url, github_web_base, parse_comment_url, repo_now
 
 
 @pytest.mark.parametrize(
@@ -76,3 +76,13 @@ def test_a_gitea_link_outside_its_sub_path_is_not_its() -> None:
         parse_comment_url(
             "https://code.example/o/r/issues/1#issuecomment-2", "https://code.example/gitea", "gitea"
         )
+
+
+def test_a_link_by_a_repositorys_old_name_names_the_repository_the_comment_is_in_now() -> None:
+    """A link written before a rename names the old owner/name; once the comment is read (the forge redirects
+    the old name), its ``html_url`` says where it is now. Without a readable one, the link's own name."""
+    web = "https://gitea.example/git"
+    old = parse_comment_url(f"{web}/o/old/issues/3#issuecomment-9", web, "gitea")
+    now = repo_now(old, f"{web}/acme/new/issues/3#issuecomment-9", web, "gitea")
+    assert now == RepoRef("acme", "new")
+    assert repo_now(old, "", web, "gitea") == RepoRef("o", "old")
