@@ -20,7 +20,7 @@ from typing import Any, Final, cast, get_args
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from bot.config.settings import CommandSettings, HandlerSettings, Permission, below_floor
+from bot.config.settings import PRESETS, CommandSettings, HandlerSettings, Permission, below_floor
 from bot.forge import ForgeKind
 
 _PERMISSIONS: Final = frozenset(get_args(Permission))
@@ -294,8 +294,23 @@ def merge(defaults: HandlerSettings, overrides: Mapping[str, Any]) -> HandlerSet
             return out
         return over
 
-    merged = deep(defaults.model_dump(mode="json"), overrides)
+    merged = deep(defaults.model_dump(mode="json"), with_preset(overrides))
     return HandlerSettings.model_validate(merged)
+
+
+def with_preset(overrides: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What a file sets, with its `preset` spelt out: each capability's `enabled` as the preset says, unless
+    the file sets that section's `enabled` itself."""
+    chosen = PRESETS.get(str(overrides.get("preset") or ""))
+    if chosen is None:
+        return overrides
+    out = dict(overrides)
+    for name in PRESETS["everything"]:
+        section = out.get(name)
+        if isinstance(section, Mapping) and "enabled" in section:
+            continue
+        out[name] = {**(section if isinstance(section, Mapping) else {}), "enabled": name in chosen}
+    return out
 
 
 def sources(overrides: Mapping[str, Any], settings: HandlerSettings) -> list[tuple[str, Any, str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
@@ -426,12 +426,30 @@ class DebugSettings(BaseModel):
     )
 
 
+Preset = Literal["refine-bugs", "refine-and-bugfix", "everything"]
+# The capabilities (settings sections with an `enabled` switch) each preset switches on; the others it
+# switches off. The heavy ones — the milestone gate, which reopens a milestone without a passed field test,
+# and the backlog interview with its levels — run only when chosen.
+PRESETS: Final[dict[str, frozenset[str]]] = {
+    "refine-bugs": frozenset({"bug_refinement"}),
+    "refine-and-bugfix": frozenset({"bug_refinement", "debug", "bugfix"}),
+    "everything": frozenset({"bug_refinement", "backlog", "forks", "milestones", "bugfix", "debug"}),
+}
+
+
 class HandlerSettings(BaseModel):
     """What a handler may be told per repository: Steward's defaults, overridden by the repository's
     configuration file. Sections: one per capability."""
 
     model_config = _SECTION
 
+    preset: Preset | None = Field(
+        default=None,
+        description="Which capabilities run, in one word; a section's own `enabled` overrides it. "
+        "`refine-bugs`: RA9 bug refinement only. `refine-and-bugfix`: that, the hypotheses board and "
+        "regression-first bugfix branches. `everything`: every capability, the milestone gate (every "
+        "milestone then needs a passed field test) and backlog refinement too. Unset: every capability.",
+    )
     mode: Literal["live", "shadow"] = Field(
         default="live",
         description="`live`: Steward acts here. `shadow`: it works out everything it would do and logs it, "

@@ -1,11 +1,11 @@
 """The configuration file the onboarding pull request proposes, generated from the settings models. Pure.
 
-Every section and key appears once, with its description as a comment and its default as the value. The
-``enabled`` switches of the capabilities this Steward runs are live lines (``enabled: true``), so switching
-one off is editing one word; every other key is commented out, so the repository keeps following Steward's
-defaults until someone chooses otherwise. ``live=True`` writes every key as a live line instead (the file a
-maintainer gets by uncommenting everything): both validate with ``steward check-config``, and the live one
-sets exactly the defaults.
+Every section and key appears once, with its description as a comment and its default as the value. One
+live line, ``preset: refine-and-bugfix`` (``PROPOSED_PRESET``), says which capabilities run; every other key
+is commented out, so the repository keeps following Steward's defaults until someone chooses otherwise.
+``live=True`` writes every key as a live line instead (the file a maintainer gets by uncommenting
+everything, less the preset): both validate with ``steward check-config``, and the live one sets exactly the
+defaults.
 """
 
 from __future__ import annotations
@@ -18,12 +18,15 @@ from typing import Any, Final
 from pydantic import BaseModel
 
 from bot.config.repo_file import CONFIG_PATHS
-from bot.config.settings import HandlerSettings, Permission
+from bot.config.settings import PRESETS, HandlerSettings, Permission
 from bot.forge import ForgeKind
 
 __all__ = ["Note", "config_path", "config_text"]
 
 INDENT: Final = "  "
+# The preset the onboarding pull request proposes: the light one, so that day one reopens no milestone and
+# starts no interview (the maintainer picks another in the file before or after merging).
+PROPOSED_PRESET: Final = "refine-and-bugfix"
 
 
 def config_path(kind: ForgeKind) -> str:
@@ -114,10 +117,6 @@ def _commands_lines(commands: Mapping[str, Permission], *, live: bool) -> list[s
     return out + (block if live else _comment_out(block, ""))
 
 
-def _live_section(name: str, model: type[BaseModel]) -> list[str]:
-    return [f"{name}:", *_model_lines(model, INDENT, live=True, live_enabled=False)]
-
-
 def config_text(
     *,
     commands: Mapping[str, Permission],
@@ -129,7 +128,6 @@ def config_text(
     """The file. ``commands``: every command Steward registers, with its default permission; ``switches``:
     (section, what it does) for the capabilities this Steward runs, called out at the top; ``notes``: what
     this repository's pull request proposes for a key (``section.key``), commented out like the rest."""
-    running = {section for section, _ in switches}
     width = max((len(section) for section, _ in switches), default=0) + len(".enabled")
     lines = [
         f"# Steward's settings for this repository ({path}).",
@@ -143,7 +141,8 @@ def config_text(
             else []
         ),
         "#",
-        "# Most often switched off — set `enabled: false` in its section below:",
+        f"# Which capabilities run: `preset` below ({', '.join(PRESETS)}; proposed: {PROPOSED_PRESET}).",
+        "# A section's own `enabled: true` or `enabled: false` overrides the preset for that capability:",
     ]
     lines += [f"#   {(section + '.enabled').ljust(width)}  {what}" for section, what in switches]
     lines.append("")
@@ -152,18 +151,21 @@ def config_text(
         if name == "commands":
             continue
         annotation = info.annotation
-        if name == "mode":  # the one top-level value: live or shadow
+        if name == "preset":  # proposed live: which capabilities run, in one word
+            if not live:  # (the all-live file sets every switch itself: no preset)
+                lines += ["", *_comment_lines(info.description or "", ""), f"preset: {PROPOSED_PRESET}"]
+            continue
+        if name == "mode":  # live or shadow
             lines += ["", *_comment_lines(info.description or "", ""), f"# mode: {info.default}"]
             continue
         assert isinstance(annotation, type) and issubclass(annotation, BaseModel)
         lines.append("")
         lines += _comment_lines(info.description or "", "")
-        has_switch = "enabled" in annotation.model_fields and name in running
+        # The preset above says which capabilities run, so every section is commented out whole (its values,
+        # and what this pull request proposes for a key, are live once the section is uncommented).
         block = [
             f"{name}:",
-            *_model_lines(
-                annotation, INDENT, live=live, live_enabled=has_switch, prefix=f"{name}.", notes=notes
-            ),
+            *_model_lines(annotation, INDENT, live=True, live_enabled=False, prefix=f"{name}.", notes=notes),
         ]
-        lines += block if live or has_switch else _comment_out(_live_section(name, annotation), "")
+        lines += block if live else _comment_out(block, "")
     return "\n".join(lines) + "\n"

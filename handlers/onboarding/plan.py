@@ -20,6 +20,7 @@ from typing import Final
 
 from bot.commands.context import RegistryView
 from bot.commands.permissions import who_may
+from bot.config.repo_file import merge
 from bot.config.settings import HandlerSettings, Permission
 from bot.forge import ForgeKind, Issue
 from bot.records import neutralise
@@ -33,7 +34,7 @@ from handlers.bug_refinement.api import (
     refine_bug,
 )
 from handlers.bugfix.api import Requirement, requirement_lines
-from handlers.onboarding.config_file import Note, config_path, config_text
+from handlers.onboarding.config_file import PROPOSED_PRESET, Note, config_path, config_text
 from handlers.onboarding.templates import template_files
 
 __all__ = [
@@ -244,6 +245,7 @@ def proposal(
     language: Language,
     facts: BranchFacts | None = None,
 ) -> Proposal:
+    settings = merge(settings, {"preset": PROPOSED_PRESET})  # what merging the proposed file switches on
     caps = capabilities(registry, settings)
     path = config_path(kind)
     config = config_text(

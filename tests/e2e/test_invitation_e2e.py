@@ -110,13 +110,21 @@ def test_no_capability_acts_until_the_onboarding_pull_request_is_merged(steward:
     m.edit_issue(repo, bug, body=REPORT + "\n\nIt happens every time.")
     steward.settle()
     assert "refinement:rejected" in m.labels_of(repo, bug)
+    # Day one (issue 37 §4): the proposed preset runs bug refinement only, so closing an ordinary milestone
+    # gets nothing reopened; choosing `everything` switches the milestone gate on.
+    m.set_milestone_state(repo, key, "open")
+    steward.settle()
+    close_milestone(steward, repo, key)
+    assert m.milestone(repo, key)["state"] == "closed", "the gate is not part of the proposed preset"
+    where = ".gitea" if steward.forge == "gitea" else ".github"
+    m.put_file(repo, f"{where}/steward.yml", "preset: everything\n")
     m.set_milestone_state(repo, key, "open")
     steward.settle()
     if steward.forge == "gitea":
         steward.run_periodic("milestones")
         steward.settle()
     close_milestone(steward, repo, key)
-    assert m.milestone(repo, key)["state"] == "open", "the gate acts once invited"
+    assert m.milestone(repo, key)["state"] == "open", "the gate acts once chosen"
 
 
 def test_an_invalid_file_is_no_invitation_until_it_validates_and_removing_it_stops_steward(

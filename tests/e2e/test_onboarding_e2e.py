@@ -110,7 +110,8 @@ def test_init_proposes_the_configuration_once_and_a_non_admin_is_refused(
 
     where = ".gitea" if steward.forge == "gitea" else ".github"
     config = read(m, repo, f"{where}/steward.yml")
-    assert config is not None and "bug_refinement:\n  # Whether Steward runs RA9 bug refinement" in config
+    assert config is not None and "\npreset: refine-and-bugfix\n" in config  # the light preset (issue 37 §4)
+    assert "# bug_refinement:\n#   # Whether Steward runs RA9 bug refinement" in config
     checked = check_config(config, tmp_path, "steward.yml")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.strip().endswith(": valid")
@@ -153,7 +154,8 @@ def test_closing_it_is_not_now_and_merging_it_creates_the_labels(steward: Stewar
     labels = {label["name"]: label for label in m.call("GET", f"/repos/{repo}/labels")}
     assert labels["refinement:approved"]["color"].lstrip("#") == "0e8a16"
     assert {"bug", "refine", "refinement:pending", "refinement:rejected"} <= set(labels)
-    assert "milestone-dashboard" in labels
+    # The proposed preset (refine-and-bugfix) leaves the milestone gate off: no labels of it.
+    assert "milestone-dashboard" not in labels and "fieldtest" not in labels
 
     # Configured now: `/steward init` proposes nothing more.
     m.comment(repo, here, "/steward init")

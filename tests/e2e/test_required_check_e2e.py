@@ -106,7 +106,7 @@ def test_onboarding_proposes_the_contexts_seen_on_the_default_branch(steward: St
     assert f"✅ `{CONTEXT}` is a **required** check on `main`" in body
 
     text = config_file(steward, repo)
-    assert '  # required_contexts: ["ci/lint", "tests (3.13)"]\n' in text, "proposed, commented out"
+    assert '#   required_contexts: ["ci/lint", "tests (3.13)"]\n' in text, "proposed, commented out"
     assert "Proposed from the CI contexts seen on `main`'s head" in text
 
 
@@ -122,7 +122,7 @@ def test_onboarding_without_ci_says_what_to_fill_in_and_that_the_check_is_not_re
     assert f"⚠️ `{CONTEXT}` is **not** a required check on `main`" in body
     assert "To make it required:" in body and "/settings/" in body
     text = config_file(steward, repo)
-    assert "  # required_contexts: []\n" in text
+    assert "#   required_contexts: []\n" in text
     assert "No CI had reported on `main`'s head" in text
 
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.config.repo_file import merge, parse
-from bot.config.settings import HandlerSettings
+from bot.config.settings import PRESETS, HandlerSettings
 from bot.forge import Issue
 from handlers import build_registry
 from handlers.bug_refinement.forms import from_issue_form
@@ -59,9 +59,21 @@ def test_the_proposed_configuration_validates_and_uncommented_sets_exactly_the_d
     text = plan.files[path]
     parsed = parse(text, registry.configurable)
     assert parsed.valid, parsed.errors
-    # Only the switches of the capabilities Steward runs are live; everything else follows the defaults.
+    # One live line: the light preset (issue 37 §4), so day one reopens no milestone and starts no interview.
     running = [c.section for c in capabilities(registry, HandlerSettings())]
-    assert parsed.data == {section: {"enabled": True} for section in running}
+    assert parsed.data == {"preset": "refine-and-bugfix"}
+    proposed = merge(HandlerSettings(), parsed.data)
+    assert [c.section for c in capabilities(registry, proposed) if c.enabled] == [
+        "bug_refinement",
+        "bugfix",
+        "debug",
+    ]
+    for preset, on in PRESETS.items():
+        chosen = merge(HandlerSettings(), {"preset": preset})
+        assert {c.section for c in capabilities(registry, chosen) if c.enabled} == on
+    # A section's own switch overrides the preset.
+    mixed = merge(HandlerSettings(), {"preset": "refine-bugs", "milestones": {"enabled": True}})
+    assert mixed.milestones.enabled and not mixed.backlog.enabled and mixed.bug_refinement.enabled
     live = config_text(
         commands=_commands(),  # type: ignore[arg-type]
         switches=[(s, s) for s in running],
@@ -77,7 +89,7 @@ def test_the_proposed_configuration_validates_and_uncommented_sets_exactly_the_d
     assert {name: c["permission"] for name, c in commands.items()} == _commands()
     for section in HandlerSettings.model_fields:
         assert f"\n# {section}:" in text or f"\n{section}:" in text
-    assert "Most often switched off" in text.split("\n\n")[0]
+    assert "Which capabilities run: `preset` below" in text.split("\n\n")[0]
     for section in running:
         assert f"#   {section}.enabled" in text.split("\n\n")[0]
 
@@ -195,8 +207,24 @@ def test_a_body_that_is_not_a_form_is_read_as_written(text: str) -> None:
         assert rewritten == text
 
 
-@given(st.lists(st.sampled_from(["### 1. Vision", "### 4. Acceptance Criteria", "_No response_", "### Status",
-                                 "Pendente", "```", "text", "", "## 2. Persona"]), max_size=30))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "### 1. Vision",
+                "### 4. Acceptance Criteria",
+                "_No response_",
+                "### Status",
+                "Pendente",
+                "```",
+                "text",
+                "",
+                "## 2. Persona",
+            ]
+        ),
+        max_size=30,
+    )
+)
 def test_the_form_reading_never_fails_and_is_stable(lines: list[str]) -> None:
     text = "\n".join(lines)
     once = from_issue_form(text)
