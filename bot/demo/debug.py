@@ -43,9 +43,10 @@ def debug_scene(stage: Stage) -> None:
         number,
         "/steward hypothesis Rounding: cart/total.py:42 rounds before the discount is applied\n\n"
         "/steward hypothesis Stale rate: the exchange rate is cached per session\n\n"
-        "/steward hypothesis Wrong currency: the discount is stored in the old currency",
+        "/steward hypothesis Wrong currency: the discount is stored in the old currency\n\n"
+        "/steward rank H2 1",
     )
-    _say("  @maintainer put three ranked hypotheses on the board of a refined bug.")
+    _say("  @maintainer put three hypotheses on the board of a refined bug and ranked H2 most likely.")
     stage.settle()
     stage.show(number, max_lines=12)
     stage.comment(stage.maintainer, number, "/steward confirm H1 I'm sure it is the rounding")

@@ -18,9 +18,12 @@ from typing import Any, Final, Literal
 from handlers.debug.grounding import Ground, grounds_from_json, grounds_to_json
 from handlers.debug.locations import Location, find_locations
 
-EntryKind = Literal["hypothesis", "evidence", "confirm", "refute", "inconclusive", "resume", "escalation"]
+EntryKind = Literal[
+    "hypothesis", "evidence", "confirm", "refute", "inconclusive", "resume", "escalation", "rank"
+]
 Status = Literal["pending", "confirmed", "refuted", "inconclusive"]
 KINDS: Final[tuple[EntryKind, ...]] = (
+    "rank",
     "hypothesis",
     "evidence",
     "confirm",
@@ -86,6 +89,8 @@ class Entry:
     text: str = ""
     refs: tuple[str, ...] = ()
     withdrawn: bool = False
+    # A rank entry's place for its hypothesis (1: first).
+    position: int = 0
 
     @property
     def key(self) -> tuple[int, int, str]:
@@ -104,6 +109,7 @@ class Entry:
             ("x", self.text),
             ("r", list(self.refs)),
             ("w", self.withdrawn),
+            ("p", self.position),
         ):
             if value:
                 out[name] = value
@@ -130,6 +136,7 @@ class Entry:
                 text=str(raw.get("x", "")),
                 refs=tuple(str(r) for r in raw.get("r", ()) if isinstance(r, str))[:20],
                 withdrawn=bool(raw.get("w", False)),
+                position=int(raw.get("p", 0)),
             )
         except (TypeError, ValueError):
             return None
@@ -174,6 +181,8 @@ class Hypothesis:
     evidence_for: tuple[Entry, ...] = ()
     evidence_against: tuple[Entry, ...] = ()
     verdict: Entry | None = None
+    # Its place in the order people gave (`/rank H2 1`; by default the order they were added), 1 first.
+    rank: int = 0
 
     @property
     def label(self) -> str:
@@ -207,6 +216,11 @@ class Board:
     escalated: Entry | None
     resumes: tuple[Entry, ...] = field(default=())
 
+    @property
+    def ranked(self) -> tuple[Hypothesis, ...]:
+        """The hypotheses in the order people ranked them (most likely first)."""
+        return tuple(sorted(self.hypotheses, key=lambda h: h.rank))
+
     def get(self, number: int) -> Hypothesis | None:
         return next((h for h in self.hypotheses if h.id == number), None)
 
@@ -239,6 +253,7 @@ def fold(log: Sequence[Entry], *, now: datetime, pending_timeout: timedelta) -> 
     """The board the log describes at ``now`` (a hypothesis pending past ``pending_timeout`` counts as
     inconclusive, shown as timed out)."""
     hyps: dict[int, Hypothesis] = {}
+    order: list[int] = []
     epoch = 0
     escalated: Entry | None = None
     resumes: list[Entry] = []
@@ -255,6 +270,11 @@ def fold(log: Sequence[Entry], *, now: datetime, pending_timeout: timedelta) -> 
                     entry.url,
                     epoch,
                 )
+                order.append(entry.hypothesis)
+        elif entry.kind == "rank":
+            if entry.hypothesis in order:
+                order.remove(entry.hypothesis)
+                order.insert(max(entry.position, 1) - 1, entry.hypothesis)
         elif entry.kind == "resume":
             epoch += 1
             escalated = None
@@ -288,7 +308,7 @@ def fold(log: Sequence[Entry], *, now: datetime, pending_timeout: timedelta) -> 
         added = _parse_at(h.at)
         if h.status == "pending" and added is not None and now - added > pending_timeout:
             h = replace(h, status="inconclusive", timed_out=True)
-        out.append(h)
+        out.append(replace(h, rank=order.index(h.id) + 1))
     return Board(tuple(out), tuple(sorted(log, key=lambda e: e.seq)), epoch, escalated, tuple(resumes))
 
 
@@ -434,6 +454,22 @@ def add_verdict(
     _room(board)
     entry = _base(board, kind, source, kind, text)
     return replace(entry, hypothesis=target.id, text=clip(what, TEXT_CHARS), refs=refs)
+
+
+def add_rank(board: Board, args: Sequence[str], text: str, source: Source, prefix: str) -> Entry:
+    """`/rank H2 1`: H2 moves to the first place of the order (the others keep theirs, shifted)."""
+    usage = f"/{prefix} rank H2 1"
+    if not args:
+        raise Refused(f"name a hypothesis and its place, most likely first: `{usage}`.")
+    target = _target(board, args[0], usage)
+    place = args[1] if len(args) > 1 else ""
+    if not place.isdigit() or not 1 <= int(place) <= len(board.hypotheses):
+        raise Refused(
+            f"give {target.label} a place from 1 (most likely) to {len(board.hypotheses)}: `{usage}`."
+        )
+    _room(board)
+    entry = _base(board, "rank", source, "rank", text)
+    return replace(entry, hypothesis=target.id, position=int(place))
 
 
 def add_resume(board: Board, text: str, source: Source, prefix: str) -> Entry:

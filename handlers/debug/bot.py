@@ -19,6 +19,7 @@ from handlers.debug.board import (
     Source,
     add_evidence,
     add_hypothesis,
+    add_rank,
     add_resume,
     add_verdict,
     recorded,
@@ -85,6 +86,8 @@ async def _run(ctx: CommandContext, name: str) -> None:
             entry = add_evidence(board, args, text, source, p)
         elif name == "resume-debug":
             entry = add_resume(board, text, source, p)
+        elif name == "rank":
+            entry = add_rank(board, args, text, source, p)
         else:
             kind: Literal["confirm", "refute", "inconclusive"] = (
                 "confirm" if name == "confirm" else "refute" if name == "refute" else "inconclusive"
@@ -157,6 +160,18 @@ async def refute_command(ctx: CommandContext) -> None:
 )
 async def inconclusive_command(ctx: CommandContext) -> None:
     await _run(ctx, "inconclusive")
+
+
+@plugin.command(
+    "rank",
+    usage="rank H2 1",
+    help="Move a hypothesis to a place in the board's order (1: most likely); the others shift.",
+    permission="write",
+    on_pulls=False,
+    section=SECTION,
+)
+async def rank_command(ctx: CommandContext) -> None:
+    await _run(ctx, "rank")
 
 
 @plugin.command(

@@ -23,6 +23,7 @@ from handlers.debug.board import (
     Source,
     add_evidence,
     add_hypothesis,
+    add_rank,
     add_resume,
     add_verdict,
     digest,
@@ -50,7 +51,7 @@ LABELS = {
 }
 REGRESSION_FIRST = "steward/regression-first"
 # The command names the board records, as `bot.commands.grammar` returns them.
-BOARD_COMMANDS = ("hypothesis", "evidence", "confirm", "refute", "inconclusive", "resume-debug")
+BOARD_COMMANDS = ("hypothesis", "evidence", "confirm", "refute", "inconclusive", "resume-debug", "rank")
 MAX_PULLS_READ = 30
 # The commands whose `path:line` places must exist in the repository (``Grounder``).
 GROUNDED_COMMANDS = ("evidence", "confirm")
@@ -256,6 +257,8 @@ async def derive_log(
                     entry = add_evidence(board, command.args, command.text, source, prefix)
                 elif command.name == "resume-debug":
                     entry = add_resume(board, command.text, source, prefix)
+                elif command.name == "rank":
+                    entry = add_rank(board, command.args, command.text, source, prefix)
                 else:
                     kind = "confirm" if command.name == "confirm" else "refute"
                     kind = "inconclusive" if command.name == "inconclusive" else kind

@@ -13,6 +13,7 @@ from handlers.debug.grounding import Ground
 
 LOG_SHOWN: Final = 40
 ROWS_SHOWN: Final = 30
+COLUMNS: Final = 10
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,7 @@ def _row(
     )
     cells = (
         _link(h.label, h.url),
+        str(h.rank),
         cell(h.title),
         cell(h.statement[:200]),
         status_word(h, timeout_hours),
@@ -207,9 +209,8 @@ def _fix_row(fix: FixAttempt) -> str:
         if fix.verified
         else f"not verified yet ({fix.state or 'no status'})"
     )
-    return (
-        f"| FIX-{target} | {_link(f'#{fix.number}', fix.url)} | the fix for {target} | {verified} | | | | | |"
-    )
+    cells = [f"FIX-{target}", "", _link(f"#{fix.number}", fix.url), f"the fix for {target}", verified]
+    return "| " + " | ".join(cells + [""] * (COLUMNS - len(cells))) + " |"
 
 
 def log_line(entry: Entry) -> str:
@@ -223,9 +224,10 @@ def log_line(entry: Entry) -> str:
         "inconclusive": f"marked H{entry.hypothesis} **inconclusive**",
         "resume": "**resumed** the investigation",
         "escalation": f"**escalated** to a human ({cell(entry.text)} all failed)",
+        "rank": f"ranked H{entry.hypothesis} **#{entry.position}**",
     }[entry.kind]
     text = cell(entry.text[:200]) if entry.kind not in ("escalation",) else ""
-    if entry.kind == "hypothesis":
+    if entry.kind in ("hypothesis", "rank"):
         text = ""
     body = f"{what}" + (f": {text}" if text else "")
     if entry.withdrawn:
@@ -257,15 +259,14 @@ def render_board(
         lines += [f"**Counts:** {counts(board.hypotheses, fixed)}", ""]
     if board.hypotheses or fixes:
         lines += [
-            "| Id | Title | Statement | Status | Confidence | For | Against | Where (`path:line`) "
+            "| Id | Rank | Title | Statement | Status | Confidence | For | Against | Where (`path:line`) "
             "| Decided |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
-        shown = board.hypotheses[-ROWS_SHOWN:]
+        shown = board.ranked[:ROWS_SHOWN]
         if len(board.hypotheses) > len(shown):
-            lines.append(
-                f"| … | {len(board.hypotheses) - len(shown)} older hypotheses not shown | | | | | | | |"
-            )
+            hidden = ["…", "", f"{len(board.hypotheses) - len(shown)} lower-ranked hypotheses not shown"]
+            lines.append("| " + " | ".join(hidden + [""] * (COLUMNS - len(hidden))) + " |")
         for h in shown:
             sure = confidence(h, grounds or {}, verified=fixed.get(h.id, False))
             lines.append(_row(h, timeout_hours, grounds, changed, sure))
@@ -286,7 +287,7 @@ def render_board(
         "",
         f"Commands (write access): `/{prefix} hypothesis <title>: <statement>`, "
         f"`/{prefix} evidence H1 for|against <text>`, `/{prefix} confirm H1 <evidence with path:line>`, "
-        f"`/{prefix} refute H1 <evidence>`, `/{prefix} inconclusive H1 <why>`, "
+        f"`/{prefix} refute H1 <evidence>`, `/{prefix} inconclusive H1 <why>`, `/{prefix} rank H2 1`, "
         f"`/{prefix} resume-debug <guidance>`. A hypothesis pending over {timeout_hours} h counts as "
         "inconclusive. Editing or deleting a comment withdraws the evidence it held; the log keeps it. "
         "Every `path:line` of evidence and confirmations is checked against the repository (the default "
@@ -338,6 +339,7 @@ def report_json(board: Board, fixes: Sequence[FixAttempt], *, repo: str, number:
                 "title": h.title,
                 "statement": h.statement,
                 "status": h.status,
+                "rank": h.rank,
                 "timedOut": h.timed_out,
                 "locations": list(h.locations),
                 "decidedBy": h.decided_by,

@@ -14,6 +14,7 @@ from handlers.debug.board import (
     Source,
     add_evidence,
     add_hypothesis,
+    add_rank,
     add_resume,
     add_verdict,
     escalation_due,
@@ -55,6 +56,8 @@ class Log:
             entry = add_evidence(board, args, text, source, "steward")
         elif name == "resume-debug":
             entry = add_resume(board, text, source, "steward")
+        elif name == "rank":
+            entry = add_rank(board, args, text, source, "steward")
         else:
             entry = add_verdict(board, name, args, text, source, "steward")  # type: ignore[arg-type]
         self.entries.append(entry)
@@ -222,3 +225,22 @@ def test_the_escalation_mentions_only_who_it_means_to() -> None:
         log.run("refute", f"H{i} cc @someone")
     text = render_escalation(log.board(), author="bob", escalate_to=(), prefix="s", board_url="")
     assert text.startswith("@bob:") and "@org/everyone" not in text and "@someone" not in text
+
+
+def test_a_hypothesis_ranked_moves_and_the_others_shift() -> None:
+    log = Log()
+    for name in ("A", "B", "C"):
+        log.run("hypothesis", f"{name}: x")
+    assert [h.rank for h in log.board().hypotheses] == [1, 2, 3], "by default, the order they were added"
+    log.run("rank", "H3 1")
+    board = log.board()
+    assert [h.label for h in board.ranked] == ["H3", "H1", "H2"]
+    assert log_from_json(log_to_json(log.entries)) == tuple(log.entries), "the place is kept in the record"
+    with pytest.raises(Refused, match="a place from 1 \\(most likely\\) to 3"):
+        log.run("rank", "H1 4")
+    with pytest.raises(Refused, match="there is no hypothesis H9"):
+        log.run("rank", "H9 1")
+    text = render_board(board, author="b", escalate_to=(), prefix="s", timeout_hours=72)
+    rows = [line for line in text.splitlines() if line.startswith("| [H")]
+    assert [r.split("|")[2].strip() for r in rows] == ["1", "2", "3"] and rows[0].startswith("| [H3]")
+    assert "ranked H3 **#1**" in text

@@ -367,3 +367,19 @@ def test_evidence_must_point_at_code_that_exists(steward: Steward) -> None:
     text = board(steward, repo, number)["body"]
     row = next(line for line in text.splitlines() if line.startswith("| [H1]"))
     assert "_(file changed since `" in row and "return self.store.get(token)" in row
+
+
+def test_hypotheses_are_ranked_in_the_order_people_give(steward: Steward) -> None:
+    repo = steward.new_repo()
+    number = refined_bug(steward, repo)
+    say(steward, repo, number, "\n\n".join(f"/hypothesis T{i}: guess {i}" for i in (1, 2, 3)))
+    say(steward, repo, number, "/rank H3 1")
+    text = board(steward, repo, number)["body"]
+    rows = [line for line in text.splitlines() if line.startswith("| [H")]
+    assert [r.split("](")[0].removeprefix("| [") for r in rows] == ["H3", "H1", "H2"]
+    assert [r.split("|")[2].strip() for r in rows] == ["1", "2", "3"]
+    assert "ranked H3 **#1**" in text
+    say(steward, repo, number, "/rank H1 7")
+    assert "give H1 a place from 1 (most likely) to 3" in replies(steward, repo, number)[-1]
+    data = sticky.unverified_data(board(steward, repo, number)["body"])
+    assert isinstance(data, dict) and data["log"][-1] == {**data["log"][-1], "k": "rank", "h": 3, "p": 1}

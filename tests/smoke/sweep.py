@@ -44,6 +44,7 @@ INVOCATIONS = {
     "refute": "refute H1 the loop is fine",
     "inconclusive": "inconclusive H1 cannot reproduce",
     "resume-debug": "resume-debug Look at the parser first.",
+    "rank": "rank H1 1",
 }
 
 
