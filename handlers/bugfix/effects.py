@@ -30,7 +30,7 @@ from handlers.bugfix import inputs
 from handlers.bugfix.independence import modifiers, void_rounds
 from handlers.bugfix.ledger import Budgets, Event, Ledger, event_from_json, event_to_json, fold
 from handlers.bugfix.native_reviews import Conflict, judge
-from handlers.bugfix.proof import check_proof, head_report, red_names_test
+from handlers.bugfix.proof import check_proof, head_report, red_names_test, red_not_vouched
 from handlers.bugfix.record import (
     EXHAUSTED_KIND,
     EXHAUSTED_LABEL,
@@ -229,8 +229,14 @@ async def assess(
     head_text = head_file.content.decode("utf-8", "replace") if head_file else None
     red_cases = case_names(record.path, red_text) if red_text is not None else frozenset()
     head_cases = case_names(record.path, head_text) if head_text is not None else None
-    problem = check_proof(path=record.path, vouched=record.code, red_text=red_text, head_text=head_text)
-    regression_cases = sorted(case_names(record.path, record.code)) if record.code else []
+    vouched = record.vouched_in(red_text) if red else ""
+    problem = (
+        red_not_vouched()
+        if vouched is None
+        else check_proof(path=record.path, vouched=vouched, red_text=red_text, head_text=head_text)
+    )
+    vouched = vouched or ""
+    regression_cases = sorted(case_names(record.path, vouched)) if vouched else []
     reports = await forge.ci_reports(repo, pull.head_sha) if regression_cases else []
     at_head = head_report(reports, regression_cases) if regression_cases else None
     named: bool | None = None
@@ -266,7 +272,7 @@ async def assess(
             test_globs=settings.test_globs,
             scope_globs=settings.scope_globs,
             test_path=record.path,
-            test_edited=bool(later) and regression_test_edited(record.code, head_text),
+            test_edited=bool(later) and regression_test_edited(vouched, head_text),
             lines=await fix_size(ctx, red.sha, pull.head_sha, fixed) if red and later else 0,
             max_lines=settings.max_fix_lines,
         )

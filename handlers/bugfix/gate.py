@@ -26,6 +26,7 @@ STALE_TEST_DIGEST = "STALE_TEST_DIGEST"
 VOUCH_NOT_SHOWN = "VOUCH_NOT_SHOWN"
 TEST_TOO_LONG = "TEST_TOO_LONG"
 VOUCHER_CANNOT_WRITE = "VOUCHER_CANNOT_WRITE"
+TEST_HIDDEN_CHARACTERS = "TEST_HIDDEN_CHARACTERS"
 # Refusals that show the issue's test code: Steward keeps the exact path and code it showed with them.
 SHOWS_CODE = frozenset({"UNTRUSTED_TEST_CODE", "STALE_TEST_DIGEST", "VOUCH_NOT_SHOWN"})
 REFUSAL_CODES = (
@@ -40,6 +41,7 @@ REFUSAL_CODES = (
     VOUCH_NOT_SHOWN,
     TEST_TOO_LONG,
     VOUCHER_CANNOT_WRITE,
+    TEST_HIDDEN_CHARACTERS,
 )
 SLUG_LENGTH = 40
 _HYPOTHESIS = re.compile(r"^H\d{1,3}$", re.IGNORECASE)
@@ -197,9 +199,53 @@ def check_gate(given: GateInput) -> GateResult:
                 "section 7 (a regression test needs one case), then run the command again.",
             )
         )
+    elif hidden := hidden_lines(slot.code):
+        refusals.append(
+            Refusal(
+                TEST_HIDDEN_CHARACTERS,
+                f"the test code for `{slot.path}` holds characters a reader cannot see or that reorder what "
+                "they see (bidirectional controls, zero-width or other invisible characters: the Trojan "
+                "Source attack), so what a reviewer reads is not what would run. I commit none of it. Here "
+                "are the lines, each such character written as its escape; remove them from section 7, "
+                "then run the command again:",
+                code_block="\n".join(hidden),
+            )
+        )
     elif not given.author_can_write:
         refusals += _trust_refusals(given, slot)
     return GateResult(tuple(refusals))
+
+
+# Characters that change what a reader sees of code without showing themselves (CVE-2021-42574, "Trojan
+# Source"): the bidirectional embeddings, overrides and isolates, the implicit marks, and every other
+# invisible format character (Unicode category Cf: zero-width space and joiners, word joiner, BOM, soft
+# hyphen, tag characters ...). Tab, line feed and carriage return are the only controls code may hold.
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+MAX_HIDDEN_LINES = 20
+
+
+def _hidden(char: str) -> bool:
+    if char in "\t\n\r":
+        return False
+    return char in _BIDI or unicodedata.category(char) in ("Cf", "Cc", "Co", "Cs", "Zl", "Zp")
+
+
+def hidden_lines(code: str) -> list[str]:
+    """The lines of ``code`` that hold a hidden character, numbered, each such character written as its
+    ``\\uXXXX`` escape (at most ``MAX_HIDDEN_LINES``); [] when there is none."""
+    out: list[str] = []
+    for number, line in enumerate(code.split("\n"), start=1):
+        if any(_hidden(char) for char in line):
+            shown = "".join(
+                f"\\u{ord(c):04x}"
+                if _hidden(c) and ord(c) <= 0xFFFF
+                else (f"\\U{ord(c):08x}" if _hidden(c) else c)
+                for c in line
+            )
+            out.append(f"{number}: {shown}")
+            if len(out) >= MAX_HIDDEN_LINES:
+                break
+    return out
 
 
 def _trust_refusals(given: GateInput, slot: RegressionSlot) -> list[Refusal]:

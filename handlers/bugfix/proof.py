@@ -154,17 +154,21 @@ def skip_marker(path: str, block: str, text: str) -> str | None:
     return None
 
 
+def red_not_vouched() -> ProofProblem:
+    return ProofProblem(
+        "RED_NOT_VOUCHED_CODE",
+        "the first commit's test is no longer the code /bugfix committed (and was vouched for)",
+        "The first commit must add the regression test exactly as `/bugfix` committed it. Restore it "
+        "(rebase so the original test-only commit stays first, then force-push).",
+    )
+
+
 def check_proof(
     *, path: str, vouched: str, red_text: str | None, head_text: str | None
 ) -> ProofProblem | None:
     """The first way the proof no longer stands (None: it stands, as far as these checks see)."""
     if vouched and (red_text is None or vouched.strip("\n") not in red_text):
-        return ProofProblem(
-            "RED_NOT_VOUCHED_CODE",
-            "the first commit's test is no longer the code /bugfix committed (and was vouched for)",
-            "The first commit must add the regression test exactly as `/bugfix` committed it. Restore it "
-            "(rebase so the original test-only commit stays first, then force-push).",
-        )
+        return red_not_vouched()
     if head_text is None or not vouched:
         return None
     for name in sorted(case_names(path, vouched)):

