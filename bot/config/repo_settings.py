@@ -24,9 +24,9 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
-from bot.config.repo_file import CONFIG_PATHS, ConfigError, merge, parse
+from bot.config.repo_file import CONFIG_PATHS, ConfigError, merge, parse, with_preset
 from bot.config.settings import HandlerSettings
-from bot.forge import Forge, ForgeKind, RepoRef, repo_key
+from bot.forge import Forge, ForgeKind, NotFound, PermissionDenied, RepoRef, repo_key
 from bot.queue.budgets import publish_events_limit
 from bot.queue.locks import Alongside, LuaScript
 
@@ -53,12 +53,26 @@ class RepoSettings:
     # they would be once invited (the defaults, or the file's last valid settings).
     waiting: bool = False
     configured: HandlerSettings | None = None
+    # Where the organisation's defaults came from ("owner/.github:steward.yml"); "" when there are none.
+    org: str = ""
 
     @property
     def as_configured(self) -> HandlerSettings:
         """The settings the repository's file (or its absence) gives, whether or not Steward may act yet:
         what the onboarding pull request proposes and labels."""
         return self.configured if self.configured is not None else self.settings
+
+
+def layered(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """Two files' settings as one: ``over`` (a repository's) laid key by key over ``base`` (its
+    organisation's), each with its preset spelt out first."""
+
+    def deep(a: Any, b: Any) -> Any:
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            return {**a, **{k: deep(a[k], v) if k in a else v for k, v in b.items()}}
+        return b
+
+    return dict(deep(dict(with_preset(base)), dict(with_preset(over))))
 
 
 def switched_off(settings: HandlerSettings) -> HandlerSettings:
@@ -98,8 +112,12 @@ class RepoConfigs:
         commands: Sequence[str] = (),
         ttl: int = CACHE_SECONDS,
         require: bool = True,
+        org_repos: Mapping[str, str] | None = None,
     ) -> None:
         self._redis = redis
+        # The repository, under each repository's owner, whose Steward file holds the organisation's defaults
+        # (by forge kind; "" or absent: none).
+        self._org_repos = dict(org_repos or {})
         self.defaults = defaults
         # Whether a repository must invite Steward with a valid file before any capability acts.
         self.require = require
@@ -152,6 +170,33 @@ class RepoConfigs:
             await pipe.execute()
 
     async def _read(self, forge: Forge, repo: RepoRef) -> dict[str, Any]:
+        record = await self._read_own(forge, repo)
+        org = await self._read_org(forge, repo)
+        if org is not None:
+            record["org"] = org
+        return record
+
+    async def _read_org(self, forge: Forge, repo: RepoRef) -> dict[str, Any] | None:
+        """The organisation's defaults: the Steward file of the owner's configured repository (GitHub: its
+        `.github` repository), when it has a valid one Steward may read."""
+        name = self._org_repos.get(forge.kind, "")
+        if not name or name.casefold() == repo.name.casefold():
+            return None
+        org = RepoRef(repo.owner, name)
+        for path in ("steward.yml", *CONFIG_PATHS[forge.kind]):
+            try:
+                found = await forge.read_file(org, path)
+            except (NotFound, PermissionDenied):
+                return None  # no such repository, or not one Steward may read
+            if found is None:
+                continue
+            parsed = parse(found.content, self._commands)
+            if not parsed.valid:
+                return {"repo": org.full_name, "path": path, "overrides": {}, "invalid": True}
+            return {"repo": org.full_name, "path": path, "overrides": dict(parsed.data or {})}
+        return None
+
+    async def _read_own(self, forge: Forge, repo: RepoRef) -> dict[str, Any]:
         for path in CONFIG_PATHS[forge.kind]:
             found = await forge.read_file(repo, path)
             if found is None:
@@ -184,7 +229,11 @@ class RepoConfigs:
         return built
 
     def _build(self, record: Mapping[str, Any]) -> RepoSettings:
-        overrides = record.get("overrides") or {}
+        own = record.get("overrides") or {}
+        org = record.get("org") or {}
+        # The repository's file extends the organisation's, key by key (each with its preset spelt out first,
+        # so a repository's preset decides its own capabilities).
+        overrides = layered(org.get("overrides") or {}, own) if org else own
         try:
             settings = merge(self.defaults, overrides)
         except ValueError:  # defaults changed under a cached file: the file alone no longer fits them
@@ -197,6 +246,7 @@ class RepoConfigs:
         return RepoSettings(
             settings=switched_off(settings) if waiting else settings,
             overrides=overrides,
+            org=f"{org.get('repo')}:{org.get('path')}" if org and not org.get("invalid") else "",
             path=path,
             sha=str(record.get("sha") or ""),
             errors=errors,

@@ -144,6 +144,11 @@ class Settings(BaseSettings):
     # repository the bot can see runs every capability on Steward's defaults from its first event, as
     # before the invitation rule (README "Upgrading").
     require_config: bool = True
+    # Organisation-wide defaults: a repository of the same owner whose Steward file each repository's own
+    # file extends (key by key). GitHub: the owner's `.github` repository by default; Gitea and Forgejo have
+    # no such convention, so none unless named here. "" switches them off.
+    github_org_config_repo: str = ".github"
+    gitea_org_config_repo: str = ""
     # The catch-up stops (and goes on in a later run) when a forge has less than this share of its hourly
     # quota left, keeping the rest for people's commands; 0: never for the quota.
     reconcile_quota_floor: float = Field(default=0.5, ge=0, le=1)

@@ -107,6 +107,10 @@ class Runtime:
             self.handler_settings,
             commands=self.registry.configurable,
             require=self.settings.require_config,
+            org_repos={
+                "github": self.settings.github_org_config_repo,
+                "gitea": self.settings.gitea_org_config_repo,
+            },
         )
         self.deferred = Deferred(self.redis)
         self.seen = SeenRepositories(self.redis)

@@ -112,6 +112,9 @@ def render_config(config: RepoSettings, prefix: str = "steward") -> str:
     rows = sources(config.overrides, config.as_configured)
     from_file = [r for r in rows if r[2] == "file"]
     where = f"`{config.path}`" if config.path else "no configuration file"
+    if config.org:
+        org_repo, _, org_path = config.org.partition(":")
+        where += f" laid over the organisation's defaults (`{org_path}` in {neutralise.code(org_repo, 120)})"
     lines = ["**Steward's settings on this repository**", ""]
     if config.waiting:
         lines += [

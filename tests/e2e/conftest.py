@@ -122,6 +122,10 @@ def make_settings(sandbox_url: str, redis_url: str, **overrides: Any) -> Setting
         # The session's sandbox holds every test's repositories, and tok-bot may write to each: a catch-up
         # that asked the forge would walk them all. Tests of that catch-up set it (and a bot of their own).
         "reconcile_installed": False,
+        # Every test's repository belongs to `maintainer` in the session's sandbox: an organisation-defaults
+        # repository there would reach them all. Its tests name one of their own (test_org_defaults_e2e.py).
+        "github_org_config_repo": "",
+        "gitea_org_config_repo": "",
     }
     values.update(overrides)
     return Settings(**values)
