@@ -288,16 +288,28 @@ def cmd_debug_report(argv: list[str]) -> int:
 
 
 EXIT_CODES = """exit codes:
-  0  done: the command did what it says (check-config: the file is valid; forks: every fork resolved)
-  1  it ran and found a problem: check-config an invalid file, reconcile a repository that failed,
-     dead retry an unknown id, forks a fork not resolved, run a worker that stopped
-  2  bad arguments (every command), or check-config a file it cannot read
-  3  Redis is unreachable (dead, reconcile)
-  4  the environment is wrong: a STEWARD_* setting that does not read (every command that reads them);
-     run, serve, worker refused to start (no forge configured, a webhook secret missing, or the forge
-     rejected the credentials); reconcile with no forge. The one line on stderr names the variable and
-     what to do
-  steward refine has codes of its own, 2-6: `steward refine --help` lists them."""
+  0  done
+  1  it ran and found a problem (an invalid file, a record that does not verify, a repository that failed)
+  2  bad arguments
+  3  a service did not answer (Redis, or the forge)
+  4  the environment is wrong: a STEWARD_* setting that does not read, no forge configured, or credentials
+     the forge rejects (run, serve and worker refuse to start); the one line on stderr names the variable
+  5  the issue or pull request named does not exist (verify, forks, debug-report)
+  steward refine (2-6) and steward ledger verdict (0-3 the verdict, 64/65) keep codes of their own.
+`steward NAME --help` lists what each command reads from the environment and its own codes."""
+
+
+def _sub(sub: Any, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+    from bot.cli.help import add_command
+
+    return add_command(sub, name, **kwargs)
+
+
+def cmd_version(args: argparse.Namespace) -> int:
+    from bot.version import steward_version
+
+    print(steward_version())
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -312,21 +324,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-V", "--version", action="version", version=f"steward {steward_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    serve = sub.add_parser("serve", help="run the webhook receiver")
+    serve = _sub(sub, "serve")
     serve.add_argument("--host", help="address to listen on (default: STEWARD_HOST, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to listen on (default: STEWARD_PORT, 8000)")
     serve.set_defaults(func=cmd_serve)
 
-    worker = sub.add_parser("worker", help="run a worker (several may share one Redis)")
+    worker = _sub(sub, "worker")
     worker.add_argument("--burst", action="store_true", help="exit once the queue is empty")
     worker.set_defaults(func=cmd_worker)
 
-    run = sub.add_parser("run", help="receiver and worker in one process")
+    run = _sub(sub, "run")
     run.add_argument("--host", help="address to listen on (default: STEWARD_HOST, 127.0.0.1)")
     run.add_argument("--port", type=int, help="port to listen on (default: STEWARD_PORT, 8000)")
     run.set_defaults(func=cmd_run)
 
-    sandbox = sub.add_parser("sandbox", help="run the local forge emulator")
+    sandbox = _sub(sub, "sandbox")
     sandbox.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     sandbox.add_argument("--port", type=int, default=8700, help="port to listen on (default 8700)")
     sandbox.add_argument("--state", type=Path, help="load and save the sandbox's state in this JSON file")
@@ -348,11 +360,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sandbox.set_defaults(func=cmd_sandbox)
 
-    dead = sub.add_parser(
+    dead = _sub(
+        sub,
         "dead",
-        help="jobs that failed for good: list them, or queue them again",
-        description="Jobs that failed for good are parked in Redis with their delivery. Exit 0 done, "
-        "1 an id was unknown, 2 bad arguments, 3 Redis unreachable.",
+        description="Jobs that failed for good are parked in Redis with their delivery: list them, queue "
+        "them again, or forget them.",
     )
     dead_sub = dead.add_subparsers(dest="dead_command", required=True)
     dead_list = dead_sub.add_parser("list", help="list the dead jobs (oldest first)")
@@ -365,11 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
     dead_drop.add_argument("--all", action="store_true", help="forget every dead job")
     dead.set_defaults(func=cmd_dead)
 
-    demo = sub.add_parser(
-        "demo",
-        help="sandbox + receiver + worker + a scripted story: the first hour on GitHub (--all: every "
-        "capability on both forges)",
-    )
+    demo = _sub(sub, "demo")
     demo.add_argument("--all", action="store_true", help="tour every capability, on GitHub and on Gitea")
     demo.add_argument(
         "--forge",
@@ -384,36 +392,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(sub, _settings)
 
-    sub.add_parser(
-        "refine",
-        help="refine a bug document (RA9): steward refine <bug-id | path> [--json] (steward refine --help)",
-        add_help=False,
-    )
-    sub.add_parser(
-        "ledger",
-        help="gap-ledger tools: steward ledger verdict --round R --last-probe new_gaps|no_new_gaps "
-        "[--user-enough] [--cap N] [--json] < ledger.json",
-        add_help=False,
-    )
-    sub.add_parser(
-        "forks",
-        help="check an issue's design-fork records from the forge alone: steward forks OWNER/REPO#N [--json] "
-        "(exit 0 all resolved, 1 otherwise)",
-        add_help=False,
-    )
-    sub.add_parser(
-        "debug-report",
-        help="a bug's root-cause investigation from the forge: steward debug-report OWNER/REPO#N [--json]",
-        add_help=False,
-    )
-    sub.add_parser(
-        "verify",
-        help="check every Steward record on an issue or pull request with only the public key: "
-        "steward verify OWNER/REPO#N [--forge F] [--json] [--public-key FILE] (exit 0: all verify)",
-        add_help=False,
-    )
-    sub.add_parser("public-key", help="print the public key Steward signs its records with", add_help=False)
-    sub.add_parser("version", help="print the version")
+    # These parse their own arguments (`steward NAME --help`); listed here for `steward --help`.
+    from bot.cli.help import BY_NAME
+
+    for name, usage in (
+        ("refine", "steward refine <bug-id | path> [--json]"),
+        ("ledger", "steward ledger verdict --round R --last-probe new_gaps|no_new_gaps < ledger.json"),
+        ("forks", "steward forks OWNER/REPO#N [--json]"),
+        ("debug-report", "steward debug-report OWNER/REPO#N [--json]"),
+        ("verify", "steward verify OWNER/REPO#N [--forge F] [--json] [--public-key FILE]"),
+        ("public-key", "steward public-key > steward.pub"),
+    ):
+        sub.add_parser(name, help=f"{BY_NAME[name].summary}: {usage}", add_help=False)
+    _sub(sub, "version").set_defaults(func=cmd_version)
     return parser
 
 
@@ -481,11 +472,6 @@ def _dispatch(argv: list[str]) -> int:
 
         run = cli_verify.main if argv[0] == "verify" else cli_verify.public_key_main
         return run(argv[1:])
-    if argv and argv[0] == "version":
-        from bot.version import steward_version
-
-        print(steward_version())
-        return 0
     args = build_parser().parse_args(argv)
     return int(args.func(args))
 

@@ -230,29 +230,27 @@ def cmd_reconcile(args: argparse.Namespace, settings: Any) -> int:
 
 
 def add_parsers(sub: Any, settings_of: Any) -> None:
-    schema = sub.add_parser(
-        "config-schema", help="print the JSON Schema of the repository configuration file (steward.yml)"
-    )
+    from bot.cli.help import add_command
+
+    schema = add_command(sub, "config-schema")
     schema.set_defaults(func=cmd_config_schema)
 
-    check = sub.add_parser(
+    check = add_command(
+        sub,
         "check-config",
-        help="validate a repository configuration file",
-        description="Validate a steward.yml: each error is printed with its key and line. "
-        "Exit 0 valid, 1 invalid, 2 unreadable.",
+        description="Validate a steward.yml before pushing it: each error is printed with its key and line.",
     )
     check.add_argument("path", type=Path, metavar="PATH", help="the file (- reads standard input)")
     check.set_defaults(func=cmd_check_config)
 
-    reconcile = sub.add_parser(
+    reconcile = add_command(
+        sub,
         "reconcile",
-        help="catch up after downtime: re-check every issue Steward tends, redeliver failed deliveries",
         description="Re-evaluate every open issue carrying one of Steward's trigger or state labels and each "
         "capability's repository-wide state (dashboards, the configuration error issue), writing only what "
         "differs; on GitHub, ask GitHub to redeliver the webhook deliveries that failed. Without --repo, "
         "every repository Steward is installed on (the forge says) and may write to. Waits for the write "
-        "budget when it is spent. Exit 0 done, 1 some repository failed, 2 bad "
-        "arguments, 3 Redis unreachable, 4 no forge configured.",
+        "budget when it is spent.",
     )
     reconcile.add_argument(
         "--repo",

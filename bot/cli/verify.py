@@ -2,7 +2,8 @@
 on an issue or pull request (the data blocks of its comments, and of the issue's body when Steward wrote
 it) from the forge alone, with only Steward's public key — so a CI job or a reviewer can check Steward
 without trusting it. Exit 0 when every record verifies, 1 when some do not (tampered, signed with an unknown
-key, or written before signing), 2 bad arguments, 3 the forge could not be read.
+key, or written before signing), 2 bad arguments, 3 the forge (or Redis, for the key) did not answer, 4 no
+forge configured or the credentials rejected, 5 no such issue or pull request.
 
 ``steward public-key``: print the public key Steward signs with (PEM) and its fingerprint.
 
@@ -16,10 +17,18 @@ import argparse
 import asyncio
 import json
 import sys
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from bot.cli.args import Parser, read_target, target_parser
+from bot.cli.args import (
+    EXIT_UNREACHABLE,
+    Parser,
+    choose_forge,
+    forge_failure,
+    read_target,
+    target_parser,
+)
 from bot.config.settings import Settings
 from bot.forge import Forge, ForgeError, ForgeKind, RepoRef
 from bot.records import sticky
@@ -28,7 +37,7 @@ from bot.records.signing import Keyring, verifying_keyring
 EXIT_OK = 0
 EXIT_UNVERIFIED = 1
 EXIT_USAGE = 2
-EXIT_FORGE = 3
+EXIT_FORGE = EXIT_UNREACHABLE
 _DATA = "<!-- steward:data "
 
 
@@ -36,7 +45,7 @@ def _parser() -> Parser:
     parser = target_parser(
         "steward verify",
         "Check every Steward record on an issue or pull request from the forge alone, with only "
-        "the public key. Exit 0 all verify, 1 some do not, 2 bad arguments, 3 forge unreachable.",
+        "the public key.",
         json_help="print the results as JSON",
     )
     parser.add_argument(
@@ -94,6 +103,9 @@ async def check(forge: Forge, repo: RepoRef, number: int, keyring: Keyring, bot:
 async def _run(
     kind: ForgeKind, repo: RepoRef, number: int, args: argparse.Namespace, settings: Settings
 ) -> int:
+    from redis.exceptions import RedisError
+
+    from bot.cli.operator import redacted
     from bot.queue.jobs import make_redis
     from bot.worker.jobs import build_runtime
 
@@ -104,12 +116,21 @@ async def _run(
             keyring = await verifying_keyring(
                 settings, args.public_key, redis=None if args.public_key else redis
             )
+        except RedisError as exc:
+            print(
+                f"steward verify: no --public-key, and Redis (where Steward keeps its key) is not answering "
+                f"at {redacted(settings.redis_url)} ({type(exc).__name__}): give --public-key FILE (see "
+                "`steward public-key`) or set STEWARD_VERIFY_KEYS.",
+                file=sys.stderr,
+            )
+            return EXIT_UNREACHABLE
         except (OSError, ValueError) as exc:
-            print(f"--public-key: {exc}", file=sys.stderr)
+            print(f"steward verify: --public-key: {exc}", file=sys.stderr)
             return EXIT_USAGE
         if not keyring.public:
             print(
-                "No public key: give --public-key FILE (see `steward public-key`) or STEWARD_VERIFY_KEYS.",
+                "steward verify: no public key: give --public-key FILE (see `steward public-key`) or set "
+                "STEWARD_VERIFY_KEYS.",
                 file=sys.stderr,
             )
             return EXIT_USAGE
@@ -118,8 +139,9 @@ async def _run(
             bot = args.bot or (await forge.whoami()).login
             rows = await check(forge, repo, number, keyring, bot)
         except ForgeError as exc:
-            print(f"{repo}#{number}: {exc}", file=sys.stderr)
-            return EXIT_FORGE
+            code, sentence = forge_failure("steward verify", settings, kind, f"{repo}#{number}", exc)
+            print(sentence, file=sys.stderr)
+            return code
     finally:
         await runtime.aclose()
         await redis.aclose()
@@ -143,15 +165,10 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_USAGE
     args, found = read
     settings = Settings()
-    kind = args.forge or found.group("kind")
-    if kind is None:
-        github = settings.github_token is not None or settings.github_app_id is not None
-        configured = [k for k, on in (("github", github), ("gitea", settings.gitea_url is not None)) if on]
-        if len(configured) != 1:
-            print("steward verify: say which forge (--forge github|gitea)", file=sys.stderr)
-            return EXIT_USAGE
-        kind = configured[0]
-    forge: ForgeKind = "gitea" if kind == "gitea" else "github"
+    forge, code, sentence = choose_forge("steward verify", settings, found.group("kind") or args.forge)
+    if forge is None:
+        print(sentence, file=sys.stderr)
+        return code
     repo = RepoRef.parse(found.group("repo"))
     return asyncio.run(_run(forge, repo, int(found.group("number")), args, settings))
 
@@ -159,6 +176,7 @@ def main(argv: Sequence[str]) -> int:
 async def _public_key(settings: Settings) -> int:
     from redis.exceptions import RedisError
 
+    from bot.cli.operator import redacted
     from bot.queue.jobs import make_redis
     from bot.records.signing import fingerprint, keyring_from, load_private, public_pem
 
@@ -172,8 +190,13 @@ async def _public_key(settings: Settings) -> int:
             assert keyring.private is not None
             public = keyring.private.public_key()
         except (RedisError, OSError) as exc:
-            print(f"No STEWARD_SIGNING_KEY and Redis is not answering: {type(exc).__name__}", file=sys.stderr)
-            return EXIT_FORGE
+            print(
+                "steward public-key: no STEWARD_SIGNING_KEY, and Redis (where Steward keeps its key) is not "
+                f"answering at {redacted(settings.redis_url)} ({type(exc).__name__}): start it, set "
+                "STEWARD_REDIS_URL to the Redis the workers use, or set STEWARD_SIGNING_KEY.",
+                file=sys.stderr,
+            )
+            return EXIT_UNREACHABLE
         finally:
             await redis.aclose()
     print(public_pem(public), end="")
@@ -182,7 +205,23 @@ async def _public_key(settings: Settings) -> int:
 
 
 def public_key_main(argv: Sequence[str]) -> int:
-    if argv:
-        print("steward public-key takes no arguments", file=sys.stderr)
+    from bot.cli.args import Usage
+    from bot.cli.help import epilog
+
+    parser = Parser(
+        prog="steward public-key",
+        description=textwrap.fill(
+            "Print the public key Steward signs its records with: PEM on stdout (`steward public-key "
+            "> steward.pub`), its fingerprint on stderr. Give the file to `steward verify --public-key` or "
+            "to anyone who checks Steward's records.",
+            100,
+        ),
+        epilog=epilog("public-key"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    try:
+        parser.parse_args(list(argv))
+    except Usage as exc:
+        print(f"{exc} (it takes no arguments)", file=sys.stderr)
         return EXIT_USAGE
     return asyncio.run(_public_key(Settings()))

@@ -37,7 +37,15 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="steward ledger", description="Gap-ledger tools.")
+    from bot.cli.help import epilog
+
+    parser = _Parser(
+        prog="steward ledger",
+        description="Gap-ledger tools: `steward ledger verdict` reads a ledger (JSON) on stdin and prints\n"
+        "the backlog stop gate's verdict, which is also its exit code.",
+        epilog=epilog("ledger"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="tool", required=True, parser_class=_Parser)
     gate = sub.add_parser(
         "verdict",

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
+from bot.cli.help import epilog
+
 from . import sections
 from .document import parse_document
 from .rules import (
@@ -66,13 +68,9 @@ options:
   --non-interactive   never print the readable report, even on a terminal (for scripts and CI)
   -h, --help          show this help and exit
 
-exit codes (errors go to stderr as `ABORT [CODE]: <message>`):
-  0  a verdict was written (approved or rejected), or the bug was already approved
-  2  ARGS_INVALID          not a bug id or a path, or an unknown option
-  3  BUG_NOT_FOUND         a valid bug id with no bug.md
-  4  BUG_FILE_NOT_FOUND    the path does not exist
-  5  WRITE_FAILED          the verdict could not be written
-  6  BUG_FILE_UNREADABLE   the file exists but cannot be read, or is not UTF-8 text
+Errors go to stderr as `ABORT [CODE]: <message>`; it reads and writes only the bug file.
+
+{epilog("refine")}
 """
 
 
@@ -109,7 +107,13 @@ def parse_args(argv: list[str]) -> Options | None:
         else:
             target = arg
     if target is None:
-        raise Abort("ARGS_INVALID", EXIT_ARGS_INVALID, f"Bug ID must match bug-NNNNNN. {USAGE}")
+        raise Abort(
+            "ARGS_INVALID",
+            EXIT_ARGS_INVALID,
+            "Say which bug to refine: a path to its file (`steward refine docs/bugs/crash.md`), a folder "
+            "holding bug.md, or a bug id such as bug-000101 (for .aikittools/bugs/bug-000101/bug.md). "
+            f"{USAGE}",
+        )
     return Options(target, interactive, json_only)
 
 
@@ -122,14 +126,31 @@ def resolve(target: str, cwd: Path) -> tuple[str, Path]:
         if path.is_dir() and (path / "bug.md").is_file():
             path = path / "bug.md"
         if not path.is_file():
-            raise Abort("BUG_FILE_NOT_FOUND", EXIT_BUG_FILE_NOT_FOUND, f"Bug file not found: {target}")
+            if path.is_dir():
+                folder = target.rstrip("/")
+                why = f"{target} has no bug.md: pass the bug's own file (`steward refine {folder}/NAME.md`)"
+            else:
+                why = f"{target} does not exist: pass the path of the bug's Markdown file"
+            raise Abort(
+                "BUG_FILE_NOT_FOUND", EXIT_BUG_FILE_NOT_FOUND, f"{why}, or a folder that holds bug.md."
+            )
         folder = path.resolve().parent.name
         return (folder if BUG_ID.match(folder) else path.stem), path
     if not BUG_ID.match(target):
-        raise Abort("ARGS_INVALID", EXIT_ARGS_INVALID, f"Bug ID must match bug-NNNNNN, got {target!r}")
+        raise Abort(
+            "ARGS_INVALID",
+            EXIT_ARGS_INVALID,
+            f"{target!r} is neither a path nor a bug id: pass the bug's file (a path ending in .md, or "
+            "containing /), its folder (`./bug-folder/`), or a bug id of six digits such as bug-000101.",
+        )
     path = cwd / BUGS_DIR / target / "bug.md"
     if not path.is_file():
-        raise Abort("BUG_NOT_FOUND", EXIT_BUG_NOT_FOUND, f"Bug not found: {BUGS_DIR / target / 'bug.md'}")
+        raise Abort(
+            "BUG_NOT_FOUND",
+            EXIT_BUG_NOT_FOUND,
+            f"No {BUGS_DIR / target / 'bug.md'} under {cwd}: run it from the project's top folder, or pass "
+            "the bug file's path instead of its id.",
+        )
     return target, path
 
 

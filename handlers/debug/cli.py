@@ -2,7 +2,8 @@
 state alone — hypotheses, evidence, verdicts, escalations, fix rows — for a post-mortem or a CI check.
 
 Reads only (nothing is written, not even a due escalation). Exit codes: 0 a report was printed, 2 bad
-arguments or no forge configured, 3 no such issue, 4 the forge failed.
+arguments, 3 the forge did not answer, 4 no forge configured or the credentials rejected, 5 no such issue
+(the codes `steward verify` and `steward forks` use: bot/cli/help.py).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from bot.forge import ForgeError, ForgeKind, NotFound, RepoRef
+from bot.forge import ForgeError, ForgeKind, RepoRef
 
 EXIT_OK = 0
 EXIT_USAGE = 2
-EXIT_NOT_FOUND = 3
-EXIT_FORGE = 4
+EXIT_FORGE = 3
+EXIT_NOT_FOUND = 5
 TARGET = re.compile(
     r"^(?:(?P<forge>github|gitea):)?(?P<owner>[^/\s#]+)/(?P<name>[^/\s#]+)#(?P<number>[0-9]{1,9})$"
 )
@@ -33,10 +34,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
+    from bot.cli.help import epilog
+
     parser = _Parser(
         prog="steward debug-report",
-        description="Print a bug's root-cause investigation (hypotheses, evidence, verdicts, escalations, "
+        description="Print a bug's root-cause investigation (hypotheses, evidence, verdicts, escalations,\n"
         "fix attempts) from the forge. Reads only.",
+        epilog=epilog("debug-report"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("target", help="OWNER/REPO#N (or github:OWNER/REPO#N, gitea:OWNER/REPO#N)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -59,6 +64,7 @@ async def report(
     from redis.exceptions import RedisError
 
     import handlers
+    from bot.cli.args import choose_forge, forge_failure
     from bot.config.repo_settings import RepoSettings
     from bot.queue.jobs import make_redis
     from bot.records.signing import verifying_keyring
@@ -71,17 +77,10 @@ async def report(
     registry = handlers.build_registry()
     runtime = build_runtime(settings, redis, registry)
     try:
-        kinds = runtime.forge_kinds
-        if kind is None:
-            kind = kinds[0] if len(kinds) == 1 else None
-        if kind is None or kind not in kinds:
-            return (
-                EXIT_USAGE,
-                (
-                    "Say which forge (--forge github|gitea), and configure it (STEWARD_GITHUB_TOKEN, "
-                    "STEWARD_GITEA_URL)."
-                ),
-            )
+        chosen, code, sentence = choose_forge("steward debug-report", settings, kind)
+        if chosen is None:
+            return code, sentence
+        kind = chosen
         try:
             forge = await runtime.forge(kind, repo)
             try:
@@ -104,10 +103,8 @@ async def report(
             fixes = await fix_attempts(
                 forge, repo, number, loaded.board, config.settings.bugfix.branch_prefix
             )
-        except NotFound:
-            return EXIT_NOT_FOUND, f"{repo}#{number}: no such issue (or the bot cannot see it)."
         except ForgeError as exc:
-            return EXIT_FORGE, f"{repo}#{number}: the forge failed: {exc}"
+            return forge_failure("steward debug-report", settings, kind, f"{repo}#{number}", exc)
         if as_json:
             return EXIT_OK, json.dumps(
                 report_json(loaded.board, fixes, repo=repo.full_name, number=number), indent=2

@@ -2,10 +2,11 @@
 alone (the `/decide` comments and their sources — never Steward's own comment), so a CI job or a reviewer
 can verify the records without trusting Steward.
 
-Exit 0 when every fork is resolved (or the issue lists none), 1 otherwise; 2 bad arguments or no forge
-configured; 3 the forge could not be read. The forge comes from the usual environment (`STEWARD_GITHUB_*`,
-`STEWARD_GITEA_*`); the repository's own configuration file (headings, `commands.decide.permission`) is
-read from its default branch.
+Exit 0 when every fork is resolved (or the issue lists none), 1 otherwise; 2 bad arguments; 3 the forge did
+not answer; 4 no forge configured, or the forge rejected the credentials (or, on Gitea, the token is not a
+repository admin's); 5 no such issue (`steward forks --help`, bot/cli/help.py). The forge comes from the
+usual environment (`STEWARD_GITHUB_*`, `STEWARD_GITEA_*`); the repository's own configuration file
+(headings, `commands.decide.permission`) is read from its default branch.
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from bot.cli.args import Parser, read_target, target_parser
+from bot.cli.args import (
+    EXIT_ENVIRONMENT,
+    EXIT_UNREACHABLE,
+    Parser,
+    choose_forge,
+    forge_failure,
+    read_target,
+    target_parser,
+)
 from bot.commands.permissions import PermissionsUnreadable
 from bot.config.repo_file import CONFIG_PATHS, merge, parse
 from bot.config.settings import HandlerSettings, Settings
@@ -26,7 +35,7 @@ from handlers.forks.juror import Verdict
 EXIT_RESOLVED = 0
 EXIT_UNRESOLVED = 1
 EXIT_USAGE = 2
-EXIT_FORGE = 3
+EXIT_FORGE = EXIT_UNREACHABLE
 
 
 def _parser() -> Parser:
@@ -136,14 +145,16 @@ async def _run(kind: ForgeKind, repo: RepoRef, number: int, as_json: bool, setti
         )
     except PermissionsUnreadable:
         print(
-            f"{repo}: the forge will not say who may decide (Gitea shows other people's permissions only to "
-            "repository admins); use a token of a repository admin.",
+            f"steward forks: {repo}: the forge will not say who may decide (Gitea shows other people's "
+            "permissions only to repository admins): set STEWARD_GITEA_TOKEN to a token of a repository "
+            "admin.",
             file=sys.stderr,
         )
-        return EXIT_FORGE
+        return EXIT_ENVIRONMENT
     except ForgeError as exc:
-        print(f"{repo}#{number}: {exc}", file=sys.stderr)
-        return EXIT_FORGE
+        code, sentence = forge_failure("steward forks", settings, kind, f"{repo}#{number}", exc)
+        print(sentence, file=sys.stderr)
+        return code
     finally:
         await runtime.aclose()
         await redis.aclose()
@@ -161,25 +172,10 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_USAGE
     args, found = read
     settings = Settings()
-    configured: list[ForgeKind] = []
-    if settings.github_token or settings.github_app_id:
-        configured.append("github")
-    if settings.gitea_url and settings.gitea_token:
-        configured.append("gitea")
-    kind = found.group("kind") or args.forge or (configured[0] if len(configured) == 1 else None)
+    kind, code, sentence = choose_forge("steward forks", settings, found.group("kind") or args.forge)
     if kind is None:
-        print(
-            "steward forks: say which forge with --forge github|gitea (or gitea:OWNER/REPO#N)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    if kind not in configured:
-        print(
-            f"steward forks: {kind} is not configured (STEWARD_GITHUB_TOKEN, or STEWARD_GITEA_URL and "
-            "STEWARD_GITEA_TOKEN)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+        print(sentence, file=sys.stderr)
+        return code
     from bot.telemetry import logs
 
     logs.configure("warning", settings.log_format, stream=sys.stderr)

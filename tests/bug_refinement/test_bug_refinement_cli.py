@@ -262,6 +262,21 @@ def test_help_lists_every_option_and_exit_code(tmp_path: Path) -> None:
         assert re.search(rf"^  {exit_code}  {code}\b", proc.stdout, re.M), code
 
 
+def test_argument_errors_say_what_to_pass(workspace: Path) -> None:
+    """Issue 37: "Bug ID must match bug-NNNNNN." for no argument at all, and "Bug file not found: d/" for a
+    folder without bug.md, did not say what to pass."""
+    (workspace / "notes").mkdir()
+    said = {
+        name: refine(workspace, *args, "--non-interactive").stderr
+        for name, args in (("none", []), ("folder", ["notes/"]), ("id", ["bug-12"]), ("gone", ["bug-999999"]))
+    }
+    assert "Say which bug to refine: a path to its file" in said["none"] and "bug-000101" in said["none"]
+    assert "Bug ID must match" not in said["none"]
+    assert "notes/ has no bug.md: pass the bug's own file (`steward refine notes/NAME.md`)" in said["folder"]
+    assert "'bug-12' is neither a path nor a bug id: pass the bug's file" in said["id"]
+    assert "run it from the project's top folder, or pass the bug file's path" in said["gone"]
+
+
 @pytest.mark.parametrize("content", [b"\xff\xfe not utf-8 \x80", None], ids=["not-utf8", "unreadable"])
 def test_an_existing_file_that_cannot_be_read_is_unreadable_not_missing(
     tmp_path: Path, content: bytes | None

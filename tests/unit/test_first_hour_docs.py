@@ -63,7 +63,8 @@ def test_steward_help_lists_its_exit_codes() -> None:
     assert "exit codes:" in text
     for code in ("0", "1", "2", "3"):
         assert re.search(rf"^  {code}  ", text, flags=re.MULTILINE), code
-    assert "`steward --help` lists every command and its exit codes" in README
+    said = "`steward --help` lists every command; `steward NAME --help` its environment and exit codes"
+    assert said in README
 
 
 def test_the_licence_file_is_the_mit_licence_the_package_and_the_image_declare() -> None:

@@ -1,0 +1,54 @@
+"""Every `steward` subcommand answers --help with what it does, the environment it reads and its exit codes
+(issue 37: `public-key --help` was an error and `version --help` printed the version), from one table
+(bot/cli/help.py) that the README's exit-code table is generated from."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from bot.cli.help import BY_NAME, COMMANDS
+from bot.cli.main import build_parser
+from tests.smoke.stack import steward_command
+
+
+def _subcommands() -> list[str]:
+    parser = build_parser()
+    [action] = [a for a in parser._actions if a.dest == "command"]
+    return sorted(action.choices)  # type: ignore[arg-type]
+
+
+def test_every_subcommand_has_its_help_entry_and_no_entry_is_stale() -> None:
+    assert _subcommands() == sorted(BY_NAME)
+    for command in COMMANDS:
+        codes = [code for code, _ in command.exit_codes]
+        assert codes == sorted(set(codes)) and 0 in codes, command.name
+
+
+def _help(name: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
+    return subprocess.run(
+        [*steward_command(), *name.split(), "--help"], env=clean, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_steward_name_help_says_what_it_does_what_it_reads_and_its_exit_codes(name: str) -> None:
+    done = _help(name)
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert "environment:" in text and "exit codes:" in text, done.stdout
+    for code, meaning in BY_NAME[name].exit_codes:
+        assert f"{code} {' '.join(meaning.split())}" in text, (code, meaning)
+    for variable in BY_NAME[name].environment:
+        assert " ".join(variable.split()) in text
+
+
+def test_the_top_level_help_lists_every_command_and_the_shared_meaning_of_the_codes() -> None:
+    done = _help("")
+    assert done.returncode == 0
+    for name in BY_NAME:
+        assert name in done.stdout
+    assert "4  the environment is wrong" in done.stdout and "5  the issue or pull request" in done.stdout
