@@ -420,6 +420,21 @@ async def on_pull(ctx: EventContext) -> None:
     await _sync(ctx, await ctx.forge.get_pull_request(ctx.repo, ctx.number))
 
 
+@plugin.on("issues", "edited", section=SECTION)
+async def on_bug_edited(ctx: EventContext) -> None:
+    """A bug with a fix in progress was edited — a design fork may have been opened on it: its pull request's
+    status is recomputed (a product decision stops the loop, ``DECISION_PENDING``)."""
+    issue = ctx.event.issue
+    if issue is None or issue.is_pull_request or OPEN_LABEL not in issue.labels:
+        return
+    _, record = await find_record(ctx, await ctx.forge.list_comments(ctx.repo, issue.number), issue.number)
+    if record is None:
+        return
+    pull = await ctx.forge.find_pull_request(ctx.repo, record.branch)
+    if pull is not None:
+        await _sync(ctx, pull)
+
+
 @plugin.on("push", section=SECTION)
 async def on_push(ctx: EventContext) -> None:
     ref = ctx.event.ref or ""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.commands.context import EventContext
+from bot.commands.permissions import PermissionsUnreadable
 from bot.forge import (
     CIOutcome,
     Comment,
@@ -263,6 +264,7 @@ async def assess(
     ledger = void_rounds(ledger, excluded)
     bug = await forge.get_issue(repo, number)
     root = await inputs.root_cause(ctx, repo, bug, record.hypothesis or None)
+    decisions = await open_decisions(ctx, bug, pull)
     later = own_commits(commits)[1:]
     fixed = sorted({f.path for c in later for f in c.files})
     scope = (
@@ -301,6 +303,7 @@ async def assess(
             native=native,
             conflicts=conflicts,
             scope=scope,
+            decisions=decisions,
         )
     )
     return Evidence(
@@ -318,6 +321,20 @@ async def assess(
         excluded,
         scope,
     )
+
+
+async def open_decisions(ctx: EventContext, bug: Issue, pull: PullRequest) -> tuple[tuple[str, str], ...]:
+    """The design forks of the bug and of its pull request that are not decided (a fork open on the bug when
+    `/bugfix` ran refused it, so these were opened since), each as ("F2 on #12", the issue's address). When
+    the forge will not say who may decide, the decision counts as pending (it cannot be shown decided)."""
+    found: list[tuple[str, str]] = []
+    for number, url in ((bug.number, bug.html_url), (pull.number, pull.html_url)):
+        try:
+            names = await inputs.unresolved_forks(ctx, ctx.repo, number)
+        except PermissionsUnreadable:
+            names = ("(who may decide cannot be read)",)
+        found += [(f"{name} on #{number}", url) for name in names]
+    return tuple(found)
 
 
 async def fix_size(ctx: EventContext, red: str, head: str, paths: Sequence[str]) -> int:

@@ -5,7 +5,8 @@ The rules, in order; the first that applies decides (issue 13):
 
 1. failure: the red commit touches a non-test file or no longer adds the regression test, or the head lost
    the regression test file or a test case;
-   (then, from the root-cause discipline: pending while the root cause is not evidenced)
+   (then, from the root-cause discipline: pending while the root cause is not evidenced; then pending while
+   a design fork opened on the bug or its pull request is not decided: ``DECISION_PENDING``)
 2. pending while CI on the red commit runs or is inconclusive; failure when it is green (the test does not
    reproduce the bug) — unless a gap was disclosed with `/accept-gap`;
 3. pending until a later commit touches non-test files (the fix);
@@ -35,6 +36,7 @@ from handlers.bugfix.regression_slot import is_test_path, removed_cases
 from handlers.bugfix.scope import FIX_OUT_OF_SCOPE, ScopeCheck
 
 CONTEXT = "steward/regression-first"
+DECISION_PENDING = "DECISION_PENDING"
 DESCRIPTION_LIMIT = 140
 State = Literal["pending", "success", "failure"]
 
@@ -84,6 +86,9 @@ class StatusInput:
     # What in the fix goes beyond the evidence (``scope.check_scope``; None: not checked — the hypotheses
     # board is off). What `/scope` acceptances cover is taken from the ledger.
     scope: ScopeCheck | None = None
+    # Design forks opened on the bug or its pull request since `/bugfix` and not decided yet ("F2 on #12"),
+    # each with where it is: a product decision stops the loop (``DECISION_PENDING``).
+    decisions: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -182,6 +187,17 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             "ROOT_CAUSE_NOT_EVIDENCED",
             "pending: root cause not evidenced",
             given.root_cause_note or "The root cause has no evidence yet.",
+        )
+    if given.decisions:
+        named = ", ".join(name for name, _ in given.decisions[:6])
+        links = "; ".join(f"{name}: {url}" for name, url in given.decisions[:6] if url)
+        return RegressionStatus(
+            "pending",
+            DECISION_PENDING,
+            f"a product decision is pending: {named} — the loop stops until it is decided",
+            "A design fork opened on the bug or on this pull request after `/bugfix` is a product decision "
+            "the fix depends on: the review loop stops until it is decided (`/decide <fork> <decision>` "
+            f"where the fork is). {links}",
         )
     gaps = given.ledger.gaps
     if not gaps:
