@@ -10,14 +10,15 @@ import time
 from collections.abc import Sequence
 from typing import Any, Final
 
-from bot.forge import ForgeKind, RepoRef
+from bot.forge import ForgeKind, RepoRef, repo_key
 
 KEPT: Final = 20
 TTL: Final = 30 * 86_400
 
 
 def key(kind: ForgeKind, repo: RepoRef) -> str:
-    return f"steward:shadow:{kind}:{repo.full_name.casefold()}"
+    # By the repository's id (``repo_key``): a renamed repository keeps what it would have done.
+    return f"steward:shadow:{repo_key(kind, repo)}"
 
 
 async def record(redis: Any, kind: ForgeKind, repo: RepoRef, what: str, lines: Sequence[str]) -> None:

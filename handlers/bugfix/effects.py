@@ -25,6 +25,7 @@ from bot.forge import (
     Push,
     Review,
     TooManyItems,
+    repo_key,
 )
 from bot.records import neutralise, sticky
 from handlers.bugfix import inputs
@@ -346,12 +347,8 @@ async def fix_size(ctx: EventContext, red: str, head: str, paths: Sequence[str])
     if len(code) > MAX_SIZED_FILES:
         return 1_000_000
     redis = ctx.memo.redis if ctx.memo is not None else None
-    key = (
-        "steward:fix-lines:"
-        + hashlib.sha256(f"{ctx.repo.full_name}\n{red}\n{head}\n{chr(0).join(code)}".encode()).hexdigest()[
-            :32
-        ]
-    )
+    named = f"{repo_key(ctx.event.forge, ctx.repo)}\n{red}\n{head}\n{chr(0).join(code)}"
+    key = "steward:fix-lines:" + hashlib.sha256(named.encode()).hexdigest()[:32]
     if redis is not None and (cached := await redis.get(key)) is not None:
         return int(cached)
     total = 0

@@ -13,7 +13,7 @@ from typing import Any
 from bot.commands.context import EventContext, RegistryView
 from bot.commands.grammar import parse_commands
 from bot.config.settings import HandlerSettings
-from bot.forge import Comment, FileContent, Forge, Issue, NotFound, RepoRef, permission_at_least
+from bot.forge import Comment, FileContent, Forge, Issue, NotFound, RepoRef, permission_at_least, repo_key
 from bot.forge.ci import latest_statuses
 from bot.records import sticky
 from handlers.debug.board import (
@@ -163,7 +163,7 @@ class Grounder:
 
     async def _blob_at(self, path: str, commit: str) -> str:
         """The blob ``path`` has at ``commit`` ("" when it has none), remembered in Redis."""
-        key = "steward:blob:" + digest("blob", f"{self._repo.full_name}\n{commit}\n{path}")
+        key = "steward:blob:" + digest("blob", f"{repo_key(self._forge.kind, self._repo)}\n{commit}\n{path}")
         if self._redis is not None:
             cached = await self._redis.get(key)
             if cached is not None:
