@@ -79,6 +79,8 @@ def test_a_unit_runs_its_command_as_the_steward_user(unit_file: Path) -> None:
 def test_a_unit_restarts_on_failure_and_stops_gracefully(unit_file: Path) -> None:
     unit = parse(unit_file)
     assert one(unit, "Service", "Restart") == "on-failure"
+    # A refusal to start (exit 4: bot/cli/preflight.py) is not restarted in a loop.
+    assert one(unit, "Service", "RestartPreventExitStatus") == "4"
     assert one(unit, "Service", "KillSignal") == "SIGTERM"
     stop = one(unit, "Service", "TimeoutStopSec")
     assert stop.isdigit() and int(stop) >= 30, "Steward drains for up to 20 s after SIGTERM"
