@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # A Redis key, a lock or a memo whose text names the repository by its full name.
 _BY_NAME = re.compile(
     r"""(f["']steward:[^"']*\{[^}]*full_name|\.(hold|first|once)\(f["'][^"']*\{[^}]*full_name|"""
-    r"""digest\([^)]*full_name)"""
+    r"""(digest|sha256)\([^)]*full_name)"""
 )
 
 
