@@ -390,10 +390,18 @@ def bug_of_branch(prefix: str, branch: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+# A bug title's own kind prefix (`[Bug]: …`, `[bug] …`, `Bug: …`, as issue templates write them), repeated or
+# not: the pull request's title keeps one prefix, Steward's.
+_TITLE_PREFIX = re.compile(r"^\s*(?:\[\s*bug\s*\]\s*[:\-–—]?|bug\s*[:\-–—])\s*", re.IGNORECASE)
+
+
 def pull_title(number: int, title: str) -> str:
     # No closing keyword ("Fix #1" in the merge commit's message closes #1 on both forges): the bug is closed
     # by Steward, and only when the completion is honest (completion.py).
-    return f"Bugfix for #{number}: {neutralise.line(title, 230)}"
+    bare = title
+    while (match := _TITLE_PREFIX.match(bare)) and match.end() < len(bare.rstrip()):
+        bare = bare[match.end() :]
+    return f"Bugfix for #{number}: {neutralise.line(bare, 230)}"
 
 
 def red_message(number: int, hypothesis: str) -> str:

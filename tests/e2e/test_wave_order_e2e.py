@@ -5,7 +5,7 @@ one confirmed; the board says so; once every hypothesis is decided the branch op
 from __future__ import annotations
 
 from tests.e2e.conftest import Steward
-from tests.e2e.test_bugfix_e2e import pulls, refined_bug, repo_with_ci, run, sticky_of
+from tests.e2e.test_bugfix_e2e import TITLE, pulls, refined_bug, repo_with_ci, run, sticky_of
 
 
 def test_bugfix_waits_until_every_hypothesis_is_decided(steward: Steward) -> None:
@@ -29,3 +29,16 @@ def test_bugfix_waits_until_every_hypothesis_is_decided(steward: Steward) -> Non
     steward.maintainer.comment(repo, number, "/bugfix")
     steward.settle()
     assert len(pulls(steward, repo)) == 1
+
+
+def test_the_pull_request_title_keeps_one_prefix(steward: Steward) -> None:
+    """`Bugfix for #N: …` (no closing keyword), without the bug title's own `[Bug]:` (issue 36, docs)."""
+    repo = repo_with_ci(steward)
+    number = refined_bug(steward, repo)
+    steward.maintainer.edit_issue(repo, number, title=f"[Bug]: {TITLE}")
+    steward.settle()
+    steward.maintainer.comment(repo, number, "/bugfix")
+    steward.settle()
+    [pr] = pulls(steward, repo)
+    expected = f"Bugfix for #{number}: {TITLE}"
+    assert pr["title"] == ("WIP: " + expected if steward.forge == "gitea" else expected)
