@@ -22,6 +22,7 @@ from typing import Any
 from bot.catchup.comments import catch_up_comments, last_event, listing_since, updated_since
 from bot.catchup.dry_run import DryRunForge
 from bot.commands.context import EventContext
+from bot.config import shadow
 from bot.events.event import Event, IssueSnapshot
 from bot.forge import (
     Forge,
@@ -144,6 +145,9 @@ async def reconcile_repo(
     forge: Forge = await runtime.forge(kind, repo)
     me = await forge.whoami()
     config = await runtime.configs.get(forge, repo)
+    would: list[str] = []
+    if config.settings.mode == "shadow" and not dry_run:  # writes nothing; kept for `/steward config`
+        forge = DryRunForge(forge, would.append)
     if dry_run:
 
         def noted(line: str) -> None:
@@ -264,6 +268,7 @@ async def reconcile_repo(
         # With a token Steward reads the repository's own hooks; an App's deliveries are the App's
         # (reconcile_app_deliveries).
         await _redeliver(forge, repo, since, report, dry_run=dry_run, say=say, budget=budget)
+    await shadow.record(runtime.redis, kind, repo, "the catch-up (steward reconcile)", would)
     return report
 
 

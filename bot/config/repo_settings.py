@@ -127,6 +127,10 @@ class RepoConfigs:
         # copy, and the same copy built the same settings (a merge and a validation) at each one.
         self._built: dict[bytes, tuple[HandlerSettings, RepoSettings]] = {}
 
+    @property
+    def redis(self) -> Redis:
+        return self._redis
+
     def _key(self, kind: ForgeKind, repo: RepoRef) -> str:
         return f"steward:config:{_digest(kind, repo)}"
 

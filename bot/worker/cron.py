@@ -13,10 +13,12 @@ from typing import Any
 
 from arq.cron import CronJob, cron
 
+from bot.catchup.dry_run import DryRunForge
 from bot.commands.periodic import ForgeFinder, PeriodicContext, PeriodicSpec, Schedule
+from bot.config import shadow
 from bot.config.repo_settings import RepoConfigs
 from bot.config.settings import HandlerSettings
-from bot.forge import ForgeKind
+from bot.forge import Forge, ForgeKind, RepoRef
 from bot.queue.deferred import Deferred, SeenRepositories
 from bot.telemetry import logs, metrics
 
@@ -54,11 +56,26 @@ def cron_jobs(
             score = ctx.get("score")
             slot = datetime.fromtimestamp(score / 1000, UTC) if isinstance(score, int) else datetime.now(UTC)
             plog = log.bind(periodic=spec.name, slot=slot.isoformat(), job=str(ctx.get("job_id", "")))
+            would: dict[tuple[ForgeKind, RepoRef], list[str]] = {}
+
+            async def shadowed(kind: ForgeKind, repo: RepoRef | None = None) -> Forge:
+                """The forge for ``repo``; on a repository in shadow mode, one that writes nothing (what it
+                would write is kept for `/steward config`: bot.config.shadow)."""
+                forge = await find_forge(kind, repo)
+                if repo is None or configs is None:
+                    return forge
+                if (await configs.get(forge, repo)).settings.mode != "shadow":
+                    return forge
+                return DryRunForge(forge, would.setdefault((kind, repo), []).append)
+
             pctx = PeriodicContext(
-                spec.name, slot, settings, plog, find_forge, forges, deferred, seen, configs, registry
+                spec.name, slot, settings, plog, shadowed, forges, deferred, seen, configs, registry
             )
             try:
                 await spec.handler(pctx)
+                for (kind, repo), lines in would.items():
+                    if configs is not None:
+                        await shadow.record(configs.redis, kind, repo, f"periodic {spec.name}", lines)
             except Exception as exc:
                 metrics.JOBS.labels(job_name(spec), "failed").inc()
                 plog.error("periodic job failed", error=str(exc), error_type=type(exc).__name__)

@@ -4,7 +4,11 @@ and shows the last things Steward would have done there; `mode: live` lets it ac
 
 from __future__ import annotations
 
+import pytest
+
 from tests.e2e.conftest import Steward
+
+FAST = {"grace_period_seconds": 1, "refresh_debounce_seconds": 0.3, "notify": ["maintainer"]}
 
 REPORT = "App crashes when I open the cart"
 
@@ -41,3 +45,30 @@ def test_in_shadow_mode_steward_writes_nothing_and_config_shows_what_it_would_ha
     m.edit_issue(repo, bug, body=REPORT + "\n\nEvery time.")
     steward.settle()
     assert any(label.startswith("refinement:") for label in m.labels_of(repo, bug)), "live: it acts"
+
+
+@pytest.mark.handler_settings(milestones=FAST)
+def test_in_shadow_mode_a_milestone_closed_too_early_stays_closed_whichever_path_checks_it(
+    steward: Steward,
+) -> None:
+    """GitHub's gate runs from the milestone webhook's job, Gitea's from the periodic poll, and the catch-up
+    from `steward reconcile`'s own loop: each writes nothing in shadow mode."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    m.put_file(repo, config_path(steward), "mode: shadow\n")
+    steward.settle()
+    key = m.create_milestone(repo, "v1")
+    m.open_issue(repo, "Export orders", milestone=key)
+    steward.settle()
+    m.set_milestone_state(repo, key, "closed")
+    steward.settle()
+    if steward.forge == "gitea":
+        steward.run_periodic("milestones")
+    steward.settle()
+    assert m.milestone(repo, key)["state"] == "closed", "not reopened in shadow mode"
+    assert [i for i in m.issues(repo, "milestone-dashboard") if i["user"]["login"] == "steward-bot"] == []
+    number = m.open_issue(repo, "What would it do?", "Tell me.")
+    m.comment(repo, number, "/steward config")
+    steward.settle()
+    [answer] = [c["body"] for c in steward.bot_comments(repo, number)]
+    assert f"would set milestone 'v1' of {repo} to open" in answer, answer
