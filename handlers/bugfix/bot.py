@@ -6,10 +6,15 @@ The work itself is in ``start`` (`/bugfix`), ``evidence`` (the status and the le
 
 from __future__ import annotations
 
+import hashlib
+from typing import cast
+
 from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.commands.periodic import PeriodicContext
 from bot.commands.registry import Registry
-from bot.forge import Comment, ForgeError, PullRequest
+from bot.events.event import ReportSnapshot
+from bot.forge import Comment, ForgeError, PullRequest, StatusState
+from bot.forge.ci import OWN_PREFIX
 from handlers.bugfix.completion import close_bug
 from handlers.bugfix.effects import Evidence, assess, sync_pull
 from handlers.bugfix.gate import UsageError, parse_bugfix_args
@@ -38,7 +43,7 @@ from handlers.bugfix.record import (
 from handlers.bugfix.scope import MAX_ITEMS as MAX_SCOPE_ITEMS
 from handlers.bugfix.scope import ScopeAcceptance, item_words
 from handlers.bugfix.start import start_bugfix
-from handlers.bugfix.status import committers_of
+from handlers.bugfix.status import CONTEXT, committers_of
 
 
 def refused(message: str, code: str) -> str:
@@ -452,12 +457,20 @@ async def on_push(ctx: EventContext) -> None:
 async def on_ci(ctx: EventContext) -> None:
     """CI reported on a commit: the bugfix pull requests that hold it (its head, or its red commit)."""
     report = ctx.event.report
-    if report is None or report.context.casefold().startswith("steward/"):
+    if report is None:
         return
+    if report.context.casefold().startswith(OWN_PREFIX):
+        if ctx.event.name == "status" and ctx.event.sender and not same_login(ctx.event.sender, ctx.me.login):
+            await restore_own_status(ctx, report)
+        return
+    for pull in await _pulls_holding(ctx, report):
+        await _sync(ctx, pull)
+
+
+async def _pulls_holding(ctx: EventContext, report: ReportSnapshot) -> list[PullRequest]:
     if report.pulls:
-        for number in report.pulls[:10]:
-            await _sync(ctx, await ctx.forge.get_pull_request(ctx.repo, number))
-        return
+        return [await ctx.forge.get_pull_request(ctx.repo, number) for number in report.pulls[:10]]
+    found: list[PullRequest] = []
     bugs = await ctx.forge.list_issues(ctx.repo, labels=[OPEN_LABEL], state="open")
     for bug in bugs[:MAX_OPEN_BUGFIXES]:
         _, record = await find_record(ctx, await ctx.forge.list_comments(ctx.repo, bug.number), bug.number)
@@ -471,7 +484,48 @@ async def on_ci(ctx: EventContext) -> None:
             or report.sha == record.red
             or any(c.sha == report.sha for c in await ctx.forge.list_pr_commits(ctx.repo, pull.number))
         ):
+            found.append(pull)
+    return found
+
+
+def same_login(a: str, b: str) -> bool:
+    return a.casefold() == b.casefold()
+
+
+async def restore_own_status(ctx: EventContext, report: ReportSnapshot) -> None:
+    """Someone other than Steward set a ``steward/*`` status (every such context is Steward's: a required
+    check must not pass on a writer's word). Steward posts its own state again at once: on a bugfix pull
+    request's head, the state it computes; elsewhere the last state Steward itself set for that context there,
+    or a failure when it never set one. Said once in the pull request's thread, beside its ledger."""
+    who = ctx.event.sender
+    sha, context = report.sha, report.context
+    pulls = [p for p in await _pulls_holding(ctx, report) if p.head_sha == sha and p.state == "open"]
+    if context.casefold() == CONTEXT and pulls:
+        for pull in pulls:
             await _sync(ctx, pull)
+    else:
+        statuses = await ctx.forge.commit_statuses(ctx.repo, sha)
+        mine = [s for s in statuses if s.context == context and same_login(s.creator, ctx.me.login)]
+        own = max(mine, key=lambda s: (s.updated_at, s.id)) if mine else None
+        if own is not None:
+            state = own.state if own.state in ("pending", "success", "failure", "error") else "failure"
+            await ctx.forge.set_commit_status(
+                ctx.repo, sha, context, cast(StatusState, state), own.description, own.target_url
+            )
+        else:
+            await ctx.forge.set_commit_status(
+                ctx.repo, sha, context, "failure", f"Not Steward's: {context} is set by Steward only"[:140]
+            )
+    ctx.log.warning("a steward/* status set by someone else; Steward's own posted again", context=context)
+    for pull in pulls:
+        await ctx.upsert_sticky(
+            "status-restored",
+            f"{pull.number}-{sha[:12]}-{hashlib.sha256(f'{who}{context}'.encode()).hexdigest()[:8]}",
+            f"The ledger stands: `{context}` on `{sha[:10]}` was set to {report.state or 'a state'} by "
+            f"@{who}, and only Steward sets `{OWN_PREFIX}*` statuses, so it posted its own state again. A "
+            "required status cannot tell who set it (docs/bugfix.md).",
+            number=pull.number,
+        )
 
 
 # --- catching up --------------------------------------------------------------------------------------------
