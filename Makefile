@@ -114,6 +114,7 @@ bench: install redis
 	$(PY) bench/pathological.py
 	$(PY) bench/reporters.py
 	$(PY) bench/fairness.py
+	$(PY) bench/outsider_flood.py
 	$(PY) bench/client_overhead.py
 	$(PY) bench/cpu_per_event.py
 

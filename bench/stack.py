@@ -25,7 +25,11 @@ from bot.demo.threads import free_port  # noqa: E402
 from tests.e2e.stack import SECRET, ForgeUser, queue_idle, wait_for  # noqa: E402
 
 REDIS_BASE = os.environ.get("STEWARD_BENCH_REDIS_URL", "redis://127.0.0.1:6379")
-USERS = {"maintainer": "bench-maintainer-token", "steward-bot": "bench-bot-token"}
+USERS = {
+    "maintainer": "bench-maintainer-token",
+    "outsider": "bench-outsider-token",
+    "steward-bot": "bench-bot-token",
+}
 
 
 def cpu_seconds(pid: int) -> float:

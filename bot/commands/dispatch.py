@@ -138,9 +138,11 @@ async def _over_budget(ctx: CommandContext, limit: int) -> bool:
     )
     if wait <= 0:
         return False
-    await ctx.react("confused")
     thread = ctx.event.issue.number if ctx.event.issue is not None else None
+    # Past the budget a refusal writes nothing but the one notice a minute (a 😕 on each refused comment
+    # would let a flood of them spend the shared write budget: issue 35 item 5).
     if await budget.first_notice(**person, thread=thread):
+        await ctx.react("confused")
         await ctx.reply(
             f"@{ctx.actor}: you have run {limit} commands here in the last minute, the most I take from one "
             f"person, so I skipped {_format(ctx.prefix, ctx.command.name)} and what follows it. "

@@ -100,6 +100,10 @@ class Settings(BaseSettings):
     # Write budget for content-creating forge calls, per token or installation.
     write_budget_per_minute: int = 80
     write_budget_per_hour: int = 500
+    # The share of each write budget one repository, and one person (whose event or command a job runs), may
+    # spend (1: no share of its own): an outsider's flood or one busy repository leaves the rest to others.
+    write_share_per_repository: float = Field(default=0.5, gt=0, le=1)
+    write_share_per_person: float = Field(default=0.25, gt=0, le=1)
     # Retry policy for forge calls.
     retry_attempts: int = 5
     retry_base_delay: float = 0.5

@@ -9,9 +9,13 @@ Lua script, so concurrent workers never overspend.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import math
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from redis.asyncio import Redis
@@ -47,6 +51,25 @@ return 0
 """
 
 
+# Whose work a write is: the repository and the person whose event or command the job runs (set by the worker
+# around each job: ``writes_for``). Periodic work and the catch-up have none and take from the whole budget.
+_FOR: ContextVar[tuple[str, str] | None] = ContextVar("steward_writes_for", default=None)
+
+
+@contextmanager
+def writes_for(repo: str, person: str) -> Iterator[None]:
+    """Inside: the writes are ``repo``'s and ``person``'s, each held to a share of the budget."""
+    token = _FOR.set((repo.casefold(), person.casefold()))
+    try:
+        yield
+    finally:
+        _FOR.reset(token)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 class WriteBudget:
     def __init__(
         self,
@@ -65,6 +88,14 @@ class WriteBudget:
         self._on_wait = on_wait
         self._prefix = prefix
         self._max_wait = max_wait
+        self._shares: tuple[float, float] = (1.0, 1.0)
+
+    def share(self, *, repository: float, person: float) -> WriteBudget:
+        """Hold each repository to ``repository`` and each person to ``person`` of every limit (1.0: no
+        share of its own), for the writes made inside ``writes_for``: one person's flood, or one busy
+        repository, can never spend what everyone else needs (issue 35 item 5)."""
+        self._shares = (repository, person)
+        return self
 
     async def try_take(self, key: str) -> float:
         """Take one unit for ``key`` now and return 0, or return the seconds to wait."""
@@ -74,6 +105,17 @@ class WriteBudget:
         args: list[Any] = [int(time.time() * 1000), uuid.uuid4().hex]
         for count, window in self._limits:
             args += [count, int(window * 1000)]
+        whose = _FOR.get()
+        if whose is not None:
+            for kind, name, share in (
+                ("repo", whose[0], self._shares[0]),
+                ("person", whose[1], self._shares[1]),
+            ):
+                if share >= 1.0 or not name:
+                    continue
+                for count, window in self._limits:
+                    keys.append(f"{self._prefix}:{key}:{kind}:{_digest(name)}:{int(window * 1000)}")
+                    args += [max(1, math.floor(count * share)), int(window * 1000)]
         wait_ms = await self._script(keys=keys, args=args)
         return float(wait_ms) / 1000.0
 

@@ -87,9 +87,10 @@ EVENT_WINDOW_SECONDS: Final = 60.0
 # The default `limits.events_per_minute` (``bot.config.settings.LimitSettings``), which the receiver uses
 # until the worker has published a repository's own.
 DEFAULT_EVENTS_PER_MINUTE: Final = 30
-# The events one person's text or clicks make: edits, comments and label changes.
+# The events one person's text or clicks make: new issues, edits, comments and label changes.
 BUDGETED_EVENTS: Final = frozenset(
     {
+        "issues.opened",
         "issues.edited",
         "issues.labeled",
         "issues.unlabeled",

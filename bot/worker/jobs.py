@@ -54,7 +54,7 @@ from bot.forge.etag_store import EtagStore
 from bot.forge.gitea import GiteaForge
 from bot.forge.github import GitHubForges
 from bot.forge.github_transport import SharedSession
-from bot.forge.write_budget import WriteBudget
+from bot.forge.write_budget import WriteBudget, writes_for
 from bot.queue.budgets import CommandBudget, CommandNames, publish_command_names
 from bot.queue.dead_letters import DeadLetters
 from bot.queue.deferred import Deferred, SeenRepositories
@@ -163,7 +163,7 @@ def build_runtime(
         [(settings.write_budget_per_minute, 60.0), (settings.write_budget_per_hour, 3600.0)],
         max_wait=None if on_budget_wait is not None else settings.budget_max_wait_seconds,
         on_wait=on_budget_wait,
-    )
+    ).share(repository=settings.write_share_per_repository, person=settings.write_share_per_person)
     github = None
     if settings.github_token or settings.github_app_id:
         github = GitHubForges.from_settings(settings, http, budget, etags=EtagStore(redis))
@@ -330,7 +330,9 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any, job_tr
             deferred=runtime.deferred,
         )
         try:
-            ran = await dispatch(ectx, prefix=runtime.settings.command_prefix)
+            # The writes are this repository's and this person's, each held to a share of the budget.
+            with writes_for(event.repo.full_name if event.repo else "", event.sender or ""):
+                ran = await dispatch(ectx, prefix=runtime.settings.command_prefix)
         except Busy:
             metrics.child(metrics.JOBS, "-", "deferred_busy").inc()
             raise Retry(defer=await _busy_defer(runtime.redis, None, job_try)) from None
