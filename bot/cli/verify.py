@@ -116,17 +116,20 @@ async def _run(
             keyring = await verifying_keyring(
                 settings, args.public_key, redis=None if args.public_key else redis
             )
-        except RedisError as exc:
-            print(
-                f"steward verify: no --public-key, and Redis (where Steward keeps its key) is not answering "
-                f"at {redacted(settings.redis_url)} ({type(exc).__name__}): give --public-key FILE (see "
-                "`steward public-key`) or set STEWARD_VERIFY_KEYS.",
-                file=sys.stderr,
-            )
-            return EXIT_UNREACHABLE
         except (OSError, ValueError) as exc:
             print(f"steward verify: --public-key: {exc}", file=sys.stderr)
             return EXIT_USAGE
+        if not keyring.public and not args.public_key:
+            try:
+                await redis.ping()
+            except (RedisError, OSError) as exc:
+                print(
+                    "steward verify: no --public-key, and Redis (where Steward keeps its key) is not "
+                    f"answering at {redacted(settings.redis_url)} ({type(exc).__name__}): give --public-key "
+                    "FILE (see `steward public-key`) or set STEWARD_VERIFY_KEYS.",
+                    file=sys.stderr,
+                )
+                return EXIT_UNREACHABLE
         if not keyring.public:
             print(
                 "steward verify: no public key: give --public-key FILE (see `steward public-key`) or set "

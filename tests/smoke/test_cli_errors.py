@@ -98,3 +98,20 @@ def test_config_schema_prints_json_only_even_when_asked_for_debug_logs() -> None
     done = _steward("config-schema", env={"STEWARD_LOG_LEVEL": "debug"})
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["$schema"].endswith("2020-12/schema")
+
+
+@pytest.mark.parametrize(
+    ("args", "start"),
+    [
+        (["dead", "list"], "steward dead: Redis is not answering at redis://127.0.0.1:"),
+        (
+            ["public-key"],
+            "steward public-key: no STEWARD_SIGNING_KEY, and Redis (where Steward keeps its key)",
+        ),
+        (["verify", "o/r#1"], "steward verify: no --public-key, and Redis (where Steward keeps its key)"),
+    ],
+)
+def test_redis_down_is_one_sentence_with_exit_3(args: list[str], start: str) -> None:
+    env = {"STEWARD_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "STEWARD_GITHUB_TOKEN": "t"}
+    said = _one_sentence(_steward(*args, env=env), NO_REDIS)
+    assert said.startswith(start), said
