@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.conftest import Steward
+from tests.e2e.stack import reconcile
 
 FAST = {"grace_period_seconds": 1, "refresh_debounce_seconds": 0.3, "notify": ["maintainer"]}
 
@@ -72,3 +73,22 @@ def test_in_shadow_mode_a_milestone_closed_too_early_stays_closed_whichever_path
     steward.settle()
     [answer] = [c["body"] for c in steward.bot_comments(repo, number)]
     assert f"would set milestone 'v1' of {repo} to open" in answer, answer
+
+
+def test_in_shadow_mode_the_catch_up_writes_nothing_either(steward: Steward) -> None:
+    """`steward reconcile` re-derives every labelled issue in its own loop, outside the event jobs."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    m.put_file(repo, config_path(steward), "mode: shadow\n")
+    steward.settle()
+    bug = m.open_issue(repo, "The cart crashes", REPORT, labels=["bug", "refine"])
+    steward.settle()
+    done = reconcile(steward.settings, "--repo", f"{steward.forge}:{repo}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    steward.settle()
+    assert steward.bot_comments(repo, bug) == [], "no verdict from the catch-up"
+    assert not any(label.startswith("refinement:") for label in m.labels_of(repo, bug))
+    m.comment(repo, bug, "/steward config")
+    steward.settle()
+    [answer] = [c["body"] for c in steward.bot_comments(repo, bug)]
+    assert f"on the catch-up (steward reconcile): would comment on {repo}#{bug}: " in answer
