@@ -1,8 +1,9 @@
 """``steward verify OWNER/REPO#N [--forge F] [--json] [--public-key FILE]``: check every record Steward keeps
 on an issue or pull request (the data blocks of its comments, and of the issue's body when Steward wrote
 it) from the forge alone, with only Steward's public key — so a CI job or a reviewer can check Steward
-without trusting it. Exit 0 when every record verifies, 1 when some do not (tampered, signed with an unknown
-key, or written before signing), 2 bad arguments, 3 the forge (or Redis, for the key) did not answer, 4 no
+without trusting it. Exit 0 when every record verifies, 1 when some do not (tampered — a block stripped from a
+kind Steward always writes with one included —, signed with an unknown key, or written before signing) or
+there is none, 2 bad arguments, 3 the forge (or Redis, for the key) did not answer, 4 no
 forge configured or the credentials rejected, 5 no such issue or pull request.
 
 ``steward public-key``: print the public key Steward signs with (PEM) and its fingerprint.
@@ -32,7 +33,7 @@ from bot.cli.args import (
 from bot.config.settings import Settings
 from bot.forge import Forge, ForgeError, ForgeKind, RepoRef
 from bot.records import sticky
-from bot.records.signing import Keyring, verifying_keyring
+from bot.records.signing import Keyring, parse_signature, verifying_keyring
 
 EXIT_OK = 0
 EXIT_UNVERIFIED = 1
@@ -66,10 +67,10 @@ async def check(forge: Forge, repo: RepoRef, number: int, keyring: Keyring, bot:
     rows: list[dict[str, Any]] = []
     issue = await forge.get_issue(repo, number)
     places: list[tuple[str, int, str, str]] = []
-    if issue.author.casefold() == bot.casefold() and _DATA in issue.body:
+    if issue.author.casefold() == bot.casefold() and _holds_record(issue.body):
         places.append(("issue", issue.id, issue.body, issue.html_url))
     for comment in await forge.list_comments(repo, number):
-        if comment.author.casefold() == bot.casefold() and _DATA in comment.body:
+        if comment.author.casefold() == bot.casefold() and _holds_record(comment.body):
             places.append(("comment", comment.id, comment.body, comment.html_url))
     for container, ident, body, url in places:
         head = sticky.marker_of(body)
@@ -85,8 +86,11 @@ async def check(forge: Forge, repo: RepoRef, number: int, keyring: Keyring, bot:
             id=ident,
             kind=head[0],
             key=head[1],
+            # A kind Steward always writes with a block: a comment of that kind without one was stripped.
+            expect_data=head[0] in sticky.DATA_KINDS,
             remember=False,
         )
+        signature = parse_signature(body)
         rows.append(
             {
                 "where": container,
@@ -95,9 +99,19 @@ async def check(forge: Forge, repo: RepoRef, number: int, keyring: Keyring, bot:
                 "record": f"{head[0]}:{head[1]}",
                 "outcome": record.outcome,
                 "seq": record.seq or None,
+                # Which key signed it (``ed25519:<key id>``), whether or not the verifier holds that key.
+                "key": f"ed25519:{signature.kid}" if signature is not None else None,
             }
         )
     return rows
+
+
+def _holds_record(body: str) -> bool:
+    """A data block, or the marker of a kind that always has one."""
+    if _DATA in body:
+        return True
+    head = sticky.marker_of(body)
+    return head is not None and head[0] in sticky.DATA_KINDS
 
 
 async def _run(
@@ -148,17 +162,21 @@ async def _run(
     finally:
         await runtime.aclose()
         await redis.aclose()
-    good = all(row["outcome"] == "verified" for row in rows)
+    # No record at all is not a pass: there is nothing that verifies (a writer may have stripped them all).
+    good = bool(rows) and all(row["outcome"] == "verified" for row in rows)
     target = f"{repo}#{number}"
     if args.json:
         print(json.dumps({"issue": target, "all_verified": good, "records": rows}, indent=2))
+    elif not rows:
+        print(f"{target}: no record of Steward's here, so nothing verifies.")
     else:
         print(
             f"{target}: {len(rows)} record(s), "
             + ("all verify." if good else f"{sum(r['outcome'] != 'verified' for r in rows)} do not verify.")
         )
         for row in rows:
-            print(f"  {row['outcome']:<11} {row['record'] or '?'}  {row['url'] or row['where']}")
+            key = f"  {row['key']}" if row.get("key") else ""
+            print(f"  {row['outcome']:<11} {row['record'] or '?'}  {row['url'] or row['where']}{key}")
     return EXIT_OK if good else EXIT_UNVERIFIED
 
 

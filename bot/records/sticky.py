@@ -41,6 +41,23 @@ _DETAILS = re.compile(r"<details>.*?</details>", re.DOTALL)
 _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 
 
+# The kinds of record Steward always writes with a data block: one of its comments (or issue bodies) with
+# such a marker and no block had its block removed — tampering, not "no record" (``steward verify``). Kept
+# beside the handlers' own names by tests/unit/test_signing.py.
+DATA_KINDS: frozenset[str] = frozenset(
+    {
+        "milestone-dashboard",
+        "ra9-verdict",
+        "debug-board",
+        "forks",
+        "ratification",
+        "bugfix",
+        "backlog-interview",
+        "backlog-spec",
+    }
+)
+
+
 class CommentTooLong(ValueError):
     """A comment's data block alone does not fit: the handler must bound what it keeps (a bug)."""
 

@@ -244,3 +244,18 @@ def test_reading_any_body_never_fails(body: str) -> None:
 def test_a_signature_line_reads_back(kid: str, seq: int, sig: bytes) -> None:
     line = Signature(kid, seq, sig).line()
     assert parse_signature(f"<!-- steward:x:y -->\n{line}\ntext") == Signature(kid, seq, sig)
+
+
+def test_the_kinds_always_written_with_a_block_are_the_handlers_own() -> None:
+    """`steward verify` counts a comment of these kinds without a block as tampered (issue 35 item 11): the
+    list names the handlers' record kinds, and no kind that is sometimes written without data."""
+    from handlers.backlog.effects import KIND_INTERVIEW, KIND_SPEC
+    from handlers.bug_refinement.effects import VERDICT_KIND
+    from handlers.bugfix.record import RECORD_KIND as BUGFIX
+    from handlers.debug.effects import BOARD_KIND
+    from handlers.forks.render import KIND as FORKS
+    from handlers.milestones.plan import KIND as DASHBOARD
+    from handlers.milestones.ratifications import RECORD_KIND as RATIFICATION
+
+    expected = {KIND_INTERVIEW, KIND_SPEC, VERDICT_KIND, BUGFIX, BOARD_KIND, FORKS, DASHBOARD, RATIFICATION}
+    assert expected == sticky.DATA_KINDS
