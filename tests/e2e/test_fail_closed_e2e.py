@@ -6,7 +6,12 @@ gate needs, the gate does not open.
 - permissions the forge will not show: a command that needs them is refused and runs nothing (`/bugfix`
   opens no branch);
 - the decision juror cannot check a fork (the forge will not say who may decide): the fork counts as
-  undecided, and the fix's status stays pending (`DECISION_PENDING`).
+  undecided, and the fix's status stays pending (`DECISION_PENDING`);
+- no record of Steward's verifies (a writer edited the ledger to raise the budget): the budgets count as
+  spent, and `/review` is refused;
+- the level choice at approval: a plain `/approve-spec` never changes or accepts a level the spec does not
+  score — the approver answers apply, keep or a level; `/cancel-refine` discards the draft (nothing left to
+  approve), and an outsider cannot cancel someone else's refinement.
 """
 
 from __future__ import annotations
@@ -81,3 +86,82 @@ def test_a_juror_that_cannot_check_keeps_the_decision_pending(steward: Steward) 
     play_ci(steward, repo, head, "success", context="ci/other")
     state = state_of(steward, repo, pr)
     assert state[0] == "pending" and "(who may decide cannot be read)" in state[1], state
+
+
+# --- backlog: the level choice at approval and /cancel-refine -----------------------------------------------
+
+COMPLETE = """As a shopper I want to sign in with email so that my cart is kept.
+
+In scope: email sign-in
+Out of scope: social login
+
+## Acceptance criteria
+- [ ] WHEN a shopper signs in THE SYSTEM SHALL restore the cart
+
+## Constraints
+Sign-in must not take more than 2 seconds.
+
+## Edge cases
+Wrong password shows an error.
+
+Dependencies: none
+"""
+
+
+def levels(steward: Steward, repo: str, number: int) -> list[str]:
+    return sorted(
+        x for x in steward.maintainer.labels_of(repo, number) if x.startswith(("level:", "refinement:"))
+    )
+
+
+def test_the_level_never_changes_without_an_answer(steward: Steward) -> None:
+    """A spec that scores another level than the issue's label is not approved by a plain `/approve-spec`:
+    the approver chooses — apply the scored level, keep the label, or name one."""
+    repo = steward.new_repo()
+    chosen: dict[str, int] = {}
+    for choice in ("", "keep", "apply", "L1"):
+        number = steward.maintainer.open_issue(repo, "Sign in", COMPLETE, labels=["refine", "level:L3"])
+        steward.settle()
+        chosen[choice] = number
+        if choice:
+            steward.triager.comment(repo, number, f"/approve-spec {choice}")
+            steward.settle()
+        else:
+            reply = run(steward, repo, number, "/approve-spec", by="triager")
+            assert "the spec scores **L2** but the issue is labelled `level:L3`. Choose:" in reply
+            assert levels(steward, repo, number) == ["level:L3"], "refused: neither approved nor changed"
+    assert levels(steward, repo, chosen["keep"]) == ["level:L3", "refinement:approved"]
+    assert levels(steward, repo, chosen["apply"]) == ["level:L2", "refinement:approved"]
+    assert levels(steward, repo, chosen["L1"]) == ["level:L1", "refinement:approved"]
+
+
+def test_cancel_refine_discards_the_draft_and_an_outsider_cannot(steward: Steward) -> None:
+    from tests.e2e.test_backlog_e2e import FEATURE, data_of
+
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "Add login", FEATURE, labels=["refine"])
+    steward.settle()
+    reply = run(steward, repo, number, "/cancel-refine", by="outsider")
+    assert "can only be run by" in reply and "refine" in steward.maintainer.labels_of(repo, number)
+
+    steward.maintainer.comment(repo, number, "/cancel-refine")
+    steward.settle()
+    assert "refine" not in steward.maintainer.labels_of(repo, number)
+    assert data_of(steward, repo, number, "backlog-spec")["current"] is None, "no draft is left"
+    steward.triager.comment(repo, number, "/approve-spec")
+    steward.settle()
+    assert "refinement:approved" not in steward.maintainer.labels_of(repo, number), "nothing to approve"
+
+
+def test_budgets_count_as_spent_when_no_record_verifies(steward: Steward) -> None:
+    """A writer edits Steward's ledger to raise the review budget: the block no longer verifies, and with
+    no record of Steward's that verifies the budgets count as spent — the edit cannot buy rounds."""
+    repo, _, pr = awaiting_review(steward)
+    [ledger] = [c for c in steward.bot_comments(repo, pr) if "<!-- steward:bugfix-ledger:" in c["body"]]
+    assert '"review_rounds":5' in ledger["body"]
+    steward.maintainer.edit_comment(
+        repo, ledger["id"], ledger["body"].replace('"review_rounds":5', '"review_rounds":50')
+    )
+    steward.settle()
+    reply = run(steward, repo, pr, "/review clean", by="outsider")
+    assert "BUDGET_EXHAUSTED" in reply and "Recorded review round" not in reply
