@@ -5,7 +5,8 @@ The shared meaning of a code, where a command has it: 0 done, 1 it ran and found
 arguments, 3 a service did not answer (Redis, or the forge), 4 the environment is wrong (a ``STEWARD_*``
 setting that does not read, no forge configured, credentials the forge rejects), 5 the named thing does not
 exist. Two commands keep the codes their callers already rely on: `steward refine` (the refinement skill's
-2-6) and `steward ledger verdict` (the backlog stop gate's 0-3, with 64/65 for its own errors).
+2-6; 1 only with --check, not approved) and `steward ledger verdict` (the backlog stop gate's 0-3, with
+64/65 for its own errors).
 """
 
 from __future__ import annotations
@@ -181,7 +182,8 @@ COMMANDS: tuple[CommandHelp, ...] = (
         "refine a bug document (RA9) on a local file: write its verdict block and print the result",
         (),
         (
-            (0, "a verdict was written, or the bug was already approved"),
+            (0, "a verdict was written, or the bug was already approved; with --check: approved"),
+            (1, "with --check only: not approved (nothing is written)"),
             (2, "ARGS_INVALID: not a bug id or a path, or an unknown option"),
             (3, "BUG_NOT_FOUND: a bug id with no bug.md"),
             (4, "BUG_FILE_NOT_FOUND: the path does not exist"),

@@ -269,28 +269,62 @@ class BugRefinementSettings(BaseModel):
     refine_label: str = Field(default="refine", description="The label that asks for a refinement.")
     bug_label: str = Field(default="bug", description="Issues with this label are bug reports.")
     pending_label: str = Field(default="refinement:pending", description="A bug awaiting refinement.")
-    rejected_label: str = Field(default="refinement:rejected", description="A bug with blockers.")
+    needs_info_label: str = Field(
+        default="refinement:needs-info", description="A bug waiting for its reporter to answer the verdict."
+    )
+    needs_triage_label: str = Field(
+        default="refinement:needs-triage",
+        description="A bug whose reporter's part is complete, waiting for the maintainers' sections.",
+    )
+    rejected_label: str = Field(
+        default="refinement:rejected",
+        description="Steward's label for a bug with blockers before needs-info and needs-triage replaced it; "
+        "an issue that carries it is relabelled the next time Steward refines it.",
+    )
     approved_label: str = Field(default="refinement:approved", description="An approved (locked) bug.")
     pending_color: str = Field(default="fbca04", description="Colour of the pending label.")
-    rejected_color: str = Field(default="d73a4a", description="Colour of the rejected label.")
+    needs_info_color: str = Field(default="d4c5f9", description="Colour of the needs-info label.")
+    needs_triage_color: str = Field(default="bfdadc", description="Colour of the needs-triage label.")
+    rejected_color: str = Field(default="d73a4a", description="Colour of the old rejected label (unused).")
     approved_color: str = Field(default="0e8a16", description="Colour of the approved label.")
 
-    def verdict_labels(self) -> tuple[str, str, str]:
-        return (self.pending_label, self.rejected_label, self.approved_label)
+    def verdict_labels(self) -> tuple[str, ...]:
+        """Every label Steward sets for a refinement state, and the old `rejected` one (it is removed)."""
+        return (
+            self.pending_label,
+            self.needs_info_label,
+            self.needs_triage_label,
+            self.approved_label,
+            self.rejected_label,
+        )
 
-    def label_for(self, verdict: str) -> str:
-        labels = {"pending": self.pending_label, "rejected": self.rejected_label}
-        return labels.get(verdict, self.approved_label)
+    # What a passer-by sees (issue 34 §3): the verdict `rejected` shows as waiting for the reporter
+    # (`needs-info`) or for the maintainers (`needs-triage`); a bare "rejected" means the latter.
+    def label_for(self, state: str) -> str:
+        labels = {
+            "pending": self.pending_label,
+            "needs-info": self.needs_info_label,
+            "needs-triage": self.needs_triage_label,
+            "rejected": self.needs_triage_label,
+        }
+        return labels.get(state, self.approved_label)
 
-    def color_for(self, verdict: str) -> str:
-        colors = {"pending": self.pending_color, "rejected": self.rejected_color}
-        return colors.get(verdict, self.approved_color)
+    def color_for(self, state: str) -> str:
+        colors = {
+            "pending": self.pending_color,
+            "needs-info": self.needs_info_color,
+            "needs-triage": self.needs_triage_color,
+            "rejected": self.needs_triage_color,
+        }
+        return colors.get(state, self.approved_color)
 
-    def description_for(self, verdict: str) -> str:
+    def description_for(self, state: str) -> str:
         return {
             "pending": "Steward: this bug report awaits refinement",
-            "rejected": "Steward: refinement found blockers (see the verdict comment)",
-        }.get(verdict, "Steward: refinement approved")
+            "needs-info": "Steward: waiting for the reporter to answer the questions in the verdict",
+            "needs-triage": "Steward: the reporter's part is complete; waiting for the maintainers",
+            "rejected": "Steward: the reporter's part is complete; waiting for the maintainers",
+        }.get(state, "Steward: refinement approved")
 
 
 class ForkSettings(BaseModel):

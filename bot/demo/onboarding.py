@@ -71,7 +71,7 @@ def first_verdict_scene(stage: Stage) -> None:
     stage.settle()
     stage.show(number, max_lines=10)
     stage.outsider("PATCH", f"/repos/{stage.repo}/issues/{number}", {"body": APPROVED_BUG})
-    say("\n  @outsider rewrote the description with every RA9 section (from the template Steward offered).")
+    say("\n  @outsider rewrote the description with every RA9 section.")
     stage.settle()
     stage.show(number, max_lines=4)
 

@@ -23,6 +23,7 @@ from bot.demo.bugfix import bugfix_scene
 from bot.demo.debug import debug_scene
 from bot.demo.integrity import integrity_scene
 from bot.demo.rename import rename_scene
+from bot.demo.reports import reports_scene
 from bot.demo.scratch_redis import NoDatabase, base_of, claim
 from bot.demo.stage import (
     CONFIG_PATHS,
@@ -70,6 +71,7 @@ TOUR: tuple[Scene, ...] = (
     bugfix_scene,
     integrity_scene,
     rename_scene,
+    reports_scene,
 )
 
 

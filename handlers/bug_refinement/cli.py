@@ -19,12 +19,12 @@ from typing import TextIO
 from bot.cli.help import epilog
 
 from . import sections
-from .document import parse_document
+from .render import questions
 from .rules import (
     BugVerdict,
     StoryVerdict,
     apply_verdict,
-    document_language,
+    blockers_for,
     format_refined_at,
     is_locked,
     read_verdict_block,
@@ -38,11 +38,13 @@ __all__ = [
     "EXIT_BUG_FILE_NOT_FOUND",
     "EXIT_BUG_FILE_UNREADABLE",
     "EXIT_BUG_NOT_FOUND",
+    "EXIT_NOT_APPROVED",
     "EXIT_WRITE_FAILED",
     "main",
 ]
 
 EXIT_OK = 0
+EXIT_NOT_APPROVED = 1  # --check only: the verdict is not approved
 EXIT_ARGS_INVALID = 2
 EXIT_BUG_NOT_FOUND = 3
 EXIT_BUG_FILE_NOT_FOUND = 4
@@ -53,7 +55,7 @@ BUG_ID = re.compile(r"^bug-[0-9]{6}$")
 BUGS_DIR = Path(".aikittools") / "bugs"
 STORY_FILE = re.compile(r"^story-[0-9]{2}-.*\.md$")
 
-USAGE = "usage: steward refine <bug-id | path> [--non-interactive] [--json]"
+USAGE = "usage: steward refine <bug-id | path> [--check] [--non-interactive] [--json]"
 HELP = f"""{USAGE}
 
 Refine a bug report (RA9) on a local file: write its `## Refinement Verdict` block and print the result.
@@ -64,6 +66,7 @@ arguments:
   path                a path to a bug file (ends in .md or contains a /), or a folder holding bug.md
 
 options:
+  --check             print the verdict without writing the file; exit 0 when approved, 1 when not
   --json              print only the JSON result (no readable report)
   --non-interactive   never print the readable report, even on a terminal (for scripts and CI)
   -h, --help          show this help and exit
@@ -87,16 +90,19 @@ class Options:
     target: str
     interactive: bool
     json_only: bool
+    check: bool = False  # print the verdict, write nothing; the exit code says whether it is approved
 
 
 def parse_args(argv: list[str]) -> Options | None:
     """The options, or None when help was asked for. Raises Abort(ARGS_INVALID) on anything else."""
     target: str | None = None
-    interactive, json_only = True, False
+    interactive, json_only, check = True, False, False
     for arg in argv:
         if arg in ("-h", "--help"):
             return None
-        if arg == "--non-interactive":
+        if arg == "--check":
+            check = True
+        elif arg == "--non-interactive":
             interactive = False
         elif arg == "--json":
             json_only = True
@@ -114,7 +120,7 @@ def parse_args(argv: list[str]) -> Options | None:
             "holding bug.md, or a bug id such as bug-000101 (for .aikittools/bugs/bug-000101/bug.md). "
             f"{USAGE}",
         )
-    return Options(target, interactive, json_only)
+    return Options(target, interactive, json_only, check)
 
 
 def resolve(target: str, cwd: Path) -> tuple[str, Path]:
@@ -255,18 +261,28 @@ def result_json(
     }
 
 
+def _language(verdict: BugVerdict) -> sections.Language:
+    return "pt" if verdict.language == "pt" else "en"
+
+
 def render_report(
     verdict: BugVerdict,
     transition: str | None,
     stories: list[StoryVerdict],
     language: sections.Language = "en",
 ) -> str:
-    """The readable report shown on a terminal: each section ✓ or ✗ with what to fix, sections named in
-    the document's language."""
+    """The readable report shown on a terminal: the reporter's questions first (issue 34 §4), then each
+    section ✓ or ✗ with what to fix — the maintainers' list — sections named in the document's language."""
     by_section: dict[int | None, list[str]] = {}
     for b in verdict.blockers:
         by_section.setdefault(section_of(b.code), []).append(f"{b.code}: {b.message}")
     out = [f"Refining {verdict.bug_id}", ""]
+    asked = questions(verdict, language) if blockers_for(verdict, "reporter") else []
+    if asked:
+        out.append("Questions for the reporter:")
+        out.extend(f"  {k}. {q}" for k, q in enumerate(asked, 1))
+        out.append("")
+    out.append("Sections (for the maintainers):" if asked else "Sections:")
     for n in sections.BUG_SECTIONS:
         problems = by_section.get(n, [])
         mark = "✗" if problems else "✓"
@@ -304,6 +320,11 @@ def run(options: Options, cwd: Path, now: datetime, out: TextIO) -> int:
 
     refined_at = format_refined_at(now)
     verdict = refine_bug(loaded.text, bug_id=bug_id, refined_at=refined_at)
+    if options.check:
+        if options.interactive and not options.json_only and out.isatty():
+            out.write(render_report(verdict, None, [], _language(verdict)))
+        _emit(result_json(verdict, None, []), out)
+        return EXIT_OK if verdict.verdict == "approved" else EXIT_NOT_APPROVED
     new_text, transition = apply_verdict(loaded.text, verdict)
     try:
         write_atomically(path, encode(new_text, loaded))
@@ -314,8 +335,7 @@ def run(options: Options, cwd: Path, now: datetime, out: TextIO) -> int:
         refine_stories(bug_id, path.resolve().parent, refined_at) if verdict.verdict == "approved" else []
     )
     if options.interactive and not options.json_only and out.isatty():
-        language = document_language(parse_document(loaded.text))
-        out.write(render_report(verdict, transition, stories, language))
+        out.write(render_report(verdict, transition, stories, _language(verdict)))
     _emit(result_json(verdict, transition, stories), out)
     return EXIT_OK
 

@@ -38,7 +38,6 @@ from handlers.bug_refinement.render import (
 from handlers.bug_refinement.rules import (
     BugVerdict,
     RecordedVerdict,
-    Verdict,
     blockers_for,
     document_language,
     is_locked,
@@ -60,7 +59,17 @@ def refinement_settings(ctx: EventContext) -> BugRefinementSettings:
     return ctx.settings.bug_refinement
 
 
-async def mirror_labels(ctx: EventContext, issue: Issue, verdict: Verdict) -> None:
+def visible_state(verdict: BugVerdict) -> str:
+    """What the labels say of ``verdict`` (issue 34 §3): seed 000's `rejected` waits either for the reporter
+    (`needs-info`: they have questions to answer) or for the maintainers (`needs-triage`)."""
+    if verdict.verdict != "rejected":
+        return verdict.verdict
+    return "needs-info" if blockers_for(verdict, "reporter") else "needs-triage"
+
+
+async def mirror_labels(ctx: EventContext, issue: Issue, verdict: str) -> None:
+    """Exactly one of Steward's refinement labels on ``issue``, the one for ``verdict`` (a visible state:
+    pending, needs-info, needs-triage or approved); any other, the old `rejected` included, is removed."""
     settings = refinement_settings(ctx)
     plan = label_plan(issue.labels, verdict, settings)
     for name in plan.add:
@@ -245,7 +254,7 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
         if ask is not None and not in_verdict:
             await _notify_author(ctx, issue, verdict, written.comment, comments)
     await _settle_notices(ctx, issue, verdict, comments, asked_in_verdict=bool(data.get(ASKED)))
-    await mirror_labels(ctx, issue, verdict.verdict)
+    await mirror_labels(ctx, issue, visible_state(verdict))
     ctx.log.info("bug refined", verdict=verdict.verdict, blockers=list(verdict.blocker_codes))
     return verdict.verdict
 

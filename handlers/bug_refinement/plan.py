@@ -13,9 +13,6 @@ from bot.forge import Issue, RepoRef
 from handlers.bug_refinement.render import (
     StoryNote,
 )
-from handlers.bug_refinement.rules import (
-    Verdict,
-)
 
 _STORY_REF = re.compile(r"^[ \t]*[-*+][ \t]+\[[ xX]\][ \t]+#(\d+)\b", re.MULTILINE)
 _STORIES_HEADING = re.compile(r"^ {0,3}##[ \t]+(?:stories|histórias|historias)[ \t]*#*[ \t]*$", re.I | re.M)
@@ -88,8 +85,9 @@ class LabelPlan:
     remove: tuple[str, ...]
 
 
-def label_plan(current: tuple[str, ...], verdict: Verdict, settings: BugRefinementSettings) -> LabelPlan:
-    """Exactly one ``refinement:*`` label, the verdict's."""
+def label_plan(current: tuple[str, ...], verdict: str, settings: BugRefinementSettings) -> LabelPlan:
+    """Exactly one ``refinement:*`` label, the one for ``verdict`` (a visible state, see
+    ``effects.visible_state``)."""
     wanted = settings.label_for(verdict)
     folded = {label.casefold() for label in current}
     others = [

@@ -92,6 +92,8 @@ def columns(settings: HandlerSettings) -> Columns:
         gate_labels(settings),
         (
             (refinement.approved_label, "approved"),
+            (refinement.needs_info_label, "rejected"),
+            (refinement.needs_triage_label, "rejected"),
             (refinement.rejected_label, "rejected"),
             (refinement.pending_label, "pending"),
         ),

@@ -67,6 +67,8 @@ class Columns:
     gate: GateLabels
     refinement: tuple[tuple[str, str], ...] = (
         ("refinement:approved", "approved"),
+        ("refinement:needs-info", "rejected"),
+        ("refinement:needs-triage", "rejected"),
         ("refinement:rejected", "rejected"),
         ("refinement:pending", "pending"),
     )

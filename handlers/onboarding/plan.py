@@ -112,7 +112,7 @@ def labels_for(settings: HandlerSettings, running: Sequence[str]) -> list[LabelS
         bug = settings.bug_refinement
         add(bug.bug_label, BUG_COLOR, "A bug report (Steward checks it against RA9)")
         add(bug.refine_label, REFINE_COLOR, "Steward: refine this issue")
-        for verdict in ("pending", "rejected", "approved"):
+        for verdict in ("pending", "needs-info", "needs-triage", "approved"):
             add(bug.label_for(verdict), bug.color_for(verdict), bug.description_for(verdict))
     if "backlog" in on:
         backlog = settings.backlog

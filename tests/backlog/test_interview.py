@@ -229,7 +229,7 @@ def _answered(i: int, dimension: Dimension, answer: str, source: str = "original
 
 
 def test_a_follow_up_under_why_keeps_the_reason_and_adds_its_limit_as_a_constraint() -> None:
-    """"What, then why" keeps the original motivation; a follow-up WHY answer that states a limit is a
+    """ "What, then why" keeps the original motivation; a follow-up WHY answer that states a limit is a
     constraint, not a new reason."""
     ledger = GapLedger(
         rows=(

@@ -28,15 +28,20 @@ def test_story_links_never_crash(body: str) -> None:
     assert all(n >= 0 for n in story_numbers(body))
 
 
-def test_labels_mirror_exactly_one_verdict() -> None:
-    plan = label_plan(("bug", "refinement:pending", "refine"), "rejected", SETTINGS)
-    assert plan.add == ("refinement:rejected",) and plan.remove == ("refinement:pending",)
+def test_labels_mirror_exactly_one_state() -> None:
+    plan = label_plan(("bug", "refinement:pending", "refine"), "needs-info", SETTINGS)
+    assert plan.add == ("refinement:needs-info",) and plan.remove == ("refinement:pending",)
     same = label_plan(("Refinement:Approved",), "approved", SETTINGS)
     assert same.add == () and same.remove == ()
     # Only a verdict label the issue carries is taken off: one opened already labelled `refine` was never
     # stamped pending, so a new verdict on it is one label write, not two.
-    fresh = label_plan(("bug", "refine"), "rejected", SETTINGS)
-    assert fresh.add == ("refinement:rejected",) and fresh.remove == ()
+    fresh = label_plan(("bug", "refine"), "needs-triage", SETTINGS)
+    assert fresh.add == ("refinement:needs-triage",) and fresh.remove == ()
+    # Issue 34 §3: the old red `rejected` label is taken off when the issue is refined again.
+    upgrade = label_plan(("bug", "refinement:rejected"), "needs-info", SETTINGS)
+    assert upgrade.add == ("refinement:needs-info",) and upgrade.remove == ("refinement:rejected",)
+    for state in ("pending", "needs-info", "needs-triage", "approved"):
+        assert SETTINGS.color_for(state) != "d73a4a" and "reject" not in SETTINGS.description_for(state)
 
 
 def test_the_comment_carries_the_exact_verdict_block() -> None:

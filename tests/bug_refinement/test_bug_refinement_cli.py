@@ -353,3 +353,29 @@ def test_main_accepts_the_refine_word(workspace: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(sys, "stdout", out)
     assert cli.main(["refine", "bug-000102", "--non-interactive"]) == 0
     assert json.loads(out.getvalue())["bugId"] == "bug-000102"
+
+
+# --- --check (issue 34 §4) ---------------------------------------------------------------------------------
+
+
+def test_check_prints_the_verdict_writes_nothing_and_exits_by_the_verdict(tmp_path: Path) -> None:
+    shutil.copy(DATA / "bug-000103.md", tmp_path / "login.md")
+    before = (tmp_path / "login.md").read_bytes()
+    rejected = refine(tmp_path, "login.md", "--check", "--non-interactive")
+    assert rejected.returncode == cli.EXIT_NOT_APPROVED == 1, rejected.stderr
+    assert json.loads(rejected.stdout)["verdict"] == "rejected"
+    assert (tmp_path / "login.md").read_bytes() == before, "--check never rewrites the file"
+    shutil.copy(DATA / "bug-000101" / "bug.md", tmp_path / "cart.md")
+    before = (tmp_path / "cart.md").read_bytes()
+    approved = refine(tmp_path, "cart.md", "--check", "--non-interactive")
+    assert approved.returncode == 0 and json.loads(approved.stdout)["verdict"] == "approved"
+    assert (tmp_path / "cart.md").read_bytes() == before
+    assert refine(tmp_path, "login.md").returncode == 0, "the writing mode keeps exit 0"
+    assert read_verdict_block((tmp_path / "login.md").read_text()) is not None
+
+
+def test_the_readable_report_puts_the_reporters_questions_before_the_maintainers_list() -> None:
+    verdict = cli.refine_bug("App crashes when I open it", bug_id="x", refined_at="2026-01-01T00:00:00Z")
+    text = cli.render_report(verdict, None, [])
+    assert text.index("Questions for the reporter:") < text.index("Sections (for the maintainers):")
+    assert "  1. Which version were you on" in text

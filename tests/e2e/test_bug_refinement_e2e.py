@@ -49,7 +49,7 @@ def test_a_new_bug_is_pending_then_refined_rejected_then_approved_and_locked(ste
     ):
         assert f"<sub>`{code}`</sub>" in body
     assert "## Refinement Verdict" in body and "status: rejected" in body
-    assert refinement_labels(steward, repo, number) == ["refinement:rejected"]
+    assert refinement_labels(steward, repo, number) == ["refinement:needs-info"]
     assert steward.maintainer.call("GET", f"/repos/{repo}/issues/{number}")["body"] == REJECTED, (
         "never edited"
     )
@@ -97,7 +97,7 @@ def test_stories_of_an_approved_bug_get_their_own_verdicts(steward: Steward) -> 
     steward.settle()
     assert refinement_labels(steward, repo, bug) == ["refinement:approved"]
     assert refinement_labels(steward, repo, good) == ["refinement:approved"]
-    assert refinement_labels(steward, repo, bad) == ["refinement:rejected"]
+    assert refinement_labels(steward, repo, bad) == ["refinement:needs-triage"]
     [story_comment] = [c for c in steward.bot_comments(repo, bad) if "steward:ra9-story:" in c["body"]]
     assert "STORY_AC_MISSING_GHERKIN" in story_comment["body"] and f"#{bug}" in story_comment["body"]
 
@@ -134,7 +134,8 @@ def test_an_outsiders_bug_cannot_make_steward_label_a_maintainers_issue_as_its_s
     steward.settle()
     assert refinement_labels(steward, repo, bug) == ["refinement:approved"]
     assert steward.bot_comments(repo, theirs) == [] and steward.maintainer.labels_of(repo, theirs) == []
-    assert refinement_labels(steward, repo, own) == ["refinement:rejected"], "the author's own story counts"
+    own_labels = refinement_labels(steward, repo, own)
+    assert own_labels == ["refinement:needs-triage"], "the author's own story counts"
     [verdict] = verdict_comments(steward, repo, bug)
     assert (
         f"#{theirs} was not refined as a story: it is not a sub-issue and was opened by someone else"
@@ -148,7 +149,7 @@ def test_refine_on_a_bug_adds_the_label_so_later_edits_are_checked_again(steward
     steward.outsider.comment(repo, number, "/refine")
     steward.settle()
     assert "refine" in steward.maintainer.labels_of(repo, number)
-    assert refinement_labels(steward, repo, number) == ["refinement:rejected"]
+    assert refinement_labels(steward, repo, number) == ["refinement:needs-info"]
     steward.outsider.edit_issue(repo, number, body=APPROVED)
     steward.settle()
     assert refinement_labels(steward, repo, number) == ["refinement:approved"], "the edit was re-checked"
@@ -246,7 +247,8 @@ def test_a_report_in_githubs_format_asks_its_reporter_only_for_what_the_reproduc
     assert "`STATUS_LINE_MISSING`" in theirs
     folded = body[body.index("An RA9 document built from the report") :]
     assert "### 5.2 Steps to Reproduce\n1. Create a file" in folded, "the template's own lines are left out"
-    assert "status: rejected" in body and refinement_labels(steward, repo, number) == ["refinement:rejected"]
+    assert "status: rejected" in body
+    assert refinement_labels(steward, repo, number) == ["refinement:needs-info"]
     assert "@outsider: thank you for the report — 1 question for you below" in body.split("## Waiting", 1)[0]
     assert notices(steward, repo, number) == []
 
@@ -312,3 +314,26 @@ def test_a_second_round_asking_something_else_gets_a_notice_then_one_thank_you(s
     assert refinement_labels(steward, repo, number) == ["refinement:approved"]
     resolved, ready = notices(steward, repo, number)
     assert "@outsider: thank you — this bug report is complete and approved" in ready
+
+
+def test_the_old_rejected_label_gives_way_to_a_state_a_passer_by_can_read(steward: Steward) -> None:
+    """Issue 34 §3: a bug labelled by an earlier Steward `refinement:rejected` (red) is relabelled on the
+    next event: `refinement:needs-info` while the reporter has questions, `refinement:needs-triage` once their
+    part is complete — neither red, each described; the verdict heading says the same."""
+    repo = steward.new_repo()
+    m = steward.maintainer
+    m.call("POST", f"/repos/{repo}/labels", {"name": "refinement:rejected", "color": "d73a4a"})
+    number = steward.outsider.open_issue(repo, "Editor closes on save", UNFILLED)
+    m.add_labels(repo, number, ["bug", "refinement:rejected"])
+    steward.settle()
+    m.add_labels(repo, number, ["refine"])
+    steward.settle()
+    assert refinement_labels(steward, repo, number) == ["refinement:needs-info"]
+    labels = {label["name"]: label for label in m.call("GET", f"/repos/{repo}/labels")}
+    info = labels["refinement:needs-info"]
+    assert info["color"].lstrip("#").lower() != "d73a4a" and "waiting for the reporter" in info["description"]
+    steward.outsider.edit_issue(repo, number, body=GITHUB_FORMAT)
+    steward.settle()
+    assert refinement_labels(steward, repo, number) == ["refinement:needs-triage"]
+    [verdict] = verdict_comments(steward, repo, number)
+    assert "## Reporter's part complete — waiting for the maintainers" in str(verdict["body"])

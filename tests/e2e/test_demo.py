@@ -40,7 +40,7 @@ def first_hour_outcomes(out: str) -> None:
     assert "(no onboarding pull request was opened)" not in out
     assert "labels at the merge: " in out and "(none new)" not in out
     # Switched on: the verdict, then the complete report approved.
-    assert "Waiting for @outsider: " in out and "labels: bug, refine, refinement:rejected" in out
+    assert "Waiting for @outsider: " in out and "labels: bug, refine, refinement:needs-info" in out
     assert "## ✅ Refined" in out and "labels: bug, refine, refinement:approved" in out
 
 
@@ -73,6 +73,11 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     assert f"═══ On {name}" in out and f"═══ On {other}" not in out
     assert out.count("\n▶ ") == len(TOUR) - 1, out[-2000:]  # tune_scene has no heading of its own
     first_hour_outcomes(out)
+    # Bug reports as people write them (issue 34): one plain question naming the field left unfilled, the
+    # labels saying who acts next.
+    reports = out.split("▶ Bug reports as people write them", 1)[1].split("\n▶ ", 1)[0]
+    assert "Waiting for @outsider: 1 question" in reports and "the template's **Desktop** field" in reports
+    assert "refinement:needs-info" in reports and "refinement:needs-triage" in reports
     # Commands: who may run what, and a refusal that says why.
     assert "**Steward commands**" in out
     assert "`/steward refresh` can only be run by people with" in out
@@ -86,7 +91,7 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     assert "it stays closed." in out
     # Catch-up: the report made while Steward was away gets its verdict after `steward reconcile`.
     catch_up = out.split("▶ Catch-up after downtime", 1)[1].split("\n▶ ", 1)[0]
-    assert "re-checked" in catch_up and "refinement:rejected" in catch_up
+    assert "re-checked" in catch_up and "refinement:needs-info" in catch_up
     # Decision provenance: both forks resolved, then one record invalid after its comment was edited.
     assert "all 2 design forks are resolved" in out and "❌ invalid" in out
     # Root-cause discipline: an unevidenced confirmation refused, the escalation, the root cause.

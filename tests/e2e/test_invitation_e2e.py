@@ -95,7 +95,7 @@ def test_no_capability_acts_until_the_onboarding_pull_request_is_merged(steward:
     ]
     assert "**Steward is on in this repository.** It will run:" in on and "- RA9 bug refinement" in on
     assert f"It is refining now the open issues already labelled for refinement: #{bug}." in on
-    assert "refinement:rejected" in m.labels_of(repo, bug)
+    assert "refinement:needs-info" in m.labels_of(repo, bug)
     assert any(
         "steward:bug-refinement" in c["body"] or "RA9" in c["body"] for c in steward.bot_comments(repo, bug)
     )
@@ -109,7 +109,7 @@ def test_no_capability_acts_until_the_onboarding_pull_request_is_merged(steward:
     # The next change gets its verdict, and a milestone closed too early is reopened.
     m.edit_issue(repo, bug, body=REPORT + "\n\nIt happens every time.")
     steward.settle()
-    assert "refinement:rejected" in m.labels_of(repo, bug)
+    assert "refinement:needs-info" in m.labels_of(repo, bug)
     # Day one (issue 37 §4): the proposed preset runs bug refinement only, so closing an ordinary milestone
     # gets nothing reopened; choosing `everything` switches the milestone gate on.
     m.set_milestone_state(repo, key, "open")
@@ -148,7 +148,7 @@ def test_an_invalid_file_is_no_invitation_until_it_validates_and_removing_it_sto
     steward.settle()
     m.edit_issue(repo, bug, body=REPORT + "\n\nEvery time.")
     steward.settle()
-    assert "refinement:rejected" in m.labels_of(repo, bug), "a valid file is the invitation"
+    assert "refinement:needs-info" in m.labels_of(repo, bug), "a valid file is the invitation"
     verdicts = len(steward.bot_comments(repo, bug))
 
     # Removing the file: Steward stops, and what it wrote stays.
@@ -162,7 +162,7 @@ def test_an_invalid_file_is_no_invitation_until_it_validates_and_removing_it_sto
     m.edit_issue(repo, bug, body=REPORT + "\n\nEvery single time.")
     steward.settle()
     assert len(steward.bot_comments(repo, bug)) == verdicts, "nothing new once the file is gone"
-    assert "refinement:rejected" in m.labels_of(repo, bug), "what Steward wrote stays"
+    assert "refinement:needs-info" in m.labels_of(repo, bug), "what Steward wrote stays"
 
 
 @pytest.mark.settings(require_config=False)
@@ -171,4 +171,4 @@ def test_an_operator_may_run_every_repository_on_the_defaults(steward: Steward) 
     repo = steward.new_repo(configured=False)
     bug = m.open_issue(repo, "The cart crashes", REPORT, labels=["bug", "refine"])
     steward.settle()
-    assert "refinement:rejected" in m.labels_of(repo, bug)
+    assert "refinement:needs-info" in m.labels_of(repo, bug)

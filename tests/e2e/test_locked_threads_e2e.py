@@ -80,7 +80,7 @@ def test_an_app_on_a_locked_thread_sets_its_labels_says_nothing_and_does_not_ret
                 settle(sandbox.url, redis_url)
             shown = owner.call("GET", f"/repos/{repo}/issues/{number}")
             labels = [label["name"] for label in shown["labels"]]
-            assert "refinement:rejected" in labels, labels
+            assert "refinement:needs-info" in labels, labels
             assert [c for c in owner.comments(repo, number) if c["user"]["login"] == BOT] == []
             made = httpx2.get(sandbox.url + "/_sandbox/requests").json()
             refused = [r for r in made if r["login"] == BOT and r["method"] == "POST" and r["status"] == 403]

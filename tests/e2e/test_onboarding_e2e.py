@@ -153,7 +153,8 @@ def test_closing_it_is_not_now_and_merging_it_creates_the_labels(steward: Stewar
     steward.settle()
     labels = {label["name"]: label for label in m.call("GET", f"/repos/{repo}/labels")}
     assert labels["refinement:approved"]["color"].lstrip("#") == "0e8a16"
-    assert {"bug", "refine", "refinement:pending", "refinement:rejected"} <= set(labels)
+    wanted = {"bug", "refine", "refinement:pending", "refinement:needs-info", "refinement:needs-triage"}
+    assert wanted <= set(labels)
     # The proposed preset (refine-and-bugfix) leaves the milestone gate off: no labels of it.
     assert "milestone-dashboard" not in labels and "fieldtest" not in labels
 
@@ -186,7 +187,7 @@ def test_an_issue_opened_from_the_bug_template_is_approved_once_filled_in(stewar
         filled, _ = render_form(form, FILLED_FORM)
     number = m.open_issue(repo, "[Bug]: the cart loses items", empty, labels=labels)
     steward.settle()
-    assert "refinement:rejected" in m.labels_of(repo, number)
+    assert "refinement:needs-info" in m.labels_of(repo, number)
     m.edit_issue(repo, number, body=filled)
     steward.settle()
     assert "refinement:approved" in m.labels_of(repo, number)

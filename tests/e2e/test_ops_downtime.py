@@ -75,7 +75,7 @@ def _answered_once(steward: Steward, repo: str, pinged: list[int], bug: int) -> 
         assert len(_pongs(steward, repo, number)) == 1, f"#{number} answered exactly once"
     [verdict] = _verdicts(steward, repo, bug)
     assert "status: rejected" in verdict
-    assert "refinement:rejected" in steward.maintainer.labels_of(repo, bug)
+    assert "refinement:needs-info" in steward.maintainer.labels_of(repo, bug)
 
 
 def _redeliver_missed(steward: Steward, repo: str) -> int:

@@ -76,7 +76,7 @@ def test_reconcile_makes_good_what_was_missed_and_dry_run_writes_nothing(steward
     assert f"would comment on {repo}#{number}" in dry.stdout
     assert (
         f"would set the labels of {repo}#{number}" in dry.stdout
-        or "would add refinement:rejected" in dry.stdout
+        or "would add refinement:needs-info" in dry.stdout
     )
     assert not _writes(steward), "a dry run writes nothing"
     assert not steward.bot_comments(repo, number)
@@ -90,7 +90,7 @@ def test_reconcile_makes_good_what_was_missed_and_dry_run_writes_nothing(steward
     steward.settle()  # on GitHub the redelivered events run too, and must change nothing
     [verdict] = _verdicts(steward, repo, number)
     assert "status: rejected" in verdict
-    assert "refinement:rejected" in steward.maintainer.labels_of(repo, number)
+    assert "refinement:needs-info" in steward.maintainer.labels_of(repo, number)
     if steward.forge == "github":
         assert "redeliver issues.opened" in done.stdout, "the failed deliveries are asked for again"
     else:

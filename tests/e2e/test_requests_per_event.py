@@ -84,9 +84,9 @@ def test_a_new_verdict_writes_the_verdict_and_the_label_change_and_reads_no_labe
         ("POST", f"/issues/{n}/labels"),
     ], refined
     assert _label_reads(refined) == [], refined
-    assert m.labels_of(repo, n) == ["bug", "refine", "refinement:rejected"]
+    assert m.labels_of(repo, n) == ["bug", "refine", "refinement:needs-info"]
     [verdict] = [c["body"] for c in steward.bot_comments(repo, n)]
-    assert "\n@maintainer: this bug report needs " in verdict, "the reporter is asked in the verdict"
+    assert "\n@maintainer: thank you for the report — " in verdict, "the reporter is asked in the verdict"
     # Nothing changed: nothing written.
     edited = _event(steward, repo, lambda: m.edit_issue(repo, n, title="Login fails!"))
     assert _writes(edited) == [], edited
@@ -112,9 +112,9 @@ def test_a_bug_opened_with_its_labels_writes_the_verdict_and_one_label(steward: 
         ("POST", f"/issues/{n}/labels"),
     ], opened
     assert _label_reads(opened) == [], opened
-    assert m.labels_of(repo, n) == ["bug", "refine", "refinement:rejected"]
+    assert m.labels_of(repo, n) == ["bug", "refine", "refinement:needs-info"]
     [verdict] = [c["body"] for c in steward.bot_comments(repo, n)]
-    assert "\n@maintainer: this bug report needs " in verdict
+    assert "\n@maintainer: thank you for the report — " in verdict
 
 
 def _repo_label(steward: Steward, repo: str, name: str) -> dict[str, Any] | None:
@@ -126,18 +126,18 @@ def test_a_label_deleted_by_a_person_is_recreated_as_it_was(steward: Steward) ->
     repo = steward.new_repo()
     m = steward.maintainer
     _refined_once(steward, repo)
-    rejected = _repo_label(steward, repo, "refinement:rejected")
+    rejected = _repo_label(steward, repo, "refinement:needs-info")
     assert rejected is not None
-    which = rejected["id"] if steward.forge == "gitea" else "refinement:rejected"
+    which = rejected["id"] if steward.forge == "gitea" else "refinement:needs-info"
     m.call("DELETE", f"/repos/{repo}/labels/{which}")
-    assert _repo_label(steward, repo, "refinement:rejected") is None
+    assert _repo_label(steward, repo, "refinement:needs-info") is None
     n = m.open_issue(repo, "Login fails again", REJECTED, labels=["bug"])
     steward.settle()
     m.add_labels(repo, n, ["refine"])
     steward.settle()
-    assert m.labels_of(repo, n) == ["bug", "refine", "refinement:rejected"]
-    again = _repo_label(steward, repo, "refinement:rejected")
+    assert m.labels_of(repo, n) == ["bug", "refine", "refinement:needs-info"]
+    again = _repo_label(steward, repo, "refinement:needs-info")
     assert again is not None
-    assert again["color"].lstrip("#").lower() == rejected["color"].lstrip("#").lower() == "d73a4a"
+    assert again["color"].lstrip("#").lower() == rejected["color"].lstrip("#").lower() == "d4c5f9"
     assert again["description"] == rejected["description"]
-    assert "blockers" in again["description"]
+    assert "waiting for the reporter" in again["description"]

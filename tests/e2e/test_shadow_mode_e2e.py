@@ -38,7 +38,7 @@ def test_in_shadow_mode_steward_writes_nothing_and_config_shows_what_it_would_ha
     assert "**Shadow mode** (`mode: shadow`)" in answer
     assert "things it would have done, newest first" in answer
     assert f" #{bug}: would comment on {repo}#{bug}: " in answer  # the verdict, not posted
-    assert f"would add refinement:rejected to {repo}#{bug}" in answer
+    assert f"would add refinement:needs-info to {repo}#{bug}" in answer
     assert "would react eyes to comment" in answer and "<!--" not in answer.split("newest first")[1]
 
     m.put_file(repo, config_path(steward), "mode: live\n")

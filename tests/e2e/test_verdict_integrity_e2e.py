@@ -62,7 +62,7 @@ def test_a_hand_edited_verdict_yaml_is_reported_by_verify_and_rebuilt(
     assert "status: rejected" in str(verdict_comment(steward, repo, number)["body"]), (
         "derived from the report"
     )
-    assert "refinement:rejected" in m.labels_of(repo, number)
+    assert "refinement:needs-info" in m.labels_of(repo, number)
     done = verify(steward, target, key_file)
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -96,7 +96,7 @@ def test_a_hand_edited_story_verdict_is_reported_by_verify_and_rebuilt(
     steward.settle()
     [verdict] = [c for c in steward.bot_comments(repo, story) if "steward:ra9-story:" in c["body"]]
     assert "status: rejected" in verdict["body"], "a forged approval never locks the story"
-    assert "refinement:rejected" in m.labels_of(repo, story)
+    assert "refinement:needs-triage" in m.labels_of(repo, story)
     [note] = rebuilt_notes(steward, repo, story)
     assert "was changed by @outsider; it was rebuilt" in note
     assert verify(steward, target, key_file).returncode == 0

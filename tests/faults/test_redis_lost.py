@@ -27,9 +27,7 @@ def test_what_a_lost_queue_held_is_recovered_by_steward_reconcile(
     steward.workers[0].stop()  # the jobs stay queued
     expected = Expected()
     for i in range(BUGS):
-        number = steward.maintainer.open_issue(
-            repo, f"Lost {i}", APPROVED_BUG, labels=["bug", "refine"]
-        )
+        number = steward.maintainer.open_issue(repo, f"Lost {i}", APPROVED_BUG, labels=["bug", "refine"])
         expected.verdict_label[number] = "refinement:approved"
     idle = f"{steward.sandbox.url}/_sandbox/deliveries/idle"
     wait_for(

@@ -164,7 +164,8 @@ def test_labels_follow_the_settings_and_skip_switched_off_capabilities() -> None
     running = [c.section for c in capabilities(registry, settings)]
     labels = {label.name: label for label in labels_for(settings, running)}
     assert labels["ok"].color == "00ff00"
-    assert {"bug", "refine", "refinement:pending", "refinement:rejected"} <= set(labels)
+    wanted = {"bug", "refine", "refinement:pending", "refinement:needs-info", "refinement:needs-triage"}
+    assert wanted <= set(labels)
     assert "milestone-dashboard" not in labels
     assert len(labels) == len({name.casefold() for name in labels})
 

@@ -484,9 +484,7 @@ def test_the_pathological_comment_needs_no_inline_parse_and_is_not_a_command() -
     # A command written after ordinary prose, or starting a paragraph, is still read in a busy comment.
     busy = "x " + "![" * 30000 + "\n\n/decide F1 y"
     assert [c.text for c in parse_commands(busy, known=FORK_KNOWN)] == ["F1 y"]
-    assert [c.text for c in parse_commands("see [a](u) and `b`\n/decide F1 y", known=FORK_KNOWN)] == [
-        "F1 y"
-    ]
+    assert [c.text for c in parse_commands("see [a](u) and `b`\n/decide F1 y", known=FORK_KNOWN)] == ["F1 y"]
     # Many busy paragraphs: the inline work is bounded per body, not only per paragraph.
     STATS.reset()
     unit = "x " + "![" * 200 + "\n/decide F1 y](u)\n\n"

@@ -53,7 +53,7 @@ def test_the_demo_section_describes_the_short_story_and_the_full_tour() -> None:
 def test_the_hand_driven_steps_invite_steward_create_gitea_labels_first_and_read_a_thread_with_jq() -> None:
     by_hand = section("## Try it by hand")
     assert "contents/.github/steward.yml" in by_hand and "contents/.gitea/steward.yml" in by_hand
-    assert by_hand.index("/labels -d '{\"name\":\"bug\"") < by_hand.index("issues/1/labels -d \"{")
+    assert by_hand.index('/labels -d \'{"name":"bug"') < by_hand.index('issues/1/labels -d "{')
     assert "start it\nagain with the Gitea variables" in by_hand
     assert "| jq -r" in by_hand
 
