@@ -314,6 +314,12 @@ class PermissionDenied(ForgeError):
     """The forge refused the bot (401/403 that is not a rate limit)."""
 
 
+class Unauthorized(ForgeError):
+    """The forge does not accept Steward's credentials at all (401: a revoked or expired token, a rotated App
+    key): an outage of Steward's access, not a refusal of one request — jobs wait for it to end and none is
+    parked (issue 40 item 5)."""
+
+
 class ThreadLocked(PermissionDenied):
     """The forge refuses a write in a locked conversation: a comment (GitHub, to a GitHub App whatever its
     permission and to anyone without write access: "Unable to create comment because issue is locked.";

@@ -41,6 +41,7 @@ from bot.forge import (
     RateLimited,
     RepoRef,
     TooManyItems,
+    Unauthorized,
     User,
     ValidationFailed,
 )
@@ -298,7 +299,9 @@ def translate(failure: _HTTPFailure, what: str) -> ForgeError:
     message = f"{what}: {status} {failure.message}"
     if status == 404:
         return NotFound(message, status=status)
-    if status in (401, 403):
+    if status == 401:
+        return Unauthorized(message, status=status)
+    if status == 403:
         return PermissionDenied(message, status=status)
     if status in (409, 422):
         return ValidationFailed(message, status=status)

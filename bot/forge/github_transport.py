@@ -32,6 +32,7 @@ from bot.forge import (
     PermissionDenied,
     RateLimited,
     TooManyItems,
+    Unauthorized,
     User,
     ValidationFailed,
 )
@@ -312,7 +313,9 @@ def status_error(status: int, message: str) -> ForgeError:
     """The port's error for an HTTP error status."""
     if status == 404:
         return NotFound(message, status=status)
-    if status in (401, 403):
+    if status == 401:
+        return Unauthorized(message, status=status)
+    if status == 403:
         return PermissionDenied(message, status=status)
     if status == 422:
         return ValidationFailed(message, status=status)

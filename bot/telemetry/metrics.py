@@ -137,6 +137,18 @@ WORKER_LAST_JOB_SECONDS = Gauge(
     "Seconds since any worker last finished a job (none yet: -1)",
     registry=REGISTRY,
 )
+FORGE_AUTH_FAILING = Gauge(
+    "steward_forge_auth_failing",
+    "1 while the forge refuses Steward's credentials (401) and its jobs wait, 0 once a job got through",
+    ["forge"],
+    registry=REGISTRY,
+)
+FORGE_AUTH_FAILURES = Counter(
+    "steward_forge_auth_failures",
+    "Answers 401 from the forge (a revoked or expired token, a rotated App key)",
+    ["forge"],
+    registry=REGISTRY,
+)
 INSTALLED_REPOS = Gauge(
     "steward_installed_repositories",
     "Repositories the forge says Steward is installed on and may write to, as the last catch-up read them",

@@ -47,6 +47,7 @@ from bot.forge import (
     PermissionDenied,
     RateLimited,
     RepoRef,
+    Unauthorized,
     User,
     ValidationFailed,
 )
@@ -71,6 +72,7 @@ from bot.queue.locks import Busy, IssueLocks, issue_lock
 from bot.queue.memo import Memo
 from bot.records.signing import install_from_settings
 from bot.telemetry import logs, metrics
+from bot.worker import forge_auth
 from bot.worker.claims import ALIVE_KEY, ALIVE_SECONDS, ResilientWorker
 from bot.worker.cron import cron_jobs, schedule
 from bot.worker.health import serve as serve_status
@@ -214,6 +216,14 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
         jlog.info("Redis is unreachable; the job will run again", error=type(exc).__name__)
         metrics.child(metrics.JOBS, "-", "retried").inc()
         raise Retry(defer=1.0 + random.random()) from None
+    except Unauthorized as exc:
+        # The forge refuses Steward's credentials: an outage, not this job's failure (bot.worker.forge_auth).
+        try:
+            pause = await forge_auth.unauthorized(runtime.redis, event.forge, str(exc))
+        except REDIS_ERRORS:
+            pause = forge_auth.MIN_PAUSE
+        metrics.child(metrics.JOBS, "-", "deferred_auth").inc()
+        raise Retry(defer=pause * (1.0 + random.random() / 4)) from None
     except RateLimited as exc:
         jlog.warning("rate limited; job deferred", retry_after=round(exc.retry_after, 2))
         metrics.child(metrics.JOBS, "-", "rate_limited").inc()
@@ -273,8 +283,13 @@ BUSY_MAX_DEFER = 30.0
 
 
 async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any, job_try: int = 1) -> str:
+    if (wait := await forge_auth.paused(runtime.redis, event.forge)) > 0:
+        # The forge refused Steward's credentials a moment ago: wait with everyone else, ask it nothing.
+        metrics.child(metrics.JOBS, "-", "deferred_auth").inc()
+        raise Retry(defer=wait + random.random())
     forge = await runtime.forge_for(event)
     me: User = await forge.whoami()
+    await forge_auth.accepted(runtime.redis, event.forge)
     if event.sender and event.sender.casefold() == me.login.casefold():
         metrics.child(metrics.JOBS, "-", "own_event").inc()
         return "ignored: sent by Steward itself"

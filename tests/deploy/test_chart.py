@@ -376,6 +376,20 @@ def test_the_state_file_lives_on_the_named_claim_in_the_workers_only(render: Ren
     assert "STEWARD_STATE_FILE" not in _env(_container(_one(manifests, "Deployment", "receiver")))
 
 
+def test_a_rotated_existing_secret_rolls_the_pods_when_its_version_changes(render: Render) -> None:
+    """docs/deploy.md "Rotating a secret": Kubernetes restarts nothing when a Secret changes."""
+
+    def checksum(version: str) -> str | None:
+        manifests = render(
+            "--set", "secrets.existingSecret=mine", "--set-string", f"secrets.existingSecretVersion={version}"
+        )
+        worker = _one(manifests, "Deployment", "worker")
+        return worker["spec"]["template"]["metadata"]["annotations"].get("checksum/secret")
+
+    assert checksum("") is None
+    assert checksum("2026-12-01") and checksum("2026-12-01") != checksum("2026-12-02")
+
+
 def test_a_config_change_rolls_the_pods(render: Render) -> None:
     def checksums(*args: str) -> dict[str, str]:
         pod = _one(render(*args), "Deployment", "worker")["spec"]["template"]

@@ -112,6 +112,8 @@ templates as floats, and 10485760 would print as 1.048576e+07). */}}
 checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha256sum }}
 {{- if not .Values.secrets.existingSecret }}
 checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256sum }}
+{{- else if .Values.secrets.existingSecretVersion }}
+checksum/secret: {{ .Values.secrets.existingSecretVersion | toString | sha256sum }}
 {{- end }}
 {{- end }}
 
