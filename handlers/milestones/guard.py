@@ -5,8 +5,10 @@ On a label event on an item of a milestone, by anyone but Steward: when the send
 Steward reads the item's label events and undoes the sender's own latest change of each passing label that
 still stands — a label they applied is removed; one they removed is put back when the person who had applied
 it holds the permission (else it did not count, and its removal changes nothing) — and answers with one line
-mentioning them. Steward's own label writes arrive with Steward as the sender and are left alone, so nothing
-loops; changes by permitted people are never touched.
+mentioning them — one reply per item and person, edited, never one per delivery; at most
+``PUT_BACKS_PER_MINUTE`` put-backs of one person a minute (past that their change is left as it is: a passing
+label they applied counts for nothing anyway). Steward's own label writes arrive with Steward as the sender
+and are left alone, so nothing loops; changes by permitted people are never touched.
 
 GitHub's event names the label that changed; Gitea's carries the item's whole label set, so Steward keeps
 the passing labels it last saw on each item of a milestone (Redis, a week) to notice one taken off.
@@ -76,6 +78,12 @@ async def guard_labels(ctx: EventContext) -> None:
     allowed = Allowed(ctx)
     if await allowed(sender) is not False:
         return  # permitted (or the forge will not say: then nothing is undone, and the label does not count)
+    if not await _may_put_back(ctx, sender):
+        # Past the sender's share: the change is left as it is. A passing label they applied counts for
+        # nothing whatever Steward does (``provenance``); one they removed blocks the gate until someone
+        # permitted puts it back. Steward never spends a write per toggle on one person's burst.
+        ctx.log.info("milestones: put-backs past the sender's rate; left as they are", sender=sender)
+        return
     events = await ctx.forge.label_events(ctx.repo, issue.number)
     # The labels now (the event's may be older than the events just read).
     current = (await ctx.forge.get_issue(ctx.repo, issue.number)).labels
@@ -96,9 +104,26 @@ async def guard_labels(ctx: EventContext) -> None:
     if not undone:
         return
     await remember_labels(ctx, issue.number, carried_after(current, undone, labels))
-    key = f"{issue.number}-{ctx.event.delivery_id}"
+    # One reply per item and person, edited when what it says changes (never one per delivery).
+    key = f"{issue.number}-{hashlib.sha256(sender.casefold().encode()).hexdigest()[:12]}"
     await ctx.upsert_sticky(REPLY_KIND, key, put_back_reply(sender, undone, permission_word(ctx)))
     ctx.log.info("milestones: passing labels put back", number=issue.number, labels=undone, sender=sender)
+
+
+# Put-backs of one person's changes a minute, per repository: past that their changes are left as they are.
+PUT_BACKS_PER_MINUTE = 5
+
+
+async def _may_put_back(ctx: EventContext, sender: str) -> bool:
+    if ctx.memo is None:
+        return True
+    raw = f"{repo_key(ctx.event.forge, ctx.repo)}|{sender.casefold()}"
+    key = "steward:milestones:put-backs:" + hashlib.sha256(raw.encode()).hexdigest()[:32]
+    redis = ctx.memo.redis
+    count = int(await redis.incr(key))
+    if count == 1:
+        await redis.expire(key, 60)
+    return count <= PUT_BACKS_PER_MINUTE
 
 
 def carried_after(item_labels: Sequence[str], undone: list[str], labels: GateLabels) -> tuple[str, ...]:

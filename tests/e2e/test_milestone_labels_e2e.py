@@ -62,7 +62,7 @@ def test_a_passing_label_from_a_triager_is_put_back_with_a_reply_and_a_maintaine
     t.remove_label(repo, scenario, "fieldtest:pass")
     steward.settle()
     assert "fieldtest:pass" in m.labels_of(repo, scenario), "Steward put it back"
-    assert len(put_back_replies(steward, repo, scenario)) == 2
+    assert len(put_back_replies(steward, repo, scenario)) == 1, "one reply per item and person (issue 35 §9)"
     body = the_dashboard(steward, repo)["body"]
     assert "✅ **Ready to close:**" in body and f"by {shown('maintainer')}" in body
 
@@ -70,7 +70,7 @@ def test_a_passing_label_from_a_triager_is_put_back_with_a_reply_and_a_maintaine
     m.remove_label(repo, scenario, "fieldtest:pass")
     steward.settle()
     assert "fieldtest:pass" not in m.labels_of(repo, scenario)
-    assert len(put_back_replies(steward, repo, scenario)) == 2
+    assert len(put_back_replies(steward, repo, scenario)) == 1
 
 
 def test_a_passing_label_a_triager_put_on_before_the_item_joined_the_milestone_does_not_count(
@@ -128,3 +128,32 @@ def test_a_fork_still_open_blocks_the_gate_when_forks_open_was_taken_off_by_hand
     assert "❌ **Not ready to close: 1 blocker.**" in body
     assert f"- #{design} Storage — has an unresolved design fork (F1): resolve it" in body
     assert f"| #{design} | Storage | issue, ✔ closed | — | — | — | **open** (F1) |" in body
+
+
+def test_one_person_s_label_burst_gets_one_reply_and_a_bounded_number_of_put_backs(steward: Steward) -> None:
+    """Issue 35 item 9: the guard answered every delivery with a new comment (67 comments in 75 s from one
+    person) and put every toggle back. Now one reply per item and person, edited, and at most
+    PUT_BACKS_PER_MINUTE put-backs of one person a minute; the label they applied never counts."""
+    from handlers.milestones.guard import PUT_BACKS_PER_MINUTE
+
+    m, t = steward.maintainer, steward.triager
+    repo = steward.new_repo()
+    key = m.create_milestone(repo, "v1")
+    scenario = m.open_issue(repo, "Scenario: export", labels=["fieldtest"], milestone=key)
+    m.edit_issue(repo, scenario, state="closed")
+    steward.settle()
+    for _ in range(8):
+        t.add_labels(repo, scenario, ["fieldtest:pass"])
+        steward.settle()
+    assert len(put_back_replies(steward, repo, scenario)) == 1
+    where = "timeline" if steward.forge == "gitea" else "events"
+    events = m.call("GET", f"/repos/{repo}/issues/{scenario}/{where}")
+    by_bot = [
+        e
+        for e in events
+        if (e.get("actor") or e.get("user") or {}).get("login") == "steward-bot"
+        and (e.get("type") == "label" or e.get("event") in ("labeled", "unlabeled"))
+    ]
+    assert 1 <= len(by_bot) <= PUT_BACKS_PER_MINUTE
+    body = the_dashboard(steward, repo)["body"]
+    assert "❌ **Not ready to close: 1 blocker.**" in body, "the triager's label never counts"
