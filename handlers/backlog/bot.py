@@ -45,6 +45,7 @@ from handlers.backlog.plan import (
     plan_start,
 )
 from handlers.bug_refinement.api import is_bug_report
+from handlers.debug import api as debug_api
 from handlers.forks.api import unresolved_forks
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
@@ -194,18 +195,24 @@ async def enough_command(ctx: CommandContext) -> None:
 
 @plugin.command(
     "approve-spec",
-    usage="approve-spec [apply|keep|L1|L2|L3]",
+    usage="approve-spec [apply|keep|L1|L2|L3] [--ungrounded <reason>]",
     help="Approve the spec draft: locks it and sets the approved label; the argument answers the level "
-    "question.",
+    "question. Paths the spec cites must exist, unless `--ungrounded <reason>` says why not.",
     permission=DEFAULT_PERMISSIONS["approve-spec"],
     on_pulls=False,
     section="backlog",
 )
 async def approve_spec_command(ctx: CommandContext) -> None:
-    if len(ctx.command.args) > 1:
-        raise CommandError(f"usage: `/{ctx.prefix} approve-spec [apply|keep|L1|L2|L3]`.")
-    choice = ctx.command.args[0] if ctx.command.args else None
+    words, _, ungrounded = ctx.command.text.partition("--ungrounded")
+    args = words.split()
+    if len(args) > 1 or (_ and not ungrounded.strip()):
+        raise CommandError(
+            f"usage: `/{ctx.prefix} approve-spec [apply|keep|L1|L2|L3] [--ungrounded <reason>]`."
+        )
+    choice = args[0] if args else None
     issue = await _backlog_issue(ctx)
+    if not ungrounded.strip():
+        await _check_grounding(ctx, issue)
     unresolved = await unresolved_forks(ctx, ctx.repo, ctx.number)
     if unresolved:
         first = unresolved[0]
@@ -223,6 +230,26 @@ async def approve_spec_command(ctx: CommandContext) -> None:
         ),
         await load(ctx, issue),
     )
+
+
+async def _check_grounding(ctx: CommandContext, issue: Issue) -> None:
+    """Seed 003's grounding check before sign-off: the paths and `path:line` places the spec draft cites as
+    facts about the code must exist at the default branch's head; the approver fixes the spec or says why
+    not (`--ungrounded <reason>`, which stays in their comment)."""
+    if not ctx.settings.debug.enabled:
+        return
+    spec = (await load(ctx, issue)).spec.current
+    if spec is None:
+        return
+    texts = [spec.goal, *spec.requirements, *(q.answer or "" for q in spec.qa)]
+    missing = await debug_api.missing_places(ctx, texts)
+    if missing:
+        listed = "; ".join(missing[:8]) + (f" (and {len(missing) - 8} more)" if len(missing) > 8 else "")
+        raise CommandError(
+            f"the spec cites code that does not exist — {listed}. Fix the spec "
+            f"(`/{ctx.prefix} edit-spec` reopens it) or, if it names code still to be written, approve with "
+            f"the reason: `/{ctx.prefix} approve-spec --ungrounded <reason>`."
+        )
 
 
 @plugin.command(

@@ -14,13 +14,16 @@ nobody wrote (a hypothesis timed out), records it first.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.commands.context import EventContext
 from bot.forge import RepoRef
-from handlers.debug.board import ROOT_CAUSE_NOT_EVIDENCED, Board, escalation_due, parse_id
+from handlers.debug.board import ROOT_CAUSE_NOT_EVIDENCED, Board, Refused, escalation_due, parse_id
 from handlers.debug.effects import grounder, load, read_board, save
+from handlers.debug.grounding import find_paths
+from handlers.debug.locations import find_locations
 
 Outcome = Literal["evidenced", "off", "not_evidenced", "escalated", "ambiguous", "not_confirmed"]
 
@@ -143,3 +146,23 @@ async def root_cause(ctx: EventContext, repo: RepoRef, number: int, chosen: str 
         async with ctx.holding(number):
             board = await save(ctx, await load(ctx, number))
     return decide(board, chosen, prefix=ctx.prefix)
+
+
+async def missing_places(ctx: EventContext, texts: Sequence[str]) -> tuple[str, ...]:
+    """The places ``texts`` cite as facts about the code — `path:line` and bare repository paths — that the
+    repository does not have at the default branch's head, each as a sentence with the reason (and the
+    nearest line for a line past the end). For a spec's grounding check before approval (seed 003)."""
+    text = "\n".join(texts)
+    check = grounder(ctx)
+    problems: list[str] = []
+    places = [loc for loc in find_locations(text) if not loc.url]
+    if places:
+        try:
+            await check.ground(text, [str(loc) for loc in places], ctx.prefix)
+        except Refused as exc:
+            problems += [p.sentence() for p in exc.problems] or [str(exc)]
+    branch, head = await check.head()
+    for path in find_paths(text):
+        if await check.file(path, head) is None:
+            problems.append(f"`{path}`: there is no file `{path}` at `{branch}`")
+    return tuple(problems)

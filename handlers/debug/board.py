@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal
 
-from handlers.debug.grounding import Ground, grounds_from_json, grounds_to_json
+from handlers.debug.grounding import Ground, Problem, grounds_from_json, grounds_to_json
 from handlers.debug.locations import Location, find_locations
 
 EntryKind = Literal[
@@ -52,7 +52,12 @@ ROOT_CAUSE_NOT_EVIDENCED: Final = "ROOT_CAUSE_NOT_EVIDENCED"
 
 
 class Refused(Exception):
-    """A command the board cannot take; the message says why and what to write instead."""
+    """A command the board cannot take; the message says why and what to write instead (``problems``: the
+    places that do not exist, when that is why)."""
+
+    def __init__(self, message: str, problems: tuple[Problem, ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems
 
 
 def clip(text: str, limit: int) -> str:

@@ -158,7 +158,7 @@ class Grounder:
             else:
                 problems.append(result)
         if problems:
-            raise Refused(refusal(problems, prefix))
+            raise Refused(refusal(problems, prefix), tuple(problems))
         return grounds
 
     async def _blob_at(self, path: str, commit: str) -> str:

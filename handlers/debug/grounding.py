@@ -132,3 +132,26 @@ def grounds_from_json(raw: Any) -> dict[str, Ground]:
         if ground is not None:
             out[str(key)] = ground
     return out
+
+
+_BARE_PATH: Final = re.compile(r"^(?:\./)?[A-Za-z0-9._@+~-]+(?:/[A-Za-z0-9._@+~-]+)+$")
+_SPLIT: Final = re.compile(r"[\s`\[\](){}<>\"'|*,;]+")
+
+
+def find_paths(text: str, limit: int = 40) -> tuple[str, ...]:
+    """Repository paths ``text`` names without a line (``src/auth/login.py``): a token with a ``/`` whose last
+    part has an extension; links and ``path:line`` places are left to ``locations``."""
+    found: list[str] = []
+    for raw in _SPLIT.split(text[:20_000]):
+        token = raw.rstrip(".:!?")
+        if "://" in raw or ":" in token or not _BARE_PATH.match(token):
+            continue
+        last = token.rsplit("/", 1)[-1]
+        if "." not in last.strip(".") or ".." in token.split("/"):
+            continue
+        token = token.removeprefix("./")
+        if token not in found:
+            found.append(token)
+            if len(found) >= limit:
+                break
+    return tuple(found)
