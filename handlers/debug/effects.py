@@ -13,7 +13,17 @@ from typing import Any
 from bot.commands.context import EventContext, RegistryView
 from bot.commands.grammar import parse_commands
 from bot.config.settings import HandlerSettings
-from bot.forge import Comment, FileContent, Forge, Issue, NotFound, RepoRef, permission_at_least, repo_key
+from bot.forge import (
+    Comment,
+    FileContent,
+    Forge,
+    ForgeError,
+    Issue,
+    NotFound,
+    RepoRef,
+    permission_at_least,
+    repo_key,
+)
 from bot.forge.ci import latest_statuses
 from bot.records import sticky
 from handlers.debug.board import (
@@ -123,6 +133,18 @@ class Grounder:
                 f"check at the default branch's head (`/{prefix} evidence H1 for src/auth/login.py:42 …`)."
             ) from None
 
+    async def _this_repository(self, named: str) -> bool:
+        """Whether a link's owner/name is this repository: by its name, or by a name it had before a rename
+        or a transfer (the forge redirects it: the same id). Asked of the forge only when the names differ."""
+        if named.casefold() == self._repo.full_name.casefold():
+            return True
+        try:
+            other = await self._forge.get_repo(RepoRef.parse(named))
+            mine = await self._forge.get_repo(self._repo)
+        except (ForgeError, ValueError):
+            return False
+        return bool(other.id) and other.id == mine.id
+
     async def ground(self, text: str, refs: Sequence[str], prefix: str) -> list[Ground]:
         """What the places ``refs`` (found in ``text``) point at; ``Refused`` naming every one that does
         not exist."""
@@ -134,7 +156,7 @@ class Grounder:
         problems: list[Problem] = []
         for loc in wanted:
             if loc.url:
-                if loc.repo.casefold() != self._repo.full_name.casefold():
+                if not await self._this_repository(loc.repo):
                     elsewhere = f"the link points at another repository (`{loc.repo}`), not this one"
                     problems.append(Problem(str(loc), elsewhere))
                     continue

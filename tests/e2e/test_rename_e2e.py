@@ -24,8 +24,10 @@ from tests.e2e.stack import reconcile, wait_for
 from tests.e2e.test_bugfix_e2e import branches, pulls, refined_bug, reply_to, repo_with_ci, sticky_of
 from tests.e2e.test_integrity_e2e import FORKS, dashboard, public_key, verify
 
+# Commands a person may run in a minute: the maintainer runs seven here (the board, /bugfix, /decide, …).
+LIMIT = 7
 FAST = {"grace_period_seconds": 1, "refresh_debounce_seconds": 0.3, "notify": ["maintainer"]}
-pytestmark = pytest.mark.handler_settings(milestones=FAST, limits={"commands_per_minute": 5})
+pytestmark = pytest.mark.handler_settings(milestones=FAST, limits={"commands_per_minute": LIMIT})
 
 
 def _move(steward: Steward, repo: str) -> str:
@@ -83,12 +85,12 @@ def test_steward_follows_a_renamed_and_transferred_repository(steward: Steward, 
         steward.run_periodic("milestones")
         steward.settle()
     board = wait_for(lambda: dashboard(steward, repo), what="the milestone's dashboard")
-    # Someone asks four times a minute, of the five a person may.
+    # Someone asks all but once of what a person may in a minute.
     questions = m.open_issue(repo, "Questions")
-    for _ in range(4):
+    for _ in range(LIMIT - 1):
         outsider.comment(repo, questions, "/steward ping")
         steward.settle()
-    assert len(_pings(steward, repo, questions)) == 4
+    assert len(_pings(steward, repo, questions)) == LIMIT - 1
     threads = [bug, forks, board["number"], questions]
     before = _bot_comments(steward, repo, threads)
 
@@ -112,14 +114,24 @@ def test_steward_follows_a_renamed_and_transferred_repository(steward: Steward, 
     assert "F2" in record["body"], "the forks record is updated in place"
     [decided] = [line for line in record["body"].splitlines() if line.startswith("| **F1** |")]
     assert "✅ resolved | postgres" in decided, "a source linked by the old name is still this repository's"
-    # The same person's budget: the fifth command of the minute is taken, the sixth refused.
+    # The same person's budget: the last command of the minute is taken, the next refused.
     outsider.comment(new, questions, "/steward ping")
     steward.settle()
-    assert len(_pings(steward, new, questions)) == 5
-    sixth = outsider.comment(new, questions, "/steward ping")
+    assert len(_pings(steward, new, questions)) == LIMIT
+    over = outsider.comment(new, questions, "/steward ping")
     steward.settle()
-    assert "you have run 5 commands here in the last minute" in reply_to(steward, new, questions, sixth)
-    assert len(_pings(steward, new, questions)) == 5
+    assert f"you have run {LIMIT} commands here in the last minute" in reply_to(steward, new, questions, over)
+    assert len(_pings(steward, new, questions)) == LIMIT
+    # Evidence linked by the old name points at this repository's code (the forge redirects the name).
+    owner, name = repo.split("/")
+    blob = "blob/main" if steward.forge == "github" else "src/branch/main"
+    link = f"{steward.sandbox.url}/{owner}/{name}/{blob}/src/cart/total.py#L42"
+    m.comment(new, bug, "/hypothesis Rounding: the total is rounded twice")
+    m.comment(new, bug, f"/evidence H2 for {link} rounds before the discount")
+    steward.settle()
+    investigation = sticky_of(steward, new, bug, "debug-board")
+    assert investigation is not None and "evidence **for** H2" in investigation["body"]
+    assert not [c for c in steward.bot_comments(new, bug) if "another repository" in c["body"]]
     # A bugfix asked for again finds its branch and pull request under the new name.
     again = m.comment(new, bug, "/steward bugfix")
     steward.settle()
