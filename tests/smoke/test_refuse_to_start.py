@@ -92,7 +92,8 @@ def test_a_worker_receives_nothing_and_needs_no_webhook_secret(
     env = _env("gitea", forge.url, redis_claim.url, STEWARD_WORKER_METRICS_PORT=str(metrics))
     del env["STEWARD_GITEA_WEBHOOK_SECRETS"]
     with steward("worker", env=env) as worker:
-        wait_up(f"http://127.0.0.1:{metrics}/readyz", worker, "steward worker")
+        wait_up(f"http://127.0.0.1:{metrics}/healthz", worker, "steward worker")
+        assert worker.popen.poll() is None, worker.output()[-2000:]
 
 
 def test_half_a_gitea_configuration_refuses(redis_claim: Claim) -> None:
