@@ -25,6 +25,7 @@ from bot.demo.integrity import integrity_scene
 from bot.demo.rename import rename_scene
 from bot.demo.reports import reports_scene
 from bot.demo.scratch_redis import NoDatabase, base_of, claim
+from bot.demo.shadow import shadow_scene
 from bot.demo.stage import (
     CONFIG_PATHS,
     DEMO_CONFIG,
@@ -72,6 +73,7 @@ TOUR: tuple[Scene, ...] = (
     integrity_scene,
     rename_scene,
     reports_scene,
+    shadow_scene,
 )
 
 

@@ -120,3 +120,7 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     # A renamed repository: the milestone's dashboard made before the rename takes the next issue.
     renamed = out.split("▶ A renamed repository", 1)[1].split("\n▶ ", 1)[0]
     assert "made before the rename: Steward found it under the new name and made nothing again" in renamed
+    # Shadow mode: nothing written on the labelled bug; `/steward config` lists what would have been.
+    shadowed = out.split("▶ Shadow mode", 1)[1].split("\n▶ ", 1)[0]
+    assert "Steward wrote 0 comments and set no label." in shadowed
+    assert "would comment on " in shadowed and "would add refinement:rejected to " in shadowed
