@@ -123,4 +123,4 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     # Shadow mode: nothing written on the labelled bug; `/steward config` lists what would have been.
     shadowed = out.split("▶ Shadow mode", 1)[1].split("\n▶ ", 1)[0]
     assert "Steward wrote 0 comments and set no label." in shadowed
-    assert "would comment on " in shadowed and "would add refinement:rejected to " in shadowed
+    assert "would comment on " in shadowed and "would add refinement:" in shadowed
