@@ -12,6 +12,8 @@ instead of overwriting.
 
 from __future__ import annotations
 
+import re
+
 from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.commands.grammar import parse_commands
 from bot.commands.permissions import check, who_may
@@ -195,23 +197,28 @@ async def enough_command(ctx: CommandContext) -> None:
 
 @plugin.command(
     "approve-spec",
-    usage="approve-spec [apply|keep|L1|L2|L3] [--ungrounded <reason>]",
+    usage="approve-spec [apply|keep|L1|L2|L3] [--ungrounded <reason>] [--accept-degraded <reason>]",
     help="Approve the spec draft: locks it and sets the approved label; the argument answers the level "
-    "question. Paths the spec cites must exist, unless `--ungrounded <reason>` says why not.",
+    "question. Paths the spec cites must exist (unless `--ungrounded <reason>`), and a spec that stopped "
+    "degraded needs `--accept-degraded <reason>`.",
     permission=DEFAULT_PERMISSIONS["approve-spec"],
     on_pulls=False,
     section="backlog",
 )
 async def approve_spec_command(ctx: CommandContext) -> None:
-    words, _, ungrounded = ctx.command.text.partition("--ungrounded")
-    args = words.split()
-    if len(args) > 1 or (_ and not ungrounded.strip()):
+    parts = _FLAGS.split(ctx.command.text)
+    args = parts[0].split()
+    reasons = {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
+    if len(args) > 1 or any(not reason for reason in reasons.values()):
         raise CommandError(
-            f"usage: `/{ctx.prefix} approve-spec [apply|keep|L1|L2|L3] [--ungrounded <reason>]`."
+            f"usage: `/{ctx.prefix} approve-spec [apply|keep|L1|L2|L3] [--ungrounded <reason>] "
+            "[--accept-degraded <reason>]`."
         )
     choice = args[0] if args else None
     issue = await _backlog_issue(ctx)
-    if not ungrounded.strip():
+    if "accept-degraded" not in reasons:
+        await _check_not_degraded(ctx, issue)
+    if "ungrounded" not in reasons:
         await _check_grounding(ctx, issue)
     unresolved = await unresolved_forks(ctx, ctx.repo, ctx.number)
     if unresolved:
@@ -229,6 +236,25 @@ async def approve_spec_command(ctx: CommandContext) -> None:
             t, cfg, key=ctx.reply_key, actor=ctx.actor, choice=choice, hints=hints_for(ctx)
         ),
         await load(ctx, issue),
+    )
+
+
+_FLAGS = re.compile(r"(?:^|\s)--(ungrounded|accept-degraded)\b")
+
+
+async def _check_not_degraded(ctx: CommandContext, issue: Issue) -> None:
+    """A spec whose interview stopped degraded (the round cap reached with a core dimension open) is not
+    approved as it is: it recommends splitting the card or exploring first; the approver does that, or says
+    why it is good enough (`--accept-degraded <reason>`, which stays in their comment)."""
+    spec = (await load(ctx, issue)).spec.current
+    if spec is None or spec.verdict != "STOP-DEGRADED" or spec.status != "draft":
+        return
+    raise CommandError(
+        "this spec stopped degraded — the interview reached its round cap with a core question (what, scope "
+        "or acceptance) still open — so it is not approved as it is. Its recommendation: split the card into "
+        "smaller items, or run an exploration spike first, then refine again "
+        f"(`/{ctx.prefix} edit-spec` reopens the interview). To approve it anyway, say why: "
+        f"`/{ctx.prefix} approve-spec --accept-degraded <reason>`."
     )
 
 
