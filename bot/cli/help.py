@@ -97,6 +97,13 @@ COMMANDS: tuple[CommandHelp, ...] = (
         ),
     ),
     CommandHelp(
+        "config",
+        "drop Steward's cached copy of a repository's configuration (`steward config reload --repo R`), so "
+        "the next event reads the file again — after a push Steward missed",
+        ("STEWARD_REDIS_URL", *FORGE, *LOGS),
+        ((0, "done"), (2, "bad arguments"), (3, "Redis or the forge did not answer"), SETTING),
+    ),
+    CommandHelp(
         "dead",
         "jobs that failed for good: list them, queue them again, or forget them",
         ("STEWARD_REDIS_URL, STEWARD_DEAD_MAX_BYTES", *LOGS),

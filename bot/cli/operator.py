@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.forge import ForgeKind, RepoRef
+from bot.forge import ForgeError, ForgeKind, RepoRef
 
 # check-config's exit codes.
 CONFIG_VALID, CONFIG_INVALID, CONFIG_UNREADABLE = 0, 1, 2
@@ -229,6 +229,57 @@ def cmd_reconcile(args: argparse.Namespace, settings: Any) -> int:
     return asyncio.run(_reconcile(args, settings))
 
 
+async def _config_reload(args: argparse.Namespace, settings: Any) -> int:
+    from redis.exceptions import RedisError
+
+    from bot.queue.jobs import make_redis
+    from bot.worker.jobs import build_runtime
+
+    configured: list[ForgeKind] = []
+    if settings.github_token or settings.github_app_id:
+        configured.append("github")
+    if settings.gitea_url:
+        configured.append("gitea")
+    targets: list[tuple[ForgeKind, RepoRef]] = []
+    for text in args.repo:
+        try:
+            kind, repo = _target(text, args.forge)
+        except ValueError:
+            print(f"--repo expects OWNER/NAME (or github:OWNER/NAME), got {text!r}", file=sys.stderr)
+            return RECONCILE_USAGE
+        if kind is None and len(configured) == 1:
+            kind = configured[0]
+        if kind is None:
+            print(f"{repo}: say which forge with --forge github|gitea (or github:{repo})", file=sys.stderr)
+            return RECONCILE_USAGE
+        targets.append((kind, repo))
+    redis = make_redis(settings.redis_url)
+    runtime = build_runtime(settings, redis)
+    try:
+        for kind, repo in targets:
+            # Steward keys a repository's state by its id (``bot.forge.repo_key``): ask the forge for it.
+            found = await (await runtime.forge(kind, repo)).get_repo(repo)
+            await runtime.configs.invalidate(kind, RepoRef(repo.owner, repo.name, found.id))
+            print(f"{kind}:{repo}: the cached configuration is dropped; the next event reads the file again.")
+    except (RedisError, OSError) as exc:
+        print(f"Redis is not answering at {settings.redis_url}: {type(exc).__name__}", file=sys.stderr)
+        return RECONCILE_NO_REDIS
+    except ForgeError as exc:
+        print(f"the forge did not answer as expected: {exc}", file=sys.stderr)
+        return RECONCILE_NO_REDIS
+    finally:
+        await runtime.aclose()
+        await redis.aclose()
+    return RECONCILED
+
+
+def cmd_config(args: argparse.Namespace, settings: Any) -> int:
+    if args.action != "reload" or not args.repo:
+        print("usage: steward config reload --repo OWNER/NAME [--repo …]", file=sys.stderr)
+        return RECONCILE_USAGE
+    return asyncio.run(_config_reload(args, settings))
+
+
 def add_parsers(sub: Any, settings_of: Any) -> None:
     from bot.cli.help import add_command
 
@@ -242,6 +293,24 @@ def add_parsers(sub: Any, settings_of: Any) -> None:
     )
     check.add_argument("path", type=Path, metavar="PATH", help="the file (- reads standard input)")
     check.set_defaults(func=cmd_check_config)
+
+    config = add_command(
+        sub,
+        "config",
+        description="Drop Steward's cached copy of a repository's configuration file (it keeps one for five "
+        "minutes, and drops it on every push it hears of): after a push Steward missed, the next event reads "
+        "the file again instead of acting on the old settings.",
+    )
+    config.add_argument("action", choices=("reload",), help="reload: drop the cached copy")
+    config.add_argument(
+        "--repo",
+        action="append",
+        default=[],
+        metavar="OWNER/NAME",
+        help="a repository (repeatable; github:OWNER/NAME or gitea:OWNER/NAME when both forges are set up)",
+    )
+    config.add_argument("--forge", choices=("github", "gitea"), help="the repositories' forge")
+    config.set_defaults(func=lambda args: cmd_config(args, settings_of(args)))
 
     reconcile = add_command(
         sub,
