@@ -62,6 +62,8 @@ async def close_bug(ctx: EventContext, pull: PullRequest, number: int, record: R
         head_ci=ev.head_ci or "—",
         status=f"{ev.status.state} ({ev.status.description})",
         missing=tuple(missing),
+        refuted=root.refuted,
+        conflicts=ev.conflicts,
     )
     await ctx.upsert_sticky(
         SUMMARY_KIND,

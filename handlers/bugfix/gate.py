@@ -64,6 +64,8 @@ class RootCause:
     files: tuple[str, ...] | None = None
     # Hypotheses still pending on the board: `/bugfix` waits for them (``HYPOTHESES_PENDING``).
     pending: tuple[str, ...] = ()
+    # The hypotheses the investigation refuted ("H2 Title — why"), for the closing summary.
+    refuted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

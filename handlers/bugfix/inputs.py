@@ -71,4 +71,5 @@ async def root_cause(ctx: EventContext, repo: RepoRef, bug: Issue, choice: str |
         text + (f" (evidence at {where})" if where else ""),
         files=answer.evidence_files,
         pending=answer.pending,
+        refuted=answer.refuted,
     )

@@ -11,7 +11,7 @@ from bot.forge import ForgeKind, Review
 from bot.records import neutralise
 from handlers.bugfix.gate import Refusal
 from handlers.bugfix.ledger import Ledger
-from handlers.bugfix.native_reviews import shown
+from handlers.bugfix.native_reviews import Conflict, shown
 from handlers.bugfix.regression_slot import fence_info
 from handlers.bugfix.scope import ScopeAcceptance, item_words
 from handlers.bugfix.status import CONTEXT, RegressionStatus
@@ -259,6 +259,9 @@ class Summary:
     status: str
     # What the merged head lacked (empty: an honest completion).
     missing: tuple[str, ...] = ()
+    # The hypotheses the investigation refuted, and the reviewers' conflicts on the way.
+    refuted: tuple[str, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
 
 
 def summary_text(s: Summary, ledger: Ledger) -> str:
@@ -288,6 +291,11 @@ def summary_text(s: Summary, ledger: Ledger) -> str:
         "",
         inert(s.hypothesis) or "_(see the bug)_",
         "",
+        *(
+            ["**Refuted on the way:**", *(f"- {cell(r, 300)}" for r in s.refuted[:20]), ""]
+            if s.refuted
+            else []
+        ),
         "### Regression test",
         "",
         f"`{s.path}`, added alone in `{s.red_sha[:10]}` — CI on it: {s.red_ci}.",
@@ -332,4 +340,12 @@ def summary_text(s: Summary, ledger: Ledger) -> str:
     if ledger.scopes:
         lines += ["", "### Scope accepted beyond the evidence", ""]
         lines += [_scope_line(a) for a in ledger.scopes[:20]]
+    if s.conflicts:
+        lines += ["", "### Reviewer conflicts", ""]
+        for conflict in s.conflicts[:20]:
+            found = ", ".join(f"{f.id} ({f.severity})" for f in conflict.findings)
+            lines.append(
+                f"- `{conflict.head[:10]}`: @{conflict.actor} reported blocking findings "
+                f"({cell(found, 200)}) on a head another reviewer passed clean"
+            )
     return "\n".join(line for line in lines)

@@ -51,6 +51,8 @@ class RootCauseAnswer:
     # confirmed, refuted or inconclusive (one pending past `debug.pending_timeout_hours` counts as
     # inconclusive). The regression-first status of a fix already started does not wait for them.
     pending: tuple[str, ...] = ()
+    # The refuted hypotheses, each as "H2 Title — its strongest evidence" (for the closing summary).
+    refuted: tuple[str, ...] = ()
 
     @property
     def allowed(self) -> bool:
@@ -122,6 +124,11 @@ def decide(board: Board, chosen: str | None, *, prefix: str = "steward") -> Root
         locations=target.locations,
         evidence_files=tuple(dict.fromkeys(files)),
         pending=tuple(h.label for h in board.hypotheses if h.status == "pending"),
+        refuted=tuple(
+            f"{h.label} {h.title} — {strongest.text if (strongest := h.strongest()) else 'refuted'}"
+            for h in board.hypotheses
+            if h.status == "refuted"
+        ),
     )
 
 

@@ -5,7 +5,18 @@ one confirmed; the board says so; once every hypothesis is decided the branch op
 from __future__ import annotations
 
 from tests.e2e.conftest import Steward
-from tests.e2e.test_bugfix_e2e import TITLE, pulls, refined_bug, repo_with_ci, run, sticky_of
+from tests.e2e.test_bugfix_e2e import (
+    FIX,
+    RED_SAYS,
+    TITLE,
+    play_ci,
+    pulls,
+    push,
+    refined_bug,
+    repo_with_ci,
+    run,
+    sticky_of,
+)
 
 
 def test_bugfix_waits_until_every_hypothesis_is_decided(steward: Steward) -> None:
@@ -42,3 +53,34 @@ def test_the_pull_request_title_keeps_one_prefix(steward: Steward) -> None:
     [pr] = pulls(steward, repo)
     expected = f"Bugfix for #{number}: {TITLE}"
     assert pr["title"] == ("WIP: " + expected if steward.forge == "gitea" else expected)
+
+
+def test_the_closing_summary_lists_refuted_hypotheses_and_reviewer_conflicts(steward: Steward) -> None:
+    """Seed 001's closing summary (issue 36 §5): the hypotheses refuted on the way, with why, and the
+    reviewers' conflicts, beside the accepted residuals and gaps it lists already."""
+    m = steward.maintainer
+    repo = repo_with_ci(steward)
+    m.add_collaborator(repo, "outsider", "push")
+    m.add_collaborator(repo, "triager", "push")
+    number = refined_bug(steward, repo)
+    m.comment(repo, number, "/hypothesis Rounding: the total is rounded twice")
+    steward.settle()
+    m.comment(repo, number, "/refute H2 the total is rounded once, at src/cart/total.py:42")
+    steward.settle()
+    m.comment(repo, number, "/bugfix")
+    steward.settle()
+    [pr] = pulls(steward, repo)
+    branch, red = pr["head"]["ref"], pr["head"]["sha"]
+    play_ci(steward, repo, red, "failure", says=RED_SAYS)
+    fix = push(steward, repo, branch, "src/cart/total.py", FIX)
+    play_ci(steward, repo, fix, "success")
+    run(steward, repo, pr["number"], "/review clean", by="outsider")
+    run(steward, repo, pr["number"], "/review findings\nF1 high src/cart/total.py:1 the rate is hard-coded",
+        by="triager")  # fmt: skip
+    m.merge_pull(repo, pr["number"])
+    steward.settle()
+    summary = sticky_of(steward, repo, number, "bugfix-summary")
+    assert summary is not None
+    text = summary["body"]
+    assert "**Refuted on the way:**" in text and "H2 Rounding — the total is rounded once" in text
+    assert "### Reviewer conflicts" in text and "@triager reported blocking findings (F1 (high))" in text
