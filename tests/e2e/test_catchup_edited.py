@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 import redis
 
 from bot.catchup.comments import comment_done_key
+from bot.forge import RepoRef
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import reconcile, wait_for
 from tests.e2e.test_reconcile_e2e import _steward_down
@@ -46,7 +47,8 @@ def test_catch_up_answers_an_edited_comment_once_and_never_runs_it(steward: Stew
     old = m.comment(repo, number, "Thanks, I will look at this.")
     steward.settle()
     # The maintainer's comment is older than the mark that says it was handled (seven days).
-    redis.Redis.from_url(steward.redis_url).delete(comment_done_key(steward.forge, repo, old))
+    ref = RepoRef(*repo.split("/"), id=int(m.call("GET", f"/repos/{repo}")["id"]))
+    assert redis.Redis.from_url(steward.redis_url).delete(comment_done_key(steward.forge, ref, old)) == 1
     made = m.call("GET", f"/repos/{repo}/issues/comments/{old}")["created_at"]
     wait_for(
         lambda: datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") > made,
