@@ -55,13 +55,13 @@ def receiver_config(settings: Settings) -> Any:
     )
 
 
-def preflight(command: str, settings: Settings, *, receives: bool) -> bool:
+def preflight(command: str, settings: Settings, *, receives: bool, acts: bool) -> bool:
     """The start-up check (bot/cli/preflight.py): False once it has said, in one sentence on stderr, why
     the command refuses to start; a forge that could not be asked is logged and the command starts."""
     from bot.cli import preflight as checks
 
     try:
-        warnings = checks.check(settings, receives=receives)
+        warnings = checks.check(settings, receives=receives, acts=acts)
     except checks.Refused as exc:
         logs.flush()
         print(f"steward {command}: {exc}", file=sys.stderr)
@@ -84,7 +84,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     logs.configure(settings.log_level, settings.log_format)
-    if not preflight("serve", settings, receives=True):
+    if not preflight("serve", settings, receives=True, acts=False):
         return EXIT_REFUSED
     uvicorn.Server(receiver_config(settings)).run()
     return 0
@@ -107,7 +107,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     logs.configure(settings.log_level, settings.log_format)
-    if not preflight("worker", settings, receives=False):
+    if not preflight("worker", settings, receives=False, acts=True):
         return EXIT_REFUSED
     run_fast(_worker_main(settings, args.burst))
     return 0
@@ -161,7 +161,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     logs.configure(settings.log_level, settings.log_format)
-    if not preflight("run", settings, receives=True):
+    if not preflight("run", settings, receives=True, acts=True):
         return EXIT_REFUSED
     try:
         run_fast(run_all(settings))

@@ -7,7 +7,8 @@ sentence naming the variable and what to do, and exit status ``EXIT_REFUSED``: a
 anyway would acknowledge deliveries and park every one of them in the dead-letter list. A forge that does
 not answer, or answers 5xx, is not a reason to stop (an outage of the forge must not crash-loop every pod):
 the command says so once and starts, and its jobs wait and retry as they do for Redis. One request per
-forge, no retry.
+forge, no retry. A receiver alone (`serve`) needs no credentials (it never calls the forge; the Helm chart
+gives them to the workers only): it checks its webhook secrets, and the credentials only when it has them.
 """
 
 from __future__ import annotations
@@ -42,8 +43,51 @@ def _github_configured(settings: Settings) -> bool:
     return settings.github_token is not None or settings.github_app_id is not None
 
 
-def configuration(settings: Settings, *, receives: bool) -> None:
-    """The settings alone (no request): raise ``Refused`` for the first thing missing or inconsistent."""
+def _github_checkable(settings: Settings) -> bool:
+    """Credentials complete enough to ask GitHub: a token, or the App's id and key."""
+    return settings.github_token is not None or (
+        settings.github_app_id is not None and settings.github_private_key_path is not None
+    )
+
+
+def _gitea_checkable(settings: Settings) -> bool:
+    return bool(settings.gitea_url) and settings.gitea_token is not None
+
+
+def configuration(settings: Settings, *, receives: bool, acts: bool = True) -> None:
+    """The settings alone (no request): raise ``Refused`` for the first thing missing or inconsistent.
+
+    ``acts``: the process calls the forge (`worker`, `run`, `reconcile`): it needs a forge's credentials.
+    ``receives``: it takes deliveries (`serve`, `run`): each forge it receives from needs its webhook secret.
+    A receiver alone (`serve`) never calls the forge, so it may run without the forge's credentials (the
+    Helm chart gives them to the workers only); it receives from each forge whose credentials, address
+    (STEWARD_GITEA_URL), App id or webhook secret it is given."""
+    if acts:
+        _acting(settings)
+    if not receives:
+        return
+    github = _github_configured(settings) or bool(settings.github_webhook_secrets)
+    gitea = bool(settings.gitea_url or settings.gitea_token or settings.gitea_webhook_secrets)
+    if not github and not gitea:
+        raise Refused(
+            "No forge is configured to receive from: set STEWARD_GITHUB_WEBHOOK_SECRETS (GitHub) or "
+            "STEWARD_GITEA_WEBHOOK_SECRETS (Gitea) to the secret of the webhook that sends deliveries here, "
+            "and the forge's credentials for the workers (STEWARD_GITHUB_TOKEN, STEWARD_GITEA_TOKEN)."
+        )
+    if github and not settings.github_webhook_secrets:
+        raise Refused(
+            "STEWARD_GITHUB_WEBHOOK_SECRETS is empty: set it to the secret of the webhook that sends "
+            "GitHub's deliveries here (the repository's, organisation's or App's), or every delivery "
+            "is refused."
+        )
+    if gitea and not settings.gitea_webhook_secrets:
+        raise Refused(
+            "STEWARD_GITEA_WEBHOOK_SECRETS is empty: set it to the secret of the Gitea webhook that "
+            "sends deliveries here, or every delivery is refused."
+        )
+
+
+def _acting(settings: Settings) -> None:
     github = _github_configured(settings)
     if settings.gitea_url and settings.gitea_token is None:
         raise Refused(
@@ -55,8 +99,7 @@ def configuration(settings: Settings, *, receives: bool) -> None:
             "STEWARD_GITEA_TOKEN is set but STEWARD_GITEA_URL is not: set it to the Gitea server's address, "
             "for example https://gitea.example.org."
         )
-    gitea = bool(settings.gitea_url)
-    if not github and not gitea:
+    if not github and not settings.gitea_url:
         raise Refused(
             "No forge is configured: set STEWARD_GITHUB_TOKEN (or STEWARD_GITHUB_APP_ID with "
             "STEWARD_GITHUB_PRIVATE_KEY_PATH) for GitHub, or STEWARD_GITEA_URL with STEWARD_GITEA_TOKEN "
@@ -68,25 +111,18 @@ def configuration(settings: Settings, *, receives: bool) -> None:
                 "STEWARD_GITHUB_APP_ID is set but STEWARD_GITHUB_PRIVATE_KEY_PATH is not: set it to the "
                 "App's private key file (PEM, from the App's settings page)."
             )
-        try:
-            Path(settings.github_private_key_path).read_text()
-        except OSError as exc:
-            raise Refused(
-                f"STEWARD_GITHUB_PRIVATE_KEY_PATH names {settings.github_private_key_path}, which cannot be "
-                f"read ({exc.strerror or exc}): point it to the App's private key file (PEM)."
-            ) from None
-    if receives:
-        if github and not settings.github_webhook_secrets:
-            raise Refused(
-                "STEWARD_GITHUB_WEBHOOK_SECRETS is empty: set it to the secret of the webhook that sends "
-                "GitHub's deliveries here (the repository's, organisation's or App's), or every delivery "
-                "is refused."
-            )
-        if gitea and not settings.gitea_webhook_secrets:
-            raise Refused(
-                "STEWARD_GITEA_WEBHOOK_SECRETS is empty: set it to the secret of the Gitea webhook that "
-                "sends deliveries here, or every delivery is refused."
-            )
+        _read_key(settings)
+
+
+def _read_key(settings: Settings) -> str:
+    assert settings.github_private_key_path is not None
+    try:
+        return Path(settings.github_private_key_path).read_text()
+    except OSError as exc:
+        raise Refused(
+            f"STEWARD_GITHUB_PRIVATE_KEY_PATH names {settings.github_private_key_path}, which cannot be "
+            f"read ({exc.strerror or exc}): point it to the App's private key file (PEM)."
+        ) from None
 
 
 def _github_request(settings: Settings) -> tuple[str, dict[str, str], str, str]:
@@ -97,8 +133,8 @@ def _github_request(settings: Settings) -> tuple[str, dict[str, str], str, str]:
         return f"{base}/user", {"Authorization": f"token {token}"}, "STEWARD_GITHUB_TOKEN", "the token"
     from gidgethub import apps
 
-    assert settings.github_app_id is not None and settings.github_private_key_path is not None
-    key = Path(settings.github_private_key_path).read_text()
+    assert settings.github_app_id is not None
+    key = _read_key(settings)
     try:
         jwt = apps.get_jwt(app_id=settings.github_app_id, private_key=key)
     except (ValueError, TypeError) as exc:
@@ -132,9 +168,10 @@ def credentials(settings: Settings) -> list[Warning_]:
     import httpx2
 
     checks: list[tuple[Literal["github", "gitea"], str, dict[str, str], str, str]] = []
-    if _github_configured(settings):
+    if _github_checkable(settings):
         checks.append(("github", *_github_request(settings)))
-    if settings.gitea_url and settings.gitea_token is not None:
+    if _gitea_checkable(settings):
+        assert settings.gitea_url is not None and settings.gitea_token is not None
         url = f"{settings.gitea_url.rstrip('/')}/api/v1/user"
         auth = {"Authorization": f"token {settings.gitea_token.get_secret_value()}"}
         checks.append(("gitea", url, auth, "STEWARD_GITEA_TOKEN", "the token"))
@@ -178,7 +215,8 @@ def credentials(settings: Settings) -> list[Warning_]:
     return warnings
 
 
-def check(settings: Settings, *, receives: bool) -> list[Warning_]:
-    """Everything above, in order; raises ``Refused``."""
-    configuration(settings, receives=receives)
+def check(settings: Settings, *, receives: bool, acts: bool) -> list[Warning_]:
+    """Everything above, in order; raises ``Refused``. The credentials given are checked even where the
+    process does not need them (a receiver given a token checks it too)."""
+    configuration(settings, receives=receives, acts=acts)
     return credentials(settings)

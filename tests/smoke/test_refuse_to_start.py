@@ -66,11 +66,44 @@ def _refusal(command: str, env: dict[str, str]) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("command", ["run", "serve", "worker"])
+@pytest.mark.parametrize("command", ["run", "worker"])
 def test_no_forge_configured_refuses_and_says_what_to_set(command: str, redis_claim: Claim) -> None:
     said = _refusal(command, {"STEWARD_REDIS_URL": redis_claim.url})
     assert "No forge is configured" in said
     assert "STEWARD_GITHUB_TOKEN" in said and "STEWARD_GITEA_URL" in said and "STEWARD_GITEA_TOKEN" in said
+
+
+def test_a_receiver_with_nothing_to_receive_refuses(redis_claim: Claim) -> None:
+    said = _refusal("serve", {"STEWARD_REDIS_URL": redis_claim.url})
+    assert "No forge is configured to receive from" in said
+    assert "STEWARD_GITHUB_WEBHOOK_SECRETS" in said and "STEWARD_GITEA_WEBHOOK_SECRETS" in said
+
+
+@pytest.mark.parametrize("forge_kind", ["github", "gitea"])
+def test_a_receiver_as_the_chart_deploys_it_needs_no_credentials(
+    forge_kind: str, forge: SandboxServer, redis_claim: Claim
+) -> None:
+    """The Helm chart gives the receiver its webhook secrets and the shared ConfigMap (the App's id, Gitea's
+    address), never the forge's credentials: it starts, and asks the forge nothing."""
+    redis_claim.reset()
+    admin = httpx2.Client(base_url=forge.url)
+    admin.delete("/_sandbox/requests").raise_for_status()
+    shared = (
+        {"STEWARD_GITHUB_API_URL": forge.url, "STEWARD_GITHUB_APP_ID": "7302"}
+        if forge_kind == "github"
+        else {"STEWARD_GITEA_URL": forge.url}
+    )
+    env = {
+        "STEWARD_REDIS_URL": redis_claim.url,
+        **shared,
+        f"STEWARD_{forge_kind.upper()}_WEBHOOK_SECRETS": SECRET,
+        "STEWARD_PORT": str(free_port()),
+    }
+    with steward("serve", env=env) as serve:
+        wait_up(f"http://127.0.0.1:{env['STEWARD_PORT']}/healthz", serve, "steward serve")
+        assert admin.get("/_sandbox/requests").json() == []
+    del env[f"STEWARD_{forge_kind.upper()}_WEBHOOK_SECRETS"]
+    assert f"STEWARD_{forge_kind.upper()}_WEBHOOK_SECRETS is empty" in _refusal("serve", env)
 
 
 @pytest.mark.parametrize("forge_kind", ["github", "gitea"])
