@@ -360,7 +360,8 @@ class MilestoneSettings(BaseModel):
     """The milestone gate and its dashboards. The gate lets a milestone close when its items are closed and
     audited and, unless it is internal, a field test passed (an issue labelled `fieldtest` and
     `fieldtest:pass`); closed earlier, it is reopened with the reasons. A milestone with no user-facing change
-    is internal: write `internal: true` on a line of its description and no field test is asked of it."""
+    is internal: someone who may set the passing labels runs `/gate internal` on its dashboard, and no field
+    test is asked of it (the description's `internal: true` line alone exempts nothing)."""
 
     model_config = _SECTION
 
@@ -370,8 +371,9 @@ class MilestoneSettings(BaseModel):
     )
     internal_marker: str = Field(
         default="internal: true",
-        description="A line in a milestone's description that marks it internal (no user-facing change): "
-        "the gate then asks it for no passed field test.",
+        description="A line in a milestone's description that says it is internal (no user-facing change). "
+        "It exempts nothing by itself (anyone with write may edit a description): `/gate internal` on the "
+        "dashboard, by someone with `label_permission`, does.",
     )
     notify: tuple[str, ...] = Field(
         default=(),

@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.commands.periodic import PeriodicContext
 from bot.commands.permissions import check, who_may
@@ -27,6 +29,8 @@ from handlers.milestones.effects import (
     find_dashboards,
     gate_labels,
     holding_milestone,
+    internal_holds,
+    label_permission,
     milestone_items,
     now_utc,
     override_permission,
@@ -158,16 +162,18 @@ def _usage(prefix: str) -> str:
     return (
         f"`/{prefix} gate` checks the milestone gate now; `/{prefix} gate override <reason>` on a "
         f"milestone's dashboard records a deliberate exception, e.g. `/{prefix} gate override abandoned: the "
-        "work moved to v2`."
+        f"work moved to v2`; `/{prefix} gate internal` there exempts the milestone from field tests."
     )
 
 
 @plugin.command(
     "gate",
-    usage="gate [override <reason>]",
+    usage="gate [override <reason> | internal [off]]",
     help="Check the milestone gate now and reply with the result (changes nothing). On a milestone's "
     "dashboard, `gate override <reason>` records a deliberate exception: Steward then does not reopen the "
-    "milestone (maintain+ by default, on Gitea admins: `commands.gate-override`).",
+    "milestone (maintain+ by default, on Gitea admins: `commands.gate-override`); `gate internal` exempts "
+    "the milestone from the functional leg (by whoever may set the passing labels, "
+    "`milestones.label_permission`).",
     permission="anyone",
 )
 async def gate_command(ctx: CommandContext) -> None:
@@ -182,6 +188,9 @@ async def gate_command(ctx: CommandContext) -> None:
     on_dashboard = dashboard_of(issue, ctx.me.login)
     if request.action == "override":
         await _override(ctx, on_dashboard, issue.milestone, request.reason)
+        return
+    if request.action in ("internal", "internal-off"):
+        await _internal(ctx, on_dashboard, request.action == "internal-off")
         return
     key = on_dashboard if on_dashboard is not None else issue.milestone
     if key is None:
@@ -201,16 +210,18 @@ async def gate_command(ctx: CommandContext) -> None:
     ratifications = await read_ratifications(ctx, items, gate_labels(ctx.settings))
     seen = without_void(items, ratifications)
     checked = with_ratifications(await gate_proof(ctx, seen, gate_labels(ctx.settings)), ratifications)
+    dashboard = dashboards.get(key)
+    record = await ctx.record_of_issue(dashboard, KIND, str(key)) if dashboard else None
+    data = DashboardData.from_json(record.trusted, key) if record is not None and record.trusted else None
+    exempt = bool(data and data.internal_by and await internal_holds(ctx, data.internal_by))
     result = evaluate(
         seen,
         description=ms.description,
         labels=gate_labels(ctx.settings),
         internal_marker=settings.internal_marker,
         facts=checked.facts,
+        exempt=exempt,
     )
-    dashboard = dashboards.get(key)
-    record = await ctx.record_of_issue(dashboard, KIND, str(key)) if dashboard else None
-    data = DashboardData.from_json(record.trusted, key) if record is not None and record.trusted else None
     await ctx.reply(
         gate_reply(
             milestone_title=ms.title,
@@ -221,6 +232,40 @@ async def gate_command(ctx: CommandContext) -> None:
     )
     if dashboard is None:
         await request_refresh(ctx, key, create=True)
+
+
+async def _internal(ctx: CommandContext, key: int | None, off: bool) -> None:
+    """`/gate internal [off]`: on the dashboard only, by someone who may set the gate's passing labels
+    (`milestones.label_permission`). The milestone is then exempt from the functional leg while the command
+    comment stands; the description's line alone exempts nothing (anyone with write may edit it)."""
+    if key is None:
+        raise CommandError(
+            f"`/{ctx.prefix} gate internal` works on a milestone's dashboard (the issue labelled "
+            f"`{ctx.settings.milestones.labels.dashboard}`): write it there."
+        )
+    permission = label_permission(ctx)
+    decision = await check(ctx.forge, ctx.repo, permission, actor=ctx.actor, author="")
+    if not decision.allowed:
+        raise CommandError(
+            f"`/{ctx.prefix} gate internal` can only be run by {who_may(permission, forge=ctx.event.forge)}, "
+            f"who may set the gate's passing labels; your access to this repository is "
+            f"`{decision.actor_level}`. Ask someone who may run it."
+        )
+    async with holding_milestone(ctx, key):
+        recorded: tuple[str, int, str] | Literal["off"] = (
+            "off" if off else (ctx.actor, ctx.comment.id, comment_digest(ctx.comment.body))
+        )
+        synced = await sync_milestone(ctx, key, create=True, internal_cmd=recorded)
+    if synced.result is None:
+        raise CommandError("its milestone no longer exists.")
+    if off:
+        await ctx.reply("The milestone is no longer exempt: its functional leg counts again.")
+        return
+    await ctx.reply(
+        "Recorded: this milestone is internal, exempt from the functional leg (no field test is asked of it) "
+        "while this comment stands — editing or deleting it, or losing the access to set passing labels, "
+        f"ends it; `/{ctx.prefix} gate internal off` ends it too."
+    )
 
 
 async def _override(ctx: CommandContext, key: int | None, milestone: int | None, reason: str) -> None:

@@ -68,7 +68,7 @@ from handlers.milestones.render import (
     summary_lines,
     without_stamp,
 )
-from handlers.milestones.state import Closure, DashboardData, Override, Reopened
+from handlers.milestones.state import Closure, DashboardData, Internal, Override, Reopened
 from handlers.milestones.watch import watching_since
 
 NOTICE_KIND = "milestone-notice"
@@ -285,6 +285,7 @@ async def sync_milestone(
     gating: bool = False,
     closer: str | None = None,
     override: tuple[str, str, int, str] | None = None,
+    internal_cmd: tuple[str, int, str] | Literal["off"] | None = None,
     milestone: Milestone | None = None,
     dashboards: dict[int, Issue] | None = None,
     now: datetime | None = None,
@@ -295,7 +296,8 @@ async def sync_milestone(
     milestone); otherwise an unsettled closure only gets its gate check scheduled. ``create``: open a
     dashboard even for a milestone without items (``/gate``). ``override``: (who, why, the command comment's
     id, ``comment_digest`` of its body) — record this override
-    first, unless the gate passes (there is nothing to override then).
+    first, unless the gate passes (there is nothing to override then). ``internal_cmd``: (who, the
+    `/gate internal` comment's id, its digest) — record the exemption; "off": drop it.
     ``closer``: who closed the milestone (GitHub's webhook says; Gitea never does)."""
     settings = _ms(ctx)
     now = now or now_utc()
@@ -317,13 +319,6 @@ async def sync_milestone(
     ratifications = await read_ratifications(ctx, items, gate_labels(ctx.settings))
     seen = without_void(items, ratifications)
     checked = with_ratifications(await gate_proof(ctx, seen, gate_labels(ctx.settings)), ratifications)
-    result = evaluate(
-        seen,
-        description=ms.description,
-        labels=gate_labels(ctx.settings),
-        internal_marker=settings.internal_marker,
-        facts=checked.facts,
-    )
     record = await ctx.record_of_issue(current, KIND, str(key)) if current is not None else None
     decoded = record.trusted if record is not None else None
     if isinstance(decoded, dict):
@@ -347,6 +342,24 @@ async def sync_milestone(
     if data.override is not None and not await override_holds(ctx, data.override):
         ctx.log.info("milestones: an override no longer holds; dropped", milestone=key)
         data = replace(data, override=None)
+    if internal_cmd == "off":
+        data = replace(data, internal_by=None)
+    elif internal_cmd is not None:
+        actor, comment, digest = internal_cmd
+        data = replace(data, internal_by=Internal(actor, iso(now), comment, digest))
+    if data.internal_by is not None and not await internal_holds(ctx, data.internal_by):
+        ctx.log.info("milestones: a /gate internal no longer holds; dropped", milestone=key)
+        data = replace(data, internal_by=None)
+    # Exempt from the functional leg only by a `/gate internal` that holds: anyone with write may edit a
+    # milestone's description, and neither forge keeps its history (issue 35 item 6).
+    result = evaluate(
+        seen,
+        description=ms.description,
+        labels=gate_labels(ctx.settings),
+        internal_marker=settings.internal_marker,
+        facts=checked.facts,
+        exempt=data.internal_by is not None,
+    )
     if override is not None and not result.passed:
         actor, reason, comment, digest = override
         if data.override is None or (data.override.by, data.override.reason) != (actor, reason):
@@ -556,6 +569,24 @@ async def override_from(ctx: EventContext, dashboard: Issue, comment_id: int) ->
     if written is None or (last_reopen is not None and written <= last_reopen):
         return None
     return Override(comment.author, comment.created_at, reason, (), comment.id, comment_digest(comment.body))
+
+
+async def internal_holds(ctx: EventContext, internal: Internal) -> bool:
+    """A `/gate internal` counts only as the command comment it is: it still exists, unedited since Steward
+    recorded it, by the person it names, who holds `milestones.label_permission` now."""
+    try:
+        comment = await ctx.forge.get_comment(ctx.repo, internal.comment)
+    except NotFound:
+        return False
+    if comment.author.casefold() != internal.by.casefold() or comment_digest(comment.body) != internal.digest:
+        return False
+    decision = await check(ctx.forge, ctx.repo, label_permission(ctx), actor=internal.by, author="")
+    return decision.allowed
+
+
+def label_permission(ctx: EventContext) -> Permission:
+    """Who may set the gate's passing labels, and so say a milestone is internal."""
+    return _ms(ctx).label_permission
 
 
 async def _closed_while_watching(ctx: EventContext, closed_at: str | None) -> bool:

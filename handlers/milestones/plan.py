@@ -34,7 +34,7 @@ class UsageError(ValueError):
 
 @dataclass(frozen=True)
 class GateRequest:
-    action: Literal["check", "override"]
+    action: Literal["check", "override", "internal", "internal-off"]
     reason: str = ""
 
 
@@ -43,6 +43,12 @@ def parse_gate(args: Sequence[str], text: str) -> GateRequest:
     continue on the next lines: it is folded into one line and bounded)."""
     if not args:
         return GateRequest("check")
+    if args[0].casefold() == "internal":
+        if len(args) == 1:
+            return GateRequest("internal")
+        if len(args) == 2 and args[1].casefold() == "off":
+            return GateRequest("internal-off")
+        raise UsageError("`internal` takes nothing, or `off`")
     if args[0].casefold() != "override":
         raise UsageError(f"unknown argument {neutralise.code(args[0], 40)}")
     rest = text.split(None, 1)

@@ -178,8 +178,8 @@ def leg_lines(result: GateResult, marker: str) -> list[str]:
         complete = f"**Complete: ✗** {_count(result.complete)}"
     if result.exempt:
         functional = (
-            f"**Functional: exempt (internal)** — the description has the line `{marker}`, so the complete "
-            "leg suffices"
+            "**Functional: exempt (internal)** — someone who may set the passing labels said so with `/gate "
+            "internal` here, so the complete leg suffices"
         )
     elif result.functional:
         functional = f"**Functional: ✗** {_count(result.functional)}"
@@ -387,8 +387,9 @@ def how_it_works(labels: GateLabels, marker: str, cmds: Commands) -> str:
             f"unresolved design fork (as its decision records say, whatever its `{labels.fork_open}` label).",
             f"- **Functional**: at least one issue labelled `{labels.fieldtest}` (a scenario); every "
             f"scenario closed with `{labels.fieldtest_pass}`; no open `{labels.finding_bug}`; every friction "
-            f"or spec-gap finding closed, or open with `{labels.ratified}`. A milestone whose description "
-            f"has the line `{marker}` is exempt.",
+            f"or spec-gap finding closed, or open with `{labels.ratified}`. A milestone declared internal "
+            f"with `/gate internal` on its dashboard by {cmds.who_labels} is exempt (the description's line "
+            f"`{marker}` alone is not: anyone with write may edit it).",
             f"- `{labels.fieldtest_pass}`, `{labels.audit_clean}`, `{labels.audit_ratified}` and "
             f"`{labels.ratified}` count only when applied by {cmds.who_labels}, who still hold that access; "
             "Steward puts back such a label that anyone else adds to or removes from an item of a milestone.",

@@ -83,6 +83,31 @@ class Override:
 
 
 @dataclass(frozen=True)
+class Internal:
+    """`/gate internal`: who exempted the milestone from the functional leg. It counts only as the command
+    comment it is (``comment``, whose body hashed to ``digest``), by someone who holds
+    `milestones.label_permission` now (``effects.internal_holds``)."""
+
+    by: str
+    at: str
+    comment: int
+    digest: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"by": self.by, "at": self.at, "comment": self.comment, "digest": self.digest}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Internal | None:
+        if not isinstance(raw, Mapping):
+            return None
+        by, at = _text(raw.get("by"), MAX_LOGIN), _text(raw.get("at"), 40)
+        comment, digest = _int(raw.get("comment")), _text(raw.get("digest"), 64)
+        if by is None or at is None or not comment or digest is None:
+            return None
+        return cls(by, at, comment, digest)
+
+
+@dataclass(frozen=True)
 class Closure:
     at: str
     by: str | None
@@ -132,6 +157,8 @@ class DashboardData:
     override: Override | None = None
     closure: Closure | None = None
     reopened: Reopened | None = None
+    # `/gate internal`: the milestone is exempt from the functional leg (the description's line alone is not).
+    internal_by: Internal | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -144,6 +171,7 @@ class DashboardData:
             "override": self.override.to_json() if self.override else None,
             "closure": self.closure.to_json() if self.closure else None,
             "reopened": self.reopened.to_json() if self.reopened else None,
+            "internal_by": self.internal_by.to_json() if self.internal_by else None,
         }
 
     @classmethod
@@ -166,6 +194,7 @@ class DashboardData:
             override=Override.from_json(raw.get("override")),
             closure=Closure.from_json(raw.get("closure")),
             reopened=Reopened.from_json(raw.get("reopened")),
+            internal_by=Internal.from_json(raw.get("internal_by")),
         )
 
     def settled_closed(self, closed_at: str | None) -> bool:

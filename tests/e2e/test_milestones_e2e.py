@@ -15,6 +15,7 @@ import pytest
 from bot.records import sticky
 from bot.records.neutralise import JOINER
 from tests.e2e.conftest import Steward
+from tests.e2e.stack import wait_for
 
 # A short grace period and debounce keep the tests quick; the Gitea notice mentions `notify`.
 FAST = {"grace_period_seconds": 1, "refresh_debounce_seconds": 0.3, "notify": ["maintainer"]}
@@ -139,16 +140,49 @@ def test_a_complete_functional_milestone_stays_closed_and_its_dashboard_says_pas
 
 
 def test_an_internal_milestone_passes_without_field_tests(steward: Steward) -> None:
+    """Issue 35 item 6: the description's `internal: true` alone exempts nothing (anyone with write may edit a
+    description, and neither forge keeps its history); `/gate internal` on the dashboard, by someone who may
+    set the passing labels, does — and only from them (the triager is refused)."""
     m = steward.maintainer
     repo = steward.new_repo()
     key = m.create_milestone(repo, "plumbing", "Refactors only.\n\ninternal: true\n")
     done = m.open_issue(repo, "Split the adapter", milestone=key)
     m.edit_issue(repo, done, state="closed")
     steward.settle()
+    board = the_dashboard(steward, repo)
+    assert "**Functional: exempt (internal)**" not in board["body"], "the description's line alone"
+    steward.triager.comment(repo, board["number"], "/gate internal")
+    steward.settle()
+    assert "**Functional: exempt (internal)**" not in the_dashboard(steward, repo)["body"]
+    m.comment(repo, board["number"], "/gate internal")
+    steward.settle()
     assert "**Functional: exempt (internal)**" in the_dashboard(steward, repo)["body"]
     close_milestone(steward, repo, key)
     assert milestone_state(steward, repo, key) == "closed"
     assert the_dashboard(steward, repo)["state"] == "closed"
+
+
+def test_a_writer_s_internal_line_in_the_description_does_not_skip_the_functional_leg(
+    steward: Steward,
+) -> None:
+    """Issue 35 item 6: before, `internal: true` appended to the description by anyone with write exempted the
+    milestone from its field tests, and a closure with an unpassed scenario stood. Now it is reopened."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    steward.maintainer.add_collaborator(repo, "outsider", "push" if steward.forge == "github" else "write")
+    key = m.create_milestone(repo, "v9", "The export.")
+    scenario = m.open_issue(repo, "Scenario: export", labels=["fieldtest"], milestone=key)
+    m.edit_issue(repo, scenario, state="closed")
+    steward.settle()
+    steward.outsider.call(
+        "PATCH", f"/repos/{repo}/milestones/{key}", {"description": "The export.\n\ninternal: true\n"}
+    )
+    steward.outsider.set_milestone_state(repo, key, "closed")
+    steward.settle()
+    if steward.forge == "gitea":
+        steward.run_periodic("milestones")
+    wait_for(lambda: milestone_state(steward, repo, key) == "open" or None, what="the milestone reopened")
+    assert "**Functional: exempt (internal)**" not in the_dashboard(steward, repo)["body"]
 
 
 def test_a_ratified_open_finding_does_not_block(steward: Steward) -> None:
