@@ -10,7 +10,6 @@ takes it elsewhere), so two jobs never race to create a second dashboard or over
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
@@ -18,7 +17,6 @@ from datetime import UTC, datetime
 from typing import Final, Literal
 
 from bot.commands.context import EventContext
-from bot.commands.grammar import parse_cached
 from bot.commands.permissions import check, who_may
 from bot.config.settings import HandlerSettings, MilestoneSettings, Permission
 from bot.events.event import Event, MilestoneSnapshot
@@ -39,25 +37,23 @@ from handlers.milestones.gate import GateLabels, GateResult, evaluate, is_intern
 from handlers.milestones.gate_facts import gate_proof
 from handlers.milestones.plan import (
     KIND,
-    UsageError,
+    NOTICE_KIND,
     closed_since,
     closure_decision,
     dashboard_key,
     gate_delay,
     gate_due,
     iso,
-    parse_gate,
-    parse_time,
     refresh_run_at,
 )
 from handlers.milestones.ratifications import (
     comment_digest,
     ratification_lines,
     read_ratifications,
-    unedited,
     with_ratifications,
     without_void,
 )
+from handlers.milestones.rederive import rederive
 from handlers.milestones.render import (
     Columns,
     Commands,
@@ -71,9 +67,6 @@ from handlers.milestones.render import (
 from handlers.milestones.state import Closure, DashboardData, Internal, Override, Reopened
 from handlers.milestones.watch import watching_since
 
-NOTICE_KIND = "milestone-notice"
-# The command a `/gate override` is (handlers.milestones.bot registers it).
-GATE_NAME: Final = "gate"
 REFRESH = "steward-refresh"
 GATE = "steward-gate"
 OVERRIDE_PERMISSION: Final[Permission] = "maintain"
@@ -512,63 +505,6 @@ async def override_holds(ctx: EventContext, override: Override) -> bool:
         return False
     decision = await check(ctx.forge, ctx.repo, override_permission(ctx), actor=override.by, author="")
     return decision.allowed
-
-
-async def rederive(
-    ctx: EventContext, key: int, ms: Milestone, dashboard: Issue, record: sticky.Record | None
-) -> DashboardData:
-    """A dashboard's state from its sources alone, for a record that does not verify (docs/integrity.md,
-    "Re-derive, never trust"). The forge's facts: a closure before Steward started signing (``Keyring.since``)
-    is history, settled as it stands; any later one is gated again. The record's own data is read only for
-    the id of an override's command comment, and that comment must hold by itself (``override_from``)."""
-    since = ctx.keyring.since
-    closed = parse_time(ms.closed_at) if ms.state == "closed" else None
-    # The forges give whole seconds: a closure in the very second signing started counts as after it.
-    if closed is not None and since > 0 and closed.timestamp() < math.floor(since):
-        data = DashboardData(key, "closed", ms.closed_at)
-    else:
-        data = DashboardData(key)
-    shown = record.shown if record is not None else None
-    pointer = Override.from_json(shown.get("override")) if isinstance(shown, dict) else None
-    if pointer is not None and pointer.comment:
-        data = replace(data, override=await override_from(ctx, dashboard, pointer.comment))
-    return data
-
-
-async def override_from(ctx: EventContext, dashboard: Issue, comment_id: int) -> Override | None:
-    """The override a `/gate override <reason>` comment on ``dashboard`` gives, checked from the forge alone:
-    on this dashboard's thread, never edited, a gate override of its author's, and written after the last
-    reopening Steward noted there (an override ends when its milestone is reopened). The permission is checked
-    by ``override_holds``, as for every override."""
-    comments = await ctx.forge.list_comments(ctx.repo, dashboard.number)
-    comment = next((c for c in comments if c.id == comment_id), None)
-    me = ctx.me.login.casefold()
-    if comment is None or comment.author.casefold() == me or not unedited(comment):
-        return None
-    commands = parse_cached(
-        comment.body, known=(GATE_NAME,), prefix=ctx.prefix, key=(comment.id, comment.updated_at)
-    )
-    reason = ""
-    for command in commands:
-        if command.name == GATE_NAME:
-            try:
-                request = parse_gate(command.args, command.text)
-            except UsageError:
-                continue
-            if request.action == "override":
-                reason = request.reason
-    if not reason:
-        return None
-    notices = [
-        c.created_at
-        for c in comments
-        if c.author.casefold() == me and (sticky.marker_of(c.body) or ("", ""))[0] == NOTICE_KIND
-    ]
-    written = parse_time(comment.created_at)
-    last_reopen = max((t for t in map(parse_time, notices) if t is not None), default=None)
-    if written is None or (last_reopen is not None and written <= last_reopen):
-        return None
-    return Override(comment.author, comment.created_at, reason, (), comment.id, comment_digest(comment.body))
 
 
 async def internal_holds(ctx: EventContext, internal: Internal) -> bool:

@@ -16,6 +16,8 @@ from handlers.milestones.render import dashboard_title
 from handlers.milestones.state import DashboardData
 
 KIND = "milestone-dashboard"
+# Steward's notice on a dashboard that it reopened the milestone (one per closure).
+NOTICE_KIND = "milestone-notice"
 _DASHBOARD_MARKER = re.compile(rf"\A\s*<!-- steward:{KIND}:(\d{{1,18}}) -->")
 # On GitHub the `milestone.closed` webhook schedules the gate; the periodic safety net steps in only when
 # the closure is this much past its grace period (the webhook was evidently missed).
