@@ -335,7 +335,10 @@ def pull_body(
         "",
         *(f"- **{c.what[0].upper() + c.what[1:]}** — on (`{c.section}.enabled`)" for c in on),
         "",
-        f"Each can be switched off in `{plan.config_path}` before or after merging (`enabled: false`).",
+        f"`{plan.config_path}` says so in one line, `preset: {PROPOSED_PRESET}`: change it to "
+        "`refine-bugs` for RA9 bug refinement alone, or to `everything` for backlog refinement, decision "
+        "provenance and the milestone gate too (every milestone then needs a passed field test), before or "
+        "after merging; a section's own `enabled` overrides the preset.",
         "",
         "## A preview on this repository",
         "",

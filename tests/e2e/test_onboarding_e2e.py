@@ -107,6 +107,7 @@ def test_init_proposes_the_configuration_once_and_a_non_admin_is_refused(
     assert "On #" in shown and "## What Steward will do" in shown and "|" not in shown
     assert len(shown.strip().splitlines()) <= 35, shown
     assert "<summary>The labels Steward will create when this is merged (" in body
+    assert "`preset: refine-and-bugfix`: change it to `refine-bugs`" in shown  # the choice, said once
 
     where = ".gitea" if steward.forge == "gitea" else ".github"
     config = read(m, repo, f"{where}/steward.yml")
