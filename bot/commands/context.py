@@ -156,6 +156,12 @@ class EventContext:
             return True
         return await self.memo.first(f"{repo_key(self.event.forge, self.repo)}:{key}", ttl)
 
+    async def was_once(self, key: str) -> bool:
+        """Whether ``once(key)`` was asked for in this repository (and has not expired)."""
+        return self.memo is not None and await self.memo.done(
+            f"{repo_key(self.event.forge, self.repo)}:{key}"
+        )
+
     @property
     def citations(self) -> Citations | None:
         """The index of which records cite which comment (``bot.records.citations``); None without Redis."""

@@ -20,6 +20,12 @@ class Memo:
     def redis(self) -> Redis:
         return self._redis
 
+    def _name(self, key: str) -> str:
+        return f"{self._prefix}:{hashlib.sha256(key.encode()).hexdigest()[:32]}"
+
     async def first(self, key: str, ttl: int) -> bool:
-        name = f"{self._prefix}:{hashlib.sha256(key.encode()).hexdigest()[:32]}"
-        return bool(await self._redis.set(name, "1", nx=True, ex=ttl))
+        return bool(await self._redis.set(self._name(key), "1", nx=True, ex=ttl))
+
+    async def done(self, key: str) -> bool:
+        """Whether ``first(key)`` was asked for (and has not expired), without asking for it."""
+        return bool(await self._redis.exists(self._name(key)))

@@ -19,6 +19,7 @@ from handlers.bug_refinement.effects import (
     STORY_KIND,
     VERDICT_KIND,
     mirror_labels,
+    note_foreign_edit,
     refine_issue,
     refinement_settings,
 )
@@ -95,6 +96,34 @@ async def on_verdict_touched(ctx: EventContext) -> None:
     ):
         async with ctx.holding(issue.number):
             await refine_issue(ctx, issue)
+
+
+@plugin.on(
+    "issue_comment",
+    "created",
+    "edited",
+    checks="the reporter's answers to the RA9 verdict, given in a comment",
+    section="bug_refinement",
+)
+async def on_reporter_comment(ctx: EventContext) -> None:
+    """The reporter's comment on their bug under refinement is read for the verdict's answers (issue 34 §1):
+    the bug is refined again. A comment of theirs that someone else edits no longer counts."""
+    comment, snapshot = ctx.event.comment, ctx.event.issue
+    if comment is None or snapshot is None or snapshot.is_pull_request or snapshot.state != "open":
+        return
+    reporter = snapshot.author.casefold()
+    if comment.author.casefold() != reporter or reporter == ctx.me.login.casefold():
+        return
+    if ctx.event.action == "edited" and ctx.event.sender.casefold() != reporter:
+        await note_foreign_edit(ctx, comment.id)
+    elif sticky.marker_of(comment.body) or comment.body.lstrip().startswith("/"):
+        return  # a command is the dispatcher's, not an answer
+    settings = refinement_settings(ctx)
+    if not any(label.casefold() == settings.refine_label.casefold() for label in snapshot.labels):
+        return
+    issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
+    if issue.state == "open" and _is_bug(ctx, issue) and issue.has_label(settings.refine_label):
+        await refine_issue(ctx, issue)
 
 
 async def refine_command(ctx: CommandContext) -> None:

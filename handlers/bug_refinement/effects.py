@@ -25,6 +25,7 @@ from bot.records import sticky
 from bot.records.sticky import TEXT_KEY, find
 from handlers.bug_refinement.document import parse_document
 from handlers.bug_refinement.plan import body_digest, bug_id_of, label_plan, select_stories, story_numbers
+from handlers.bug_refinement.reading import Reply
 from handlers.bug_refinement.render import (
     RESOLVED_TEXT,
     StoryNote,
@@ -198,7 +199,8 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
         await mirror_labels(ctx, issue, "approved")
         await _settle_notices(ctx, issue, None, comments, asked_in_verdict=bool(data.get(ASKED)))
         return "locked"
-    verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=datetime.now(UTC))
+    replies = await reporter_replies(ctx, issue, comments)
+    verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=datetime.now(UTC), replies=replies)
     language: Language = "pt" if verdict.language == "pt" else "en"  # the report's, by its words
     if not same_outcome(recorded, verdict) or unpinned:
         notes = await _refine_stories(ctx, issue) if verdict.verdict == "approved" else []
@@ -234,6 +236,10 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
         record: dict[str, Any] = {
             "bugId": verdict.bug_id,
             "body": digest,
+            # The replies whose answers were read into the verdict, each by its id and the digest of its text.
+            "answers": {
+                str(r.id): body_digest(r.body) for r in replies if any(s[2] == r.url for s in verdict.sources)
+            },
             "warnings": list(verdict.warning_codes),
             "language": language,
         }
@@ -257,6 +263,41 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
     await mirror_labels(ctx, issue, visible_state(verdict))
     ctx.log.info("bug refined", verdict=verdict.verdict, blockers=list(verdict.blocker_codes))
     return verdict.verdict
+
+
+FOREIGN_EDIT = "ra9-foreign-edit"
+MAX_REPLIES = 20
+
+
+def foreign_edit_key(comment_id: int) -> str:
+    return f"{FOREIGN_EDIT}:{comment_id}"
+
+
+async def reporter_replies(ctx: EventContext, issue: Issue, comments: Sequence[Comment]) -> tuple[Reply, ...]:
+    """The reporter's comments on their bug whose answers count (issue 34 §1): written by the reporter, not
+    Steward's, not a command, and never edited by someone else since (an edit by another person is
+    remembered when its event arrives: ``note_foreign_edit``). The latest ``MAX_REPLIES``, oldest first."""
+    author = _reporter(ctx, issue)
+    if author is None:
+        return ()
+    mine = [
+        c
+        for c in comments
+        if c.author.casefold() == author.casefold()
+        and not sticky.marker_of(c.body)
+        and not c.body.lstrip().startswith("/")
+    ][-MAX_REPLIES:]
+    out = []
+    for comment in mine:
+        if await ctx.was_once(foreign_edit_key(comment.id)):
+            continue
+        out.append(Reply(comment.id, comment.author, comment.html_url, comment.body))
+    return tuple(out)
+
+
+async def note_foreign_edit(ctx: EventContext, comment_id: int) -> None:
+    """Someone other than its author edited a comment: it no longer counts as the reporter's answer."""
+    await ctx.once(foreign_edit_key(comment_id), ttl=5 * 365 * 86_400)
 
 
 def _language(data: Mapping[str, Any]) -> Language:

@@ -43,7 +43,7 @@ from .placeholders import LIST_MARK, strip_placeholders
 from .sections import Language, language_of
 from .text import fold
 
-__all__ = ["ITEMS", "Reading", "read", "report_language", "strip_placeholders"]
+__all__ = ["ITEMS", "Reading", "Reply", "read", "report_language", "strip_placeholders"]
 
 ITEMS: Final = ("1", "5.1", "5.2", "5.3o", "5.3e", "5.4")
 
@@ -80,6 +80,12 @@ _ENV_ROW: Final = re.compile(
     r"dispositivo|sistema)\**[ \t]*+\|[ \t]*+[^|\s]",
     re.M,
 )
+_ENV_FIELD: Final = re.compile(
+    r"^[ \t]*+(?:[-*+][ \t]++)?[*_]{0,2}(?:version|versao|os|operating system|sistema operacional|browser|"
+    r"navegador|platform|plataforma|runtime|device|dispositivo|environment|ambiente)[*_]{0,2}[ \t]*+:"
+    r"[*_]{0,2}[ \t]*+[^\s*_\[]",
+    re.M,
+)
 _USER_AGENT: Final = re.compile(r"^[ \t]*+(?:user[ -]agent|build id)[ \t]*+:", re.I | re.M)
 _NUMBERED: Final = re.compile(r"^[ \t]*+\d{1,9}[.)][ \t]++\S", re.M)
 _COMMAND: Final = re.compile(
@@ -114,6 +120,16 @@ def _code_text(doc_text: str) -> tuple[str, list[str]]:
 
 
 @dataclass(frozen=True)
+class Reply:
+    """A comment that may answer the verdict's questions: the reporter's own (``effects`` chooses which)."""
+
+    id: int
+    author: str
+    url: str
+    body: str
+
+
+@dataclass(frozen=True)
 class Reading:
     """The reporter's items a report gives (``items``: item → the text that gives it) and the template labels
     it left empty (``empty_labels``: item → the label, to ask by its name)."""
@@ -122,6 +138,8 @@ class Reading:
     empty_labels: Mapping[str, str] = field(default_factory=dict)
     language: Language = "en"
     ra9: bool = False  # written as RA9 (sections 1 or 5 under their headings)
+    # item → the reply that gave it (when the report itself did not): shown as "from @x's comment"
+    sources: Mapping[str, Reply] = field(default_factory=dict)
 
     def given(self, item: str) -> bool:
         return bool(self.items.get(item))
@@ -150,8 +168,27 @@ def _sub_text(doc_text: str) -> dict[str, str]:
     return out
 
 
-def read(text: str) -> Reading:
-    """The reporter's items in ``text`` (see the module docstring)."""
+def read(text: str, replies: tuple[Reply, ...] = ()) -> Reading:
+    """The reporter's items in ``text`` (see the module docstring), completed by ``replies``: what a reply
+    gives that the report lacks is read into it, the first reply that gives an item wins."""
+    reading = _read(text, reply=False)
+    if not replies or not reading.missing:
+        return reading
+    items = dict(reading.items)
+    sources: dict[str, Reply] = {}
+    for reply in replies:
+        answered = _read(reply.body, reply=True)
+        for item in ITEMS:
+            if not items.get(item) and answered.items.get(item):
+                items[item] = answered.items[item]
+                sources[item] = reply
+    empty = {k: v for k, v in reading.empty_labels.items() if not items.get(k)}
+    return Reading(items, empty, reading.language, reading.ra9, sources)
+
+
+def _read(text: str, *, reply: bool) -> Reading:
+    """One text's items; a reply (``reply``) gives only what it says outright: its words are not taken for
+    the description, and a template field it does not have does not stop a sentence from answering."""
     clipped = clip_report(text)[0]
     form = strip_placeholders(from_issue_form(clipped))
     mapped = from_common_format(form)
@@ -180,12 +217,14 @@ def read(text: str) -> Reading:
                 empty[target] = _PARENTHESIS.sub("", label.text).rstrip(": ").strip()
         prose, code = _code_text(strip_html_comments(form))
         whole = strip_html_comments(form)
-        if not items["1"] and mapped == form and _said(prose) and not _only_links(prose):
+        if not reply and not items["1"] and mapped == form and _said(prose) and not _only_links(prose):
             items["1"] = prose.strip()
-        if not items["5.3o"] and items["1"]:
+        if not reply and not items["5.3o"] and items["1"]:
             items["5.3o"] = items["1"]  # the description says what happens
-        if not items["1"] and items["5.3o"]:
+        if not reply and not items["1"] and items["5.3o"]:
             items["1"] = items["5.3o"]  # and what happened says what goes wrong
+        if reply:
+            empty = {}
         if not items["5.3o"] and (m := _INLINE_OBSERVED.search(prose)):
             items["5.3o"] = m.group()
         # What has no label is looked for only where the report has no field for it: a template's field left
@@ -197,6 +236,7 @@ def read(text: str) -> Reading:
             if (
                 _USER_AGENT.search(whole)
                 or _ENV_ROW.search(folded)
+                or _ENV_FIELD.search(folded)
                 or (_VERSION.search(folded) and _OS_OR_RUNTIME.search(folded))
             ):
                 items["5.1"] = "(in the report)"

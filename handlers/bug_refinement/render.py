@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from bot.records import neutralise
 from handlers.bug_refinement import sections
@@ -141,7 +141,7 @@ QUESTIONS: Final[dict[Language, dict[str, str]]] = {
         "5.4": "Pode anexar uma captura de tela, um log ou um link que mostre o problema?",
     },
 }
-_WORDS: Final[dict[Language, dict[str, str]]] = {
+_WORDS: Final[dict[Language, dict[str, Any]]] = {
     "en": {
         "field": "(the template's **{label}** field)",
         "waiting": "## Waiting for {who}: {n}",
@@ -153,7 +153,18 @@ _WORDS: Final[dict[Language, dict[str, str]]] = {
         ),
         "these_one": "this question",
         "these_many": "these questions",
-        "again": "I read the description again each time it is saved.",
+        "again": (
+            "Answer in a comment here or in the description: I read both again each time one is saved."
+        ),
+        "from": "Read from @{who}'s [comment]({url}): {what}.",
+        "items": {
+            "1": "what goes wrong",
+            "5.1": "the version and system",
+            "5.2": "the steps",
+            "5.3o": "what happened",
+            "5.3e": "what was expected",
+            "5.4": "a screenshot, log or link",
+        },
         "complete": "## Reporter's part complete — waiting for the maintainers",
         "nothing": "Thank you: nothing more is needed from the reporter. Next, the maintainers add theirs.",
         "fold": "For the maintainers: {things} to add before work on this bug starts",
@@ -186,7 +197,16 @@ _WORDS: Final[dict[Language, dict[str, str]]] = {
         "ask": ("Obrigado pelo relato. Antes de começarmos, responda {these} na descrição da issue:"),
         "these_one": "esta pergunta",
         "these_many": "estas perguntas",
-        "again": "Eu leio a descrição de novo sempre que ela é salva.",
+        "again": "Responda num comentário aqui ou na descrição: eu releio os dois sempre que um é salvo.",
+        "from": "Lido no [comentário]({url}) de @{who}: {what}.",
+        "items": {
+            "1": "o que dá errado",
+            "5.1": "a versão e o sistema",
+            "5.2": "os passos",
+            "5.3o": "o que aconteceu",
+            "5.3e": "o que era esperado",
+            "5.4": "uma captura de tela, log ou link",
+        },
         "complete": "## Parte do relator completa — aguardando os mantenedores",
         "nothing": "Obrigado: não falta nada do relator. Agora os mantenedores acrescentam a parte deles.",
         "fold": "Para os mantenedores: {things} a acrescentar antes de começar o trabalho neste bug",
@@ -232,6 +252,25 @@ def questions(verdict: BugVerdict, language: Language | None = None) -> list[str
     return out
 
 
+def _from_replies(verdict: BugVerdict, language: Language) -> list[str]:
+    """One line per reply whose answers were read into the report (issue 34 §1), with a link to it."""
+    w = _WORDS[language]
+    by_reply: dict[tuple[str, str], list[str]] = {}
+    for item, author, url in verdict.sources:
+        by_reply.setdefault((author, url), []).append(w["items"][item])
+    return (
+        [
+            "",
+            *(
+                w["from"].format(who=neutralise.inert(who), url=url, what=", ".join(what))
+                for (who, url), what in by_reply.items()
+            ),
+        ]
+        if by_reply
+        else []
+    )
+
+
 def _not_ready(
     verdict: BugVerdict, language: Language, template_text: str | None, reporter: str | None
 ) -> list[str]:
@@ -250,6 +289,7 @@ def _not_ready(
         lines += ["", w["again"]]
     else:
         lines += [w["complete"], "", w["nothing"]]
+    lines += _from_replies(verdict, language)
     folded = list(_blocker_lines(verdict.blockers, language)) if maintainers or asked else []
     if verdict.warnings:
         folded += ["", f"**{w['worth']}:**", ""]

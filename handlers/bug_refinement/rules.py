@@ -37,7 +37,7 @@ from .document import (
     strip_html_comments,
 )
 from .formats import read_report
-from .reading import ITEMS, Reading, read
+from .reading import ITEMS, Reading, Reply, read
 from .sections import Language
 from .verdict import (
     VERDICT_HEADING,
@@ -353,13 +353,16 @@ def _bug_warnings(doc: Document) -> list[str]:
     return codes
 
 
-def refine_bug(text: str, *, bug_id: str, refined_at: datetime | str) -> BugVerdict:
+def refine_bug(
+    text: str, *, bug_id: str, refined_at: datetime | str, replies: tuple[Reply, ...] = ()
+) -> BugVerdict:
     """Check a bug document against the RA9 rules: `approved` when nothing blocks it, else `rejected`.
     The reporter's part (sections 1 and 5) is what the report gives, however it is written (``reading``);
     the maintainers' sections are read from the RA9 document the report spells (``formats.read_report``).
-    ``asks``: the reporter's items still missing, in order, and the labels their template gave them."""
+    ``asks``: the reporter's items still missing, in order, and the labels their template gave them.
+    ``replies``: the reporter's comments, whose answers count (``reading.read``; never for section 7)."""
     text, cut = clip_report(text)
-    reading = read(text)
+    reading = read(text, replies)
     doc = parse_document(read_report(text))
     language = reading.language
     common = not reading.ra9 and read_report(text) != text
@@ -381,6 +384,7 @@ def refine_bug(text: str, *, bug_id: str, refined_at: datetime | str) -> BugVerd
         asks,
         tuple(sorted(reading.empty_labels.items())),
         language,
+        tuple((item, r.author, r.url) for item, r in sorted(reading.sources.items())),
     )
 
 

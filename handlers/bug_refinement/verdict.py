@@ -68,6 +68,7 @@ class BugVerdict:
     asks: tuple[str, ...] = ()  # the reporter's items the report lacks ("1", "5.1" … "5.3o", "5.3e", "5.4")
     labels: tuple[tuple[str, str], ...] = ()  # (item, the label the reporter's template gave it, left empty)
     language: str = "en"  # the report's language, by its words
+    sources: tuple[tuple[str, str, str], ...] = ()  # (item, author, comment url): answers read from replies
 
     @property
     def blocker_codes(self) -> tuple[str, ...]:

@@ -275,3 +275,25 @@ def test_mapping_never_crashes_and_a_second_reading_changes_nothing(text: str) -
 def test_an_ra9_document_is_left_as_it_is(parts: list[str]) -> None:
     text = "## 1. Vision\n\nWho is affected.\n\n" + "\n".join(parts)
     assert from_common_format(text) == text
+
+
+def test_a_reply_answers_what_it_says_outright_and_nothing_else() -> None:
+    """Issue 34 §1: the reporter's comment is read for the verdict's questions; its plain words are not taken
+    for the description, and a field their template left empty is answered by a sentence in a reply."""
+    from handlers.bug_refinement.reading import Reply
+
+    unfilled = GOOD.replace(
+        " - OS: Ubuntu 24.04\n - Version 1.4.2", " - OS: [e.g. iOS]\n - Version [e.g. 22]"
+    )
+    asked = refine_bug(unfilled, bug_id="o/r#1", refined_at=AT)
+    assert asked.asks == ("5.1",)
+    thanks = Reply(7, "ann", "https://forge/o/r/issues/1#c7", "Thanks, will do!")
+    assert refine_bug(unfilled, bug_id="o/r#1", refined_at=AT, replies=(thanks,)).asks == ("5.1",)
+    answer = Reply(8, "ann", "https://forge/o/r/issues/1#c8", "I'm on version 1.4.2, Ubuntu 24.04.")
+    answered = refine_bug(unfilled, bug_id="o/r#1", refined_at=AT, replies=(thanks, answer))
+    assert answered.asks == () and blockers_for(answered, "reporter") == ()
+    assert answered.sources == (("5.1", "ann", "https://forge/o/r/issues/1#c8"),)
+    text = render_bug_comment(answered)
+    assert "Read from @ann's [comment](https://forge/o/r/issues/1#c8): the version and system." in text
+    one_liner = refine_bug("", bug_id="o/r#1", refined_at=AT, replies=(thanks,))
+    assert "1" in one_liner.asks, "a reply's words are not the description"

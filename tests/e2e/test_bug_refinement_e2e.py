@@ -337,3 +337,30 @@ def test_the_old_rejected_label_gives_way_to_a_state_a_passer_by_can_read(stewar
     assert refinement_labels(steward, repo, number) == ["refinement:needs-triage"]
     [verdict] = verdict_comments(steward, repo, number)
     assert "## Reporter's part complete — waiting for the maintainers" in str(verdict["body"])
+
+
+def test_an_answer_in_a_comment_completes_the_reporters_part(steward: Steward) -> None:
+    """Issue 34 §1 and §5: the reporter answers the verdict's question in a comment (the commonest reply):
+    the bug waits for the maintainers, with no new ask, and the verdict says where the answer was read. The
+    answer stops counting when someone else edits that comment (writers can edit any comment). Before: the
+    comment was ignored and the reporter was still asked."""
+    repo = steward.new_repo()
+    number = steward.outsider.open_issue(repo, "Editor closes on save", UNFILLED)
+    steward.maintainer.add_labels(repo, number, ["bug", "refine"])
+    steward.settle()
+    assert refinement_labels(steward, repo, number) == ["refinement:needs-info"]
+    answer = steward.outsider.comment(repo, number, "Version: 1.4.2, on Ubuntu 24.04 with Firefox 133.")
+    steward.settle()
+    [verdict] = verdict_comments(steward, repo, number)
+    body = str(verdict["body"])
+    assert "## Reporter's part complete — waiting for the maintainers" in body
+    assert "Read from @outsider's [comment](" in body and "the version and system" in body
+    assert refinement_labels(steward, repo, number) == ["refinement:needs-triage"]
+    [ready] = notices(steward, repo, number)
+    assert ready.startswith("<!--") and "nothing more is needed from you" in ready, "thanked, not asked"
+
+    # Still an answer in its words, but no longer the reporter's: it does not count.
+    steward.maintainer.edit_comment(repo, answer, "Version: 1.4.3, on Ubuntu 24.04 with Firefox 133.")
+    steward.settle()
+    labels = refinement_labels(steward, repo, number)
+    assert labels == ["refinement:needs-info"], "an answer someone else edited is not the reporter's"
