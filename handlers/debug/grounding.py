@@ -134,7 +134,7 @@ def grounds_from_json(raw: Any) -> dict[str, Ground]:
     return out
 
 
-_BARE_PATH: Final = re.compile(r"^(?:\./)?[A-Za-z0-9._@+~-]+(?:/[A-Za-z0-9._@+~-]+)+$")
+_BARE_PATH: Final = re.compile(r"^(?:\./)?[A-Za-z0-9._@+~-]++(?:/[A-Za-z0-9._@+~-]++)++$")
 _SPLIT: Final = re.compile(r"[\s`\[\](){}<>\"'|*,;]+")
 
 
