@@ -21,6 +21,7 @@ from bot.forge import (
     Issue,
     NotFound,
     RepoRef,
+    TooManyItems,
     permission_at_least,
     repo_key,
 )
@@ -47,6 +48,7 @@ from handlers.debug.board import (
 )
 from handlers.debug.grounding import Ground, Problem, check, merge, named_commit, refusal
 from handlers.debug.locations import find_locations
+from handlers.debug.related import Related, related, related_from_json, related_to_json
 from handlers.debug.render import FixAttempt, render_board, render_escalation
 
 BOARD_KIND = "debug-board"
@@ -91,6 +93,8 @@ class Loaded:
     deleted: bool = False
     # What each grounded location pointed at when it was cited (``grounding.Ground``), by location.
     grounds: dict[str, Ground] = field(default_factory=dict)
+    # The earlier boards and closed bugs found related when the board was made (``related``).
+    related: tuple[Related, ...] = ()
 
 
 def _timeout(settings: HandlerSettings) -> timedelta:
@@ -318,6 +322,7 @@ async def read_board(
     # derived again from the people's commands like a board that does not verify.
     deleted = board_comment is None and any(label.casefold() in LABELS for label in issue.labels)
     if (board_comment is not None and record.trusted is None) or deleted:
+        kept: tuple[Related, ...] = ()
         stored, grounds = await derive_log(
             forge,
             repo,
@@ -332,10 +337,13 @@ async def read_board(
         log, changed = stored, True
     else:
         stored, grounds = log_from_json(record.trusted), grounds_of(record.trusted)
+        kept = related_from_json(record.trusted.get("related") if isinstance(record.trusted, dict) else None)
         log = reconcile_log(stored, comments, bot_login=bot_login, known=known, prefix=prefix)
         changed = log != stored or record.outcome == "legacy"
     board = fold(log, now=now, pending_timeout=_timeout(settings))
-    return Loaded(issue, comments, board_comment, log, board, changed, record, deleted, grounds)
+    return Loaded(
+        issue, comments, board_comment, log, board, changed, record, deleted, grounds, kept if stored else ()
+    )
 
 
 async def load(ctx: EventContext, number: int) -> Loaded:
@@ -394,6 +402,24 @@ async def fix_attempts(
     return found
 
 
+async def find_related(ctx: EventContext, issue: Issue, board: Board) -> tuple[Related, ...]:
+    """Seed 004's related sessions, looked for once, when the board is made: other boards (any state) and
+    closed bugs citing the same files or sharing the title's words. A repository with more issues than
+    the port lists gets none (``TooManyItems``)."""
+    candidates: dict[int, Issue] = {}
+    try:
+        for label in (INVESTIGATING, ROOT_CAUSE, NEEDS_HUMAN):
+            for other in await ctx.forge.list_issues(ctx.repo, labels=[label], state="all"):
+                candidates[other.number] = other
+        bug_label = ctx.settings.backlog.bug_label
+        for other in await ctx.forge.list_issues(ctx.repo, labels=[bug_label], state="closed"):
+            candidates[other.number] = other
+    except TooManyItems:
+        return ()
+    cited = {ref.rsplit(":", 1)[0] for h in board.hypotheses for ref in h.locations}
+    return related(issue, cited, list(candidates.values()))
+
+
 def wanted_labels(board: Board) -> tuple[set[str], set[str]]:
     """(labels to have, labels to drop) for the board's state. `needs-human` is dropped only after a resume,
     so a human's own `needs-human` label on a bug never investigated stays."""
@@ -445,6 +471,9 @@ async def save(
         )
         log = (*log, escalation_entry(board, stamp(now)))
         board = fold(log, now=now, pending_timeout=_timeout(ctx.settings))
+    near = loaded.related
+    if loaded.board_comment is None and not loaded.deleted:
+        near = await find_related(ctx, loaded.issue, board)
     fixes = await fix_attempts(ctx.forge, ctx.repo, number, board, ctx.settings.bugfix.branch_prefix)
     text = render_board(
         board,
@@ -455,12 +484,16 @@ async def save(
         fixes=fixes,
         grounds=grounds,
         changed=await grounder(ctx).changed(grounds),
+        related=near,
     )
+    data = log_to_json(log, grounds)
+    if near:
+        data["related"] = related_to_json(near)
     written = await ctx.upsert_sticky(
         BOARD_KIND,
         str(number),
         text,
-        data=log_to_json(log, grounds),
+        data=data,
         number=number,
         comments=loaded.comments,
     )

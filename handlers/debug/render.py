@@ -10,6 +10,7 @@ from bot.records import neutralise
 from handlers.debug.board import Board, Entry, Hypothesis, escalation_due, few_all_failed
 from handlers.debug.confidence import Confidence, confidence, counts
 from handlers.debug.grounding import Ground
+from handlers.debug.related import Related
 
 LOG_SHOWN: Final = 40
 ROWS_SHOWN: Final = 30
@@ -245,6 +246,7 @@ def render_board(
     fixes: Sequence[FixAttempt] = (),
     grounds: Mapping[str, Ground] | None = None,
     changed: Collection[str] = (),
+    related: Sequence[Related] = (),
 ) -> str:
     """The board. ``grounds``: what each checked place pointed at when cited; ``changed``: the places whose
     file is not the same at the default branch's head any more."""
@@ -257,6 +259,9 @@ def render_board(
     fixed = {f.hypothesis: f.verified for f in fixes if f.hypothesis is not None}
     if board.hypotheses:
         lines += [f"**Counts:** {counts(board.hypotheses, fixed)}", ""]
+    if related:
+        near = "; ".join(f"#{r.number} {cell(r.title, 80)} ({cell(r.why, 100)})" for r in related)
+        lines += [f"**Related earlier investigations and bugs:** {near}", ""]
     if board.hypotheses or fixes:
         lines += [
             "| Id | Rank | Title | Statement | Status | Confidence | For | Against | Where (`path:line`) "

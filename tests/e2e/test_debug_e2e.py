@@ -291,7 +291,8 @@ def test_a_bugfix_pull_request_shows_as_the_fix_row(steward: Steward) -> None:
     assert "| ✅ confirmed | 73 % high |" in text
     head = m.call("GET", f"/repos/{repo}/pulls/{pull}")["head"]["sha"]
     status = {"state": "success", "context": "steward/regression-first"}
-    m.call("POST", f"/repos/{repo}/statuses/{head}", status)
+    # Steward's own status (a writer's steward/* status does not stand: Steward posts its own again).
+    steward.bot.call("POST", f"/repos/{repo}/statuses/{head}", status)
     say(steward, repo, number, "/refresh")
     text = board(steward, repo, number)["body"]
     assert "✅ verified" in text and "**The fix is verified**" in text
@@ -383,3 +384,24 @@ def test_hypotheses_are_ranked_in_the_order_people_give(steward: Steward) -> Non
     assert "give H1 a place from 1 (most likely) to 3" in replies(steward, repo, number)[-1]
     data = sticky.unverified_data(board(steward, repo, number)["body"])
     assert isinstance(data, dict) and data["log"][-1] == {**data["log"][-1], "k": "rank", "h": 3, "p": 1}
+
+
+def test_a_new_board_links_related_bugs(steward: Steward) -> None:
+    """Seed 004's related sessions (issue 36 §3): when a board opens, the closed bugs and earlier boards that
+    cite the same files or share the title's words are linked, once."""
+    m = steward.maintainer
+    repo = repo_with_code(steward)
+    cites = "The store in src/auth/cache.py:88 never forgets."
+    earlier = m.open_issue(repo, "Tokens outlive their user", cites, labels=["bug"])
+    m.edit_issue(repo, earlier, state="closed")
+    unrelated = m.open_issue(repo, "Wrong colour on the cart page", "CSS.", labels=["bug"])
+    m.edit_issue(repo, unrelated, state="closed")
+    steward.settle()
+    number = refined_bug(steward, repo)
+    say(steward, repo, number, "/hypothesis Cache: src/auth/cache.py:88 keeps the old token")
+    text = board(steward, repo, number)["body"]
+    line = next(x for x in text.splitlines() if x.startswith("**Related earlier investigations and bugs:**"))
+    assert f"#{earlier} Tokens outlive their user (cites `src/auth/cache.py`)" in line
+    assert f"#{unrelated} " not in line
+    data = sticky.unverified_data(text)
+    assert isinstance(data, dict) and data["related"][0][0] == earlier

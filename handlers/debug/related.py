@@ -1,0 +1,125 @@
+"""Seed 004's related sessions: when a board opens, the earlier boards and closed bugs that cite the same
+files or share the symptom's words. Pure, no I/O (``effects`` lists the candidates once, when the board is
+made)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from bot.forge import Issue
+from handlers.debug.grounding import find_paths
+from handlers.debug.locations import find_locations
+
+MAX_RELATED: Final = 5
+MIN_SHARED_WORDS: Final = 2
+_WORD: Final = re.compile(r"[a-zà-ÿ0-9]{4,}")
+# Words that say nothing about a symptom (English and Portuguese report templates use them).
+_COMMON: Final = frozenset(
+    (
+        "when",
+        "with",
+        "from",
+        "that",
+        "this",
+        "then",
+        "after",
+        "before",
+        "does",
+        "doesn",
+        "shows",
+        "show",
+        "error",
+        "errors",
+        "issue",
+        "issues",
+        "problem",
+        "quando",
+        "como",
+        "para",
+        "após",
+        "antes",
+        "erro",
+        "erros",
+        "problema",
+        "should",
+        "would",
+        "could",
+        "there",
+        "their",
+        "have",
+        "been",
+        "being",
+        "into",
+        "bug",
+        "bugs",
+        "report",
+        "fails",
+        "fail",
+        "failing",
+        "failed",
+        "works",
+        "work",
+        "working",
+    )
+)
+
+
+@dataclass(frozen=True)
+class Related:
+    number: int
+    title: str
+    why: str
+
+    def to_json(self) -> list[Any]:
+        return [self.number, self.title, self.why]
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Related | None:
+        if not isinstance(raw, list) or len(raw) != 3 or not isinstance(raw[0], int):
+            return None
+        return cls(raw[0], str(raw[1])[:120], str(raw[2])[:120])
+
+
+def files_of(text: str) -> set[str]:
+    """The repository files a text cites (``path:line`` places and bare paths)."""
+    return {loc.path for loc in find_locations(text)} | set(find_paths(text))
+
+
+def words_of(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.casefold()) if w not in _COMMON}
+
+
+def related(bug: Issue, cited: Iterable[str], candidates: Sequence[Issue]) -> tuple[Related, ...]:
+    """Up to ``MAX_RELATED`` of ``candidates`` (other boards, closed bugs) that cite a file ``bug`` or its
+    board cites (``cited``), or share at least two of its title's words; newest first."""
+    files = set(cited) | files_of(bug.body)
+    words = words_of(bug.title)
+    found: list[Related] = []
+    for other in sorted(candidates, key=lambda i: -i.number):
+        if other.number == bug.number or other.is_pull_request:
+            continue
+        same = sorted(files & files_of(other.body))
+        shared = sorted(words & words_of(other.title))
+        if same:
+            why = "cites " + ", ".join(f"`{f}`" for f in same[:2])
+        elif len(shared) >= MIN_SHARED_WORDS:
+            why = "shares the words " + ", ".join(shared[:4])
+        else:
+            continue
+        found.append(Related(other.number, other.title[:120], why))
+        if len(found) >= MAX_RELATED:
+            break
+    return tuple(found)
+
+
+def related_to_json(found: Sequence[Related]) -> list[list[Any]]:
+    return [r.to_json() for r in found]
+
+
+def related_from_json(raw: Any) -> tuple[Related, ...]:
+    if not isinstance(raw, list):
+        return ()
+    return tuple(r for r in (Related.from_json(x) for x in raw[:MAX_RELATED]) if r is not None)
