@@ -15,28 +15,29 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.catchup.comments import catch_up_comments, last_event, listing_since, updated_since
 from bot.catchup.dry_run import DryRunForge
+from bot.catchup.redeliver import (
+    RedeliveryBudget,
+    reconcile_app_deliveries,
+    redeliver_failed,
+)
+from bot.catchup.report import Report
 from bot.commands.context import EventContext
 from bot.config import shadow
 from bot.events.event import Event, IssueSnapshot
 from bot.forge import (
     Forge,
     ForgeKind,
-    HookDelivery,
     Issue,
-    NotSupported,
-    PermissionDenied,
-    RateLimited,
     RepoRef,
     repo_key,
 )
 from bot.forge.etag_store import catching_up
-from bot.forge.write_budget import WriteBudget
 from bot.queue.deferred import SeenRepositories
 from bot.queue.gauges import clear_outages, outages
 from bot.queue.jobs import REDIS_ERRORS
@@ -71,28 +72,6 @@ PASS_TTL = 7 * 86_400
 TIME_SHARE = 0.8
 
 
-@dataclass
-class Report:
-    repos: int = 0
-    issues: int = 0
-    skipped_busy: list[str] = field(default_factory=list)
-    redelivered: list[str] = field(default_factory=list)
-    # Comments with commands written while nobody listened, queued to run (``bot.catchup.comments``).
-    commands: list[str] = field(default_factory=list)
-    # Repositories re-derived incrementally (only issues updated since the window began).
-    incremental: int = 0
-    # Why the run stopped before the end (time or quota), if it did: the next run goes on from there.
-    stopped: str = ""
-    # Failed deliveries not redelivered this run (the redelivery budget ran out, the forge said wait):
-    # the next run starts its window at the oldest of them (``hold``), so none is forgotten.
-    left: int = 0
-    hold: dict[str, datetime] = field(default_factory=dict)
-    writes: list[str] = field(default_factory=list)
-    # What could not be looked at for a reason the operator can act on (no access to the hooks, say).
-    notes: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-
 def trigger_labels(settings: Any) -> set[str]:
     """The trigger labels a repository's settings name (the state labels go by prefix)."""
     names = {
@@ -109,16 +88,6 @@ def concerns_steward(issue: Issue, settings: Any) -> bool:
     return any(
         label.casefold() in wanted or label.casefold().startswith(STATE_PREFIXES) for label in issue.labels
     )
-
-
-def failed_deliveries(deliveries: Sequence[HookDelivery]) -> list[HookDelivery]:
-    """The deliveries whose every attempt failed (an attempt of the same guid that arrived counts)."""
-    arrived = {d.guid for d in deliveries if d.status_code is not None and 200 <= d.status_code < 300}
-    latest: dict[str, HookDelivery] = {}
-    for delivery in deliveries:
-        if delivery.guid not in arrived:
-            latest.setdefault(delivery.guid, delivery)
-    return list(latest.values())
 
 
 def _failed(report: Report, say: Callable[[str], None], note: str) -> None:
@@ -267,112 +236,11 @@ async def reconcile_repo(
     if kind == "github" and not (runtime.github is not None and runtime.github.is_app):
         # With a token Steward reads the repository's own hooks; an App's deliveries are the App's
         # (reconcile_app_deliveries).
-        await _redeliver(forge, repo, since, report, dry_run=dry_run, say=say, budget=budget)
+        await redeliver_failed(
+            forge, repo, since, report, dry_run=dry_run, say=say, budget=budget, redis=runtime.redis
+        )
     await shadow.record(runtime.redis, kind, repo, "the catch-up (steward reconcile)", would)
     return report
-
-
-def _parse_time(value: str) -> datetime | None:
-    try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
-def _hold(report: Report, kind: str, when: datetime) -> None:
-    if kind not in report.hold or when < report.hold[kind]:
-        report.hold[kind] = when
-
-
-class RedeliveryBudget:
-    """Redeliveries take a budget of their own (a quarter of the write budget's minute by default), so a
-    catch-up after a long outage neither spends the budget people's commands need nor stops on it: what
-    does not fit waits for the next run."""
-
-    def __init__(self, redis: Any, per_minute: int) -> None:
-        self._budget = WriteBudget(redis, [(max(1, per_minute), 60.0)], prefix="steward:redeliver")
-
-    async def room(self, kind: str) -> bool:
-        return await self._budget.try_take(kind) <= 0
-
-
-async def _redeliver(
-    forge: Forge,
-    repo: RepoRef | None,
-    since: datetime | None,
-    report: Report,
-    *,
-    dry_run: bool,
-    say: Callable[[str], None],
-    budget: RedeliveryBudget | None = None,
-) -> None:
-    try:
-        deliveries = await forge.list_hook_deliveries(repo, since)
-    except (NotSupported, PermissionDenied) as exc:
-        need = (
-            "give the token admin access to the repository (or run Steward as a GitHub App)"
-            if repo is not None
-            else "configure the App's id and key"
-        )
-        reason = str(exc).rstrip(".")
-        note = (
-            f"note: the failed deliveries of {repo or 'the App'} were not checked ({reason}); "
-            f"{need} to let Steward redeliver them"
-        )
-        report.notes.append(note)
-        say(note)
-        log.warning("reconcile: failed deliveries not checked", repo=str(repo or "the App"), reason=reason)
-        return
-    except Exception:
-        if since is not None:
-            _hold(report, forge.kind, since)  # not listed: the next run looks at the same window again
-        raise
-    # Oldest first, so that what is left for the next run is the newest.
-    failed = sorted(failed_deliveries(deliveries), key=lambda d: d.delivered_at)
-    for n, delivery in enumerate(failed):
-        what = f"{repo or 'App'}: redeliver {delivery.event}.{delivery.action or ''} {delivery.guid}"
-        if not dry_run:
-            stop = budget is not None and not await budget.room(forge.kind)
-            if not stop:
-                try:
-                    await forge.redeliver(repo, delivery)
-                except RateLimited:
-                    stop = True
-            if stop:
-                rest = failed[n:]
-                report.left += len(rest)
-                when = _parse_time(rest[0].delivered_at) or since
-                if when is not None:
-                    _hold(report, forge.kind, when - timedelta(seconds=1))
-                note = (
-                    f"note: {len(rest)} failed deliver{'y' if len(rest) == 1 else 'ies'} of "
-                    f"{repo or 'the App'} left for the next run (redeliveries are paced to leave room "
-                    "for people's commands)"
-                )
-                report.notes.append(note)
-                say(note)
-                return
-        report.redelivered.append(what)
-        say(("would " if dry_run else "") + what)
-
-
-async def reconcile_app_deliveries(
-    runtime: Any,
-    repo: RepoRef,
-    since: datetime | None,
-    report: Report,
-    *,
-    dry_run: bool,
-    say: Callable[[str], None],
-    budget: RedeliveryBudget | None = None,
-) -> None:
-    """A GitHub App's own webhook (one for every installation), read with the App's credentials through
-    the forge of one of its repositories."""
-    if runtime.github is None or not runtime.github.is_app:
-        return
-    forge = await runtime.forge("github", repo)
-    await _redeliver(forge, None, since, report, dry_run=dry_run, say=say, budget=budget)
 
 
 async def last_run(redis: Any, kind: ForgeKind) -> datetime | None:

@@ -66,6 +66,19 @@ def writes_for(repo: str, person: str) -> Iterator[None]:
         _FOR.reset(token)
 
 
+# Set around a call that has a budget of its own (the catch-up's redeliveries): it takes none of this one.
+_UNBUDGETED: ContextVar[bool] = ContextVar("steward_unbudgeted", default=False)
+
+
+@contextmanager
+def unbudgeted() -> Iterator[None]:
+    token = _UNBUDGETED.set(True)
+    try:
+        yield
+    finally:
+        _UNBUDGETED.reset(token)
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -122,6 +135,8 @@ class WriteBudget:
     async def take(self, key: str, *, forge: str | None = None) -> float:
         """Wait until budget is available for ``key``, take it, and return the seconds waited
         (counted in the budget-wait metrics under ``forge`` when given)."""
+        if _UNBUDGETED.get():
+            return 0.0
         waited = 0.0
         while True:
             wait = await self.try_take(key)

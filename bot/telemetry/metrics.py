@@ -149,6 +149,13 @@ FORGE_AUTH_FAILURES = Counter(
     ["forge"],
     registry=REGISTRY,
 )
+DELIVERIES_UNCHECKED = Gauge(
+    "steward_deliveries_unchecked",
+    "1 for each repository whose failed webhook deliveries the catch-up may not read (a token without admin "
+    "there: 403), so nothing missed there is redelivered",
+    ["forge", "repository"],
+    registry=REGISTRY,
+)
 INSTALLED_REPOS = Gauge(
     "steward_installed_repositories",
     "Repositories the forge says Steward is installed on and may write to, as the last catch-up read them",

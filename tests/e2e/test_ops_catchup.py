@@ -16,12 +16,16 @@ import os
 import re
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
 import redis
 
+from bot.demo.threads import ThreadedServer
+from bot.queue.gauges import RECEIVER_HEARTBEAT_KEY
 from bot.queue.jobs import QUEUE_NAME
+from bot.receiver.app import create_app
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import ROOT, reconcile, wait_for
 from tests.e2e.test_reconcile_e2e import REJECTED, _steward_down, _verdicts
@@ -145,7 +149,9 @@ def test_paced_redeliveries_never_stop_the_run_and_the_window_keeps_what_was_lef
     number = m.open_issue(repo, "a thread")
     steward.settle()
     with _steward_down(steward):
-        for n in range(20):
+        for n in range(20):  # pushes: only a redelivery brings them back
+            m.put_file(repo, f"notes/{n}.txt", f"note {n}\n")
+        for n in range(3):  # comments: the comment catch-up covers them, they are not redelivered
             m.comment(repo, number, f"note {n}")
         _delivered(steward)
     m.add_collaborator(repo, "steward-bot", "admin")  # hooks need admin on GitHub
@@ -243,3 +249,43 @@ def test_a_run_that_reaches_its_quota_floor_stops_and_the_next_goes_on_from_ther
     done = asyncio.run(run(low=False))
     assert done.repos == 2 and not done.stopped and not done.errors
     assert redis.Redis.from_url(steward.redis_url).get(f"{CURSOR_KEY}:{kind}") is None
+
+
+def test_redeliveries_wait_for_a_receiver_and_an_unreadable_hook_is_noted_once_a_day(
+    steward: Steward,
+) -> None:
+    """Issue 40 item 3: a periodic run during a receiver outage asked GitHub for redeliveries that all
+    failed; and "the failed deliveries of R were not checked" was printed every hour for every push-only
+    repository. Now nothing is redelivered while no receiver reports in (the next run asks again), and the
+    note comes once a day per repository (and in /metrics)."""
+    if steward.forge == "gitea":
+        return  # Gitea has no redelivery API: neither applies
+    m = steward.maintainer
+    repo = steward.new_repo()  # the bot may push, not administer: it cannot read the hooks
+    target = f"{steward.forge}:{repo}"
+    first = reconcile_with(steward, {}, "--repo", target, "--since", "1h")
+    assert "were not checked" in first.stdout, first.stdout
+    second = reconcile_with(steward, {}, "--repo", target, "--since", "1h")
+    assert second.returncode == 0 and "were not checked" not in second.stdout, "once a day"
+
+    m.add_collaborator(repo, "steward-bot", "admin")
+    port = steward.receiver.port
+    steward.receiver.stop()
+    try:
+        for n in range(2):
+            m.put_file(repo, f"notes/{n}.txt", f"note {n}\n")
+        _delivered(steward)
+        redis.Redis.from_url(steward.redis_url).set(RECEIVER_HEARTBEAT_KEY, repr(time.time() - 600))
+        down = reconcile_with(steward, {}, "--repo", target, "--since", "1h")
+        assert down.returncode == 0, down.stdout[-2000:]
+        assert _redelivered(down.stdout) == 0 and "no receiver is listening" in down.stdout, down.stdout
+    finally:
+        steward.receiver = ThreadedServer(create_app(steward.settings), port=port).start()
+    wait_for(
+        lambda: (
+            float(redis.Redis.from_url(steward.redis_url).get(RECEIVER_HEARTBEAT_KEY) or 0) > time.time() - 30
+        ),
+        what="the receiver's heartbeat",
+    )
+    up = reconcile_with(steward, {}, "--repo", target)
+    assert _redelivered(up.stdout) == 2, up.stdout

@@ -92,7 +92,10 @@ def test_reconcile_makes_good_what_was_missed_and_dry_run_writes_nothing(steward
     assert "status: rejected" in verdict
     assert "refinement:needs-info" in steward.maintainer.labels_of(repo, number)
     if steward.forge == "github":
-        assert "redeliver issues.opened" in done.stdout, "the failed deliveries are asked for again"
+        # The issue's own events are re-derived, not redelivered (issue 40 item 3); what the catch-up
+        # cannot re-derive (the labels created meanwhile) is asked for again.
+        assert "redeliver issues." not in done.stdout, done.stdout
+        assert "redeliver label.created" in done.stdout, "the failed deliveries are asked for again"
     else:
         assert "redeliver" not in done.stdout, "Gitea's API cannot redeliver: not offered"
 

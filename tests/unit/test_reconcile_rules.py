@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.catchup.reconcile import concerns_steward, failed_deliveries
+from bot.catchup.reconcile import concerns_steward
+from bot.catchup.redeliver import failed_deliveries
 from bot.cli.operator import parse_duration
 from bot.config.settings import HandlerSettings
 from bot.forge import HookDelivery, Issue
