@@ -65,7 +65,8 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     print(
         f"{count} error{'' if count == 1 else 's'}: fix {'it' if count == 1 else 'them'} before pushing. "
         "Pushed like this, the file would not apply: a repository whose earlier file was valid keeps those "
-        "settings, and one that never had a valid file stays switched off, until it is fixed."
+        "settings, and one that never had a valid file stays switched off (or runs on Steward's defaults "
+        "where STEWARD_REQUIRE_CONFIG=false), until it is fixed."
     )
     return CONFIG_INVALID
 
