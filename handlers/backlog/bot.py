@@ -48,7 +48,7 @@ from handlers.backlog.plan import (
 )
 from handlers.bug_refinement.api import is_bug_report
 from handlers.debug import api as debug_api
-from handlers.forks.api import unresolved_forks
+from handlers.forks.api import decision_texts, unresolved_forks
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()
@@ -259,15 +259,17 @@ async def _check_not_degraded(ctx: CommandContext, issue: Issue) -> None:
 
 
 async def _check_grounding(ctx: CommandContext, issue: Issue) -> None:
-    """Seed 003's grounding check before sign-off: the paths and `path:line` places the spec draft cites as
-    facts about the code must exist at the default branch's head; the approver fixes the spec or says why
+    """Seed 003's grounding check before sign-off: the paths and `path:line` places the spec draft and the
+    decisions of the issue's design forks cite as facts about the code must exist at the default branch's
+    head; the approver fixes the spec or says why
     not (`--ungrounded <reason>`, which stays in their comment)."""
     if not ctx.settings.debug.enabled:
         return
     spec = (await load(ctx, issue)).spec.current
     if spec is None:
         return
-    texts = [spec.goal, *spec.requirements, *(q.answer or "" for q in spec.qa)]
+    decided = await decision_texts(ctx, ctx.repo, issue.number)
+    texts = [spec.goal, *spec.requirements, *(q.answer or "" for q in spec.qa), *decided]
     missing = await debug_api.missing_places(ctx, texts)
     if missing:
         listed = "; ".join(missing[:8]) + (f" (and {len(missing) - 8} more)" if len(missing) > 8 else "")

@@ -37,3 +37,29 @@ async def unresolved_forks(
         verifier=await ctx.verifier(repo),
     )
     return judged.verdict.unresolved
+
+
+async def decision_texts(ctx: EventContext, repo: RepoRef, number: int) -> tuple[str, ...]:
+    """What the valid records of issue ``number``'s resolved forks say (each decision's text): the codebase
+    facts a spec's grounding check reads besides the spec (seed 003). Empty when decision provenance is off
+    or the issue lists no forks. Raises ``PermissionsUnreadable`` like ``unresolved_forks``."""
+    if not ctx.settings.forks.enabled:
+        return ()
+    issue = await ctx.forge.get_issue(repo, number)
+    if not tracked(issue.body, issue.labels, ctx.settings):
+        return ()
+    judged = await judge(
+        ctx.forge,
+        repo,
+        number,
+        ctx.settings,
+        bot_login=ctx.me.login,
+        prefix=ctx.prefix,
+        issue=issue,
+        verifier=await ctx.verifier(repo),
+    )
+    return tuple(
+        f"{f.record.text} {f.record.quote}".strip()
+        for f in judged.verdict.forks
+        if f.status == "resolved" and f.record is not None
+    )

@@ -41,3 +41,18 @@ def test_approve_spec_checks_the_code_the_spec_cites(steward: Steward) -> None:
     steward.triager.comment(repo, grounded, "/approve-spec")
     steward.settle()
     assert "refinement:approved" in levels(steward, repo, grounded)
+
+
+def test_a_design_decision_s_codebase_facts_are_checked_too(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    body = COMPLETE + "\n## Open forks\n\n- [ ] F1: Where is the session kept?\n"
+    number = m.open_issue(repo, "Sign in", body, labels=["refine"])
+    steward.settle()
+    m.comment(repo, number, "/decide F1 in the existing store, src/auth/store.py")
+    steward.settle()
+    steward.triager.comment(repo, number, "/approve-spec")
+    steward.settle()
+    replies = [c["body"] for c in steward.bot_comments(repo, number) if "<!-- steward:reply:" in c["body"]]
+    assert any("there is no file `src/auth/store.py` at `main`" in r for r in replies), replies
+    assert "refinement:approved" not in levels(steward, repo, number)
