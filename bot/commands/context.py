@@ -242,7 +242,8 @@ class EventContext:
     async def signed_issue_body(self, issue_id: int, kind: str, key: str, text: str, data: Any) -> str:
         """An issue body that holds a signed record (the issue must exist: its id is signed)."""
         place = signing.Place(self.forge.kind, await self.repo_id(), "issue", issue_id, kind, key)
-        body, seq = sticky.signed(self.keyring, place, text, data)
+        after = await self.keyring.memory.last(place) or 0
+        body, seq = sticky.signed(self.keyring, place, text, data, after=after)
         await self.keyring.memory.note(place, seq)
         return body
 

@@ -151,6 +151,18 @@ def load_private(value: str) -> Ed25519PrivateKey:
     return key
 
 
+def verify_key(value: str) -> tuple[Ed25519PublicKey, float | None]:
+    """One ``STEWARD_VERIFY_KEYS`` entry: a public key (PEM text or file path), optionally followed by
+    ``;until=<ISO-8601 time>`` — after it, records that key signed are re-signed on their next event."""
+    head, sep, tail = value.rpartition(";until=")
+    if not sep:
+        return load_public(value), None
+    until = parse_time(tail.strip())
+    if until is None:
+        raise ValueError(f"STEWARD_VERIFY_KEYS: {tail.strip()!r} is not a time")
+    return load_public(head), until
+
+
 def load_public(value: str) -> Ed25519PublicKey:
     """A PEM public key (or a private key, whose public half is taken), as text or as a file path."""
     text = value if "-----BEGIN" in value else Path(value).expanduser().read_text()
@@ -255,6 +267,9 @@ class Keyring:
         keys = [private.public_key()] if private is not None else []
         keys.extend(public)
         self.public: dict[str, Ed25519PublicKey] = {key_id(k): k for k in keys}
+        # Earlier keys' end dates (key id -> seconds since the epoch): after it, what that key signed is no
+        # longer trusted — it reads as signed by an unknown key, and is re-derived and re-signed quietly.
+        self.until: dict[str, float] = {}
         self.since = since
         # The operator pinned the signing key (``STEWARD_SIGNING_KEY``); False: Steward keeps it in Redis.
         self.pinned = False
@@ -284,10 +299,14 @@ class Keyring:
         self._last_seq = max(self._last_seq + 1, time.time_ns() // 1000)
         return self._last_seq
 
-    def sign(self, place: Place, data_text: str) -> Signature:
+    def sign(self, place: Place, data_text: str, *, after: int = 0) -> Signature:
+        """``after``: the last sequence number written at ``place`` as Redis remembers it — the new one is
+        above it whatever this worker's clock says, so a worker whose clock is behind another's never writes
+        a record that reads as a replay of the one before (issue 35, "Also")."""
         if self.private is None:
             raise RuntimeError("this keyring only verifies (no signing key)")
-        seq = self.next_seq()
+        seq = max(self.next_seq(), after + 1)
+        self._last_seq = max(self._last_seq, seq)
         return Signature(self.kid, seq, self.private.sign(message(place, data_text, seq, self.kid)))
 
     def check(self, place: Place, data_text: str, signature: Signature) -> Outcome:
@@ -295,6 +314,9 @@ class Keyring:
         public = self.public.get(signature.kid)
         if public is None:
             return "unknown-key"
+        until = self.until.get(signature.kid)
+        if until is not None and time.time() > until:
+            return "unknown-key"  # a retired key (STEWARD_VERIFY_KEYS `;until=`): re-derived, re-signed
         signed = message(place, data_text, signature.seq, signature.kid)
         seen = (signature.kid, signature.sig, hashlib.sha256(signed).digest())
         if seen in self._held:
@@ -368,7 +390,8 @@ async def keyring_from(
     When Steward started signing (what makes an unsigned block ``legacy``) is the earliest of ``since``
     (``STEWARD_SIGNING_SINCE``: the operator's, it survives losing Redis) and what Redis remembers; Redis
     keeps the earliest known, so a value set later never moves it forward."""
-    public = [load_public(value) for value in verify_keys]
+    entries = [verify_key(value) for value in verify_keys]
+    public = [key for key, _ in entries]
     if signing_key:
         private = load_private(signing_key)
     else:
@@ -392,6 +415,7 @@ async def keyring_from(
             f"STEWARD_SIGNING_SINCE={start!r} (docs/integrity.md)"
         )
     keyring = Keyring(private, public, since=start, memory=RedisMemory(redis))
+    keyring.until = {key_id(key): until for key, until in entries if until is not None}
     log.info("signing records", key=keyring.fingerprint, since=start)
     return keyring
 
@@ -437,7 +461,7 @@ async def verifying_keyring(settings: Any, public_key_file: str | None = None, r
     signature reads as signed by an unknown key."""
     if public_key_file:
         return Keyring(None, [load_public(public_key_file)])
-    public = [load_public(value) for value in settings.verify_keys]
+    public = [verify_key(value)[0] for value in settings.verify_keys]
     if settings.signing_key is not None:
         public.append(load_private(settings.signing_key.get_secret_value()).public_key())
     elif redis is not None:

@@ -271,12 +271,14 @@ _SIG_LINE = re.compile(r"^<!-- steward:sig ", re.MULTILINE)
 
 
 def signed(
-    keyring: Keyring, place: Place, text: str, data: Any, *, limit: int = MAX_CHARS
+    keyring: Keyring, place: Place, text: str, data: Any, *, limit: int = MAX_CHARS, after: int = 0
 ) -> tuple[str, int]:
     """The body of a record at ``place``: marker, data block, its signature, then the visible text (kept
-    under ``limit`` characters)."""
+    under ``limit`` characters). ``after``: the last sequence number Redis remembers at ``place`` (the new
+    one is above it)."""
     encoded = encode_data(data)
-    signature = keyring.sign(place, encoded.removeprefix("<!-- steward:data ").removesuffix(" -->"))
+    text_signed = encoded.removeprefix("<!-- steward:data ").removesuffix(" -->")
+    signature = keyring.sign(place, text_signed, after=after)
     return fit(place.kind, place.key, text, data, limit=limit, signature=signature.line()), signature.seq
 
 
@@ -394,7 +396,8 @@ async def upsert(
         if record.outcome == "verified" and _same(unsigned(existing.body), body):
             return UpsertResult("unchanged", existing)
     place = Place(forge.kind, repo_id, "comment", existing.id, kind, key)
-    signed_body, seq = signed(keyring, place, text, data, limit=limit)
+    after = await keyring.memory.last(place) or 0
+    signed_body, seq = signed(keyring, place, text, data, limit=limit, after=after)
     written = await forge.edit_comment(repo, existing.id, signed_body)
     await keyring.memory.note(place, seq)
     return UpsertResult(outcome, written)

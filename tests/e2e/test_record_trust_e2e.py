@@ -204,3 +204,36 @@ def test_records_signed_by_a_key_lost_with_redis_are_re_derived_quietly(
     for target in (bug, number):
         done = verify(steward, f"{repo}#{target}", key_file)
         assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_worker_whose_clock_is_behind_writes_no_record_that_reads_as_a_replay(steward: Steward) -> None:
+    """Issue 35, "Also": sequence numbers came from each worker's clock. A worker 60 s ahead signed the
+    dashboard; the next write, by a worker on time, carried a smaller number, and the record then read as an
+    older version pasted back ("was replaced by an older version", rebuilt). Now a new number is always above
+    the last one Redis remembers at that place."""
+    from bot.records import signing
+
+    m = steward.maintainer
+    repo = steward.new_repo()
+    key = m.create_milestone(repo, "v6")
+    m.open_issue(repo, "First", milestone=key)
+    steward.settle()
+    board = dashboard(steward, repo)
+    repo_id = int(m.call("GET", f"/repos/{repo}")["id"])
+    place = signing.Place(steward.forge, repo_id, "issue", int(board["id"]), KIND, str(key))
+    # What a worker whose clock is 60 s ahead writes there: the same record, signed with its number.
+    ahead = int(time.time() * 1_000_000) + 60_000_000
+    text, data = sticky.visible_text(board["body"]), sticky.unverified_data(board["body"])
+    clock_ahead = signing.Keyring(signing.current().private)  # the same key, another worker's clock
+    clock_ahead._last_seq = ahead
+    body, seq = sticky.signed(clock_ahead, place, text, data)
+    steward.bot.edit_issue(repo, board["number"], body=body)
+    redis.Redis.from_url(steward.redis_url).hset("steward:signing:seq", place.ident, str(seq))
+    # A worker on time rewrites the dashboard for a new item; the next item's refresh reads it.
+    m.open_issue(repo, "Second", milestone=key)
+    steward.settle()
+    assert "Second" in dashboard(steward, repo)["body"]
+    m.open_issue(repo, "Third", milestone=key)
+    steward.settle()
+    assert "Third" in dashboard(steward, repo)["body"]
+    assert rebuilt_notes(steward, repo, board["number"]) == [], "a fresh write is not a replay"

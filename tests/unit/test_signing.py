@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.records import sticky
+from bot.records import signing, sticky
 from bot.records.signing import (
     Keyring,
     Place,
@@ -259,3 +259,26 @@ def test_the_kinds_always_written_with_a_block_are_the_handlers_own() -> None:
 
     expected = {KIND_INTERVIEW, KIND_SPEC, VERDICT_KIND, BUGFIX, BOARD_KIND, FORKS, DASHBOARD, RATIFICATION}
     assert expected == sticky.DATA_KINDS
+
+
+async def test_an_earlier_key_past_its_end_date_is_no_longer_trusted(tmp_path: object) -> None:
+    """Issue 35, "Also": each STEWARD_VERIFY_KEYS entry may carry `;until=<time>`; after it, what that key
+    signed reads as signed by an unknown key (re-derived and re-signed quietly on its next event)."""
+    from pathlib import Path
+
+    from bot.records.signing import private_pem, verify_key
+
+    old = Ed25519PrivateKey.generate()
+    body = signed(Keyring(old), {"x": 1})
+    path = Path(str(tmp_path)) / "old.pem"
+    path.write_text(private_pem(old))
+    key, until = verify_key(f"{path};until=2020-01-01T00:00:00Z")
+    assert until is not None and until < time.time()
+    keyring = Keyring(Ed25519PrivateKey.generate(), [key])
+    assert (await read(keyring, body)).outcome == "verified"
+    keyring.until = {signing.key_id(key): until}
+    record = await read(keyring, body)
+    assert record.outcome == "unknown-key" and record.quiet
+    keyring.until = {signing.key_id(key): time.time() + 3600}
+    assert (await read(keyring, body)).outcome == "verified"
+    assert verify_key(str(path))[1] is None
