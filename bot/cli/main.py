@@ -437,7 +437,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         problem = environment_problem(exc)
         if problem is None:
             raise
-        print(f"steward: {problem}", file=sys.stderr)
+        import json
+        import os
+
+        if os.environ.get("STEWARD_LOG_FORMAT", "").lower() == "json":
+            # One JSON line, as every other line of a process with JSON logs (issue 40 item 5).
+            from datetime import UTC, datetime
+
+            line = {
+                "event": "steward refused to start",
+                "level": "error",
+                "setting": problem.split(" ", 1)[0],
+                "reason": problem,
+                "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+            }
+            print(json.dumps(line), file=sys.stderr)
+        else:
+            print(f"steward: {problem}", file=sys.stderr)
         return EXIT_REFUSED
 
 

@@ -72,6 +72,18 @@ def test_a_setting_that_does_not_read_is_named_in_plain_words() -> None:
     )
 
 
+def test_with_json_logs_a_setting_that_does_not_read_is_one_json_line() -> None:
+    """Issue 40 item 5: a process with STEWARD_LOG_FORMAT=json says why it refused to start in JSON too."""
+
+    done = _steward("worker", env={"STEWARD_MAX_JOBS": "abc", "STEWARD_LOG_FORMAT": "json"})
+    assert done.returncode == REFUSED
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    said = json.loads(lines[0])
+    assert said["setting"] == "STEWARD_MAX_JOBS" and said["level"] == "error"
+    assert said["reason"].startswith("STEWARD_MAX_JOBS is not valid: it should be a whole number")
+
+
 def test_reconcile_with_no_forge_refuses_before_writing_to_redis(redis_claim: Claim) -> None:
     redis_claim.reset()
     said = _one_sentence(_steward("reconcile", env={"STEWARD_REDIS_URL": redis_claim.url}), REFUSED)
