@@ -87,8 +87,9 @@ async def bugfix_command(ctx: CommandContext) -> None:
     "review",
     usage="review [<sha>] clean | inconclusive <why> | findings",
     help="Record a review round on a bugfix pull request's head; `findings` is followed by lines "
-    "`<id> <severity> <path:line> <text>`; `<sha>` names the head reviewed (without it, the head when the "
-    "comment was written). Not by whoever ran `/bugfix`, authored, committed or pushed to the branch.",
+    "`<id> <severity> [category=<c>] [impact=<i>] <path:line> <text>`; `<sha>` names the head reviewed "
+    "(without it, the head when the comment was written). Not by whoever ran `/bugfix`, authored, "
+    "committed or pushed to the branch.",
     permission="write",
     on_issues=False,
     section=SECTION,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast, get_args
 
 from bot.records import neutralise
+from handlers.bugfix.budgets import Budgets as Budgets
 from handlers.bugfix.gate import Refusal, UsageError
 from handlers.bugfix.scope import ScopeAcceptance
 
@@ -28,35 +29,7 @@ MAX_FINDINGS = 50
 _ID = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,19}$")
 _LOCATION = re.compile(r"^\S{1,300}:\d{1,7}(?:-\d{1,7})?$")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-
-
-@dataclass(frozen=True)
-class Budgets:
-    review_rounds: int = 5
-    fix_cycles: int = 4
-    no_verdict_retries: int = 1
-
-    def to_json(self) -> dict[str, int]:
-        return {
-            "review_rounds": self.review_rounds,
-            "fix_cycles": self.fix_cycles,
-            "no_verdict_retries": self.no_verdict_retries,
-        }
-
-    @classmethod
-    def from_json(cls, raw: Any, default: Budgets) -> Budgets:
-        if not isinstance(raw, Mapping):
-            return default
-
-        def num(key: str, fallback: int) -> int:
-            value = raw.get(key)
-            return value if isinstance(value, int) and 0 <= value <= 50 else fallback
-
-        return cls(
-            num("review_rounds", default.review_rounds),
-            num("fix_cycles", default.fix_cycles),
-            num("no_verdict_retries", default.no_verdict_retries),
-        )
+_TAG = re.compile(r"^(category|impact)=([A-Za-z0-9_.-]{1,40})\s+", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -65,6 +38,18 @@ class Finding:
     severity: Severity
     location: str
     text: str
+    # What kind of risk and what it would do, when the reviewer says (`category=security impact=data-loss`).
+    category: str = ""
+    impact: str = ""
+
+    @property
+    def kind(self) -> str:
+        """The severity, with the category and impact when given: `high · security · data-loss`."""
+        return " · ".join(x for x in (self.severity, self.category, self.impact) if x)
+
+    def to_json(self) -> list[str]:
+        short = [self.id, self.severity, self.location, self.text]
+        return [*short, self.category, self.impact] if self.category or self.impact else short
 
 
 @dataclass(frozen=True)
@@ -432,10 +417,16 @@ def parse_findings(lines: Iterable[str]) -> tuple[Finding, ...]:
         line = _BULLET.sub("", raw).strip().strip("`")
         if not line:
             continue
-        parts = line.split(None, 3)
+        parts = line.split(None, 2)
+        tagged: dict[str, str] = {}
+        while len(parts) == 3 and (tag := _TAG.match(parts[2])):
+            tagged[tag.group(1).lower()] = tag.group(2).lower()[:40]
+            parts = [parts[0], parts[1], parts[2][tag.end() :]]
+        parts = [*parts[:2], *parts[2].split(None, 1)] if len(parts) == 3 else parts
         if len(parts) < 4:
             raise UsageError(
-                f"a finding is `<id> <severity> <path:line> <text>`; this line is not: `{line[:80]}`"
+                "a finding is `<id> <severity> [category=<c>] [impact=<i>] <path:line> <text>`; this line "
+                f"is not: `{line[:80]}`"
             )
         ident, severity, location, text = parts
         if not _ID.match(ident):
@@ -451,7 +442,16 @@ def parse_findings(lines: Iterable[str]) -> tuple[Finding, ...]:
         if ident.casefold() in seen:
             raise UsageError(f"finding {neutralise.code(ident, 40)} is listed twice")
         seen.add(ident.casefold())
-        out.append(Finding(ident, cast(Severity, severity.lower()), location, text.strip()[:500]))
+        out.append(
+            Finding(
+                ident,
+                cast(Severity, severity.lower()),
+                location,
+                text.strip()[:500],
+                tagged.get("category", ""),
+                tagged.get("impact", ""),
+            )
+        )
         if len(out) > MAX_FINDINGS:
             raise UsageError(f"at most {MAX_FINDINGS} findings per round")
     return tuple(out)
@@ -522,7 +522,7 @@ def event_to_json(event: Event) -> dict[str, Any]:
             "head": event.head,
             "verdict": event.verdict,
             "reason": event.reason,
-            "findings": [[f.id, f.severity, f.location, f.text] for f in event.findings],
+            "findings": [f.to_json() for f in event.findings],
         }
     if isinstance(event, DispositionRecord):
         return {
@@ -556,9 +556,9 @@ def event_from_json(raw: Any) -> Event | None:
         comment, actor = int(raw["comment"]), str(raw["actor"])
         if kind == "review" and raw.get("verdict") in VERDICTS:
             findings = tuple(
-                Finding(str(f[0]), cast(Severity, f[1]), str(f[2]), str(f[3]))
+                Finding(str(f[0]), cast(Severity, f[1]), str(f[2]), str(f[3]), *(str(x)[:40] for x in f[4:6]))
                 for f in raw.get("findings") or ()
-                if isinstance(f, list) and len(f) == 4 and f[1] in SEVERITIES
+                if isinstance(f, list) and len(f) in (4, 6) and f[1] in SEVERITIES
             )
             return Round(
                 comment, actor, str(raw["head"]), raw["verdict"], findings, str(raw.get("reason") or "")

@@ -185,14 +185,14 @@ def ledger_text(
         if findings:
             lines += ["", "<details><summary>Findings and dispositions</summary>", ""]
             lines += [
-                "| Round | Id | Severity | Location | Finding | Disposition |",
+                "| Round | Id | Severity (category · impact) | Location | Finding | Disposition |",
                 "|---|---|---|---|---|---|",
             ]
             for i, f in findings[:MAX_TABLE_ROWS]:
                 record = ledger.disposition_of(i, f.id)
                 disposed = f"{record.disposition}: {cell(record.reason, 80)}" if record else "**needed**"
                 lines.append(
-                    f"| {i} | {f.id} | {f.severity} | `{cell(f.location, 80)}` | {cell(f.text)} "
+                    f"| {i} | {f.id} | {cell(f.kind, 100)} | `{cell(f.location, 80)}` | {cell(f.text)} "
                     f"| {disposed} |"
                 )
             if len(findings) > MAX_TABLE_ROWS:
@@ -331,7 +331,7 @@ def summary_text(s: Summary, ledger: Ledger) -> str:
         ]
         for r in residuals[:MAX_TABLE_ROWS]:
             lines.append(
-                f"| {r.finding.severity} | {r.disposition} | `{cell(r.finding.location, 80)}` "
+                f"| {cell(r.finding.kind, 100)} | {r.disposition} | `{cell(r.finding.location, 80)}` "
                 f"| {cell(r.reason)} |"
             )
     if ledger.gaps:

@@ -165,3 +165,17 @@ def test_budgets_count_as_spent_when_no_record_verifies(steward: Steward) -> Non
     steward.settle()
     reply = run(steward, repo, pr, "/review clean", by="outsider")
     assert "BUDGET_EXHAUSTED" in reply and "Recorded review round" not in reply
+
+
+def test_findings_carry_a_category_and_an_impact_when_given(steward: Steward) -> None:
+    """Issue 36 §5: `/review findings` lines may name a category and an impact; the old form still works."""
+    repo, _, pr = awaiting_review(steward)
+    findings = (
+        "/review findings\nF1 high category=security impact=data-loss src/cart/total.py:1 the rate leaks\n"
+        "F2 low src/cart/total.py:2 naming"
+    )
+    reply = run(steward, repo, pr, findings, by="outsider")
+    assert "Recorded review round 1 of 5" in reply
+    ledger = [c["body"] for c in steward.bot_comments(repo, pr) if "<!-- steward:bugfix-ledger:" in c["body"]]
+    assert "| 1 | F1 | high · security · data-loss | `src/cart/total.py:1` |" in ledger[0]
+    assert "| 1 | F2 | low | `src/cart/total.py:2` |" in ledger[0]
