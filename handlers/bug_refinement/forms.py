@@ -9,8 +9,9 @@ History`` gives ``### 1. Vision`` headings where RA9 reads ``## 1. Vision``, and
 ``from_issue_form`` rewrites such a body into the markdown RA9 reads: the numbered section headings become
 level 2 (the ``### 5.1 Environment`` … ``### 5.4 Artifacts`` fields stay level 3, the recipe's sub-sections),
 the ``Status``/``Severity``/``Scope`` fields become field lines, and ``_No response_`` becomes nothing (an
-empty field is not content). A body that already has a level-2 RA9 section, or fewer than two form section
-headings, is returned as it is: only form bodies are rewritten.
+empty field is not content). A body that already has RA9's section 1 or 5 at level 2, or fewer than two form
+section headings, is returned as it is: only form bodies are rewritten (the maintainers' sections, added at
+level 2 below a form's answers, are kept as they are).
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ def from_issue_form(text: str) -> str:
     lines = text.replace("\r\n", "\n").split("\n")
     outside = _outside_fences(lines)
     numbered = {n for i, line in enumerate(lines) if outside[i] and (n := _section_number(line)) is not None}
-    if len(numbered) < 2 or find_sections(parse_document(text), BUG_SECTION_NAMES):
+    # A body that has RA9's reporter sections at level 2 is RA9 already; the maintainers' sections added at
+    # level 2 below a form's answers (Steward's form asks only for 1 and 5) do not stop the form's reading.
+    if len(numbered) < 2 or set(find_sections(parse_document(text), BUG_SECTION_NAMES)) & {1, 5}:
         return text
     out: list[str] = []
     i = 0

@@ -51,6 +51,7 @@ from handlers.onboarding.plan import (
     pull_body,
     switched_on_text,
 )
+from handlers.onboarding.templates import proposed_template_paths, template_files
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()
@@ -113,7 +114,18 @@ async def _onboard(ctx: EventContext, *, explicit: bool, requested_by: str) -> O
     settings = _configured(ctx)
     running = {c.section for c in capabilities(ctx.registry, settings) if c.enabled}
     facts = await branch_facts(ctx, base, repo.html_url) if "bugfix" in running else None
-    plan = proposal(ctx.event.forge, ctx.registry, settings, language, facts)
+    # A template the repository has is never overwritten (issue 34 §4); one that is Steward's own, as it
+    # would write it (a proposal merged before), is not the repository's.
+    mine = template_files(ctx.event.forge, language)
+    taken = frozenset(
+        [
+            path
+            for path in proposed_template_paths(ctx.event.forge)
+            if (there := await ctx.forge.read_file(ctx.repo, path, ref=base)) is not None
+            and there.content.decode("utf-8", "replace") != mine.get(path)
+        ]
+    )
+    plan = proposal(ctx.event.forge, ctx.registry, settings, language, facts, taken)
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     body = pull_body(
         plan,

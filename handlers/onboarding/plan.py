@@ -159,6 +159,8 @@ class Proposal:
     labels: list[LabelSpec]
     capabilities: list[Capability]
     language: Language
+    # Templates the repository already has at the paths Steward would use: kept, never overwritten.
+    kept: tuple[str, ...] = ()
 
 
 def command_permissions(registry: RegistryView, settings: HandlerSettings) -> dict[str, Permission]:
@@ -244,6 +246,7 @@ def proposal(
     settings: HandlerSettings,
     language: Language,
     facts: BranchFacts | None = None,
+    taken: frozenset[str] = frozenset(),
 ) -> Proposal:
     settings = merge(settings, {"preset": PROPOSED_PRESET})  # what merging the proposed file switches on
     caps = capabilities(registry, settings)
@@ -254,9 +257,11 @@ def proposal(
         path=path,
         notes={KEY_CONTEXTS: contexts_note(facts)} if facts is not None else None,
     )
-    files = {path: config, **template_files(kind, language)}
+    templates = template_files(kind, language, taken)
+    files = {path: config, **templates}
     labels = labels_for(settings, [c.section for c in caps])
-    return Proposal(files, path, labels, caps, language)
+    kept = tuple(sorted(p for p in taken if p in template_files(kind, language)))
+    return Proposal(files, path, labels, caps, language, kept)
 
 
 # --- what the pull request says -----------------------------------------------------------------------------
@@ -348,12 +353,23 @@ def pull_body(
             f"What this pull request adds ({len(plan.files)} files)",
             [
                 *(f"- `{path}`" for path in plan.files),
+                *(
+                    [
+                        "",
+                        "Kept as they are (this repository has them; Steward's templates are added "
+                        "beside them under names of their own): "
+                        + ", ".join(f"`{path}`" for path in plan.kept)
+                        + ".",
+                    ]
+                    if plan.kept
+                    else []
+                ),
                 "",
                 f"`{plan.config_path}` shows every setting with its default, commented out; "
                 f"`steward check-config {plan.config_path}` checks a change. The issue templates ask for "
-                "what Steward checks: an RA9 bug report (its nine sections, the reproduction recipe 5.1–5.4 "
-                "and the regression-test slot) and a backlog item (What, Why, Scope, Acceptance criteria, "
-                "Constraints, Edge cases, Dependencies)"
+                "what Steward checks: an RA9 bug report (what the reporter saw and how to reproduce it — "
+                "section 1 and the recipe 5.1–5.4; the maintainers add their sections later) and a backlog "
+                "item (What, Why, Scope, Acceptance criteria, Constraints, Edge cases, Dependencies)"
                 + (", in Portuguese, as this repository's issues are." if plan.language == "pt" else "."),
             ],
         ),

@@ -20,7 +20,7 @@ from typing import Final
 from bot.forge import ForgeKind
 from handlers.bug_refinement.api import Language, sections
 
-__all__ = ["template_files"]
+__all__ = ["proposed_template_paths", "template_files"]
 
 _BUG_LABELS: Final = ("bug", "refine")
 _BACKLOG_LABELS: Final = ("refine",)
@@ -68,14 +68,12 @@ _WORDS: Final[Mapping[str, tuple[str, str]]] = {
         "Algo está quebrado. O Steward confere o relato e diz o que falta.",
     ),
     "bug_intro": (
-        "Tell us what you saw and how to reproduce it: sections 1 and 5. The other sections are written by "
-        "the project's maintainers once they have looked at the bug; leave them empty when you report one. "
-        "Steward (this repository's bot) checks the report when it is opened and every time it is edited, "
-        "and replies with what is still missing, and from whom.",
-        "Conte o que você viu e como reproduzir: seções 1 e 5. As outras seções são escritas pelos "
-        "mantenedores do projeto depois de olharem o bug; deixe-as em branco ao relatar um. O Steward (o bot "
-        "deste repositório) confere o relato quando ele é aberto e a cada edição, e responde com o que ainda "
-        "falta, e de quem.",
+        "Tell us what you saw and how to reproduce it. The project's maintainers add their own sections "
+        "once they have looked at the bug. Steward (this repository's bot) reads the report when it is "
+        "opened and every time it is edited, and asks you in plain words for anything still missing.",
+        "Conte o que você viu e como reproduzir. Os mantenedores do projeto acrescentam as seções deles "
+        "depois de olharem o bug. O Steward (o bot deste repositório) lê o relato quando ele é aberto e a "
+        "cada edição, e pergunta em palavras simples o que ainda faltar.",
     ),
     "maintainers": (
         "For the maintainers (leave empty when reporting): ",
@@ -127,6 +125,8 @@ def _section_label(key: str, language: Language) -> str:
 _ORDER: Final = ("1", "2", "3", "4", "5", "5.1", "5.2", "5.3", "5.4", "6", "7", "8", "9")
 # The sections a reporter can answer; the others are the maintainers' to write.
 _REPORTER_KEYS: Final = frozenset({"1", "5", "5.1", "5.2", "5.3", "5.4"})
+# Steward's own templates ask only for those (issue 34 §4): the maintainers add their sections later.
+_REPORTER_ORDER: Final = tuple(key for key in _ORDER if key in _REPORTER_KEYS)
 
 
 def _hint(key: str, language: Language) -> str:
@@ -145,16 +145,7 @@ def bug_form(language: Language) -> str:
         "  - type: markdown",
         "    attributes:",
         f"      value: {_q(_pick(_WORDS['bug_intro'], language))}",
-        # RA9's status line: GitHub renders the field as `### Status` / `Pending` (`Pendente` in Portuguese).
-        "  - type: dropdown",
-        "    id: status",
-        "    attributes:",
-        '      label: "Status"',
-        f"      description: {_q(_pick(_WORDS['status_hint'], language))}",
-        f"      options: [{_q(_pick(_WORDS['status'], language))}]",
-        "      default: 0",
-        "    validations:",
-        "      required: true",
+        # No status dropdown (it would have one option): the status line is the maintainers' to add.
         "  - type: dropdown",
         "    id: severity",
         "    attributes:",
@@ -166,8 +157,8 @@ def bug_form(language: Language) -> str:
         f"      label: {_q(_pick(_WORDS['scope'], language))}",
         f"      placeholder: {_q(_pick(_WORDS['scope_hint'], language))}",
     ]
-    for key in _ORDER:
-        kind = "input" if key == "7" else "textarea"
+    for key in _REPORTER_ORDER:
+        kind = "textarea"
         lines += [
             f"  - type: {kind}",
             f"    id: section-{key.replace('.', '-')}",
@@ -177,8 +168,9 @@ def bug_form(language: Language) -> str:
         ]
         if key in _PREFILL:
             lines.append(f"      value: {_q(_pick(_PREFILL[key], language))}")
-        # The reporter is asked only for what they saw and how to reproduce it.
-        required = key in _REPORTER_KEYS and key != "5"
+        # The reporter is asked only for what they saw and how to reproduce it; the form cannot know whether
+        # there is an artifact to attach, so 5.4 is not required (issue 34 §4).
+        required = key in _REPORTER_KEYS and key not in ("5", "5.4")
         lines += ["    validations:", f"      required: {'true' if required else 'false'}"]
     return "\n".join(lines) + "\n"
 
@@ -209,7 +201,7 @@ def bug_markdown(language: Language) -> str:
         f"- **{_pick(_WORDS['scope'], language)}:** ",
         "",
     ]
-    for key in _ORDER:
+    for key in _REPORTER_ORDER:
         heading = sections.subsection(key, language) if "." in key else sections.heading(int(key), language)
         lines += [heading, f"<!-- {_hint(key, language)} -->"]
         if key in _PREFILL:
@@ -235,12 +227,30 @@ def template_dir(kind: ForgeKind) -> str:
     return ".gitea/ISSUE_TEMPLATE" if kind == "gitea" else ".github/ISSUE_TEMPLATE"
 
 
-def template_files(kind: ForgeKind, language: Language) -> dict[str, str]:
-    """Path → text of every template for this forge."""
+def template_files(
+    kind: ForgeKind, language: Language, taken: frozenset[str] = frozenset()
+) -> dict[str, str]:
+    """Path → text of every template for this forge. A path in ``taken`` (a file the repository has) is never
+    proposed: Steward's template gets a name of its own beside it (issue 34 §4)."""
     where = template_dir(kind)
     bug = (
         {f"{where}/bug_report.md": bug_markdown(language)}
         if kind == "gitea"
         else {f"{where}/bug_report.yml": bug_form(language)}
     )
-    return {**bug, f"{where}/backlog_item.md": backlog_markdown(language)}
+    files = {**bug, f"{where}/backlog_item.md": backlog_markdown(language)}
+    out: dict[str, str] = {}
+    for path, text in files.items():
+        if path in taken:
+            stem, dot, ext = path.rpartition(".")
+            path = f"{stem}-steward{dot}{ext}"
+            if path in taken:
+                continue
+        out[path] = text
+    return out
+
+
+def proposed_template_paths(kind: ForgeKind) -> tuple[str, ...]:
+    """The paths ``template_files`` proposes, and the names they would take beside a file of that name."""
+    paths = tuple(template_files(kind, "en"))
+    return paths + tuple(f"{p.rpartition('.')[0]}-steward.{p.rpartition('.')[2]}" for p in paths)

@@ -25,8 +25,10 @@ def test_a_revoked_token_parks_nothing_and_the_work_resumes(steward: Steward) ->
     steward.faults({"method": "*", "path": ".*", "status": 401, "times": 100_000, "login": "steward-bot"})
     steward.maintainer.comment(repo, number, "/steward ping")
     wait_for(
-        lambda: (value(url, "steward_dead_jobs") or 0) > 0
-        or value(url, "steward_forge_auth_failing", forge=steward.forge) == 1,
+        lambda: (
+            (value(url, "steward_dead_jobs") or 0) > 0
+            or value(url, "steward_forge_auth_failing", forge=steward.forge) == 1
+        ),
         timeout=30,
         what="the job parked, or the forge's credentials reported failing",
     )
