@@ -408,6 +408,18 @@ class BugfixBudgets(BaseModel):
     )
 
 
+class SensitiveGroup(BaseModel):
+    model_config = _SECTION
+
+    paths: tuple[str, ...] = Field(
+        default=(), description="Globs of the paths this group reviews (`*` within a directory, `**` across)."
+    )
+    reviewers: tuple[str, ...] = Field(
+        default=(),
+        description="Logins of the group's members: one of them reviews a fix that touches the paths.",
+    )
+
+
 class BugfixSettings(BaseModel):
     """Regression-first bugfix branches."""
 
@@ -438,6 +450,12 @@ class BugfixSettings(BaseModel):
         default=2, ge=1, le=20, description="Commits allowed after the red one (the fix, and a review fix)."
     )
     budgets: BugfixBudgets = Field(default_factory=BugfixBudgets, description="The review budget per bug.")
+    sensitive_paths: dict[str, SensitiveGroup] = Field(
+        default_factory=dict,
+        description="Reviewer groups by name (e.g. `security`, `migration`, `architecture`): a fix that "
+        "touches a group's paths also needs a clean `/review` round or an approval on its head from one of "
+        "the group's reviewers.",
+    )
     max_fix_lines: int = Field(
         default=400,
         ge=1,

@@ -305,6 +305,11 @@ async def assess(
             conflicts=conflicts,
             scope=scope,
             decisions=decisions,
+            specialists=tuple(
+                (name, group.reviewers, matched)
+                for name, group in sorted(settings.sensitive_paths.items())
+                if (matched := tuple(f for f in fixed if is_test_path(f, group.paths)))
+            ),
         )
     )
     return Evidence(

@@ -16,6 +16,8 @@ The rules, in order; the first that applies decides (issue 13):
    files, the regression test edited) until `/scope` accepts it;
 5. pending until CI on the head is green, then while a native Request changes on the head awaits a
    `/review` round, then until a review round on the head completes;
+5a. pending while a reviewer group of ``bugfix.sensitive_paths`` whose paths the fix touches has given
+   neither a clean round nor an approval on the head (``SPECIALIST_REVIEW_NEEDED``);
 6. success.
 
 Merge commits (more than one parent: the base merged in) are ignored everywhere.
@@ -37,6 +39,7 @@ from handlers.bugfix.scope import FIX_OUT_OF_SCOPE, ScopeCheck
 
 CONTEXT = "steward/regression-first"
 DECISION_PENDING = "DECISION_PENDING"
+SPECIALIST_REVIEW_NEEDED = "SPECIALIST_REVIEW_NEEDED"
 DESCRIPTION_LIMIT = 140
 State = Literal["pending", "success", "failure"]
 
@@ -89,6 +92,8 @@ class StatusInput:
     # Design forks opened on the bug or its pull request since `/bugfix` and not decided yet ("F2 on #12"),
     # each with where it is: a product decision stops the loop (``DECISION_PENDING``).
     decisions: tuple[tuple[str, str], ...] = ()
+    # The reviewer groups whose paths the fix touches: (group, its reviewers, the files that matched).
+    specialists: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -303,6 +308,19 @@ def evaluate(given: StatusInput) -> RegressionStatus:
     review = ledger.review_state(head)
     if review != "complete":
         return RegressionStatus("pending", "AWAITING_REVIEW", review[:140])
+    groups = specialists_waiting(given, head)
+    if groups:
+        group, members, files = groups[0]
+        who = ", ".join(m.lstrip("@") for m in members[:6]) or "no reviewers listed"
+        return RegressionStatus(
+            "pending",
+            SPECIALIST_REVIEW_NEEDED,
+            f"awaiting the {group} group's review of the head (reviewers: {who})",
+            f"The fix touches the paths the `{group}` reviewer group covers (`bugfix.sensitive_paths`): "
+            + ", ".join(f"`{f}`" for f in files[:10])
+            + f". Besides the independent review, one of {who} reviews the head: `/review clean` (a "
+            "separate round is not needed when they gave the clean round) or an approval on the head.",
+        )
     word = "clean" if ledger.completion() == "CLEAN" else "clean, with accepted residuals"
     done = f"proof in order, review {word}"
     if given.head_report is not None and given.head_report.verdict == "silent":
@@ -315,6 +333,25 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             "docs/bugfix.md on making CI name tests.",
         )
     return RegressionStatus("success", "SUCCESS", done)
+
+
+def specialists_waiting(given: StatusInput, head: str) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """The reviewer groups whose paths the fix touches and whose members gave neither a clean round (that
+    counts) nor an approval on ``head``."""
+    out = []
+    for group, members, files in given.specialists:
+        names = {m.lstrip("@").casefold() for m in members}
+        rounds = any(
+            r.head == head and r.verdict == "clean" and not r.void and r.actor.casefold() in names
+            for r in given.ledger.rounds
+        )
+        approved = any(
+            n.state == "approved" and (n.commit_id or head) == head and n.user.casefold() in names
+            for n in given.native
+        )
+        if not (rounds or approved):
+            out.append((group, members, files))
+    return out
 
 
 def scope_detail(waiting: ScopeCheck) -> str:
