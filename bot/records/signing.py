@@ -60,7 +60,10 @@ SIG_RE = re.compile(
     r"sig=(?P<sig>[A-Za-z0-9_-]{86}) -->$",
     re.MULTILINE,
 )
-REDIS_KEY = "steward:signing:key"
+# The key a worker keeps in Redis when none is pinned, outside the `steward:*` keys the receiver may read
+# (docs/deploy.md, "A Redis ACL for the receiver"); where an earlier version kept it (moved at a start).
+REDIS_KEY = "steward-secret:signing-key"
+LEGACY_REDIS_KEY = "steward:signing:key"
 REDIS_SINCE = "steward:signing:since"
 REDIS_SEQ = "steward:signing:seq"
 
@@ -395,11 +398,14 @@ async def keyring_from(
     if signing_key:
         private = load_private(signing_key)
     else:
+        if await redis.exists(LEGACY_REDIS_KEY):
+            # Kept by an earlier version: the same key under its new name.
+            await redis.renamenx(LEGACY_REDIS_KEY, REDIS_KEY)
         made = private_pem(Ed25519PrivateKey.generate())
         if await redis.set(REDIS_KEY, made, nx=True):
             log.warning(
                 "no STEWARD_SIGNING_KEY: generated a signing key and kept it in Redis. Pin it: "
-                "`redis-cli GET steward:signing:key > steward-signing.pem`, then set "
+                "`redis-cli GET steward-secret:signing-key > steward-signing.pem`, then set "
                 "STEWARD_SIGNING_KEY=/path/to/steward-signing.pem (losing Redis would otherwise mean a new "
                 "key, and records signed with the old one no longer verify)"
             )
@@ -466,7 +472,7 @@ async def verifying_keyring(settings: Any, public_key_file: str | None = None, r
         public.append(load_private(settings.signing_key.get_secret_value()).public_key())
     elif redis is not None:
         try:
-            stored = await redis.get(REDIS_KEY)
+            stored = await redis.get(REDIS_KEY) or await redis.get(LEGACY_REDIS_KEY)
         except Exception:  # Redis not answering: verify with what the settings name
             stored = None
         if stored:

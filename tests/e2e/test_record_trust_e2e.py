@@ -186,7 +186,7 @@ def test_records_signed_by_a_key_lost_with_redis_are_re_derived_quietly(
     store = redis.Redis.from_url(steward.redis_url)
     since = store.get("steward:signing:since")
     assert since is not None
-    store.delete("steward:signing:key", "steward:signing:seq", "steward:signing:since")
+    store.delete("steward-secret:signing-key", "steward:signing:seq", "steward:signing:since")
     steward.settings = steward.settings.model_copy(update={"signing_since": since.decode()})
     _restart(steward)
     steward.settle()
