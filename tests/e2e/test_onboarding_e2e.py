@@ -326,3 +326,32 @@ def test_the_pull_request_never_overwrites_a_template_the_repository_has(steward
     assert read(m, repo, ours) is not None, "Steward's is added beside it"
     body = pull["body"]
     assert f"`{ours}`" in body and "Kept as they are" in body and f"`{theirs}`" in body
+
+
+def test_the_preview_asks_what_the_verdict_then_asks(steward: Steward) -> None:
+    """Issue 34 §4 and §5: the onboarding preview showed every blocker (the maintainers' included) as asks of
+    the author — ten where the real verdict asked two. Now its questions are the real verdict's, word for
+    word."""
+    m = steward.maintainer
+    repo = steward.new_repo(configured=False)
+    crash = steward.outsider.open_issue(repo, "App crashes on start", "It crashes when I open it.")
+    m.add_labels(repo, crash, ["bug"])
+    here = m.open_issue(repo, "Set Steward up")
+    m.comment(repo, here, "/steward init")
+    steward.settle()
+    [pull] = pulls(m, repo)
+    previewed = [
+        line for line in pull["body"].splitlines() if line[:3] in ("1. ", "2. ", "3. ", "4. ", "5. ")
+    ]
+    assert previewed and not any("MISSING_SECTION" in line or "heading" in line for line in previewed)
+    m.merge_pull(repo, pull["number"])
+    steward.settle()
+    m.add_labels(repo, crash, ["refine"])
+    steward.settle()
+    [verdict] = [c for c in steward.bot_comments(repo, crash) if "steward:ra9-verdict:" in c["body"]]
+    asked = [
+        line
+        for line in verdict["body"].split("<details>")[0].splitlines()
+        if line[:3] in ("1. ", "2. ", "3. ", "4. ", "5. ")
+    ]
+    assert asked == previewed
