@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable
+from datetime import UTC, datetime
 from typing import Any, cast
 
 from arq.connections import ArqRedis
 
 from bot.events.event import Event
 from bot.forge import ForgeKind, RepoRef, repo_key
+from bot.queue import clock
 from bot.queue.jobs import JOB_FUNCTION, QUEUE_NAME
 
 CLAIM_PREFIX = "steward:claim:"
@@ -49,7 +51,8 @@ class Deferred:
             event.to_json(),
             _job_id=LATER_PREFIX + job_id,
             _queue_name=QUEUE_NAME,
-            _defer_by=max(0.0, delay),
+            # Due on Redis's clock, which the workers poll by (bot.queue.clock), not this process's.
+            _defer_until=datetime.fromtimestamp(clock.now() + max(0.0, delay), UTC),
         )
         return job is not None
 

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from redis.exceptions import RedisError
 
+from bot.queue import clock
 from bot.queue.dead_letters import DEAD_BYTES_KEY, DEAD_KEY
 from bot.queue.jobs import QUEUE_NAME, queue_catch_up
 from bot.queue.liveness import job_states
@@ -49,7 +50,7 @@ def _age(raw: Any, now: float) -> float | None:
 
 async def sample(redis: Any, now: float | None = None) -> Sample:
     """One round trip: what the gauges show."""
-    now = time.time() if now is None else now
+    now = clock.now() if now is None else now  # the queue's times are on Redis's clock
     now_ms = int(now * 1000)
     async with redis.pipeline(transaction=False) as pipe:
         pipe.hlen(DEAD_KEY)
@@ -138,6 +139,7 @@ async def receiver_heartbeat(redis: Any, *, catch_up: bool, log: Any) -> None:
     while True:
         try:
             now = time.time()
+            await clock.measure(redis, "receiver")
             previous = await redis.getset(RECEIVER_HEARTBEAT_KEY, repr(now))
             await redis.expire(RECEIVER_HEARTBEAT_KEY, 30 * 86_400)
             if first:

@@ -7,7 +7,6 @@ it for seven days. The receiver answers 2xx only once the job is in Redis.
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -21,6 +20,7 @@ from redis.asyncio import ConnectionPool
 from redis.asyncio.connection import Connection
 
 from bot.events.event import Event
+from bot.queue import clock
 from bot.queue.budgets import (
     DEFAULT_EVENTS_PER_MINUTE,
     EVENT_WINDOW_SECONDS,
@@ -111,7 +111,7 @@ def _job_fields(
 ) -> tuple[str, list[str], list[Any]]:
     """The keys and arguments that enqueue one delivery's job (see ``_ENQUEUE_BATCH``)."""
     job_id = job_id_for(event)
-    now_ms = int(time.time() * 1000)
+    now_ms = clock.now_ms()  # Redis's clock: every process agrees on when a job is due
     job = serialize_job(JOB_FUNCTION, (event.to_json(),), {}, None, now_ms)
     budget = event_budget_keys(event, names)
     keys = [

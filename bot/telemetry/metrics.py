@@ -137,6 +137,12 @@ WORKER_LAST_JOB_SECONDS = Gauge(
     "Seconds since any worker last finished a job (none yet: -1)",
     registry=REGISTRY,
 )
+CLOCK_SKEW = Gauge(
+    "steward_clock_skew_seconds",
+    "This process's clock minus Redis's TIME: the queue's times are read on Redis's clock, corrected by it",
+    ["process"],
+    registry=REGISTRY,
+)
 FORGE_AUTH_FAILING = Gauge(
     "steward_forge_auth_failing",
     "1 while the forge refuses Steward's credentials (401) and its jobs wait, 0 once a job got through",

@@ -17,10 +17,9 @@ from typing import Any, cast
 
 from arq.connections import ArqRedis
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
-from arq.utils import timestamp_ms
 from arq.worker import Worker
 
-from bot.queue import gauges, liveness
+from bot.queue import clock, gauges, liveness
 from bot.queue.locks import LuaScript, pending_releases, release_pending
 from bot.telemetry import logs
 from bot.worker.redis_watch import REDIS_UNAVAILABLE, RedisWatch, Stopped
@@ -193,7 +192,8 @@ class ResilientWorker(Worker):
         now = time.monotonic()
         if now - self._live_at >= liveness.LIVE_EVERY:
             self._live_at = now
-            freed = await liveness.renew_and_reap(self.pool, self.worker_id, timestamp_ms())
+            freed = await liveness.renew_and_reap(self.pool, self.worker_id, clock.now_ms())
+            await clock.measure(self.pool, "worker")
             if freed:
                 log.warning(
                     "a worker stopped without finishing its jobs (killed?); they run again now",
@@ -248,7 +248,7 @@ class ResilientWorker(Worker):
         started = 0
         deadline: float | None = None
         while True:
-            now = timestamp_ms()
+            now = clock.now_ms()  # what is due, on Redis's clock (bot.queue.clock)
             try:
                 claimed, skipped, unread = await _POLL(
                     self.pool,
@@ -329,7 +329,7 @@ class ResilientWorker(Worker):
                         abort_jobs_ss,
                     ),
                     job_id,
-                    str(timestamp_ms()),
+                    str(clock.now_ms()),
                     str(int(self.in_progress_timeout_s * 1000)),
                     self.worker_id,
                     "1" if self.allow_abort_jobs else "0",

@@ -110,14 +110,16 @@ async def test_the_budget_and_the_limit_follow_a_renamed_repository_by_its_id(re
     assert other.outcome == "enqueued", "another repository that took the old name has its own"
 
 
-async def test_comments_edits_and_label_changes_count_and_other_events_do_not(redis: ArqRedis) -> None:
+async def test_new_issues_comments_edits_and_label_changes_count_others_do_not(redis: ArqRedis) -> None:
     enqueuer = Enqueuer(redis, dedupe_ttl=60, events_per_minute=1)
     kinds = [("issue_comment", "created"), ("issue_comment", "edited"), ("issues", "edited"),
              ("issues", "unlabeled"), ("pull_request", "labeled")]  # fmt: skip
     outcomes = [(await enqueuer.enqueue(_event(name=n, action=a, number=i))).outcome for i, (n, a) in
                 enumerate(kinds)]  # fmt: skip
     assert outcomes == ["enqueued", "deferred", "deferred", "deferred", "deferred"]
-    for name, action in (("issues", "opened"), ("issues", "closed"), ("pull_request", "synchronize")):
+    # A new issue counts too (issue 35 item 5: an outsider's 40 issues cost 2-3 writes each).
+    assert (await enqueuer.enqueue(_event(name="issues", action="opened", number=90))).outcome == "deferred"
+    for name, action in (("issues", "closed"), ("pull_request", "synchronize")):
         assert (await enqueuer.enqueue(_event(name=name, action=action))).outcome == "enqueued"
 
 
