@@ -32,7 +32,8 @@ def backlog_scene(stage: Stage) -> None:
     stage.comment(
         stage.maintainer,
         number,
-        "/steward answer g1 A button on the orders page downloads every order of the year as a CSV file.\n"
+        "/steward answer g1 A button on the orders page downloads every order of the year as a CSV file, "
+        "written by orders/export.py.\n"
         "/steward answer g2 In: orders of the current year. Out: invoices and refunds.",
     )
     say("\n  @maintainer answered two questions in one comment.")
@@ -43,7 +44,13 @@ def backlog_scene(stage: Stage) -> None:
     stage.settle()
     stage.show(number, max_lines=8)
     stage.comment(stage.maintainer, number, "/steward approve-spec")
-    say("\n  @maintainer approved the spec.")
+    say("\n  @maintainer tried to approve the spec, which cites `orders/export.py` — a file the repository "
+        "does not have.")  # fmt: skip
+    stage.settle()
+    stage.show(number, max_lines=3)
+    why = "orders/export.py is written by this work"
+    stage.comment(stage.maintainer, number, f"/steward approve-spec --ungrounded {why}")
+    say("\n  @maintainer approved it, saying why the file does not exist yet.")
     stage.settle()
     stage.show(number, max_lines=3)
 

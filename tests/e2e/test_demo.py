@@ -83,6 +83,8 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     assert "`/steward refresh` can only be run by people with" in out
     # Backlog refinement: the interview ends in an approved spec.
     assert "## Spec v1 — Export orders as CSV (approved)" in out
+    # Grounding before sign-off: the spec cites a file the repository lacks; approved with the reason.
+    assert "the spec cites code that does not exist — `orders/export.py`: there is no file" in out
     # Configuration: the typo fails the commit status and opens the error issue; the fix closes it.
     assert "commit status steward/config: failure" in out and "did you mean `round_cap`?" in out
     assert "is now closed." in out
