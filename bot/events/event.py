@@ -3,6 +3,7 @@ the queue (``to_json``/``from_json``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,6 +42,23 @@ class Unhandled(Exception):
 
 class MalformedPayload(Exception):
     """The payload lacks fields that its event must have (answered 400)."""
+
+
+# The format of a queued event (``Event.to_json``), carried in ``extra`` (``_FORMAT``) where a worker of any
+# version takes an unknown key (issue 40 item 5): bump it when a job of the new format must not be run by a
+# worker that would read it wrongly. A worker refuses an event of a newer format (``NewerEventFormat``: the
+# job waits in the queue for an upgraded worker) and reads every older one, leaving out fields it does not
+# know.
+EVENT_FORMAT = 2
+_FORMAT = "_format"
+
+
+class NewerEventFormat(Exception):
+    """A queued event written by a newer Steward than this worker (a rolling upgrade under way)."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(f"event format {version}; this worker reads up to {EVENT_FORMAT}")
+        self.version = version
 
 
 @dataclass(frozen=True)
@@ -214,8 +232,14 @@ class Event:
     @classmethod
     def from_json(cls, raw: str | bytes) -> Event:
         data = json.loads(raw)
-        repo = data.pop("repo")
         extra = dict(data.get("extra") or {})
+        version = str(extra.pop(_FORMAT, "1"))
+        if not version.isdigit() or int(version) > EVENT_FORMAT:
+            raise NewerEventFormat(int(version) if version.isdigit() else EVENT_FORMAT + 1)
+        # An older event lacks the newer fields (their defaults stand); a field this version does not know
+        # is left out rather than refused.
+        data = {k: v for k, v in data.items() if k in _EVENT_FIELDS}
+        repo = data.pop("repo")
         ident = extra.pop(_REPO_ID, "")
         data["extra"] = extra
         if repo is not None and str(ident).isdigit():
@@ -233,15 +257,21 @@ class Event:
         if report is not None:
             report["pulls"] = tuple(report["pulls"])
         return cls(
-            repo=RepoRef(**repo) if repo else None,
-            issue=IssueSnapshot(**issue) if issue else None,
-            comment=CommentSnapshot(**comment) if comment else None,
-            milestone=MilestoneSnapshot(**milestone) if milestone else None,
-            pull=PullSnapshot(**pull) if pull else None,
-            report=ReportSnapshot(**report) if report else None,
-            review=ReviewSnapshot(**review) if review else None,
+            repo=RepoRef(**_known(RepoRef, repo)) if repo else None,
+            issue=IssueSnapshot(**_known(IssueSnapshot, issue)) if issue else None,
+            comment=CommentSnapshot(**_known(CommentSnapshot, comment)) if comment else None,
+            milestone=MilestoneSnapshot(**_known(MilestoneSnapshot, milestone)) if milestone else None,
+            pull=PullSnapshot(**_known(PullSnapshot, pull)) if pull else None,
+            report=ReportSnapshot(**_known(ReportSnapshot, report)) if report else None,
+            review=ReviewSnapshot(**_known(ReviewSnapshot, review)) if review else None,
             **data,
         )
+
+
+def _known(kind: Any, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of ``data`` that ``kind`` (a dataclass) has."""
+    names = {f.name for f in dataclasses.fields(kind)}
+    return {k: v for k, v in data.items() if k in names}
 
 
 # The repository's id travels in ``extra`` (as a string, like every value there): a worker of the previous
@@ -250,8 +280,12 @@ class Event:
 _REPO_ID = "_repo_id"
 
 
+_EVENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Event))
+
+
 def _extra_json(extra: Mapping[str, str], repo: RepoRef | None) -> dict[str, str]:
     found = dict(extra)
+    found[_FORMAT] = str(EVENT_FORMAT)
     if repo is not None and repo.id:
         found[_REPO_ID] = str(repo.id)
     return found

@@ -38,7 +38,7 @@ from bot.commands.registry import Registry, load_registry
 from bot.config import shadow
 from bot.config.repo_settings import RepoConfigs, RepoSettings
 from bot.config.settings import HandlerSettings, Settings
-from bot.events.event import Event
+from bot.events.event import Event, NewerEventFormat
 from bot.forge import (
     Forge,
     ForgeError,
@@ -201,8 +201,19 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
     """One delivery's job. Failures the bot did not cause are retried with backoff up to
     ``STEWARD_JOB_TRIES`` times; a job that fails for good goes to the dead-letter list."""
     runtime: Runtime = ctx["runtime"]
-    event = Event.from_json(raw_event)
     job_id = str(ctx.get("job_id", ""))
+    try:
+        event = Event.from_json(raw_event)
+    except NewerEventFormat as exc:
+        # A newer Steward queued it (a rolling upgrade): it waits for a worker that reads it, never dropped.
+        log.warning("a job of a newer Steward waits for an upgraded worker", job=job_id, error=str(exc))
+        metrics.child(metrics.JOBS, "-", "deferred_newer_format").inc()
+        raise Retry(defer=30.0 + random.random() * 10) from None
+    except Exception as exc:  # unreadable: parked where an operator sees it, not dropped by arq
+        unreadable = Event(
+            forge="github", delivery_id=job_id, name="reconcile", action="unreadable", sender=""
+        )
+        return await _dead(runtime, unreadable, raw_event, job_id, log.bind(job=job_id), exc, 1)
     jlog = log.bind(delivery=event.delivery_id, kind=event.kind, repo=str(event.repo), job=job_id)
     try:
         async with asyncio.timeout(runtime.settings.job_timeout_seconds):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.events.event import Event, MalformedPayload, ReviewSnapshot, Unhandled
+from bot.events.event import EVENT_FORMAT, Event, MalformedPayload, ReviewSnapshot, Unhandled
 from bot.events.github import GITHUB_HANDLED, normalise_github
 
 WEBHOOKS = Path(__file__).parent.parent / "fixtures" / "github" / "webhooks"
@@ -183,7 +183,12 @@ def test_the_repository_id_travels_where_a_worker_of_the_previous_version_takes_
     event = normalise_github("issues", "d", payload)
     queued = json.loads(event.to_json())
     assert set(queued["repo"]) == {"owner", "name"}
-    assert queued["extra"] == {**event.extra, "_repo_id": str(payload["repository"]["id"])}
+    # (and the event's format, issue 40 item 5: tests/integration/test_event_format.py)
+    assert queued["extra"] == {
+        **event.extra,
+        "_repo_id": str(payload["repository"]["id"]),
+        "_format": str(EVENT_FORMAT),
+    }
     again = Event.from_json(event.to_json())
     assert (
         again.repo is not None and again.repo.id == payload["repository"]["id"] and again.extra == event.extra
