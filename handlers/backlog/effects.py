@@ -6,6 +6,7 @@ conflict), and declare the blockers an issue names (``sync_dependencies``). The 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -13,7 +14,7 @@ from pydantic import ValidationError
 
 from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.config.settings import BacklogSettings
-from bot.forge import Comment, Issue, NotFound, PermissionDenied, ValidationFailed
+from bot.forge import Comment, Issue, NotFound, PermissionDenied, TooManyItems, ValidationFailed
 from bot.records import sticky
 from handlers.backlog import interview as iv
 from handlers.backlog.command_hints import DEFAULT_PERMISSIONS, Hints
@@ -237,9 +238,8 @@ async def sync_dependencies(
     try:
         existing = set(await ctx.forge.list_blocked_by(ctx.repo, issue.number))
     except (NotFound, PermissionDenied, ValidationFailed):
-        return [
-            iv.DepRecord(number=n, state="listed", note="no issue dependencies here") for n in todo
-        ] + skipped
+        listed = [iv.DepRecord(number=n, state="listed", note="no issue dependencies here") for n in todo]
+        return await with_prior_work(ctx, listed + skipped)
     out: list[iv.DepRecord] = list(skipped)
     for number in todo:
         if number in existing:
@@ -261,6 +261,55 @@ async def sync_dependencies(
             out.append(iv.DepRecord(number=number, state="refused", note=f"the forge refused it ({exc})"))
         else:
             out.append(iv.DepRecord(number=number, state="declared"))
+    return await with_prior_work(ctx, out)
+
+
+MAX_PRIOR_PULLS = 10
+
+
+async def with_prior_work(ctx: EventContext, deps: list[iv.DepRecord]) -> list[iv.DepRecord]:
+    """Each declared or listed blocker that is closed, with what it delivered (seed 002): the newest merged
+    pull request whose title or body names it, the start of its description and the files it changed."""
+    pulls: list[Issue] | None = None
+    out: list[iv.DepRecord] = []
+    for dep in deps:
+        if dep.state not in ("declared", "listed") or not dep.number:
+            out.append(dep)
+            continue
+        try:
+            blocker = await ctx.forge.get_issue(ctx.repo, dep.number)
+        except NotFound:
+            out.append(dep)
+            continue
+        if blocker.state != "closed":
+            out.append(dep)
+            continue
+        if pulls is None:
+            try:
+                pulls = await ctx.forge.list_issues(ctx.repo, state="closed", kind="pulls")
+            except TooManyItems:
+                pulls = []
+        names = re.compile(rf"#{dep.number}\b")
+        prior = "closed; no merged pull request names it"
+        for item in sorted(pulls, key=lambda p: -p.number)[:200]:
+            if not names.search(f"{item.title}\n{item.body}"):
+                continue
+            pull = await ctx.forge.get_pull_request(ctx.repo, item.number)
+            if not pull.merged:
+                continue
+            files = [f.path for f in await ctx.forge.list_pr_files(ctx.repo, pull.number)]
+            shown = ", ".join(f"`{f}`" for f in files[:6]) + (f" +{len(files) - 6}" if len(files) > 6 else "")
+            said = " ".join(pull.body.split())[:160]
+            prior = (
+                f"closed; delivered by #{pull.number} “{pull.title[:80]}”"
+                + (f": {said}" if said else "")
+                + (f" — files: {shown}" if shown else "")
+            )
+            break
+        out.append(dep.model_copy(update={"prior": prior}))
+        if len([d for d in out if d.prior]) >= MAX_PRIOR_PULLS:
+            out += deps[len(out) :]
+            break
     return out
 
 

@@ -64,6 +64,9 @@ class DepRecord(BaseModel):
     number: int
     state: Literal["declared", "listed", "refused", "skipped"]
     note: str = ""
+    # What the closed blocker delivered (seed 002's prior context): the merged pull request that names it, its
+    # description's start and the files it changed; "" when it is open or nothing merged names it.
+    prior: str = ""
 
 
 class Interview(BaseModel):

@@ -47,6 +47,8 @@ def render_deps(deps: Sequence[DepRecord]) -> str:
             parts.append(f"#{dep.number} — skipped: {dep.note}" if dep.number else f"… {dep.note}")
         else:
             parts.append(f"#{dep.number} — refused: {dep.note}")
+        if dep.prior:
+            parts[-1] += f" — prior work: {neutralise.cell(dep.prior, 400)}"
     return "; ".join(parts)
 
 

@@ -1,7 +1,7 @@
-"""A spec that stopped degraded cannot be approved as it is (issue 36 §7, seed 002), end to end on both
-forges: the interview reached its round cap with a core question open; `/approve-spec` is refused with the
-spec's recommendation (split the card, or explore first) until the approver says why with
-`--accept-degraded <reason>`."""
+"""Backlog specs know what came before (issue 36 §7, seed 002), end to end on both forges: a spec that
+stopped degraded (the round cap reached with a core question open) is refused by `/approve-spec` with its
+recommendation (split the card, or explore first) until the approver says why with `--accept-degraded
+<reason>`; a closed blocker shows what it delivered."""
 
 from __future__ import annotations
 
@@ -32,3 +32,25 @@ def test_a_degraded_spec_needs_an_explicit_acceptance(steward: Steward) -> None:
     steward.triager.comment(repo, number, "/approve-spec --accept-degraded the login page is a known pattern")
     steward.settle()
     assert "refinement:approved" in levels(steward, repo, number)
+
+
+def test_a_closed_blocker_shows_what_it_delivered(steward: Steward) -> None:
+    """Seed 002's prior context (issue 36 §7): an item blocked by closed work shows, in the interview, the
+    merged pull request that delivered it — its title, the start of its description and the files it
+    changed."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    blocker = m.open_issue(repo, "Session storage", "Keep sessions server side.")
+    pr = m.open_pull(repo, f"Session store for #{blocker}", "session-store")
+    m.merge_pull(repo, pr)
+    m.edit_issue(repo, blocker, state="closed")
+    steward.settle()
+    number = m.open_issue(repo, "Add login", FEATURE + f"\nBlocked by #{blocker}\n", labels=["refine"])
+    steward.settle()
+    interview = [
+        c["body"] for c in steward.bot_comments(repo, number) if "backlog-interview" in c["body"][:60]
+    ]
+    line = next(x for x in interview[0].splitlines() if x.startswith("**Blocked by:**"))
+    assert f"#{blocker} (declared as blocking this issue)" in line or f"#{blocker} (listed here" in line
+    assert f"prior work: closed; delivered by #{pr} “Session store for #{blocker}”" in line
+    assert "files: `session-store.txt`" in line
