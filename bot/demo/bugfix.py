@@ -7,8 +7,7 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING, Any
 
-from bot.demo.debug import put_cart_code
-from bot.demo.stage import add_collaborator
+from bot.demo.stage import add_collaborator, put_cart_code
 from bot.demo.texts import APPROVED_BUG
 
 if TYPE_CHECKING:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from bot.demo.stage import put_cart_code
 from bot.demo.texts import APPROVED_BUG
 
 if TYPE_CHECKING:
@@ -14,22 +15,6 @@ if TYPE_CHECKING:
 
 def _say(text: str) -> None:
     print(text, flush=True)
-
-
-# The code the scene's evidence points at: Steward checks every `path:line` against the repository.
-CART_CODE = {
-    "cart/total.py": "".join(f"# total {i}\n" for i in range(1, 42)) + "total = round(subtotal) - discount\n",
-    "cart/cart.py": "".join(f"# cart {i}\n" for i in range(1, 88))
-    + "return Cart(items=list(self.items))  # discount is not copied\n# end\n",
-    "cart/rates.py": "def convert(total, rate):\n    return round(total * rate, 2)\n",
-}
-
-
-def put_cart_code(stage: Stage) -> None:
-    """Commit the cart's code the scenes cite, when the repository does not have it yet."""
-    for path, text in CART_CODE.items():
-        if stage.maintainer.get_optional(f"/repos/{stage.repo}/contents/{path}") is None:
-            stage.put_file(path, text)
 
 
 def debug_scene(stage: Stage) -> None:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import httpx2
 import redis
 
+from bot.demo.texts import CART_CODE
 from bot.demo.threads import jobs_outstanding
 
 USERS = {
@@ -215,3 +216,10 @@ milestones:
 def quote(text: str, max_lines: int) -> None:
     """Print ``text`` (a body Steward wrote) as a reader first sees it, indented under the story."""
     say("\n".join(f"      │ {line}".rstrip() for line in readable(text, max_lines)))
+
+
+def put_cart_code(stage: Stage) -> None:
+    """Commit the cart's code the scenes cite, when the repository does not have it yet."""
+    for path, text in CART_CODE.items():
+        if stage.maintainer.get_optional(f"/repos/{stage.repo}/contents/{path}") is None:
+            stage.put_file(path, text)

@@ -59,3 +59,12 @@ BACKLOG_ITEM = """Shoppers want to export their orders as a CSV file.
 ## Why
 Accountants re-type order totals by hand every month.
 """
+
+
+# The code the scene's evidence points at: Steward checks every `path:line` against the repository.
+CART_CODE = {
+    "cart/total.py": "".join(f"# total {i}\n" for i in range(1, 42)) + "total = round(subtotal) - discount\n",
+    "cart/cart.py": "".join(f"# cart {i}\n" for i in range(1, 88))
+    + "return Cart(items=list(self.items))  # discount is not copied\n# end\n",
+    "cart/rates.py": "def convert(total, rate):\n    return round(total * rate, 2)\n",
+}

@@ -285,8 +285,8 @@ async def accept_gap_command(ctx: CommandContext) -> None:
 @plugin.command(
     "scope",
     usage="scope <reason>",
-    help="On a bugfix pull request whose fix goes beyond its evidence (`FIX_OUT_OF_SCOPE`): accept the files "
-    "it names, with the reason (maintain access; not whoever made or moved the branch).",
+    help="On a bugfix pull request whose fix changes files its evidence does not point at: accept the "
+    "files it names, with the reason (maintain access; not whoever made or moved the branch).",
     permission="maintain",
     on_issues=False,
     section=SECTION,
