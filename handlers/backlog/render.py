@@ -219,6 +219,10 @@ def render_spec(
         lines += _spec_body(
             spec, heading=f"## Spec v{spec.version} — {_cell(title, 120)} ({_status_title(spec)})"
         )
+        prior = [d for d in deps if d.prior]
+        if prior:
+            lines += ["", "**Prior work** (what the closed blockers delivered):", ""]
+            lines += [f"- #{d.number}: {neutralise.cell(d.prior, 400)}" for d in prior]
         refused = [d for d in deps if d.state == "refused"]
         if refused:
             notes = "; ".join(f"#{d.number}: {neutralise.line(d.note, 300)}" for d in refused)

@@ -54,3 +54,8 @@ def test_a_closed_blocker_shows_what_it_delivered(steward: Steward) -> None:
     assert f"#{blocker} (declared as blocking this issue)" in line or f"#{blocker} (listed here" in line
     assert f"prior work: closed; delivered by #{pr} “Session store for #{blocker}”" in line
     assert "files: `session-store.txt`" in line
+    steward.maintainer.comment(repo, number, "/enough")
+    steward.settle()
+    spec = next(c["body"] for c in steward.bot_comments(repo, number) if "backlog-spec" in c["body"][:60])
+    assert "**Prior work** (what the closed blockers delivered):" in spec
+    assert f"- #{blocker}: closed; delivered by #{pr}" in spec
