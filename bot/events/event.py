@@ -53,6 +53,15 @@ EVENT_FORMAT = 2
 _FORMAT = "_format"
 
 
+# The longest text a queued event keeps (an issue's body, a comment's, the body before an edit): Gitea takes
+# bodies of 25 MB, and a job's JSON is copied several times between the receiver, Redis, arq and the worker
+# (a worker held 3.7 GiB with ten 24 MiB deliveries in flight: issue 40 item 5). Every reader of Steward's
+# reads less than this (commands 128 KiB, a report 64 Ki characters); a worker re-reads a cut issue or
+# comment from the forge before it runs the job (``CUT``), so digests and records see the whole text.
+MAX_EVENT_TEXT = 256 * 1024
+CUT = "_cut"
+
+
 class NewerEventFormat(Exception):
     """A queued event written by a newer Steward than this worker (a rolling upgrade under way)."""
 
@@ -190,6 +199,25 @@ class Event:
     @property
     def kind(self) -> str:
         return f"{self.name}.{self.action}" if self.action else self.name
+
+    def trimmed(self) -> Event:
+        """This event with each text longer than ``MAX_EVENT_TEXT`` cut, and ``extra[CUT]`` naming what was
+        cut (``issue``, ``comment``, ``previous``); itself when nothing is that long."""
+        cut: list[str] = []
+        issue, comment, previous = self.issue, self.comment, self.previous_body
+        if issue is not None and len(issue.body) > MAX_EVENT_TEXT:
+            issue = dataclasses.replace(issue, body=issue.body[:MAX_EVENT_TEXT])
+            cut.append("issue")
+        if comment is not None and len(comment.body) > MAX_EVENT_TEXT:
+            comment = dataclasses.replace(comment, body=comment.body[:MAX_EVENT_TEXT])
+            cut.append("comment")
+        if previous is not None and len(previous) > MAX_EVENT_TEXT:
+            previous = previous[:MAX_EVENT_TEXT]
+            cut.append("previous")
+        if not cut:
+            return self
+        extra = {**self.extra, CUT: ",".join(cut)}
+        return dataclasses.replace(self, issue=issue, comment=comment, previous_body=previous, extra=extra)
 
     def to_json(self) -> str:
         # Hand-built rather than dataclasses.asdict: this runs once per delivery in the receiver.

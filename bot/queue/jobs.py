@@ -112,7 +112,8 @@ def _job_fields(
     """The keys and arguments that enqueue one delivery's job (see ``_ENQUEUE_BATCH``)."""
     job_id = job_id_for(event)
     now_ms = clock.now_ms()  # Redis's clock: every process agrees on when a job is due
-    job = serialize_job(JOB_FUNCTION, (event.to_json(),), {}, None, now_ms)
+    # Long texts are cut (a worker re-reads them): a job holds what handlers need, not a 25 MB body.
+    job = serialize_job(JOB_FUNCTION, (event.trimmed().to_json(),), {}, None, now_ms)
     budget = event_budget_keys(event, names)
     keys = [
         dedupe_key(event.forge, event.delivery_id),

@@ -38,7 +38,7 @@ from bot.commands.registry import Registry, load_registry
 from bot.config import shadow
 from bot.config.repo_settings import RepoConfigs, RepoSettings
 from bot.config.settings import HandlerSettings, Settings
-from bot.events.event import Event, NewerEventFormat
+from bot.events.event import CUT, Event, NewerEventFormat
 from bot.forge import (
     Forge,
     ForgeError,
@@ -78,6 +78,7 @@ from bot.worker.cron import cron_jobs, schedule
 from bot.worker.health import serve as serve_status
 from bot.worker.redis_watch import RedisWatch
 from bot.worker.state_file import BEAT_SECONDS, StateFile, check_redis
+from bot.worker.texts import whole
 
 log = logs.get("steward.worker")
 
@@ -301,6 +302,8 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any, job_tr
     forge = await runtime.forge_for(event)
     me: User = await forge.whoami()
     await forge_auth.accepted(runtime.redis, event.forge)
+    if event.extra.get(CUT) and event.repo is not None:
+        event = await whole(forge, event)
     if event.sender and event.sender.casefold() == me.login.casefold():
         metrics.child(metrics.JOBS, "-", "own_event").inc()
         return "ignored: sent by Steward itself"

@@ -524,6 +524,25 @@ def test_the_receivers_memory_limit_follows_the_body_limit(
     assert _container(receiver)["resources"]["limits"]["memory"] == limit
 
 
+@pytest.mark.parametrize(
+    ("args", "limit"),
+    [
+        ((), "942Mi"),
+        (("--set", "config.maxBodyBytes=1048576", "--set", "config.maxJobs=4"), "204Mi"),
+        (("--set", "worker.resources.limits.memory=2Gi"), "2Gi"),
+    ],
+    ids=["defaults", "smaller", "explicit"],
+)
+def test_the_workers_memory_limit_follows_the_body_limit_and_the_jobs_at_once(
+    render: Render, args: tuple[str, ...], limit: str
+) -> None:
+    """Issue 40 item 5: a fixed 512Mi against ten 24 MiB Gitea deliveries in flight (3.7 GiB) meant an OOM
+    kill, a strand, a re-claim, another OOM. Queued events now keep at most 256 KiB of each text, and the
+    limit is derived from what a worker may read whole at once (docs/deploy.md)."""
+    worker = _one(render(*args), "Deployment", "worker")
+    assert _container(worker)["resources"]["limits"]["memory"] == limit
+
+
 def test_monitoring_scrapes_both_components_and_the_workers_have_a_metrics_service(render: Render) -> None:
     manifests = render("-f", str(FULL))
     monitors = {

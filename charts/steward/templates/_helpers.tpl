@@ -132,6 +132,21 @@ checksum/secret: {{ .Values.secrets.existingSecretVersion | toString | sha256sum
 {{- toYaml $res }}
 {{- end }}
 
+{{/* The worker's resources; without limits.memory, one derived from the body limit and the jobs at once. */}}
+{{- define "steward.worker.resources" -}}
+{{- $w := .Values.worker }}
+{{- $res := deepCopy $w.resources }}
+{{- $limits := default dict $res.limits }}
+{{- if not $limits.memory }}
+{{- $body := .Values.config.maxBodyBytes | default 26214400 | int64 }}
+{{- $jobs := .Values.config.maxJobs | default 10 | int64 }}
+{{- $bodyMi := div (add $body 1048575) 1048576 }}
+{{- $_ := set $limits "memory" (printf "%dMi" (add $w.memoryBaseMi (mul $jobs $bodyMi 3))) }}
+{{- end }}
+{{- $_ := set $res "limits" $limits }}
+{{- toYaml $res }}
+{{- end }}
+
 {{/* Refuse combinations that cannot work, with the fix in the message. */}}
 {{- define "steward.validate" -}}
 {{- if and (not .Values.redis.url) (not .Values.redis.existingSecret) }}
