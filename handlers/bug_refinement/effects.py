@@ -27,12 +27,12 @@ from handlers.bug_refinement.document import parse_document
 from handlers.bug_refinement.plan import body_digest, bug_id_of, label_plan, select_stories, story_numbers
 from handlers.bug_refinement.reading import Reply
 from handlers.bug_refinement.render import (
-    RESOLVED_TEXT,
     StoryNote,
     notice_text,
     ready_text,
     render_bug_comment,
     render_story_comment,
+    resolved_text,
     template,
     verdict_notice_line,
 )
@@ -197,7 +197,9 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
             pin_text=True,
         )
         await mirror_labels(ctx, issue, "approved")
-        await _settle_notices(ctx, issue, None, comments, asked_in_verdict=bool(data.get(ASKED)))
+        await _settle_notices(
+            ctx, issue, None, comments, asked_in_verdict=bool(data.get(ASKED)), language=_language(data)
+        )
         return "locked"
     replies = await reporter_replies(ctx, issue, comments)
     verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=datetime.now(UTC), replies=replies)
@@ -259,7 +261,9 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
             await ctx.report_rebuilt(checked, written.comment.html_url or "the verdict", number=issue.number)
         if ask is not None and not in_verdict:
             await _notify_author(ctx, issue, verdict, written.comment, comments)
-    await _settle_notices(ctx, issue, verdict, comments, asked_in_verdict=bool(data.get(ASKED)))
+    await _settle_notices(
+        ctx, issue, verdict, comments, asked_in_verdict=bool(data.get(ASKED)), language=language
+    )
     await mirror_labels(ctx, issue, visible_state(verdict))
     ctx.log.info("bug refined", verdict=verdict.verdict, blockers=list(verdict.blocker_codes))
     return verdict.verdict
@@ -351,6 +355,7 @@ async def _settle_notices(
     comments: list[Comment],
     *,
     asked_in_verdict: bool = False,
+    language: Language = "en",
 ) -> None:
     """Once nothing more is asked of the reporter (``verdict`` None: approved and locked), each earlier
     notice that asked them for changes says it is resolved, and the reporter is told once, in one new
@@ -371,11 +376,13 @@ async def _settle_notices(
     if not asked and not asked_in_verdict:
         return
     for key in asked:
-        await ctx.upsert_sticky(NOTICE_KIND, key, RESOLVED_TEXT, number=issue.number, comments=comments)
+        await ctx.upsert_sticky(
+            NOTICE_KIND, key, resolved_text(language), number=issue.number, comments=comments
+        )
     await ctx.upsert_sticky(
         NOTICE_KIND,
         f"{issue.number}-ready",
-        ready_text(author, verdict),
+        ready_text(author, verdict, language),
         number=issue.number,
         comments=comments,
     )

@@ -43,6 +43,7 @@ __all__ = [
     "ready_text",
     "render_bug_comment",
     "render_story_comment",
+    "resolved_text",
     "template",
     "verdict_notice_line",
 ]
@@ -394,10 +395,15 @@ def _ask(author: str, verdict: BugVerdict, where: str) -> str:
 RESOLVED_TEXT: Final = "✅ Resolved: the changes asked for here are in."
 
 
-def ready_text(author: str, verdict: BugVerdict | None) -> str:
+def resolved_text(language: Language = "en") -> str:
+    """What an earlier notice says once its ask is answered, in the report's language."""
+    return "✅ Resolvido: o que foi pedido aqui já está no relato." if language == "pt" else RESOLVED_TEXT
+
+
+def ready_text(author: str, verdict: BugVerdict | None, language: Language | None = None) -> str:
     """The one new comment that tells the reporter their part is done (``verdict`` None: approved and
-    locked)."""
-    pt = verdict is not None and _lang(verdict) == "pt"
+    locked), in the report's language."""
+    pt = (language or (_lang(verdict) if verdict is not None else "en")) == "pt"
     if verdict is None or verdict.verdict == "approved":
         if pt:
             return (

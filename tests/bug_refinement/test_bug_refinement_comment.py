@@ -174,3 +174,18 @@ def test_stories_are_capped(limit: int) -> None:
     chosen, skipped = select_stories(bug, [], list(found), found, limit=limit)
     assert len(chosen) == limit and len(skipped) == 8 - limit
     assert all("the most I refine" in (note.skipped or "") for note in skipped)
+
+
+def test_the_notices_speak_the_reports_language() -> None:
+    """Issue 34 §2: one language per verdict, its notices included."""
+    from handlers.bug_refinement.render import ready_text, resolved_text
+
+    relato = "O app fecha quando eu abro.\n"
+    verdict = refine_bug(relato, bug_id="o/r#1", refined_at=AT)
+    assert verdict.language == "pt"
+    notice = notice_text("ana", verdict, "https://forge/o/r/issues/1#c")
+    assert notice.startswith("@ana: obrigado pelo relato — ")
+    assert verdict_notice_line("ana", verdict).endswith("abaixo, antes de começarmos.")
+    assert ready_text("ana", verdict).startswith("@ana: obrigado — ")
+    assert ready_text("ana", None, "pt").startswith("@ana: obrigado — ")
+    assert resolved_text("pt").startswith("✅ Resolvido")

@@ -31,7 +31,9 @@ BUG = python_slot()
 
 def as_issue_form(body: str = BUG) -> str:
     """``body``'s sections as GitHub writes them when the bug is filed through Steward's RA9 issue form
-    (``### 1. Vision`` and so on, one heading per field: tests/onboarding/forms.py)."""
+    (``### 1. Vision`` and so on, one heading per field: tests/onboarding/forms.py). The form asks the
+    reporter only for sections 1 and 5 (issue 34 §4); the maintainers' sections and the status line follow
+    as they add them, below the form's answers, at level 2."""
     from handlers.bug_refinement.api import (
         BUG_SECTION_NAMES,
         RECIPE_SUBSECTION_NAMES,
@@ -48,4 +50,7 @@ def as_issue_form(body: str = BUG) -> str:
     recipe = find_subsections(doc, sections[5], RECIPE_SUBSECTION_NAMES)
     for key, part in recipe.items():
         answers["section-" + key.replace(".", "-")] = doc.section_text(part).strip("-\n ")
-    return render_form(bug_form("en"), answers)[0]
+    reporter = render_form(bug_form("en"), answers)[0]
+    theirs = [doc.text(sections[n].heading_line, sections[n].end).rstrip() for n in (2, 3, 4, 6, 7, 8, 9)]
+    status = next((line for line in doc.lines if line.startswith("**Status:**")), "**Status:** Pending")
+    return "\n\n".join([reporter.rstrip(), status, *theirs]) + "\n"
