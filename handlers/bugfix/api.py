@@ -1,9 +1,12 @@
 """What other capabilities ask of regression-first bugfixes: whether the forge requires the
 `steward/regression-first` status where it matters, and how to say so (``/steward config`` and the
-onboarding pull request)."""
+onboarding pull request); and a bug's regression test slot (section 7) and the test cases a file defines
+(the hypotheses board offers CI failures of that test as symptoms)."""
 
 from __future__ import annotations
 
+from handlers.bugfix.regression_slot import case_names as case_names
+from handlers.bugfix.regression_slot import parse_slot as parse_slot
 from handlers.bugfix.required import Requirement as Requirement
 from handlers.bugfix.required import read_requirement as read_requirement
 from handlers.bugfix.required import requirement_lines as requirement_lines

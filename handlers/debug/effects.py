@@ -27,6 +27,7 @@ from bot.forge import (
 )
 from bot.forge.ci import latest_statuses
 from bot.records import sticky
+from handlers.bugfix import api as bugfix_api
 from handlers.debug.board import (
     Board,
     Entry,
@@ -48,7 +49,7 @@ from handlers.debug.board import (
 )
 from handlers.debug.grounding import Ground, Problem, check, merge, named_commit, refusal
 from handlers.debug.locations import find_locations
-from handlers.debug.related import Related, related, related_from_json, related_to_json
+from handlers.debug.related import Related, ci_symptoms, related, related_from_json, related_to_json
 from handlers.debug.render import FixAttempt, render_board, render_escalation
 
 BOARD_KIND = "debug-board"
@@ -93,8 +94,10 @@ class Loaded:
     deleted: bool = False
     # What each grounded location pointed at when it was cited (``grounding.Ground``), by location.
     grounds: dict[str, Ground] = field(default_factory=dict)
-    # The earlier boards and closed bugs found related when the board was made (``related``).
+    # The earlier boards and closed bugs found related when the board was made (``related``), and the CI
+    # failures of the bug's regression test offered as symptoms then.
     related: tuple[Related, ...] = ()
+    symptoms: tuple[str, ...] = ()
 
 
 def _timeout(settings: HandlerSettings) -> timedelta:
@@ -323,6 +326,7 @@ async def read_board(
     deleted = board_comment is None and any(label.casefold() in LABELS for label in issue.labels)
     if (board_comment is not None and record.trusted is None) or deleted:
         kept: tuple[Related, ...] = ()
+        seen: tuple[str, ...] = ()
         stored, grounds = await derive_log(
             forge,
             repo,
@@ -337,12 +341,24 @@ async def read_board(
         log, changed = stored, True
     else:
         stored, grounds = log_from_json(record.trusted), grounds_of(record.trusted)
-        kept = related_from_json(record.trusted.get("related") if isinstance(record.trusted, dict) else None)
+        trusted = record.trusted if isinstance(record.trusted, dict) else {}
+        kept = related_from_json(trusted.get("related"))
+        seen = tuple(str(x)[:400] for x in trusted.get("symptoms") or () if isinstance(x, str))[:3]
         log = reconcile_log(stored, comments, bot_login=bot_login, known=known, prefix=prefix)
         changed = log != stored or record.outcome == "legacy"
     board = fold(log, now=now, pending_timeout=_timeout(settings))
     return Loaded(
-        issue, comments, board_comment, log, board, changed, record, deleted, grounds, kept if stored else ()
+        issue,
+        comments,
+        board_comment,
+        log,
+        board,
+        changed,
+        record,
+        deleted,
+        grounds,
+        kept if stored else (),
+        seen if stored else (),
     )
 
 
@@ -400,6 +416,20 @@ async def fix_attempts(
             )
         )
     return found
+
+
+async def find_symptoms(ctx: EventContext, issue: Issue) -> tuple[str, ...]:
+    """CI failures the forge reports at the default branch's head that name the bug's regression test
+    (section 7's path, or a test case its code defines): offered as symptoms when the board is made."""
+    slot = bugfix_api.parse_slot(issue.body)
+    if not slot.path:
+        return ()
+    branch, head = await grounder(ctx).head()
+    if not head:
+        return ()
+    cases = bugfix_api.case_names(slot.path, slot.code) if slot.code else frozenset()
+    reports = await ctx.forge.ci_reports(ctx.repo, head)
+    return ci_symptoms(reports, slot.path, sorted(cases), where=f"`{branch}` (`{head[:7]}`)")
 
 
 async def find_related(ctx: EventContext, issue: Issue, board: Board) -> tuple[Related, ...]:
@@ -471,9 +501,10 @@ async def save(
         )
         log = (*log, escalation_entry(board, stamp(now)))
         board = fold(log, now=now, pending_timeout=_timeout(ctx.settings))
-    near = loaded.related
+    near, symptoms = loaded.related, loaded.symptoms
     if loaded.board_comment is None and not loaded.deleted:
         near = await find_related(ctx, loaded.issue, board)
+        symptoms = await find_symptoms(ctx, loaded.issue)
     fixes = await fix_attempts(ctx.forge, ctx.repo, number, board, ctx.settings.bugfix.branch_prefix)
     text = render_board(
         board,
@@ -485,10 +516,13 @@ async def save(
         grounds=grounds,
         changed=await grounder(ctx).changed(grounds),
         related=near,
+        symptoms=symptoms,
     )
     data = log_to_json(log, grounds)
     if near:
         data["related"] = related_to_json(near)
+    if symptoms:
+        data["symptoms"] = list(symptoms)
     written = await ctx.upsert_sticky(
         BOARD_KIND,
         str(number),

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from bot.forge import Issue
+from bot.forge import CIReport, Issue
 from handlers.debug.grounding import find_paths
 from handlers.debug.locations import find_locations
 
@@ -123,3 +123,30 @@ def related_from_json(raw: Any) -> tuple[Related, ...]:
     if not isinstance(raw, list):
         return ()
     return tuple(r for r in (Related.from_json(x) for x in raw[:MAX_RELATED]) if r is not None)
+
+
+MAX_SYMPTOMS: Final = 3
+
+
+def ci_symptoms(
+    reports: Sequence[CIReport], path: str, cases: Iterable[str], *, where: str
+) -> tuple[str, ...]:
+    """CI failures at ``where`` that name the bug's regression test (its file ``path`` or one of its
+    ``cases``), each as a sentence: the context, what matched, the report's first words and its link."""
+    names = [n for n in (path, *cases) if n]
+    out: list[str] = []
+    for report in reports:
+        if report.outcome not in ("failure", "failed", "error"):
+            continue
+        said = "\n".join(
+            [report.title, report.summary, report.text, *(a.message for a in report.annotations)]
+        )
+        matched = next((n for n in names if n in said), None)
+        if matched is None:
+            continue
+        line = next((x.strip() for x in said.splitlines() if matched in x), "")[:160]
+        link = f" ({report.url})" if report.url else ""
+        out.append(f"CI `{report.context}` reports `{matched}` failing at {where}: {line}{link}")
+        if len(out) >= MAX_SYMPTOMS:
+            break
+    return tuple(out)

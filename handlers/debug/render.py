@@ -247,6 +247,7 @@ def render_board(
     grounds: Mapping[str, Ground] | None = None,
     changed: Collection[str] = (),
     related: Sequence[Related] = (),
+    symptoms: Sequence[str] = (),
 ) -> str:
     """The board. ``grounds``: what each checked place pointed at when cited; ``changed``: the places whose
     file is not the same at the default branch's head any more."""
@@ -262,6 +263,10 @@ def render_board(
     if related:
         near = "; ".join(f"#{r.number} {cell(r.title, 80)} ({cell(r.why, 100)})" for r in related)
         lines += [f"**Related earlier investigations and bugs:** {near}", ""]
+    if symptoms:
+        lines += ["**Symptoms from CI** (the bug's regression test):", ""]
+        lines += [f"- {cell(x, 400)}" for x in symptoms]
+        lines.append("")
     if board.hypotheses or fixes:
         lines += [
             "| Id | Rank | Title | Statement | Status | Confidence | For | Against | Where (`path:line`) "

@@ -405,3 +405,26 @@ def test_a_new_board_links_related_bugs(steward: Steward) -> None:
     assert f"#{unrelated} " not in line
     data = sticky.unverified_data(text)
     assert isinstance(data, dict) and data["related"][0][0] == earlier
+
+
+def test_ci_failures_of_the_regression_test_are_offered_as_symptoms(steward: Steward) -> None:
+    """Seed 004 (issue 36 §3): when a board opens, CI failures the forge reports at the default branch's
+    head that name the bug's regression test (section 7) are listed as symptoms."""
+    from tests.e2e.test_bugfix_e2e import play_ci
+
+    m = steward.maintainer
+    repo = steward.new_repo()
+    head = m.put_file(repo, "README.md", "The shop.\n")
+    steward.settle()
+    says = "FAILED web/src/cart/__tests__/currency-switch.spec.ts > keeps the discount after a switch"
+    play_ci(steward, repo, head, "failure", context="ci/unit", says=says)
+    play_ci(steward, repo, head, "failure", context="ci/lint", says="lint: 3 problems in web/src/app.ts")
+    number = refined_bug(steward, repo)
+    say(steward, repo, number, "/hypothesis Cache: the session cache keeps the old token")
+    text = board(steward, repo, number)["body"]
+    assert "**Symptoms from CI** (the bug's regression test):" in text
+    assert (
+        "CI `ci/unit` reports `web/src/cart/__tests__/currency-switch.spec.ts` failing at `main` "
+        f"(`{head[:7]}`): {says}" in text
+    )
+    assert "ci/lint" not in text, "a failure that does not name the regression test is not a symptom"
