@@ -23,6 +23,7 @@ import pytest
 import redis
 
 from bot.demo.threads import ThreadedServer
+from bot.forge.shapes import budget_key
 from bot.queue.gauges import RECEIVER_HEARTBEAT_KEY
 from bot.queue.jobs import QUEUE_NAME
 from bot.receiver.app import create_app
@@ -289,3 +290,31 @@ def test_redeliveries_wait_for_a_receiver_and_an_unreadable_hook_is_noted_once_a
     )
     up = reconcile_with(steward, {}, "--repo", target)
     assert _redelivered(up.stdout) == 2, up.stdout
+
+
+def test_reconcile_waits_for_a_spent_write_budget_instead_of_failing(steward: Steward) -> None:
+    """Issue 40 item 1: `steward reconcile` exited 1 when people's commands had spent the write budget. Now
+    it waits for the budget (saying how long on standard error) and writes what it must."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    with _steward_down(steward):
+        number = m.open_issue(repo, "Login button does nothing", REJECTED, labels=["bug", "refine"])
+        _delivered(steward)
+    # People's commands spent the minute's budget (2 writes here) 50 s ago: the next write waits ~10 s, past
+    # the 5 s a job would wait before it is deferred.
+    key = budget_key(steward.forge, "tok-bot")
+    r = redis.Redis.from_url(steward.redis_url)
+    spent = int((time.time() - 50) * 1000)
+    r.zadd(f"steward:budget:{key}:60000", {"a": spent, "b": spent})
+    run = reconcile_with(
+        steward,
+        {"STEWARD_WRITE_BUDGET_PER_MINUTE": "2"},
+        "--repo",
+        f"{steward.forge}:{repo}",
+        "--since",
+        "1h",
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "waiting" in run.stderr and "for the write budget" in run.stderr, run.stderr[-1000:]
+    steward.settle()
+    assert _verdicts(steward, repo, number), "the verdict was written once the budget had room"
