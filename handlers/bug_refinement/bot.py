@@ -18,6 +18,7 @@ from handlers.bug_refinement.bug_kind import is_bug_report
 from handlers.bug_refinement.effects import (
     STORY_KIND,
     VERDICT_KIND,
+    may_answer,
     mirror_labels,
     note_foreign_edit,
     refine_issue,
@@ -106,21 +107,24 @@ async def on_verdict_touched(ctx: EventContext) -> None:
     section="bug_refinement",
 )
 async def on_reporter_comment(ctx: EventContext) -> None:
-    """The reporter's comment on their bug under refinement is read for the verdict's answers (issue 34 §1):
-    the bug is refined again. A comment of theirs that someone else edits no longer counts."""
+    """The reporter's comment on their bug under refinement (or the comment of someone with triage access) is
+    read for the verdict's answers (issue 34 §1): the bug is refined again. A comment that someone other than
+    its author edits no longer counts."""
     comment, snapshot = ctx.event.comment, ctx.event.issue
     if comment is None or snapshot is None or snapshot.is_pull_request or snapshot.state != "open":
         return
-    reporter = snapshot.author.casefold()
-    if comment.author.casefold() != reporter or reporter == ctx.me.login.casefold():
+    writer = comment.author.casefold()
+    if writer == ctx.me.login.casefold() or snapshot.author.casefold() == ctx.me.login.casefold():
         return
-    if ctx.event.action == "edited" and ctx.event.sender.casefold() != reporter:
-        await note_foreign_edit(ctx, comment.id)
-    elif sticky.marker_of(comment.body) or comment.body.lstrip().startswith("/"):
-        return  # a command is the dispatcher's, not an answer
     settings = refinement_settings(ctx)
     if not any(label.casefold() == settings.refine_label.casefold() for label in snapshot.labels):
         return
+    if ctx.event.action == "edited" and ctx.event.sender.casefold() != writer:
+        await note_foreign_edit(ctx, comment.id)
+    elif sticky.marker_of(comment.body) or comment.body.lstrip().startswith("/"):
+        return  # a command is the dispatcher's, not an answer
+    elif writer != snapshot.author.casefold() and not await may_answer(ctx, comment.author):
+        return  # only the reporter, or someone with triage access, answers for the report
     issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
     if issue.state == "open" and _is_bug(ctx, issue) and issue.has_label(settings.refine_label):
         await refine_issue(ctx, issue)

@@ -20,7 +20,7 @@ from typing import Any
 
 from bot.commands.context import EventContext
 from bot.config.settings import BugRefinementSettings
-from bot.forge import Comment, Issue, NotFound
+from bot.forge import Comment, Issue, NotFound, permission_at_least
 from bot.records import sticky
 from bot.records.sticky import TEXT_KEY, find
 from handlers.bug_refinement.document import parse_document
@@ -201,8 +201,16 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
             ctx, issue, None, comments, asked_in_verdict=bool(data.get(ASKED)), language=_language(data)
         )
         return "locked"
+    now = datetime.now(UTC)
     replies = await reporter_replies(ctx, issue, comments)
-    verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=datetime.now(UTC), replies=replies)
+    verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=now, replies=replies)
+    others = any(
+        c.author.casefold() not in (issue.author.casefold(), ctx.me.login.casefold()) for c in comments
+    )
+    if blockers_for(verdict, "reporter") and others:
+        # Someone with triage access may have answered for the reporter: read their comments too.
+        replies = await reporter_replies(ctx, issue, comments, triage=True)
+        verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=now, replies=replies)
     language: Language = "pt" if verdict.language == "pt" else "en"  # the report's, by its words
     if not same_outcome(recorded, verdict) or unpinned:
         notes = await _refine_stories(ctx, issue) if verdict.verdict == "approved" else []
@@ -277,26 +285,40 @@ def foreign_edit_key(comment_id: int) -> str:
     return f"{FOREIGN_EDIT}:{comment_id}"
 
 
-async def reporter_replies(ctx: EventContext, issue: Issue, comments: Sequence[Comment]) -> tuple[Reply, ...]:
-    """The reporter's comments on their bug whose answers count (issue 34 §1): written by the reporter, not
-    Steward's, not a command, and never edited by someone else since (an edit by another person is
-    remembered when its event arrives: ``note_foreign_edit``). The latest ``MAX_REPLIES``, oldest first."""
+async def reporter_replies(
+    ctx: EventContext, issue: Issue, comments: Sequence[Comment], *, triage: bool = False
+) -> tuple[Reply, ...]:
+    """The comments on a bug whose answers count (issue 34 §1): the reporter's — and, with ``triage``, those
+    of people with triage access or more (one permission read per person) — not Steward's, not a command, and
+    never edited by someone else since (an edit by another person is remembered when its event arrives:
+    ``note_foreign_edit``). The latest ``MAX_REPLIES``, oldest first."""
     author = _reporter(ctx, issue)
-    if author is None:
-        return ()
-    mine = [
+    me = ctx.me.login.casefold()
+    candidates = [
         c
         for c in comments
-        if c.author.casefold() == author.casefold()
-        and not sticky.marker_of(c.body)
-        and not c.body.lstrip().startswith("/")
-    ][-MAX_REPLIES:]
+        if c.author.casefold() != me and not sticky.marker_of(c.body) and not c.body.lstrip().startswith("/")
+    ]
+    levels: dict[str, bool] = {}
     out = []
-    for comment in mine:
+    for comment in candidates:
+        who = comment.author.casefold()
+        if author is None or who != author.casefold():
+            if not triage:
+                continue
+            if who not in levels:
+                levels[who] = await may_answer(ctx, comment.author)
+            if not levels[who]:
+                continue
         if await ctx.was_once(foreign_edit_key(comment.id)):
             continue
         out.append(Reply(comment.id, comment.author, comment.html_url, comment.body))
-    return tuple(out)
+    return tuple(out[-MAX_REPLIES:])
+
+
+async def may_answer(ctx: EventContext, login: str) -> bool:
+    """Whether someone other than the reporter answers for the report: triage access or more."""
+    return permission_at_least(await ctx.forge.permission_of(ctx.repo, login), "triage")
 
 
 async def note_foreign_edit(ctx: EventContext, comment_id: int) -> None:

@@ -364,3 +364,22 @@ def test_an_answer_in_a_comment_completes_the_reporters_part(steward: Steward) -
     steward.settle()
     labels = refinement_labels(steward, repo, number)
     assert labels == ["refinement:needs-info"], "an answer someone else edited is not the reporter's"
+
+
+def test_someone_with_triage_access_may_answer_for_the_reporter_and_an_outsider_may_not(
+    steward: Steward,
+) -> None:
+    """Issue 34 §1: what the reporter, or anyone with triage access or more, writes in a comment is read into
+    the verdict; another outsider's comment is not (fails before: every comment was ignored)."""
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "Editor closes on save", UNFILLED, labels=["bug", "refine"])
+    steward.settle()
+    assert refinement_labels(steward, repo, number) == ["refinement:needs-info"]
+    steward.outsider.comment(repo, number, "Version: 1.4.2, on Ubuntu 24.04 with Firefox 133.")
+    steward.settle()
+    assert refinement_labels(steward, repo, number) == ["refinement:needs-info"], "not the reporter's answer"
+    steward.triager.comment(repo, number, "Version: 1.4.2, on Ubuntu 24.04 with Firefox 133.")
+    steward.settle()
+    assert refinement_labels(steward, repo, number) == ["refinement:needs-triage"]
+    [verdict] = verdict_comments(steward, repo, number)
+    assert "Read from @triager's [comment](" in str(verdict["body"])
