@@ -28,10 +28,23 @@ _logged: dict[str, float] = {}
 _failing: set[str] = set()
 
 
+# When this process last asked Redis whether a forge is paused, and what it learnt: a job costs no round
+# trip for it (Redis is asked at most every ``CHECK_EVERY`` seconds per forge; a job that meets a 401 itself
+# pauses the forge at once).
+CHECK_EVERY = 5.0
+_checked: dict[str, tuple[float, float]] = {}
+
+
 async def paused(redis: Any, forge: str) -> float:
     """Seconds left in ``forge``'s pause (0: none)."""
+    now = time.monotonic()
+    asked = _checked.get(forge)
+    if asked is not None and now - asked[0] < CHECK_EVERY and forge not in _failing:
+        return max(0.0, asked[1] - now)
     left = await redis.pttl(f"{PAUSE_KEY}:{forge}")
-    return left / 1000.0 if isinstance(left, int) and left > 0 else 0.0
+    seconds = left / 1000.0 if isinstance(left, int) and left > 0 else 0.0
+    _checked[forge] = (now, now + seconds)
+    return seconds
 
 
 async def unauthorized(redis: Any, forge: str, error: str) -> float:
@@ -46,6 +59,7 @@ async def unauthorized(redis: Any, forge: str, error: str) -> float:
     metrics.FORGE_AUTH_FAILING.labels(forge).set(1)
     metrics.FORGE_AUTH_FAILURES.labels(forge).inc()
     _failing.add(forge)
+    _checked[forge] = (time.monotonic(), time.monotonic() + pause)
     now = time.monotonic()
     if now - _logged.get(forge, float("-inf")) >= LOG_EVERY:
         _logged[forge] = now
@@ -65,6 +79,7 @@ async def accepted(redis: Any, forge: str) -> None:
     if forge not in _failing:
         return
     _failing.discard(forge)
+    _checked.pop(forge, None)
     await redis.delete(f"{PAUSE_KEY}:{forge}", f"{LAST_PAUSE_KEY}:{forge}")
     metrics.FORGE_AUTH_FAILING.labels(forge).set(0)
     _logged.pop(forge, None)
