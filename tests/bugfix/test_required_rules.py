@@ -77,16 +77,19 @@ def _config(facts: BranchFacts) -> str:
 def test_the_file_proposes_the_seen_contexts_commented_out_and_uncommenting_them_validates() -> None:
     facts = BranchFacts("main", Requirement("not_required", "main"), "b" * 40, ("ci/lint", "tests"))
     text = _config(facts)
-    line = '  # required_contexts: ["ci/lint", "tests"]'
-    assert line in text.splitlines()
+    # The file's sections are commented out (the preset line chooses what runs): choosing the contexts means
+    # uncommenting the section's header and the proposed line.
+    line = '#   required_contexts: ["ci/lint", "tests"]'
+    assert line in text.splitlines() and "# bugfix:" in text.splitlines()
     assert "Proposed from the CI contexts seen on `main`'s head (`bbbbbbbbbb`)" in text
     as_is = parse(text, registry.configurable)
     assert as_is.data is not None and "required_contexts" not in as_is.data.get("bugfix", {})
-    chosen = parse(text.replace(line, '  required_contexts: ["tests"]'), registry.configurable)
+    edited = text.replace("\n# bugfix:\n", "\nbugfix:\n").replace(line, '  required_contexts: ["tests"]')
+    chosen = parse(edited, registry.configurable)
     assert chosen.data is not None and chosen.data["bugfix"]["required_contexts"] == ["tests"]
 
 
 def test_the_file_says_what_to_fill_in_when_no_ci_reported() -> None:
     text = _config(BranchFacts("main", Requirement("not_required", "main"), "b" * 40, ()))
-    assert "  # required_contexts: []" in text.splitlines()
+    assert "#   required_contexts: []" in text.splitlines()
     assert "No CI had reported on `main`'s head" in text
