@@ -15,6 +15,7 @@ import time
 import uuid
 from typing import Any, cast
 
+import arq.worker
 from arq.connections import ArqRedis
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, retry_key_prefix
 from arq.worker import Worker
@@ -176,6 +177,10 @@ class ResilientWorker(Worker):
 
     def __init__(self, *args: Any, watch: RedisWatch, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # arq's own times (a Retry's due time, counted from the job's score; its durations) on Redis's clock
+        # too, as the poll and the claims read it: a worker whose clock is off defers a retry by what it
+        # asked, not by its skew (the local clock while the two agree within a second: bot.queue.clock).
+        setattr(arq.worker, "timestamp_ms", clock.now_ms)  # noqa: B010 (arq does not export the name)
         self.watch = watch
         self.worker_id = f"steward-worker:{uuid.uuid4().hex}"
         self._unstarted: set[str] = set()

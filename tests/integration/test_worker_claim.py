@@ -303,3 +303,58 @@ async def test_a_backlog_fills_each_slot_as_it_frees_not_a_poll_delay_later(redi
             assert sorted(v for v, _ in ran) == sorted(f"b{n}" for n in range(20))
     finally:
         await client.aclose()
+
+
+async def test_a_retry_is_due_when_it_asked_on_redis_clock_even_from_a_worker_whose_clock_is_ahead(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """arq counts a Retry's due time from the job's score and its own clock: a worker 60 s ahead deferred a
+    retry by 65 s instead of 5 (issue 40 item 5). The worker reads arq's times on Redis's clock too."""
+    import types
+
+    import arq.utils
+    import arq.worker
+    from arq.worker import Retry
+
+    from bot.queue import clock
+
+    tries: list[int] = []
+
+    async def flaky(ctx: dict[str, Any]) -> str:
+        tries.append(int(ctx["job_try"]))
+        raise Retry(defer=5)
+
+    client = make_redis(redis_url)
+    redis = make_redis(redis_url)
+    monkeypatch.setattr(arq.worker, "timestamp_ms", arq.worker.timestamp_ms)  # given back after the test
+    try:
+        await client.enqueue_job("flaky", _queue_name=QUEUE, _job_id="retry-1")
+        ahead = types.SimpleNamespace(time=lambda: time.time() + 60.0)
+        monkeypatch.setattr(arq.utils, "time", ahead.time)  # arq's own clock in this process
+        monkeypatch.setattr(clock, "time", ahead)
+        assert await clock.measure(redis, "worker") > 59.0
+        worker = ResilientWorker(
+            functions=[func(flaky, name="flaky")],
+            redis_pool=redis,
+            queue_name=QUEUE,
+            handle_signals=False,
+            health_check_interval=3600,
+            watch=RedisWatch(redis, name="test"),
+            poll_delay=0.01,
+        )
+        try:
+            await worker._poll_iteration()
+            await _until(lambda: bool(tries) and all(t.done() for t in worker.tasks.values()))
+        finally:
+            await close_when_idle(worker)
+        seconds, micros = await client.time()
+        redis_now = int(seconds) + int(micros) / 1e6
+        score = await client.zscore(QUEUE, "retry-1")
+        assert tries == [1] and score is not None
+        assert abs(score / 1000 - (redis_now + 5.0)) < 2.0, f"due in {score / 1000 - redis_now:.1f} s, not 5"
+    finally:
+        monkeypatch.undo()
+        await clock.measure(redis, "worker")
+        await client.delete(QUEUE)
+        await client.aclose()
+        await redis.aclose()
