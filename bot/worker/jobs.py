@@ -256,6 +256,7 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
                     error_type=type(exc).__name__,
                     failure=failures,
                     defer=round(delay, 2),
+                    **_trace(exc),
                 )
                 metrics.child(metrics.JOBS, "-", "retried").inc()
                 raise Retry(defer=delay) from None
@@ -269,6 +270,12 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
         with contextlib.suppress(*REDIS_ERRORS):
             await runtime.redis.delete(f"steward:failures:{job_id}")
     return outcome
+
+
+def _trace(exc: BaseException) -> dict[str, BaseException]:
+    """An error in Steward itself carries its stack trace into the log line (``exception``); a forge's
+    refusal or a time limit says all there is in its message."""
+    return {} if isinstance(exc, ForgeError | TimeoutError) else {"exc_info": exc}
 
 
 def _describe(exc: BaseException) -> str:
@@ -400,6 +407,7 @@ async def _dead(
         error=_describe(exc),
         error_type=type(exc).__name__,
         tries=tries,
+        **_trace(exc),
     )
     return f"dead: {type(exc).__name__}"
 

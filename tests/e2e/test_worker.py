@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
@@ -19,7 +21,7 @@ from bot.forge import RepoRef
 from bot.queue.jobs import dedupe_key, make_redis
 from bot.receiver.app import create_app
 from bot.sandbox.server import SandboxServer
-from bot.telemetry import metrics
+from bot.telemetry import logs, metrics
 from bot.worker.jobs import Runtime, build_runtime, process_event
 from tests.e2e.stack import SECRET, ForgeUser, settle, wait_for
 
@@ -184,10 +186,24 @@ async def test_an_error_in_steward_itself_is_retried_not_dropped(
     number = owner.open_issue(repo, "x")
     comment = owner.comment(repo, number, "/steward explode")
     event = _comment_event(repo, number, comment, "/steward explode").to_json()
-    async with runtime_for(_settings(sandbox, redis_url), registry) as runtime:
-        result, runs = await run_until_done(runtime, event, "j4")
+    out = io.StringIO()
+    logs.configure("info", "json", stream=out)
+    try:
+        async with runtime_for(_settings(sandbox, redis_url), registry) as runtime:
+            result, runs = await run_until_done(runtime, event, "j4")
+        logs._sink_for(out).flush()
+    finally:
+        structlog.reset_defaults()
     assert "explode" in _ran(result) and (runs, len(calls)) == (3, 3)
     assert bot_replies(owner, repo, number) == [ANY_REPLY("it worked this time")]
+    # Each failure's log line carries the stack trace of Steward's own error (issue 40 item 5).
+    failed = [
+        line
+        for line in map(json.loads, out.getvalue().splitlines())
+        if line["event"].startswith("job failed")
+    ]
+    assert len(failed) == 2
+    assert all("Traceback" in line["exception"] and "in explode" in line["exception"] for line in failed)
 
 
 class ANY_REPLY(str):
