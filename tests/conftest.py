@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+import structlog
 from hypothesis import settings
 
 from bot.demo.scratch_redis import Claim, NoDatabase, claim
@@ -46,6 +47,22 @@ def redis_db(redis_claim: Claim) -> int:
 def redis_url(redis_claim: Claim) -> str:
     redis_claim.reset()
     return redis_claim.url
+
+
+@pytest.fixture(autouse=True)
+def _logging_left_as_found() -> Iterator[None]:
+    """A test leaves structlog's configuration as it found it. Configuring it again (a `steward` command's
+    log set-up run in this process, say) gives it a new processor list, while the loggers cached since the
+    last set-up keep the old one: a later test's ``structlog.testing.capture_logs`` in the same process then
+    misses their lines (tests/e2e/test_locked_threads_e2e.py failed after tests/e2e/test_dead_letters.py).
+    Run a command here with its log set-up left out (``bot.cli.main.logs_to_stderr``), or restore the
+    configuration (tests/unit/test_logs.py)."""
+    before = structlog.get_config()
+    yield
+    after = structlog.get_config()
+    if after["processors"] is not before["processors"]:
+        structlog.configure(**before)
+        pytest.fail("this test configured structlog again and left it so; see tests/conftest.py")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

@@ -9,13 +9,19 @@ from contextlib import redirect_stdout
 import httpx2
 import pytest
 
+from bot.cli import main as cli_main
 from bot.cli.main import main
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import wait_for
 
 
 def steward_cli(monkeypatch: pytest.MonkeyPatch, steward: Steward, *argv: str) -> tuple[int, str]:
+    """`steward ARGV` in this process. The command's log set-up is left out (as tests/unit/test_cli_help.py
+    does): configuring structlog again gives it a new processor list, and the loggers cached since the last
+    set-up keep the old one — a later test's ``structlog.testing.capture_logs`` in this process no longer
+    sees their lines."""
     monkeypatch.setenv("STEWARD_REDIS_URL", steward.redis_url)
+    monkeypatch.setattr(cli_main, "logs_to_stderr", lambda: None)
     out = io.StringIO()
     with redirect_stdout(out):
         code = main(list(argv))

@@ -10,9 +10,11 @@ from collections import Counter
 from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any
+from unittest import mock
 
 import httpx2
 
+from bot.cli import main as cli_main
 from bot.cli.main import main
 from tests.e2e.conftest import Steward
 
@@ -63,12 +65,14 @@ def check_forge_state(steward: Steward, repo: str, expected: Expected) -> list[s
 
 
 def steward_cli(redis_url: str, *argv: str) -> tuple[int, str]:
-    """`steward ARGV` in this process, against ``redis_url`` (the dead-letter commands need nothing else)."""
+    """`steward ARGV` in this process, against ``redis_url`` (the dead-letter commands need nothing else).
+    The command's log set-up is left out, as in tests/e2e/test_dead_letters.py: it would reconfigure this
+    process's logging, and a later test's ``capture_logs`` would miss the loggers cached before."""
     before = os.environ.get("STEWARD_REDIS_URL")
     os.environ["STEWARD_REDIS_URL"] = redis_url
     out = io.StringIO()
     try:
-        with redirect_stdout(out):
+        with redirect_stdout(out), mock.patch.object(cli_main, "logs_to_stderr", lambda: None):
             code = main(list(argv))
     finally:
         if before is None:

@@ -31,6 +31,7 @@ def test_auto_is_the_default_console_on_a_terminal_and_json_elsewhere() -> None:
 
 def test_info_lines_wait_for_the_next_block_and_a_warning_writes_them_all_in_order() -> None:
     out = io.StringIO()
+    before = structlog.get_config()
     try:
         logs.configure("info", "auto", stream=out)
         log = logs.get("test")
@@ -41,7 +42,7 @@ def test_info_lines_wait_for_the_next_block_and_a_warning_writes_them_all_in_ord
         log.warning("trouble", error=ValueError("bad"), counts={1: "one"})
         lines = [orjson.loads(line) for line in out.getvalue().splitlines()]
     finally:
-        structlog.reset_defaults()
+        structlog.configure(**before)
     assert [line["event"] for line in lines] == ["delivery enqueued", "second", "trouble"]
     assert lines[0]["delivery"] == "d-1" and lines[0]["level"] == "info" and lines[0]["timestamp"]
     assert lines[2]["error"] == "ValueError('bad')" and lines[2]["counts"] == {"1": "one"}
@@ -49,13 +50,14 @@ def test_info_lines_wait_for_the_next_block_and_a_warning_writes_them_all_in_ord
 
 def test_buffered_lines_go_out_within_the_flush_interval() -> None:
     out = io.StringIO()
+    before = structlog.get_config()
     try:
         logs.configure("info", "json", stream=out)
         logs.get("test").info("quiet line")
         sink = logs._sink_for(out)
         sink.flush()  # what the flusher thread does every FLUSH_SECONDS
     finally:
-        structlog.reset_defaults()
+        structlog.configure(**before)
     assert orjson.loads(out.getvalue())["event"] == "quiet line"
     assert logs.FLUSH_SECONDS <= 0.2
 
@@ -73,11 +75,12 @@ def test_a_process_that_exits_writes_its_last_lines() -> None:
 
 def test_console_lines_on_a_terminal() -> None:
     out = Terminal()
+    before = structlog.get_config()
     try:
         logs.configure("info", "auto", stream=out)
         logs.get("test").error("cannot enqueue: Redis unavailable", delivery="d-2")
     finally:
-        structlog.reset_defaults()
+        structlog.configure(**before)
     assert "cannot enqueue: Redis unavailable" in out.getvalue() and "delivery=d-2" in out.getvalue()
     assert not out.getvalue().startswith("{")
 
