@@ -287,6 +287,22 @@ class BugRefinementSettings(BaseModel):
     needs_triage_color: str = Field(default="bfdadc", description="Colour of the needs-triage label.")
     rejected_color: str = Field(default="d73a4a", description="Colour of the old rejected label (unused).")
     approved_color: str = Field(default="0e8a16", description="Colour of the approved label.")
+    remind_after_days: int | None = Field(
+        default=None,
+        ge=1,
+        description="Nudges (off when empty): remind the reporter once when a bug has waited this many days "
+        "for their answer (e.g. 14).",
+    )
+    close_after_days: int | None = Field(
+        default=None,
+        ge=1,
+        description="With reminders on: close the bug with a kind note this many days after the reminder "
+        "if no answer came (e.g. 14; empty: never close). The reporter's answer reopens it.",
+    )
+    nudge_exempt_labels: tuple[str, ...] = Field(
+        default=("pinned", "security"),
+        description="Bugs with any of these labels get no reminder and are never closed by Steward.",
+    )
 
     def verdict_labels(self) -> tuple[str, ...]:
         """Every label Steward sets for a refinement state, and the old `rejected` one (it is removed)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from starlette.requests import Request
@@ -405,6 +406,35 @@ async def limits(request: Request) -> Response:
     )
 
 
+async def age_issue(request: Request) -> Response:
+    """Let time pass for one issue's thread (body `{days}`): its creation and update times and those of its
+    comments move `days` into the past. No forge lets a client set these times; this is the sandbox's own
+    control (like `/_sandbox/ci`) for tests of what waiting does — a stale bot's reminder after N days — so
+    that they need not wait. What the forge then answers (`since` filters, `updated_at`) follows from the
+    moved times as usual."""
+    repo = _admin_repo(request)
+    number = int(request.path_params["number"])
+    issue = repo.issues.get(number)
+    if issue is None:
+        raise ApiError(404, "Not Found")
+    body = await body_object(request)
+    days = body.get("days")
+    if not isinstance(days, int | float) or isinstance(days, bool) or days <= 0:
+        raise ApiError(422, "days is a positive number")
+    shift = timedelta(days=float(days))
+
+    def back(stamp: str) -> str:
+        when = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC) - shift
+        return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    issue.created_at, issue.updated_at = back(issue.created_at), back(issue.updated_at)
+    for comment in repo.comments.values():
+        if comment.issue_number == number:
+            comment.created_at, comment.updated_at = back(comment.created_at), back(comment.updated_at)
+    _sandbox(request).save()
+    return _json({"number": number, "created_at": issue.created_at, "updated_at": issue.updated_at})
+
+
 def routes() -> list[BaseRoute]:
     s = "/_sandbox"
     return [
@@ -432,6 +462,7 @@ def routes() -> list[BaseRoute]:
         Route(s + "/orgs", add_org, methods=["POST"]),
         Route(s + "/repos/{owner}/{repo}/collaborators/{login}", add_collaborator, methods=["PUT"]),
         Route(s + "/repos/{owner}/{repo}/transfer", accept_transfer, methods=["POST"]),
+        Route(s + "/repos/{owner}/{repo}/issues/{number:int}/age", age_issue, methods=["POST"]),
         Route(s + "/ci", play_ci, methods=["POST"]),
         Route(s + "/ci/auto", auto_ci, methods=["GET", "PUT"]),
         Route(s + "/limits", limits, methods=["GET", "PUT"]),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.commands.context import CommandContext, EventContext
+from bot.commands.periodic import PeriodicContext
 from bot.commands.registry import Registry
 from bot.forge import Issue, NotFound
 from bot.records import sticky
@@ -24,6 +25,7 @@ from handlers.bug_refinement.effects import (
     refine_issue,
     refinement_settings,
 )
+from handlers.bug_refinement.nudges import nudge_all, reopen_for_answer
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()
@@ -31,6 +33,10 @@ plugin = Registry()
 
 def register(registry: Registry) -> None:
     registry.include(plugin)
+
+
+def _is_answer(body: str) -> bool:
+    return not sticky.marker_of(body) and not body.lstrip().startswith("/")
 
 
 def _is_bug(ctx: EventContext, issue: Issue) -> bool:
@@ -111,7 +117,7 @@ async def on_reporter_comment(ctx: EventContext) -> None:
     read for the verdict's answers (issue 34 §1): the bug is refined again. A comment that someone other than
     its author edits no longer counts."""
     comment, snapshot = ctx.event.comment, ctx.event.issue
-    if comment is None or snapshot is None or snapshot.is_pull_request or snapshot.state != "open":
+    if comment is None or snapshot is None or snapshot.is_pull_request:
         return
     writer = comment.author.casefold()
     if writer == ctx.me.login.casefold() or snapshot.author.casefold() == ctx.me.login.casefold():
@@ -119,15 +125,33 @@ async def on_reporter_comment(ctx: EventContext) -> None:
     settings = refinement_settings(ctx)
     if not any(label.casefold() == settings.refine_label.casefold() for label in snapshot.labels):
         return
+    if snapshot.state != "open":
+        # The reporter's answer on a bug Steward closed for want of one reopens it (``nudges``).
+        if (
+            ctx.event.action != "created"
+            or writer != snapshot.author.casefold()
+            or not _is_answer(comment.body)
+        ):
+            return
+        closed = await ctx.forge.get_issue(ctx.repo, ctx.number)
+        if closed.state != "closed" or not await reopen_for_answer(ctx, closed):
+            return
     if ctx.event.action == "edited" and ctx.event.sender.casefold() != writer:
         await note_foreign_edit(ctx, comment.id)
-    elif sticky.marker_of(comment.body) or comment.body.lstrip().startswith("/"):
+    elif not _is_answer(comment.body):
         return  # a command is the dispatcher's, not an answer
     elif writer != snapshot.author.casefold() and not await may_answer(ctx, comment.author):
         return  # only the reporter, or someone with triage access, answers for the report
     issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
     if issue.state == "open" and _is_bug(ctx, issue) and issue.has_label(settings.refine_label):
         await refine_issue(ctx, issue)
+
+
+@plugin.every(hours=1, name="bug-nudges")
+async def nudge_reporters(pctx: PeriodicContext) -> None:
+    """Opt-in reminders and closes of bugs waiting for their reporter (``bug_refinement.remind_after_days``,
+    ``close_after_days``): see ``handlers.bug_refinement.nudges``."""
+    await nudge_all(pctx)
 
 
 async def refine_command(ctx: CommandContext) -> None:
