@@ -53,7 +53,6 @@ def refined_bug(
     # The confirmation's evidence must point at code the repository has (`src/cart/total.py:42`).
     if steward.maintainer.file_sha(repo, "src/cart/total.py") is None:
         steward.maintainer.put_file(repo, "src/cart/total.py", CART_TOTAL)
-        steward.settle()
     if investigate:
         steward.maintainer.comment(repo, number, HYPOTHESIS)
         steward.settle()
