@@ -99,3 +99,21 @@ def test_without_the_settings_a_waiting_bug_is_never_nudged(steward: Steward) ->
     run_nudges(steward)
     assert nudges(steward, repo, number) == []
     assert state(steward, repo, number) == "open"
+
+
+def test_a_run_reads_one_comment_listing_per_repository_not_each_bugs_thread(steward: Steward) -> None:
+    repo = steward.new_repo()
+    steward.maintainer.put_file(repo, TEST_CONFIG_PATHS[steward.forge], NUDGES)
+    steward.settle()
+    bugs = [waiting_bug(steward, repo, f"Crash number {n}", []) for n in range(3)]
+    age(steward, repo, bugs[0], 8)
+    steward.clear_requests()
+    run_nudges(steward)
+    paths = [str(r["path"]).split("?")[0] for r in steward.bot_requests(repo) if r["method"] == "GET"]
+    assert sum(p.endswith(f"/repos/{repo}/issues/comments") for p in paths) == 1, paths
+    threads = [p for p in paths if p.endswith("/comments") and not p.endswith("/issues/comments")]
+    assert threads == [f"/repos/{repo}/issues/{bugs[0]}/comments"] or threads == [
+        f"/api/v1/repos/{repo}/issues/{bugs[0]}/comments"
+    ], "only the bug that is due has its thread read"
+    assert len(nudges(steward, repo, bugs[0])) == 1
+    assert [nudges(steward, repo, n) for n in bugs[1:]] == [[], []]
