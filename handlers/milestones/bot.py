@@ -34,20 +34,23 @@ from handlers.milestones.effects import (
     milestone_items,
     now_utc,
     override_permission,
+    promise_holds,
     request_refresh,
     schedule_gate,
     sync_milestone,
 )
-from handlers.milestones.gate import evaluate, is_internal
+from handlers.milestones.gate import Promised, evaluate, is_internal
 from handlers.milestones.gate_facts import gate_proof
 from handlers.milestones.guard import guard_labels
 from handlers.milestones.plan import (
     KIND,
+    GateRequest,
     SeenDashboard,
     UsageError,
     closed_since,
     dashboard_key,
     gate_delay,
+    iso,
     parse_gate,
     parse_time,
     watch_plan,
@@ -59,7 +62,7 @@ from handlers.milestones.ratifications import (
     without_void,
 )
 from handlers.milestones.render import gate_reply
-from handlers.milestones.state import DashboardData
+from handlers.milestones.state import DashboardData, Promise
 from handlers.milestones.watch import last_poll, note_poll, note_watching, watching_since
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
@@ -162,18 +165,21 @@ def _usage(prefix: str) -> str:
     return (
         f"`/{prefix} gate` checks the milestone gate now; `/{prefix} gate override <reason>` on a "
         f"milestone's dashboard records a deliberate exception, e.g. `/{prefix} gate override abandoned: the "
-        f"work moved to v2`; `/{prefix} gate internal` there exempts the milestone from field tests."
+        f"work moved to v2`; `/{prefix} gate internal` there exempts the milestone from field tests; "
+        f"`/{prefix} gate promise add <text> — #<scenario>` there lists a user-visible promise and the "
+        f"scenario issue that demonstrates it (`/{prefix} gate promise remove <number>` takes one off)."
     )
 
 
 @plugin.command(
     "gate",
-    usage="gate [override <reason> | internal [off]]",
+    usage="gate [override <reason> | internal [off] | promise add <text> — #<scenario> | promise remove <n>]",
     help="Check the milestone gate now and reply with the result (changes nothing). On a milestone's "
     "dashboard, `gate override <reason>` records a deliberate exception: Steward then does not reopen the "
     "milestone (maintain+ by default, on Gitea admins: `commands.gate-override`); `gate internal` exempts "
-    "the milestone from the functional leg (by whoever may set the passing labels, "
-    "`milestones.label_permission`).",
+    "the milestone from the functional leg, and `gate promise add <text> — #<scenario>` / `gate promise "
+    "remove <n>` keep its list of user-visible promises, each needing its scenario to pass (both by "
+    "whoever may set the passing labels, `milestones.label_permission`).",
     permission="anyone",
 )
 async def gate_command(ctx: CommandContext) -> None:
@@ -191,6 +197,9 @@ async def gate_command(ctx: CommandContext) -> None:
         return
     if request.action in ("internal", "internal-off"):
         await _internal(ctx, on_dashboard, request.action == "internal-off")
+        return
+    if request.action in ("promise-add", "promise-remove"):
+        await _promise(ctx, on_dashboard, request)
         return
     key = on_dashboard if on_dashboard is not None else issue.milestone
     if key is None:
@@ -214,6 +223,11 @@ async def gate_command(ctx: CommandContext) -> None:
     record = await ctx.record_of_issue(dashboard, KIND, str(key)) if dashboard else None
     data = DashboardData.from_json(record.trusted, key) if record is not None and record.trusted else None
     exempt = bool(data and data.internal_by and await internal_holds(ctx, data.internal_by))
+    promised = (
+        [Promised(p.text, p.scenario, await promise_holds(ctx, p)) for p in data.promises]
+        if data is not None and data.promises
+        else None
+    )
     result = evaluate(
         seen,
         description=ms.description,
@@ -221,6 +235,7 @@ async def gate_command(ctx: CommandContext) -> None:
         internal_marker=settings.internal_marker,
         facts=checked.facts,
         exempt=exempt,
+        promises=promised,
     )
     await ctx.reply(
         gate_reply(
@@ -265,6 +280,61 @@ async def _internal(ctx: CommandContext, key: int | None, off: bool) -> None:
         "Recorded: this milestone is internal, exempt from the functional leg (no field test is asked of it) "
         "while this comment stands — editing or deleting it, or losing the access to set passing labels, "
         f"ends it; `/{ctx.prefix} gate internal off` ends it too."
+    )
+
+
+async def _promise(ctx: CommandContext, key: int | None, request: GateRequest) -> None:
+    """`/gate promise add <text> — #<scenario>` / `/gate promise remove <n>`: on the dashboard only, by
+    someone who may set the gate's passing labels (`milestones.label_permission`), as `/gate internal`. The
+    list lives in the dashboard's signed record, never in the milestone's description (anyone with write may
+    edit it)."""
+    if key is None:
+        raise CommandError(
+            f"`/{ctx.prefix} gate promise` works on a milestone's dashboard (the issue labelled "
+            f"`{ctx.settings.milestones.labels.dashboard}`): write it there."
+        )
+    permission = label_permission(ctx)
+    decision = await check(ctx.forge, ctx.repo, permission, actor=ctx.actor, author="")
+    if not decision.allowed:
+        raise CommandError(
+            f"`/{ctx.prefix} gate promise` can only be run by {who_may(permission, forge=ctx.event.forge)}, "
+            f"who may set the gate's passing labels; your access to this repository is "
+            f"`{decision.actor_level}`. Ask someone who may run it."
+        )
+    async with holding_milestone(ctx, key):
+        if request.action == "promise-add":
+            promise = Promise(
+                request.reason,
+                request.number,
+                ctx.actor,
+                iso(now_utc()),
+                ctx.comment.id,
+                comment_digest(ctx.comment.body),
+            )
+            synced = await sync_milestone(ctx, key, create=True, promise_add=promise)
+        else:
+            synced = await sync_milestone(ctx, key, create=True, promise_remove=request.number)
+    if synced.result is None:
+        raise CommandError("its milestone no longer exists.")
+    if synced.no_such_promise:
+        raise CommandError(
+            f"there is no promise {request.number} on this milestone's list (the dashboard numbers them)."
+        )
+    cover = synced.result.coverage or ()
+    left = sum(1 for c in cover if not c.covered)
+    status = (
+        f"{len(cover) - left} of {len(cover)} promises have a passing scenario"
+        if cover
+        else "the list is empty: the functional leg asks again for at least one passing scenario"
+    )
+    if request.action == "promise-remove":
+        await ctx.reply(f"Promise {request.number} removed; {status} (the dashboard shows each).")
+        return
+    await ctx.reply(
+        f"Promise recorded, demonstrated by the scenario #{request.number}; {status}. While a promise has no "
+        "passing scenario the functional leg is blocked. It counts as this comment: if it is edited or "
+        f"deleted, or you lose the access to set passing labels, the promise stays and blocks until "
+        f"`/{ctx.prefix} gate promise remove <number>` or a new `add`."
     )
 
 

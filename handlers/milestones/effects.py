@@ -33,7 +33,7 @@ from bot.forge import (
     repo_key,
 )
 from bot.records import sticky
-from handlers.milestones.gate import GateLabels, GateResult, evaluate, is_internal
+from handlers.milestones.gate import GateLabels, GateResult, Promised, evaluate, is_internal
 from handlers.milestones.gate_facts import gate_proof
 from handlers.milestones.plan import (
     KIND,
@@ -64,7 +64,15 @@ from handlers.milestones.render import (
     summary_lines,
     without_stamp,
 )
-from handlers.milestones.state import Closure, DashboardData, Internal, Override, Reopened
+from handlers.milestones.state import (
+    MAX_PROMISES,
+    Closure,
+    DashboardData,
+    Internal,
+    Override,
+    Promise,
+    Reopened,
+)
 from handlers.milestones.watch import watching_since
 
 REFRESH = "steward-refresh"
@@ -247,6 +255,8 @@ class Synced:
     decision: str = "none"
     result: GateResult | None = None
     dashboard: int | None = None
+    # `/gate promise remove N` named no promise on the list.
+    no_such_promise: bool = False
 
 
 def _notice_key(key: int, closed_at: str | None) -> str:
@@ -279,6 +289,8 @@ async def sync_milestone(
     closer: str | None = None,
     override: tuple[str, str, int, str] | None = None,
     internal_cmd: tuple[str, int, str] | Literal["off"] | None = None,
+    promise_add: Promise | None = None,
+    promise_remove: int | None = None,
     milestone: Milestone | None = None,
     dashboards: dict[int, Issue] | None = None,
     now: datetime | None = None,
@@ -290,7 +302,8 @@ async def sync_milestone(
     dashboard even for a milestone without items (``/gate``). ``override``: (who, why, the command comment's
     id, ``comment_digest`` of its body) — record this override
     first, unless the gate passes (there is nothing to override then). ``internal_cmd``: (who, the
-    `/gate internal` comment's id, its digest) — record the exemption; "off": drop it.
+    `/gate internal` comment's id, its digest) — record the exemption; "off": drop it. ``promise_add``:
+    append this promise to the list; ``promise_remove``: drop the promise with this number (from 1).
     ``closer``: who closed the milestone (GitHub's webhook says; Gitea never does)."""
     settings = _ms(ctx)
     now = now or now_utc()
@@ -343,6 +356,24 @@ async def sync_milestone(
     if data.internal_by is not None and not await internal_holds(ctx, data.internal_by):
         ctx.log.info("milestones: a /gate internal no longer holds; dropped", milestone=key)
         data = replace(data, internal_by=None)
+    no_such_promise = False
+    if promise_add is not None:
+        listed = (*(data.promises or ()), promise_add)[-MAX_PROMISES:]
+        data = replace(data, promises=listed)
+    if promise_remove is not None:
+        listed = data.promises or ()
+        if 0 < promise_remove <= len(listed):
+            kept = listed[: promise_remove - 1] + listed[promise_remove:]
+            data = replace(data, promises=kept or None)
+        else:
+            no_such_promise = True
+    # A promise counts as the command comment it is; one that no longer holds stays on the list, unconfirmed
+    # (dropping it would loosen the gate), and blocks until someone permitted removes or re-adds it.
+    promised = (
+        [Promised(p.text, p.scenario, await promise_holds(ctx, p)) for p in data.promises]
+        if data.promises
+        else None
+    )
     # Exempt from the functional leg only by a `/gate internal` that holds: anyone with write may edit a
     # milestone's description, and neither forge keeps its history (issue 35 item 6).
     result = evaluate(
@@ -352,6 +383,7 @@ async def sync_milestone(
         internal_marker=settings.internal_marker,
         facts=checked.facts,
         exempt=data.internal_by is not None,
+        promises=promised,
     )
     if override is not None and not result.passed:
         actor, reason, comment, digest = override
@@ -484,7 +516,7 @@ async def sync_milestone(
     ctx.log.info(
         "milestone dashboard", milestone=key, outcome=outcome, decision=decision, gate=result.verdict
     )
-    return Synced(outcome, decision, result, current.number)
+    return Synced(outcome, decision, result, current.number, no_such_promise)
 
 
 async def override_holds(ctx: EventContext, override: Override) -> bool:
@@ -518,6 +550,14 @@ async def internal_holds(ctx: EventContext, internal: Internal) -> bool:
         return False
     decision = await check(ctx.forge, ctx.repo, label_permission(ctx), actor=internal.by, author="")
     return decision.allowed
+
+
+async def promise_holds(ctx: EventContext, promise: Promise) -> bool:
+    """A promise is confirmed while its `/gate promise add` comment stands as Steward recorded it (by the
+    person it names, unedited) and that person holds `milestones.label_permission` now."""
+    if not promise.digest:
+        return False
+    return await internal_holds(ctx, Internal(promise.by, promise.at, promise.comment, promise.digest))
 
 
 def label_permission(ctx: EventContext) -> Permission:

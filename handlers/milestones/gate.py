@@ -8,6 +8,9 @@ requests with their labels). No I/O.
 - **Functional**: at least one item labelled `fieldtest` (a scenario); every scenario closed with
   `fieldtest:pass`; no open item labelled `finding:bug`; every `finding:friction` / `finding:spec-gap` item
   closed, or open with `ratified`.
+- **Promises**: a milestone with a promise list (`/gate promise`, kept in the dashboard's signed record)
+  needs, in its functional leg, a passing scenario for each promise — the scenario issue the promise names;
+  without a list, at least one scenario, as before.
 - **Exempt from Functional**: the milestone's description has the line `internal: true`
   (``MilestoneSettings.internal_marker``).
 
@@ -36,6 +39,7 @@ BlockerKind = Literal[
     "scenario-not-passed",
     "bug-open",
     "finding-open",
+    "promise-uncovered",
 ]
 
 # The order blockers are grouped in, with a heading for each group.
@@ -85,10 +89,38 @@ class Blocker:
 
 
 @dataclass(frozen=True)
+class Promised:
+    """A promise as the gate reads it: its text, the scenario issue named for it, and whether its command
+    still holds (``confirmed``: its comment unedited, its author permitted now)."""
+
+    text: str
+    scenario: int
+    confirmed: bool = True
+
+
+CoverageState = Literal["passed", "open", "not-passed", "not-scenario", "not-in-milestone", "unconfirmed"]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Whether one promise (``index``: its number on the list, from 1) has a passing scenario."""
+
+    index: int
+    promise: Promised
+    state: CoverageState
+
+    @property
+    def covered(self) -> bool:
+        return self.state == "passed"
+
+
+@dataclass(frozen=True)
 class GateResult:
     complete: tuple[Blocker, ...]
     functional: tuple[Blocker, ...]
     exempt: bool
+    # Each promise's coverage; None: the milestone has no promise list (at least one passing scenario).
+    coverage: tuple[Coverage, ...] | None = None
 
     @property
     def passed(self) -> bool:
@@ -178,10 +210,56 @@ def _complete(items: Sequence[Issue], labels: GateLabels, facts: Facts) -> list[
     return out
 
 
-def _functional(items: Sequence[Issue], labels: GateLabels, facts: Facts) -> list[Blocker]:
+def coverage(
+    promises: Sequence[Promised], items: Sequence[Issue], labels: GateLabels, facts: Facts
+) -> tuple[Coverage, ...]:
+    """Each promise against its scenario, passing as the gate judges any scenario: an item of this milestone
+    labelled `fieldtest`, closed with a `fieldtest:pass` that counts."""
+    by_number = {item.number: item for item in items}
+    out: list[Coverage] = []
+    for index, promise in enumerate(promises, start=1):
+        item = by_number.get(promise.scenario)
+        state: CoverageState
+        if not promise.confirmed:
+            state = "unconfirmed"
+        elif item is None:
+            state = "not-in-milestone"
+        elif not item.has_label(labels.fieldtest):
+            state = "not-scenario"
+        elif item.state == "open":
+            state = "open"
+        elif not facts.has(item, labels.fieldtest_pass):
+            state = "not-passed"
+        else:
+            state = "passed"
+        out.append(Coverage(index, promise, state))
+    return tuple(out)
+
+
+def _uncovered(cover: Coverage, labels: GateLabels) -> Blocker:
+    why = {
+        "unconfirmed": "its `/gate promise add` comment was edited or deleted, or its author may no longer "
+        "set the passing labels: someone who may removes it or adds it again",
+        "not-in-milestone": "its scenario is not an item of this milestone: add it to the milestone",
+        "not-scenario": f"its scenario is not labelled `{labels.fieldtest}`",
+        "open": f"its scenario is still open: run it, then close it with `{labels.fieldtest_pass}`",
+        "not-passed": f"its scenario is closed without a `{labels.fieldtest_pass}` that counts",
+        "passed": "",
+    }[cover.state]
+    missing = f"promise {cover.index} has no passing scenario: {why}"
+    return Blocker("functional", "promise-uncovered", cover.promise.scenario, missing)
+
+
+def _functional(
+    items: Sequence[Issue], labels: GateLabels, facts: Facts, cover: tuple[Coverage, ...] | None = None
+) -> list[Blocker]:
     out: list[Blocker] = []
+    if cover is not None:
+        # A promise list: each promise needs its passing scenario (an empty list promises nothing: the
+        # milestone's other scenarios, if any, must still pass).
+        out += [_uncovered(c, labels) for c in cover if not c.covered]
     scenarios = [item for item in items if item.has_label(labels.fieldtest)]
-    if not scenarios:
+    if not scenarios and cover is None:
         missing = f"no field-test scenario: label at least one issue `{labels.fieldtest}`"
         out.append(Blocker("functional", "no-scenario", None, missing))
     for item in scenarios:
@@ -215,13 +293,16 @@ def evaluate(
     internal_marker: str,
     facts: Facts = NO_FACTS,
     exempt: bool | None = None,
+    promises: Sequence[Promised] | None = None,
 ) -> GateResult:
     """The gate over a milestone's items (issues and pull requests, the dashboard already left out).
     ``facts``: which passing labels do not count and which items have an unresolved fork; Steward's own
     callers always pass them (``handlers.milestones.gate_facts``). Without them every label counts as it is
-    and no item has an unresolved fork."""
+    and no item has an unresolved fork. ``promises``: the milestone's promise list (None: it has none, and the
+    functional leg asks for at least one passing scenario); each promise needs its scenario to pass."""
     ordered = sorted(items, key=lambda item: item.number)
     if exempt is None:  # Steward's own callers say (a `/gate internal` record that holds); the line alone
         exempt = is_internal(description, internal_marker)
-    functional = () if exempt else tuple(_functional(ordered, labels, facts))
-    return GateResult(tuple(_complete(ordered, labels, facts)), functional, exempt)
+    cover = coverage(promises, ordered, labels, facts) if promises is not None else None
+    functional = () if exempt else tuple(_functional(ordered, labels, facts, cover))
+    return GateResult(tuple(_complete(ordered, labels, facts)), functional, exempt, cover)

@@ -13,7 +13,7 @@ from typing import Literal
 from bot.forge import ForgeKind, Milestone
 from bot.records import neutralise
 from handlers.milestones.render import dashboard_title
-from handlers.milestones.state import DashboardData
+from handlers.milestones.state import MAX_PROMISE, DashboardData
 
 KIND = "milestone-dashboard"
 # Steward's notice on a dashboard that it reopened the milestone (one per closure).
@@ -36,12 +36,39 @@ class UsageError(ValueError):
 
 @dataclass(frozen=True)
 class GateRequest:
-    action: Literal["check", "override", "internal", "internal-off"]
+    action: Literal["check", "override", "internal", "internal-off", "promise-add", "promise-remove"]
     reason: str = ""
+    # `promise add`: the scenario issue that demonstrates the promise (``reason`` is its text);
+    # `promise remove`: the promise's number on the list (1-based).
+    number: int = 0
+
+
+# `/gate promise add <text> — #<scenario>`: the scenario is the last `#N`, after an em dash, `--` or `-`
+# (or nothing); the text before it is the promise.
+_PROMISE_ADD = re.compile(r"^(?P<text>.*?)\s*(?:—|--|-|:)?\s*#(?P<n>[0-9]{1,9})\s*$")
+PROMISE_USAGE = "`promise add <text> — #<scenario issue>` or `promise remove <number>`"
+
+
+def _parse_promise(args: Sequence[str], text: str) -> GateRequest:
+    verb = args[1].casefold() if len(args) > 1 else ""
+    if verb == "remove":
+        if len(args) == 3 and args[2].lstrip("#").isdigit() and 0 < int(args[2].lstrip("#")) < 10_000:
+            return GateRequest("promise-remove", number=int(args[2].lstrip("#")))
+        raise UsageError(f"`promise remove` takes the promise's number on the list; {PROMISE_USAGE}")
+    if verb != "add":
+        raise UsageError(f"`promise` takes {PROMISE_USAGE}")
+    rest = text.split(None, 2)
+    found = _PROMISE_ADD.match(" ".join(rest[2].split()) if len(rest) > 2 else "")
+    if found is None or not found.group("text").strip() or int(found.group("n")) == 0:
+        raise UsageError(
+            f"a promise needs its text and the scenario issue that demonstrates it: {PROMISE_USAGE}"
+        )
+    return GateRequest("promise-add", found.group("text").strip()[:MAX_PROMISE], int(found.group("n")))
 
 
 def parse_gate(args: Sequence[str], text: str) -> GateRequest:
-    """``/gate`` (check now) or ``/gate override <reason>``; ``text`` is the command's text (the reason may
+    """``/gate`` (check now), ``/gate override <reason>``, ``/gate internal [off]`` or ``/gate promise add
+    <text> — #<scenario>`` / ``/gate promise remove <n>``; ``text`` is the command's text (the reason may
     continue on the next lines: it is folded into one line and bounded)."""
     if not args:
         return GateRequest("check")
@@ -51,6 +78,8 @@ def parse_gate(args: Sequence[str], text: str) -> GateRequest:
         if len(args) == 2 and args[1].casefold() == "off":
             return GateRequest("internal-off")
         raise UsageError("`internal` takes nothing, or `off`")
+    if args[0].casefold() == "promise":
+        return _parse_promise(args, text)
     if args[0].casefold() != "override":
         raise UsageError(f"unknown argument {neutralise.code(args[0], 40)}")
     rest = text.split(None, 1)

@@ -9,11 +9,12 @@ from typing import Final
 
 from bot.commands.context import EventContext
 from bot.commands.grammar import parse_cached
+from bot.commands.permissions import check
 from bot.forge import Issue, Milestone
 from bot.records import sticky
 from handlers.milestones.plan import NOTICE_KIND, UsageError, parse_gate, parse_time
 from handlers.milestones.ratifications import comment_digest, unedited
-from handlers.milestones.state import DashboardData, Override
+from handlers.milestones.state import MAX_PROMISES, DashboardData, Override, Promise
 
 # The command a `/gate override` is (handlers.milestones.bot registers it).
 GATE_NAME: Final = "gate"
@@ -37,7 +38,49 @@ async def rederive(
     pointer = Override.from_json(shown.get("override")) if isinstance(shown, dict) else None
     if pointer is not None and pointer.comment:
         data = replace(data, override=await override_from(ctx, dashboard, pointer.comment))
-    return data
+    return replace(data, promises=await promises_from(ctx, dashboard))
+
+
+async def promises_from(ctx: EventContext, dashboard: Issue) -> tuple[Promise, ...] | None:
+    """The promise list replayed from the dashboard's `/gate promise` comments, for a record that does not
+    verify: dropping the list would loosen the gate (back to "at least one passing scenario"). Only commands
+    of people who hold `milestones.label_permission` now count, as when they were run; an edited `add` still
+    lists its promise, unconfirmed (it blocks until someone permitted removes or re-adds it), and an edited
+    `remove` removes nothing."""
+    comments = await ctx.forge.list_comments(ctx.repo, dashboard.number)
+    me = ctx.me.login.casefold()
+    permitted: dict[str, bool] = {}
+    listed: list[Promise] = []
+    for comment in sorted(comments, key=lambda c: (c.created_at or "", c.id)):
+        if comment.author.casefold() == me:
+            continue
+        commands = parse_cached(
+            comment.body, known=(GATE_NAME,), prefix=ctx.prefix, key=(comment.id, comment.updated_at)
+        )
+        for command in commands:
+            if command.name != GATE_NAME:
+                continue
+            try:
+                request = parse_gate(command.args, command.text)
+            except UsageError:
+                continue
+            if request.action not in ("promise-add", "promise-remove"):
+                continue
+            who = comment.author.casefold()
+            if who not in permitted:
+                permission = ctx.settings.milestones.label_permission
+                decision = await check(ctx.forge, ctx.repo, permission, actor=comment.author, author="")
+                permitted[who] = decision.allowed
+            if not permitted[who]:
+                continue
+            fresh = unedited(comment)
+            if request.action == "promise-add":
+                digest = comment_digest(comment.body) if fresh else ""
+                at = comment.created_at or ""
+                listed.append(Promise(request.reason, request.number, comment.author, at, comment.id, digest))
+            elif fresh and 0 < request.number <= len(listed):
+                del listed[request.number - 1]
+    return tuple(listed[-MAX_PROMISES:]) or None
 
 
 async def override_from(ctx: EventContext, dashboard: Issue, comment_id: int) -> Override | None:

@@ -34,6 +34,17 @@ GROUP_TITLES: dict[BlockerKind, str] = {
     "scenario-not-passed": "Field tests not passed",
     "bug-open": "Open bugs",
     "finding-open": "Findings neither closed nor ratified",
+    "promise-uncovered": "Promises without a passing scenario",
+}
+
+# How the dashboard's coverage list says where each promise's scenario stands.
+COVERAGE_WORDS = {
+    "passed": "✓ passed",
+    "open": "✗ scenario still open",
+    "not-passed": "✗ scenario closed without a passing label that counts",
+    "not-scenario": "✗ not labelled as a field-test scenario",
+    "not-in-milestone": "✗ not in this milestone",
+    "unconfirmed": "✗ unconfirmed: its command comment was edited or deleted, or its author lost the access",
 }
 
 
@@ -191,6 +202,31 @@ def leg_lines(result: GateResult, marker: str) -> list[str]:
     return [f"- {complete}", f"- {functional}"]
 
 
+def promise_lines(result: GateResult, cmds: Commands) -> list[str]:
+    """The milestone's promises and whether each has its passing scenario (the coverage), or that it has no
+    promise list and what the functional leg asks then."""
+    add = f"`/{cmds.prefix} gate promise add <text> — #<scenario>`"
+    if result.coverage is None:
+        return [
+            "",
+            f"**Promises:** none listed, so the functional leg asks for at least one passing scenario. "
+            f"{cmds.who_labels[:1].upper()}{cmds.who_labels[1:]} can list what the milestone promises users "
+            f"with {add} here.",
+        ]
+    covered = sum(1 for c in result.coverage if c.covered)
+    lines = [
+        "",
+        f"**Promises:** {covered} of {len(result.coverage)} have a passing scenario"
+        + (" (exempt: internal)" if result.exempt else "")
+        + ":",
+    ]
+    lines += [
+        f"{c.index}. {plain(c.promise.text, 200)} — #{c.promise.scenario}: {COVERAGE_WORDS[c.state]}"
+        for c in result.coverage
+    ]
+    return lines
+
+
 def summary_lines(result: GateResult, limit: int = MAX_NOTICE_REASONS) -> list[str]:
     """The first failing reasons, one line each, for a notice or a reply."""
     lines = [
@@ -346,6 +382,7 @@ def render_dashboard(view: DashboardView, *, updated_at: str) -> str:
         "### The gate",
         "",
         *leg_lines(view.result, view.internal_marker),
+        *promise_lines(view.result, view.commands),
     ]
     if view.data.override is not None:
         o = view.data.override
@@ -390,6 +427,10 @@ def how_it_works(labels: GateLabels, marker: str, cmds: Commands) -> str:
             f"or spec-gap finding closed, or open with `{labels.ratified}`. A milestone declared internal "
             f"with `/gate internal` on its dashboard by {cmds.who_labels} is exempt (the description's line "
             f"`{marker}` alone is not: anyone with write may edit it).",
+            f"- **Promises**: {cmds.who_labels} may list what the milestone promises its users, each with "
+            f"the scenario issue that demonstrates it (`/{cmds.prefix} gate promise add <text> — "
+            f"#<scenario>`, `/{cmds.prefix} gate promise remove <number>`); the functional leg then needs "
+            "each promise's scenario to pass.",
             f"- `{labels.fieldtest_pass}`, `{labels.audit_clean}`, `{labels.audit_ratified}` and "
             f"`{labels.ratified}` count only when applied by {cmds.who_labels}, who still hold that access; "
             "Steward puts back such a label that anyone else adds to or removes from an item of a milestone.",

@@ -11,6 +11,7 @@
 - ``override``: who overrode the gate, when, why, and the reasons it set aside; it stands until the
   milestone is reopened after a close.
 - ``closure``: the last settled closure (when, by whom where the forge said, passed or overridden).
+- ``promises``: the milestone's user-visible promises (`/gate promise`), each naming its scenario issue.
 - ``reopened``: the last closure Steward undid (for the dashboard's "reopened because …" line).
 
 A person with write access can edit the body; whatever they leave there is read defensively (a value of
@@ -107,6 +108,55 @@ class Internal:
         return cls(by, at, comment, digest)
 
 
+MAX_PROMISE = 200
+MAX_PROMISES = 30
+
+
+@dataclass(frozen=True)
+class Promise:
+    """One of the milestone's user-visible promises (`/gate promise add <text> — #<scenario>`), and the
+    field-test scenario issue that demonstrates it. Like `/gate internal`, it was said by a command comment
+    (``comment``, whose body hashed to ``digest``) of someone who holds `milestones.label_permission`; unlike
+    an exemption, a promise whose comment no longer holds is not dropped (that would loosen the gate): it
+    stays, unconfirmed, and blocks the functional leg until someone permitted removes or re-adds it.
+    ``digest`` "": re-derived from an edited comment (never confirmed)."""
+
+    text: str
+    scenario: int
+    by: str
+    at: str
+    comment: int
+    digest: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "scenario": self.scenario,
+            "by": self.by,
+            "at": self.at,
+            "comment": self.comment,
+            "digest": self.digest,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Promise | None:
+        if not isinstance(raw, Mapping):
+            return None
+        text, scenario = _text(raw.get("text"), MAX_PROMISE), _int(raw.get("scenario"))
+        by, at = _text(raw.get("by"), MAX_LOGIN), _text(raw.get("at"), 40)
+        comment, digest = _int(raw.get("comment")), raw.get("digest")
+        if text is None or not scenario or by is None or at is None or not comment:
+            return None
+        return cls(text, scenario, by, at, comment, digest[:64] if isinstance(digest, str) else "")
+
+
+def promises_from_json(raw: Any) -> tuple[Promise, ...] | None:
+    """The promise list, or None when the milestone has none (never set; ``[]`` once set and emptied)."""
+    if not isinstance(raw, list):
+        return None
+    return tuple(p for p in map(Promise.from_json, raw[:MAX_PROMISES]) if p is not None)
+
+
 @dataclass(frozen=True)
 class Closure:
     at: str
@@ -159,6 +209,9 @@ class DashboardData:
     reopened: Reopened | None = None
     # `/gate internal`: the milestone is exempt from the functional leg (the description's line alone is not).
     internal_by: Internal | None = None
+    # `/gate promise`: the milestone's user-visible promises, each with its scenario; None: no promise list
+    # (the functional leg then asks for at least one passing scenario, as it always did).
+    promises: tuple[Promise, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -172,6 +225,7 @@ class DashboardData:
             "closure": self.closure.to_json() if self.closure else None,
             "reopened": self.reopened.to_json() if self.reopened else None,
             "internal_by": self.internal_by.to_json() if self.internal_by else None,
+            "promises": [p.to_json() for p in self.promises] if self.promises is not None else None,
         }
 
     @classmethod
@@ -195,6 +249,7 @@ class DashboardData:
             closure=Closure.from_json(raw.get("closure")),
             reopened=Reopened.from_json(raw.get("reopened")),
             internal_by=Internal.from_json(raw.get("internal_by")),
+            promises=promises_from_json(raw.get("promises")),
         )
 
     def settled_closed(self, closed_at: str | None) -> bool:

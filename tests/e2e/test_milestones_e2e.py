@@ -137,6 +137,11 @@ def test_a_complete_functional_milestone_stays_closed_and_its_dashboard_says_pas
     by = " by @maintainer" if steward.forge == "github" else ""
     assert f"✅ **Nothing to do: closed{by} at " in board["body"] and "; gate passed.**" in board["body"]
     assert notices(steward, repo, board["number"]) == []
+    # Issue 36 §6: a milestone without a promise list keeps the rule of at least one passing scenario.
+    assert (
+        "**Promises:** none listed, so the functional leg asks for at least one passing scenario."
+        in (board["body"])
+    )
 
 
 def test_an_internal_milestone_passes_without_field_tests(steward: Steward) -> None:
@@ -183,6 +188,67 @@ def test_a_writer_s_internal_line_in_the_description_does_not_skip_the_functiona
         steward.run_periodic("milestones")
     wait_for(lambda: milestone_state(steward, repo, key) == "open" or None, what="the milestone reopened")
     assert "**Functional: exempt (internal)**" not in the_dashboard(steward, repo)["body"]
+
+
+def test_promises_set_by_a_maintainer_hold_the_close_until_each_promise_s_scenario_passes(
+    steward: Steward,
+) -> None:
+    """Issue 36 §6: the milestone's user-visible promises, each naming the scenario that demonstrates it, are
+    set on the dashboard by someone who may set the passing labels (a writer and a triager are refused); a
+    milestone that passes today's rule (one passing scenario) is reopened while a promise has none, the
+    dashboard showing the coverage, and closes once each promise's scenario passes."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    steward.maintainer.add_collaborator(repo, "outsider", "push" if steward.forge == "github" else "write")
+    key = m.create_milestone(repo, "v10", "Export and import.")
+    export = m.open_issue(repo, "Scenario: export", labels=["fieldtest", "fieldtest:pass"], milestone=key)
+    m.edit_issue(repo, export, state="closed")
+    imports = m.open_issue(repo, "Try an import by hand", milestone=key)
+    m.edit_issue(repo, imports, state="closed")
+    steward.settle()
+    board = the_dashboard(steward, repo)["number"]
+    assert "**Promises:** none listed" in the_dashboard(steward, repo)["body"]
+
+    steward.outsider.comment(repo, board, f"/gate promise add Nothing to promise — #{export}")
+    steward.triager.comment(repo, board, f"/gate promise add Nothing at all — #{export}")
+    steward.settle()
+    refusals = [c["body"] for c in steward.bot_comments(repo, board) if "steward:reply:" in c["body"]]
+    who = "repository admins" if steward.forge == "gitea" else "people with maintain access or more"
+    assert len(refusals) == 2 and all(
+        f"`/steward gate promise` can only be run by {who}" in r for r in refusals
+    )
+    assert data_of(the_dashboard(steward, repo))["promises"] is None
+
+    # One at a time: the list is numbered in the order Steward records the commands.
+    for command in (
+        f"/gate promise add Orders export as CSV — #{export}",
+        f"/gate promise add Orders import from CSV — #{imports}",
+        "/gate promise add A typo -- #999",
+    ):
+        m.comment(repo, board, command)
+        steward.settle()
+    m.comment(repo, board, "/gate promise remove 3")
+    steward.settle()
+    body = the_dashboard(steward, repo)["body"]
+    assert "**Promises:** 1 of 2 have a passing scenario:" in body, body
+    assert f"1. Orders export as CSV — #{export}: ✓ passed" in body
+    assert f"2. Orders import from CSV — #{imports}: ✗ not labelled as a field-test scenario" in body
+    assert "#999" not in body
+    assert [p["scenario"] for p in data_of(the_dashboard(steward, repo))["promises"]] == [export, imports]
+
+    close_milestone(steward, repo, key)
+    if steward.forge == "gitea":
+        steward.run_periodic("milestones")
+    wait_for(lambda: milestone_state(steward, repo, key) == "open" or None, what="the milestone reopened")
+    [notice] = notices(steward, repo, board)
+    assert f"#{imports} — promise 2 has no passing scenario" in notice
+
+    m.add_labels(repo, imports, ["fieldtest", "fieldtest:pass"])
+    steward.settle()
+    assert "**Promises:** 2 of 2 have a passing scenario:" in the_dashboard(steward, repo)["body"]
+    close_milestone(steward, repo, key)
+    assert milestone_state(steward, repo, key) == "closed"
+    assert the_dashboard(steward, repo)["state"] == "closed"
 
 
 def test_a_ratified_open_finding_does_not_block(steward: Steward) -> None:

@@ -253,3 +253,63 @@ def test_the_internal_marker_is_a_line_of_its_own(description: str, internal: bo
 
 def test_an_empty_marker_exempts_nothing() -> None:
     assert not is_internal("\n\n", "   ")
+
+
+def test_each_promise_needs_its_scenario_to_pass_and_without_a_list_one_scenario_suffices() -> None:
+    """Issue 36 §6: with a promise list the functional leg is blocked while a promise has no passing
+    scenario (passing as any scenario: labelled `fieldtest`, closed with a `fieldtest:pass` that counts); a
+    promise whose command no longer holds blocks too; without a list, today's rule."""
+    from handlers.milestones.gate import Promised
+
+    scenarios = (PASSED_SCENARIO, item(2), item(3, "closed", "fieldtest", "fieldtest:pass"))
+    plain = evaluate(scenarios, description="", labels=LABELS, internal_marker="internal: true")
+    assert plain.passed and plain.coverage is None
+    promises = [
+        Promised("export", 1),
+        Promised("import", 2),
+        Promised("missing", 9),
+        Promised("edited", 3, confirmed=False),
+    ]
+    uncounted = Facts(uncounted={3: {"fieldtest:pass": "applied by a writer"}})
+    result = evaluate(
+        scenarios, description="", labels=LABELS, internal_marker="internal: true", promises=promises
+    )
+    assert [c.state for c in result.coverage or ()] == [
+        "passed",
+        "not-scenario",
+        "not-in-milestone",
+        "unconfirmed",
+    ]
+    assert [(b.kind, b.number) for b in result.functional] == [
+        ("promise-uncovered", 2),
+        ("promise-uncovered", 9),
+        ("promise-uncovered", 3),
+    ]
+    assert "promise 2 has no passing scenario" in result.functional[0].missing
+    aside = evaluate(
+        scenarios,
+        description="",
+        labels=LABELS,
+        internal_marker="internal: true",
+        facts=uncounted,
+        promises=[Promised("checkout", 3)],
+    )
+    assert [c.state for c in aside.coverage or ()] == ["not-passed"] and not aside.passed
+    done = evaluate(
+        scenarios,
+        description="",
+        labels=LABELS,
+        internal_marker="internal: true",
+        promises=[Promised("export", 1), Promised("checkout", 3)],
+    )
+    assert done.passed and all(c.covered for c in done.coverage or ())
+    still_open = evaluate(
+        (PASSED_SCENARIO, item(4, "open", "fieldtest")),
+        description="",
+        labels=LABELS,
+        internal_marker="internal: true",
+        promises=[Promised("export", 1)],
+    )
+    assert [b.kind for b in still_open.blockers] == ["open-item", "scenario-open"], (
+        "every scenario still counts"
+    )

@@ -177,3 +177,42 @@ def test_the_periodic_job_refreshes_dashboards_that_fell_behind() -> None:
         [ms(1)], {1: seen(1, current)}, forge="gitea", now=NOW, grace=60, internal={1: True}
     )
     assert [(a.what, a.key) for a in internal] == [("refresh", 1)], "description now says internal"
+
+
+def test_gate_promise_arguments() -> None:
+    """Issue 36 §6: `/gate promise add <text> — #<scenario>` (an em dash, `--`, `-` or nothing before the
+    scenario) and `/gate promise remove <n>`; anything else is a usage error naming both forms."""
+
+    def parse(text: str) -> tuple[str, str, int]:
+        request = parse_gate(tuple(text.split()), text)
+        return request.action, request.reason, request.number
+
+    assert parse("promise add Orders export as CSV — #12") == ("promise-add", "Orders export as CSV", 12)
+    assert parse("PROMISE add Export\n  works -- #3") == ("promise-add", "Export works", 3)
+    assert parse("promise add Import #1 then #7") == ("promise-add", "Import #1 then", 7)
+    assert parse("promise remove 2") == ("promise-remove", "", 2)
+    assert parse("promise remove #2") == ("promise-remove", "", 2)
+    assert len(parse("promise add " + "x" * 1000 + " — #4")[1]) == 200
+    for wrong in (
+        "promise",
+        "promise list",
+        "promise add — #4",
+        "promise add no scenario",
+        "promise add x #0",
+    ):
+        with pytest.raises(UsageError, match="promise add <text>"):
+            parse(wrong)
+    for wrong in ("promise remove", "promise remove two", "promise remove 0", "promise remove 1 2"):
+        with pytest.raises(UsageError, match="promise's number"):
+            parse(wrong)
+
+
+def test_a_promise_list_survives_its_record_and_a_mangled_one_is_dropped_item_by_item() -> None:
+    from handlers.milestones.state import Promise
+
+    kept = Promise("Export works", 12, "maintainer", "2026-12-02T10:00:00Z", 77, "ab" * 32)
+    data = DashboardData(4, promises=(kept,))
+    assert DashboardData.from_json(data.to_json(), 4).promises == (kept,)
+    assert DashboardData.from_json(DashboardData(4).to_json(), 4).promises is None, "no list: today's rule"
+    raw = data.to_json() | {"promises": [kept.to_json(), {"text": "no scenario"}, "junk"]}
+    assert DashboardData.from_json(raw, 4).promises == (kept,)
