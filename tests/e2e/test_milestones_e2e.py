@@ -251,6 +251,44 @@ def test_promises_set_by_a_maintainer_hold_the_close_until_each_promise_s_scenar
     assert the_dashboard(steward, repo)["state"] == "closed"
 
 
+def test_a_promise_outlives_a_tampered_dashboard_and_an_edited_command_blocks_until_re_added(
+    steward: Steward,
+) -> None:
+    """Issue 36 §6: a writer who edits the dashboard's body (its record no longer verifies) does not erase the
+    promises — they are replayed from the `/gate promise` comments; a promise whose command comment was
+    edited is kept, unconfirmed, and blocks (dropping it would loosen the gate) until it is added again."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    steward.maintainer.add_collaborator(repo, "outsider", "push" if steward.forge == "github" else "write")
+    key = m.create_milestone(repo, "v11")
+    export = m.open_issue(repo, "Scenario: export", labels=["fieldtest", "fieldtest:pass"], milestone=key)
+    m.edit_issue(repo, export, state="closed")
+    steward.settle()
+    board = the_dashboard(steward, repo)["number"]
+    said = m.comment(repo, board, f"/gate promise add Orders export as CSV — #{export}")
+    steward.settle()
+    assert "**Promises:** 1 of 1 have a passing scenario:" in the_dashboard(steward, repo)["body"]
+
+    tampered = f"<!-- steward:milestone-dashboard:{key} -->\nNothing promised here."
+    steward.outsider.call("PATCH", f"/repos/{repo}/issues/{board}", {"body": tampered})
+    steward.settle()
+    body = the_dashboard(steward, repo)["body"]
+    assert f"1. Orders export as CSV — #{export}: ✓ passed" in body, "replayed from the command comment"
+    assert [p["scenario"] for p in data_of(the_dashboard(steward, repo))["promises"]] == [export]
+
+    m.edit_comment(repo, said, "never mind")
+    m.add_labels(repo, export, ["documentation"])  # any change to an item refreshes the dashboard
+    steward.settle()
+    body = the_dashboard(steward, repo)["body"]
+    assert "**Promises:** 0 of 1 have a passing scenario:" in body and "✗ unconfirmed" in body
+    assert "❌ **Not ready to close" in body
+    m.comment(repo, board, "/gate promise remove 1")
+    steward.settle()
+    m.comment(repo, board, f"/gate promise add Orders export as CSV — #{export}")
+    steward.settle()
+    assert "**Promises:** 1 of 1 have a passing scenario:" in the_dashboard(steward, repo)["body"]
+
+
 def test_a_ratified_open_finding_does_not_block(steward: Steward) -> None:
     m = steward.maintainer
     repo = steward.new_repo()
