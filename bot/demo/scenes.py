@@ -127,7 +127,12 @@ def milestone_scene(stage: Stage) -> None:
         f"  @maintainer put #{work} (work, labelled `cycle`) and #{scenario} (a field-test scenario) in v1.0."
     )
     stage.settle()
-    _show_dashboard(stage, 9)
+    board = _dashboard(stage)["number"]
+    promise = f"/gate promise add Orders export as CSV — #{scenario}"
+    stage.maintainer("POST", f"/repos/{stage.repo}/issues/{board}/comments", {"body": promise})
+    say(f"  @maintainer listed on the dashboard what v1.0 promises its users: `{promise}`.")
+    stage.settle()
+    _show_dashboard(stage, 13)
     how = (
         " (Gitea sends no milestone webhook: Steward notices it by polling)"
         if stage.flavor == "gitea"

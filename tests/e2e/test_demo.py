@@ -90,6 +90,7 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     assert "is now closed." in out
     # The milestone gate: reopened when closed too early, closed for good when the gate passes.
     assert "milestone v1.0 is open again" in out and "I reopened milestone **v1.0**" in out
+    assert "**Promises:** 0 of 1 have a passing scenario:" in out, "issue 36 §6: the promise and its coverage"
     assert "it stays closed." in out
     # Catch-up: the report made while Steward was away gets its verdict after `steward reconcile`.
     catch_up = out.split("▶ Catch-up after downtime", 1)[1].split("\n▶ ", 1)[0]
