@@ -51,18 +51,21 @@ def redis_url(redis_claim: Claim) -> str:
 
 @pytest.fixture(autouse=True)
 def _logging_left_as_found() -> Iterator[None]:
-    """A test leaves structlog's configuration as it found it. Configuring it again (a `steward` command's
-    log set-up run in this process, say) gives it a new processor list, while the loggers cached since the
-    last set-up keep the old one: a later test's ``structlog.testing.capture_logs`` in the same process then
-    misses their lines (tests/e2e/test_locked_threads_e2e.py failed after tests/e2e/test_dead_letters.py).
-    Run a command here with its log set-up left out (``bot.cli.main.logs_to_stderr``), or restore the
-    configuration (tests/unit/test_logs.py)."""
+    """Each test finds structlog as the one before found it: what a test configures (``logs.configure``, a
+    `steward` command's log set-up run in this process) is undone after it, inside the same processor list.
+    A logger cached on first use keeps the list it found: a test that gives structlog another list
+    (``structlog.reset_defaults()``, ``structlog.configure(processors=[...])``) leaves the loggers cached
+    meanwhile out of every later ``structlog.testing.capture_logs`` in this process — such a test errors
+    (tests/e2e/test_locked_threads_e2e.py failed after tests/e2e/test_dead_letters.py)."""
     before = structlog.get_config()
+    chain = list(before["processors"])
     yield
     after = structlog.get_config()
-    if after["processors"] is not before["processors"]:
-        structlog.configure(**before)
-        pytest.fail("this test configured structlog again and left it so; see tests/conftest.py")
+    kept = after["processors"] is before["processors"]
+    before["processors"][:] = chain
+    structlog.configure(**before)
+    if not kept:
+        pytest.fail("this test gave structlog another processor list; see tests/conftest.py")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

@@ -229,14 +229,21 @@ def configure(level: str = "info", fmt: str = "auto", *, stream: Any = None) -> 
         logging.getLogger(name).setLevel(numeric if numeric <= logging.DEBUG else logging.WARNING)
     sink = _sink_for(target)
     _start_flusher()
+    # The chain is replaced inside the list structlog holds, not by a new list: a logger cached on first use
+    # keeps the list it found, so a second set-up in one process (a `steward` command run in a test's process)
+    # reaches the loggers cached before it too — and so does structlog.testing.capture_logs, which swaps the
+    # list's contents. (Their level and stream stay those of their first use.)
+    held = structlog.get_config()["processors"]
+    processors: list[Any] = held if isinstance(held, list) else []
+    processors[:] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        timestamp,
+        structlog.processors.format_exc_info,
+        renderer(chosen),
+    ]
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            timestamp,
-            structlog.processors.format_exc_info,
-            renderer(chosen),
-        ],
+        processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=lambda *_: SinkLogger(sink),
         cache_logger_on_first_use=True,

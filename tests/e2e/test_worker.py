@@ -187,13 +187,14 @@ async def test_an_error_in_steward_itself_is_retried_not_dropped(
     comment = owner.comment(repo, number, "/steward explode")
     event = _comment_event(repo, number, comment, "/steward explode").to_json()
     out = io.StringIO()
+    before = structlog.get_config()
     logs.configure("info", "json", stream=out)
     try:
         async with runtime_for(_settings(sandbox, redis_url), registry) as runtime:
             result, runs = await run_until_done(runtime, event, "j4")
         logs._sink_for(out).flush()
     finally:
-        structlog.reset_defaults()
+        structlog.configure(**before)  # the chain's contents are put back by tests/conftest.py
     assert "explode" in _ran(result) and (runs, len(calls)) == (3, 3)
     assert bot_replies(owner, repo, number) == [ANY_REPLY("it worked this time")]
     # Each failure's log line carries the stack trace of Steward's own error (issue 40 item 5).

@@ -11,6 +11,7 @@ import sys
 
 import orjson
 import structlog
+from structlog.testing import capture_logs
 
 from bot.config.settings import Settings
 from bot.telemetry import logs
@@ -117,3 +118,20 @@ def test_a_standard_library_record_keeps_its_line_and_gathers_nothing_it_does_no
     own = "import logging\nlogging.basicConfig()\n" + code
     done = subprocess.run([sys.executable, "-c", own], capture_output=True, timeout=60, check=True)
     assert "None False False False" not in done.stdout.decode().splitlines()
+
+
+def test_a_second_set_up_reaches_the_loggers_cached_before_it() -> None:
+    """A logger is cached on its first use with the processor list it found; configuring again (a `steward`
+    command run in a test's process) keeps that list and replaces its contents, so what captures or renders
+    the lines reaches the cached logger too (tests/e2e/test_locked_threads_e2e.py missed a warning)."""
+    before = structlog.get_config()
+    try:
+        logs.configure("info", "json", stream=io.StringIO())
+        log = logs.get("cached")
+        log.info("first use")
+        logs.configure("info", "json", stream=io.StringIO())
+        with capture_logs() as seen:
+            log.warning("after the second set-up")
+    finally:
+        structlog.configure(**before)
+    assert [entry["event"] for entry in seen] == ["after the second set-up"]
