@@ -78,6 +78,8 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     reports = out.split("▶ Bug reports as people write them", 1)[1].split("\n▶ ", 1)[0]
     assert "Waiting for @outsider: 1 question" in reports and "the template's **Desktop** field" in reports
     assert "refinement:needs-info" in reports and "refinement:needs-triage" in reports
+    # Nudges (issue 34 §3): with remind_after_days on, a report left waiting gets one reminder.
+    assert reports.count("@outsider, this bug report is still waiting for your answers") == 1, reports
     # Commands: who may run what, and a refusal that says why.
     assert "**Steward commands**" in out
     assert "`/steward refresh` can only be run by people with" in out
