@@ -300,15 +300,16 @@ def test_reconcile_waits_for_a_spent_write_budget_instead_of_failing(steward: St
     with _steward_down(steward):
         number = m.open_issue(repo, "Login button does nothing", REJECTED, labels=["bug", "refine"])
         _delivered(steward)
-    # People's commands spent the minute's budget (2 writes here) 50 s ago: the next write waits ~10 s, past
-    # the 5 s a job would wait before it is deferred.
+    # People's commands spent the minute's budget (10 writes here) 50 s ago: the next write waits ~10 s, past
+    # the 5 s a job would wait before it is deferred, and then the whole budget is free for what the catch-up
+    # writes (with a budget smaller than that, the run waits a second minute).
     key = budget_key(steward.forge, "tok-bot")
     r = redis.Redis.from_url(steward.redis_url)
     spent = int((time.time() - 50) * 1000)
-    r.zadd(f"steward:budget:{key}:60000", {"a": spent, "b": spent})
+    r.zadd(f"steward:budget:{key}:60000", {f"w{n}": spent for n in range(10)})
     run = reconcile_with(
         steward,
-        {"STEWARD_WRITE_BUDGET_PER_MINUTE": "2"},
+        {"STEWARD_WRITE_BUDGET_PER_MINUTE": "10"},
         "--repo",
         f"{steward.forge}:{repo}",
         "--since",
