@@ -39,6 +39,12 @@ def steward(
         "STEWARD_LOG_LEVEL": "info",
         "STEWARD_SIGNING_KEY": SIGNING_KEY,
         "STEWARD_RETRY_BASE_DELAY": "0.05",
+        # One person's burst on one repository: the shares of the write budget a person and a repository
+        # may spend (a quarter and a half: tests/e2e/test_write_budget_fairness.py pins those) are the
+        # whole budget here, so the scenario waits on the outage rather than on that pacing (the 24 bugs'
+        # ~78 writes at a quarter of 80 a minute take about three minutes).
+        "STEWARD_WRITE_SHARE_PER_PERSON": "1.0",
+        "STEWARD_WRITE_SHARE_PER_REPOSITORY": "1.0",
     }
     with ExitStack() as stack:
         names = ["serve", "worker"] if mode == "serve+worker" else ["run"]
