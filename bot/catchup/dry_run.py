@@ -118,6 +118,9 @@ class DryRunForge:
     async def read_file(self, repo: RepoRef, path: str, ref: str | None = None) -> FileContent | None:
         return await self.inner.read_file(repo, path, ref)
 
+    async def list_folder(self, repo: RepoRef, path: str, ref: str | None = None) -> list[str] | None:
+        return await self.inner.list_folder(repo, path, ref)
+
     async def list_sub_issues(self, repo: RepoRef, number: int) -> list[Issue]:
         return [] if number < 0 else await self.inner.list_sub_issues(repo, number)
 

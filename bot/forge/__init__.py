@@ -413,6 +413,12 @@ class Forge(Protocol):
 
     async def read_file(self, repo: RepoRef, path: str, ref: str | None = None) -> FileContent | None: ...
 
+    async def list_folder(self, repo: RepoRef, path: str, ref: str | None = None) -> list[str] | None:
+        """The paths of the files directly in the folder ``path`` (both forges list a folder with
+        ``GET /repos/{o}/{r}/contents/{path}``, an array of entries with ``type`` and ``path``); None when
+        there is no such folder (404, or ``path`` is a file)."""
+        ...
+
     # Pins: an issue (not a pull request) on top of the repository's issue list.
     async def pin_issue(self, repo: RepoRef, number: int) -> bool:
         """Pins the issue. True when it is pinned afterwards (nothing is written when it already was). False,

@@ -53,6 +53,14 @@ class GiteaCode(GiteaCalls):
         )
         return FileContent(path=raw.get("path") or path, content=content, sha=raw.get("sha") or "")
 
+    async def list_folder(self, repo: RepoRef, path: str, ref: str | None = None) -> list[str] | None:
+        url = f"{self._r(repo)}/contents/{quote(path.strip('/'))}"
+        try:
+            raw = await self._get(url, f"folder {path} of {repo}", {"ref": ref} if ref else None)
+        except NotFound:
+            return None
+        return _files_in(raw)
+
     # --- branches and commits ------------------------------------------------------------------------
 
     async def get_branch(self, repo: RepoRef, name: str) -> str | None:
@@ -209,3 +217,14 @@ class GiteaCode(GiteaCalls):
     async def ci_state(self, repo: RepoRef, sha: str, required_contexts: Sequence[str] = ()) -> CIState:
         """Gitea reports CI (Gitea Actions included) as commit statuses only; it has no check runs."""
         return judge_ci(sha, await self._statuses(repo, sha), (), required_contexts)
+
+
+def _files_in(raw: object) -> list[str] | None:
+    """The file paths of a contents listing (an array); None for a file's answer (an object)."""
+    if not isinstance(raw, list):
+        return None
+    return [
+        str(entry["path"])
+        for entry in raw
+        if isinstance(entry, Mapping) and entry.get("type") == "file" and isinstance(entry.get("path"), str)
+    ]

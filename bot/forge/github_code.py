@@ -53,6 +53,16 @@ class GitHubCode(GitHubCalls):
         )
         return FileContent(path=raw.get("path") or path, content=content, sha=raw.get("sha") or "")
 
+    async def list_folder(self, repo: RepoRef, path: str, ref: str | None = None) -> list[str] | None:
+        url = f"/repos/{repo.full_name}/contents/{quote(path.strip('/'))}"
+        if ref:
+            url += f"?ref={quote(ref, safe='')}"
+        try:
+            raw = await self._get(url, f"folder {path} of {repo}")
+        except NotFound:
+            return None
+        return _files_in(raw)
+
     # --- branches and commits ----------------------------------------------------------------------
 
     async def get_branch(self, repo: RepoRef, name: str) -> str | None:
@@ -247,3 +257,14 @@ class GitHubCode(GitHubCalls):
             for run in runs
         ]
         return judge_ci(sha, statuses, checks, required_contexts)
+
+
+def _files_in(raw: object) -> list[str] | None:
+    """The file paths of a contents listing (an array); None for a file's answer (an object)."""
+    if not isinstance(raw, list):
+        return None
+    return [
+        str(entry["path"])
+        for entry in raw
+        if isinstance(entry, Mapping) and entry.get("type") == "file" and isinstance(entry.get("path"), str)
+    ]

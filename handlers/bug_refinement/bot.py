@@ -26,6 +26,7 @@ from handlers.bug_refinement.effects import (
     refinement_settings,
 )
 from handlers.bug_refinement.nudges import nudge_all, reopen_for_answer
+from handlers.bug_refinement.template_reads import forget_on_push
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()
@@ -69,6 +70,15 @@ async def on_issue(ctx: EventContext) -> None:
         return
     if ctx.event.action == "opened" and not any(issue.has_label(name) for name in settings.verdict_labels()):
         await mirror_labels(ctx, issue, "pending")
+
+
+@plugin.on(
+    "push",
+    checks="a push to the default branch that changes the issue templates: they are read again",
+    section="bug_refinement",
+)
+async def on_push(ctx: EventContext) -> None:
+    await forget_on_push(ctx)
 
 
 @plugin.on(

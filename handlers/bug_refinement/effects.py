@@ -50,6 +50,7 @@ from handlers.bug_refinement.rules import (
     warning_for,
 )
 from handlers.bug_refinement.sections import Language
+from handlers.bug_refinement.template_reads import repo_templates
 
 VERDICT_KIND = "ra9-verdict"
 STORY_KIND = "ra9-story"
@@ -203,14 +204,15 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
         return "locked"
     now = datetime.now(UTC)
     replies = await reporter_replies(ctx, issue, comments)
-    verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=now, replies=replies)
+    templates = await repo_templates(ctx)
+    verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=now, replies=replies, templates=templates)
     others = any(
         c.author.casefold() not in (issue.author.casefold(), ctx.me.login.casefold()) for c in comments
     )
     if blockers_for(verdict, "reporter") and others:
         # Someone with triage access may have answered for the reporter: read their comments too.
         replies = await reporter_replies(ctx, issue, comments, triage=True)
-        verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=now, replies=replies)
+        verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=now, replies=replies, templates=templates)
     language: Language = "pt" if verdict.language == "pt" else "en"  # the report's, by its words
     if not same_outcome(recorded, verdict) or unpinned:
         notes = await _refine_stories(ctx, issue) if verdict.verdict == "approved" else []

@@ -38,6 +38,7 @@ from .document import (
 )
 from .formats import read_report
 from .reading import ITEMS, Reading, Reply, read
+from .repo_templates import RepoTemplates
 from .sections import Language
 from .verdict import (
     VERDICT_HEADING,
@@ -354,14 +355,24 @@ def _bug_warnings(doc: Document) -> list[str]:
 
 
 def refine_bug(
-    text: str, *, bug_id: str, refined_at: datetime | str, replies: tuple[Reply, ...] = ()
+    text: str,
+    *,
+    bug_id: str,
+    refined_at: datetime | str,
+    replies: tuple[Reply, ...] = (),
+    templates: RepoTemplates | None = None,
 ) -> BugVerdict:
     """Check a bug document against the RA9 rules: `approved` when nothing blocks it, else `rejected`.
     The reporter's part (sections 1 and 5) is what the report gives, however it is written (``reading``);
     the maintainers' sections are read from the RA9 document the report spells (``formats.read_report``).
     ``asks``: the reporter's items still missing, in order, and the labels their template gave them.
-    ``replies``: the reporter's comments, whose answers count (``reading.read``; never for section 7)."""
+    ``replies``: the reporter's comments, whose answers count (``reading.read``; never for section 7).
+    ``templates``: the repository's own issue templates, whose field names and example text say which field
+    is which and what is unfilled (``repo_templates``); a field it renamed is asked for by its own name."""
     text, cut = clip_report(text)
+    renamed: dict[str, str] = {}
+    if templates is not None:
+        text, renamed = templates.apply(text)
     reading = read(text, replies)
     doc = parse_document(read_report(text))
     language = reading.language
@@ -382,7 +393,7 @@ def refine_bug(
         warnings,
         cut,
         asks,
-        tuple(sorted(reading.empty_labels.items())),
+        tuple(sorted((item, renamed.get(item, label)) for item, label in reading.empty_labels.items())),
         language,
         tuple((item, r.author, r.url) for item, r in sorted(reading.sources.items())),
     )

@@ -36,6 +36,9 @@ class FakeForge:
     async def get_repo(self, repo: RepoRef) -> Repo:
         return Repo(repo, "main", id=4242)
 
+    async def list_folder(self, repo: RepoRef, path: str, ref: str | None = None) -> list[str] | None:
+        return None  # a repository without issue templates
+
     async def get_issue(self, repo: RepoRef, number: int) -> Issue:
         if number != self.issue.number:
             raise NotFound("no such issue")
