@@ -64,6 +64,7 @@ _WORDS: Final = (
 )
 _HEADING: Final = re.compile(r"^ {0,3}(#{1,6})[ \t]++([^\n]*+)$")
 _BOLD: Final = re.compile(r"^ {0,3}(\*\*|__)([^*_\n]{1,120})\1[ \t]*+:?[ \t]*+$")
+_NUMBERED_LABEL: Final = re.compile(r"^[ \t]*+\d{1,2}(?:\.\d{1,2})?[.)]?[ \t]")
 _FENCE: Final = re.compile(r"^ {0,3}(?:`{3,}+|~{3,}+)")
 _COMMENT: Final = re.compile(r"<!--.*?-->", re.S)
 _FRONT_MATTER: Final = re.compile(r"\A---[ \t]*+\n(?:[^\n]*+\n){0,60}?---[ \t]*+(?:\n|\Z)")
@@ -85,7 +86,11 @@ def _empty_line(line: str) -> str:
 
 
 def target_of(label: str, ident: str = "") -> str | None:
-    """The RA9 reporter item a field is (``CANONICAL``'s keys), by its label, its id, or their words."""
+    """The RA9 reporter item a field is (``CANONICAL``'s keys), by its label, its id, or their words. A
+    field numbered as RA9 numbers its sections (`5.1 Environment`, Steward's own form) is RA9's: ``forms``
+    reads it, so it is not renamed."""
+    if _NUMBERED_LABEL.match(label):
+        return None
     for text in (label, ident.replace("_", " ").replace("-", " ")):
         if text and (found := _target(text, exact=False)) is not None:
             return found

@@ -95,3 +95,16 @@ def test_the_reading_is_capped() -> None:
     many = [(f".github/ISSUE_TEMPLATE/{i}.md", "**Steps**\nx\n" * 5_000) for i in range(50)]
     templates = parse_templates(many)
     assert len(templates.sources) == 20 and len(templates.fields) <= 200
+
+
+def test_stewards_own_forms_leave_an_ra9_report_as_it_is() -> None:
+    from handlers.onboarding.templates import bug_form, bug_markdown
+    from tests.e2e.test_bug_refinement_e2e import APPROVED
+
+    for language in ("en", "pt"):
+        templates = parse_templates([("a.yml", bug_form(language)), ("b.md", bug_markdown(language))])
+        assert all(f.target is None for f in templates.fields if f.label[:1].isdigit())
+        approved = refine_bug(APPROVED, bug_id="b", refined_at="2026-01-01T00:00:00Z", templates=templates)
+        assert approved.verdict == "approved"
+        form = "### 1. Vision\n\nSaving closes the editor.\n\n### 5.1 Environment\n\n3.2.1, Windows 11\n"
+        assert templates.apply(form)[0] == form
