@@ -45,7 +45,8 @@ class GateRequest:
 
 # `/gate promise add <text> — #<scenario>`: the scenario is the last `#N`, after an em dash, `--` or `-`
 # (or nothing); the text before it is the promise.
-_PROMISE_ADD = re.compile(r"^(?P<text>.*?)\s*(?:—|--|-|:)?\s*#(?P<n>[0-9]{1,9})\s*$")
+# What may stand between a promise's text and its scenario: `Users can export — #12`.
+_PROMISE_SEPARATORS = ("—", "--", "-", ":")
 PROMISE_USAGE = "`promise add <text> — #<scenario issue>` or `promise remove <number>`"
 
 
@@ -58,12 +59,27 @@ def _parse_promise(args: Sequence[str], text: str) -> GateRequest:
     if verb != "add":
         raise UsageError(f"`promise` takes {PROMISE_USAGE}")
     rest = text.split(None, 2)
-    found = _PROMISE_ADD.match(" ".join(rest[2].split()) if len(rest) > 2 else "")
-    if found is None or not found.group("text").strip() or int(found.group("n")) == 0:
+    found = _promise_add(" ".join(rest[2].split()) if len(rest) > 2 else "")
+    if found is None:
         raise UsageError(
             f"a promise needs its text and the scenario issue that demonstrates it: {PROMISE_USAGE}"
         )
-    return GateRequest("promise-add", found.group("text").strip()[:MAX_PROMISE], int(found.group("n")))
+    return GateRequest("promise-add", found[0][:MAX_PROMISE], found[1])
+
+
+def _promise_add(line: str) -> tuple[str, int] | None:
+    """``<text> [— | -- | - | :] #<n>`` split by a scan from the end (no expression that could backtrack on
+    someone's text): the text and the scenario's number, or None."""
+    head, hash_, number = line.rpartition("#")
+    number = number.rstrip()
+    if not hash_ or not (number.isascii() and number.isdigit()) or len(number) > 9 or int(number) == 0:
+        return None
+    text = head.rstrip()
+    for separator in _PROMISE_SEPARATORS:
+        if text.endswith(separator):
+            text = text[: -len(separator)]
+            break
+    return (text.strip(), int(number)) if text.strip() else None
 
 
 def parse_gate(args: Sequence[str], text: str) -> GateRequest:
