@@ -4,7 +4,7 @@ Steward keeps on bugs, and finding the bug a bugfix branch or pull request belon
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -132,9 +132,15 @@ def _count(value: Any) -> int:
 async def own_data(ctx: EventContext, comments: Sequence[Comment], kind: str) -> list[Mapping[str, Any]]:
     """The verified data blocks of Steward's own ``kind`` comments in a thread, oldest first (a block whose
     signature does not verify is left out)."""
+    return [data async for _, data in _own_signed(ctx, comments, kind)]
+
+
+async def _own_signed(
+    ctx: EventContext, comments: Sequence[Comment], kind: str
+) -> AsyncIterator[tuple[Comment, Mapping[str, Any]]]:
+    """Steward's own ``kind`` comments in a thread with their verified data blocks, oldest first."""
     head = f"<!-- steward:{kind}:"
     verifier = await ctx.verifier()
-    out = []
     for comment in comments:
         body = comment.body.lstrip()
         if comment.author.casefold() != ctx.me.login.casefold() or not body.startswith(head):
@@ -144,25 +150,15 @@ async def own_data(ctx: EventContext, comments: Sequence[Comment], kind: str) ->
             continue
         checked = await verifier.comment(comment, marker[0], marker[1], expect_data=False)
         if isinstance(checked.trusted, Mapping):
-            out.append(checked.trusted)
-    return out
+            yield comment, checked.trusted
 
 
 async def shown_code(ctx: EventContext, comments: Sequence[Comment], digest: str) -> ShownCode | None:
     """The test code a refusal of Steward's showed with ``digest``: its signed block names the path and the
     digest (never the code), and the code is read back from the refusal's fence, byte for byte — only what a
     reader was shown can be vouched for and committed, and it must hash to the digest."""
-    head = "<!-- steward:reply:"
-    verifier = await ctx.verifier()
-    for comment in comments:
-        body = comment.body.lstrip()
-        if comment.author.casefold() != ctx.me.login.casefold() or not body.startswith(head):
-            continue
-        marker = sticky.marker_of(body)
-        if marker is None:
-            continue
-        data = (await verifier.comment(comment, marker[0], marker[1], expect_data=False)).trusted
-        if not isinstance(data, Mapping) or data.get("bug") != ctx.number:
+    async for comment, data in _own_signed(ctx, comments, "reply"):
+        if data.get("bug") != ctx.number:
             continue
         raw = data.get("bugfix-shown")
         if not isinstance(raw, Mapping) or raw.get("digest") != digest:

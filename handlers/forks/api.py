@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.commands.context import EventContext
 from bot.forge import Issue, RepoRef
-from handlers.forks.effects import judge, tracked
+from handlers.forks.effects import Judged, judge, tracked
 
 
 async def unresolved_forks(
@@ -26,16 +26,7 @@ async def unresolved_forks(
         issue = await ctx.forge.get_issue(repo, number)
     if not tracked(issue.body, issue.labels, ctx.settings):
         return ()
-    judged = await judge(
-        ctx.forge,
-        repo,
-        number,
-        ctx.settings,
-        bot_login=ctx.me.login,
-        prefix=ctx.prefix,
-        issue=issue,
-        verifier=await ctx.verifier(repo),
-    )
+    judged = await _judged(ctx, repo, number, issue)
     return judged.verdict.unresolved
 
 
@@ -48,7 +39,17 @@ async def decision_texts(ctx: EventContext, repo: RepoRef, number: int) -> tuple
     issue = await ctx.forge.get_issue(repo, number)
     if not tracked(issue.body, issue.labels, ctx.settings):
         return ()
-    judged = await judge(
+    judged = await _judged(ctx, repo, number, issue)
+    return tuple(
+        f"{f.record.text} {f.record.quote}".strip()
+        for f in judged.verdict.forks
+        if f.status == "resolved" and f.record is not None
+    )
+
+
+async def _judged(ctx: EventContext, repo: RepoRef, number: int, issue: Issue) -> Judged:
+    """The juror's judgement of issue ``number``'s forks, from forge state, with the repository's verifier."""
+    return await judge(
         ctx.forge,
         repo,
         number,
@@ -57,9 +58,4 @@ async def decision_texts(ctx: EventContext, repo: RepoRef, number: int) -> tuple
         prefix=ctx.prefix,
         issue=issue,
         verifier=await ctx.verifier(repo),
-    )
-    return tuple(
-        f"{f.record.text} {f.record.quote}".strip()
-        for f in judged.verdict.forks
-        if f.status == "resolved" and f.record is not None
     )
