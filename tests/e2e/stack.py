@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 import httpx2
 import redis
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from bot.demo.threads import ThreadedServer, ThreadedWorker, free_port, jobs_outstanding, run_periodic_now
@@ -37,6 +39,22 @@ SIGNING_KEY = private_pem(Ed25519PrivateKey.generate())
 # the CA bundle, ~70 ms a client, and an end-to-end test makes several (users, deliveries, each settle).
 PLAIN: Any = {"verify": False}
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def app_key(tmp_path: Path) -> tuple[Path, str]:
+    """A new GitHub App's private key, written to ``tmp_path/app.pem`` (PKCS8, as GitHub hands it out) for
+    ``STEWARD_GITHUB_PRIVATE_KEY_PATH``, and its public key's PEM for the sandbox's ``/_sandbox/apps``."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    key_path = tmp_path / "app.pem"
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return key_path, public.decode()
 
 
 def wait_for[T](check: Callable[[], T | None], *, timeout: float = 20.0, what: str = "a condition") -> T:

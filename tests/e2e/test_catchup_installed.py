@@ -23,14 +23,12 @@ from pathlib import Path
 import httpx2
 import pytest
 import redis
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bot.config.settings import Settings
 from bot.demo.threads import ThreadedWorker
 from bot.sandbox.server import SandboxServer
 from tests.e2e.conftest import Steward
-from tests.e2e.stack import ROOT, ForgeUser, settle, wait_for
+from tests.e2e.stack import ROOT, ForgeUser, app_key, settle, wait_for
 from tests.e2e.test_reconcile_e2e import _steward_down
 
 
@@ -112,19 +110,10 @@ def app_sandbox() -> Iterator[SandboxServer]:
 def test_an_app_catches_up_every_repository_of_its_installations(
     app_sandbox: SandboxServer, redis_url: str, tmp_path: Path
 ) -> None:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    key_path = tmp_path / "app.pem"
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
+    key_path, public = app_key(tmp_path)
     admin = httpx2.Client(base_url=app_sandbox.url)
     admin.post(
-        "/_sandbox/apps", json={"app_id": APP_ID, "slug": "steward-app", "public_key_pem": public.decode()}
+        "/_sandbox/apps", json={"app_id": APP_ID, "slug": "steward-app", "public_key_pem": public}
     ).raise_for_status()
     owner = ForgeUser(app_sandbox.url, "owner", USERS["owner"])
     quiet = [owner.create_repo() for _ in range(3)]

@@ -7,13 +7,11 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bot.demo.threads import ThreadedServer, ThreadedWorker
 from bot.receiver.app import create_app
 from bot.sandbox.server import SandboxServer
-from tests.e2e.stack import SECRET, ForgeUser, settle
+from tests.e2e.stack import SECRET, ForgeUser, app_key, settle
 
 APP_ID = 7001
 USERS = {"owner": "tok-owner", "visitor": "tok-visitor"}
@@ -28,19 +26,10 @@ def app_sandbox() -> Iterator[SandboxServer]:
 def test_an_app_installation_answers_as_its_bot_and_reuses_its_token(
     app_sandbox: SandboxServer, redis_url: str, tmp_path: Path
 ) -> None:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    key_path = tmp_path / "app.pem"
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
+    key_path, public = app_key(tmp_path)
     admin = httpx2.Client(base_url=app_sandbox.url)
     admin.post(
-        "/_sandbox/apps", json={"app_id": APP_ID, "slug": "steward-app", "public_key_pem": public.decode()}
+        "/_sandbox/apps", json={"app_id": APP_ID, "slug": "steward-app", "public_key_pem": public}
     ).raise_for_status()
     owner = ForgeUser(app_sandbox.url, "owner", USERS["owner"])
     repo = owner.create_repo()
@@ -87,16 +76,7 @@ def test_reconcile_asks_github_to_redeliver_what_the_apps_webhook_missed(
 
     from bot.demo.threads import free_port
 
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    key_path = tmp_path / "app.pem"
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
+    key_path, public = app_key(tmp_path)
     port = free_port()
     admin = httpx2.Client(base_url=app_sandbox.url)
     admin.post(
@@ -104,7 +84,7 @@ def test_reconcile_asks_github_to_redeliver_what_the_apps_webhook_missed(
         json={
             "app_id": APP_ID,
             "slug": "steward-app",
-            "public_key_pem": public.decode(),
+            "public_key_pem": public,
             "webhook_url": f"http://127.0.0.1:{port}/webhooks/github",
             "webhook_secret": SECRET,
         },

@@ -13,15 +13,13 @@ from pathlib import Path
 import httpx2
 import redis
 import structlog
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bot.config.settings import Settings
 from bot.demo.threads import ThreadedServer, ThreadedWorker
 from bot.queue.dead_letters import DEAD_KEY
 from bot.receiver.app import create_app
 from bot.sandbox.server import SandboxServer
-from tests.e2e.stack import SECRET, ForgeUser, settle
+from tests.e2e.stack import SECRET, ForgeUser, app_key, settle
 
 APP_ID = 7021
 USERS = {"owner": "tok-owner", "visitor": "tok-visitor"}
@@ -29,19 +27,10 @@ BOT = "locked-app[bot]"
 
 
 def _app(sandbox: SandboxServer, tmp_path: Path) -> Path:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    key_path = tmp_path / "app.pem"
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
+    key_path, public = app_key(tmp_path)
     httpx2.post(
         sandbox.url + "/_sandbox/apps",
-        json={"app_id": APP_ID, "slug": "locked-app", "public_key_pem": public.decode()},
+        json={"app_id": APP_ID, "slug": "locked-app", "public_key_pem": public},
     ).raise_for_status()
     return key_path
 

@@ -14,15 +14,13 @@ from typing import Any
 import httpx2
 import pytest
 import redis
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bot.config.settings import Settings
 from bot.demo.scratch_redis import CLAIM_KEY
 from bot.demo.threads import ThreadedServer, ThreadedWorker
 from bot.receiver.app import create_app
 from bot.sandbox.server import SandboxServer
-from tests.e2e.stack import SECRET, ForgeUser, settle, signed_delivery
+from tests.e2e.stack import SECRET, ForgeUser, app_key, settle, signed_delivery
 
 APP_ID = 7101
 BOT = "steward-onboard[bot]"
@@ -66,16 +64,7 @@ def resend(admin: httpx2.Client, receiver: ThreadedServer, event: str) -> None:
 def test_installing_the_app_opens_one_pull_request_per_repository_and_respects_a_no(
     app_sandbox: SandboxServer, redis_url: str, tmp_path: Path
 ) -> None:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    key_path = tmp_path / "app.pem"
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    public = key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
+    key_path, public = app_key(tmp_path)
     settings = Settings(
         redis_url=redis_url,
         github_api_url=app_sandbox.url,
@@ -94,7 +83,7 @@ def test_installing_the_app_opens_one_pull_request_per_repository_and_respects_a
             json={
                 "app_id": APP_ID,
                 "slug": "steward-onboard",
-                "public_key_pem": public.decode(),
+                "public_key_pem": public,
                 "webhook_url": f"{receiver.url}/webhooks/github",
                 "webhook_secret": SECRET,
             },
