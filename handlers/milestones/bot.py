@@ -249,23 +249,31 @@ async def gate_command(ctx: CommandContext) -> None:
         await request_refresh(ctx, key, create=True)
 
 
-async def _internal(ctx: CommandContext, key: int | None, off: bool) -> None:
-    """`/gate internal [off]`: on the dashboard only, by someone who may set the gate's passing labels
-    (`milestones.label_permission`). The milestone is then exempt from the functional leg while the command
-    comment stands; the description's line alone exempts nothing (anyone with write may edit it)."""
+async def _on_dashboard_by_a_label_setter(ctx: CommandContext, key: int | None, word: str) -> int:
+    """``/gate <word>`` runs only on a milestone's dashboard and only for someone who may set the gate's
+    passing labels (`milestones.label_permission`, asked of the forge now): the milestone's key, or a refusal
+    saying where to write it or who may run it."""
     if key is None:
         raise CommandError(
-            f"`/{ctx.prefix} gate internal` works on a milestone's dashboard (the issue labelled "
+            f"`/{ctx.prefix} gate {word}` works on a milestone's dashboard (the issue labelled "
             f"`{ctx.settings.milestones.labels.dashboard}`): write it there."
         )
     permission = label_permission(ctx)
     decision = await check(ctx.forge, ctx.repo, permission, actor=ctx.actor, author="")
     if not decision.allowed:
         raise CommandError(
-            f"`/{ctx.prefix} gate internal` can only be run by {who_may(permission, forge=ctx.event.forge)}, "
+            f"`/{ctx.prefix} gate {word}` can only be run by {who_may(permission, forge=ctx.event.forge)}, "
             f"who may set the gate's passing labels; your access to this repository is "
             f"`{decision.actor_level}`. Ask someone who may run it."
         )
+    return key
+
+
+async def _internal(ctx: CommandContext, key: int | None, off: bool) -> None:
+    """`/gate internal [off]`: on the dashboard only, by someone who may set the gate's passing labels
+    (`milestones.label_permission`). The milestone is then exempt from the functional leg while the command
+    comment stands; the description's line alone exempts nothing (anyone with write may edit it)."""
+    key = await _on_dashboard_by_a_label_setter(ctx, key, "internal")
     async with holding_milestone(ctx, key):
         recorded: tuple[str, int, str] | Literal["off"] = (
             "off" if off else (ctx.actor, ctx.comment.id, comment_digest(ctx.comment.body))
@@ -288,19 +296,7 @@ async def _promise(ctx: CommandContext, key: int | None, request: GateRequest) -
     someone who may set the gate's passing labels (`milestones.label_permission`), as `/gate internal`. The
     list lives in the dashboard's signed record, never in the milestone's description (anyone with write may
     edit it)."""
-    if key is None:
-        raise CommandError(
-            f"`/{ctx.prefix} gate promise` works on a milestone's dashboard (the issue labelled "
-            f"`{ctx.settings.milestones.labels.dashboard}`): write it there."
-        )
-    permission = label_permission(ctx)
-    decision = await check(ctx.forge, ctx.repo, permission, actor=ctx.actor, author="")
-    if not decision.allowed:
-        raise CommandError(
-            f"`/{ctx.prefix} gate promise` can only be run by {who_may(permission, forge=ctx.event.forge)}, "
-            f"who may set the gate's passing labels; your access to this repository is "
-            f"`{decision.actor_level}`. Ask someone who may run it."
-        )
+    key = await _on_dashboard_by_a_label_setter(ctx, key, "promise")
     async with holding_milestone(ctx, key):
         if request.action == "promise-add":
             promise = Promise(

@@ -4,15 +4,12 @@ of its minute and a half installing it). Read from `make -n`, which prints what 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-
-pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 
 
 def _plan(target: str, tmp_path: Path) -> str:
