@@ -21,6 +21,7 @@ from tests.e2e.stack import (
     ForgeUser,
     ThreadedServer,
     ThreadedWorker,
+    past_this_second,
     run_periodic_now,
     settle,
     signed_delivery,
@@ -68,8 +69,10 @@ class Steward:
         self.settle()
         return repo
 
-    def settle(self, timeout: float = 30.0) -> None:
+    def settle(self, timeout: float = 30.0, *, then_next_second: bool = False) -> None:
         settle(self.sandbox.url, self.redis_url, timeout)
+        if then_next_second:
+            past_this_second()
 
     def faults(self, *faults: dict[str, Any]) -> None:
         for fault in faults:

@@ -393,6 +393,14 @@ def settle(sandbox_url: str, redis_url: str, timeout: float = 30.0) -> None:
         wait_for(twice, timeout=timeout, what="deliveries and jobs to settle")
 
 
+def past_this_second() -> None:
+    """Wait until the clock has left the current second. The forges compare a `since` window to the second
+    (``bot.catchup.comments.updated_since``), so a write in the second a reconcile starts falls inside that
+    reconcile's window *and* the next one's; tests comparing incremental runs call this after ``settle``."""
+    now = int(time.time())
+    wait_for(lambda: int(time.time()) > now, timeout=5, what="the next second")
+
+
 def dumps(payload: Any) -> bytes:
     return json.dumps(payload).encode()
 

@@ -186,7 +186,7 @@ def test_reconcile_is_incremental_between_full_passes_and_its_cost_stays_flat(st
     m = steward.maintainer
     repo = steward.new_repo()
     numbers = [m.open_issue(repo, f"bug {n}", REJECTED, labels=["bug", "refine"]) for n in range(12)]
-    steward.settle(60)
+    steward.settle(60, then_next_second=True)
     target = f"{steward.forge}:{repo}"
 
     steward.clear_requests()

@@ -102,7 +102,7 @@ def test_unchanged_listings_cost_a_304_across_reconcile_processes_and_a_change_i
     m = steward.maintainer
     repo = steward.new_repo()
     numbers = [m.open_issue(repo, f"bug {n}", REJECTED, labels=["bug", "refine"]) for n in range(3)]
-    steward.settle(60)
+    steward.settle(60, then_next_second=True)
     target = f"{steward.forge}:{repo}"
     first = reconcile(steward.settings, "--repo", target)  # a full pass: the incremental ones come after
     assert first.returncode == 0 and "3 issue(s) re-checked" in first.stdout, first.stdout + first.stderr
