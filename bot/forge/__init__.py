@@ -134,6 +134,11 @@ class Issue:
     # Its conversation is locked: only those with write access comment there, and never a GitHub App
     # (``ThreadLocked``).
     locked: bool = False
+    # Who is assigned (logins), as the forge lists them.
+    assignees: tuple[str, ...] = ()
+    # A pull request that is a draft, as the issue listings say (GitHub: the issue's ``draft``; Gitea: its
+    # ``pull_request.draft``, the title's WIP prefix); False for an issue.
+    draft: bool = False
 
     def has_label(self, name: str) -> bool:
         wanted = name.casefold()

@@ -22,8 +22,11 @@ from bot.forge import (
 
 
 def issue_from_json(raw: Mapping[str, Any], *, milestone_key: str = "number") -> Issue:
-    """``milestone_key``: GitHub names a milestone by ``number``, Gitea by ``id``."""
+    """``milestone_key``: GitHub names a milestone by ``number``, Gitea by ``id``. A pull request's draft
+    flag: GitHub's issue object carries ``draft`` (its REST description's `issue` schema), Gitea's
+    ``pull_request.draft`` (``PullRequestMeta``, the WIP prefix)."""
     milestone = raw.get("milestone")
+    pull = raw.get("pull_request")
     return Issue(
         number=int(raw["number"]),
         title=raw.get("title") or "",
@@ -32,13 +35,17 @@ def issue_from_json(raw: Mapping[str, Any], *, milestone_key: str = "number") ->
         author=(raw.get("user") or {}).get("login") or "",
         labels=tuple(label["name"] for label in raw.get("labels") or ()),
         milestone=milestone.get(milestone_key) if isinstance(milestone, Mapping) else None,
-        is_pull_request=isinstance(raw.get("pull_request"), Mapping),
+        is_pull_request=isinstance(pull, Mapping),
         html_url=raw.get("html_url") or "",
         id=int(raw.get("id") or 0),
         updated_at=raw.get("updated_at") or "",
         created_at=raw.get("created_at") or "",
         # GitHub says `locked`, Gitea `is_locked`.
         locked=bool(raw.get("locked") or raw.get("is_locked")),
+        assignees=tuple(
+            str(a["login"]) for a in raw.get("assignees") or () if isinstance(a, Mapping) and a.get("login")
+        ),
+        draft=isinstance(pull, Mapping) and bool(raw.get("draft") or pull.get("draft")),
     )
 
 

@@ -60,6 +60,30 @@ async def test_issues_are_listed_past_one_page_by_state_kind_milestone_and_label
     assert all(i.milestone == ms for i in in_milestone)
 
 
+async def test_a_listing_says_who_is_assigned_and_which_pull_requests_are_drafts(
+    forge: Forge, site: Site
+) -> None:
+    """One listing is enough for the overview (docs/triage.md): each issue's assignees, and whether a pull
+    request is a draft (GitHub's `draft`, Gitea's `pull_request.draft`: the WIP prefix)."""
+    repo = site.new_repo()
+    number = site.open_issue(repo, "assigned")
+    site.call("PATCH", f"/repos/{repo}/issues/{number}", {"assignees": ["steward-bot"]})
+    site.branch(repo, "draft", {"d.txt": b"d"})
+    site.branch(repo, "ready", {"r.txt": b"r"})
+    if site.kind == "gitea":
+        draft = site.pull(repo, "draft", title="WIP: a test only")
+    else:
+        draft = int(
+            site.call(
+                "POST", f"/repos/{repo}/pulls", {"head": "draft", "base": "main", "title": "t", "draft": True}
+            )["number"]
+        )
+    ready = site.pull(repo, "ready")
+    listed = {i.number: i for i in await forge.list_issues(repo, kind="all")}
+    assert listed[number].assignees == ("steward-bot",)
+    assert (listed[draft].draft, listed[ready].draft, listed[number].draft) == (True, False, False)
+
+
 async def test_a_list_longer_than_the_bound_is_refused_not_cut_short(
     make_forge: MakeForge, site: Site
 ) -> None:

@@ -415,6 +415,29 @@ def test_drafts_githubs_flag_where_the_plan_has_them_and_giteas_wip_prefix(
     assert ready.status_code == 201 and g.get(grepo + "/pulls/1").json()["draft"] is False
 
 
+def test_issue_listings_say_whether_a_pull_request_is_a_draft(
+    alice: httpx2.Client, repo: str, g: httpx2.Client, grepo: str
+) -> None:
+    """The issue objects of pull requests say draft: GitHub's `issue` schema has a `draft` property
+    (tests/fixtures/github/openapi-2026-subset.json), Gitea's `pull_request` (PullRequestMeta) a `draft`
+    that is the title's WIP prefix (tests/fixtures/gitea/openapi3.v1.json, services/convert/issue.go). The
+    overview reads a bugfix's state from the one listing (docs/triage.md)."""
+    _github_branch(alice, repo, "od1")
+    _github_branch(alice, repo, "od2")
+    draft = alice.post(repo + "/pulls", json={"title": "t", "head": "od1", "base": "main", "draft": True})
+    ready = alice.post(repo + "/pulls", json={"title": "u", "head": "od2", "base": "main"})
+    listed = {i["number"]: i for i in alice.get(repo + "/issues", params={"state": "open"}).json()}
+    assert listed[draft.json()["number"]]["draft"] is True
+    assert listed[ready.json()["number"]]["draft"] is False
+    _gitea_branch(g, grepo, "od1")
+    _gitea_branch(g, grepo, "od2")
+    gdraft = g.post(grepo + "/pulls", json={"title": "WIP: a", "head": "od1", "base": "main"}).json()
+    gready = g.post(grepo + "/pulls", json={"title": "b", "head": "od2", "base": "main"}).json()
+    glisted = {i["number"]: i for i in g.get(grepo + "/issues", params={"type": "pulls"}).json()}
+    assert glisted[gdraft["number"]]["pull_request"]["draft"] is True
+    assert glisted[gready["number"]]["pull_request"]["draft"] is False
+
+
 def test_commit_status_states_and_description_limit_and_combined_state(
     alice: httpx2.Client, repo: str, g: httpx2.Client, grepo: str
 ) -> None:

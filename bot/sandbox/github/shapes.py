@@ -367,6 +367,10 @@ class Shapes(GitShapes):
             "state_reason": issue.state_reason,
         }
         if issue.pull is not None:
+            # A pull request's issue object says whether it is a draft: the `draft` property of the `issue`
+            # schema in GitHub's REST description (tests/fixtures/github/openapi-2026-subset.json), set on
+            # pull requests only.
+            data["draft"] = issue.pull.draft
             # GitHub lists pull requests among issues, with this key (FORGE-FACTS "Milestones")
             html = self.issue_html(repo, issue.number)
             data["pull_request"] = {
