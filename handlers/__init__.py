@@ -22,6 +22,7 @@ from handlers.forks import bot as forks_bot
 from handlers.milestones import bot as milestones_bot
 from handlers.milestones import ratify as milestones_ratify
 from handlers.onboarding import bot as onboarding_bot
+from handlers.triage import bot as triage_bot
 
 CAPABILITIES: tuple[ModuleType, ...] = (
     core_bot,
@@ -35,6 +36,7 @@ CAPABILITIES: tuple[ModuleType, ...] = (
     onboarding_bot,
     bugfix_bot,
     debug_bot,
+    triage_bot,
 )
 
 

@@ -72,6 +72,10 @@ class CommandSpec:
     # configuration file: DESIGN §3.15) — help, ping, init and config, the commands that lead to the
     # invitation. Every other command is refused there with the reason.
     uninvited: bool = False
+    # A repository setting (a dotted path into its settings, e.g. ``triage.short_commands``) that must be true
+    # for the short form `/<name>` to run; where it is false, `/<name>` is text meant for another bot (Prow
+    # and triagebot answer `/assign` too) and Steward says nothing. `/steward <name>` always runs.
+    short_setting: str = ""
 
 
 @dataclass(frozen=True)

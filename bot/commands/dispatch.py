@@ -156,6 +156,22 @@ async def _over_budget(ctx: CommandContext, limit: int) -> bool:
 SHADOW_SPEAKERS: Final = frozenset({"help", "ping", "config"})
 
 
+def setting_on(settings: object, path: str) -> bool:
+    """Whether the repository setting at ``path`` (``triage.short_commands``) is true."""
+    value: object = settings
+    for part in path.split("."):
+        value = getattr(value, part, None)
+    return value is True
+
+
+def _short_form_off(ctx: EventContext, command: Command) -> bool:
+    """``/<name>`` of a command whose short form this repository has not switched on (``short_setting``)."""
+    spec = ctx.registry.commands.get(command.name)
+    if command.canonical or spec is None or not spec.short_setting:
+        return False
+    return not setting_on(ctx.settings, spec.short_setting)
+
+
 async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:
     comment = ctx.event.comment
     issue = ctx.event.issue
@@ -203,6 +219,9 @@ async def run_commands(ctx: EventContext, *, prefix: str) -> list[str]:
             comment=comment,
             occurrence=occurrence,
         )
+        if _short_form_off(ctx, command):
+            ran.append(f"short-off:{name}")  # `/assign` for another bot: not Steward's to answer
+            continue
         if ctx.live_forge is not None and name in SHADOW_SPEAKERS:
             cctx.forge = ctx.live_forge  # shadow mode: these answer for real (`mode` in bot.config.settings)
         if await _over_budget(cctx, ctx.settings.limits.commands_per_minute):

@@ -76,13 +76,24 @@ class Registry:
         on_pulls: bool = True,
         section: str = "",
         uninvited: bool = False,
+        short_setting: str = "",
     ) -> Callable[[CommandHandler], CommandHandler]:
         def register(handler: CommandHandler) -> CommandHandler:
             key = name.lower()
             if key in self.commands:
                 raise ValueError(f"command {name!r} registered twice")
             self.commands[key] = CommandSpec(
-                key, handler, usage, help, permission, short, on_issues, on_pulls, section, uninvited
+                key,
+                handler,
+                usage,
+                help,
+                permission,
+                short,
+                on_issues,
+                on_pulls,
+                section,
+                uninvited,
+                short_setting,
             )
             return handler
 

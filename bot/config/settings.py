@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from bot.config.triage import TriageSettings
 from bot.queue.budgets import DEFAULT_EVENTS_PER_MINUTE
 
 Permission = Literal["anyone", "author", "triage", "write", "maintain", "admin"]
@@ -32,6 +33,8 @@ PERMISSION_FLOORS: dict[str, tuple[Permission, str]] = {
     "gate-override": ("write", "it overrides the milestone gate"),
     "init": ("write", "it proposes Steward's own configuration and creates labels"),
     "ratify": ("write", "it ratifies a decision for everyone"),
+    # The everyday commands (issue 39): assigning someone else is what the forge lets triage do.
+    "assign": ("triage", "it assigns other people, which the forge lets only triage do"),
 }
 
 
@@ -553,6 +556,7 @@ class HandlerSettings(BaseModel):
     )
     bugfix: BugfixSettings = Field(default_factory=BugfixSettings, description=BugfixSettings.__doc__ or "")
     debug: DebugSettings = Field(default_factory=DebugSettings, description=DebugSettings.__doc__ or "")
+    triage: TriageSettings = Field(default_factory=TriageSettings, description=TriageSettings.__doc__ or "")
 
     def permission(self, command: str, default: Permission) -> Permission:
         """Who may run ``command`` here: the repository's override, else the command's default."""

@@ -5,9 +5,13 @@ onboarding pull request); and a bug's regression test slot (section 7) and the t
 
 from __future__ import annotations
 
+from handlers.bugfix.record import LABELS as _LABELS
 from handlers.bugfix.regression_slot import case_names as case_names
 from handlers.bugfix.regression_slot import parse_slot as parse_slot
 from handlers.bugfix.required import Requirement as Requirement
 from handlers.bugfix.required import read_requirement as read_requirement
 from handlers.bugfix.required import requirement_lines as requirement_lines
 from handlers.bugfix.required import seen_contexts as seen_contexts
+
+# The labels Steward sets and removes itself on bugs and bugfix pull requests (nobody sets them by hand).
+MANAGED_LABELS: tuple[str, ...] = tuple(_LABELS)

@@ -35,6 +35,7 @@ CAPABILITY_NAMES: Final = {
     "bugfix": "Regression-first bugfixes",
     "forks": "Design forks",
     "milestones": "Milestones",
+    "triage": "Everyday commands (assign, label …)",
 }
 
 

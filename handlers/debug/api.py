@@ -21,7 +21,7 @@ from typing import Literal
 from bot.commands.context import EventContext
 from bot.forge import RepoRef
 from handlers.debug.board import ROOT_CAUSE_NOT_EVIDENCED, Board, Refused, escalation_due, parse_id
-from handlers.debug.effects import grounder, load, read_board, save
+from handlers.debug.effects import LABELS, grounder, load, read_board, save
 from handlers.debug.grounding import find_paths
 from handlers.debug.locations import find_locations
 
@@ -173,3 +173,7 @@ async def missing_places(ctx: EventContext, texts: Sequence[str]) -> tuple[str, 
         if await check.file(path, head) is None:
             problems.append(f"`{path}`: there is no file `{path}` at `{branch}`")
     return tuple(problems)
+
+
+# The labels the root-cause board sets and removes itself (`debug:*`, `needs-human`).
+MANAGED_LABELS: tuple[str, ...] = tuple(LABELS)

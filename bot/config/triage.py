@@ -1,0 +1,47 @@
+"""The `triage` section of a repository's settings: the everyday commands (issue 39), and beside them the
+overview issue and the welcome. Its own module because ``bot.config.settings`` holds every other section and
+had no room left; ``HandlerSettings.triage`` is this."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Who may set a label with `/label`, by the least access that may (Prow's restricted labels).
+LabelRole = Literal["anyone", "author", "triage", "write", "maintain", "admin"]
+
+
+def _triage_labels() -> dict[LabelRole, tuple[str, ...]]:
+    return {"triage": ("*",)}
+
+
+class TriageSettings(BaseModel):
+    """The everyday commands (`/assign`, `/claim`, `/label` …)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = Field(
+        default=True,
+        description="Whether Steward runs the everyday commands (assign, claim, label …) on this repository.",
+    )
+    short_commands: bool = Field(
+        default=False,
+        description="Whether the short forms (`/assign`, `/label`, `/claim` …) run too; `/steward assign` "
+        "always does. Off by default: other bots (Prow, triagebot) answer the same short forms.",
+    )
+    labels: dict[LabelRole, tuple[str, ...]] = Field(
+        default_factory=_triage_labels,
+        description="Which labels `/label` may set or remove, by the least access that may (`anyone`, "
+        "`author` — the issue's author —, `triage`, `write`, `maintain`, `admin`): names, or patterns with "
+        "`*` (`area/*`). The default lets triage and more set any label, as the forge does; labels Steward "
+        "manages itself (its states, gates and records) are never set this way. On Gitea, triage means "
+        "write and maintain means admin.",
+    )
+    release_claims_after_days: int | None = Field(
+        default=30,
+        ge=1,
+        le=3650,
+        description="A `/claim` with no activity from its claimant on the issue for this many days is "
+        "released with a note (empty: never).",
+    )

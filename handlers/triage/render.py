@@ -1,0 +1,3 @@
+"""Pure rendering of the everyday commands' replies and notes (who may, what happened, what to do next)."""
+
+from __future__ import annotations
