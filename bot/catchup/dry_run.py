@@ -332,6 +332,11 @@ class DryRunForge:
         self._pulls[made.number] = made
         return made
 
+    async def request_reviewers(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
+        pull = await self.get_pull_request(repo, number)
+        self._write(f"request a review of {repo}#{number} from {', '.join('@' + n for n in logins)}")
+        return tuple(dict.fromkeys((*pull.requested_reviewers, *logins)))
+
     async def set_commit_status(
         self,
         repo: RepoRef,

@@ -204,6 +204,9 @@ class PullRequest:
     # when the head repository is gone (a deleted fork: GitHub answers ``head.repo`` null, Gitea too).
     head_repo_id: int | None = 0
     base_repo_id: int = 0
+    # Whose review is requested and not yet given (logins; GitHub ``requested_reviewers``, Gitea's too): a
+    # requested reviewer who submits a review leaves the list on both forges.
+    requested_reviewers: tuple[str, ...] = ()
 
     @property
     def from_fork(self) -> bool:
@@ -536,6 +539,14 @@ class Forge(Protocol):
     async def list_pr_commits(self, repo: RepoRef, number: int) -> list[Commit]: ...
 
     async def list_pr_files(self, repo: RepoRef, number: int) -> list[ChangedFile]: ...
+
+    async def request_reviewers(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
+        """Request a review of pull request ``number`` from each of ``logins`` (GitHub ``POST …/pulls/{n}/
+        requested_reviewers``, Gitea the same path under ``/api/v1``); returns whose review is requested
+        afterwards. Someone already requested is not requested again. The forge refuses the pull request's
+        author and people who cannot read it (``ValidationFailed``; Gitea ``NotFound`` for an unknown
+        login)."""
+        ...
 
     # CI.
     async def set_commit_status(

@@ -181,6 +181,20 @@ class GiteaCode(GiteaCalls):
         items = await self._pages(f"{self._r(repo)}/pulls/{number}/files", f"files of {repo}#{number}")
         return list(changed_files(items))
 
+    async def request_reviewers(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
+        """``POST /api/v1/repos/{o}/{r}/pulls/{index}/requested_reviewers`` (routers/api/v1/repo/
+        pull_review.go CreateReviewRequests: 201 with the ``PullReview`` requests; 404 "User 'x' not exist",
+        422 for the poster or someone who cannot read pull requests, services/issue/assignee.go
+        isValidReviewRequest). Those already requested are left out; the pull request is read again after."""
+        pull = await self.get_pull_request(repo, number)
+        have = {login.casefold() for login in pull.requested_reviewers}
+        wanted = [login for login in dict.fromkeys(logins) if login.casefold() not in have]
+        if not wanted:
+            return pull.requested_reviewers
+        url = f"{self._r(repo)}/pulls/{number}/requested_reviewers"
+        await self._post(url, f"review request on {repo}#{number}", {"reviewers": wanted})
+        return (await self.get_pull_request(repo, number)).requested_reviewers
+
     # --- CI ------------------------------------------------------------------------------------------
 
     async def _statuses(self, repo: RepoRef, sha: str) -> list[CommitStatus]:

@@ -199,6 +199,19 @@ class GitHubCode(GitHubCalls):
         )
         return list(changed_files(items))
 
+    async def request_reviewers(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
+        """``POST /repos/{o}/{r}/pulls/{n}/requested_reviewers`` (REST "Request reviewers for a pull
+        request": 201 with the pull request; 422 for the author or someone who is not a collaborator). Those
+        already requested are left out: a second request would notify them again."""
+        pull = await self.get_pull_request(repo, number)
+        have = {login.casefold() for login in pull.requested_reviewers}
+        wanted = [login for login in dict.fromkeys(logins) if login.casefold() not in have]
+        if not wanted:
+            return pull.requested_reviewers
+        url = f"/repos/{repo.full_name}/pulls/{number}/requested_reviewers"
+        raw = await self._write("post", url, f"review request on {repo}#{number}", {"reviewers": wanted})
+        return pull_from_json(raw, milestone_key="number").requested_reviewers
+
     # --- CI ------------------------------------------------------------------------------------------
 
     async def _statuses(self, repo: RepoRef, sha: str) -> list[CommitStatus]:

@@ -121,6 +121,11 @@ def pull_from_json(raw: Mapping[str, Any], *, milestone_key: str) -> PullRequest
         ),
         head_repo_id=_branch_repo_id(head),
         base_repo_id=_branch_repo_id(base) or 0,
+        requested_reviewers=tuple(
+            str(u["login"])
+            for u in raw.get("requested_reviewers") or ()
+            if isinstance(u, Mapping) and u.get("login")
+        ),
     )
 
 

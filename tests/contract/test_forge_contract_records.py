@@ -10,7 +10,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.forge import Annotation, Branch, CIReport, Forge, LabelEvent, PermissionDenied, Push, RepoRef
+from bot.forge import (
+    Annotation,
+    Branch,
+    CIReport,
+    Forge,
+    LabelEvent,
+    PermissionDenied,
+    Push,
+    RepoRef,
+    ValidationFailed,
+)
 from bot.forge.github_transport import API_VERSION
 from bot.sandbox.server import SandboxServer
 from tests.contract.conftest import USERS, Site
@@ -267,3 +277,21 @@ async def test_branch_pushes_name_who_moved_the_branch_whoever_the_commits_say_w
     commit = await forge.get_commit(repo, head)
     assert (commit.author_login, commit.committer_login) == ("owner", "owner")
     assert await forge.branch_pushes(repo, "nothing-here") == []
+
+
+async def test_request_reviewers_asks_once_and_a_review_ends_the_request(
+    forge: Forge, site: Site, reader: Site
+) -> None:
+    """Both forges list whom a review is requested from on the pull request; asking again asks nobody twice,
+    the author is refused (422), and the reviewer leaves the list when their review comes."""
+    repo = site.new_repo()
+    site.branch(repo, "feature", {"a.txt": b"a"})
+    number = site.pull(repo, "feature")
+    assert (await forge.get_pull_request(repo, number)).requested_reviewers == ()
+    assert await forge.request_reviewers(repo, number, ["reader"]) == ("reader",)
+    assert await forge.request_reviewers(repo, number, ["reader", "reader"]) == ("reader",)
+    assert (await forge.get_pull_request(repo, number)).requested_reviewers == ("reader",)
+    with pytest.raises(ValidationFailed):
+        await forge.request_reviewers(repo, number, ["owner"])
+    reader.call("POST", f"/repos/{repo}/pulls/{number}/reviews", {"event": "COMMENT", "body": "looked"})
+    assert (await forge.get_pull_request(repo, number)).requested_reviewers == ()

@@ -67,10 +67,13 @@ def gitea_pull(g: httpx2.Client, repo: str, branch: str = "fix") -> tuple[int, s
 
 def github_records_routes(check: OpenApiCheck, sandbox: SandboxServer, alice: httpx2.Client) -> None:
     """Every GitHub route of this module, for the every-operation test (test_sandbox_openapi.py)."""
+    from .test_sandbox_review_requests import github_review_requests
+
     alice.post("/user/repos", json={"name": "records"}).raise_for_status()
     with client(sandbox, "bob-token") as bob:
         github_label_events(check, alice, bob, "/repos/alice/records")
         github_reviews(check, alice, bob, "/repos/alice/records")
+        github_review_requests(check, alice, bob, "/repos/alice/records")
     alice.post("/user/repos", json={"name": "branches"}).raise_for_status()
     github_branches(check, sandbox, alice, "/repos/alice/branches")
     alice.post("/user/repos", json={"name": "checks"}).raise_for_status()
@@ -81,10 +84,13 @@ def github_records_routes(check: OpenApiCheck, sandbox: SandboxServer, alice: ht
 
 def gitea_records_routes(check: GiteaApiCheck, sandbox: SandboxServer, g: httpx2.Client) -> None:
     """Every Gitea route of this module, for the every-operation test (test_sandbox_gitea.py)."""
+    from .test_sandbox_review_requests import gitea_review_requests
+
     g.post("/user/repos", json={"name": "grecords"}).raise_for_status()
     with gitea_client(sandbox, "bob-token") as gbob:
         gitea_timeline(check, g, gbob, "/repos/alice/grecords")
         gitea_reviews(check, g, gbob, "/repos/alice/grecords")
+        gitea_review_requests(check, g, gbob, "/repos/alice/grecords")
     g.post("/user/repos", json={"name": "gbranches"}).raise_for_status()
     gitea_branches(check, sandbox, g, "/repos/alice/gbranches")
     gitea_push_history(check, sandbox, g)

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from bot.sandbox.gitea import branches, code, issues, pins, repos, search, timeline
+from bot.sandbox.gitea import branches, code, issues, pins, repos, review_requests, search, timeline
 from bot.sandbox.shared import fork_ops, gitmodel, pull_ops, repo_ops
 from bot.sandbox.shared.plumbing import ApiError, body_object, json_response
 from bot.sandbox.shared.state import ROLE_ORDER, Hook, Repo, Role
@@ -294,6 +294,7 @@ def routes() -> list[BaseRoute]:
         *issues.routes(),
         *pins.routes(),
         *timeline.routes(),
+        *review_requests.routes(),
         *branches.routes(),
         *code.routes(),
         Route(r + "/contents/{path:path}", get_contents, methods=["GET"]),

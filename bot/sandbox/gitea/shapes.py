@@ -366,7 +366,7 @@ class GiteaShapes:
             "milestone": shaped["milestone"],
             "assignee": shaped["assignee"],
             "assignees": shaped["assignees"] or [],
-            "requested_reviewers": [],
+            "requested_reviewers": [self.user(r) for r in pr.requested_reviewers],
             "requested_reviewers_teams": [],
             "state": issue.state,
             "draft": pulls.gitea_draft(issue.title),

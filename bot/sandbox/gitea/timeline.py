@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from bot.sandbox.shared import pull_ops
 from bot.sandbox.shared.plumbing import body_object, json_response
 from bot.sandbox.shared.state import Issue, IssueEvent, Label, Repo, Review, ReviewState, now_iso
 
@@ -149,6 +150,7 @@ async def create_review(request: Request, ctx: GCtx, repo: Repo) -> Response:
     )
     issue.reviews.append(review)
     if submitted:
+        pull_ops.review_submitted(issue, ctx.login)
         ctx.events.review(repo, issue, review)
     return json_response(request, review_shape(ctx, repo, issue, review))
 

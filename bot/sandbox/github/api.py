@@ -19,6 +19,7 @@ from bot.sandbox.github import (
     pulls,
     relations,
     repos,
+    review_requests,
     search,
     timeline,
 )
@@ -193,6 +194,7 @@ def routes() -> list[BaseRoute]:
         *relations.routes(R),
         *pulls.routes(R),
         *timeline.routes(R),
+        *review_requests.routes(R),
         *branches.routes(R),
         # before git's /commits/{ref:path}, which would take /commits/{ref}/check-runs
         *ci.routes(R),

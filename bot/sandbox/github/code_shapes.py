@@ -125,7 +125,7 @@ def pull(shapes: Shapes, repo: Repo, issue: Issue, *, full: bool = True) -> dict
         "merge_commit_sha": pr.merge_commit_sha,
         "assignee": assignees[0] if assignees else None,
         "assignees": assignees,
-        "requested_reviewers": [],
+        "requested_reviewers": [shapes.user(r) for r in pr.requested_reviewers],
         "requested_teams": [],
         "labels": [shapes.label(repo, repo.labels[i]) for i in issue.label_ids if i in repo.labels],
         "milestone": shapes.milestone(repo, ms) if ms is not None else None,

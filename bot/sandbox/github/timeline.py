@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from bot.sandbox.shared import pull_ops
 from bot.sandbox.shared.plumbing import ApiError, body_object, json_response, paginate
 from bot.sandbox.shared.state import Issue, IssueEvent, Repo, Review, ReviewState, now_iso
 
@@ -99,6 +100,7 @@ async def create_review(request: Request, ctx: Ctx, repo: Repo) -> Response:
     )
     issue.reviews.append(review)
     if event:
+        pull_ops.review_submitted(issue, ctx.login)
         ctx.events.review(repo, issue, review)
     return json_response(request, review_shape(ctx.shapes, repo, issue, review))
 

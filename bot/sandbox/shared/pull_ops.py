@@ -87,6 +87,30 @@ def edit_pull(caller: Caller, repo: Repo, issue: Issue, body: dict[str, Any], in
         issue_ops.set_state(caller, repo, issue, state)
 
 
+def request_reviews(repo: Repo, issue: Issue, logins: list[str], *, add: bool) -> None:
+    """Add or withdraw review requests (the caller has checked who may and whom). Someone already requested
+    stays once: both forges keep one request per reviewer (GitHub's requested_reviewers is a set; Gitea keeps
+    one ReviewTypeRequest review per user, models/issues/review.go AddReviewRequest returns early when the
+    latest review is already a request)."""
+    assert issue.pull is not None
+    have = issue.pull.requested_reviewers
+    for login in logins:
+        found = next((r for r in have if r.casefold() == login.casefold()), None)
+        if add and found is None:
+            have.append(login)
+        elif not add and found is not None:
+            have.remove(found)
+
+
+def review_submitted(issue: Issue, reviewer: str) -> None:
+    """A submitted review takes its reviewer off the requested reviewers (GitHub REST "List requested
+    reviewers": "Once a requested reviewer submits a review, they are no longer considered a requested
+    reviewer"; Gitea lists a reviewer as requested only while their latest review is the request)."""
+    if issue.pull is not None:
+        kept = [r for r in issue.pull.requested_reviewers if r.casefold() != reviewer.casefold()]
+        issue.pull.requested_reviewers = kept
+
+
 def pushed(
     caller: Caller,
     repo: Repo,

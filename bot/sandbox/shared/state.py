@@ -142,6 +142,9 @@ class PullData(BaseModel):
     # ``head_repo_deleted`` once that fork is gone (both forges then answer ``head.repo`` null).
     head_repo: str | None = None
     head_repo_deleted: bool = False
+    # Whose review is requested and not yet given (logins as the forge spells them); a submitted review takes
+    # its reviewer off (``pull_ops.review_submitted``).
+    requested_reviewers: list[str] = Field(default_factory=list)
 
 
 class Issue(BaseModel):

@@ -1,0 +1,137 @@
+"""Review requests on a pull request, as each forge serves them: who may be asked, what the pull request
+then lists in `requested_reviewers`, and that a submitted review takes its reviewer off the list.
+
+GitHub: docs.github.com REST "Review requests"
+(`POST|GET|DELETE /repos/{o}/{r}/pulls/{n}/requested_reviewers`).
+Gitea: routers/api/v1/repo/pull_review.go CreateReviewRequests / DeleteReviewRequests and
+services/issue/assignee.go isValidReviewRequest (see bot/sandbox/*/review_requests.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx2
+import pytest
+
+from bot.sandbox.server import SandboxServer
+
+from .helpers import OpenApiCheck, client, collaborate
+from .test_sandbox_gitea import GiteaApiCheck, gitea_client
+from .test_sandbox_records import gitea_pull, github_pull
+
+
+@pytest.fixture
+def bob(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
+    with client(sandbox, "bob-token") as c:
+        yield c
+
+
+@pytest.fixture
+def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
+    with gitea_client(sandbox, "alice-token") as c:
+        yield c
+
+
+@pytest.fixture
+def gbob(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
+    with gitea_client(sandbox, "bob-token") as c:
+        yield c
+
+
+def _logins(users: list[dict[str, object]]) -> list[object]:
+    return [u["login"] for u in users]
+
+
+def github_review_requests(check: OpenApiCheck, alice: httpx2.Client, bob: httpx2.Client, repo: str) -> None:
+    collaborate(alice, repo, "bob", "push")
+    collaborate(alice, repo, "carol", "pull")
+    n, _ = github_pull(alice, repo, "asked")
+    asked = check(alice.post(f"{repo}/pulls/{n}/requested_reviewers", json={"reviewers": ["Bob", "carol"]}))
+    assert asked.status_code == 201, asked.text
+    assert _logins(asked.json()["requested_reviewers"]) == ["bob", "carol"]
+    # Asking again keeps one request each.
+    check(alice.post(f"{repo}/pulls/{n}/requested_reviewers", json={"reviewers": ["bob"]}))
+    listed = check(alice.get(f"{repo}/pulls/{n}/requested_reviewers")).json()
+    assert (_logins(listed["users"]), listed["teams"]) == (["bob", "carol"], [])
+    assert _logins(check(alice.get(f"{repo}/pulls/{n}")).json()["requested_reviewers"]) == ["bob", "carol"]
+    # A submitted review takes its reviewer off; withdrawing takes the other off.
+    bob.post(f"{repo}/pulls/{n}/reviews", json={"event": "APPROVE"}).raise_for_status()
+    assert _logins(alice.get(f"{repo}/pulls/{n}").json()["requested_reviewers"]) == ["carol"]
+    gone = check(
+        alice.request("DELETE", f"{repo}/pulls/{n}/requested_reviewers", json={"reviewers": ["carol"]})
+    )
+    assert gone.status_code == 200 and gone.json()["requested_reviewers"] == []
+
+
+def test_github_review_requests_are_listed_until_the_review_comes(
+    alice: httpx2.Client, bob: httpx2.Client, repo: str, openapi: OpenApiCheck
+) -> None:
+    github_review_requests(openapi, alice, bob, repo)
+
+
+def test_github_refuses_the_author_and_people_who_are_not_collaborators(
+    sandbox: SandboxServer, alice: httpx2.Client, bob: httpx2.Client, repo: str, openapi: OpenApiCheck
+) -> None:
+    """422 "Review cannot be requested from pull request author." and 422 "Reviews may only be requested
+    from collaborators. …"; someone with read access only cannot ask (triage needed: 403)."""
+    collaborate(alice, repo, "bob", "pull")
+    n, _ = github_pull(alice, repo, "refused")
+    url = f"{repo}/pulls/{n}/requested_reviewers"
+    own = openapi(alice.post(url, json={"reviewers": ["alice"]}))
+    assert (own.status_code, own.json()["message"]) == (
+        422,
+        "Review cannot be requested from pull request author.",
+    )
+    stranger = openapi(alice.post(url, json={"reviewers": ["dave"]}))
+    assert stranger.status_code == 422
+    assert stranger.json()["message"].startswith("Reviews may only be requested from collaborators.")
+    assert "alice/demo" in stranger.json()["message"]
+    assert bob.post(url, json={"reviewers": ["carol"]}).status_code == 403
+    assert alice.get(f"{repo}/pulls/{n}").json()["requested_reviewers"] == []
+
+
+def gitea_review_requests(check: GiteaApiCheck, g: httpx2.Client, gbob: httpx2.Client, repo: str) -> None:
+    g.put(repo + "/collaborators/bob", json={"permission": "write"}).raise_for_status()
+    n, sha = gitea_pull(g, repo, "asked")
+    asked = check(g.post(f"{repo}/pulls/{n}/requested_reviewers", json={"reviewers": ["bob", "carol"]}))
+    assert asked.status_code == 201, asked.text
+    assert [(r["user"]["login"], r["state"], r["commit_id"]) for r in asked.json()] == [
+        ("bob", "REQUEST_REVIEW", sha),
+        ("carol", "REQUEST_REVIEW", sha),
+    ]
+    assert _logins(check(g.get(f"{repo}/pulls/{n}")).json()["requested_reviewers"]) == ["bob", "carol"]
+    gbob.post(f"{repo}/pulls/{n}/reviews", json={"event": "APPROVED"}).raise_for_status()
+    assert _logins(g.get(f"{repo}/pulls/{n}").json()["requested_reviewers"]) == ["carol"]
+    gone = check(g.request("DELETE", f"{repo}/pulls/{n}/requested_reviewers", json={"reviewers": ["carol"]}))
+    assert gone.status_code == 204
+    assert g.get(f"{repo}/pulls/{n}").json()["requested_reviewers"] == []
+
+
+def test_gitea_review_requests_are_listed_until_the_review_comes(
+    g: httpx2.Client, gbob: httpx2.Client
+) -> None:
+    g.post("/user/repos", json={"name": "rr"}).raise_for_status()
+    gitea_review_requests(GiteaApiCheck.load(), g, gbob, "/repos/alice/rr")
+
+
+def test_gitea_refuses_the_poster_unknown_people_and_outsiders_choosing(
+    sandbox: SandboxServer, g: httpx2.Client
+) -> None:
+    """404 "User 'x' not exist"; 422 for the poster ("poster of pr can't be reviewer"), for a reviewer who
+    cannot read a private repository ("Reviewer can't read"), and for a caller who is neither the poster
+    nor a collaborator ("Doer can't choose reviewer")."""
+    g.post("/user/repos", json={"name": "rq", "private": True}).raise_for_status()
+    repo = "/repos/alice/rq"
+    g.put(repo + "/collaborators/bob", json={"permission": "read"}).raise_for_status()
+    n, _ = gitea_pull(g, repo, "refused")
+    url = f"{repo}/pulls/{n}/requested_reviewers"
+    assert g.post(url, json={"reviewers": ["nobody-here"]}).status_code == 404
+    own = g.post(url, json={"reviewers": ["alice"]})
+    assert own.status_code == 422 and "poster of pr can't be reviewer" in own.json()["message"]
+    unread = g.post(url, json={"reviewers": ["carol"]})
+    assert unread.status_code == 422 and "Reviewer can't read" in unread.json()["message"]
+    g.post("/user/repos", json={"name": "rp"}).raise_for_status()
+    n2, _ = gitea_pull(g, "/repos/alice/rp", "other")
+    with gitea_client(sandbox, "dave-token") as dave:
+        chooser = dave.post(f"/repos/alice/rp/pulls/{n2}/requested_reviewers", json={"reviewers": ["carol"]})
+    assert chooser.status_code == 422 and "Doer can't choose reviewer" in chooser.json()["message"]
