@@ -142,6 +142,17 @@ def status_value(doc: Document) -> str | None:
     return None
 
 
+# Seed 000's status values: `Pendente` / `Pending` until the bug is approved (then `Refinada` / `Refined`,
+# written by the approval itself). Any other value (`Em Investigação`, `Refined` before approval) blocks.
+_PENDING_VALUE = re.compile(r"(?:pendente|pending)[ \t.]*+", re.I)
+
+
+def status_before_approval(value: str) -> bool:
+    """Whether ``value`` (a status line's, as ``status_value`` reads it) is one seed 000 allows before
+    approval."""
+    return _PENDING_VALUE.fullmatch(value.strip()) is not None
+
+
 def front_matter_value(doc: Document, key: str) -> bool:
     for k, v in doc.front_matter.items():
         if k.strip().lower() == key and v is not None and str(v).strip():

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
@@ -218,6 +218,8 @@ def _write_failed(path: Path, exc: OSError) -> Abort:
 
 
 def refine_stories(bug_id: str, folder: Path, refined_at: str) -> list[StoryVerdict]:
+    """Stamp each story file beside an approved bug; an approved story's `**Status:** Pendente` becomes
+    `Refinada` as the bug's does (``StoryVerdict.status_transition``)."""
     verdicts: list[StoryVerdict] = []
     for path in sorted(p for p in folder.iterdir() if STORY_FILE.match(p.name) and p.is_file()):
         try:
@@ -233,7 +235,8 @@ def refine_stories(bug_id: str, folder: Path, refined_at: str) -> list[StoryVerd
             )
             continue
         verdict = refine_story(loaded.text, bug_id=bug_id, story=name, refined_at=refined_at)
-        new_text, _ = apply_verdict(loaded.text, verdict)
+        new_text, transition = apply_verdict(loaded.text, verdict)
+        verdict = replace(verdict, status_transition=transition)
         data = encode(new_text, loaded)
         if data != encode(loaded.text, loaded):
             try:
@@ -256,7 +259,13 @@ def result_json(
         "warnings": list(verdict.warning_codes),
         "statusTransition": transition,
         "storyVerdicts": [
-            {"story": s.story, "verdict": s.verdict, "blockers": list(s.blocker_codes)} for s in stories
+            {
+                "story": s.story,
+                "verdict": s.verdict,
+                "blockers": list(s.blocker_codes),
+                "statusTransition": s.status_transition,
+            }
+            for s in stories
         ],
     }
 
@@ -295,7 +304,8 @@ def render_report(
     out.append("")
     out.append(f"Verdict: {verdict.verdict}" + (f" (Status {transition})" if transition else ""))
     for s in stories:
-        out.append(f"  {'✓' if s.verdict == 'approved' else '✗'} {s.story}: {s.verdict}")
+        status = f" (Status {s.status_transition})" if s.status_transition else ""
+        out.append(f"  {'✓' if s.verdict == 'approved' else '✗'} {s.story}: {s.verdict}{status}")
         out.extend(f"      {b.code}: {b.message}" for b in s.blockers)
     out.append("")
     return "\n".join(out)

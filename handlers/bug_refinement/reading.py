@@ -95,6 +95,30 @@ _COMMAND: Final = re.compile(
 )
 _THEN: Final = re.compile(r"\b(?:then|and then|after that|depois|então|entao|em seguida)\b", re.I)
 _LINK: Final = re.compile(r"https?://\S|!\[|<img\b", re.I)
+# 5.4 Artifacts is a reference (issue 36 §4; docs/bug-refinement.md): a link, an image, an attachment (a
+# link, or a relative one as Gitea writes `/attachments/…`), a log path, or a code block of output — not any
+# text: "none", "nenhum", "n/a" or a sentence about a screenshot are not artifacts.
+_REFERENCE: Final = re.compile(
+    r"https?://\S|!\[|<img\b|<a\s[^>\n]*?href|\]\([^()\s]++\)|<pre\b"
+    r"|(?<![`~])(?:`{3,}+|~{3,}+)[^`~\n]*+\n[ \t]*+[^\s`~]"
+    r"|^[ \t]*+[^\s`~][^\n]*+\n {0,3}(?:`{3,}+|~{3,}+)[ \t]*+$",
+    re.I | re.M,
+)
+_TOKEN: Final = re.compile(r"[\w./\\~:-]++")
+_ARTIFACT_FILE: Final = re.compile(
+    r"[\w-]\.(?:log|txt|out|err|trace|json|har|png|jpe?g|gif|webp|svg|mp4|mov|webm|zip|gz|tgz|pdf|csv|xml"
+    r"|ya?ml|dmp|dump)$",
+    re.I,
+)
+
+
+def is_reference(text: str) -> bool:
+    """Whether ``text`` holds an artifact: a link, an image, an attachment, a log path or a code block."""
+    if _REFERENCE.search(text) is not None:
+        return True
+    return any(_ARTIFACT_FILE.search(token.rstrip(".:")) for token in _TOKEN.findall(text))
+
+
 _INLINE_EXPECTED: Final = re.compile(
     r"\b(?:i expected|eu esperava|should have|deveria)\b[ \t]++[^\s*_]"
     r"|\b(?:i expected to see this happen|expected(?: result| behaviou?r)?|esperado|what i expected)"
@@ -207,6 +231,8 @@ def _read(text: str, *, reply: bool) -> Reading:
         if item == "5.2" and ra9:
             # RA9's own rule for a document written as RA9: at least two numbered steps.
             items[item] = part if len(_NUMBERED.findall(part)) >= 2 else ""
+        elif item == "5.4":
+            items[item] = part if _said(part) and is_reference(part) else ""
         else:
             items[item] = part if _said(part) else ""
     empty: dict[str, str] = {}

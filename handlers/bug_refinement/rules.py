@@ -23,6 +23,7 @@ from .checks import (
     has_gherkin,
     hypothesis_length,
     names_test_path,
+    status_before_approval,
     status_value,
 )
 from .document import (
@@ -131,6 +132,11 @@ def _bug_messages(lang: Language) -> dict[str, str]:
         "STATUS_LINE_MISSING": (
             f"Add a `**Status:** {'Pendente' if lang == 'pt' else 'Pending'}` line near the top of the body."
         ),
+        "STATUS_LINE_INVALID": (
+            f"Set the status line to `**Status:** {'Pendente' if lang == 'pt' else 'Pending'}`: it is the "
+            "only value before approval, and it becomes "
+            f"`{'Refinada' if lang == 'pt' else 'Refined'}` when the bug is approved."
+        ),
     }
 
 
@@ -149,6 +155,10 @@ def _story_messages(lang: Language) -> dict[str, str]:
         ),
         "STORY_DEPS_MISSING": (
             f"In the story, add {h[7]} with a `**Blocked By:**` line naming the blocker, or `—` for none."
+        ),
+        "STORY_STATUS_INVALID": (
+            f"In the story, set the status line to `**Status:** {'Pendente' if lang == 'pt' else 'Pending'}`"
+            f" (it becomes `{'Refinada' if lang == 'pt' else 'Refined'}` when the story is approved)."
         ),
     }
 
@@ -182,6 +192,10 @@ def _bug_messages_pt() -> dict[str, str]:
             f"Em {h[7]}, indique o arquivo de teste (como `tests/test_cart.py`) ou escreva `TBD`."
         ),
         "STATUS_LINE_MISSING": "Acrescente uma linha `**Status:** Pendente` perto do início da descrição.",
+        "STATUS_LINE_INVALID": (
+            "Deixe a linha de status como `**Status:** Pendente`: é o único valor antes da aprovação, e ela "
+            "passa a `Refinada` quando o bug é aprovado."
+        ),
     }
 
 
@@ -340,8 +354,11 @@ def _bug_blockers(doc: Document, reading: Reading) -> list[str]:
             codes.append("ROOT_CAUSE_TOO_SHORT")
         elif n == 7 and not names_test_path(text):
             codes.append("REGRESSION_SLOT_MISSING")
-    if status_value(doc) is None:
+    status = status_value(doc)
+    if status is None:
         codes.append("STATUS_LINE_MISSING")
+    elif not status_before_approval(status):
+        codes.append("STATUS_LINE_INVALID")
     return codes
 
 
@@ -421,6 +438,9 @@ def refine_story(text: str, *, bug_id: str, story: str, refined_at: datetime | s
     deps = sections.get(7)
     if deps is None or not field_value(BLOCKED_BY, doc.section_text(deps)):
         codes.append("STORY_DEPS_MISSING")
+    status = status_value(doc)  # optional in a story; when there, seed 000's values only (issue 36 §4)
+    if status is not None and not status_before_approval(status):
+        codes.append("STORY_STATUS_INVALID")
     verdict: Verdict = "rejected" if codes else "approved"
     at = format_refined_at(refined_at)
     return StoryVerdict(

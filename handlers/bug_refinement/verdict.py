@@ -87,6 +87,7 @@ class StoryVerdict:
     verdict_hash: str
     refined_at: str
     blockers: tuple[Blocker, ...]
+    status_transition: str | None = None  # a story file's `Pendente→Refinada` when its approval wrote it
 
     @property
     def blocker_codes(self) -> tuple[str, ...]:
@@ -272,17 +273,17 @@ def _transition_status(doc: Document, lines: list[str]) -> str | None:
 
 
 def apply_verdict(text: str, verdict: BugVerdict | StoryVerdict) -> tuple[str, str | None]:
-    """`text` with its verdict block replaced (or appended) and, for an approved bug, `**Status:** Pendente`
-    turned into `**Status:** Refinada` (`Pending` into `Refined`: the file's language is kept). Returns the
-    new text (with `\\n` newlines) and the status transition (`"Pendente→Refinada"`, `"Pending→Refined"` or
-    None). Extra verdict blocks after the first are left alone.
+    """`text` with its verdict block replaced (or appended) and, for an approved bug or story,
+    `**Status:** Pendente` turned into `**Status:** Refinada` (`Pending` into `Refined`: the file's language
+    is kept). Returns the new text (with `\\n` newlines) and the status transition (`"Pendente→Refinada"`,
+    `"Pending→Refined"` or None). Extra verdict blocks after the first are left alone.
     """
     doc = parse_document(text)
     lines = list(doc.lines)
     block = _render(verdict).split("\n")
     span = _verdict_span(doc)
     transition = None
-    if isinstance(verdict, BugVerdict) and verdict.verdict == "approved":
+    if verdict.verdict == "approved":  # a story's status line changes as the bug's does (issue 36 §4)
         transition = _transition_status(doc, lines)
     if span is not None:
         start, end = span[0], span[1]

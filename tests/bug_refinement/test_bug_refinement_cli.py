@@ -86,8 +86,18 @@ def test_approves_a_bug_by_id_and_stamps_its_stories(workspace: Path) -> None:
     assert out["blockers"] == [] and out["warnings"] == []
     assert out["statusTransition"] == "Pendente→Refinada"
     assert out["storyVerdicts"] == [
-        {"story": "story-01-keep-promotions-on-switch", "verdict": "approved", "blockers": []},
-        {"story": "story-02-regression-test", "verdict": "approved", "blockers": []},
+        {
+            "story": "story-01-keep-promotions-on-switch",
+            "verdict": "approved",
+            "blockers": [],
+            "statusTransition": None,
+        },
+        {
+            "story": "story-02-regression-test",
+            "verdict": "approved",
+            "blockers": [],
+            "statusTransition": None,
+        },
     ]
 
     text = bug_file(workspace, "bug-000101").read_text(encoding="utf-8")
@@ -151,10 +161,32 @@ def test_a_rejected_story_is_reported(workspace: Path) -> None:
         "story": "story-03-docs",
         "verdict": "rejected",
         "blockers": ["STORY_AC_MISSING_GHERKIN", "STORY_RECIPE_INCOMPLETE", "STORY_DEPS_MISSING"],
+        "statusTransition": None,
     }
     story = read_verdict_block((folder / "story-03-docs.md").read_text(encoding="utf-8"))
     assert story is not None and story.status == "rejected"
     assert story.blockers == ("STORY_AC_MISSING_GHERKIN", "STORY_RECIPE_INCOMPLETE", "STORY_DEPS_MISSING")
+
+
+def test_an_approved_storys_status_line_changes_as_the_bugs_does(workspace: Path) -> None:
+    """Issue 36 §4: a story file's `**Status:** Pendente` becomes `Refinada` when it is approved (`Pending`
+    becomes `Refined`); a story whose status is anything else is not approved, and keeps its line."""
+    folder = bug_file(workspace, "bug-000101").parent
+    one, two = folder / "story-01-keep-promotions-on-switch.md", folder / "story-02-regression-test.md"
+    one.write_text(one.read_text(encoding="utf-8").replace("## 1.", "**Status:** Pendente\n\n## 1.", 1))
+    other = "**Status:** Em Investigação\n\n## 1."
+    two.write_text(two.read_text(encoding="utf-8").replace("## 1.", other, 1))
+    out = result(refine(workspace, "bug-000101", "--non-interactive"))
+    first, second = out["storyVerdicts"]
+    assert first["verdict"] == "approved" and first["statusTransition"] == "Pendente→Refinada"
+    assert "**Status:** Refinada" in one.read_text(encoding="utf-8")
+    assert second == {
+        "story": "story-02-regression-test",
+        "verdict": "rejected",
+        "blockers": ["STORY_STATUS_INVALID"],
+        "statusTransition": None,
+    }
+    assert "**Status:** Em Investigação" in two.read_text(encoding="utf-8")
 
 
 # --- rejected ---------------------------------------------------------------------------------------------

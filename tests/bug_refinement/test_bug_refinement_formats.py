@@ -110,11 +110,14 @@ def test_the_maintainers_sections_added_below_the_report_keep_the_report_readabl
 
 def test_a_real_report_is_asked_only_for_what_its_reproduction_lacks() -> None:
     """LMCache#5350 describes its steps in prose and its observation without an `Observed:` field: a
-    maintainer reads both as given (issue 34 §1), so the reporter is asked nothing."""
+    maintainer reads both as given (issue 34 §1). Its **Screenshots** field says `N/A (… log evidence
+    included above)`: not a reference, so since issue 36 §4 that one item — an artifact — is asked for."""
     verdict = refine_bug(LMCACHE, bug_id="o/r#1", refined_at=AT)
-    assert blockers_for(verdict, "reporter") == () and verdict.asks == ()
+    assert [b.code for b in blockers_for(verdict, "reporter")] == ["RECIPE_MISSING_ARTIFACTS"]
+    assert verdict.asks == ("5.4",)
     text = render_bug_comment(verdict, template_text=template(LMCACHE))
-    assert text.splitlines()[0] == "## Reporter's part complete — waiting for the maintainers"
+    assert "Can you add a screenshot, a log or a link that shows it?" in text
+    assert "**Screenshots**" in text
     for n in (2, 3, 4, 6, 7, 9):
         assert f"MISSING_SECTION_{n}" in text[text.index("For the maintainers") :]
 

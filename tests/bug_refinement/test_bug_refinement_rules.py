@@ -341,6 +341,18 @@ CASES: list[Case] = [
         ("RECIPE_MISSING_ARTIFACTS",),
     ),
     Case("5.4 with an image", bug(replace={5: recipe(art="![screenshot](shot.png)")})),
+    # Issue 36 §4: 5.4 is a reference (a link, an image, an attachment, a log path, a code block of output).
+    Case("5.4 saying none", bug(replace={5: recipe(art="none")}), ("RECIPE_MISSING_ARTIFACTS",)),
+    Case("5.4 saying nenhum", bug(replace={5: recipe(art="Nenhum.")}), ("RECIPE_MISSING_ARTIFACTS",)),
+    Case(
+        "5.4 describing a screenshot it does not attach",
+        bug(replace={5: recipe(art="I took a screenshot of the error dialog")}),
+        ("RECIPE_MISSING_ARTIFACTS",),
+    ),
+    Case("5.4 with a link", bug(replace={5: recipe(art="See https://ci.example.org/runs/12")})),
+    Case("5.4 with an attachment", bug(replace={5: recipe(art="[trace](/attachments/1f2e3d)")})),
+    Case("5.4 with a log path", bug(replace={5: recipe(art="The log is at /var/log/shop/error.log")})),
+    Case("5.4 with output", bug(replace={5: recipe(art="```\nTypeError: total is None\n```")})),
     Case(
         "empty recipe",
         bug(replace={5: ""}),
@@ -415,6 +427,18 @@ CASES: list[Case] = [
     Case(
         "status line in a list item",
         bug(header="- **Status:** Pendente\n- **Severity:** high\n- **Scope:** x\n"),
+    ),
+    # Issue 36 §4: only Pendente / Pending before approval (the approval itself writes Refinada / Refined).
+    Case("status Pending", bug(header="**Status:** Pending\n**Severity:** high\n**Scope:** x\n")),
+    Case(
+        "status Em Investigação",
+        bug(header="**Status:** Em Investigação\n**Severity:** high\n**Scope:** x\n"),
+        ("STATUS_LINE_INVALID",),
+    ),
+    Case(
+        "status Refinada before approval",
+        bug(header="**Status:** Refinada\n**Severity:** high\n**Scope:** x\n"),
+        ("STATUS_LINE_INVALID",),
     ),
     Case(
         "severity and scope missing",
@@ -732,8 +756,12 @@ def test_apply_keeps_content_after_the_block() -> None:
 
 
 def test_only_pendente_transitions() -> None:
+    """Any other status value blocks the approval (issue 36 §4), so it is never turned into Refinada."""
     text = bug(header="**Status:** Em Investigação\n**Severity:** x\n**Scope:** y\n")
-    new, transition = apply_verdict(text, refine_bug(text, bug_id="b", refined_at=AT))
+    verdict = refine_bug(text, bug_id="b", refined_at=AT)
+    assert verdict.blocker_codes == ("STATUS_LINE_INVALID",)
+    assert "`**Status:** Pending`" in verdict.blockers[0].message  # the document is in English
+    new, transition = apply_verdict(text, verdict)
     assert transition is None and "**Status:** Em Investigação" in new
 
 
