@@ -242,6 +242,18 @@ class DryRunForge:
     async def remove_label(self, repo: RepoRef, number: int, name: str) -> None:
         self._write(f"remove {name} from {repo}#{number}")
 
+    async def add_assignees(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
+        issue = await self.get_issue(repo, number)
+        self._write(f"assign {', '.join(logins)} to {repo}#{number}")
+        have = {a.casefold() for a in issue.assignees}
+        return (*issue.assignees, *(login for login in logins if login.casefold() not in have))
+
+    async def remove_assignees(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
+        issue = await self.get_issue(repo, number)
+        self._write(f"unassign {', '.join(logins)} from {repo}#{number}")
+        gone = {login.casefold() for login in logins}
+        return tuple(a for a in issue.assignees if a.casefold() not in gone)
+
     async def pin_issue(self, repo: RepoRef, number: int) -> bool:
         # A made-up number (negative) is an issue this dry run "opened".
         named = f"{repo}#{number}" if number > 0 else f"the new issue on {repo}"

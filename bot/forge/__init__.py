@@ -351,6 +351,16 @@ class Forge(Protocol):
 
     async def remove_label(self, repo: RepoRef, number: int, name: str) -> None: ...
 
+    async def add_assignees(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
+        """Assign ``logins`` to the issue, those the forge will assign (GitHub: collaborators and whoever
+        commented on it; Gitea: write access — FORGE-FACTS "Assignees"); the others are left out without an
+        error. Returns who is assigned afterwards, so the caller sees who was left out."""
+        ...
+
+    async def remove_assignees(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
+        """Unassign ``logins``; returns who is assigned afterwards."""
+        ...
+
     async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel: ...
 
     async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:

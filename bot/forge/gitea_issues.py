@@ -338,6 +338,42 @@ class GiteaIssues(GiteaCalls):
                 f"{self._r(repo)}/issues/{number}/labels/{label_id}", f"label {name!r} of {repo}#{number}"
             )
 
+    # --- assignees ---------------------------------------------------------------------------------
+
+    async def _assignable(self, repo: RepoRef) -> set[str]:
+        """Who Gitea will assign here (write access): an edit naming anyone else fails whole, with a 500
+        (FORGE-FACTS "Assignees"), so Steward asks first."""
+        items = await self._get(f"{self._r(repo)}/assignees", f"assignees of {repo}")
+        return {str(item["login"]).casefold() for item in items or []}
+
+    async def add_assignees(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
+        issue = await self.get_issue(repo, number)
+        have = {a.casefold() for a in issue.assignees}
+        wanted = [login for login in logins if login.casefold() not in have]
+        if not wanted:
+            return issue.assignees
+        assignable = await self._assignable(repo)
+        adding = [login for login in wanted if login.casefold() in assignable]
+        if not adding:
+            return issue.assignees
+        raw = await self._patch(
+            f"{self._r(repo)}/issues/{number}",
+            f"assignees of {repo}#{number}",
+            {"assignees": [*issue.assignees, *adding]},
+        )
+        return issue_from_json(raw, milestone_key="id").assignees
+
+    async def remove_assignees(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
+        issue = await self.get_issue(repo, number)
+        gone = {login.casefold() for login in logins}
+        keep = [a for a in issue.assignees if a.casefold() not in gone]
+        if len(keep) == len(issue.assignees):
+            return issue.assignees
+        raw = await self._patch(
+            f"{self._r(repo)}/issues/{number}", f"assignees of {repo}#{number}", {"assignees": keep}
+        )
+        return issue_from_json(raw, milestone_key="id").assignees
+
     # --- issue relations ---------------------------------------------------------------------------
 
     async def list_sub_issues(self, repo: RepoRef, number: int) -> list[Issue]:

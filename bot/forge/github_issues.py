@@ -299,6 +299,27 @@ class GitHubIssues(GitHubCalls):
                 f"label {name!r} of {repo}#{number}",
             )
 
+    # --- assignees ---------------------------------------------------------------------------------
+
+    async def add_assignees(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
+        """GitHub drops whoever it will not assign without a word (FORGE-FACTS "Assignees")."""
+        raw = await self._write(
+            "post",
+            f"/repos/{repo.full_name}/issues/{number}/assignees",
+            f"assignees of {repo}#{number}",
+            {"assignees": list(logins)[:10]},
+        )
+        return issue_from_json(raw).assignees
+
+    async def remove_assignees(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
+        await self._write(
+            "delete",
+            f"/repos/{repo.full_name}/issues/{number}/assignees",
+            f"assignees of {repo}#{number}",
+            {"assignees": list(logins)},
+        )
+        return (await self.get_issue(repo, number)).assignees  # gidgethub's delete returns no body
+
     # --- issue relations ------------------------------------------------------------------------
 
     async def list_sub_issues(self, repo: RepoRef, number: int) -> list[Issue]:

@@ -444,8 +444,8 @@ class GitHubCalls:
     async def _write(self, method: str, url: str, what: str, data: Any = b"", **kwargs: Any) -> Any:
         call = getattr(self._api, method)
         try:
-            if method == "delete":
-                return await call(url, **kwargs)
+            if method == "delete":  # gidgethub's delete answers nothing; a body only where one is given
+                return await call(url, **kwargs) if data == b"" else await call(url, data=data, **kwargs)
             return await call(url, data=data, **kwargs)
         except gidgethub.GitHubException as exc:
             raise translate(exc, what) from None

@@ -576,3 +576,28 @@ async def test_concurrent_runs_make_one_pull_request(forge: Forge, site: Site) -
 def test_validation_failed_is_the_port_s_word_for_refusals() -> None:
     assert issubclass(ValidationFailed, Exception) and issubclass(ForgeUnavailable, Exception)
     assert RepoRef.parse("a/b").full_name == "a/b"
+
+
+async def test_assignees_are_added_where_the_forge_assigns_them_and_removed(forge: Forge, site: Site) -> None:
+    """`add_assignees` assigns those the forge will assign and says who is assigned afterwards, so the caller
+    sees who was left out (FORGE-FACTS "Assignees"): a reader who commented is assignable on GitHub, not on
+    Gitea (write access only), and Gitea's edit is never sent with someone it would refuse."""
+    repo = site.new_repo()
+    number = site.open_issue(repo, "claim me")
+    site.call("POST", f"/repos/{repo}/issues/{number}/comments", {"body": "mine?"})
+    reader = "reader"
+    if site.kind == "github":
+        # A comment from the reader makes them assignable there.
+        reply = site.admin.post(
+            f"/repos/{repo}/issues/{number}/comments",
+            json={"body": "I'll take it"},
+            headers={"Authorization": "token tok-reader"},
+        )
+        assert reply.status_code == 201, reply.text
+    assigned = await forge.add_assignees(repo, number, ["steward-bot", reader, "nobody-at-all"])
+    expected = ("steward-bot", reader) if site.kind == "github" else ("steward-bot",)
+    assert assigned == expected
+    assert (await forge.get_issue(repo, number)).assignees == expected
+    assert await forge.add_assignees(repo, number, ["steward-bot"]) == expected  # already: no change
+    assert await forge.remove_assignees(repo, number, ["steward-bot"]) == expected[1:]
+    assert (await forge.get_issue(repo, number)).assignees == expected[1:]

@@ -280,6 +280,9 @@ def test_every_operation_the_sandbox_serves_matches_giteas_description(
     gitea_lock_routes(gitea_api, g)
     gitea_collaboration_routes(gitea_api, g)
     gitea_search_routes(gitea_api, g)
+    from .test_sandbox_assignees import gitea_assignee_routes
+
+    gitea_assignee_routes(gitea_api, g)
     g.post("/user/repos", json={"name": "gedits"}).raise_for_status()
     gitea_edit_pull(gitea_api, g, "/repos/alice/gedits")
     gitea_single_file(gitea_api, g, "/repos/alice/gedits")

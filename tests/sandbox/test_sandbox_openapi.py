@@ -248,6 +248,9 @@ def test_every_operation_the_sandbox_serves_matches_the_openapi_description(
     github_lock_routes(openapi, alice)
     github_collaboration_routes(openapi, sandbox, alice)
     github_search_routes(openapi, alice)
+    from .test_sandbox_assignees import github_assignee_routes  # it imports test_sandbox_gitea
+
+    github_assignee_routes(openapi, alice)
     alice.post("/user/repos", json={"name": "edits"}).raise_for_status()
     github_edit_pull(openapi, alice, "/repos/alice/edits")
     alice.post("/user/repos", json={"name": "forked"}).raise_for_status()

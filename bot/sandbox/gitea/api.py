@@ -17,7 +17,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from bot.sandbox.gitea import branches, code, issues, pins, repos, review_requests, search, timeline
+from bot.sandbox.gitea import (
+    assignees,
+    branches,
+    code,
+    issues,
+    pins,
+    repos,
+    review_requests,
+    search,
+    timeline,
+)
 from bot.sandbox.shared import fork_ops, gitmodel, pull_ops, repo_ops
 from bot.sandbox.shared.plumbing import ApiError, body_object, json_response
 from bot.sandbox.shared.state import ROLE_ORDER, Hook, Repo, Role
@@ -292,6 +302,7 @@ def routes() -> list[BaseRoute]:
         Route(r + "/hooks/{id:int}", delete_hook, methods=["DELETE"]),
         *repos.routes(),
         *issues.routes(),
+        *assignees.routes(),
         *pins.routes(),
         *timeline.routes(),
         *review_requests.routes(),

@@ -13,6 +13,7 @@ from bot.sandbox.shared import repo_ops
 from bot.sandbox.shared.plumbing import ApiError, body_json, body_object, json_response
 from bot.sandbox.shared.state import REACTIONS, Comment, Issue, Label, Milestone, Reaction, Repo, now_iso
 
+from .assignees import check_assignees
 from .context import API, GCtx, gitea_page, unprocessable
 
 # issues --------------------------------------------------------------------------------------------------
@@ -94,7 +95,9 @@ async def create_issue(request: Request, ctx: GCtx, repo: Repo) -> Response:
     if ctx.allowed(repo, "push"):
         issue.label_ids = _labels_by_ref(repo, body.get("labels") or [])
         issue.milestone = _milestone_number(repo, body.get("milestone"))
-        issue.assignees = [str(a) for a in body.get("assignees") or []]
+        issue.assignees = check_assignees(
+            ctx.forge, repo, [str(a) for a in body.get("assignees") or []], status=422
+        )
     ops.file_issue(ctx, repo, issue)
     if body.get("closed"):
         issue.state, issue.closed_at = "closed", now_iso()
@@ -119,7 +122,7 @@ async def edit_issue(request: Request, ctx: GCtx, repo: Repo) -> Response:
     if "milestone" in body and ctx.allowed(repo, "push"):
         ops.set_milestone(ctx, repo, issue, _milestone_number(repo, body["milestone"]))
     if "assignees" in body and ctx.allowed(repo, "push"):
-        issue.assignees = [str(a) for a in body["assignees"] or []]
+        issue.assignees = check_assignees(ctx.forge, repo, [str(a) for a in body["assignees"] or []])
     ops.set_state(ctx, repo, issue, state)
     return json_response(request, ctx.shapes.issue(repo, issue), status=201)
 

@@ -10,6 +10,7 @@ from starlette.routing import BaseRoute, Route
 
 from bot.sandbox.github import (
     apps,
+    assignees,
     branches,
     ci,
     collaborators,
@@ -191,6 +192,7 @@ def routes() -> list[BaseRoute]:
         Route(R + "/hooks/{hook_id:int}", update_hook, methods=["PATCH"]),
         Route(R + "/hooks/{hook_id:int}", delete_hook, methods=["DELETE"]),
         *issues.routes(R),
+        *assignees.routes(R),
         *relations.routes(R),
         *pulls.routes(R),
         *timeline.routes(R),

@@ -1,0 +1,80 @@
+"""Who each forge lets be assigned (FORGE-FACTS "Assignees"; bot/sandbox/shared/assignee_ops.py cites the
+sources): GitHub assigns collaborators and whoever commented on the issue and drops the others without an
+error (`POST …/issues/{n}/assignees` answers 201 with the issue; `GET …/issues/{n}/assignees/{login}` 204
+or 404); Gitea assigns only people with write access (models/perm/access/repo_permission.go
+``CanBeAssigned``), lists them at `GET /repos/{o}/{r}/assignees`, and an edit naming anyone else fails whole
+with 500 (services/issue/assignee.go ``validateAssignee``, routers/api/v1/repo/issue.go ``EditIssue``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx2
+import pytest
+
+from bot.sandbox.server import SandboxServer
+
+from .helpers import OpenApiCheck, client, collaborate
+from .test_sandbox_gitea import GiteaApiCheck
+
+
+@pytest.fixture
+def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
+    with httpx2.Client(
+        base_url=sandbox.url + "/api/v1", headers={"Authorization": "token alice-token"}, timeout=10
+    ) as c:
+        yield c
+
+
+def github_assignee_routes(check: OpenApiCheck, alice: httpx2.Client) -> None:
+    """This module's GitHub routes, for the every-operation test (test_sandbox_openapi.py)."""
+    alice.post("/user/repos", json={"name": "assigning"}).raise_for_status()
+    repo = "/repos/alice/assigning"
+    n = alice.post(repo + "/issues", json={"title": "t"}).json()["number"]
+    check(alice.get(f"{repo}/issues/{n}/assignees/alice"))
+    check(alice.post(f"{repo}/issues/{n}/assignees", json={"assignees": ["alice"]}))
+    check(alice.request("DELETE", f"{repo}/issues/{n}/assignees", json={"assignees": ["alice"]}))
+
+
+def gitea_assignee_routes(check: GiteaApiCheck, g: httpx2.Client) -> None:
+    """This module's Gitea routes, for the every-operation test (test_sandbox_gitea.py)."""
+    g.post("/user/repos", json={"name": "gassigning"}).raise_for_status()
+    check(g.get("/repos/alice/gassigning/assignees"))
+
+
+def test_github_assigns_collaborators_and_commenters_and_drops_the_others(
+    sandbox: SandboxServer, alice: httpx2.Client, repo: str
+) -> None:
+    collaborate(alice, repo, "bob", "pull")  # a collaborator with read access
+    number = alice.post(repo + "/issues", json={"title": "t"}).json()["number"]
+    with client(sandbox, "dave-token") as dave:
+        assert dave.post(f"{repo}/issues/{number}/comments", json={"body": "mine?"}).status_code == 201
+    assignees = f"{repo}/issues/{number}/assignees"
+    assert alice.get(assignees + "/carol").status_code == 404  # neither collaborator nor commenter
+    assert alice.get(assignees + "/dave").status_code == 204
+    answer = alice.post(assignees, json={"assignees": ["bob", "carol", "dave"]})
+    assert answer.status_code == 201
+    assert [a["login"] for a in answer.json()["assignees"]] == ["bob", "dave"]
+    gone = alice.request("DELETE", assignees, json={"assignees": ["bob"]})
+    assert gone.status_code == 200 and [a["login"] for a in gone.json()["assignees"]] == ["dave"]
+    # Someone without triage access changes nothing.
+    with client(sandbox, "dave-token") as dave:
+        assert dave.post(assignees, json={"assignees": ["bob"]}).json()["assignees"][0]["login"] == "dave"
+
+
+def test_gitea_assigns_only_people_with_write_access_and_fails_the_whole_edit_otherwise(
+    alice: httpx2.Client, g: httpx2.Client
+) -> None:
+    assert g.post("/user/repos", json={"name": "assign"}).status_code == 201
+    repo = "/repos/alice/assign"
+    collaborate(alice, repo, "bob", "write")
+    collaborate(alice, repo, "carol", "read")
+    assert {u["login"] for u in g.get(repo + "/assignees").json()} == {"alice", "bob"}
+    number = g.post(repo + "/issues", json={"title": "t"}).json()["number"]
+    assert g.post(f"{repo}/issues/{number}/comments", json={"body": "x"}).status_code == 201
+    refused = g.patch(f"{repo}/issues/{number}", json={"assignees": ["bob", "carol"]})
+    assert refused.status_code == 500
+    assert g.get(f"{repo}/issues/{number}").json()["assignees"] is None  # nobody was assigned
+    assert g.post(repo + "/issues", json={"title": "u", "assignees": ["carol"]}).status_code == 422
+    done = g.patch(f"{repo}/issues/{number}", json={"assignees": ["bob"]})
+    assert done.status_code == 201 and [a["login"] for a in done.json()["assignees"]] == ["bob"]
