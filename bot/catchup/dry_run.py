@@ -30,6 +30,7 @@ from bot.forge import (
     Forge,
     HookDelivery,
     Issue,
+    IssueHistory,
     IssueKind,
     IssueState,
     Keep,
@@ -102,6 +103,9 @@ class DryRunForge:
 
     async def label_events(self, repo: RepoRef, number: int) -> list[LabelEvent]:
         return await self.inner.label_events(repo, number)
+
+    async def issue_history(self, repo: RepoRef, number: int) -> IssueHistory:
+        return await self.inner.issue_history(repo, number)
 
     async def list_reviews(self, repo: RepoRef, number: int) -> list[Review]:
         return await self.inner.list_reviews(repo, number)

@@ -31,7 +31,9 @@ from bot.forge.records import Annotation as Annotation
 from bot.forge.records import AnnotationLevel as AnnotationLevel
 from bot.forge.records import Branch as Branch
 from bot.forge.records import CIReport as CIReport
+from bot.forge.records import IssueHistory as IssueHistory
 from bot.forge.records import LabelEvent as LabelEvent
+from bot.forge.records import MilestoneEvent as MilestoneEvent
 from bot.forge.records import Push as Push
 from bot.forge.records import PushKind as PushKind
 from bot.forge.records import Review as Review
@@ -531,6 +533,10 @@ class Forge(Protocol):
     async def label_events(self, repo: RepoRef, number: int) -> list[LabelEvent]:
         """Every label put on or taken off issue (or pull request) ``number``, oldest first, with who did
         it: GitHub's issue events ``labeled``/``unlabeled``, Gitea's timeline entries of type ``label``."""
+        ...
+
+    async def issue_history(self, repo: RepoRef, number: int) -> IssueHistory:
+        """``label_events`` and the milestone changes, from the same one read (``bot.forge.records``)."""
         ...
 
     async def list_reviews(self, repo: RepoRef, number: int) -> list[Review]:

@@ -10,7 +10,9 @@ from typing import Any
 from bot.forge import (
     Branch,
     CIReport,
+    IssueHistory,
     LabelEvent,
+    MilestoneEvent,
     NotFound,
     NotSupported,
     Push,
@@ -50,21 +52,46 @@ def _head_of(content: Any) -> str:
 
 class GiteaRecords(GiteaCalls):
     async def label_events(self, repo: RepoRef, number: int) -> list[LabelEvent]:
-        """``GET /issues/{index}/timeline``: entries of type ``label``, ``body`` "1" when the label was
-        added and "" when it was removed (models/issues/issue_label.go), ``user`` who did it."""
+        """``GET /issues/{index}/timeline``: entries of type ``label`` (see ``issue_history``)."""
+        return list((await self.issue_history(repo, number)).labels)
+
+    async def issue_history(self, repo: RepoRef, number: int) -> IssueHistory:
+        """``GET /issues/{index}/timeline`` (oldest first; services/convert/issue_comment.go
+        ToTimelineComment). Entries of type ``label``: ``body`` "1" when the label was added and "" when it
+        was removed (models/issues/issue_label.go), the ``label`` as it is now — loaded by its id, so a label
+        renamed since shows its new name: the id is what identifies it. Entries of type ``milestone``:
+        ``old_milestone`` left and ``milestone`` joined (either null; services/issue/milestone.go
+        changeMilestoneAssign, and NewIssueWithIndex for an issue opened in one), by their ids. ``user``
+        who did it."""
         items = await self._pages(
             f"{self._r(repo)}/issues/{number}/timeline", f"timeline of {repo}#{number}", limit=self._max_items
         )
-        return [
-            LabelEvent(
-                label=str((item.get("label") or {}).get("name") or ""),
-                added=item.get("body") == "1",
-                actor=str((item.get("user") or {}).get("login") or ""),
-                at=str(item.get("created_at") or ""),
-            )
-            for item in items
-            if item.get("type") == "label"
-        ]
+        labels: list[LabelEvent] = []
+        milestones: list[MilestoneEvent] = []
+        for seq, item in enumerate(items):
+            kind = item.get("type")
+            actor = str((item.get("user") or {}).get("login") or "")
+            at = str(item.get("created_at") or "")
+            if kind == "label":
+                label = item.get("label") or {}
+                ident = label.get("id")
+                labels.append(
+                    LabelEvent(
+                        label=str(label.get("name") or ""),
+                        added=item.get("body") == "1",
+                        actor=actor,
+                        at=at,
+                        label_id=ident if isinstance(ident, int) else None,
+                        seq=seq,
+                    )
+                )
+            elif kind == "milestone":
+                for joined, field in ((False, "old_milestone"), (True, "milestone")):
+                    ms = item.get(field)
+                    if isinstance(ms, Mapping) and isinstance(ms.get("id"), int):
+                        title = str(ms.get("title") or "")
+                        milestones.append(MilestoneEvent(joined, title, ms["id"], actor, at, seq))
+        return IssueHistory(tuple(labels), tuple(milestones))
 
     async def list_reviews(self, repo: RepoRef, number: int) -> list[Review]:
         items = await self._pages(

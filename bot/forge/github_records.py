@@ -12,7 +12,9 @@ from bot.forge import (
     AnnotationLevel,
     Branch,
     CIReport,
+    IssueHistory,
     LabelEvent,
+    MilestoneEvent,
     NotFound,
     PermissionDenied,
     Push,
@@ -59,21 +61,30 @@ def annotation_from_json(raw: Mapping[str, Any]) -> Annotation:
 class GitHubRecords(GitHubCalls):
     async def label_events(self, repo: RepoRef, number: int) -> list[LabelEvent]:
         """``GET /issues/{n}/events`` (oldest first): its ``labeled``/``unlabeled`` events and their actor."""
+        return list((await self.issue_history(repo, number)).labels)
+
+    async def issue_history(self, repo: RepoRef, number: int) -> IssueHistory:
+        """``GET /issues/{n}/events`` (oldest first): ``labeled``/``unlabeled`` (``label: {name, color}``,
+        the name it had then) and ``milestoned``/``demilestoned`` (``milestone: {title}``, the title it had
+        then: REST "milestoned-issue-event"/"demilestoned-issue-event"), each with its ``actor``."""
         items = await self._iter(
             f"/repos/{repo.full_name}/issues/{number}/events?per_page=100",
             f"events of {repo}#{number}",
             limit=self._max_items,
         )
-        return [
-            LabelEvent(
-                label=str((item.get("label") or {}).get("name") or ""),
-                added=item["event"] == "labeled",
-                actor=str((item.get("actor") or {}).get("login") or ""),
-                at=str(item.get("created_at") or ""),
-            )
-            for item in items
-            if item.get("event") in ("labeled", "unlabeled")
-        ]
+        labels: list[LabelEvent] = []
+        milestones: list[MilestoneEvent] = []
+        for seq, item in enumerate(items):
+            kind = item.get("event")
+            actor = str((item.get("actor") or {}).get("login") or "")
+            at = str(item.get("created_at") or "")
+            if kind in ("labeled", "unlabeled"):
+                name = str((item.get("label") or {}).get("name") or "")
+                labels.append(LabelEvent(label=name, added=kind == "labeled", actor=actor, at=at, seq=seq))
+            elif kind in ("milestoned", "demilestoned"):
+                title = str((item.get("milestone") or {}).get("title") or "")
+                milestones.append(MilestoneEvent(kind == "milestoned", title, None, actor, at, seq))
+        return IssueHistory(tuple(labels), tuple(milestones))
 
     async def list_reviews(self, repo: RepoRef, number: int) -> list[Review]:
         items = await self._iter(

@@ -1,6 +1,6 @@
 """What a forge records about who did what, what guards a branch and what CI said: the port's values for
-``label_events``, ``list_reviews``, ``read_branch``, ``ci_reports`` and ``branch_pushes`` (re-exported by
-``bot.forge``)."""
+``label_events``, ``issue_history``, ``list_reviews``, ``read_branch``, ``ci_reports`` and
+``branch_pushes`` (re-exported by ``bot.forge``)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,34 @@ class LabelEvent:
     added: bool
     actor: str
     at: str = ""
+    # The label's id where the forge says it (Gitea's timeline: the label as it is *now*, renamed or not);
+    # None on GitHub, whose issue events give the name the label had when it was put on or taken off.
+    label_id: int | None = None
+    # The event's place in the forge's one list of the issue's events (``issue_history``), oldest first.
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class MilestoneEvent:
+    """An issue put in (``joined``) or taken out of a milestone, by ``actor`` at ``at``: GitHub's issue
+    events ``milestoned``/``demilestoned``, which name the milestone by its ``title`` only (REST
+    "milestoned-issue-event": ``milestone: {title}``), so ``key`` is None; Gitea's timeline entries of type
+    ``milestone``, which carry the milestone (``key``: its id) it left and the one it joined."""
+
+    joined: bool
+    title: str
+    key: int | None
+    actor: str
+    at: str = ""
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class IssueHistory:
+    """An issue's label and milestone changes, each list oldest first; ``seq`` orders them across both."""
+
+    labels: tuple[LabelEvent, ...] = ()
+    milestones: tuple[MilestoneEvent, ...] = ()
 
 
 @dataclass(frozen=True)

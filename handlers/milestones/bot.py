@@ -218,7 +218,7 @@ async def gate_command(ctx: CommandContext) -> None:
     items = await milestone_items(ctx.forge, ctx.repo, key, ctx.me.login)
     ratifications = await read_ratifications(ctx, items, gate_labels(ctx.settings))
     seen = without_void(items, ratifications)
-    checked = with_ratifications(await gate_proof(ctx, seen, gate_labels(ctx.settings)), ratifications)
+    checked = with_ratifications(await gate_proof(ctx, seen, gate_labels(ctx.settings), ms), ratifications)
     dashboard = dashboards.get(key)
     record = await ctx.record_of_issue(dashboard, KIND, str(key)) if dashboard else None
     data = DashboardData.from_json(record.trusted, key) if record is not None and record.trusted else None

@@ -324,7 +324,7 @@ async def sync_milestone(
     # as the ratifier's (handlers.milestones.ratifications).
     ratifications = await read_ratifications(ctx, items, gate_labels(ctx.settings))
     seen = without_void(items, ratifications)
-    checked = with_ratifications(await gate_proof(ctx, seen, gate_labels(ctx.settings)), ratifications)
+    checked = with_ratifications(await gate_proof(ctx, seen, gate_labels(ctx.settings), ms), ratifications)
     record = await ctx.record_of_issue(current, KIND, str(key)) if current is not None else None
     decoded = record.trusted if record is not None else None
     if isinstance(decoded, dict):

@@ -2,10 +2,10 @@
 label and whether they hold `milestones.label_permission` now, and decision provenance's answer on each item's
 design forks (``handlers.forks.api``, never the `forks:open` label).
 
-Reads, per evaluation: one label-event read per item that carries a passing label (GitHub
-``GET /issues/{n}/events``, Gitea ``GET /issues/{n}/timeline``), one permission read per distinct person who
-applied one, and the forks juror's reads for the items that list forks or carry a forks label. Items with
-neither cost nothing more than the item list.
+Reads, per evaluation: one history read per item that carries a passing label (GitHub
+``GET /issues/{n}/events``, Gitea ``GET /issues/{n}/timeline``: its label and milestone changes in one
+list), one permission read per distinct person who applied one, and the forks juror's reads for the items
+that list forks or carry a forks label. Items with neither cost nothing more than the item list.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from bot.commands.context import EventContext
 from bot.commands.permissions import PermissionsUnreadable, check, who_may
 from bot.config.settings import Permission
-from bot.forge import Issue
+from bot.forge import Issue, Milestone
 from handlers.forks.api import unresolved_forks
 from handlers.milestones.gate import Facts, GateLabels
-from handlers.milestones.provenance import LabelProof, applier, carried, proof
+from handlers.milestones.provenance import LabelProof, applying, carried, in_milestone, proof
 
 
 def label_permission(ctx: EventContext) -> Permission:
@@ -67,18 +67,33 @@ class GateProof:
     labels: dict[int, tuple[LabelProof, ...]]
 
 
+ELSEWHERE = (
+    "it was put on while the scenario was not in this milestone: a pass counts in the milestone it was "
+    "earned in — run the scenario again and put the label on again"
+)
+
+
 async def label_proofs(
-    ctx: EventContext, item: Issue, labels: GateLabels, allowed: Allowed
+    ctx: EventContext, item: Issue, labels: GateLabels, allowed: Allowed, milestone: Milestone
 ) -> tuple[LabelProof, ...]:
     names = carried(item.labels, labels)
     if not names:
         return ()
-    events = await ctx.forge.label_events(ctx.repo, item.number)
+    history = await ctx.forge.issue_history(ctx.repo, item.number)
     needs = needs_words(ctx)
     out = []
     for name in names:
-        by = applier(events, name, ctx.me.login)
-        out.append(proof(name, by, await allowed(by) if by else False, needs))
+        event = applying(history.labels, name, ctx.me.login)
+        by = event.actor if event is not None else None
+        found = proof(name, by, await allowed(by) if by else False, needs)
+        if (
+            found.counts
+            and event is not None
+            and name.casefold() == labels.fieldtest_pass.casefold()
+            and not in_milestone(history.milestones, event, milestone.key, milestone.title)
+        ):
+            found = LabelProof(name, by, False, ELSEWHERE)
+        out.append(found)
     return tuple(out)
 
 
@@ -94,13 +109,16 @@ async def open_forks(ctx: EventContext, item: Issue) -> str | None:
     return ", ".join(ids) if ids else None
 
 
-async def gate_proof(ctx: EventContext, items: Sequence[Issue], labels: GateLabels) -> GateProof:
-    """The gate's facts over ``items``, read from the forge now (see the module's note for the cost)."""
+async def gate_proof(
+    ctx: EventContext, items: Sequence[Issue], labels: GateLabels, milestone: Milestone
+) -> GateProof:
+    """The gate's facts over ``items`` of ``milestone``, read from the forge now (see the module's note for
+    the cost)."""
     allowed = Allowed(ctx)
     proofs: dict[int, tuple[LabelProof, ...]] = {}
     forks: dict[int, str] = {}
     for item in items:
-        found = await label_proofs(ctx, item, labels, allowed)
+        found = await label_proofs(ctx, item, labels, allowed, milestone)
         if found:
             proofs[item.number] = found
         unresolved = await open_forks(ctx, item)

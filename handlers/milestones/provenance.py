@@ -4,6 +4,11 @@ The passing labels are ``fieldtest:pass``, ``audit:clean``, ``audit:ratified`` a
 repository names them). One counts only while the person who applied it — the actor of its latest
 ``labeled`` event that is not Steward's own (a label Steward put back is the earlier applier's) — holds
 ``milestones.label_permission`` now. Labels are compared without regard to case, as the forges do.
+
+A scenario's pass (``fieldtest:pass``) counts only when it was put on while the scenario was in the
+milestone being gated (``in_milestone``): a pass earned in another milestone does not move with the issue.
+GitHub's ``milestoned``/``demilestoned`` events name a milestone by the title it had then, Gitea's timeline
+by its id.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.forge import LabelEvent
+from bot.forge import LabelEvent, MilestoneEvent
 from handlers.milestones.gate import GateLabels
 
 
@@ -42,12 +47,35 @@ def _same(a: str, b: str) -> bool:
     return a.casefold() == b.casefold()
 
 
-def applier(events: Sequence[LabelEvent], label: str, bot: str) -> str | None:
-    """Who applied ``label``: the actor of its latest ``labeled`` event not by Steward (``bot``), or None."""
+def applying(events: Sequence[LabelEvent], label: str, bot: str) -> LabelEvent | None:
+    """The latest ``labeled`` event of ``label`` not by Steward (``bot``), or None."""
     for event in reversed(events):
         if event.added and _same(event.label, label) and event.actor and not _same(event.actor, bot):
-            return event.actor
+            return event
     return None
+
+
+def applier(events: Sequence[LabelEvent], label: str, bot: str) -> str | None:
+    """Who applied ``label``: the actor of its latest ``labeled`` event not by Steward (``bot``), or None."""
+    found = applying(events, label, bot)
+    return found.actor if found is not None else None
+
+
+def in_milestone(moves: Sequence[MilestoneEvent], event: LabelEvent, key: int, title: str) -> bool:
+    """Whether the issue was in the milestone (``key``; on GitHub, whose events carry only a title, the one
+    titled ``title``) when ``event`` happened: its milestone changes before the event in the forge's own
+    order (``seq``; never by time — the forges keep whole seconds, and a move in the label's second must not
+    count as before it). No milestone event: in none."""
+    inside = False
+    for move in sorted(moves, key=lambda m: m.seq):
+        if move.seq > event.seq:
+            break
+        same = move.key == key if move.key is not None else move.title == title
+        if move.joined:
+            inside = same  # joining one milestone leaves any other
+        elif same:
+            inside = False
+    return inside
 
 
 def last_change(events: Sequence[LabelEvent], label: str) -> int | None:

@@ -18,10 +18,12 @@ from bot.forge import (
     KEEP,
     Comment,
     Issue,
+    IssueHistory,
     Keep,
     Label,
     LabelEvent,
     Milestone,
+    MilestoneEvent,
     NotFound,
     PermissionDenied,
     Repo,
@@ -53,6 +55,8 @@ class FakeForge:
     # maintain unless ``permissions`` says otherwise.
     labeller: str = "maintainer"
     label_log: dict[int, list[LabelEvent]] = field(default_factory=dict)
+    # Each item's milestone changes (``seq`` against its label events' place, from 1), when a test says.
+    milestone_log: dict[int, list[MilestoneEvent]] = field(default_factory=dict)
 
     # --- helpers for tests ---
 
@@ -212,6 +216,18 @@ class FakeForge:
         if number in self.label_log:
             return list(self.label_log[number])
         return [LabelEvent(name, True, self.labeller) for name in self.issues[number].labels]
+
+    async def issue_history(self, repo: RepoRef, number: int) -> IssueHistory:
+        """``label_events`` after one ``milestoned`` event into the item's milestone now, unless
+        ``milestone_log`` has the item's milestone changes."""
+        events = await self.label_events(repo, number)
+        labels = tuple(replace(e, seq=i + 1) for i, e in enumerate(events))
+        if number in self.milestone_log:
+            return IssueHistory(labels, tuple(self.milestone_log[number]))
+        key = self.issues[number].milestone
+        ms = self.milestones.get(key) if key is not None else None
+        moves = (MilestoneEvent(True, ms.title, key, self.labeller, "", 0),) if ms is not None else ()
+        return IssueHistory(labels, moves)
 
     async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:
         if self.admins is None:

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
-from bot.forge import LabelEvent
+from bot.forge import LabelEvent, MilestoneEvent
 from handlers.milestones.gate import GateLabels
 from handlers.milestones.provenance import (
     applier,
+    applying,
     carried,
+    in_milestone,
     last_change,
     passing_labels,
     proof,
@@ -102,3 +104,32 @@ def test_the_reply_is_one_line_naming_the_labels_and_the_permission() -> None:
     two = put_back_reply("writer", ["audit:clean", "ratified"], "admin")
     assert two == "@writer: `audit:clean`, `ratified` need admin permission; Steward put them back."
     assert "\n" not in two
+
+
+def test_a_pass_counts_in_the_milestone_the_issue_was_in_when_it_was_put_on() -> None:
+    """Issue 35 item 6: the milestone changes before the `labeled` event, in the forge's order (``seq``), say
+    where the scenario was; a move in the label's own second is not before it. GitHub names a milestone by
+    title (key None), Gitea by id."""
+
+    def label_at(seq: int, at: str = "2026-01-01T00:00:05Z") -> LabelEvent:
+        return LabelEvent("fieldtest:pass", True, "m", at, seq=seq)
+
+    github = [
+        MilestoneEvent(True, "v0.9", None, "m", "2026-01-01T00:00:01Z", 0),
+        MilestoneEvent(False, "v0.9", None, "w", "2026-01-01T00:00:05Z", 2),
+        MilestoneEvent(True, "v1.0", None, "w", "2026-01-01T00:00:05Z", 3),
+    ]
+    assert in_milestone(github, label_at(1), 1, "v0.9")
+    assert not in_milestone(github, label_at(1), 2, "v1.0"), "moved in later, in the same second"
+    assert in_milestone(github, label_at(4), 2, "v1.0")
+    assert not in_milestone([], label_at(1), 1, "v0.9"), "no milestone event: in none"
+    gitea = [
+        MilestoneEvent(True, "renamed since", 7, "m", "", 0),
+        MilestoneEvent(False, "renamed since", 7, "w", "", 2),
+        MilestoneEvent(True, "v1.0", 8, "w", "", 2),
+    ]
+    assert in_milestone(gitea, label_at(1), 7, "v0.9"), "Gitea: by id, whatever the title"
+    assert not in_milestone(gitea, label_at(1), 8, "v1.0")
+    assert not in_milestone(gitea, label_at(3), 7, "v0.9") and in_milestone(gitea, label_at(3), 8, "v1.0")
+    events = [label_at(1), LabelEvent("fieldtest:pass", True, BOT, seq=5)]
+    assert applying(events, "fieldtest:pass", BOT) == events[0], "Steward's own put-back is not the applier"

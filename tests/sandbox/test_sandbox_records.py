@@ -158,6 +158,87 @@ def test_gitea_timeline_names_who_added_and_removed_a_label(
     assert g.get("/repos/alice/tl/issues/99/timeline").status_code == 404
 
 
+# --- who moved an issue between milestones, and labels renamed since -------------------------------------
+
+
+def test_github_issue_events_name_the_milestone_by_the_title_it_had(
+    alice: httpx2.Client, repo: str, openapi: OpenApiCheck
+) -> None:
+    """GitHub's issue events of a milestone change: `demilestoned` for the milestone left, then `milestoned`
+    for the one joined, each with `milestone: {title}` only — the title it had then, kept when the milestone
+    is renamed (rest-api-description components/schemas "milestoned-issue-event" and
+    "demilestoned-issue-event"; GraphQL MilestonedEvent.milestoneTitle). An issue opened in a milestone has
+    its `milestoned` event. A label's event keeps the name it had too ("labeled-issue-event" `label: {name,
+    color}`). The `issues` webhook says `milestoned`/`demilestoned` (test_sandbox_webhooks.py)."""
+    one = alice.post(repo + "/milestones", json={"title": "v0.9"}).json()["number"]
+    two = alice.post(repo + "/milestones", json={"title": "v1.0"}).json()["number"]
+    alice.post(repo + "/labels", json={"name": "looks-good", "color": "ff0000"}).raise_for_status()
+    n = alice.post(repo + "/issues", json={"title": "Scenario", "milestone": one}).json()["number"]
+    alice.post(f"{repo}/issues/{n}/labels", json={"labels": ["looks-good"]}).raise_for_status()
+    alice.patch(f"{repo}/issues/{n}", json={"milestone": two}).raise_for_status()
+    alice.patch(f"{repo}/issues/{n}", json={"milestone": None}).raise_for_status()
+    alice.patch(f"{repo}/milestones/{one}", json={"title": "v0.9-old"}).raise_for_status()
+    alice.patch(repo + "/labels/looks-good", json={"new_name": "fieldtest:pass"}).raise_for_status()
+    events = openapi(alice.get(f"{repo}/issues/{n}/events")).json()
+
+    def what(e: dict[str, Any]) -> tuple[str, str]:
+        return e["event"], e["milestone"]["title"] if "milestone" in e else e["label"]["name"]
+
+    assert [what(e) for e in events] == [
+        ("milestoned", "v0.9"),
+        ("labeled", "looks-good"),
+        ("demilestoned", "v0.9"),
+        ("milestoned", "v1.0"),
+        ("demilestoned", "v1.0"),
+    ]
+    assert events[0]["milestone"] == {"title": "v0.9"} and events[0]["actor"]["login"] == "alice"
+    assert len({e["id"] for e in events}) == len(events)
+
+
+def test_gitea_timeline_names_the_milestone_by_id_and_a_label_by_its_name_now(
+    sandbox: SandboxServer, g: httpx2.Client
+) -> None:
+    """Gitea's timeline: a milestone change is one comment of type "milestone" with `old_milestone` and
+    `milestone` (services/issue/milestone.go changeMilestoneAssign: OldMilestoneID, MilestoneID; an issue
+    opened in one gets it from models/issues/issue_update.go NewIssueWithIndex, before its labels'), each a
+    `Milestone` loaded by id as it is now (services/convert/issue_comment.go ToTimelineComment,
+    LoadMilestone): a renamed milestone shows its new title. A label comment shows the label as it is now
+    too (LoadLabel by id): renamed, it shows the new name under the same id."""
+    check = GiteaApiCheck.load()
+    g.post("/user/repos", json={"name": "tlm"}).raise_for_status()
+    repo = "/repos/alice/tlm"
+    one = g.post(repo + "/milestones", json={"title": "v0.9"}).json()["id"]
+    two = g.post(repo + "/milestones", json={"title": "v1.0"}).json()["id"]
+    label = g.post(repo + "/labels", json={"name": "bug", "color": "ff0000"}).json()
+    n = g.post(
+        repo + "/issues", json={"title": "Scenario", "milestone": one, "labels": [label["id"]]}
+    ).json()["number"]
+    g.patch(f"{repo}/issues/{n}", json={"milestone": two}).raise_for_status()
+    g.patch(f"{repo}/issues/{n}", json={"milestone": 0}).raise_for_status()
+    g.patch(f"{repo}/milestones/{one}", json={"title": "v0.9-old"}).raise_for_status()
+    g.patch(f"{repo}/labels/{label['id']}", json={"name": "fieldtest:pass"}).raise_for_status()
+    entries = check(g.get(f"{repo}/issues/{n}/timeline")).json()
+
+    def title(ms: Any) -> Any:
+        return (ms["id"], ms["title"]) if ms else None
+
+    assert [
+        (
+            e["type"],
+            title(e.get("old_milestone")),
+            title(e.get("milestone")),
+            (e.get("label") or {}).get("id"),
+        )
+        for e in entries
+    ] == [
+        ("milestone", None, (one, "v0.9-old"), None),
+        ("label", None, None, label["id"]),
+        ("milestone", (one, "v0.9-old"), (two, "v1.0"), None),
+        ("milestone", (two, "v1.0"), None, None),
+    ]
+    assert entries[1]["label"]["name"] == "fieldtest:pass"
+
+
 # --- reviews ---------------------------------------------------------------------------------------------
 
 

@@ -56,13 +56,34 @@ def label_entry(ctx: GCtx, repo: Repo, issue: Issue, event: IssueEvent) -> dict[
     }
 
 
+def milestone_entry(ctx: GCtx, repo: Repo, issue: Issue, event: IssueEvent) -> dict[str, Any]:
+    """A `TimelineComment` of type "milestone" (CommentTypeMilestone): `old_milestone` left and `milestone`
+    joined, each a `Milestone` loaded by its id as it is now (services/convert/issue_comment.go
+    ToTimelineComment: c.LoadMilestone, ToAPIMilestone), null for none or one deleted since."""
+    old = repo.milestones.get(event.old_milestone) if event.old_milestone is not None else None
+    new = repo.milestones.get(event.milestone) if event.milestone is not None else None
+    return {
+        **_timeline_base(ctx, repo, issue, event.id, "milestone", event.actor),
+        "body": "",
+        "old_milestone": ctx.shapes.milestone(repo, old) if old is not None else None,
+        "milestone": ctx.shapes.milestone(repo, new) if new is not None else None,
+        "created_at": event.created_at,
+        "updated_at": event.created_at,
+    }
+
+
 @GCtx.on_repo()
 async def timeline(request: Request, ctx: GCtx, repo: Repo) -> Response:
     """GET /api/v1/repos/{o}/{r}/issues/{index}/timeline — routers/api/v1/repo/issue_comment.go
     ListIssueCommentsAndTimeline: every comment of the issue, oldest first, paged (`page`/`limit`)."""
     issue = ctx.lookup(repo.issues, ctx.int_param("index"))
     entries: list[tuple[str, int, dict[str, Any]]] = [
-        (e.created_at, e.id, label_entry(ctx, repo, issue, e)) for e in issue.events
+        (
+            e.created_at,
+            e.id,
+            (milestone_entry if e.event == "milestone" else label_entry)(ctx, repo, issue, e),
+        )
+        for e in issue.events
     ]
     for comment in repo.comments.values():
         if comment.issue_number == issue.number:

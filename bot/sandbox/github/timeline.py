@@ -26,28 +26,60 @@ REVIEW_STATES: dict[str, ReviewState] = {
 }
 
 
-def issue_event(ctx: Ctx, repo: Repo, issue: Issue, event: IssueEvent) -> dict[str, Any]:
-    """One `labeled-issue-event` / `unlabeled-issue-event` (REST description, "issue-event-for-issue")."""
+_NODE_TYPES = {
+    "labeled": "LabeledEvent",
+    "unlabeled": "UnlabeledEvent",
+    "milestoned": "MilestonedEvent",
+    "demilestoned": "DemilestonedEvent",
+}
+
+
+def _event_base(ctx: Ctx, repo: Repo, ident: int, kind: str, event: IssueEvent) -> dict[str, Any]:
     return {
-        "id": event.id,
-        "node_id": node_id("LabeledEvent" if event.event == "labeled" else "UnlabeledEvent", event.id),
-        "url": f"{ctx.base}/repos/{repo.full_name}/issues/events/{event.id}",
+        "id": ident,
+        "node_id": node_id(_NODE_TYPES[kind], ident),
+        "url": f"{ctx.base}/repos/{repo.full_name}/issues/events/{ident}",
         "actor": ctx.shapes.user(event.actor),
-        "event": event.event,
+        "event": kind,
         "commit_id": None,
         "commit_url": None,
         "created_at": event.created_at,
-        "label": {"name": event.label, "color": event.color},
         "performed_via_github_app": ctx.shapes._via_app(event.via_app),
     }
+
+
+def issue_events(ctx: Ctx, repo: Repo, issue: Issue, event: IssueEvent) -> list[dict[str, Any]]:
+    """The REST events of one change ("issue-event-for-issue"): a `labeled-issue-event` /
+    `unlabeled-issue-event` (`label: {name, color}`, the name the label had then), or for a milestone change
+    a `demilestoned-issue-event` for the milestone left and a `milestoned-issue-event` for the one joined —
+    each with `milestone: {title}` only, the title it had then (rest-api-description, components/schemas
+    "milestoned-issue-event"; GraphQL's MilestonedEvent likewise has only `milestoneTitle`)."""
+    if event.event != "milestone":
+        label = {"label": {"name": event.label, "color": event.color}}
+        return [{**_event_base(ctx, repo, event.id, event.event, event), **label}]
+    out = []
+    if event.old_milestone is not None:
+        out.append(
+            {
+                **_event_base(ctx, repo, event.id, "demilestoned", event),
+                "milestone": {"title": event.old_title},
+            }
+        )
+    if event.milestone is not None:
+        ident = event.pair_id if event.old_milestone is not None else event.id
+        out.append(
+            {**_event_base(ctx, repo, ident, "milestoned", event), "milestone": {"title": event.title}}
+        )
+    return out
 
 
 @Ctx.on_repo()
 async def list_issue_events(request: Request, ctx: Ctx, repo: Repo) -> Response:
     """GET /repos/{o}/{r}/issues/{n}/events — docs.github.com "List issue events" (oldest first, paged)."""
     issue = ctx.lookup(repo.issues, ctx.int_param("issue_number"))
-    chunk, headers = paginate(request, issue.events)
-    return json_response(request, [issue_event(ctx, repo, issue, e) for e in chunk], headers=headers)
+    shaped = [one for e in issue.events for one in issue_events(ctx, repo, issue, e)]
+    chunk, headers = paginate(request, shaped)
+    return json_response(request, chunk, headers=headers)
 
 
 # reviews ----------------------------------------------------------------------------------------------

@@ -59,6 +59,10 @@ def new_issue(caller: Caller, repo: Repo, title: str, body: Any) -> Issue:
 
 def file_issue(caller: Caller, repo: Repo, issue: Issue) -> None:
     repo.issues[issue.number] = issue
+    # Gitea's NewIssueWithIndex writes the milestone comment before the labels' (models/issues/
+    # issue_update.go); GitHub's events of a new issue are listed in the same order here.
+    if issue.milestone is not None:
+        record_milestone(caller, repo, issue, None)
     record_labels(caller, repo, issue, issue.label_ids, "labeled")
     caller.events.issue(repo, issue, "opened")
     if caller.GITHUB_EVENTS:
@@ -146,6 +150,30 @@ def record_labels(caller: Caller, repo: Repo, issue: Issue, label_ids: list[int]
         )
 
 
+def record_milestone(caller: Caller, repo: Repo, issue: Issue, old: int | None) -> None:
+    """Remember who moved the issue from milestone `old` to its milestone now: GitHub's issue events
+    `demilestoned`/`milestoned`, Gitea's timeline comment of type "milestone" (services/issue/milestone.go
+    changeMilestoneAssign: OldMilestoneID, MilestoneID)."""
+    left = repo.milestones.get(old) if old is not None else None
+    joined = repo.milestones.get(issue.milestone) if issue.milestone is not None else None
+    if left is None and joined is None:
+        return
+    issue.events.append(
+        IssueEvent(
+            id=caller.forge.new_id(),
+            event="milestone",
+            actor=caller.login,
+            created_at=issue.updated_at,
+            via_app=caller.via_app,
+            old_milestone=left.number if left is not None else None,
+            milestone=joined.number if joined is not None else None,
+            old_title=left.title if left is not None else "",
+            title=joined.title if joined is not None else "",
+            pair_id=caller.forge.new_id(),
+        )
+    )
+
+
 def add_labels(caller: Caller, repo: Repo, issue: Issue, ids: list[int]) -> None:
     set_labels(caller, repo, issue, issue.label_ids + [i for i in ids if i not in issue.label_ids])
 
@@ -160,6 +188,8 @@ def set_milestone(caller: Caller, repo: Repo, issue: Issue, number: int | None) 
     if old == number:
         return
     issue.updated_at = now_iso()
+    issue.milestone = number
+    record_milestone(caller, repo, issue, old)
     if not caller.GITHUB_EVENTS:
         issue.milestone = number
         caller.events.milestone(repo, issue, old)

@@ -74,17 +74,28 @@ class Reaction(BaseModel):
 
 
 class IssueEvent(BaseModel):
-    """A label put on or taken off an issue, and who did it: GitHub's issue events (``labeled``/``unlabeled``
-    with ``actor``), Gitea's timeline comments (``type: "label"``, ``user``, body ``"1"``/``""``)."""
+    """A label put on or taken off an issue, or its milestone changed, and who did it: GitHub's issue events
+    (``labeled``/``unlabeled`` with ``actor``; ``demilestoned`` then ``milestoned``), Gitea's timeline
+    comments (``type: "label"``, ``user``, body ``"1"``/``""``; ``type: "milestone"`` with the milestone left
+    and the one joined). A milestone change is one event here (``event: "milestone"``, from
+    ``old_milestone`` to ``milestone``, by number) that each forge's API shows in its own form."""
 
     id: int
-    event: Literal["labeled", "unlabeled"]
+    event: Literal["labeled", "unlabeled", "milestone"]
     actor: str
-    label: str
+    label: str = ""
     color: str = "ededed"
     label_id: int = 0
     created_at: str = Field(default_factory=now_iso)
     via_app: int | None = None
+    # A milestone change: the numbers left and joined (None: none), their titles then (GitHub's events keep
+    # the title a milestone had: "milestoned-issue-event" `milestone: {title}`), and the id GitHub's second
+    # event of the pair (the `milestoned` after a `demilestoned`) is listed under.
+    old_milestone: int | None = None
+    milestone: int | None = None
+    old_title: str = ""
+    title: str = ""
+    pair_id: int = 0
 
 
 ReviewState = Literal["APPROVED", "CHANGES_REQUESTED", "COMMENTED", "PENDING", "DISMISSED"]
