@@ -19,6 +19,7 @@ from bot.forge import (
     KEEP,
     Branch,
     ChangedFile,
+    CloseReason,
     CIReport,
     CIState,
     Comment,
@@ -322,6 +323,16 @@ class DryRunForge:
         if number < 0:
             self._issues[number] = edited
         return edited
+
+    async def close_issue(
+        self, repo: RepoRef, number: int, *, reason: CloseReason = "completed", duplicate_of: int = 0
+    ) -> Issue:
+        issue = await self.get_issue(repo, number)
+        self._write(f"close {repo}#{number} ({reason.replace('_', ' ')})")
+        return replace(issue, state="closed", state_reason=reason)
+
+    async def opened_before(self, repo: RepoRef, login: str, number: int) -> bool:
+        return await self.inner.opened_before(repo, login, number)
 
     async def set_milestone_state(self, repo: RepoRef, key: int, state: IssueState) -> Milestone:
         found = await self.inner.get_milestone(repo, key)

@@ -46,6 +46,8 @@ IssueState = Literal["open", "closed"]
 # Which issues a list holds: by state, and issues, pull requests or both.
 ListState = Literal["open", "closed", "all"]
 IssueKind = Literal["issues", "pulls", "all"]
+# Why an issue was closed, where the forge keeps a reason (GitHub's `state_reason`; Gitea keeps none).
+CloseReason = Literal["completed", "not_planned", "duplicate"]
 # The commit-status states Steward writes (both forges take these four).
 StatusState = Literal["pending", "success", "failure", "error"]
 # What CI says of a context, and of a commit as a whole (see ``bot.forge.ci``).
@@ -154,6 +156,13 @@ class Issue:
     # A pull request that is a draft, as the issue listings say (GitHub: the issue's ``draft``; Gitea: its
     # ``pull_request.draft``, the title's WIP prefix); False for an issue.
     draft: bool = False
+    # Why it is closed (GitHub's `state_reason`: completed, not_planned, duplicate; "" on Gitea, which keeps
+    # none) and who closed it (GitHub's `closed_by`, in a single issue's answer only; "" where not said).
+    state_reason: str = ""
+    closed_by: str = ""
+    # GitHub's `author_association` (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, FIRST_TIME_CONTRIBUTOR,
+    # FIRST_TIMER, NONE …); "" on Gitea, which has none.
+    author_association: str = ""
 
     def has_label(self, name: str) -> bool:
         wanted = name.casefold()
@@ -442,6 +451,19 @@ class Forge(Protocol):
         state: IssueState | None = None,
         milestone: int | Keep | None = KEEP,
     ) -> Issue: ...
+
+    async def close_issue(
+        self, repo: RepoRef, number: int, *, reason: CloseReason = "completed", duplicate_of: int = 0
+    ) -> Issue:
+        """Close the issue, with ``reason`` where the forge keeps one (GitHub's `state_reason`, and with
+        `duplicate` the canonical issue's global id ``duplicate_of``: `duplicate_issue_id`); Gitea keeps no
+        reason, so there it only closes."""
+        ...
+
+    async def opened_before(self, repo: RepoRef, login: str, number: int) -> bool:
+        """Whether ``login`` opened an issue or pull request in the repository before ``number`` (or more than
+        one page of them: no first-timer either) — the forge's listing by creator, not Steward's memory."""
+        ...
 
     async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment: ...
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from bot.forge import (
     KEEP,
+    CloseReason,
     Comment,
     CommentLink,
     Issue,
@@ -35,10 +36,11 @@ from bot.forge import (
     PermissionDenied,
     ReactionContent,
     RepoRef,
+    TooManyItems,
     ValidationFailed,
     locked_refusal,
 )
-from bot.forge.gitea_transport import GiteaCalls
+from bot.forge.gitea_transport import PAGE_LIMIT, GiteaCalls
 from bot.forge.known_labels import KnownLabels
 from bot.forge.links import parse_comment_url, repo_now
 from bot.forge.shapes import comment_from_json, issue_from_json, label_from_json, milestone_from_json
@@ -185,6 +187,28 @@ class GiteaIssues(GiteaCalls):
             data["milestone"] = milestone or 0
         raw = await self._patch(f"{self._r(repo)}/issues/{number}", f"issue {repo}#{number}", data)
         return issue_from_json(raw, milestone_key="id")
+
+    async def close_issue(
+        self, repo: RepoRef, number: int, *, reason: CloseReason = "completed", duplicate_of: int = 0
+    ) -> Issue:
+        """Gitea keeps no reason (EditIssueOption has `state` only): it only closes; a duplicate's label and
+        comment are the caller's."""
+        return await self.edit_issue(repo, number, state="closed")
+
+    async def opened_before(self, repo: RepoRef, login: str, number: int) -> bool:
+        """The person's issues and pull requests (`created_by=`, every state; Gitea lists them newest first,
+        routers/api/v1/repo/issue.go ListIssues SortByCreatedDesc): one numbered below ``number``, or more than
+        a page of them."""
+        try:
+            items = await self._pages(
+                f"{self._r(repo)}/issues",
+                f"issues by {login} in {repo}",
+                {"created_by": login, "state": "all"},
+                limit=PAGE_LIMIT,
+            )
+        except TooManyItems:
+            return True
+        return any(int(item.get("number") or 0) < number for item in items)
 
     async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment:
         raw = await self._get(

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from bot.forge import (
     KEEP,
+    CloseReason,
     Comment,
     CommentLink,
     Issue,
@@ -178,6 +179,26 @@ class GitHubIssues(GitHubCalls):
             "patch", f"/repos/{repo.full_name}/issues/{number}", f"issue {repo}#{number}", data
         )
         return issue_from_json(raw)
+
+    async def close_issue(
+        self, repo: RepoRef, number: int, *, reason: CloseReason = "completed", duplicate_of: int = 0
+    ) -> Issue:
+        """"Update an issue" with `state_reason`; with `duplicate`, `duplicate_issue_id` is the canonical issue's
+        global id (GitHub links the two itself)."""
+        data: dict[str, Any] = {"state": "closed", "state_reason": reason}
+        if reason == "duplicate" and duplicate_of:
+            data["duplicate_issue_id"] = duplicate_of
+        raw = await self._write(
+            "patch", f"/repos/{repo.full_name}/issues/{number}", f"issue {repo}#{number}", data
+        )
+        return issue_from_json(raw)
+
+    async def opened_before(self, repo: RepoRef, login: str, number: int) -> bool:
+        """The oldest of the person's issues and pull requests (`creator=`, every state, `sort=created`,
+        ascending, one item): an earlier number means they opened something here before."""
+        query = f"creator={quote(login, safe='')}&state=all&sort=created&direction=asc&per_page=1"
+        oldest = await self._get(f"/repos/{repo.full_name}/issues?{query}", f"issues by {login} in {repo}")
+        return any(int(item.get("number") or 0) < number for item in oldest or ())
 
     async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment:
         raw = await self._get(

@@ -46,6 +46,9 @@ def issue_from_json(raw: Mapping[str, Any], *, milestone_key: str = "number") ->
             str(a["login"]) for a in raw.get("assignees") or () if isinstance(a, Mapping) and a.get("login")
         ),
         draft=isinstance(pull, Mapping) and bool(raw.get("draft") or pull.get("draft")),
+        state_reason=str(raw.get("state_reason") or ""),
+        closed_by=str((raw.get("closed_by") or {}).get("login") or ""),
+        author_association=str(raw.get("author_association") or ""),
     )
 
 

@@ -26,6 +26,9 @@ class GCtx(Caller):
     GITHUB_EVENTS = False
     # routers/api/v1/repo/issue_comment.go editIssueComment checks the poster or write access, not the lock.
     LOCKED_EDITS = False
+    # routers/api/v1/repo/issue.go EditIssue: its poster or a writer may edit it, and closeOrReopenIssue
+    # then changes the state either way, whoever closed it.
+    AUTHOR_REOPENS_OWN_CLOSE_ONLY = False
 
     def __init__(self, request: Request) -> None:
         super().__init__(request)

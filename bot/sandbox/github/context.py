@@ -34,6 +34,9 @@ class Ctx(Caller):
     NOT_FOUND = "Not Found"
     GITHUB_EVENTS = True
     LOCKED_EDITS = True
+    # An author reopens only what they closed: isaacs/github#583 (open since 2016), slapperwan/gh4a#467; the
+    # REST API answers such a PATCH 422 "Validation Failed" with no errors (GitHawkApp/GitHawk#1992).
+    AUTHOR_REOPENS_OWN_CLOSE_ONLY = True
 
     def __init__(self, request: Request, sender: str | None = None) -> None:
         super().__init__(request)

@@ -111,6 +111,19 @@ async def get_issue(request: Request, ctx: Ctx, repo: Repo) -> Response:
     return json_response(request, ctx.shapes.rest_issue(repo, _issue(ctx, repo)))
 
 
+# `state_reason` of "Update an issue" (the vendored OpenAPI description's enum; 422 for another).
+STATE_REASONS = ("completed", "not_planned", "duplicate", "reopened")
+
+
+def _check_duplicate_of(ctx: Ctx, issue: Issue, ident: object) -> None:
+    """`duplicate_issue_id`: "The ID of the issue to mark as the canonical duplicate when `state_reason` is
+    `duplicate`. The issue must exist and be accessible to the authenticated user" (the OpenAPI description;
+    the sandbox's answer otherwise is a 422 on that field). Not the issue itself."""
+    found = ops.by_id(ctx.forge, ident)
+    if found is None or found[1].id == issue.id or not ctx.allowed(found[0], "pull"):
+        raise validation_failed("Issue", "duplicate_issue_id", "invalid")
+
+
 @Ctx.on_repo()
 async def update_issue(request: Request, ctx: Ctx, repo: Repo) -> Response:
     issue = _issue(ctx, repo)
@@ -120,6 +133,8 @@ async def update_issue(request: Request, ctx: Ctx, repo: Repo) -> Response:
     ctx.check_body("Issue", text.get("body"))
     state = body.get("state")
     ops.check_edit(ctx, repo, issue, text, state, validation_failed("Issue", "state", "invalid"))
+    if body.get("state_reason") is not None and body["state_reason"] not in STATE_REASONS:
+        raise validation_failed("Issue", "state_reason", "invalid")
     triage = ctx.allowed(repo, "triage")
     ops.edit_text(ctx, repo, issue, {f: str(v) if f == "title" else v for f, v in text.items()})
     if triage and "labels" in body:
@@ -132,6 +147,8 @@ async def update_issue(request: Request, ctx: Ctx, repo: Repo) -> Response:
     if triage and "assignees" in body:
         issue.assignees = [str(a) for a in body["assignees"] or []]
     reason = (body.get("state_reason") or "completed") if state == "closed" else "reopened"
+    if state == "closed" and issue.state == "open" and reason == "duplicate" and "duplicate_issue_id" in body:
+        _check_duplicate_of(ctx, issue, body["duplicate_issue_id"])
     ops.set_state(ctx, repo, issue, state, reason)
     return json_response(request, ctx.shapes.rest_issue(repo, issue))
 

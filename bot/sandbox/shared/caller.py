@@ -34,6 +34,9 @@ class Caller(ABC):
     # Whether editing and deleting comments on a locked conversation is kept to those who may comment
     # there (``require_unlocked``), as on GitHub; Gitea lets a comment's poster edit it whatever the lock.
     LOCKED_EDITS: ClassVar[bool]
+    # Whether an issue's author without triage access may reopen it only when they closed it themselves, as
+    # on GitHub (docs/forge-port.md "Closing, reopening, duplicates"); Gitea lets its poster reopen it whoever closed it.
+    AUTHOR_REOPENS_OWN_CLOSE_ONLY: ClassVar[bool]
 
     def __init__(self, request: Request) -> None:
         self.request = request

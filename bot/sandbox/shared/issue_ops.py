@@ -83,6 +83,14 @@ def check_edit(
         raise bad_state
     if state is not None and state != issue.state and not is_author:
         caller.require(repo, "triage")
+    if (
+        state == "open"
+        and issue.state == "closed"
+        and caller.AUTHOR_REOPENS_OWN_CLOSE_ONLY
+        and not caller.allowed(repo, "triage")
+        and (issue.closed_by or "").casefold() != caller.login.casefold()
+    ):
+        raise ApiError(422, "Validation Failed", [])
 
 
 def edit_text(caller: Caller, repo: Repo, issue: Issue, text: dict[str, Any]) -> None:

@@ -77,7 +77,7 @@ def no_content() -> Response:
 
 def error_response(status: int, message: str, errors: list[Any] | None = None) -> Response:
     data: dict[str, Any] = {"message": message, "documentation_url": DOCS}
-    if errors:
+    if errors is not None:
         data["errors"] = errors
     return Response(dumps(data), status_code=status, media_type="application/json; charset=utf-8")
 
