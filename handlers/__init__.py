@@ -23,6 +23,8 @@ from handlers.milestones import bot as milestones_bot
 from handlers.milestones import ratify as milestones_ratify
 from handlers.onboarding import bot as onboarding_bot
 from handlers.triage import bot as triage_bot
+from handlers.triage import closing_bot as triage_closing
+from handlers.triage import welcome_bot as triage_welcome
 
 CAPABILITIES: tuple[ModuleType, ...] = (
     core_bot,
@@ -37,6 +39,8 @@ CAPABILITIES: tuple[ModuleType, ...] = (
     bugfix_bot,
     debug_bot,
     triage_bot,
+    triage_closing,
+    triage_welcome,
 )
 
 

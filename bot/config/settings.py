@@ -35,6 +35,11 @@ PERMISSION_FLOORS: dict[str, tuple[Permission, str]] = {
     "ratify": ("write", "it ratifies a decision for everyone"),
     # The everyday commands (issue 39): assigning someone else is what the forge lets triage do.
     "assign": ("triage", "it assigns other people, which the forge lets only triage do"),
+    # Closing and reopening as the forge lets people do it themselves: the author, or triage and more
+    # (handlers/triage/closing.py adds the forge's own limit on an author's reopening).
+    "close": ("author", "the forge lets only an issue's author or triage close it"),
+    "reopen": ("author", "the forge lets only an issue's author or triage reopen it"),
+    "duplicate": ("author", "it closes the issue, which the forge lets only its author or triage do"),
 }
 
 

@@ -45,3 +45,17 @@ class TriageSettings(BaseModel):
         description="A `/claim` with no activity from its claimant on the issue for this many days is "
         "released with a note (empty: never).",
     )
+    duplicate_label: str = Field(
+        default="duplicate",
+        max_length=50,
+        description="The label `/duplicate` puts on an issue it closes as a duplicate on Gitea, which keeps "
+        "no close reason (on GitHub the issue is closed as a duplicate, its own reason); a closed issue "
+        "that carries it counts as a duplicate on either forge.",
+    )
+    welcome: str = Field(
+        default="",
+        max_length=2000,
+        description="Words for a first-time contributor, said once on their first issue or pull request here "
+        "(after a mention of them); empty: no welcome. First-time is what the forge says — GitHub's author "
+        "association, and no earlier issue or pull request of theirs in the repository.",
+    )

@@ -82,6 +82,9 @@ class IssueSnapshot:
     is_pull_request: bool = False
     # Its conversation is locked (GitHub's `locked`, Gitea's `is_locked`).
     locked: bool = False
+    # GitHub's `author_association` (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, FIRST_TIME_CONTRIBUTOR …);
+    # "" on Gitea, which has none.
+    author_association: str = ""
 
     @classmethod
     def of(cls, issue: Issue) -> IssueSnapshot:
@@ -96,6 +99,7 @@ class IssueSnapshot:
             milestone=issue.milestone,
             is_pull_request=issue.is_pull_request,
             locked=issue.locked,
+            author_association=issue.author_association,
         )
 
 

@@ -74,6 +74,7 @@ def issue_snapshot(
         milestone=milestone.get(milestone_key) if isinstance(milestone, (dict, Mapping)) else None,
         is_pull_request=is_pr or isinstance(raw.get("pull_request"), Mapping),
         locked=raw.get("locked") is True or raw.get("is_locked") is True,
+        author_association=str(raw.get("author_association") or ""),
     )
 
 

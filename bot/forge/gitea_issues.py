@@ -196,9 +196,9 @@ class GiteaIssues(GiteaCalls):
         return await self.edit_issue(repo, number, state="closed")
 
     async def opened_before(self, repo: RepoRef, login: str, number: int) -> bool:
-        """The person's issues and pull requests (`created_by=`, every state; Gitea lists them newest first,
-        routers/api/v1/repo/issue.go ListIssues SortByCreatedDesc): one numbered below ``number``, or more than
-        a page of them."""
+        """The person's issues and pull requests (`created_by=`, every state; Gitea lists them newest
+        first, routers/api/v1/repo/issue.go ListIssues SortByCreatedDesc): one numbered below ``number``, or
+        more than a page of them."""
         try:
             items = await self._pages(
                 f"{self._r(repo)}/issues",

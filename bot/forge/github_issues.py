@@ -183,8 +183,8 @@ class GitHubIssues(GitHubCalls):
     async def close_issue(
         self, repo: RepoRef, number: int, *, reason: CloseReason = "completed", duplicate_of: int = 0
     ) -> Issue:
-        """"Update an issue" with `state_reason`; with `duplicate`, `duplicate_issue_id` is the canonical issue's
-        global id (GitHub links the two itself)."""
+        """ "Update an issue" with `state_reason`; with `duplicate`, `duplicate_issue_id` is the canonical
+        issue's global id (GitHub links the two itself)."""
         data: dict[str, Any] = {"state": "closed", "state_reason": reason}
         if reason == "duplicate" and duplicate_of:
             data["duplicate_issue_id"] = duplicate_of

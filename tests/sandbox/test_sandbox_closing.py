@@ -1,6 +1,6 @@
-"""Closing and reopening on both forges (docs/forge-port.md "Closing, reopening, duplicates"): who may, the state reasons
-GitHub takes (`duplicate` and its `duplicate_issue_id`), and who opened what (the listings `/steward`'s welcome
-reads)."""
+"""Closing and reopening on both forges (docs/forge-port.md "Closing, reopening, duplicates"): who may, the
+state reasons GitHub takes (`duplicate` and its `duplicate_issue_id`), and who opened what (the listings
+Steward's welcome reads)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,9 @@ def test_github_author_reopens_only_what_they_closed(
     with client(sandbox, "carol-token") as carol, client(sandbox, "dave-token") as dave:
         n = carol.post(repo + "/issues", json={"title": "mine"}).json()["number"]
         assert dave.patch(f"{repo}/issues/{n}", json={"state": "closed"}).status_code == 403
-        assert openapi(carol.patch(f"{repo}/issues/{n}", json={"state": "closed"})).json()["state"] == "closed"
+        assert (
+            openapi(carol.patch(f"{repo}/issues/{n}", json={"state": "closed"})).json()["state"] == "closed"
+        )
         assert alice.get(f"{repo}/issues/{n}").json()["closed_by"]["login"] == "carol"
         assert carol.patch(f"{repo}/issues/{n}", json={"state": "open"}).json()["state"] == "open"
         # closed by someone else: the author may not reopen it
@@ -48,7 +50,9 @@ def test_github_author_reopens_only_what_they_closed(
         assert (answer["state"], answer["state_reason"]) == ("open", "reopened")
 
 
-def test_github_state_reasons_and_duplicate_of(alice: httpx2.Client, repo: str, openapi: OpenApiCheck) -> None:
+def test_github_state_reasons_and_duplicate_of(
+    alice: httpx2.Client, repo: str, openapi: OpenApiCheck
+) -> None:
     """`state_reason` is one of completed, not_planned, duplicate, reopened (another: 422); with `duplicate`,
     `duplicate_issue_id` names an issue by its global id, which must exist, be readable and not be the issue
     itself (422 on that field otherwise)."""
@@ -58,7 +62,8 @@ def test_github_state_reasons_and_duplicate_of(alice: httpx2.Client, repo: str, 
     assert (bad.status_code, bad.json()["errors"][0]["field"]) == (422, "state_reason")
     for wrong in (first["id"] + 10_000, alice.get(f"{repo}/issues/{n}").json()["id"]):
         refused = alice.patch(
-            f"{repo}/issues/{n}", json={"state": "closed", "state_reason": "duplicate", "duplicate_issue_id": wrong}
+            f"{repo}/issues/{n}",
+            json={"state": "closed", "state_reason": "duplicate", "duplicate_issue_id": wrong},
         )
         assert (refused.status_code, refused.json()["errors"][0]["field"]) == (422, "duplicate_issue_id")
     assert alice.get(f"{repo}/issues/{n}").json()["state"] == "open"

@@ -45,6 +45,9 @@ INVOCATIONS = {
     "inconclusive": "inconclusive H1 cannot reproduce",
     "resume-debug": "resume-debug Look at the parser first.",
     "rank": "rank H1 1",
+    "close": "close not-planned The export moved to the API.",
+    "reopen": "reopen",
+    "duplicate": "duplicate #1",
 }
 
 

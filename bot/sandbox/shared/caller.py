@@ -35,7 +35,8 @@ class Caller(ABC):
     # there (``require_unlocked``), as on GitHub; Gitea lets a comment's poster edit it whatever the lock.
     LOCKED_EDITS: ClassVar[bool]
     # Whether an issue's author without triage access may reopen it only when they closed it themselves, as
-    # on GitHub (docs/forge-port.md "Closing, reopening, duplicates"); Gitea lets its poster reopen it whoever closed it.
+    # on GitHub (docs/forge-port.md "Closing, reopening, duplicates"); Gitea lets its poster reopen it
+    # whoever closed it.
     AUTHOR_REOPENS_OWN_CLOSE_ONLY: ClassVar[bool]
 
     def __init__(self, request: Request) -> None:
