@@ -74,3 +74,49 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     if config.pluginmanager.hasplugin("randomly"):
         seed = config.getoption("randomly_seed")
         terminalreporter.write_line(f"tests ran in random order; the same order: --randomly-seed={seed}")
+
+
+# The tests that take 15 s or more each (measured with `--durations`, docs/performance.md "The test suite's
+# time"), with their seconds on a quiet machine: run first, so that no worker starts one while the other
+# has nothing left to do (a 60 s test drawn last by the random order kept one core idle for up to a minute).
+SLOW_FIRST: dict[str, float] = {
+    "tests/faults/test_forge_stalls.py::test_a_forge_that_rate_limits_every_write_for_30_seconds": 60,
+    "tests/e2e/test_rename_e2e.py::test_steward_follows_a_renamed_and_transferred_repository": 24,
+    "tests/e2e/test_demo.py::test_the_full_tour_shows_each_scene_outcome": 19,
+    "tests/faults/test_forge_errors.py::test_forge_requests_failing_at_random": 17,
+}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Put the ``SLOW_FIRST`` tests at the head of each xdist worker's share, after pytest-randomly's shuffle
+    (which runs first). `--dist worksteal` hands worker k the k-th contiguous slice of this order and lets an
+    idle worker steal the *tail* of a busy one's slice, so a slow test at a slice's head starts at once and
+    never ends the run alone. The order stays a function of the seed, the same on every worker."""
+
+    def slow(item: pytest.Item) -> float:
+        return next((s for prefix, s in SLOW_FIRST.items() if item.nodeid.startswith(prefix)), 0.0)
+
+    heavy = sorted((item for item in items if slow(item)), key=lambda item: -slow(item))
+    if not heavy:
+        return
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    rest = [item for item in items if not slow(item)]
+    # The slices worksteal cuts: worker k gets remaining // (workers - k) of what is left.
+    sizes, left = [], len(items)
+    for k in range(workers):
+        sizes.append(left // (workers - k))
+        left -= sizes[-1]
+    # Deal the slow tests to the slice with the least slow time so far.
+    shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    load = [0.0] * workers
+    for item in heavy:
+        k = min(range(workers), key=lambda w: (load[w], w))
+        shares[k].append(item)
+        load[k] += slow(item)
+    ordered: list[pytest.Item] = []
+    for k in range(workers):
+        take = max(sizes[k] - len(shares[k]), 0)
+        ordered += shares[k] + rest[:take]
+        rest = rest[take:]
+    items[:] = ordered + rest
