@@ -1,5 +1,6 @@
 """What other capabilities ask of bug refinement (RA9), in one place: whether an issue is refined and its
-recorded verdict (``/bugfix``, the root-cause board), the RA9 document as its author wrote it (the
+recorded verdict (``/bugfix``, the root-cause board), whether it is a story and its gate (``story_gate``,
+``STORY_NOT_REFINED``), the RA9 document as its author wrote it (the
 regression-test slot of section 7, the onboarding's preview of a verdict), and the sections' names in each
 language (the onboarding's issue templates)."""
 
@@ -16,7 +17,11 @@ from handlers.bug_refinement.document import find_sections as find_sections
 from handlers.bug_refinement.document import find_subsections as find_subsections
 from handlers.bug_refinement.document import parse_document as parse_document
 from handlers.bug_refinement.document import strip_html_comments as strip_html_comments
+from handlers.bug_refinement.effects import STORY_NOT_REFINED as STORY_NOT_REFINED
+from handlers.bug_refinement.effects import StoryGate as StoryGate
 from handlers.bug_refinement.effects import is_issue_refined as is_issue_refined
+from handlers.bug_refinement.effects import story_gate as story_gate
+from handlers.bug_refinement.effects import story_refusal as story_refusal
 from handlers.bug_refinement.effects import trusted_verdict as trusted_verdict
 from handlers.bug_refinement.formats import is_common_bug_report as is_common_bug_report
 from handlers.bug_refinement.formats import read_report as read_report

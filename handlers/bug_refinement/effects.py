@@ -39,14 +39,17 @@ from handlers.bug_refinement.render import (
 from handlers.bug_refinement.rules import (
     BugVerdict,
     RecordedVerdict,
+    StoryVerdict,
     blockers_for,
     document_language,
+    format_refined_at,
     is_locked,
     is_refined,
     read_verdict_block,
     refine_bug,
     refine_story,
     same_outcome,
+    story_verdict_hash,
     warning_for,
 )
 from handlers.bug_refinement.sections import Language
@@ -117,6 +120,70 @@ async def is_issue_refined(ctx: EventContext, number: int, story: int | None = N
     comments = await ctx.forge.list_comments(ctx.repo, story)
     as_story = (await story_verdict(ctx, comments, number)).verdict
     return is_refined(bug, as_story)
+
+
+STORY_NOT_REFINED = "STORY_NOT_REFINED"
+
+
+@dataclass(frozen=True)
+class StoryGate:
+    """Issue 36 §4's story gate: an issue Steward recorded as a story of bug ``bug``, the state of its own
+    verdict (``pending``, ``rejected``, ``approved``, or ``unverified`` when its record does not verify) and
+    whether the bug's verdict is approved. Work on a story waits until both are."""
+
+    bug: int
+    state: str
+    bug_approved: bool
+
+    @property
+    def refined(self) -> bool:
+        return self.state == "approved" and self.bug_approved
+
+
+async def story_gate(
+    ctx: EventContext, number: int, comments: Sequence[Comment] | None = None
+) -> StoryGate | None:
+    """Whether issue ``number`` is a story (Steward's story record on it names its bug), and its gate; None
+    for an issue that is not one, which other capabilities gate as a bug (``is_issue_refined``)."""
+    if comments is None:
+        comments = await ctx.forge.list_comments(ctx.repo, number)
+    me = ctx.me.login.casefold()
+    for comment in comments:
+        head = sticky.marker_of(comment.body) if comment.author.casefold() == me else None
+        if head is None or head[0] != STORY_KIND or not head[1].isdigit():
+            continue
+        bug = int(head[1])
+        found = await story_verdict(ctx, list(comments), bug)
+        state = found.verdict.status if found.verdict is not None else "unverified"
+        approved = False
+        if state == "approved":
+            bug_comments = await ctx.forge.list_comments(ctx.repo, bug)
+            approved = is_refined(await trusted_verdict(ctx, bug_comments, bug))
+        return StoryGate(bug, state, approved)
+    return None
+
+
+def story_refusal(gate: StoryGate, prefix: str) -> str:
+    """Why work on a story is refused (``STORY_NOT_REFINED``), and what to do: one text for every command."""
+    if gate.state == "approved":
+        why = f"its bug #{gate.bug} is not approved any more"
+        step = f"Fix what #{gate.bug}'s verdict asks, then `/{prefix} refine` there."
+    elif gate.state == "pending":
+        why = f"it is checked once its bug #{gate.bug} is approved, and #{gate.bug} is not yet"
+        step = f"Finish #{gate.bug}'s refinement first (its verdict comment says what is missing)."
+    elif gate.state == "rejected":
+        why = "its own refinement verdict is not approved"
+        step = (
+            f"Fix what the story's verdict comment lists, then `/{prefix} refine` on #{gate.bug} checks it "
+            "again."
+        )
+    else:
+        why = "its verdict comment does not verify (it was edited by hand)"
+        step = f"`/{prefix} refine` on #{gate.bug} writes it again."
+    return (
+        f"this issue is a story of #{gate.bug}, and work on a story waits until its own verdict is approved "
+        f"(`{STORY_NOT_REFINED}`): {why}. {step}"
+    )
 
 
 @dataclass(frozen=True)
@@ -275,6 +342,8 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
         ctx, issue, verdict, comments, asked_in_verdict=bool(data.get(ASKED)), language=language
     )
     await mirror_labels(ctx, issue, visible_state(verdict))
+    if verdict.verdict != "approved":
+        await stamp_stories(ctx, issue)
     ctx.log.info("bug refined", verdict=verdict.verdict, blockers=list(verdict.blocker_codes))
     return verdict.verdict
 
@@ -412,8 +481,9 @@ async def _settle_notices(
     )
 
 
-async def _refine_stories(ctx: EventContext, bug: Issue) -> list[StoryNote]:
-    """Refine the stories of an approved bug; returns a note per story (refined or skipped, and why)."""
+async def _stories_of(ctx: EventContext, bug: Issue) -> tuple[list[Issue], list[StoryNote]]:
+    """The stories of ``bug`` Steward may refine (its sub-issues, and the issues its ``## Stories`` list names
+    that its author opened), and those it skips with why (``plan.select_stories``)."""
     limit = ctx.settings.limits.stories_per_bug
     sub_issues = await ctx.forge.list_sub_issues(ctx.repo, bug.number)
     listed = [n for n in story_numbers(bug.body) if n != bug.number]
@@ -425,7 +495,43 @@ async def _refine_stories(ctx: EventContext, bug: Issue) -> list[StoryNote]:
             found[number] = await ctx.forge.get_issue(ctx.repo, number)
         except NotFound:
             found[number] = None
-    chosen, skipped = select_stories(bug, sub_issues, listed, found, limit=limit)
+    return select_stories(bug, sub_issues, listed, found, limit=limit)
+
+
+async def stamp_stories(ctx: EventContext, bug: Issue) -> None:
+    """Issue 36 §4: the stories of a bug not yet approved are stamped ``refinement:pending``, as the bug is,
+    with a signed story record that names the bug (what ``story_gate`` reads). A story that has a record for
+    this bug already is left as it is; an approved bug's stories are refined instead (``_refine_stories``)."""
+    chosen, _ = await _stories_of(ctx, bug)
+    for story in chosen:
+        async with ctx.holding(story.number):
+            comments = await ctx.forge.list_comments(ctx.repo, story.number)
+            found = await story_verdict(ctx, comments, bug.number)
+            if found.comment is not None:
+                continue
+            at = format_refined_at(datetime.now(UTC))
+            bug_id = bug_id_of(ctx.repo, bug.number)
+            name = f"#{story.number}"
+            pending = StoryVerdict(
+                bug_id, name, "pending", story_verdict_hash(bug_id, name, "pending", at), at, ()
+            )
+            await ctx.upsert_sticky(
+                STORY_KIND,
+                str(bug.number),
+                render_story_comment(
+                    pending, f"#{bug.number}", document_language(parse_document(story.body))
+                ),
+                data={"bugId": bug_id, "story": story.number},
+                number=story.number,
+                comments=comments,
+                pin_text=True,
+            )
+            await mirror_labels(ctx, story, "pending")
+
+
+async def _refine_stories(ctx: EventContext, bug: Issue) -> list[StoryNote]:
+    """Refine the stories of an approved bug; returns a note per story (refined or skipped, and why)."""
+    chosen, skipped = await _stories_of(ctx, bug)
     notes: list[StoryNote] = []
     for story in chosen:
         async with ctx.holding(story.number):

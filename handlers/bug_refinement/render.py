@@ -347,7 +347,17 @@ def render_story_comment(verdict: StoryVerdict, bug_ref: str, language: Language
         lines = [
             f"## {_ICON['approved']} Story refined: approved",
             "",
-            f"Nothing to do: this story of the approved bug {bug_ref} checks out.",
+            f"Nothing to do: this story of the approved bug {bug_ref} checks out. "
+            f"**Status:** {'Refinada' if language == 'pt' else 'Refined'}.",
+        ]
+    elif verdict.verdict == "pending":
+        lines = [
+            f"## {_ICON['pending']} Story waiting for its bug",
+            "",
+            f"Nothing to do here yet: this issue is a story of {bug_ref}, and it is checked once "
+            f"{bug_ref}'s refinement is approved. Until this story's own verdict is approved, work on it "
+            "(`/bugfix`, `/hypothesis`, `/evidence`) waits. "
+            f"**Status:** {'Pendente' if language == 'pt' else 'Pending'}.",
         ]
     else:
         lines = [

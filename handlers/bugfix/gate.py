@@ -16,6 +16,7 @@ from bot.records import neutralise
 from handlers.bugfix.regression_slot import RegressionSlot, example_for, is_test_path
 
 BUG_NOT_REFINED = "BUG_NOT_REFINED"
+STORY_NOT_REFINED = "STORY_NOT_REFINED"
 FORKS_OPEN = "FORKS_OPEN"
 ROOT_CAUSE_NOT_EVIDENCED = "ROOT_CAUSE_NOT_EVIDENCED"
 HYPOTHESES_PENDING = "HYPOTHESES_PENDING"
@@ -31,6 +32,7 @@ TEST_HIDDEN_CHARACTERS = "TEST_HIDDEN_CHARACTERS"
 SHOWS_CODE = frozenset({"UNTRUSTED_TEST_CODE", "STALE_TEST_DIGEST", "VOUCH_NOT_SHOWN"})
 REFUSAL_CODES = (
     BUG_NOT_REFINED,
+    STORY_NOT_REFINED,
     FORKS_OPEN,
     ROOT_CAUSE_NOT_EVIDENCED,
     HYPOTHESES_PENDING,
@@ -103,6 +105,10 @@ class GateInput:
     # Whether the person vouching (``trust_digest``) has write access or more.
     voucher_can_write: bool = True
     max_test_chars: int = 20_000
+    # The issue is a story of a bug (issue 36 §4): its own verdict gates it instead of a bug verdict.
+    # ``story_refusal``: why it is refused (its verdict, or its bug's, is not approved); None: it may go on.
+    is_story: bool = False
+    story_refusal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,9 @@ def check_gate(given: GateInput) -> GateResult:
     """Every refusal that applies, in order: refinement, forks, root cause, test slot, trust."""
     p = given.prefix
     refusals: list[Refusal] = []
-    if given.verdict != "approved":
+    if given.story_refusal is not None:
+        refusals.append(Refusal(STORY_NOT_REFINED, given.story_refusal))
+    elif not given.is_story and given.verdict != "approved":
         state = f"is `{given.verdict}`" if given.verdict else "has not been given yet"
         blockers = ", ".join(f"`{b}`" for b in given.blockers[:12]) or "none recorded"
         refusals.append(

@@ -1,6 +1,7 @@
 """What other capabilities decide for `/bugfix`, each read through ONE function here so the seams are plain:
 
 - ``refinement_verdict``: the RA9 verdict Steward recorded on the bug (``handlers.bug_refinement``);
+- ``story``: whether the issue is a story of a bug, and its own verdict's gate (``handlers.bug_refinement``);
 - ``unresolved_forks``: the bug's design forks that are not resolved (``handlers.forks``' juror);
 - ``root_cause``: whether the root cause is evidenced on the hypotheses board, and which hypothesis the fix
   follows (``handlers.debug``). With the board switched off (``debug.enabled: false``) every bug counts as
@@ -18,6 +19,8 @@ from handlers.bug_refinement.api import (
     RecordedVerdict,
     find_sections,
     parse_document,
+    story_gate,
+    story_refusal,
     strip_html_comments,
     trusted_verdict,
 )
@@ -33,6 +36,17 @@ async def refinement_verdict(
     record does not verify: its signed block pins the visible YAML, so a verdict edited by hand counts as
     none — ``handlers.bug_refinement.api.trusted_verdict``)."""
     return await trusted_verdict(ctx, list(comments), number)
+
+
+async def story(
+    ctx: EventContext, comments: Sequence[Comment], *, number: int, prefix: str
+) -> tuple[bool, str | None]:
+    """Whether issue ``number`` is a story Steward recorded, and why work on it is refused (None: it may go
+    on): work on a story waits until its own verdict is approved (``handlers.bug_refinement.api``)."""
+    gate = await story_gate(ctx, number, comments)
+    if gate is None:
+        return False, None
+    return True, None if gate.refined else story_refusal(gate, prefix)
 
 
 async def unresolved_forks(ctx: EventContext, repo: RepoRef, number: int) -> tuple[str, ...]:

@@ -90,6 +90,7 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
         return
     slot = parse_slot(issue.body)
     verdict = await inputs.refinement_verdict(ctx, comments, number=number)
+    is_story, story_refused = await inputs.story(ctx, comments, number=number, prefix=ctx.prefix)
     root = await inputs.root_cause(ctx, repo, issue, request.hypothesis)
     shown = await shown_code(ctx, comments, request.trust_digest) if request.trust_digest else None
     result = check_gate(
@@ -109,6 +110,8 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
             # `/bugfix`, never vouch.
             voucher_can_write=await _author_can_write(ctx, ctx.actor) if request.trust_digest else True,
             max_test_chars=settings.max_test_chars,
+            is_story=is_story,
+            story_refusal=story_refused,
         )
     )
     if not result.passed:

@@ -1,7 +1,8 @@
 """Root-cause discipline in the forge: the board's commands, and the events that re-derive it.
 
 - `/hypothesis`, `/evidence`, `/confirm`, `/refute`, `/inconclusive`, `/resume-debug` on a refined bug
-  (refused with `BUG_NOT_REFINED` otherwise) record an entry and re-render the board.
+  (refused with `BUG_NOT_REFINED` otherwise) or an approved story of one (`STORY_NOT_REFINED` otherwise)
+  record an entry and re-render the board.
 - An edited or deleted comment re-derives the board (its evidence is withdrawn); so does `/refresh`
   (through ``issues.edited``) and a bugfix pull request's events (the FIX row).
 """
@@ -12,7 +13,7 @@ from typing import Literal
 
 from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.commands.registry import Registry
-from handlers.bug_refinement.api import is_issue_refined
+from handlers.bug_refinement.api import is_issue_refined, story_gate, story_refusal
 from handlers.debug.board import (
     BUG_NOT_REFINED,
     Refused,
@@ -55,7 +56,11 @@ def _investigated(labels: tuple[str, ...]) -> bool:
 
 async def _run(ctx: CommandContext, name: str) -> None:
     number = ctx.number
-    if not await is_issue_refined(ctx, number):
+    story = await story_gate(ctx, number)
+    if story is not None:
+        if not story.refined:  # a story's own verdict gates work on it (issue 36 §4)
+            raise CommandError(story_refusal(story, ctx.prefix))
+    elif not await is_issue_refined(ctx, number):
         raise CommandError(
             f"this bug is not refined yet (`{BUG_NOT_REFINED}`): an investigation starts on a bug report "
             "whose "

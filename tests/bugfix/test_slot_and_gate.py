@@ -18,6 +18,7 @@ from handlers.bugfix.gate import (
     REGRESSION_TEST_MISSING,
     ROOT_CAUSE_NOT_EVIDENCED,
     STALE_TEST_DIGEST,
+    STORY_NOT_REFINED,
     TEST_TOO_LONG,
     UNTRUSTED_TEST_CODE,
     VOUCH_NOT_SHOWN,
@@ -217,6 +218,13 @@ def test_each_refusal_has_its_code_and_says_what_to_do() -> None:
     result = check_gate(_gate(slot=parse_slot(APPROVED)))
     assert result.codes == (REGRESSION_TEST_MISSING,)
     assert result.refusals[0].code_info == "ts" and "test(" in result.refusals[0].code_block
+
+
+def test_a_storys_own_verdict_gates_it_instead_of_a_bug_verdict() -> None:
+    """Issue 36 §4: a story has no bug verdict of its own; its story verdict decides (STORY_NOT_REFINED)."""
+    refused = check_gate(_gate(verdict=None, is_story=True, story_refusal="a story of #3, not approved"))
+    assert refused.codes == (STORY_NOT_REFINED,) and "a story of #3" in refused.refusals[0].message
+    assert check_gate(_gate(verdict=None, is_story=True)).passed, "an approved story needs no bug verdict"
 
 
 def test_a_path_in_a_ci_configuration_directory_is_never_a_test() -> None:

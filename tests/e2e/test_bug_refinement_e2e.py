@@ -383,3 +383,50 @@ def test_someone_with_triage_access_may_answer_for_the_reporter_and_an_outsider_
     assert refinement_labels(steward, repo, number) == ["refinement:needs-triage"]
     [verdict] = verdict_comments(steward, repo, number)
     assert "Read from @triager's [comment](" in str(verdict["body"])
+
+
+def test_work_on_a_story_waits_until_its_own_verdict_is_approved(steward: Steward) -> None:
+    """Issue 36 §4, the story gate: a story listed by a bug is stamped `refinement:pending` as the bug is;
+    `/hypothesis`, `/evidence` and `/bugfix` on it are refused with `STORY_NOT_REFINED` while its bug is not
+    approved, and while its own verdict is not; once it is approved its record and label say so, and the
+    investigation starts. Before issue 36 the story was neither stamped nor told why it was refused."""
+    from tests.e2e.test_bugfix_e2e import run, sticky_of
+
+    repo = steward.new_repo()
+    m = steward.maintainer
+    story = m.open_issue(repo, "Story: keep promotions", "## 1. Vision\n\nMake it work.\n")
+    listed = f"\n\n## Stories\n\n- [ ] #{story}\n"
+    bug = m.open_issue(repo, "Cart total ignores discount", REJECTED + listed, labels=["bug", "refine"])
+    steward.settle()
+    assert refinement_labels(steward, repo, bug) == ["refinement:needs-info"]
+    assert refinement_labels(steward, repo, story) == ["refinement:pending"], "stamped as the bug is"
+    stamp = sticky_of(steward, repo, story, "ra9-story")
+    assert stamp is not None and f"this issue is a story of #{bug}" in stamp["body"]
+    assert "status: pending" in stamp["body"]
+    for command in (
+        "/hypothesis Rounding: the total is rounded twice",
+        "/evidence H1 for src/cart/total.py:1 the total",
+        "/bugfix",
+    ):
+        reply = run(steward, repo, story, command)
+        assert "`STORY_NOT_REFINED`" in reply and f"a story of #{bug}" in reply, reply
+        assert f"#{bug} is not yet" in reply and "BUG_NOT_REFINED" not in reply, reply
+
+    m.edit_issue(repo, bug, body=APPROVED + listed)
+    steward.settle()
+    assert refinement_labels(steward, repo, bug) == ["refinement:approved"]
+    assert refinement_labels(steward, repo, story) == ["refinement:needs-triage"]
+    reply = run(steward, repo, story, "/hypothesis Rounding: the total is rounded twice")
+    assert "`STORY_NOT_REFINED`" in reply and "its own refinement verdict is not approved" in reply, reply
+    assert sticky_of(steward, repo, story, "debug-board") is None
+
+    m.edit_issue(repo, story, body=STORY)
+    m.comment(repo, bug, "/refine")  # the locked bug's stories are checked again
+    steward.settle()
+    assert refinement_labels(steward, repo, story) == ["refinement:approved"]
+    approved = sticky_of(steward, repo, story, "ra9-story")
+    assert approved is not None and approved["id"] == stamp["id"], "the stamp is the story's verdict comment"
+    assert "status: approved" in approved["body"] and "**Status:** Refined" in approved["body"]
+    m.comment(repo, story, "/hypothesis Rounding: the total is rounded twice")
+    steward.settle()
+    assert sticky_of(steward, repo, story, "debug-board") is not None, "the investigation starts"
