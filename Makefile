@@ -113,6 +113,7 @@ bench: install redis
 	$(PY) bench/throughput.py
 	$(PY) bench/economy.py
 	$(PY) bench/pathological.py
+	$(PY) bench/parse_per_job.py
 	$(PY) bench/reporters.py
 	$(PY) bench/fairness.py
 	$(PY) bench/outsider_flood.py

@@ -13,6 +13,7 @@ from handlers.bug_refinement.bug_kind import is_bug_report as is_bug_report
 from handlers.bug_refinement.document import BUG_SECTION_NAMES as BUG_SECTION_NAMES
 from handlers.bug_refinement.document import RECIPE_SUBSECTION_NAMES as RECIPE_SUBSECTION_NAMES
 from handlers.bug_refinement.document import STORY_SECTION_NAMES as STORY_SECTION_NAMES
+from handlers.bug_refinement.document import Document as Document
 from handlers.bug_refinement.document import find_sections as find_sections
 from handlers.bug_refinement.document import find_subsections as find_subsections
 from handlers.bug_refinement.document import parse_document as parse_document
@@ -26,6 +27,8 @@ from handlers.bug_refinement.effects import trusted_verdict as trusted_verdict
 from handlers.bug_refinement.formats import is_common_bug_report as is_common_bug_report
 from handlers.bug_refinement.formats import read_report as read_report
 from handlers.bug_refinement.render import questions as questions
+from handlers.bug_refinement.report import Report as Report
+from handlers.bug_refinement.report import report_of as report_of
 from handlers.bug_refinement.rules import BugVerdict as BugVerdict
 from handlers.bug_refinement.rules import RecordedVerdict as RecordedVerdict
 from handlers.bug_refinement.rules import blockers_for as blockers_for

@@ -9,7 +9,6 @@ import bisect
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import yaml
 
@@ -89,6 +88,7 @@ class Document:
     front_matter: Mapping[str, object]
     headings: tuple[Heading, ...]
     blocks: tuple[CodeBlock, ...]  # fenced code, indented code and raw HTML, in document order
+    source: str = ""  # the text as given (``lines`` is it normalised)
     _block_starts: list[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -129,17 +129,16 @@ def _split_front_matter(lines: list[str]) -> tuple[dict[str, object], int]:
 # --- parsing ----------------------------------------------------------------------------------------------
 
 
-# A report is read more than once on its way to a verdict (is it in a common format? then the rules): the
-# last few parses are kept, so a 1 MiB report is scanned once. A Document is never changed once built.
-@lru_cache(maxsize=4)
+# One document per job (DESIGN §2, issue 34 §1): a report is parsed once and its Document passed down to every
+# reader (``report.Report`` holds a bug report's); nothing here keeps a parse. A Document never changes.
 def parse_document(text: str) -> Document:
     """Parse markdown into its front matter, headings and code/HTML blocks. Never raises on any `str`."""
-    text = normalise(text)
+    source, text = text, normalise(text)
     lines = text.split("\n")
     front_matter, body_start = _split_front_matter(lines)
     headings, blocks = scan(lines, body_start)
     blocks.sort(key=lambda b: b.start)
-    return Document(tuple(lines), body_start, front_matter, tuple(headings), tuple(blocks))
+    return Document(tuple(lines), body_start, front_matter, tuple(headings), tuple(blocks), source)
 
 
 # --- sections ---------------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from handlers.bug_refinement.render import (
     template,
     verdict_notice_line,
 )
+from handlers.bug_refinement.report import report_of
 from handlers.bug_refinement.rules import (
     BugVerdict,
     RecordedVerdict,
@@ -271,22 +272,22 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
         return "locked"
     now = datetime.now(UTC)
     replies = await reporter_replies(ctx, issue, comments)
-    templates = await repo_templates(ctx)
-    verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=now, replies=replies, templates=templates)
+    report = report_of(issue.body, await repo_templates(ctx))  # read once for the job
+    verdict = refine_bug(report, bug_id=bug_id, refined_at=now, replies=replies)
     others = any(
         c.author.casefold() not in (issue.author.casefold(), ctx.me.login.casefold()) for c in comments
     )
     if blockers_for(verdict, "reporter") and others:
         # Someone with triage access may have answered for the reporter: read their comments too.
         replies = await reporter_replies(ctx, issue, comments, triage=True)
-        verdict = refine_bug(issue.body, bug_id=bug_id, refined_at=now, replies=replies, templates=templates)
+        verdict = refine_bug(report, bug_id=bug_id, refined_at=now, replies=replies)
     language: Language = "pt" if verdict.language == "pt" else "en"  # the report's, by its words
     if not same_outcome(recorded, verdict) or unpinned:
         notes = await _refine_stories(ctx, issue) if verdict.verdict == "approved" else []
         text = render_bug_comment(
             verdict,
             language=language,
-            template_text=template(issue.body, issue.title) if verdict.verdict == "rejected" else None,
+            template_text=template(report, issue.title) if verdict.verdict == "rejected" else None,
             stories=_notes_for_comment(notes),
             reporter=_reporter(ctx, issue),
         )
@@ -550,8 +551,9 @@ async def _refine_story(ctx: EventContext, bug: Issue, story: Issue) -> StoryNot
     if is_locked(story_recorded) and not found.unpinned:
         await mirror_labels(ctx, story, "approved")
         return StoryNote(story.number, verdict="approved")
+    doc = parse_document(story.body)  # once for the job
     verdict = refine_story(
-        story.body,
+        doc,
         bug_id=bug_id_of(ctx.repo, bug.number),
         story=f"#{story.number}",
         refined_at=datetime.now(UTC),
@@ -569,7 +571,7 @@ async def _refine_story(ctx: EventContext, bug: Issue, story: Issue) -> StoryNot
         written = await ctx.upsert_sticky(
             STORY_KIND,
             str(bug.number),
-            render_story_comment(verdict, f"#{bug.number}", document_language(parse_document(story.body))),
+            render_story_comment(verdict, f"#{bug.number}", document_language(doc)),
             data={"bugId": bug_id_of(ctx.repo, bug.number), "story": story.number},
             number=story.number,
             comments=comments,

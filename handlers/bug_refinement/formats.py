@@ -31,13 +31,20 @@ from dataclasses import dataclass
 from typing import Final
 
 from . import sections
-from .document import BUG_SECTION_NAMES, clip_report, find_sections, parse_document
+from .document import BUG_SECTION_NAMES, Document, clip_report, find_sections, parse_document
 from .forms import from_issue_form
 from .placeholders import strip_placeholders
 from .sections import Language
 from .text import fold
 
-__all__ = ["ReportLabel", "from_common_format", "is_common_bug_report", "read_report", "report_labels"]
+__all__ = [
+    "ReportLabel",
+    "common_format_text",
+    "from_common_format",
+    "is_common_bug_report",
+    "read_report",
+    "report_labels",
+]
 
 # Where a label's text goes: "1" the description, "1+" more context (kept under its label), "5.1" …
 # "5.4" the recipe's sub-sections, with "5.3o"/"5.3e" the observed and the expected behaviour.
@@ -156,10 +163,9 @@ class ReportLabel:
     rest: str = ""  # that text
 
 
-def _labels(text: str) -> tuple[list[str], int, list[ReportLabel], dict[int, int]]:
+def _labels(doc: Document) -> tuple[list[str], int, list[ReportLabel], dict[int, int]]:
     """The document's lines, where its body starts, its labels, and the unknown level 1-3 headings (their
     first line → the line after them)."""
-    doc = parse_document(text)
     lines = list(doc.lines)
     found: dict[int, ReportLabel] = {}
     unknown: dict[int, int] = {}
@@ -220,13 +226,18 @@ def from_common_format(text: str) -> str:
     """``text`` as the RA9 document its common-format sections spell; ``text`` itself when it already has
     RA9's section 1 or 5, or none of the common labels. RA9 sections the maintainers added below the report
     are kept, after the reporter's part."""
-    doc = parse_document(text)
+    return common_format_text(parse_document(text))
+
+
+def common_format_text(doc: Document) -> str:
+    """``from_common_format`` of a parsed text: ``doc.source`` itself when there is nothing to map."""
+    text = doc.source
     found = find_sections(doc, BUG_SECTION_NAMES)
     if 1 in found or 5 in found:
         return text
     # The maintainers' sections, added below the report, are kept as they are after the reporter's part.
     ra9_start = min((section.heading_line for section in found.values()), default=len(doc.lines))
-    lines, body_start, labels, unknown = _labels(text)
+    lines, body_start, labels, unknown = _labels(doc)
     labels = [label for label in labels if label.start < ra9_start]
     if not labels:
         return text
@@ -281,9 +292,9 @@ def from_common_format(text: str) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def report_labels(text: str) -> list[ReportLabel]:
-    """The common-format labels in ``text``, in order (``_labels``)."""
-    return _labels(text)[2]
+def report_labels(doc: Document) -> list[ReportLabel]:
+    """The common-format labels in ``doc``, in order (``_labels``)."""
+    return _labels(doc)[2]
 
 
 def is_common_bug_report(text: str) -> bool:
@@ -291,12 +302,13 @@ def is_common_bug_report(text: str) -> bool:
     the steps, the observed or the expected behaviour (``To Reproduce`` + ``Expected behavior``, say)."""
     if not text or ("*" not in text and "#" not in text and ":" not in text and "_" not in text):
         return False
-    targets = {label.target for label in _labels(text)[2]}
+    targets = {label.target for label in _labels(parse_document(text))[2]}
     return len(targets) >= 2 and bool(targets & {"5.2", "5.3o", "5.3e"})
 
 
 def read_report(text: str) -> str:
     """A bug report as RA9 reads it: an RA9 issue form's fields as sections (``forms``), then a common
     format's sections as RA9's (``from_common_format``); an RA9 document as it is. A template's placeholders
-    are not kept (``placeholders``); only the first ``MAX_REPORT_CHARS`` characters are read."""
+    are not kept (``placeholders``); only the first ``MAX_REPORT_CHARS`` characters are read. (A job reads
+    its report once, parsed, through ``report.report_of``; this is the same reading as text.)"""
     return from_common_format(strip_placeholders(from_issue_form(clip_report(text)[0])))

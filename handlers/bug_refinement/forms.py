@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from .document import BUG_SECTION_NAMES, find_sections, parse_document
+from .document import BUG_SECTION_NAMES, Document, find_sections, parse_document
 from .text import fold
 
 __all__ = ["NO_RESPONSE", "from_issue_form"]
@@ -58,8 +58,9 @@ def _outside_fences(lines: list[str]) -> list[bool]:
     return out
 
 
-def from_issue_form(text: str) -> str:
-    """``text`` as RA9 reads it, when GitHub rendered it from an issue form; otherwise ``text`` itself."""
+def from_issue_form(text: str, doc: Document | None = None) -> str:
+    """``text`` as RA9 reads it, when GitHub rendered it from an issue form; otherwise ``text`` itself.
+    ``doc``: ``text`` parsed already (it is parsed here only when needed)."""
     if "###" not in text:
         return text
     lines = text.replace("\r\n", "\n").split("\n")
@@ -67,7 +68,7 @@ def from_issue_form(text: str) -> str:
     numbered = {n for i, line in enumerate(lines) if outside[i] and (n := _section_number(line)) is not None}
     # A body that has RA9's reporter sections at level 2 is RA9 already; the maintainers' sections added at
     # level 2 below a form's answers (Steward's form asks only for 1 and 5) do not stop the form's reading.
-    if len(numbered) < 2 or set(find_sections(parse_document(text), BUG_SECTION_NAMES)) & {1, 5}:
+    if len(numbered) < 2 or set(find_sections(doc or parse_document(text), BUG_SECTION_NAMES)) & {1, 5}:
         return text
     out: list[str] = []
     i = 0

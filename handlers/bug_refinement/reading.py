@@ -25,21 +25,22 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Final
 
 from .checks import EXPECTED, OBSERVED, field_value, meaningful
 from .document import (
     BUG_SECTION_NAMES,
     RECIPE_SUBSECTION_NAMES,
-    clip_report,
+    Document,
+    Section,
     find_sections,
     find_subsections,
-    parse_document,
     strip_html_comments,
 )
-from .formats import from_common_format, report_labels
-from .forms import from_issue_form
+from .formats import report_labels
 from .placeholders import LIST_MARK, strip_placeholders
+from .report import Report, report_of
 from .sections import Language, language_of
 from .text import fold
 
@@ -132,9 +133,8 @@ _INLINE_OBSERVED: Final = re.compile(
 )
 
 
-def _code_text(doc_text: str) -> tuple[str, list[str]]:
-    """The prose of ``doc_text`` (code blocks out) and the code blocks' contents."""
-    doc = parse_document(doc_text)
+def _code_text(doc: Document) -> tuple[str, list[str]]:
+    """The prose of ``doc`` (code blocks out) and the code blocks' contents."""
     prose = [line for i, line in enumerate(doc.lines) if not doc.is_hidden(i)]
     blocks = [doc.text(b.start, b.end) for b in doc.blocks if b.kind == "fence"]
     return "\n".join(prose), blocks
@@ -151,6 +151,11 @@ class Reply:
     author: str
     url: str
     body: str
+
+    @cached_property
+    def report(self) -> Report:
+        """The reply read as a report, once (the job may ask twice)."""
+        return report_of(self.body)
 
 
 @dataclass(frozen=True)
@@ -173,10 +178,9 @@ class Reading:
         return tuple(item for item in ITEMS if not self.given(item))
 
 
-def _sub_text(doc_text: str) -> dict[str, str]:
-    """The RA9 document's reporter parts: section 1, and the recipe's sub-sections and 5.3's two fields."""
-    doc = parse_document(doc_text)
-    found = find_sections(doc, BUG_SECTION_NAMES)
+def _sub_text(doc: Document, found: Mapping[int, Section]) -> dict[str, str]:
+    """The RA9 document's reporter parts: section 1, and the recipe's sub-sections and 5.3's two fields
+    (``found``: its sections)."""
     out: dict[str, str] = {}
     if 1 in found:
         out["1"] = doc.section_text(found[1])
@@ -192,16 +196,16 @@ def _sub_text(doc_text: str) -> dict[str, str]:
     return out
 
 
-def read(text: str, replies: tuple[Reply, ...] = ()) -> Reading:
-    """The reporter's items in ``text`` (see the module docstring), completed by ``replies``: what a reply
+def read(report: Report | str, replies: tuple[Reply, ...] = ()) -> Reading:
+    """The reporter's items in ``report`` (see the module docstring), completed by ``replies``: what a reply
     gives that the report lacks is read into it, the first reply that gives an item wins."""
-    reading = _read(text, reply=False)
+    reading = _read(report if isinstance(report, Report) else report_of(report), reply=False)
     if not replies or not reading.missing:
         return reading
     items = dict(reading.items)
     sources: dict[str, Reply] = {}
     for reply in replies:
-        answered = _read(reply.body, reply=True)
+        answered = _read(reply.report, reply=True)
         for item in ITEMS:
             if not items.get(item) and answered.items.get(item):
                 items[item] = answered.items[item]
@@ -210,17 +214,14 @@ def read(text: str, replies: tuple[Reply, ...] = ()) -> Reading:
     return Reading(items, empty, reading.language, reading.ra9, sources)
 
 
-def _read(text: str, *, reply: bool) -> Reading:
+def _read(report: Report, *, reply: bool) -> Reading:
     """One text's items; a reply (``reply``) gives only what it says outright: its words are not taken for
     the description, and a template field it does not have does not stop a sentence from answering."""
-    clipped = clip_report(text)[0]
-    form = strip_placeholders(from_issue_form(clipped))
-    mapped = from_common_format(form)
-    doc = parse_document(form)
-    ra9 = mapped == form and bool(set(find_sections(doc, BUG_SECTION_NAMES)) & {1, 5})
-    parts = _sub_text(mapped)
-    titles = [section.title for section in find_sections(parse_document(mapped), BUG_SECTION_NAMES).values()]
-    language = report_language(clipped, language_of(titles))
+    form, mapped = report.form.source, report.document.source
+    found = find_sections(report.document, BUG_SECTION_NAMES)
+    ra9 = mapped == form and bool(set(found) & {1, 5})
+    parts = _sub_text(report.document, found)
+    language = report_language(report.text, language_of(section.title for section in found.values()))
     items: dict[str, str] = {}
     for item in ITEMS:
         part = strip_html_comments(parts.get(item, ""))
@@ -237,11 +238,11 @@ def _read(text: str, *, reply: bool) -> Reading:
             items[item] = part if _said(part) else ""
     empty: dict[str, str] = {}
     if not ra9:
-        for label in report_labels(form):
+        for label in report_labels(report.form):
             target = {"1+": "1"}.get(label.target, label.target)
             if target in ITEMS and not items.get(target) and target not in empty:
                 empty[target] = _PARENTHESIS.sub("", label.text).rstrip(": ").strip()
-        prose, code = _code_text(strip_html_comments(form))
+        prose, code = _code_text(report.uncommented)
         whole = strip_html_comments(form)
         if not reply and not items["1"] and mapped == form and _said(prose) and not _only_links(prose):
             items["1"] = prose.strip()

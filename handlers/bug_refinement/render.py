@@ -20,10 +20,9 @@ from handlers.bug_refinement.document import (
     Document,
     find_sections,
     find_subsections,
-    parse_document,
     strip_html_comments,
 )
-from handlers.bug_refinement.formats import read_report
+from handlers.bug_refinement.report import Report, report_of
 from handlers.bug_refinement.rules import (
     REPORTER_SECTIONS,
     Blocker,
@@ -466,11 +465,11 @@ def _hint(text: str, language: Language) -> str:
     return text.format(**{key: sections.field(key, language) for key in sections.FIELDS})
 
 
-def template(body: str, title: str = "") -> str:
+def template(body: Report | str, title: str = "") -> str:
     """An RA9 bug report with every section, pre-filled with what ``body`` already has: its RA9 sections
     (and recipe sub-sections) as written, and any text outside them under 1. Vision. Empty sections carry
     a short hint. Headings follow the document's language (English for a casual report)."""
-    doc = parse_document(read_report(body))
+    doc = (body if isinstance(body, Report) else report_of(body)).document
     language = document_language(doc)
     found = find_sections(doc, BUG_SECTION_NAMES)
     first = min((s.heading_line for s in found.values()), default=len(doc.lines))

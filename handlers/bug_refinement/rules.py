@@ -31,15 +31,14 @@ from .document import (
     RECIPE_SUBSECTION_NAMES,
     STORY_SECTION_NAMES,
     Document,
-    clip_report,
     find_sections,
     find_subsections,
     parse_document,
     strip_html_comments,
 )
-from .formats import read_report
 from .reading import ITEMS, Reading, Reply, read
 from .repo_templates import RepoTemplates
+from .report import Report, report_of
 from .sections import Language
 from .verdict import (
     VERDICT_HEADING,
@@ -372,7 +371,7 @@ def _bug_warnings(doc: Document) -> list[str]:
 
 
 def refine_bug(
-    text: str,
+    report: Report | str,
     *,
     bug_id: str,
     refined_at: datetime | str,
@@ -385,15 +384,15 @@ def refine_bug(
     ``asks``: the reporter's items still missing, in order, and the labels their template gave them.
     ``replies``: the reporter's comments, whose answers count (``reading.read``; never for section 7).
     ``templates``: the repository's own issue templates, whose field names and example text say which field
-    is which and what is unfilled (``repo_templates``); a field it renamed is asked for by its own name."""
-    text, cut = clip_report(text)
-    renamed: dict[str, str] = {}
-    if templates is not None:
-        text, renamed = templates.apply(text)
-    reading = read(text, replies)
-    doc = parse_document(read_report(text))
+    is which and what is unfilled (``repo_templates``); a field it renamed is asked for by its own name.
+    ``report``: the report as its job read it once (``report.report_of``, with the templates), or its text."""
+    if not isinstance(report, Report):
+        report = report_of(report, templates)
+    cut, renamed = report.cut, report.renamed
+    reading = read(report, replies)
+    doc = report.document
     language = reading.language
-    common = not reading.ra9 and read_report(text) != text
+    common = not reading.ra9 and report.mapped
     blockers = tuple(
         blocker_for(code, language, common_format=common) for code in _bug_blockers(doc, reading)
     )
@@ -419,10 +418,13 @@ def refine_bug(
 # --- stories ----------------------------------------------------------------------------------------------
 
 
-def refine_story(text: str, *, bug_id: str, story: str, refined_at: datetime | str) -> StoryVerdict:
-    """Check one story of an approved bug; `story` is its name (a file name's `.md` is dropped)."""
+def refine_story(
+    text: str | Document, *, bug_id: str, story: str, refined_at: datetime | str
+) -> StoryVerdict:
+    """Check one story of an approved bug; `story` is its name (a file name's `.md` is dropped); ``text``
+    parsed already, or its text."""
     name = story[:-3] if story.endswith(".md") else story
-    doc = parse_document(text)
+    doc = text if isinstance(text, Document) else parse_document(text)
     sections = find_sections(doc, STORY_SECTION_NAMES, number_suffices=frozenset({4, 5}))
     codes: list[str] = []
     vision = sections.get(1)

@@ -16,15 +16,16 @@ from bot.commands.context import EventContext
 from bot.forge import Comment, Issue, RepoRef
 from handlers.bug_refinement.api import (
     BUG_SECTION_NAMES,
+    Document,
     RecordedVerdict,
     find_sections,
-    parse_document,
     story_gate,
     story_refusal,
     strip_html_comments,
     trusted_verdict,
 )
 from handlers.bugfix.gate import RootCause
+from handlers.bugfix.regression_slot import bug_document
 from handlers.debug import api as debug_api
 from handlers.forks import api as forks_api
 
@@ -57,9 +58,10 @@ async def unresolved_forks(ctx: EventContext, repo: RepoRef, number: int) -> tup
     return await forks_api.unresolved_forks(ctx, repo, number)
 
 
-def hypothesis_of(body: str) -> str:
-    """Section 6 of the bug (the root-cause hypothesis) as written, without its HTML comments."""
-    doc = parse_document(body or "")
+def hypothesis_of(body: str | Document) -> str:
+    """Section 6 of the bug (the root-cause hypothesis) as written, without its HTML comments; read from the
+    same document as the verdict (``regression_slot.bug_document``)."""
+    doc = bug_document(body)
     section = find_sections(doc, BUG_SECTION_NAMES).get(6)
     if section is None:
         return ""

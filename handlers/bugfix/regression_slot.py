@@ -15,10 +15,10 @@ from functools import lru_cache
 from handlers.bug_refinement.api import (
     BUG_SECTION_NAMES,
     RECIPE_SUBSECTION_NAMES,
+    Document,
     find_sections,
     find_subsections,
-    parse_document,
-    read_report,
+    report_of,
     strip_html_comments,
 )
 
@@ -77,10 +77,16 @@ def _dedent(line: str, indent: int) -> str:
     return line[min(cut, indent) :]
 
 
-def parse_slot(body: str) -> RegressionSlot:
+def bug_document(body: str | Document | None) -> Document:
+    """The bug as RA9 read it (a bug filed through the issue form, a common format): ``body`` itself when it
+    is that document already (a job reads its bug once and passes it down)."""
+    return body if isinstance(body, Document) else report_of(body or "").document
+
+
+def parse_slot(body: str | Document) -> RegressionSlot:
     """Section 7 of the bug: the first path written in it (outside code) and the first fenced code block
     after that path. A path inside the code does not count; the code must come after the path."""
-    doc = parse_document(read_report(body or ""))  # as RA9 read it (a bug filed through the issue form)
+    doc = bug_document(body)
     section = find_sections(doc, BUG_SECTION_NAMES).get(7)
     if section is None:
         return RegressionSlot(found=False)
@@ -254,10 +260,10 @@ def example_for(path: str | None) -> tuple[str, str]:
     return EXAMPLES.get(language_of(path or ""), EXAMPLES["python"])
 
 
-def recipe_part(body: str, key: str, limit: int = 1500) -> str:
+def recipe_part(body: str | Document, key: str, limit: int = 1500) -> str:
     """A part of the bug's reproduction recipe (``"5.2"`` steps, ``"5.3"`` observed vs expected) as written,
     without HTML comments or rules, at most ``limit`` characters ("" when the bug has none)."""
-    doc = parse_document(read_report(body or ""))  # as RA9 read it: the issue form's fields, a common format
+    doc = bug_document(body)
     recipe = find_sections(doc, BUG_SECTION_NAMES).get(5)
     if recipe is None:
         return ""

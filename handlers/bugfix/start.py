@@ -35,7 +35,14 @@ from handlers.bugfix.record import (
     shown_code,
     write_record,
 )
-from handlers.bugfix.regression_slot import RegressionSlot, code_digest, parse_slot, recipe_part, with_test
+from handlers.bugfix.regression_slot import (
+    RegressionSlot,
+    bug_document,
+    code_digest,
+    parse_slot,
+    recipe_part,
+    with_test,
+)
 from handlers.bugfix.render import branch_url, pull_body, refusal_text
 
 
@@ -195,8 +202,8 @@ async def _resume(
             title=pull_title(number, issue.title),
             body=pull_body(
                 number,
-                recipe_part(issue.body, "5.3"),
-                inputs.hypothesis_of(issue.body) if hypothesis is None else hypothesis,
+                recipe_part(bug := bug_document(issue.body), "5.3"),
+                inputs.hypothesis_of(bug) if hypothesis is None else hypothesis,
                 record.path,
             ),
             draft=True,

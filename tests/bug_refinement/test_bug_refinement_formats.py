@@ -20,6 +20,7 @@ from handlers.bug_refinement.document import (
     parse_document,
 )
 from handlers.bug_refinement.formats import from_common_format, read_report
+from handlers.bug_refinement.placeholders import strip_placeholders
 from handlers.bug_refinement.render import render_bug_comment, template
 from handlers.bug_refinement.rules import audience, blockers_for
 
@@ -238,6 +239,8 @@ LABELS = [
 CONTENT = st.text(
     st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=40
 ).filter(lambda s: s.strip() and s == s.strip() and not s.startswith(tuple("#*_->=`~")))
+# (a template's placeholder, such as "Click on '...'", is never kept: it is not content)
+CONTENT = CONTENT.filter(lambda s: strip_placeholders(s) == s)
 
 
 @st.composite
