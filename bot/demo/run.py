@@ -22,6 +22,7 @@ from bot.demo import scenes as demo_scenes
 from bot.demo.bugfix import bugfix_scene
 from bot.demo.debug import debug_scene
 from bot.demo.integrity import integrity_scene
+from bot.demo.newcomer import newcomer_scene
 from bot.demo.rename import rename_scene
 from bot.demo.reports import reports_scene
 from bot.demo.scratch_redis import NoDatabase, base_of, claim
@@ -73,6 +74,7 @@ TOUR: tuple[Scene, ...] = (
     integrity_scene,
     rename_scene,
     reports_scene,
+    newcomer_scene,
     shadow_scene,
 )
 

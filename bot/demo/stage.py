@@ -23,6 +23,8 @@ from bot.demo.threads import jobs_outstanding
 USERS = {
     "maintainer": "demo-maintainer-token",
     "outsider": "demo-outsider-token",
+    # Someone new to the repository (the welcome's scene, `bot.demo.newcomer`).
+    "newcomer": "demo-newcomer-token",
     "steward-bot": "demo-bot-token",
 }
 

@@ -160,6 +160,8 @@ class Issue:
     # none) and who closed it (GitHub's `closed_by`, in a single issue's answer only; "" where not said).
     state_reason: str = ""
     closed_by: str = ""
+    # When it was last closed, as the forge says ("" while open).
+    closed_at: str = ""
     # GitHub's `author_association` (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, FIRST_TIME_CONTRIBUTOR,
     # FIRST_TIMER, NONE …); "" on Gitea, which has none.
     author_association: str = ""

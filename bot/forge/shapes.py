@@ -48,6 +48,7 @@ def issue_from_json(raw: Mapping[str, Any], *, milestone_key: str = "number") ->
         draft=isinstance(pull, Mapping) and bool(raw.get("draft") or pull.get("draft")),
         state_reason=str(raw.get("state_reason") or ""),
         closed_by=str((raw.get("closed_by") or {}).get("login") or ""),
+        closed_at=str(raw.get("closed_at") or ""),
         author_association=str(raw.get("author_association") or ""),
     )
 

@@ -108,27 +108,37 @@ def may_reopen(
     actor_level: PermissionLevel,
     closed_by: str,
     bot_login: str,
+    closed_for: str = "",
 ) -> bool:
     """Whether ``actor`` may have Steward reopen the issue: triage and more always; its author on Gitea
-    always, on GitHub when they closed it themselves or Steward did."""
+    always, on GitHub when they closed it themselves or Steward closed it of its own accord. Steward closing
+    it at someone's request (``closed_for``: its signed record of that closing) counts as that person's."""
     if permission_at_least(actor_level, "triage"):
         return True
     if not author or actor.casefold() != author.casefold():
         return False
     if forge == "gitea":
         return True
-    closer = closed_by.casefold()
-    return closer in (author.casefold(), bot_login.casefold())
+    closer = closer_of(closed_by, closed_for, bot_login)
+    return closer in ("", author.casefold())
 
 
-def reopen_refusal(forge: ForgeKind, *, closed_by: str) -> str:
+def closer_of(closed_by: str, closed_for: str, bot_login: str) -> str:
+    """Who closed it, casefolded: the person Steward closed it for, when Steward did; "" when Steward closed
+    it of its own accord (a report left without an answer); "?" when the forge does not say."""
+    if closed_by.casefold() == bot_login.casefold():
+        return closed_for.casefold()
+    return closed_by.casefold() or "?"
+
+
+def reopen_refusal(forge: ForgeKind, *, closer: str) -> str:
     """Why the author may not reopen it, and who may (the reply names the asker first)."""
     who = "triage access or more" if forge == "github" else "write access or more"
-    by = f"@{closed_by} closed it" if closed_by else "someone else closed it"
+    by = f"@{closer} closed it" if closer and closer != "?" else "someone else closed it"
     return (
         f"I did not reopen this: {by}, and an issue's author may reopen it only when they closed it "
-        f"themselves (or Steward did). People with {who} may reopen it — say here why it should be open "
-        "again, and one of them can."
+        f"themselves (or Steward closed it on its own). People with {who} may reopen it — say here why it "
+        "should be open again, and one of them can."
     )
 
 

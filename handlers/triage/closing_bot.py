@@ -10,12 +10,14 @@ from typing import Final
 from bot.commands.context import CommandContext, CommandError
 from bot.commands.registry import Registry
 from bot.forge import Issue, NotFound, PermissionDenied, PermissionLevel, RepoRef
+from bot.records import sticky
 from handlers.triage.bot import SECTION, SHORT_SETTING
 from handlers.triage.closing import (
     UsageError,
     backlink_text,
     closed_as_duplicate,
     closed_text,
+    closer_of,
     duplicate_refusal,
     duplicate_text,
     may_reopen,
@@ -32,6 +34,31 @@ DUPLICATE_COLOR: Final = "cfd3d7"  # GitHub's default `duplicate` label's colour
 
 def register(registry: Registry) -> None:
     registry.include(plugin)
+
+
+# Steward's record of a closing it made at someone's request: the reply, signed, naming who asked and the
+# closing's time (`Issue.closed_at`), so that `/reopen` can tell it from a closing of Steward's own accord.
+CLOSED_KIND: Final = "closed"
+
+
+async def _closed_reply(ctx: CommandContext, text: str, closed: Issue) -> None:
+    data = {"for": ctx.actor, "at": closed.closed_at}
+    await ctx.upsert_sticky(CLOSED_KIND, ctx.reply_key, text, data=data)
+    ctx.replied = True
+
+
+async def _closed_for(ctx: CommandContext, issue: Issue) -> str:
+    """Whom Steward closed the issue for, by its signed record of this very closing ("" when none). The
+    closing is known by the forge's `closed_at`, to the second: two closings within one second are one."""
+    for comment in reversed(await ctx.forge.list_comments(ctx.repo, ctx.number)):
+        found = sticky.marker_of(comment.body)
+        if comment.author.casefold() != ctx.me.login.casefold() or found is None or found[0] != CLOSED_KIND:
+            continue
+        record = await ctx.record(comment, CLOSED_KIND, found[1])
+        data = record.trusted
+        if isinstance(data, dict) and data.get("at") == issue.closed_at and issue.closed_at:
+            return str(data.get("for") or "")
+    return ""
 
 
 async def _first_run(ctx: CommandContext) -> bool:
@@ -54,11 +81,11 @@ async def close_command(ctx: CommandContext) -> None:
     first = await _first_run(ctx)
     issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
     if issue.state == "open":
-        await ctx.forge.close_issue(ctx.repo, ctx.number, reason=request.reason)
+        issue = await ctx.forge.close_issue(ctx.repo, ctx.number, reason=request.reason)
     elif first:
         await ctx.reply("This is closed already. Nothing to do.")
         return
-    await ctx.reply(closed_text(ctx.actor, request, ctx.prefix))
+    await _closed_reply(ctx, closed_text(ctx.actor, request, ctx.prefix), issue)
 
 
 async def _level(ctx: CommandContext) -> PermissionLevel:
@@ -83,16 +110,22 @@ async def reopen_command(ctx: CommandContext) -> None:
     if issue.state == "open":
         await ctx.reply("This is open already. Nothing to do." if first else reopened_text(ctx.actor))
         return
+    level = await _level(ctx)
+    by_steward = issue.closed_by.casefold() == ctx.me.login.casefold()
+    author_only = ctx.actor.casefold() == issue.author.casefold() and level in ("none", "read")
+    closed_for = await _closed_for(ctx, issue) if by_steward and author_only else ""
     allowed = may_reopen(
         ctx.event.forge,
         actor=ctx.actor,
         author=issue.author,
-        actor_level=await _level(ctx),
+        actor_level=level,
         closed_by=issue.closed_by,
         bot_login=ctx.me.login,
+        closed_for=closed_for,
     )
     if not allowed:
-        raise CommandError(reopen_refusal(ctx.event.forge, closed_by=issue.closed_by))
+        closer = closer_of(issue.closed_by, closed_for, ctx.me.login)
+        raise CommandError(reopen_refusal(ctx.event.forge, closer=closer))
     if issue.is_pull_request and (await ctx.forge.get_pull_request(ctx.repo, ctx.number)).merged:
         raise CommandError("a merged pull request cannot be reopened; open a new one for further changes.")
     await ctx.forge.edit_issue(ctx.repo, ctx.number, state="open")
@@ -160,8 +193,8 @@ async def duplicate_command(ctx: CommandContext) -> None:
         )
         await ctx.forge.add_labels(ctx.repo, ctx.number, [label])
     if issue.state == "open":
-        await ctx.forge.close_issue(ctx.repo, ctx.number, reason="duplicate", duplicate_of=other.id)
-    await ctx.reply(duplicate_text(ctx.actor, ref))
+        issue = await ctx.forge.close_issue(ctx.repo, ctx.number, reason="duplicate", duplicate_of=other.id)
+    await _closed_reply(ctx, duplicate_text(ctx.actor, ref), issue)
     if target_repo.full_name.casefold() == ctx.repo.full_name.casefold():
         # The link back, on the issue that stays open (another repository's issue is linked by the forge
         # itself: both forges show a mention of it in its timeline).

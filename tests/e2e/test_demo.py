@@ -125,6 +125,18 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     # A renamed repository: the milestone's dashboard made before the rename takes the next issue.
     renamed = out.split("▶ A renamed repository", 1)[1].split("\n▶ ", 1)[0]
     assert "made before the rename: Steward found it under the new name and made nothing again" in renamed
+    # A newcomer (issue 39): welcomed once; a duplicate closed with a link both ways; reopened by whoever the
+    # forge lets reopen it (on GitHub not the author, since a maintainer closed it); a report closed by its
+    # own author.
+    newcomer = out.split("▶ A newcomer", 1)[1].split("\n▶ ", 1)[0]
+    assert newcomer.count("@newcomer: Thanks for your first report here!") == 1, newcomer
+    assert "Closed as a duplicate of #" in newcomer and "was closed as a duplicate of this issue" in newcomer
+    if forge == "github":
+        assert "I did not reopen this: @maintainer closed it" in newcomer
+        assert "Reopened at maintainer's request" in newcomer
+    else:
+        assert "Reopened at newcomer's request" in newcomer
+    assert "Closed at newcomer's request (fixed in the docs repository)" in newcomer
     # Shadow mode: nothing written on the labelled bug; `/steward config` lists what would have been.
     shadowed = out.split("▶ Shadow mode", 1)[1].split("\n▶ ", 1)[0]
     assert "Steward wrote 0 comments and set no label." in shadowed

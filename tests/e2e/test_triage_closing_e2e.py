@@ -62,13 +62,26 @@ def test_the_author_reopens_only_where_the_forge_would_let_them(steward: Steward
     assert steward.maintainer.issue(repo, number)["state"] == "open"
     assert "Reopened at" in last_reply(steward, repo, number)
 
-    # Closed by Steward (as a report left without an answer is): its author may reopen it on either forge.
+    # Closed by Steward at a maintainer's request: on GitHub that is the maintainer's closing.
+    steward.maintainer.comment(repo, number, "/steward close not-planned")
+    steward.settle()
+    steward.outsider.comment(repo, number, "/steward reopen")
+    steward.settle()
+    if steward.forge == "github":
+        assert "@maintainer closed it" in last_reply(steward, repo, number)
+        steward.triager.comment(repo, number, "/steward reopen")
+        steward.settle()
+    assert steward.maintainer.issue(repo, number)["state"] == "open"
+
+    # Closed by Steward of its own accord (as a report left without an answer is): its author may reopen it
+    # on either forge. (Steward tells its closings apart by the forge's closed_at, to the second: the clock
+    # leaves the second of the one before.)
+    steward.settle(then_next_second=True)
     steward.bot.edit_issue(repo, number, state="closed")
     steward.settle()
     steward.outsider.comment(repo, number, "/steward reopen")
     steward.settle()
     assert steward.maintainer.issue(repo, number)["state"] == "open"
-    assert last_reply(steward, repo, number) == bodies(steward, repo, number)[-1]
     assert "Reopened at outsider's request" in last_reply(steward, repo, number)
 
 

@@ -81,20 +81,22 @@ def test_a_duplicate_may_not_be_itself_a_closed_duplicate_or_of_a_closed_issue()
 
 
 @pytest.mark.parametrize(
-    ("forge", "actor", "level", "closed_by", "allowed"),
+    ("forge", "actor", "level", "closed_by", "closed_for", "allowed"),
     [
-        ("github", "carol", "none", "carol", True),  # she closed it herself
-        ("github", "carol", "read", "alice", False),  # a maintainer closed it
-        ("github", "carol", "none", "steward-bot", True),  # Steward closed it
-        ("github", "carol", "none", "", False),  # unknown closer: as GitHub, no
-        ("github", "bob", "triage", "alice", True),
-        ("github", "dave", "read", "dave", False),  # not the author
-        ("gitea", "carol", "none", "alice", True),  # Gitea: the poster may, whoever closed it
-        ("gitea", "dave", "read", "", False),
+        ("github", "carol", "none", "carol", "", True),  # she closed it herself
+        ("github", "carol", "read", "alice", "", False),  # a maintainer closed it
+        ("github", "carol", "none", "steward-bot", "", True),  # Steward closed it of its own accord
+        ("github", "carol", "none", "steward-bot", "alice", False),  # ... at a maintainer's request
+        ("github", "carol", "none", "steward-bot", "Carol", True),  # ... at her own
+        ("github", "carol", "none", "", "", False),  # unknown closer: as GitHub, no
+        ("github", "bob", "triage", "alice", "", True),
+        ("github", "dave", "read", "dave", "", False),  # not the author
+        ("gitea", "carol", "none", "alice", "", True),  # Gitea: the poster may, whoever closed it
+        ("gitea", "dave", "read", "", "", False),
     ],
 )
 def test_who_may_reopen_follows_the_forge(
-    forge: str, actor: str, level: str, closed_by: str, allowed: bool
+    forge: str, actor: str, level: str, closed_by: str, closed_for: str, allowed: bool
 ) -> None:
     assert (
         may_reopen(
@@ -104,6 +106,7 @@ def test_who_may_reopen_follows_the_forge(
             actor_level=level,  # type: ignore[arg-type]
             closed_by=closed_by,
             bot_login="steward-bot",
+            closed_for=closed_for,
         )
         is allowed
     )
