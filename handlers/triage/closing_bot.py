@@ -80,7 +80,9 @@ async def close_command(ctx: CommandContext) -> None:
     request = parse_close(ctx.command.args)
     first = await _first_run(ctx)
     issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
-    if issue.state == "open":
+    if issue.state == "open" and issue.is_pull_request:  # a state reason is an issue's, not a pull request's
+        issue = await ctx.forge.edit_issue(ctx.repo, ctx.number, state="closed")
+    elif issue.state == "open":
         issue = await ctx.forge.close_issue(ctx.repo, ctx.number, reason=request.reason)
     elif first:
         await ctx.reply("This is closed already. Nothing to do.")

@@ -156,3 +156,26 @@ def test_the_bare_forms_run_only_where_the_repository_switched_them_on(steward: 
     steward.settle()
     assert steward.maintainer.issue(repo, number)["state"] == "closed"
     assert "Closed at outsider's request (fixed in the docs)" in last_reply(steward, repo, number)
+
+
+def test_a_pull_request_closes_too_and_a_repository_may_ask_for_more_than_the_forge(steward: Steward) -> None:
+    """`/close` works on a pull request (no state reason there); `commands.close.permission: triage` narrows
+    it, and the author is then told who may."""
+    repo = steward.new_repo()
+    pull = steward.maintainer.open_pull(repo, "Tidy the notes", "tidy")
+    steward.maintainer.comment(repo, pull, "/steward close superseded by a bigger change")
+    steward.settle()
+    assert steward.maintainer.issue(repo, pull)["state"] == "closed"
+    assert "Closed at maintainer's request (superseded by a bigger change)" in last_reply(steward, repo, pull)
+
+    steward.maintainer.put_file(
+        repo, TEST_CONFIG_PATHS[steward.forge], "commands:\n  close:\n    permission: triage\n"
+    )
+    steward.settle()
+    number = steward.outsider.open_issue(repo, "Please add a dark theme")
+    steward.outsider.comment(repo, number, "/steward close")
+    steward.settle()
+    refusal = last_reply(steward, repo, number)
+    who = "triage access or more" if steward.forge == "github" else "write access or more"
+    assert f"can only be run by people with {who}" in refusal
+    assert steward.maintainer.issue(repo, number)["state"] == "open"

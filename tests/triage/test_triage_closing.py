@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.config.repo_file import parse
+from bot.config.settings import HandlerSettings
 from bot.forge import Issue, RepoRef
 from bot.records.neutralise import live_parts
 from handlers.triage.closing import (
@@ -134,3 +136,16 @@ def test_the_welcome_mentions_only_the_newcomer() -> None:
     parts = live_parts(text)
     assert text.startswith("@newbie: Thanks!")
     assert parts["mention"] == ["@newbie"] and not parts["closing"] and not parts["html"]
+
+
+@pytest.mark.parametrize("command", ["close", "reopen", "duplicate"])
+def test_closing_cannot_be_opened_below_what_the_forge_allows_but_may_be_narrowed(command: str) -> None:
+    """Nobody closes or reopens through Steward what the forge would not let them: `anyone` is below the
+    floor (an error, and the floor is used); more than the floor is the repository's choice."""
+    parsed = parse(f"commands:\n  {command}:\n    permission: anyone\n")
+    assert not parsed.valid
+    [error] = parsed.errors
+    assert "at least `author`" in error.message and "`anyone` is below" in error.message
+    lowered = HandlerSettings.model_validate({"commands": {command: {"permission": "anyone"}}})
+    assert lowered.permission(command, "author") == "author"
+    assert parse(f"commands:\n  {command}:\n    permission: write\n").valid
