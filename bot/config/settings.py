@@ -519,8 +519,10 @@ Preset = Literal["refine-bugs", "refine-and-bugfix", "everything"]
 # and the backlog interview with its levels — run only when chosen.
 PRESETS: Final[dict[str, frozenset[str]]] = {
     "refine-bugs": frozenset({"bug_refinement"}),
-    "refine-and-bugfix": frozenset({"bug_refinement", "debug", "bugfix"}),
-    "everything": frozenset({"bug_refinement", "backlog", "forks", "milestones", "bugfix", "debug"}),
+    "refine-and-bugfix": frozenset({"bug_refinement", "debug", "bugfix", "triage"}),
+    "everything": frozenset(
+        {"bug_refinement", "backlog", "forks", "milestones", "bugfix", "debug", "triage"}
+    ),
 }
 
 
@@ -533,8 +535,9 @@ class HandlerSettings(BaseModel):
     preset: Preset | None = Field(
         default=None,
         description="Which capabilities run, in one word; a section's own `enabled` overrides it. "
-        "`refine-bugs`: RA9 bug refinement only. `refine-and-bugfix`: that, the hypotheses board and "
-        "regression-first bugfix branches. `everything`: every capability, the milestone gate (every "
+        "`refine-bugs`: RA9 bug refinement only. `refine-and-bugfix`: that, the hypotheses board, "
+        "regression-first bugfix branches and the everyday commands (`triage`: assign, claim, label …). "
+        "`everything`: every capability, the milestone gate (every "
         "milestone then needs a passed field test) and backlog refinement too. Unset: every capability.",
     )
     mode: Literal["live", "shadow"] = Field(

@@ -38,6 +38,10 @@ class TriageSettings(BaseModel):
         "manages itself (its states, gates and records) are never set this way. On Gitea, triage means "
         "write and maintain means admin.",
     )
+    claimed_label: str = Field(
+        default="claimed",
+        description="Set while someone holds a `/claim` on an issue (Steward's own: never set by `/label`).",
+    )
     release_claims_after_days: int | None = Field(
         default=30,
         ge=1,

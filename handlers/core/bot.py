@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from bot.commands.context import CommandContext, CommandSpec
-from bot.commands.dispatch import not_invited
+from bot.commands.dispatch import not_invited, setting_on
 from bot.commands.permissions import decide, who_may
 from bot.commands.registry import Registry
 from bot.config.settings import Permission
@@ -82,7 +82,9 @@ SHORT_LIST: Final = (
 )
 
 
-def render_help(prefix: str, rows: Sequence[HelpRow], forge: ForgeKind = "github") -> str:
+def render_help(
+    prefix: str, rows: Sequence[HelpRow], forge: ForgeKind = "github", short_off: Sequence[str] = ()
+) -> str:
     """The help: first what the asker may run here — one line each (its first sentence), or, when they may
     run many, their names by capability — then every command folded, by capability, with what it does and
     who may run it. Placeholders (`<n>`) stay visible (`placeholders`)."""
@@ -98,6 +100,13 @@ def render_help(prefix: str, rows: Sequence[HelpRow], forge: ForgeKind = "github
         "**What you can run here:**",
         "",
     ]
+    if short_off:
+        names = ", ".join(f"`/{name}`" for name in short_off[:3]) + (" …" if len(short_off) > 3 else "")
+        lines[1:1] = [
+            "",
+            f"The short forms {names} are off on this repository, so other bots' commands of those names are "
+            f"left to them: write `/{prefix} {short_off[0]}`.",
+        ]
     if not mine:
         lines.append("- nothing on this issue yet.")
     elif len(mine) <= SHORT_LIST:
@@ -166,7 +175,12 @@ async def help_command(ctx: CommandContext) -> None:
         permission = ctx.settings.permission(spec.name, spec.permission)
         runnable = await _runnable(ctx, spec, permission, level)
         rows.append(HelpRow(spec.name, spec.usage, spec.help, permission, capability_of(spec), runnable))
-    text = render_help(ctx.prefix, rows, ctx.event.forge)
+    short_off = [
+        spec.name
+        for spec in ctx.registry.commands.values()
+        if spec.short and spec.short_setting and not setting_on(ctx.settings, spec.short_setting)
+    ]
+    text = render_help(ctx.prefix, rows, ctx.event.forge, short_off)
     if ctx.config is not None and ctx.config.waiting:  # say first that most of the table does not run yet
         text = f"**Note:** {not_invited(ctx, ctx.prefix)}\n\n{text}"
     await ctx.reply(text)

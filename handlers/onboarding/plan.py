@@ -135,6 +135,8 @@ def labels_for(settings: HandlerSettings, running: Sequence[str]) -> list[LabelS
     if "forks" in on:
         add(settings.forks.open_label, "fbca04", "Steward: a design fork is open")
         add(settings.forks.resolved_label, "0e8a16", "Steward: every design fork is resolved")
+    if "triage" in on:
+        add(settings.triage.claimed_label, "c2e0c6", "Steward: someone has claimed this issue")
     return list(found.values())
 
 

@@ -26,6 +26,7 @@ def managed_labels(settings: HandlerSettings) -> frozenset[str]:
         gate.ratified,
         *BUGFIX_LABELS,
         *DEBUG_LABELS,
+        settings.triage.claimed_label,
     ]
     return frozenset(name.casefold() for name in names if name)
 

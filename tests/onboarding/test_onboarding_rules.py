@@ -67,6 +67,7 @@ def test_the_proposed_configuration_validates_and_uncommented_sets_exactly_the_d
         "bug_refinement",
         "bugfix",
         "debug",
+        "triage",
     ]
     for preset, on in PRESETS.items():
         chosen = merge(HandlerSettings(), {"preset": preset})

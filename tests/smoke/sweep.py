@@ -48,6 +48,9 @@ INVOCATIONS = {
     "close": "close not-planned The export moved to the API.",
     "reopen": "reopen",
     "duplicate": "duplicate #1",
+    "claim": "claim",
+    "assign": "assign @maintainer",
+    "unassign": "unassign",
 }
 
 
