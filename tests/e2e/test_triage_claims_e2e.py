@@ -141,4 +141,4 @@ def test_help_lists_the_everyday_commands_in_their_group(steward: Steward) -> No
     [text] = [r for r in replies(steward, repo, number) if "Steward commands" in r]
     assert "**Everyday commands (assign, label …)**" in text
     assert "`/steward claim`" in text and "`/steward assign @login …`" in text
-    assert "The short forms `/claim`, `/assign`, `/unassign` are off on this repository" in text
+    assert "are off on this repository, so other bots' commands of those names are left to them" in text
