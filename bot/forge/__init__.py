@@ -129,6 +129,7 @@ class Label:
     name: str
     color: str = ""
     description: str = ""
+    id: int = 0
 
 
 @dataclass(frozen=True)

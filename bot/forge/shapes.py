@@ -75,6 +75,7 @@ def label_from_json(raw: Mapping[str, Any]) -> Label:
         name=raw["name"],
         color=str(raw.get("color") or "").lstrip("#"),
         description=raw.get("description") or "",
+        id=raw["id"] if isinstance(raw.get("id"), int) else 0,
     )
 
 

@@ -40,7 +40,7 @@ from handlers.milestones.effects import (
     sync_milestone,
 )
 from handlers.milestones.gate import Promised, evaluate, is_internal
-from handlers.milestones.gate_facts import gate_proof
+from handlers.milestones.gate_facts import gate_proof, look_at_names
 from handlers.milestones.guard import guard_labels
 from handlers.milestones.plan import (
     KIND,
@@ -218,10 +218,14 @@ async def gate_command(ctx: CommandContext) -> None:
     items = await milestone_items(ctx.forge, ctx.repo, key, ctx.me.login)
     ratifications = await read_ratifications(ctx, items, gate_labels(ctx.settings))
     seen = without_void(items, ratifications)
-    checked = with_ratifications(await gate_proof(ctx, seen, gate_labels(ctx.settings), ms), ratifications)
     dashboard = dashboards.get(key)
     record = await ctx.record_of_issue(dashboard, KIND, str(key)) if dashboard else None
     data = DashboardData.from_json(record.trusted, key) if record is not None and record.trusted else None
+    known, trusted = (data.names if data else None), dashboard is None or data is not None
+    names = await look_at_names(ctx, gate_labels(ctx.settings), known, trusted=trusted, now=iso(now_utc()))
+    checked = with_ratifications(
+        await gate_proof(ctx, seen, gate_labels(ctx.settings), ms, names), ratifications
+    )
     exempt = bool(data and data.internal_by and await internal_holds(ctx, data.internal_by))
     promised = (
         [Promised(p.text, p.scenario, await promise_holds(ctx, p)) for p in data.promises]

@@ -34,7 +34,7 @@ from bot.forge import (
 )
 from bot.records import sticky
 from handlers.milestones.gate import GateLabels, GateResult, Promised, evaluate, is_internal
-from handlers.milestones.gate_facts import gate_proof
+from handlers.milestones.gate_facts import gate_proof, look_at_names
 from handlers.milestones.plan import (
     KIND,
     NOTICE_KIND,
@@ -324,9 +324,13 @@ async def sync_milestone(
     # as the ratifier's (handlers.milestones.ratifications).
     ratifications = await read_ratifications(ctx, items, gate_labels(ctx.settings))
     seen = without_void(items, ratifications)
-    checked = with_ratifications(await gate_proof(ctx, seen, gate_labels(ctx.settings), ms), ratifications)
     record = await ctx.record_of_issue(current, KIND, str(key)) if current is not None else None
     decoded = record.trusted if record is not None else None
+    known = DashboardData.from_json(decoded, key).names if isinstance(decoded, dict) else None
+    trusted = current is None or isinstance(decoded, dict)  # else re-derived: no label's name is known
+    names = await look_at_names(ctx, gate_labels(ctx.settings), known, trusted=trusted, now=iso(now))
+    proof = await gate_proof(ctx, seen, gate_labels(ctx.settings), ms, names)
+    checked = with_ratifications(proof, ratifications)
     if isinstance(decoded, dict):
         data = DashboardData.from_json(decoded, key)
     elif current is not None:
@@ -391,7 +395,7 @@ async def sync_milestone(
             record_now = override_record(actor, reason, result, now)
             data = replace(data, override=replace(record_now, comment=comment, digest=digest))
     internal = is_internal(ms.description, settings.internal_marker)
-    data = replace(data, counts=(ms.open_issues, ms.closed_issues), internal=internal)
+    data = replace(data, counts=(ms.open_issues, ms.closed_issues), internal=internal, names=names)
     decision = closure_decision(
         state=ms.state,
         closed_at=ms.closed_at,

@@ -19,7 +19,17 @@ from bot.config.settings import Permission
 from bot.forge import Issue, Milestone
 from handlers.forks.api import unresolved_forks
 from handlers.milestones.gate import Facts, GateLabels
-from handlers.milestones.provenance import LabelProof, applying, carried, in_milestone, proof
+from handlers.milestones.provenance import (
+    LabelProof,
+    applying,
+    carried,
+    in_milestone,
+    look,
+    named_then,
+    passing_labels,
+    proof,
+)
+from handlers.milestones.state import LabelNames
 
 
 def label_permission(ctx: EventContext) -> Permission:
@@ -73,19 +83,50 @@ ELSEWHERE = (
 )
 
 
+RENAMED = (
+    "Gitea shows a renamed label under its new name, and this one took that name after it was put on (or "
+    "Steward cannot tell when it did): someone who may set it takes it off and puts it on again"
+)
+
+
+async def look_at_names(
+    ctx: EventContext, labels: GateLabels, known: LabelNames | None, *, trusted: bool, now: str
+) -> LabelNames | None:
+    """On Gitea, which label carries each passing name now (one read of the repository's labels), against
+    what the dashboard's record remembers (``provenance.look``); None on GitHub, whose label events keep
+    the name a label had."""
+    if ctx.event.forge != "gitea":
+        return None
+    passing = {name.casefold() for name in passing_labels(labels)}
+    listing: dict[str, int] = {}
+    top = 0
+    for label in await ctx.forge.list_repo_labels(ctx.repo):
+        top = max(top, label.id)
+        if label.name.casefold() in passing:
+            listing.setdefault(label.name.casefold(), label.id)
+    return look(known, listing, top, now, trusted=trusted)
+
+
 async def label_proofs(
-    ctx: EventContext, item: Issue, labels: GateLabels, allowed: Allowed, milestone: Milestone
+    ctx: EventContext,
+    item: Issue,
+    labels: GateLabels,
+    allowed: Allowed,
+    milestone: Milestone,
+    names: LabelNames | None = None,
 ) -> tuple[LabelProof, ...]:
-    names = carried(item.labels, labels)
-    if not names:
+    on_item = carried(item.labels, labels)
+    if not on_item:
         return ()
     history = await ctx.forge.issue_history(ctx.repo, item.number)
     needs = needs_words(ctx)
     out = []
-    for name in names:
+    for name in on_item:
         event = applying(history.labels, name, ctx.me.login)
         by = event.actor if event is not None else None
         found = proof(name, by, await allowed(by) if by else False, needs)
+        if found.counts and event is not None and names is not None and not named_then(names, name, event):
+            found = LabelProof(name, by, False, RENAMED)
         if (
             found.counts
             and event is not None
@@ -110,15 +151,19 @@ async def open_forks(ctx: EventContext, item: Issue) -> str | None:
 
 
 async def gate_proof(
-    ctx: EventContext, items: Sequence[Issue], labels: GateLabels, milestone: Milestone
+    ctx: EventContext,
+    items: Sequence[Issue],
+    labels: GateLabels,
+    milestone: Milestone,
+    names: LabelNames | None = None,
 ) -> GateProof:
     """The gate's facts over ``items`` of ``milestone``, read from the forge now (see the module's note for
-    the cost)."""
+    the cost). ``names``: on Gitea, which label carries each passing name, since when (``look_at_names``)."""
     allowed = Allowed(ctx)
     proofs: dict[int, tuple[LabelProof, ...]] = {}
     forks: dict[int, str] = {}
     for item in items:
-        found = await label_proofs(ctx, item, labels, allowed, milestone)
+        found = await label_proofs(ctx, item, labels, allowed, milestone, names)
         if found:
             proofs[item.number] = found
         unresolved = await open_forks(ctx, item)

@@ -9,16 +9,26 @@ A scenario's pass (``fieldtest:pass``) counts only when it was put on while the 
 milestone being gated (``in_milestone``): a pass earned in another milestone does not move with the issue.
 GitHub's ``milestoned``/``demilestoned`` events name a milestone by the title it had then, Gitea's timeline
 by its id.
+
+Gitea's timeline shows a label as it is *now* (loaded by id): renaming a label someone once put on to a
+passing name would make their old ``labeled`` event read as a pass. So on Gitea a passing label counts only
+as the label (by id) that carries the name, and only when put on after it took the name, as far as
+Steward can tell (``look``, ``named_then``): Gitea keeps no history of label names and sends no webhook for
+a rename, so Steward remembers, in the dashboard's signed record, which label carried each name at its
+last look and since when. GitHub's events give the name a label had when it was put on, so there the
+rename never reads as a pass.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from bot.forge import LabelEvent, MilestoneEvent
 from handlers.milestones.gate import GateLabels
+from handlers.milestones.state import LabelNames, Named
 
 
 @dataclass(frozen=True)
@@ -84,6 +94,49 @@ def last_change(events: Sequence[LabelEvent], label: str) -> int | None:
         if _same(events[index].label, label):
             return index
     return None
+
+
+def look(
+    known: LabelNames | None, listing: dict[str, int], top: int, now: str, *, trusted: bool
+) -> LabelNames:
+    """What Steward knows after looking at the repository's labels now (``listing``: casefolded passing
+    name → the id of the label that has it; ``top``: the highest label id there). A label that kept its
+    name keeps its ``since``. One that has a passing name Steward did not see it with gets ``since``
+    ``now`` — it may have been renamed to it, and what was put on before counts for nothing — except a
+    label created since the last look (its id above the ``top`` seen then), and on the first look of a
+    record Steward trusts (``known`` None, ``trusted``: a new dashboard, or one signed before names were
+    kept). A record that did not verify is re-derived (``trusted`` False): the forge keeps no history of
+    label names, so every passing label's ``since`` is now."""
+    out: dict[str, Named] = {}
+    for name, ident in listing.items():
+        was = known.names.get(name) if known is not None else None
+        if was is not None and was.id == ident:
+            out[name] = was
+        elif (known is None and trusted) or (known is not None and ident > known.top):
+            out[name] = Named(ident, "")
+        else:
+            out[name] = Named(ident, now)
+    return LabelNames(out, max(top, known.top if known is not None else 0))
+
+
+def named_then(names: LabelNames, label: str, event: LabelEvent) -> bool:
+    """Whether ``event`` put on the label that carries the passing name ``label`` (by id), after it took
+    that name (its ``since``; the forges keep whole seconds)."""
+    named = names.names.get(label.casefold())
+    if named is None or event.label_id != named.id:
+        return False
+    if not named.since:
+        return True
+    at, since = _when(event.at), _when(named.since)
+    return at is not None and since is not None and at >= since
+
+
+def _when(stamp: str) -> datetime | None:
+    try:
+        found = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return found if found.tzinfo is not None else None
 
 
 Undo = Literal["remove", "restore"]

@@ -13,6 +13,8 @@
 - ``closure``: the last settled closure (when, by whom where the forge said, passed or overridden).
 - ``promises``: the milestone's user-visible promises (`/gate promise`), each naming its scenario issue.
 - ``reopened``: the last closure Steward undid (for the dashboard's "reopened because …" line).
+- ``names`` (Gitea): which label carried each passing name at Steward's last look, since when, and the
+  highest label id it saw then (``provenance.look``).
 
 A person with write access can edit the body; whatever they leave there is read defensively (a value of
 the wrong type is dropped) and bounded.
@@ -197,6 +199,43 @@ class Reopened:
 
 
 @dataclass(frozen=True)
+class Named:
+    """The label (``id``) that carries a passing name, since ``since`` ("": since before Steward first
+    looked, or created since its last look — as far as Steward can tell, it always had this name)."""
+
+    id: int
+    since: str
+
+
+@dataclass(frozen=True)
+class LabelNames:
+    """Gitea's passing labels as Steward last looked: casefolded name → ``Named``, and ``top``, the highest
+    label id it saw (Gitea's ids only grow, so a higher one is a label created since)."""
+
+    names: Mapping[str, Named]
+    top: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"names": {n: [v.id, v.since] for n, v in sorted(self.names.items())}, "top": self.top}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> LabelNames | None:
+        if (
+            not isinstance(raw, Mapping)
+            or _int(raw.get("top")) is None
+            or not isinstance(raw.get("names"), Mapping)
+        ):
+            return None
+        names: dict[str, Named] = {}
+        for name, pair in list(raw["names"].items())[:MAX_OVERRODE]:
+            if isinstance(name, str) and isinstance(pair, list) and len(pair) == 2:
+                ident, since = _int(pair[0]), pair[1]
+                if ident is not None and isinstance(since, str) and len(since) <= 40:
+                    names[name[:MAX_LINE]] = Named(ident, since)
+        return cls(names, raw["top"])
+
+
+@dataclass(frozen=True)
 class DashboardData:
     key: int
     state: Literal["open", "closed"] = "open"
@@ -212,6 +251,8 @@ class DashboardData:
     # `/gate promise`: the milestone's user-visible promises, each with its scenario; None: no promise list
     # (the functional leg then asks for at least one passing scenario, as it always did).
     promises: tuple[Promise, ...] | None = None
+    # Gitea: which label carried each passing name at the last look (None: never looked, or not Gitea).
+    names: LabelNames | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -226,6 +267,7 @@ class DashboardData:
             "reopened": self.reopened.to_json() if self.reopened else None,
             "internal_by": self.internal_by.to_json() if self.internal_by else None,
             "promises": [p.to_json() for p in self.promises] if self.promises is not None else None,
+            **({"names": self.names.to_json()} if self.names is not None else {}),
         }
 
     @classmethod
@@ -250,6 +292,7 @@ class DashboardData:
             reopened=Reopened.from_json(raw.get("reopened")),
             internal_by=Internal.from_json(raw.get("internal_by")),
             promises=promises_from_json(raw.get("promises")),
+            names=LabelNames.from_json(raw.get("names")),
         )
 
     def settled_closed(self, closed_at: str | None) -> bool:

@@ -57,3 +57,59 @@ def test_a_scenario_passed_in_another_milestone_does_not_pass_this_one(steward: 
     assert "✅ **Ready to close:**" in body
     close_milestone(steward, repo, new)
     assert milestone_state(steward, repo, new) == "closed"
+
+
+def rename_label(steward: Steward, repo: str, name: str, new: str) -> None:
+    """Rename a repository label, as anyone with write access may (GitHub by name, Gitea by id)."""
+    who = steward.triager if steward.forge == "gitea" else steward.maintainer
+    if steward.forge == "gitea":
+        [ident] = who._label_ids(repo, [name])
+        who.call("PATCH", f"/repos/{repo}/labels/{ident}", {"name": new})
+    else:
+        who.call("PATCH", f"/repos/{repo}/labels/{name}", {"new_name": new})
+
+
+def test_renaming_a_label_a_maintainer_put_on_to_the_passing_name_passes_nothing(steward: Steward) -> None:
+    """Reproduces item 8 on Gitea: the maintainer once put `looks-good` on a scenario of the milestone; a
+    writer renames the real `fieldtest:pass` away and `looks-good` to `fieldtest:pass`. Gitea's timeline then
+    reads "maintainer added fieldtest:pass" (it shows a label as it is now), and on main the milestone was
+    ready to close. GitHub's events keep the name the label had (`looks-good`), so there no event ever said
+    anyone applied `fieldtest:pass`: the same steps pass nothing on main too, and the test pins that."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    key = m.create_milestone(repo, "v1.0")
+    other = m.open_issue(repo, "Scenario: import", labels=["fieldtest"], milestone=key)
+    m.edit_issue(repo, other, state="closed")
+    steward.settle()
+    m.add_labels(repo, other, ["fieldtest:pass"])
+    scenario = m.open_issue(repo, "Scenario: export", labels=["fieldtest"], milestone=key)
+    m.edit_issue(repo, scenario, state="closed")
+    steward.settle()
+    m.add_labels(repo, scenario, ["looks-good"])
+    steward.settle()
+    assert "❌ **Not ready to close: 1 blocker.**" in board_of(steward, repo, key)["body"]
+
+    # The swap: the real label renamed away (the other scenario's pass goes with it), the innocent one in.
+    m.remove_label(repo, other, "fieldtest:pass")
+    m.edit_issue(repo, other, milestone=None if steward.forge == "github" else 0)
+    steward.settle()
+    rename_label(steward, repo, "fieldtest:pass", "fieldtest:pass-old")
+    rename_label(steward, repo, "looks-good", "fieldtest:pass")
+    m.edit_issue(repo, scenario, title="Scenario: export (renamed labels)")  # any event: Steward looks again
+    steward.settle()
+    assert "fieldtest:pass" in m.labels_of(repo, scenario)
+    body = board_of(steward, repo, key)["body"]
+    assert "❌ **Not ready to close: 1 blocker.**" in body, body
+    if steward.forge == "gitea":
+        assert "this one took that name after it was put on" in body
+    else:
+        assert "no label event says who applied it" in body
+    close_milestone(steward, repo, key)
+    assert milestone_state(steward, repo, key) == "open", "closing it early is undone"
+
+    # Put on again by the maintainer, under the name it has now: it counts.
+    m.remove_label(repo, scenario, "fieldtest:pass")
+    steward.settle()
+    m.add_labels(repo, scenario, ["fieldtest:pass"])
+    steward.settle()
+    assert "✅ **Ready to close:**" in board_of(steward, repo, key)["body"]

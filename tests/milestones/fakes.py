@@ -57,6 +57,7 @@ class FakeForge:
     label_log: dict[int, list[LabelEvent]] = field(default_factory=dict)
     # Each item's milestone changes (``seq`` against its label events' place, from 1), when a test says.
     milestone_log: dict[int, list[MilestoneEvent]] = field(default_factory=dict)
+    label_ids: dict[str, int] = field(default_factory=dict)
 
     # --- helpers for tests ---
 
@@ -221,13 +222,24 @@ class FakeForge:
         """``label_events`` after one ``milestoned`` event into the item's milestone now, unless
         ``milestone_log`` has the item's milestone changes."""
         events = await self.label_events(repo, number)
-        labels = tuple(replace(e, seq=i + 1) for i, e in enumerate(events))
+        labels = tuple(replace(e, seq=i + 1, label_id=self.label_id(e.label)) for i, e in enumerate(events))
         if number in self.milestone_log:
             return IssueHistory(labels, tuple(self.milestone_log[number]))
         key = self.issues[number].milestone
         ms = self.milestones.get(key) if key is not None else None
         moves = (MilestoneEvent(True, ms.title, key, self.labeller, "", 0),) if ms is not None else ()
         return IssueHistory(labels, moves)
+
+    def label_id(self, name: str) -> int:
+        """A label's id, given on first sight (Gitea's ids only grow)."""
+        return self.label_ids.setdefault(name.casefold(), len(self.label_ids) + 1)
+
+    async def list_repo_labels(self, repo: RepoRef) -> list[Label]:
+        self.reads.append("labels")
+        for issue in self.issues.values():
+            for name in issue.labels:
+                self.label_id(name)
+        return [Label(name, id=ident) for name, ident in self.label_ids.items()]
 
     async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:
         if self.admins is None:

@@ -11,11 +11,14 @@ from handlers.milestones.provenance import (
     carried,
     in_milestone,
     last_change,
+    look,
+    named_then,
     passing_labels,
     proof,
     put_back_reply,
     undo_of,
 )
+from handlers.milestones.state import LabelNames, Named
 
 BOT = "steward-bot"
 NEEDS = "people with maintain access or more"
@@ -133,3 +136,30 @@ def test_a_pass_counts_in_the_milestone_the_issue_was_in_when_it_was_put_on() ->
     assert not in_milestone(gitea, label_at(3), 7, "v0.9") and in_milestone(gitea, label_at(3), 8, "v1.0")
     events = [label_at(1), LabelEvent("fieldtest:pass", True, BOT, seq=5)]
     assert applying(events, "fieldtest:pass", BOT) == events[0], "Steward's own put-back is not the applier"
+
+
+def test_a_label_renamed_to_a_passing_name_counts_only_from_when_steward_saw_it_so() -> None:
+    """Issue 35 item 8 (Gitea shows a label under its name now): which label carries a passing name is kept
+    by id with when Steward first saw it so; a label that took the name since Steward's last look (its id
+    not above the highest id seen then) counts only from now; one created since, or seen on the first look
+    of a trusted record, since always; a re-derived record trusts no name's past."""
+    now = "2026-01-01T10:00:00Z"
+    first = look(None, {"fieldtest:pass": 5}, 9, now, trusted=True)
+    assert first == LabelNames({"fieldtest:pass": Named(5, "")}, 9)
+    assert look(first, {"fieldtest:pass": 5}, 12, now, trusted=True) == LabelNames(first.names, 12)
+    swapped = look(first, {"fieldtest:pass": 7}, 12, now, trusted=True)
+    assert swapped.names["fieldtest:pass"] == Named(7, now), "an older label took the name: from now"
+    created = look(first, {"fieldtest:pass": 11}, 12, now, trusted=True)
+    assert created.names["fieldtest:pass"] == Named(11, ""), "created since the last look"
+    rebuilt = look(None, {"fieldtest:pass": 5}, 9, now, trusted=False)
+    assert rebuilt.names["fieldtest:pass"] == Named(5, now), "a re-derived record knows no name's past"
+    assert LabelNames.from_json(swapped.to_json()) == swapped
+
+    def put_on(ident: int | None, at: str) -> LabelEvent:
+        return LabelEvent("fieldtest:pass", True, "m", at, label_id=ident)
+
+    assert named_then(first, "FieldTest:Pass", put_on(5, "2025-01-01T00:00:00Z"))
+    assert not named_then(first, "fieldtest:pass", put_on(6, "2026-02-01T00:00:00Z")), "another label"
+    assert not named_then(swapped, "fieldtest:pass", put_on(7, "2026-01-01T09:59:59Z")), "put on before"
+    assert named_then(swapped, "fieldtest:pass", put_on(7, "2026-01-01T10:00:00+00:00"))
+    assert not named_then(LabelNames({}, 0), "fieldtest:pass", put_on(5, now)), "no label has the name"
