@@ -101,7 +101,8 @@ async def _level(ctx: CommandContext) -> PermissionLevel:
     "reopen",
     usage="reopen",
     help="Reopen this issue or pull request. Its author may where the forge would let them (GitHub: when "
-    "they closed it themselves; Gitea: always), and when Steward closed it.",
+    "they closed it themselves; Gitea: always), and when Steward closed it on its own (a report left "
+    "without an answer).",
     permission="author",
     section=SECTION,
     short_setting=SHORT_SETTING,
