@@ -59,7 +59,27 @@ def _said(text: str) -> bool:
 
 
 _PARENTHESIS: Final = re.compile(r"[ \t]*+\([^()\n]*+\)")
-_OTHER_FIELD: Final = re.compile(r"^#### ", re.M)
+_FIELD_MARK: Final = re.compile(r"^(?:\*\*|__)[^*_\n]{1,120}:(?:\*\*|__)")
+
+
+def _without_other_fields(part: str) -> str:
+    """``part`` without the fields the common formats do not know (``formats`` keeps each one level down, as
+    `#### <label>`, where it stood): what follows such a heading is not this item's, up to the next field of
+    this item (``formats`` opens it with `**<label>:**`)."""
+    if "#### " not in part:
+        return part
+    out: list[str] = []
+    other = False
+    for line in part.split("\n"):
+        if line.startswith("#### "):
+            other = True
+        elif other and _FIELD_MARK.match(line):
+            other = False
+        if not other:
+            out.append(line)
+    return "\n".join(out)
+
+
 _BOLD_ONLY: Final = re.compile(r"^[ \t]*+(\*\*|__)[^*_\n]{1,120}\1[ \t]*+:?[ \t]*+$")
 _LABEL_ONLY: Final = re.compile(
     r"^[ \t]*+(?:[-*+][ \t]++)?(?:\*\*|__)?[^\W\d_][^:\n]{0,40}:(?:\*\*|__)?[ \t]*+$"
@@ -228,7 +248,7 @@ def _read(report: Report, *, reply: bool) -> Reading:
         if not ra9:
             # A heading the common formats do not know is another field of the form (`formats` keeps it one
             # level down): what follows it is not this item's.
-            part = _OTHER_FIELD.split(part, maxsplit=1)[0]
+            part = _without_other_fields(part)
         if item == "5.2" and ra9:
             # RA9's own rule for a document written as RA9: at least two numbered steps.
             items[item] = part if len(_NUMBERED.findall(part)) >= 2 else ""

@@ -211,13 +211,33 @@ def _form_fields(text: str) -> list[TemplateField]:
         if not isinstance(attributes, dict) or not (label := _text(attributes.get("label")).strip()):
             continue
         ident = _text(item.get("id"))
-        empty = (
-            ()
-            if item.get("type") in ("dropdown", "checkboxes")
-            else _empties(_text(attributes.get("placeholder")), _text(attributes.get("value")))
-        )
-        out.append(TemplateField(label, target_of(label, ident), empty))
+        out.append(TemplateField(label, target_of(label, ident), _unanswered(item["type"], attributes)))
     return out
+
+
+def _unanswered(kind: str, attributes: dict[Any, Any]) -> tuple[str, ...]:
+    """What a field says when the reporter left it as the form showed it. A text field: its placeholder and
+    its ``value:`` default. A dropdown: the option its ``default:`` index preselects, and "None", the choice
+    GitHub offers for a dropdown that is not required (reserved: a form with a default may not have it).
+    Checkboxes: each option unticked (``- [ ] <label>``; a ticked one, ``[x]`` or ``[X]``, is an answer;
+    Gitea's modules/issue/template/template.go ``WriteTo``). Both forges write a dropdown's chosen options on
+    one line joined by ", " (github/issue-parser's fixtures; Gitea's ``WriteTo``): the default alone is no
+    answer, the default among others is one."""
+    raw = attributes.get("options")
+    listed: list[Any] = raw[:MAX_FIELDS] if isinstance(raw, list) else []
+    if kind == "dropdown":
+        options = [o for o in listed if isinstance(o, str)]
+        default = attributes.get("default")
+        preselected = (
+            [options[default]]
+            if isinstance(default, int) and not isinstance(default, bool) and 0 <= default < len(options)
+            else []
+        )
+        return _empties("None", *preselected)
+    if kind == "checkboxes":
+        boxes = [o.get("label") for o in listed if isinstance(o, dict)]
+        return _empties(*(f"[ ] {_text(label)}" for label in boxes if _text(label).strip()))
+    return _empties(_text(attributes.get("placeholder")), _text(attributes.get("value")))
 
 
 def _markdown_fields(text: str) -> list[TemplateField]:

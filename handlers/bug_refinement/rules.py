@@ -5,6 +5,7 @@ The caller supplies `refined_at`; the same text, id and time always give the sam
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Literal
 
@@ -37,9 +38,10 @@ from .document import (
     strip_html_comments,
 )
 from .reading import ITEMS, Reading, Reply, read
-from .repo_templates import RepoTemplates
+from .repo_templates import CANONICAL, RepoTemplates
 from .report import Report, report_of
 from .sections import Language
+from .text import fold
 from .verdict import (
     VERDICT_HEADING,
     Blocker,
@@ -370,6 +372,12 @@ def _bug_warnings(doc: Document) -> list[str]:
     return codes
 
 
+def _asked_label(item: str, label: str, renamed: Mapping[str, str]) -> str:
+    """The label a field left empty is asked by: the project's own, where ``repo_templates`` renamed it to
+    the common formats' (another field of the same item may have kept its name: that one is asked by it)."""
+    return renamed.get(item, label) if fold(label) == fold(CANONICAL.get(item, "")) else label
+
+
 def refine_bug(
     report: Report | str,
     *,
@@ -409,7 +417,9 @@ def refine_bug(
         warnings,
         cut,
         asks,
-        tuple(sorted((item, renamed.get(item, label)) for item, label in reading.empty_labels.items())),
+        tuple(
+            sorted((item, _asked_label(item, label, renamed)) for item, label in reading.empty_labels.items())
+        ),
         language,
         tuple((item, r.author, r.url) for item, r in sorted(reading.sources.items())),
     )
