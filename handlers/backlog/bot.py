@@ -293,7 +293,9 @@ async def edit_spec_command(ctx: CommandContext) -> None:
     cfg = ctx.settings.backlog
     hints = hints_for(ctx)
     await save_or_report(
-        ctx, lambda t: plan_edit(t, cfg, key=ctx.reply_key, hints=hints), await load(ctx, issue)
+        ctx,
+        lambda t: plan_edit(t, cfg, key=ctx.reply_key, actor=ctx.actor, hints=hints),
+        await load(ctx, issue),
     )
 
 
@@ -310,5 +312,7 @@ async def cancel_refine_command(ctx: CommandContext) -> None:
     cfg = ctx.settings.backlog
     hints = hints_for(ctx)
     await save_or_report(
-        ctx, lambda t: plan_cancel(t, cfg, key=ctx.reply_key, hints=hints), await load(ctx, issue)
+        ctx,
+        lambda t: plan_cancel(t, cfg, key=ctx.reply_key, actor=ctx.actor, hints=hints),
+        await load(ctx, issue),
     )

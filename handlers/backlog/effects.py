@@ -100,7 +100,7 @@ async def _write(ctx: EventContext, thread: Thread, plan: Plan) -> None:
     if plan.spec is not None:
         text = render_spec(
             plan.spec,
-            title=issue.title,
+            title=plan.title or issue.title,
             hints=hints,
             current_level=have[1] if have else None,
             level_prefix=cfg.level_label_prefix,
@@ -141,6 +141,8 @@ async def _write(ctx: EventContext, thread: Thread, plan: Plan) -> None:
         if rewritten[kind]:
             found = sticky.find(thread.comments, bot_login=ctx.me.login, kind=kind, key=KEY)
             await ctx.report_rebuilt(record, found.html_url if found else "this issue", number=issue.number)
+    if plan.title is not None and plan.title != issue.title:
+        await ctx.forge.edit_issue(ctx.repo, issue.number, title=plan.title)
     for name in plan.add_labels:
         if not issue.has_label(name):
             await ctx.forge.ensure_label(

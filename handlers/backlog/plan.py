@@ -66,6 +66,8 @@ class Plan:
     add_labels: tuple[str, ...] = ()
     remove_labels: tuple[str, ...] = ()
     reply: str | None = None
+    # The issue's new title (seed 002's "patch only what changed": the approval applies the interview's).
+    title: str | None = None
 
 
 def level_label(labels: Sequence[str], prefix: str) -> tuple[str, str] | None:
@@ -100,7 +102,7 @@ def _draft(thread: Thread, interview: iv.Interview) -> SpecRecord:
         version=record.last_version + 1,
         origin=origin,
     )
-    level = score(issue.title, spec.goal, spec.requirements)
+    level = score(spec.effective_title, spec.goal, spec.requirements)
     spec = spec.model_copy(
         update={
             "level": level.level,
@@ -201,7 +203,9 @@ def plan_enough(thread: Thread, cfg: BacklogSettings, *, key: str, hints: Hints 
     return Plan(interview=interview, spec=_draft(thread, interview))
 
 
-def plan_edit(thread: Thread, cfg: BacklogSettings, *, key: str, hints: Hints = DEFAULT_HINTS) -> Plan:
+def plan_edit(
+    thread: Thread, cfg: BacklogSettings, *, key: str, actor: str = "", hints: Hints = DEFAULT_HINTS
+) -> Plan:
     current = thread.interview
     if _handled(thread, key):
         return Plan()
@@ -216,10 +220,16 @@ def plan_edit(thread: Thread, cfg: BacklogSettings, *, key: str, hints: Hints = 
         raise CommandError(not_interviewing(current, hints))
     issue = thread.issue
     interview = iv.reopen(current, title=issue.title, body=issue.body, limit=cfg.max_questions)
-    return Plan(interview=interview.with_handled(key))
+    # The draft stays current until the next one; its history entry will say it was edited, and by whom.
+    spec = thread.spec.current
+    note = f"edited: @{actor} reopened the interview (`/{hints.prefix} edit-spec`)" if actor else "edited"
+    record = thread.spec.model_copy(update={"current": spec.model_copy(update={"note": note})})
+    return Plan(interview=interview.with_handled(key), spec=record)
 
 
-def plan_cancel(thread: Thread, cfg: BacklogSettings, *, key: str, hints: Hints = DEFAULT_HINTS) -> Plan:
+def plan_cancel(
+    thread: Thread, cfg: BacklogSettings, *, key: str, actor: str = "", hints: Hints = DEFAULT_HINTS
+) -> Plan:
     current = thread.interview
     if _handled(thread, key):
         return Plan()
@@ -230,7 +240,11 @@ def plan_cancel(thread: Thread, cfg: BacklogSettings, *, key: str, hints: Hints 
     interview = current.model_copy(update={"status": "cancelled", "asking": ()}).with_handled(key)
     return Plan(
         interview=interview,
-        spec=thread.spec.discard(),
+        spec=thread.spec.discard(
+            f"cancelled: @{actor} discarded the draft (`/{hints.prefix} cancel-refine`)"
+            if actor
+            else "cancelled"
+        ),
         remove_labels=(cfg.refine_label,) if thread.issue.has_label(cfg.refine_label) else (),
     )
 
@@ -274,7 +288,9 @@ def plan_approve(
             "The level never changes without that answer."
         )
     target: str | None = None
-    if wanted.lower() == "apply":
+    if wanted.lower() == "apply" or (not wanted and have is None):
+        # Without a level label the interview's level is applied (seed 002: the approval patches what
+        # changed); a label that differs is changed only by the approver's answer (above).
         target = spec.level
     elif wanted.upper() in LEVELS:
         target = wanted.upper()
@@ -289,9 +305,21 @@ def plan_approve(
         decision = f"kept `{have[0]}`"
     else:
         decision = "no level label set"
+    title: str | None = None
+    title_decision: str | None = None
+    if spec.new_title and spec.new_title != issue.title:
+        title = spec.new_title
+        title_decision = f"changed from “{issue.title}” to “{title}”"
     approved = spec.model_copy(
-        update={"status": "approved", "approved_by": actor, "level_decision": decision}
+        update={
+            "status": "approved",
+            "approved_by": actor,
+            "level_decision": decision,
+            "title_decision": title_decision,
+        }
     )
     record = thread.spec.model_copy(update={"current": approved})
     interview = current.model_copy(update={"status": "approved"}).with_handled(key)
-    return Plan(interview=interview, spec=record, add_labels=tuple(add), remove_labels=tuple(remove))
+    return Plan(
+        interview=interview, spec=record, add_labels=tuple(add), remove_labels=tuple(remove), title=title
+    )

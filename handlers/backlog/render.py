@@ -242,6 +242,8 @@ def render_spec(
         lines += ["", f"**Level:** scored **{spec.level}** ({'; '.join(spec.level_reasons)})."]
         if spec.status == "approved":
             decision = f" Level: {spec.level_decision}." if spec.level_decision else ""
+            if spec.title_decision:
+                decision += f" Title: {neutralise.line(spec.title_decision, 460)}."
             lines += [
                 "",
                 f"**Approved** by @{spec.approved_by} and locked; `{approved_label}` is set.{decision} "
@@ -249,13 +251,18 @@ def render_spec(
             ]
         elif spec.status == "draft":
             level_note = ""
+            if spec.new_title and spec.new_title != title:
+                level_note += (
+                    f" The interview renamed the item: approval sets the title to "
+                    f"“{neutralise.line(spec.new_title, 200)}”."
+                )
             if current_level is None:
-                level_note = (
-                    f" The issue has no `{level_prefix}*` label; {hints.cmd('approve-spec apply')} "
-                    f"also sets `{level_prefix}{spec.level}`."
+                level_note += (
+                    f" The issue has no `{level_prefix}*` label; approval also sets "
+                    f"`{level_prefix}{spec.level}`."
                 )
             elif current_level != spec.level:
-                level_note = (
+                level_note += (
                     f" The issue is labelled `{level_prefix}{current_level}` but the spec scores "
                     f"**{spec.level}**: approve with {hints.cmd('approve-spec apply')} (set "
                     f"`{level_prefix}{spec.level}`), {hints.cmd('approve-spec keep')} (keep "
@@ -273,8 +280,11 @@ def render_spec(
         if record.folded:
             lines += [f"{record.folded} older version(s) are no longer kept here.", ""]
         for old in reversed(record.history):
+            why = f" — {neutralise.line(old.note, 600)}" if old.note else ""
             lines += _spec_body(
-                old, heading=f"#### Spec v{old.version} ({old.status})", open_heading="**Open Questions**"
+                old,
+                heading=f"#### Spec v{old.version} ({old.status}{why})",
+                open_heading="**Open Questions**",
             )
             lines.append("")
         lines.append("</details>")

@@ -78,6 +78,17 @@ class Spec(BaseModel):
     status: SpecStatus = "draft"
     approved_by: str | None = None
     level_decision: str | None = None
+    # Seed 002's "patch only what changed" (issue 36 §7): the issue's title when this version was drafted, and
+    # the title the interview gave it (a `Title:` line in an answer) when that differs — set at approval.
+    title: str = ""
+    new_title: str | None = None
+    title_decision: str | None = None
+    # Why this version left (shown in the history): edited, cancelled, superseded, redirected.
+    note: str = ""
+
+    @property
+    def effective_title(self) -> str:
+        return self.new_title or self.title
 
     def authored(self) -> dict[str, Any]:
         """The spec object: the three authored fields and the version the bot assigned."""
@@ -109,21 +120,26 @@ class SpecRecord(BaseModel):
         return history, folded
 
     def with_new(self, spec: Spec) -> SpecRecord:
-        """Save ``spec`` as the current one; the one it replaces joins the history (superseded)."""
+        """Save ``spec`` as the current one; the one it replaces joins the history (superseded), noted as an
+        edit (its own note, from ``/edit-spec``), a new version, and a redirect when the title changed."""
         history, folded = self.history, self.folded
         if self.current is not None:
             retired = self.current
             if retired.status == "draft":
                 retired = retired.model_copy(update={"status": "superseded"})
-            history, folded = self._retire(retired)
+            notes = [retired.note or f"replaced by v{spec.version}"]
+            before, after = retired.effective_title, spec.effective_title
+            if before and after and fold(before) != fold(after):
+                notes.append(f"redirected: the title went from “{before}” to “{after}”")
+            history, folded = self._retire(retired.model_copy(update={"note": "; ".join(notes)}))
         return SpecRecord(
             current=spec, history=history, last_version=max(self.last_version, spec.version), folded=folded
         )
 
-    def discard(self) -> SpecRecord:
+    def discard(self, note: str = "") -> SpecRecord:
         if self.current is None or self.current.status != "draft":
             return self
-        history, folded = self._retire(self.current.model_copy(update={"status": "discarded"}))
+        history, folded = self._retire(self.current.model_copy(update={"status": "discarded", "note": note}))
         return SpecRecord(current=None, history=history, last_version=self.last_version, folded=folded)
 
 
@@ -286,6 +302,27 @@ def _bounded(requirements: list[str]) -> list[str]:
     return kept
 
 
+# A line of an answer that renames the item: `Title: …` / `Título: …` (seed 002: the interview may change the
+# title; the approval applies it).
+_TITLE_LINE: Final = re.compile(
+    r"^[ \t]*+(?:[-*+][ \t]++)?[*_]{0,2}(?:title|t[ií]tulo)[*_]{0,2}[ \t]*+:[*_]{0,2}[ \t]*+(\S[^\n]*+)$",
+    re.I | re.M,
+)
+MAX_TITLE: Final = 200
+
+
+def new_title(title: str, ledger: GapLedger) -> str | None:
+    """The title the interview gave the item: the last `Title:` line of the answers, when it differs from the
+    issue's ``title`` (None otherwise)."""
+    found: str | None = None
+    for row in ledger.rows:
+        for m in _TITLE_LINE.finditer(row.answer or ""):
+            found = m.group(1).strip().strip('*_`"“”').strip()[:MAX_TITLE] or found
+    if found is None or fold(found) == fold(title):
+        return None
+    return found
+
+
 def synthesize(
     *,
     title: str,
@@ -297,6 +334,11 @@ def synthesize(
     origin: str,
 ) -> Spec:
     """A new spec (draft) from the issue, its scan and its ledger; level and blockers come later."""
+    renamed = new_title(title, ledger)
+    for row in ledger.rows:  # a `Title:` line renames the item; it is not a requirement or the goal
+        if row.answer and _TITLE_LINE.search(row.answer):
+            rest = _TITLE_LINE.sub("", row.answer).strip()
+            ledger = ledger.replace(row.model_copy(update={"answer": rest or row.answer}))
     requirements: list[str] = []
     for dimension in (
         Dimension.WHAT,
@@ -333,4 +375,6 @@ def synthesize(
         open_questions=open_questions,
         verdict=verdict,
         origin=origin,
+        title=title[:MAX_TITLE],
+        new_title=renamed,
     )
