@@ -126,6 +126,9 @@ class DryRunForge:
     async def list_folder(self, repo: RepoRef, path: str, ref: str | None = None) -> list[str] | None:
         return await self.inner.list_folder(repo, path, ref)
 
+    async def list_files(self, repo: RepoRef, ref: str) -> list[str] | None:
+        return await self.inner.list_files(repo, ref)
+
     async def list_sub_issues(self, repo: RepoRef, number: int) -> list[Issue]:
         return [] if number < 0 else await self.inner.list_sub_issues(repo, number)
 

@@ -63,6 +63,7 @@ class Keep(enum.Enum):
 
 
 KEEP: Final = Keep.KEEP
+MAX_TREE_FILES: Final = 10_000  # the most paths ``Forge.list_files`` reads (Gitea: ten pages of 1,000)
 
 PERMISSION_ORDER: tuple[PermissionLevel, ...] = ("none", "read", "triage", "write", "maintain", "admin")
 
@@ -392,6 +393,12 @@ class Forge(Protocol):
         """The paths of the files directly in the folder ``path`` (both forges list a folder with
         ``GET /repos/{o}/{r}/contents/{path}``, an array of entries with ``type`` and ``path``); None when
         there is no such folder (404, or ``path`` is a file)."""
+        ...
+
+    async def list_files(self, repo: RepoRef, ref: str) -> list[str] | None:
+        """Every file path at ``ref`` (at most ``MAX_TREE_FILES``; None: no such ref), from the whole tree:
+        GitHub's ``git/trees/{ref}?recursive=1`` in one answer, Gitea's ``git/trees/{sha}?recursive=true`` in
+        pages of 1,000 while ``truncated`` (routers/api/v1/repo/tree.go; docs/forge-port.md)."""
         ...
 
     # Pins: an issue (not a pull request) on top of the repository's issue list.

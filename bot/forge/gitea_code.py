@@ -9,12 +9,14 @@ from typing import Any
 from urllib.parse import quote
 
 from bot.forge import (
+    MAX_TREE_FILES,
     ChangedFile,
     CIState,
     Commit,
     CommitStatus,
     FileChange,
     FileContent,
+    ForgeError,
     ListState,
     NotFound,
     PullRequest,
@@ -60,6 +62,31 @@ class GiteaCode(GiteaCalls):
         except NotFound:
             return None
         return _files_in(raw)
+
+    async def list_files(self, repo: RepoRef, ref: str) -> list[str] | None:
+        paths: list[str] = []
+        page = 1
+        while len(paths) < MAX_TREE_FILES:
+            try:
+                raw = await self._get(
+                    f"{self._r(repo)}/git/trees/{seg(ref)}",
+                    f"files of {repo}",
+                    {"recursive": "true", "page": page, "per_page": 1000},
+                )
+            except ForgeError as exc:
+                # An unknown sha is a 400 on Gitea (routers/api/v1/repo/tree.go GetTree: any error of
+                # GetTreeBySHA answers StatusBadRequest), not a 404.
+                if exc.status in (400, 404):
+                    return None
+                raise
+            entries = raw.get("tree") if isinstance(raw, Mapping) else None
+            paths += [
+                str(e["path"]) for e in entries or () if isinstance(e, Mapping) and e.get("type") == "blob"
+            ]
+            if not (isinstance(raw, Mapping) and raw.get("truncated")) or not entries:
+                break
+            page += 1
+        return paths[:MAX_TREE_FILES]
 
     # --- branches and commits ------------------------------------------------------------------------
 

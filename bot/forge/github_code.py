@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 from bot.forge import (
+    MAX_TREE_FILES,
     ChangedFile,
     CheckRun,
     CIState,
@@ -62,6 +63,17 @@ class GitHubCode(GitHubCalls):
         except NotFound:
             return None
         return _files_in(raw)
+
+    async def list_files(self, repo: RepoRef, ref: str) -> list[str] | None:
+        try:
+            raw = await self._get(
+                f"/repos/{repo.full_name}/git/trees/{quote(ref, safe='')}?recursive=1", f"files of {repo}"
+            )
+        except NotFound:
+            return None
+        entries = raw.get("tree") if isinstance(raw, Mapping) else None
+        paths = [str(e["path"]) for e in entries or () if isinstance(e, Mapping) and e.get("type") == "blob"]
+        return paths[:MAX_TREE_FILES]
 
     # --- branches and commits ----------------------------------------------------------------------
 

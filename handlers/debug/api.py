@@ -171,7 +171,9 @@ async def missing_places(ctx: EventContext, texts: Sequence[str]) -> tuple[str, 
     branch, head = await check.head()
     for path in find_paths(text):
         if await check.file(path, head) is None:
-            problems.append(f"`{path}`: there is no file `{path}` at `{branch}`")
+            moved = await check.moved(path, head)
+            near = f" — was it moved? the nearest is `{moved[0]}`" if moved else ""
+            problems.append(f"`{path}`: there is no file `{path}` at `{branch}`{near}")
     return tuple(problems)
 
 

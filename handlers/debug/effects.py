@@ -47,7 +47,7 @@ from handlers.debug.board import (
     log_to_json,
     withdraw,
 )
-from handlers.debug.grounding import Ground, Problem, check, merge, named_commit, refusal
+from handlers.debug.grounding import Ground, Problem, check, merge, moved_to, named_commit, refusal
 from handlers.debug.locations import find_locations
 from handlers.debug.related import Related, ci_symptoms, related, related_from_json, related_to_json
 from handlers.debug.render import FixAttempt, render_board, render_escalation
@@ -115,6 +115,7 @@ class Grounder:
         self._repo = repo
         self._redis = redis
         self._files: dict[tuple[str, str], FileContent | None] = {}
+        self._trees: dict[str, list[str]] = {}
         self._head: tuple[str, str] | None = None
 
     async def head(self) -> tuple[str, str]:
@@ -129,6 +130,22 @@ class Grounder:
         if key not in self._files:
             self._files[key] = await self._forge.read_file(self._repo, path, ref) if ref else None
         return self._files[key]
+
+    async def moved(self, path: str, ref: str) -> tuple[str, int] | None:
+        """A file of ``path``'s name elsewhere at ``ref`` (a moved file) and its line count; one tree read per
+        ref in a job, only when a cited file is missing."""
+        if not ref:
+            return None
+        if ref not in self._trees:
+            try:
+                self._trees[ref] = await self._forge.list_files(self._repo, ref) or []
+            except ForgeError:
+                self._trees[ref] = []
+        found = moved_to(path, self._trees[ref])
+        if found is None:
+            return None
+        content = await self.file(found, ref)
+        return found, len(content.content.splitlines()) if content is not None else 0
 
     async def _commit(self, sha: str, prefix: str) -> str:
         try:
@@ -181,6 +198,7 @@ class Grounder:
                 blob=found.sha if found is not None else "",
                 commit=ref,
                 where=where,
+                moved=await self.moved(loc.path, ref) if found is None else None,
             )
             if isinstance(result, Ground):
                 grounds.append(result)

@@ -73,13 +73,48 @@ def _short(sha: str) -> str:
     return sha[:7]
 
 
+def moved_to(path: str, files: Sequence[str]) -> str | None:
+    """Where a file that is not at ``path`` may have gone: of the ``files`` with its name, the one whose
+    folders end most like ``path``'s (then the shortest path); None when no file has its name."""
+    name = path.rsplit("/", 1)[-1]
+    same = [f for f in files if f.rsplit("/", 1)[-1] == name and f != path]
+    if not same:
+        return None
+    wanted = path.split("/")[::-1]
+
+    def shared(candidate: str) -> int:
+        n = 0
+        for a, b in zip(candidate.split("/")[::-1], wanted, strict=False):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    return min(same, key=lambda f: (-shared(f), len(f), f))
+
+
 def check(
-    location: Location, content: bytes | None, *, blob: str, commit: str, where: str
+    location: Location,
+    content: bytes | None,
+    *,
+    blob: str,
+    commit: str,
+    where: str,
+    moved: tuple[str, int] | None = None,
 ) -> Ground | Problem:
     """``location`` against the file's ``content`` at ``commit`` (None: no such file there). ``where`` names
-    the commit for people (``main at 1a2b3c4``)."""
+    the commit for people (``main at 1a2b3c4``). ``moved``: for a file that is not there, a file of the same
+    name elsewhere at that commit and its line count (``moved_to``) — named as the nearest match."""
     name = str(location)
     if content is None:
+        if moved is not None:
+            path, count = moved
+            line = min(location.line, count) if count else 0
+            return Problem(
+                name,
+                f"there is no file `{location.path}` at {where} — was it moved? `{path}` has the same name",
+                f"{path}:{line}" if line else path,
+            )
         return Problem(name, f"there is no file `{location.path}` at {where}")
     lines = content.decode("utf-8", errors="replace").splitlines()
     last = location.end or location.line

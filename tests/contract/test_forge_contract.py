@@ -162,6 +162,10 @@ async def test_files_are_read_at_a_ref(forge: Forge, site: Site) -> None:
     assert (await forge.read_file(repo, "README.md", ref="main")) is not None
     assert await forge.read_file(repo, "missing.txt") is None
     assert await forge.read_file(repo, ".steward") is None, "a directory is not a file"
+    files = await forge.list_files(repo, "main")
+    assert files is not None and {".steward/config.yml", "README.md"} <= set(files), files
+    assert ".steward" not in files, "only files, not folders"
+    assert await forge.list_files(repo, "0" * 40) is None
 
 
 async def test_issue_relations(forge: Forge, site: Site) -> None:

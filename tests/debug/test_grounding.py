@@ -10,6 +10,7 @@ from handlers.debug.grounding import (
     Problem,
     check,
     merge,
+    moved_to,
     named_commit,
     refusal,
 )
@@ -48,6 +49,22 @@ def test_a_missing_file_or_a_line_past_the_end_is_refused_with_the_nearest() -> 
     said = refusal([missing, past], "steward")
     assert said.startswith("your evidence points at code that does not exist — `a/cach.py:3`: there is no")
     assert "the nearest is `a/cache.py:3`" in said and "--at <sha>" in said
+
+
+def test_a_moved_file_is_named_as_the_nearest_match() -> None:
+    """Issue 36 §1: a cited file that is not there, when a file of its name is elsewhere in the tree."""
+    files = ["README.md", "src/auth/cache.py", "lib/cache.py", "src/other/auth/cache.py", "cache.pyc"]
+    assert moved_to("auth/cache.py", files) == "src/auth/cache.py", "the most folders in common"
+    assert moved_to("old/cache.py", files) == "lib/cache.py", "then the shortest path"
+    assert moved_to("a/session.py", files) is None
+    moved = check(
+        one("auth/cache.py:9"), None, blob="", commit="c", where=WHERE, moved=("src/auth/cache.py", 3)
+    )
+    assert moved == Problem(
+        "auth/cache.py:9",
+        f"there is no file `auth/cache.py` at {WHERE} — was it moved? `src/auth/cache.py` has the same name",
+        "src/auth/cache.py:3",
+    )
 
 
 def test_a_long_line_is_cut() -> None:

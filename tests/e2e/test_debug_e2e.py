@@ -335,6 +335,12 @@ def test_evidence_must_point_at_code_that_exists(steward: Steward) -> None:
     assert "`src/auth/cache.py` has 90 lines at `main`" in refused
     assert "the nearest is `src/auth/cache.py:90`" in refused
     assert "evidence **for**" not in board(steward, repo, number)["body"]
+    # A moved file is named (issue 36 §1): the file of that name elsewhere in the tree is the nearest match.
+    say(steward, repo, number, "/evidence H1 for lib/auth/cache.py:12 keeps the token")
+    refused = replies(steward, repo, number)[-1]
+    assert "there is no file `lib/auth/cache.py` at `main`" in refused, refused
+    assert "was it moved? `src/auth/cache.py` has the same name" in refused
+    assert "the nearest is `src/auth/cache.py:12`" in refused
 
     # A place in a file added later is checked at the commit the person names (`--at`), where it is not.
     m.put_file(repo, "src/auth/tokens.py", "def issue():\n    return 1\n")
@@ -347,7 +353,7 @@ def test_evidence_must_point_at_code_that_exists(steward: Steward) -> None:
     link = "https://forge.example/other/project/blob/main/src/auth/cache.py#L88"
     say(steward, repo, number, f"/evidence H1 for {link} the same cache elsewhere")
     assert "the link points at another repository (`other/project`)" in replies(steward, repo, number)[-1]
-    assert len(replies(steward, repo, number)) == 5
+    assert len(replies(steward, repo, number)) == 6
 
     say(steward, repo, number, "/confirm H1 src/auth/cache.py:88 never evicts on logout")
     text = board(steward, repo, number)["body"]

@@ -241,6 +241,18 @@ def _gitea_code(check: GiteaApiCheck, sandbox: SandboxServer, g: httpx2.Client, 
     sha = made["commit"]["sha"]
     commit = check(g.get(f"{grepo}/git/commits/{sha}")).json()
     assert [p["sha"] for p in commit["parents"]] == [main]
+    # The recursive tree (routers/api/v1/repo/tree.go): trees and blobs by full path, paged by per_page with
+    # `truncated` while more follow; an unknown sha is a 400, not a 404.
+    tree = check(g.get(f"{grepo}/git/trees/{sha}", params={"recursive": "true"})).json()
+    assert ("tests", "tree") in [(e["path"], e["type"]) for e in tree["tree"]]
+    assert ("tests/test_it.py", "blob") in [(e["path"], e["type"]) for e in tree["tree"]]
+    assert tree["truncated"] is False and tree["total_count"] == len(tree["tree"])
+    first = check(g.get(f"{grepo}/git/trees/fix", params={"recursive": "true", "per_page": 1})).json()
+    assert len(first["tree"]) == 1 and first["truncated"] is True and first["page"] == 1
+    assert [e["path"] for e in check(g.get(f"{grepo}/git/trees/{sha}")).json()["tree"]] == sorted(
+        {e["path"].split("/")[0] for e in tree["tree"]}
+    )
+    assert g.get(f"{grepo}/git/trees/{'0' * 40}").status_code == 400
     assert commit["files"] == [{"filename": "tests/test_it.py", "status": "added"}]
     pull = check(
         g.post(grepo + "/pulls", json={"head": "fix", "base": "main", "title": "WIP: fix it", "body": "b"})

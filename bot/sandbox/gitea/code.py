@@ -157,6 +157,65 @@ async def get_commit(request: Request, ctx: GCtx, repo: Repo) -> Response:
     return json_response(request, ctx.shapes.commit(repo, sha, files=with_files))
 
 
+# routers/api/v1/repo/tree.go GetTree → services/repository/files/tree.go GetTreeBySHA: a commit sha, a tree
+# sha or a ref name; any error is a 400 (not a 404). `recursive` lists every entry below (trees and blobs, by
+# full path); `per_page` is capped at [api] DEFAULT_GIT_TREES_PER_PAGE (1,000, also its default), `page`
+# starts at 1, and `truncated` says more entries follow this page.
+GIT_TREES_PER_PAGE = 1000
+
+
+def _tree_entries(repo: Repo, tree_sha: str, prefix: str, recursive: bool) -> list[tuple[str, str, str, str]]:
+    out: list[tuple[str, str, str, str]] = []
+    for entry in repo.trees[tree_sha].entries:
+        path = prefix + entry.name
+        out.append((path, entry.mode, entry.type, entry.sha))
+        if recursive and entry.type == "tree":
+            out += _tree_entries(repo, entry.sha, path + "/", recursive)
+    return out
+
+
+@GCtx.on_repo()
+async def get_tree(request: Request, ctx: GCtx, repo: Repo) -> Response:
+    wanted = ctx.param("sha")
+    sha = wanted if wanted in repo.trees else gitmodel.resolve(repo, wanted)
+    if sha in repo.commits:
+        sha = repo.commits[sha].tree
+    if sha is None or sha not in repo.trees:
+        raise ApiError(400, f"object does not exist [id: {wanted}, rel_path: ]")
+    recursive = request.query_params.get("recursive", "").lower() in ("1", "true", "t")
+    try:
+        page = int(request.query_params.get("page") or 1)
+        per_page = int(request.query_params.get("per_page") or 0)
+    except ValueError:
+        raise ApiError(422, "page and per_page must be numbers") from None
+    per_page = per_page if 0 < per_page <= GIT_TREES_PER_PAGE else GIT_TREES_PER_PAGE
+    page = max(page, 1)
+    entries = _tree_entries(repo, sha, "", recursive)
+    start = per_page * (page - 1)
+    shown = entries[start : start + per_page]
+    api = f"{ctx.shapes.api}/repos/{repo.full_name}/git"
+    tree = [
+        {
+            "path": path,
+            "mode": mode,
+            "type": kind,
+            "size": len(gitmodel.blob_bytes(repo, entry_sha)) if kind == "blob" else 0,
+            "sha": entry_sha,
+            "url": f"{api}/{'blobs' if kind == 'blob' else 'trees'}/{entry_sha}",
+        }
+        for path, mode, kind, entry_sha in shown
+    ]
+    shape = {
+        "sha": sha,
+        "url": f"{api}/trees/{sha}",
+        "tree": tree,
+        "truncated": start + per_page < len(entries),
+        "page": page,
+        "total_count": len(entries),
+    }
+    return json_response(request, shape, headers={"X-Total-Count": str(len(entries))})
+
+
 # pull requests ---------------------------------------------------------------------------------------------
 
 
@@ -357,6 +416,7 @@ def routes() -> list[BaseRoute]:
         Route(r + "/branches/{branch:path}", get_branch, methods=["GET"]),
         Route(r + "/contents", change_files, methods=["POST"]),
         Route(r + "/git/commits/{sha}", get_commit, methods=["GET"]),
+        Route(r + "/git/trees/{sha}", get_tree, methods=["GET"]),
         Route(r + "/pulls", list_pulls, methods=["GET"]),
         Route(r + "/pulls", create_pull, methods=["POST"]),
         Route(p, get_pull, methods=["GET"]),
