@@ -208,6 +208,8 @@ class GiteaIssues(GiteaCalls):
             )
         except TooManyItems:
             return True
+        except NotFound:  # the login names nobody now (a deleted account): no newcomer to welcome
+            return True
         return any(int(item.get("number") or 0) < number for item in items)
 
     async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment:

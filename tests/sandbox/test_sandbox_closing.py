@@ -90,7 +90,8 @@ def test_github_lists_who_opened_what(sandbox: SandboxServer, alice: httpx2.Clie
 def test_gitea_author_closes_and_reopens_whoever_closed_it(sandbox: SandboxServer, g: httpx2.Client) -> None:
     """Gitea (routers/api/v1/repo/issue.go EditIssue): its poster or a writer may edit an issue, and
     closeOrReopenIssue changes its state either way whoever closed it; a stranger gets 403. It has no state
-    reason. `created_by` lists a person's issues and pull requests, newest first (SortByCreatedDesc)."""
+    reason. `created_by` lists a person's issues and pull requests, newest first (SortByCreatedDesc); a login
+    that names nobody is 404 (getUserIDForFilter)."""
     check = GiteaApiCheck.load()
     g.post("/user/repos", json={"name": "gclose"}).raise_for_status()
     repo = "/repos/alice/gclose"
@@ -102,3 +103,5 @@ def test_gitea_author_closes_and_reopens_whoever_closed_it(sandbox: SandboxServe
         assert check(carol.patch(f"{repo}/issues/{n}", json={"state": "open"})).json()["state"] == "open"
         listed = check(g.get(repo + "/issues", params={"created_by": "carol", "state": "all"})).json()
         assert [i["title"] for i in listed] == ["later", "mine"]
+        nobody = g.get(repo + "/issues", params={"created_by": "nobody-here", "state": "all"})
+        assert nobody.status_code == 404

@@ -79,6 +79,9 @@ async def list_issues(request: Request, ctx: GCtx, repo: Repo) -> Response:
             and (repo.milestones[i.milestone].title in names or str(repo.milestones[i.milestone].id) in names)
         ]
     if q.get("created_by"):
+        # getUserIDForFilter (routers/api/v1/repo/issue.go): a login that names nobody is 404.
+        if q["created_by"].casefold() not in ctx.forge.users:
+            raise ctx.not_found()
         issues = [i for i in issues if i.user.casefold() == q["created_by"].casefold()]
     if q.get("since"):
         issues = [i for i in issues if i.updated_at >= q["since"]]
