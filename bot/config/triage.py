@@ -63,3 +63,11 @@ class TriageSettings(BaseModel):
         "(after a mention of them); empty: no welcome. First-time is what the forge says — GitHub's author "
         "association, and no earlier issue or pull request of theirs in the repository.",
     )
+    hold_label: str = Field(
+        default="do-not-merge/hold",
+        min_length=1,
+        max_length=50,
+        description="The label `/hold` puts on a pull request (Prow's name by default) beside a failing "
+        "`steward/hold` status on its head; `/unhold` takes it off. Make `steward/hold` a required status "
+        "check for the hold to block merging (`/steward config` says whether it is).",
+    )

@@ -10,6 +10,7 @@ from handlers.bugfix.regression_slot import case_names as case_names
 from handlers.bugfix.regression_slot import parse_slot as parse_slot
 from handlers.bugfix.required import Requirement as Requirement
 from handlers.bugfix.required import read_requirement as read_requirement
+from handlers.bugfix.required import requirement as requirement
 from handlers.bugfix.required import requirement_lines as requirement_lines
 from handlers.bugfix.required import seen_contexts as seen_contexts
 

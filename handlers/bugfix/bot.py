@@ -44,6 +44,7 @@ from handlers.bugfix.scope import MAX_ITEMS as MAX_SCOPE_ITEMS
 from handlers.bugfix.scope import ScopeAcceptance, item_words
 from handlers.bugfix.start import start_bugfix
 from handlers.bugfix.status import CONTEXT, committers_of
+from handlers.triage.api import HOLD_CONTEXT
 
 
 def refused(message: str, code: str) -> str:
@@ -461,6 +462,8 @@ async def on_ci(ctx: EventContext) -> None:
     if report is None:
         return
     if report.context.casefold().startswith(OWN_PREFIX):
+        if report.context.casefold() == HOLD_CONTEXT:
+            return  # the hold's own handler restores it (handlers.triage.hold)
         if ctx.event.name == "status" and ctx.event.sender and not same_login(ctx.event.sender, ctx.me.login):
             await restore_own_status(ctx, report)
         return

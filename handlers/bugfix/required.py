@@ -35,16 +35,18 @@ class Requirement:
     reason: str = ""  # "unread": why, in a maintainer's words
 
 
-def _matches(pattern: str, kind: ForgeKind) -> bool:
+def _matches(pattern: str, kind: ForgeKind, context: str) -> bool:
     # GitHub compares context names exactly; Gitea compiles each entry as a glob (services/pull/
     # commit_status.go, MergeRequiredContextsCommitStatus: glob.Compile). fnmatch covers `*`, `?` and `[…]`;
     # a pattern with `{a,b}` alternatives is compared as written.
-    return pattern == CONTEXT or (kind == "gitea" and fnmatchcase(CONTEXT, pattern))
+    return pattern == context or (kind == "gitea" and fnmatchcase(context, pattern))
 
 
-def requirement(name: str, found: Branch | None, kind: ForgeKind, *, refused: str = "") -> Requirement:
+def requirement(
+    name: str, found: Branch | None, kind: ForgeKind, *, refused: str = "", context: str = CONTEXT
+) -> Requirement:
     """The answer for branch ``name`` from what ``read_branch`` returned (``refused``: why the forge
-    would not show the branch at all)."""
+    would not show the branch at all), for status ``context`` (`steward/regression-first` unless said)."""
     if refused:
         return Requirement("unread", name, refused)
     if found is None:
@@ -52,7 +54,7 @@ def requirement(name: str, found: Branch | None, kind: ForgeKind, *, refused: st
     if found.required_contexts is None:
         why = found.unread or "the forge did not show which checks the branch requires"
         return Requirement("unread", name, why)
-    if any(_matches(pattern, kind) for pattern in found.required_contexts):
+    if any(_matches(pattern, kind, context) for pattern in found.required_contexts):
         return Requirement("required", name)
     return Requirement("not_required", name)
 

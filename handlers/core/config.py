@@ -25,6 +25,7 @@ from bot.config.repo_settings import RepoSettings
 from bot.forge import Issue, NotFound, PermissionDenied, StatusState
 from bot.records import neutralise
 from handlers.bugfix.api import read_requirement, requirement_lines
+from handlers.triage.api import hold_lines
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()
@@ -224,10 +225,16 @@ async def config_command(ctx: CommandContext) -> None:
         "(`steward verify OWNER/REPO#N` checks them with the public key)."
     )
     enforced = ""
-    if config.as_configured.bugfix.enabled and "bugfix" in ctx.registry.commands:
+    bugfix = config.as_configured.bugfix.enabled and "bugfix" in ctx.registry.commands
+    hold = config.as_configured.triage.enabled and "hold" in ctx.registry.commands
+    if bugfix or hold:
         repo = await ctx.forge.get_repo(ctx.repo)
-        found, _ = await read_requirement(ctx.forge, ctx.repo, repo.default_branch, ctx.event.forge)
-        enforced = "\n\n" + "\n".join(requirement_lines(found, ctx.event.forge, repo.html_url))
+        found, branch = await read_requirement(ctx.forge, ctx.repo, repo.default_branch, ctx.event.forge)
+        if bugfix:
+            enforced = "\n\n" + "\n".join(requirement_lines(found, ctx.event.forge, repo.html_url))
+        if hold:
+            refused = found.reason if branch is None else ""
+            enforced += "\n\n" + "\n".join(hold_lines(repo.default_branch, branch, ctx.event.forge, refused))
     await ctx.reply(render_config(config, ctx.prefix) + await _shadow_lines(ctx) + enforced + signed)
 
 

@@ -24,6 +24,7 @@ def managed_labels(settings: HandlerSettings) -> frozenset[str]:
         gate.audit_clean,
         gate.audit_ratified,
         gate.ratified,
+        settings.triage.hold_label,
         *BUGFIX_LABELS,
         *DEBUG_LABELS,
         settings.triage.claimed_label,

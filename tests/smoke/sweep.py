@@ -51,6 +51,8 @@ INVOCATIONS = {
     "claim": "claim",
     "assign": "assign @maintainer",
     "unassign": "unassign",
+    "hold": "hold Waiting for the release.",
+    "unhold": "unhold",
 }
 
 
