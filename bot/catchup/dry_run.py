@@ -17,6 +17,7 @@ from itertools import count
 
 from bot.forge import (
     KEEP,
+    BodyVersion,
     Branch,
     ChangedFile,
     CIReport,
@@ -336,6 +337,9 @@ class DryRunForge:
 
     async def opened_before(self, repo: RepoRef, login: str, number: int) -> bool:
         return await self.inner.opened_before(repo, login, number)
+
+    async def body_versions(self, repo: RepoRef, number: int) -> list[BodyVersion] | None:
+        return await self.inner.body_versions(repo, number)
 
     async def set_milestone_state(self, repo: RepoRef, key: int, state: IssueState) -> Milestone:
         found = await self.inner.get_milestone(repo, key)

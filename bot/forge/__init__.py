@@ -26,9 +26,10 @@ from bot.forge.errors import Unauthorized as Unauthorized
 from bot.forge.errors import ValidationFailed as ValidationFailed
 from bot.forge.errors import locked_refusal as locked_refusal
 
-# Re-exported: the values of label_events, list_reviews, read_branch and ci_reports.
+# Re-exported: the values of label_events, list_reviews, read_branch, ci_reports and body_versions.
 from bot.forge.records import Annotation as Annotation
 from bot.forge.records import AnnotationLevel as AnnotationLevel
+from bot.forge.records import BodyVersion as BodyVersion
 from bot.forge.records import Branch as Branch
 from bot.forge.records import CIReport as CIReport
 from bot.forge.records import IssueHistory as IssueHistory
@@ -473,6 +474,10 @@ class Forge(Protocol):
     async def opened_before(self, repo: RepoRef, login: str, number: int) -> bool:
         """Whether ``login`` opened an issue or pull request in the repository before ``number`` (or more than
         one page of them: no first-timer either) — the forge's listing by creator, not Steward's memory."""
+        ...
+
+    async def body_versions(self, repo: RepoRef, number: int) -> list[BodyVersion] | None:
+        """The body's versions, oldest first ([]: never edited); None: no edit history in the API (Gitea)."""
         ...
 
     async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment: ...

@@ -22,6 +22,7 @@ from typing import Any
 
 from bot.forge import (
     KEEP,
+    BodyVersion,
     CloseReason,
     Comment,
     CommentLink,
@@ -211,6 +212,13 @@ class GiteaIssues(GiteaCalls):
         except NotFound:  # the login names nobody now (a deleted account): no newcomer to welcome
             return True
         return any(int(item.get("number") or 0) < number for item in items)
+
+    async def body_versions(self, repo: RepoRef, number: int) -> list[BodyVersion] | None:
+        """None: Gitea's API has no edit history. Gitea keeps one (the issue page's "edited" menu), but its
+        routes — ``/{owner}/{repo}/issues/{index}/content-history/overview``, ``/list``, ``/detail`` — are
+        the web UI's (routers/web/web.go), for that page; the API (routers/api/v1/api.go)
+        has none (go-gitea/gitea#6454 asks for one)."""
+        return None
 
     async def get_comment(self, repo: RepoRef, comment_id: int) -> Comment:
         raw = await self._get(

@@ -1,5 +1,6 @@
 """``GitHubForge``: the Forge port for one GitHub token or one App installation, made of its parts —
-issues (``github_issues``), pins (``github_pins``, GraphQL), git, pull requests and CI (``github_code``),
+issues (``github_issues``), pins (``github_pins``, GraphQL), an issue's edit history (``github_edits``,
+GraphQL), git, pull requests and CI (``github_code``),
 webhook deliveries (``github_deliveries``), records (``github_records``). ``github_apps.GitHubForges``
 builds one per token or installation; ``bot.forge.github`` offers both."""
 
@@ -10,6 +11,7 @@ from urllib.parse import quote
 from bot.forge import ForgeKind, NotFound, PermissionLevel, Repo, RepoRef, User
 from bot.forge.github_code import GitHubCode
 from bot.forge.github_deliveries import GitHubDeliveries
+from bot.forge.github_edits import GitHubEdits
 from bot.forge.github_issues import GitHubIssues
 from bot.forge.github_pins import GitHubPins
 from bot.forge.github_records import GitHubRecords
@@ -28,7 +30,7 @@ _ROLE_TO_LEVEL: dict[str, PermissionLevel] = {
 }
 
 
-class GitHubForge(GitHubIssues, GitHubPins, GitHubCode, GitHubDeliveries, GitHubRecords):
+class GitHubForge(GitHubIssues, GitHubPins, GitHubEdits, GitHubCode, GitHubDeliveries, GitHubRecords):
     """The Forge port for one token or one installation."""
 
     kind: ForgeKind = "github"

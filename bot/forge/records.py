@@ -1,6 +1,6 @@
 """What a forge records about who did what, what guards a branch and what CI said: the port's values for
-``label_events``, ``issue_history``, ``list_reviews``, ``read_branch``, ``ci_reports`` and
-``branch_pushes`` (re-exported by ``bot.forge``)."""
+``label_events``, ``issue_history``, ``list_reviews``, ``read_branch``, ``ci_reports``, ``branch_pushes``
+and ``body_versions`` (re-exported by ``bot.forge``)."""
 
 from __future__ import annotations
 
@@ -51,6 +51,16 @@ class IssueHistory:
 
     labels: tuple[LabelEvent, ...] = ()
     milestones: tuple[MilestoneEvent, ...] = ()
+
+
+@dataclass(frozen=True)
+class BodyVersion:
+    """A version of an issue's body: who wrote it (the creation's version: the author), when (ISO 8601), and
+    its text (None: the forge did not say)."""
+
+    editor: str
+    edited_at: str
+    body: str | None
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,10 @@ class GateInput:
     # ``story_refusal``: why it is refused (its verdict, or its bug's, is not approved); None: it may go on.
     is_story: bool = False
     story_refusal: str | None = None
+    # Who wrote section 7 as it is now (``regression_slot.slot_writer``; None: not known), and whether the
+    # forge's API has an edit history to tell (GitHub's GraphQL has; Gitea's API has none).
+    slot_writer: str | None = None
+    edit_history: bool = False
 
 
 @dataclass(frozen=True)
@@ -258,6 +262,28 @@ def hidden_lines(code: str) -> list[str]:
     return out
 
 
+def _who_wrote_it(given: GateInput) -> str:
+    """Who wrote section 7 as it is now, in the refusal's words (named, not pinged)."""
+    writer = given.slot_writer
+    if writer is not None and writer.casefold() == given.author.casefold():
+        return "the issue's edit history shows they wrote section 7 as it is now"
+    if writer is not None:
+        who = neutralise.line("@" + writer, 60)
+        return (
+            f"section 7 as it is now was last written by {who} (from the issue's edit history), but code "
+            "from the report may remain in it"
+        )
+    if given.edit_history:
+        return (
+            "the issue's edit history does not tell who last wrote section 7 as it is now, so the code "
+            "counts as theirs"
+        )
+    return (
+        "this forge's API keeps no edit history, so Steward cannot tell who last wrote section 7: the code "
+        "counts as theirs"
+    )
+
+
 def _trust_refusals(given: GateInput, slot: RegressionSlot) -> list[Refusal]:
     """Code from someone without write access is committed only when a writer vouches for exactly the code
     a refusal of Steward's showed, by its full digest, and the issue still holds that code."""
@@ -278,9 +304,8 @@ def _trust_refusals(given: GateInput, slot: RegressionSlot) -> list[Refusal]:
             Refusal(
                 UNTRUSTED_TEST_CODE,
                 f"the test code for `{slot.path}` is in an issue opened by {author}, who has no write "
-                "access, and Steward does not know who last wrote section 7 (it reads no edit history), so "
-                "the code counts as theirs: CI on a branch of this repository runs with its secrets. "
-                f"{copyable}",
+                f"access, and {_who_wrote_it(given)}: CI on a branch of this repository runs with its "
+                f"secrets. {copyable}",
                 code_block=code,
                 code_info=info,
             )

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from bot.forge import BodyVersion
 from handlers.bug_refinement.api import (
     BUG_SECTION_NAMES,
     RECIPE_SUBSECTION_NAMES,
@@ -46,6 +47,37 @@ class RegressionSlot:
         if self.path is None or self.code is None:
             return None
         return code_digest(self.path, self.code)
+
+
+def slot_writer(author: str, body: str, versions: Sequence[BodyVersion] | None) -> str | None:
+    """Who wrote section 7 as the issue ``body`` has it now, from the body's ``versions`` (oldest first, the
+    creation's first: ``Forge.body_versions``): the author when the body was never edited, else the editor
+    of the version that made section 7 (its path and code) what it is now. None when that cannot be known:
+    no edit history (``versions`` None), a version whose text the forge did not give, or a newest version
+    that is not the body now (edited meanwhile)."""
+    if versions is None:
+        return None
+    now = parse_slot(body)
+    if not versions:
+        return author
+
+    def same(version: BodyVersion) -> bool | None:
+        if version.body is None:
+            return None
+        slot = parse_slot(version.body)
+        return (slot.path, slot.code) == (now.path, now.code)
+
+    if not same(versions[-1]):
+        return None
+    first = len(versions) - 1
+    while first > 0:
+        earlier = same(versions[first - 1])
+        if earlier is None:
+            return None
+        if not earlier:
+            break
+        first -= 1
+    return versions[first].editor or None
 
 
 def code_digest(path: str, code: str) -> str:

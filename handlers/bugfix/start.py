@@ -41,6 +41,7 @@ from handlers.bugfix.regression_slot import (
     code_digest,
     parse_slot,
     recipe_part,
+    slot_writer,
     with_test,
 )
 from handlers.bugfix.render import branch_url, pull_body, refusal_text
@@ -100,6 +101,11 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
     is_story, story_refused = await inputs.story(ctx, comments, number=number, prefix=ctx.prefix)
     root = await inputs.root_cause(ctx, repo, issue, request.hypothesis)
     shown = await shown_code(ctx, comments, request.trust_digest) if request.trust_digest else None
+    author_can_write = await _author_can_write(ctx, issue.author)
+    # Who wrote section 7, for the refusal to say, read only when an outsider's code will be refused.
+    versions = None
+    if not author_can_write and request.trust_digest is None and slot.code is not None:
+        versions = await forge.body_versions(repo, number)
     result = check_gate(
         GateInput(
             verdict=verdict.status if verdict else None,
@@ -107,7 +113,7 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
             slot=slot,
             test_globs=settings.test_globs,
             author=issue.author,
-            author_can_write=await _author_can_write(ctx, issue.author),
+            author_can_write=author_can_write,
             trust_digest=request.trust_digest,
             unresolved_forks=await inputs.unresolved_forks(ctx, repo, number),
             root_cause=root,
@@ -119,6 +125,8 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
             max_test_chars=settings.max_test_chars,
             is_story=is_story,
             story_refusal=story_refused,
+            slot_writer=slot_writer(issue.author, issue.body, versions),
+            edit_history=versions is not None,
         )
     )
     if not result.passed:

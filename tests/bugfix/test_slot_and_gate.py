@@ -249,7 +249,7 @@ def test_an_outsider_s_test_code_needs_a_maintainer_to_vouch_for_its_digest() ->
     # Issue 37 §3: a maintainer may have written section 7 by editing the issue; the refusal does not claim
     # the code "comes from" the author, and names them without pinging them.
     message = refused.refusals[0].message
-    assert "comes from" not in message and "does not know who last wrote section 7" in message
+    assert "comes from" not in message and "cannot tell who last wrote section 7" in message
     assert "opened by @\u2060marta" in message
     assert (
         f"`/steward bugfix --trust-test {digest}`" in refused.refusals[0].message

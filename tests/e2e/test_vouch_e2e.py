@@ -71,3 +71,41 @@ def test_test_code_with_hidden_characters_is_refused_and_shown_escaped(steward: 
     assert "4:         assert False\\u200b" in refusal
     assert "\u202e" not in refusal and "\u200b" not in refusal
     assert branches(steward, repo) == ["main"]
+
+
+def test_the_refusal_names_who_last_wrote_section_7_where_the_forge_keeps_an_edit_history(
+    steward: Steward,
+) -> None:
+    """Issue 37 §3: a maintainer who rewrote an outsider's section 7 is named from the issue's edit history
+    (GitHub's GraphQL ``userContentEdits``); Gitea's API has no edit history, and the refusal says so. The
+    code still needs a writer's vouch: code from the report may remain in what the maintainer edited."""
+    repo = repo_with_ci(steward)
+    theirs = "def test_discount_survives_currency_switch():\n    assert True\n"
+    mine = "def test_discount_survives_currency_switch():\n    assert total_after_switch() == 76.5\n"
+    number = refined_bug(steward, repo, python_slot(code=theirs), by="outsider")
+    first = steward.maintainer.comment(repo, number, "/bugfix")
+    steward.settle()
+    untouched = reply_to(steward, repo, number, first)
+    steward.maintainer.edit_issue(repo, number, body=python_slot(code=mine))
+    steward.settle()
+    asked = steward.maintainer.comment(repo, number, "/bugfix")
+    steward.settle()
+    refusal = reply_to(steward, repo, number, asked)
+    assert (
+        "UNTRUSTED_TEST_CODE" in refusal and "opened by @\u2060outsider, who has no write access" in refusal
+    )
+    assert "comes from" not in refusal
+    if steward.forge == "github":
+        assert "the issue's edit history shows they wrote section 7 as it is now" in untouched
+        assert (
+            "section 7 as it is now was last written by @\u2060maintainer (from the issue's edit history)"
+            in (refusal)
+        )
+    else:
+        for said in (untouched, refusal):
+            assert (
+                "this forge's API keeps no edit history, so Steward cannot tell who last wrote section 7"
+                in said
+            )
+    assert code_digest(SLOT_PATH, mine.rstrip() + "\n") in refusal, "the code shown is the code now"
+    assert branches(steward, repo) == ["main"]

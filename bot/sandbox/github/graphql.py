@@ -24,6 +24,17 @@ pins and reads pins. What GitHub does, and where that is from:
   authenticated.". Node ids are the REST ``node_id`` of the same issue.
 - Pinning and unpinning send the ``issues`` webhook with action ``pinned`` / ``unpinned`` (octokit/webhooks
   ``issues.pinned``, ``issues.unpinned``).
+
+And an issue's edit history, which GitHub's REST API does not give: ``issue { includesCreatedEdit
+lastEditedAt userContentEdits(first|last) { totalCount nodes { editedAt editor { login } diff } } }``.
+Documented (docs.github.com/en/graphql/reference/objects, ``Issue`` and ``UserContentEdit``): the connection
+of "edits to this content", each with ``editor`` ("The actor who edited this content"), ``editedAt`` and
+``diff`` ("A summary of the changes for this edit", nullable); ``includesCreatedEdit``: "Check if this
+comment was edited and includes an edit with the creation data". Observed by API users, not documented: one
+node per version of the body, newest first, the creation's version among them once the body was edited, and
+``diff`` the whole body of that version. The sandbox answers so; Steward's reader
+(``bot/forge/github_edits.py``) sorts by ``editedAt`` itself and treats a null ``diff`` as not knowing.
+A title change is no content edit (GitHub records it as a ``renamed`` event), and neither is it here.
 """
 
 from __future__ import annotations
@@ -49,7 +60,7 @@ from .ids import node_id
 
 PIN_LIMIT = 3
 GRAPHQL_DOCS = "https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql"
-LEAVES = frozenset({"ID", "String", "Int", "Boolean", "IssueState", "URI"})
+LEAVES = frozenset({"ID", "String", "Int", "Boolean", "IssueState", "URI", "DateTime"})
 
 
 @dataclass(frozen=True)
@@ -82,7 +93,24 @@ SCHEMA: dict[str, dict[str, FieldType]] = {
         "state": FieldType("IssueState"),
         "isPinned": FieldType("Boolean"),
         "url": FieldType("URI"),
+        "includesCreatedEdit": FieldType("Boolean"),
+        "lastEditedAt": FieldType("DateTime"),
+        "userContentEdits": FieldType(
+            "UserContentEditConnection", accepts=("first", "last", "after", "before")
+        ),
     },
+    "UserContentEditConnection": {
+        "nodes": FieldType("UserContentEdit", many=True),
+        "totalCount": FieldType("Int"),
+    },
+    "UserContentEdit": {
+        "id": FieldType("ID"),
+        "createdAt": FieldType("DateTime"),
+        "editedAt": FieldType("DateTime"),
+        "diff": FieldType("String"),
+        "editor": FieldType("Actor"),
+    },
+    "Actor": {"login": FieldType("String")},
     "PinIssuePayload": {"issue": FieldType("Issue"), "clientMutationId": FieldType("String")},
     "UnpinIssuePayload": {
         "issue": FieldType("Issue"),
@@ -281,6 +309,22 @@ def _pinned_issues(repo: Repo, args: dict[str, Any]) -> list[Found]:
     return found
 
 
+def _edits(found: Found, args: dict[str, Any]) -> list[tuple[Found, int]]:
+    """The issue's body versions, newest first (as GitHub answers), cut by ``first`` / ``last``."""
+    edits = [(found, i) for i in reversed(range(len(found.issue.body_edits)))]
+    first, last = args.get("first"), args.get("last")
+    if isinstance(first, int):
+        edits = edits[:first]
+    if isinstance(last, int):
+        edits = edits[-last:] if last else []
+    return edits
+
+
+def _edit(item: tuple[Found, int]) -> Any:
+    found, index = item
+    return found.issue.body_edits[index]
+
+
 Resolver = Callable[[Ctx, Any, dict[str, Any]], Any]
 
 RESOLVERS: dict[tuple[str, str], Resolver] = {
@@ -302,6 +346,17 @@ RESOLVERS: dict[tuple[str, str], Resolver] = {
     ("Issue", "state"): lambda ctx, f, _: f.issue.state.upper(),
     ("Issue", "isPinned"): lambda ctx, f, _: pin_ops.is_pinned(f.repo, f.issue),
     ("Issue", "url"): lambda ctx, f, _: ctx.shapes.issue_html(f.repo, f.issue.number),
+    ("Issue", "includesCreatedEdit"): lambda ctx, f, _: bool(f.issue.body_edits),
+    ("Issue", "lastEditedAt"): lambda ctx, f, _: f.issue.body_edits[-1].at if f.issue.body_edits else None,
+    ("Issue", "userContentEdits"): lambda ctx, f, args: {"found": f, "args": args},
+    ("UserContentEditConnection", "nodes"): lambda ctx, conn, _: _edits(conn["found"], conn["args"]),
+    ("UserContentEditConnection", "totalCount"): lambda ctx, conn, _: len(conn["found"].issue.body_edits),
+    ("UserContentEdit", "id"): lambda ctx, e, _: node_id("UserContentEdit", e[0].issue.id * 10_000 + e[1]),
+    ("UserContentEdit", "createdAt"): lambda ctx, e, _: _edit(e).at,
+    ("UserContentEdit", "editedAt"): lambda ctx, e, _: _edit(e).at,
+    ("UserContentEdit", "diff"): lambda ctx, e, _: _edit(e).body,
+    ("UserContentEdit", "editor"): lambda ctx, e, _: {"login": _edit(e).editor},
+    ("Actor", "login"): lambda ctx, actor, _: actor["login"],
     ("PinIssuePayload", "issue"): lambda ctx, payload, _: payload["issue"],
     ("PinIssuePayload", "clientMutationId"): lambda ctx, payload, _: payload["clientMutationId"],
     ("UnpinIssuePayload", "issue"): lambda ctx, payload, _: payload["issue"],

@@ -10,7 +10,7 @@ from typing import Any
 
 from .caller import Caller
 from .plumbing import ApiError, body_object
-from .state import Comment, Issue, IssueEvent, Reaction, Repo, SandboxState, now_iso
+from .state import BodyEdit, Comment, Issue, IssueEvent, Reaction, Repo, SandboxState, now_iso
 
 # lookups --------------------------------------------------------------------------------------------------
 
@@ -98,9 +98,16 @@ def edit_text(caller: Caller, repo: Repo, issue: Issue, text: dict[str, Any]) ->
     if not text:
         return
     changes = {field: {"from": getattr(issue, field) or ""} for field in text}
+    edited = "body" in text and (text["body"] or "") != (issue.body or "")
     for field, value in text.items():
         setattr(issue, field, value)
     issue.updated_at = now_iso()
+    if edited:
+        if not issue.body_edits:  # the first edit keeps the version it replaces, as written at creation
+            issue.body_edits.append(
+                BodyEdit(editor=issue.user, at=issue.created_at, body=changes["body"]["from"])
+            )
+        issue.body_edits.append(BodyEdit(editor=caller.login, at=issue.updated_at, body=issue.body or ""))
     caller.events.issue(repo, issue, "edited", changes)
 
 

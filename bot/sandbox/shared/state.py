@@ -158,6 +158,16 @@ class PullData(BaseModel):
     requested_reviewers: list[str] = Field(default_factory=list)
 
 
+class BodyEdit(BaseModel):
+    """One version of an issue's body and who wrote it (GitHub's GraphQL ``userContentEdits``; see
+    ``bot/sandbox/github/graphql.py``): the creation's version, kept once the body is first edited, then one
+    per edit."""
+
+    editor: str
+    at: str
+    body: str
+
+
 class Issue(BaseModel):
     id: int
     number: int
@@ -186,6 +196,8 @@ class Issue(BaseModel):
     # Label changes with who made them (GitHub's issue events, Gitea's timeline), oldest first.
     events: list[IssueEvent] = Field(default_factory=list)
     reviews: list[Review] = Field(default_factory=list)
+    # The body's versions, oldest first: empty until the body is first edited.
+    body_edits: list[BodyEdit] = Field(default_factory=list)
 
 
 class Comment(BaseModel):
