@@ -26,12 +26,13 @@ from bot.forge.errors import Unauthorized as Unauthorized
 from bot.forge.errors import ValidationFailed as ValidationFailed
 from bot.forge.errors import locked_refusal as locked_refusal
 
-# Re-exported: the values of label_events, list_reviews, read_branch, ci_reports and body_versions.
+# Re-exported: the values of label_events, list_reviews, read_branch, ci_reports, body_versions, read_file.
 from bot.forge.records import Annotation as Annotation
 from bot.forge.records import AnnotationLevel as AnnotationLevel
 from bot.forge.records import BodyVersion as BodyVersion
 from bot.forge.records import Branch as Branch
 from bot.forge.records import CIReport as CIReport
+from bot.forge.records import FileContent as FileContent
 from bot.forge.records import IssueHistory as IssueHistory
 from bot.forge.records import LabelEvent as LabelEvent
 from bot.forge.records import MilestoneEvent as MilestoneEvent
@@ -323,13 +324,6 @@ class HookDelivery:
     redelivery: bool = False
     hook_id: int | None = None
     repo: RepoRef | None = None
-
-
-@dataclass(frozen=True)
-class FileContent:
-    path: str
-    content: bytes
-    sha: str = ""
 
 
 # --- the port -----------------------------------------------------------------------------------

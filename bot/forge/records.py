@@ -1,6 +1,6 @@
 """What a forge records about who did what, what guards a branch and what CI said: the port's values for
-``label_events``, ``issue_history``, ``list_reviews``, ``read_branch``, ``ci_reports``, ``branch_pushes``
-and ``body_versions`` (re-exported by ``bot.forge``)."""
+``label_events``, ``issue_history``, ``list_reviews``, ``read_branch``, ``ci_reports``, ``branch_pushes``,
+``body_versions`` and ``read_file`` (re-exported by ``bot.forge``)."""
 
 from __future__ import annotations
 
@@ -51,6 +51,13 @@ class IssueHistory:
 
     labels: tuple[LabelEvent, ...] = ()
     milestones: tuple[MilestoneEvent, ...] = ()
+
+
+@dataclass(frozen=True)
+class FileContent:
+    path: str
+    content: bytes
+    sha: str = ""
 
 
 @dataclass(frozen=True)
