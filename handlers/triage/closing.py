@@ -83,14 +83,26 @@ def closed_as_duplicate(issue: Issue, duplicate_label: str) -> bool:
 
 
 def duplicate_refusal(
-    here: RepoRef, issue: Issue, target_repo: RepoRef, target: Issue, duplicate_label: str
+    here: RepoRef,
+    issue: Issue,
+    target_repo: RepoRef,
+    target: Issue,
+    duplicate_label: str,
+    *,
+    canonical: int = 0,
 ) -> str | None:
-    """Why ``issue`` may not be closed as a duplicate of ``target`` (None: it may)."""
+    """Why ``issue`` may not be closed as a duplicate of ``target`` (None: it may). ``canonical``: the issue
+    ``target`` was closed as a duplicate of, when Steward's record of it says (0: unknown)."""
     same_repo = target_repo.full_name.casefold() == here.full_name.casefold()
     ref = Target(target.number, target_repo).ref(here)
     if same_repo and target.number == issue.number:
         return "an issue cannot be a duplicate of itself; name the issue it repeats."
     if closed_as_duplicate(target, duplicate_label):
+        if canonical and canonical != issue.number:
+            return (
+                f"{ref} is itself closed as a duplicate, of #{canonical}: mark this one a duplicate of "
+                f"#{canonical} instead, so that everyone lands on the one that stays open."
+            )
         return (
             f"{ref} is itself closed as a duplicate. Mark this one a duplicate of the issue {ref} repeats, "
             "so that everyone lands on the one that stays open."

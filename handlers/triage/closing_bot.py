@@ -41,24 +41,32 @@ def register(registry: Registry) -> None:
 CLOSED_KIND: Final = "closed"
 
 
-async def _closed_reply(ctx: CommandContext, text: str, closed: Issue) -> None:
-    data = {"for": ctx.actor, "at": closed.closed_at}
+async def _closed_reply(ctx: CommandContext, text: str, closed: Issue, duplicate_of: int = 0) -> None:
+    data: dict[str, object] = {"for": ctx.actor, "at": closed.closed_at}
+    if duplicate_of:
+        data["of"] = duplicate_of  # the issue that stays open, in this repository
     await ctx.upsert_sticky(CLOSED_KIND, ctx.reply_key, text, data=data)
     ctx.replied = True
 
 
-async def _closed_for(ctx: CommandContext, issue: Issue) -> str:
-    """Whom Steward closed the issue for, by its signed record of this very closing ("" when none). The
+async def _closing_record(ctx: CommandContext, issue: Issue) -> dict[str, object]:
+    """Steward's signed record of the issue's current closing ({} when none, or none that verifies). The
     closing is known by the forge's `closed_at`, to the second: two closings within one second are one."""
-    for comment in reversed(await ctx.forge.list_comments(ctx.repo, ctx.number)):
+    if issue.state != "closed" or not issue.closed_at:
+        return {}
+    for comment in reversed(await ctx.forge.list_comments(ctx.repo, issue.number)):
         found = sticky.marker_of(comment.body)
         if comment.author.casefold() != ctx.me.login.casefold() or found is None or found[0] != CLOSED_KIND:
             continue
-        record = await ctx.record(comment, CLOSED_KIND, found[1])
-        data = record.trusted
-        if isinstance(data, dict) and data.get("at") == issue.closed_at and issue.closed_at:
-            return str(data.get("for") or "")
-    return ""
+        data = (await ctx.record(comment, CLOSED_KIND, found[1])).trusted
+        if isinstance(data, dict) and data.get("at") == issue.closed_at:
+            return data
+    return {}
+
+
+async def _closed_for(ctx: CommandContext, issue: Issue) -> str:
+    """Whom Steward closed the issue for ("" when it closed it of its own accord, or someone else did)."""
+    return str((await _closing_record(ctx, issue)).get("for") or "")
 
 
 async def _first_run(ctx: CommandContext) -> bool:
@@ -185,8 +193,12 @@ async def duplicate_command(ctx: CommandContext) -> None:
     issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
     label = ctx.settings.triage.duplicate_label
     rerun = not first and issue.state == "closed"
+    same_repo = target_repo.full_name.casefold() == ctx.repo.full_name.casefold()
     if not rerun:
-        refusal = duplicate_refusal(ctx.repo, issue, target_repo, other, label)
+        canonical = 0
+        if closed_as_duplicate(other, label) and same_repo:
+            canonical = int(str((await _closing_record(ctx, other)).get("of") or 0))
+        refusal = duplicate_refusal(ctx.repo, issue, target_repo, other, label, canonical=canonical)
         if refusal is not None:
             raise CommandError(refusal)
     if ctx.event.forge == "gitea" and label and not issue.has_label(label):
@@ -197,8 +209,8 @@ async def duplicate_command(ctx: CommandContext) -> None:
         await ctx.forge.add_labels(ctx.repo, ctx.number, [label])
     if issue.state == "open":
         issue = await ctx.forge.close_issue(ctx.repo, ctx.number, reason="duplicate", duplicate_of=other.id)
-    await _closed_reply(ctx, duplicate_text(ctx.actor, ref), issue)
-    if target_repo.full_name.casefold() == ctx.repo.full_name.casefold():
+    await _closed_reply(ctx, duplicate_text(ctx.actor, ref), issue, other.number if same_repo else 0)
+    if same_repo:
         # The link back, on the issue that stays open (another repository's issue is linked by the forge
         # itself: both forges show a mention of it in its timeline).
         async with ctx.holding(other.number):

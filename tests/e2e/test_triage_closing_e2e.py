@@ -133,7 +133,7 @@ def test_a_duplicate_of_itself_of_a_duplicate_or_of_what_steward_cannot_read_is_
     steward.outsider.comment(repo, third, f"/steward duplicate #{dup}")
     steward.settle()
     chain = last_reply(steward, repo, third)
-    assert f"#{dup} is itself closed as a duplicate" in chain
+    assert f"#{dup} is itself closed as a duplicate, of #{original}: mark this one a duplicate of" in chain
     steward.outsider.comment(repo, third, "/steward duplicate someone/elsewhere#4")
     steward.settle()
     assert "I cannot read someone/elsewhere#4" in last_reply(steward, repo, third)

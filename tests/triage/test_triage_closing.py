@@ -73,6 +73,8 @@ def test_a_duplicate_may_not_be_itself_a_closed_duplicate_or_of_a_closed_issue()
     assert "itself" in (duplicate_refusal(HERE, issue, HERE, _issue(5), "duplicate") or "")
     dup = _issue(3, "closed", state_reason="duplicate")
     assert "itself closed as a duplicate" in (duplicate_refusal(HERE, issue, HERE, dup, "duplicate") or "")
+    named = duplicate_refusal(HERE, issue, HERE, dup, "duplicate", canonical=2) or ""
+    assert "of #2: mark this one a duplicate of #2 instead" in named
     by_label = _issue(3, "closed", labels=("Duplicate",))
     assert closed_as_duplicate(by_label, "duplicate")
     assert duplicate_refusal(HERE, issue, HERE, by_label, "duplicate") is not None
