@@ -25,6 +25,7 @@ from handlers.onboarding import bot as onboarding_bot
 from handlers.triage import bot as triage_bot
 from handlers.triage import closing_bot as triage_closing
 from handlers.triage import hold as triage_hold
+from handlers.triage import label_bot as triage_label
 from handlers.triage import welcome_bot as triage_welcome
 
 CAPABILITIES: tuple[ModuleType, ...] = (
@@ -41,6 +42,7 @@ CAPABILITIES: tuple[ModuleType, ...] = (
     debug_bot,
     triage_bot,
     triage_closing,
+    triage_label,
     triage_welcome,
     triage_hold,
 )

@@ -12,10 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field
 LabelRole = Literal["anyone", "author", "triage", "write", "maintain", "admin"]
 
 
-def _triage_labels() -> dict[LabelRole, tuple[str, ...]]:
-    return {"triage": ("*",)}
-
-
 class TriageSettings(BaseModel):
     """The everyday commands (`/assign`, `/claim`, `/label` …)."""
 
@@ -31,12 +27,14 @@ class TriageSettings(BaseModel):
         "always does. Off by default: other bots (Prow, triagebot) answer the same short forms.",
     )
     labels: dict[LabelRole, tuple[str, ...]] = Field(
-        default_factory=_triage_labels,
-        description="Which labels `/label` may set or remove, by the least access that may (`anyone`, "
-        "`author` — the issue's author —, `triage`, `write`, `maintain`, `admin`): names, or patterns with "
-        "`*` (`area/*`). The default lets triage and more set any label, as the forge does; labels Steward "
-        "manages itself (its states, gates and records) are never set this way. On Gitea, triage means "
-        "write and maintain means admin.",
+        default_factory=dict,
+        description="Who may set or remove which labels with `/label`, by the least access that may "
+        "(`anyone`, `author` — the issue's author —, `triage`, `write`, `maintain`, `admin`): names, or "
+        "patterns with "
+        "`*` (`area/*`); a name counts before a pattern, so `maintain: [P0]` restricts P0 beside "
+        '`anyone: ["kind/*"]`. A label no entry names needs triage, as on the forge. Labels Steward manages '
+        "itself (its states, gates and records) are never set this way. On Gitea, triage means write and "
+        "maintain means admin.",
     )
     claimed_label: str = Field(
         default="claimed",

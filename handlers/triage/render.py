@@ -55,3 +55,29 @@ def not_held_text(logins: Sequence[str]) -> str:
     return (
         f"{names} {'is' if len(logins) == 1 else 'are'} not assigned here and hold no claim: nothing to do."
     )
+
+
+def label_refusals(
+    unknown: Sequence[tuple[str, Sequence[str]]],
+    managed: Sequence[str],
+    denied: Sequence[tuple[str, str]],
+    bad: Sequence[str],
+    prefix: str,
+) -> str:
+    """Why `/label` changed nothing: each label that does not exist (with the nearest names), that Steward
+    manages, or that the asker may not set (with who may)."""
+    lines = ["no label was changed:"]
+    for name, close in unknown:
+        hint = f" Did you mean {', '.join(f'`{c}`' for c in close)}?" if close else ""
+        lines.append(f"- `{name}` is not a label of this repository.{hint}")
+    for name in managed:
+        lines.append(
+            f"- `{name}` is a label Steward sets and removes itself (it mirrors Steward's own record), so "
+            "it is never changed with `/label`."
+        )
+    for name, who in denied:
+        lines.append(f"- `{name}` may be set or removed here by {who} (`triage.labels`).")
+    for word in bad:
+        lines.append(f"- `{word}` names no label.")
+    lines.append(f"Write e.g. `/{prefix} label bug -wontfix` (quote a name with spaces).")
+    return "\n".join(lines)

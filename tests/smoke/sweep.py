@@ -53,6 +53,7 @@ INVOCATIONS = {
     "unassign": "unassign",
     "hold": "hold Waiting for the release.",
     "unhold": "unhold",
+    "label": "label bug",
 }
 
 
