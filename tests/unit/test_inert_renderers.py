@@ -28,6 +28,9 @@ from handlers.forks.juror import ForkStatus, Record, Verdict
 from handlers.forks.render import Hints, history_lines, refusal, render_comment
 from handlers.milestones.render import dashboard_title, plain
 from handlers.onboarding.plan import Preview, _preview_lines
+from handlers.triage.closing import UsageError as TargetError
+from handlers.triage.closing import closed_text, parse_close, parse_target
+from handlers.triage.welcome import welcome_text
 from tests.unit.test_neutralise import PEOPLES_TEXT
 
 
@@ -101,6 +104,14 @@ def _config(t: str) -> str:
     return issue + config_handler.status_description(errors)
 
 
+def _duplicate_usage(t: str) -> str:
+    try:
+        parse_target((t,), "steward")
+    except TargetError as exc:
+        return str(exc)
+    return ""
+
+
 RENDERERS: dict[str, Callable[[str], str]] = {
     "bugfix pull request body": lambda t: pull_body(1, t, t, "tests/test_x.py"),
     "bugfix pull request title": lambda t: pull_title(1, t),
@@ -122,6 +133,10 @@ RENDERERS: dict[str, Callable[[str], str]] = {
     ),
     "onboarding preview": _onboarding,
     "configuration errors": _config,
+    "close reply (the reason) and the welcome (configured words)": lambda t: "\n".join(
+        [closed_text("bob", parse_close(tuple(t.split())), "steward"), welcome_text("newbie", t)]
+    ),
+    "duplicate usage error (echoing the argument)": _duplicate_usage,
 }
 
 
