@@ -100,6 +100,9 @@ class DryRunForge:
     async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel:
         return await self.inner.permission_of(repo, login)
 
+    async def team_members(self, org: str, team: str) -> tuple[str, ...]:
+        return await self.inner.team_members(org, team)
+
     async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:
         return await self.inner.repo_admins(repo)
 

@@ -440,7 +440,8 @@ class SensitiveGroup(BaseModel):
     )
     reviewers: tuple[str, ...] = Field(
         default=(),
-        description="Logins of the group's members: one of them reviews a fix that touches the paths.",
+        description="The group's members, as logins or `@org/team` names (a team's members are read from the "
+        "forge): one of them reviews a fix that touches the paths.",
     )
 
 

@@ -382,6 +382,9 @@ class Forge(Protocol):
         write access gets ``PermissionDenied`` (FORGE-FACTS, "Permissions")."""
         ...
 
+    async def team_members(self, org: str, team: str) -> tuple[str, ...]:
+        """The logins in team ``org/team`` (docs/forge-port.md); NotFound or PermissionDenied: unreadable."""
+
     async def read_file(self, repo: RepoRef, path: str, ref: str | None = None) -> FileContent | None: ...
 
     async def list_folder(self, repo: RepoRef, path: str, ref: str | None = None) -> list[str] | None:
@@ -391,9 +394,8 @@ class Forge(Protocol):
         ...
 
     async def list_files(self, repo: RepoRef, ref: str) -> list[str] | None:
-        """Every file path at ``ref`` (at most ``MAX_TREE_FILES``; None: no such ref), from the whole tree:
-        GitHub's ``git/trees/{ref}?recursive=1`` in one answer, Gitea's ``git/trees/{sha}?recursive=true`` in
-        pages of 1,000 while ``truncated`` (routers/api/v1/repo/tree.go; docs/forge-port.md)."""
+        """Every file path at ``ref`` (at most ``MAX_TREE_FILES``; None: no such ref), from the recursive tree
+        (GitHub and Gitea ``git/trees/{ref}``; docs/forge-port.md)."""
         ...
 
     # Pins: an issue (not a pull request) on top of the repository's issue list.

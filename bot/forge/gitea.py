@@ -136,6 +136,24 @@ class GiteaForge(GiteaIssues, GiteaPins, GiteaCode, GiteaRecords):
             return "none"
         return _ACCESS_TO_LEVEL.get(str(raw.get("permission") or "none"), "none")
 
+    async def team_members(self, org: str, team: str) -> tuple[str, ...]:
+        # routers/api/v1/org/team.go SearchTeam (`/orgs/{org}/teams/search?q=`, {"ok", "data"}) finds the
+        # team's id by name, GetTeamMembers (`/teams/{id}/members`) lists its users; both need membership of
+        # the organisation (routers/api/v1/api.go reqOrgMembership: 403 otherwise).
+        found = await self._get(
+            f"/orgs/{seg(org)}/teams/search", f"teams of {org}", {"q": team, "include_desc": "false"}
+        )
+        data = found.get("data") if isinstance(found, dict) else None
+        ids = [
+            t["id"]
+            for t in data or ()
+            if isinstance(t, dict) and str(t.get("name", "")).casefold() == team.strip().casefold()
+        ]
+        if not ids:
+            raise NotFound(f"team {org}/{team}: no such team", status=404)
+        users = await self._pages(f"/teams/{seg(ids[0])}/members", f"members of team {org}/{team}")
+        return tuple(str(u["login"]) for u in users if isinstance(u, dict) and u.get("login"))
+
     async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:
         # Gitea `routers/api/v1/repo/teams.go` ListTeams (reqAnyRepoReader): 405 "repo is not owned by an
         # organization" for a user's repository, whose owner administers it; `ListCollaborators`

@@ -71,6 +71,17 @@ class GitHubForge(GitHubIssues, GitHubPins, GitHubEdits, GitHubCode, GitHubDeliv
         role = raw.get("role_name") or raw.get("permission") or "none"
         return _ROLE_TO_LEVEL.get(str(role), _ROLE_TO_LEVEL.get(str(raw.get("permission")), "none"))
 
+    async def team_members(self, org: str, team: str) -> tuple[str, ...]:
+        # docs.github.com REST "List team members" (GET /orgs/{org}/teams/{team_slug}/members): the team must
+        # be visible to the caller (an organisation member; an App needs the organisation's "members" read
+        # permission), else 404 — as for a team that does not exist.
+        slug = team.strip().casefold().replace(" ", "-")
+        items = await self._iter(
+            f"/orgs/{quote(org, safe='')}/teams/{quote(slug, safe='')}/members?per_page=100",
+            f"members of team {org}/{team}",
+        )
+        return tuple(str(item["login"]) for item in items if isinstance(item, dict) and item.get("login"))
+
     async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:
         # GitHub REST "List repository collaborators" (`permission=admin`, `affiliation=all`): outside
         # collaborators, members through teams and the organization's owners; the caller needs write.

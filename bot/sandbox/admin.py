@@ -267,12 +267,18 @@ async def protect_branch(request: Request) -> Response:
 
 async def add_org(request: Request) -> Response:
     """An organisation (what GitHub and Gitea make through their web pages): {login, members: {login:
-    "admin" | "member"}}; again with the same login, its members are replaced. Its repositories are made with
+    "admin" | "member"}, teams: {name: [login, …]}}; again with the same login, its members and teams are
+    replaced (a team's people are made members of the organisation too). Its repositories are made with
     `POST /orgs/{org}/repos` (GitHub) or `POST /api/v1/orgs/{org}/repos` (Gitea)."""
     sandbox = _sandbox(request)
     body = await body_object(request)
-    login, members = body.get("login"), body.get("members") or {}
-    if not isinstance(login, str) or not login or not isinstance(members, dict):
+    login, members, teams = body.get("login"), body.get("members") or {}, body.get("teams") or {}
+    if (
+        not isinstance(login, str)
+        or not login
+        or not isinstance(members, dict)
+        or not isinstance(teams, dict)
+    ):
         raise ApiError(422, "login (a name) and members ({login: admin|member}) are required")
     if any(role not in ("admin", "member") for role in members.values()):
         raise ApiError(422, "a member's role is admin or member")
@@ -280,6 +286,12 @@ async def add_org(request: Request) -> Response:
     if org.type != "Organization":
         raise ApiError(422, f"{login} is a user")
     org.members = {sandbox.forge.ensure_user(str(m)).login: r for m, r in members.items()}
+    org.teams = {}
+    for name, people in teams.items():
+        logins = [sandbox.forge.ensure_user(str(p)).login for p in people or ()]
+        org.teams[str(name).casefold().replace(" ", "-")] = (sandbox.forge.new_id(), str(name), logins)
+        for person in logins:
+            org.members.setdefault(person, "member")
     sandbox.save()
     return _json(org.model_dump(mode="json"), 201)
 

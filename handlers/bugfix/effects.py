@@ -19,6 +19,7 @@ from bot.forge import (
     Comment,
     Commit,
     Issue,
+    NotFound,
     NotSupported,
     PermissionDenied,
     PullRequest,
@@ -49,11 +50,34 @@ from handlers.bugfix.status import (
     CONTEXT,
     BranchCommit,
     RegressionStatus,
+    Specialists,
     StatusInput,
     evaluate,
     own_commits,
     red_commit,
 )
+
+
+async def group_logins(
+    ctx: EventContext, reviewers: Sequence[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The logins a reviewer group's ``reviewers`` stand for — a login as it is, an ``@org/team`` as its
+    members read from the forge (``Forge.team_members``) — and the teams whose members could not be read:
+    they count as nobody (fail closed), and the status says so."""
+    logins: list[str] = []
+    unreadable: list[str] = []
+    for name in reviewers:
+        bare = name.strip().lstrip("@")
+        if "/" not in bare:
+            logins.append(bare)
+            continue
+        org, _, team = bare.partition("/")
+        try:
+            logins += await ctx.forge.team_members(org, team)
+        except (NotFound, PermissionDenied):
+            unreadable.append(f"@{bare}")
+    return tuple(dict.fromkeys(logins)), tuple(unreadable)
+
 
 # Commits read per pull request (each needs a call for its files); more than this fails the status anyway.
 MAX_COMMITS = 30
@@ -306,9 +330,11 @@ async def assess(
             scope=scope,
             decisions=decisions,
             specialists=tuple(
-                (name, group.reviewers, matched)
-                for name, group in sorted(settings.sensitive_paths.items())
-                if (matched := tuple(f for f in fixed if is_test_path(f, group.paths)))
+                [
+                    Specialists(name, group.reviewers, matched, *await group_logins(ctx, group.reviewers))
+                    for name, group in sorted(settings.sensitive_paths.items())
+                    if (matched := tuple(f for f in fixed if is_test_path(f, group.paths)))
+                ]
             ),
         )
     )

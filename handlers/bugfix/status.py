@@ -92,8 +92,21 @@ class StatusInput:
     # Design forks opened on the bug or its pull request since `/bugfix` and not decided yet ("F2 on #12"),
     # each with where it is: a product decision stops the loop (``DECISION_PENDING``).
     decisions: tuple[tuple[str, str], ...] = ()
-    # The reviewer groups whose paths the fix touches: (group, its reviewers, the files that matched).
-    specialists: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()
+    # The reviewer groups whose paths the fix touches.
+    specialists: tuple[Specialists, ...] = ()
+
+
+@dataclass(frozen=True)
+class Specialists:
+    """A ``bugfix.sensitive_paths`` group the fix touches: its reviewers as configured (logins and
+    ``@org/team`` names), the files that matched, the logins that count (the teams' members read from the
+    forge) and the teams whose members could not be read (they count as nobody: fail closed)."""
+
+    group: str
+    reviewers: tuple[str, ...]
+    files: tuple[str, ...]
+    logins: tuple[str, ...]
+    unreadable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -310,16 +323,27 @@ def evaluate(given: StatusInput) -> RegressionStatus:
         return RegressionStatus("pending", "AWAITING_REVIEW", review[:140])
     groups = specialists_waiting(given, head)
     if groups:
-        group, members, files = groups[0]
-        who = ", ".join(m.lstrip("@") for m in members[:6]) or "no reviewers listed"
+        group = groups[0]
+        who = ", ".join(m.lstrip("@") for m in group.reviewers[:6]) or "no reviewers listed"
+        unread = (
+            " The members of "
+            + ", ".join(f"`{t.lstrip('@')}`" for t in group.unreadable[:6])
+            + " could not be read (the team does not exist, or Steward may not see it: on GitHub it needs "
+            "the organisation's members read permission, on Gitea membership of the organisation), so "
+            "nobody counts for it."
+            if group.unreadable
+            else ""
+        )
         return RegressionStatus(
             "pending",
             SPECIALIST_REVIEW_NEEDED,
-            f"awaiting the {group} group's review of the head (reviewers: {who})",
-            f"The fix touches the paths the `{group}` reviewer group covers (`bugfix.sensitive_paths`): "
-            + ", ".join(f"`{f}`" for f in files[:10])
+            f"awaiting the {group.group} group's review of the head (reviewers: {who})",
+            f"The fix touches the paths the `{group.group}` reviewer group covers "
+            "(`bugfix.sensitive_paths`): "
+            + ", ".join(f"`{f}`" for f in group.files[:10])
             + f". Besides the independent review, one of {who} reviews the head: `/review clean` (a "
-            "separate round is not needed when they gave the clean round) or an approval on the head.",
+            "separate round is not needed when they gave the clean round) or an approval on the head."
+            + unread,
         )
     word = "clean" if ledger.completion() == "CLEAN" else "clean, with accepted residuals"
     done = f"proof in order, review {word}"
@@ -335,12 +359,12 @@ def evaluate(given: StatusInput) -> RegressionStatus:
     return RegressionStatus("success", "SUCCESS", done)
 
 
-def specialists_waiting(given: StatusInput, head: str) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+def specialists_waiting(given: StatusInput, head: str) -> list[Specialists]:
     """The reviewer groups whose paths the fix touches and whose members gave neither a clean round (that
     counts) nor an approval on ``head``."""
     out = []
-    for group, members, files in given.specialists:
-        names = {m.lstrip("@").casefold() for m in members}
+    for specialists in given.specialists:
+        names = {m.lstrip("@").casefold() for m in specialists.logins}
         rounds = any(
             r.head == head and r.verdict == "clean" and not r.void and r.actor.casefold() in names
             for r in given.ledger.rounds
@@ -350,7 +374,7 @@ def specialists_waiting(given: StatusInput, head: str) -> list[tuple[str, tuple[
             for n in given.native
         )
         if not (rounds or approved):
-            out.append((group, members, files))
+            out.append(specialists)
     return out
 
 

@@ -168,6 +168,20 @@ async def test_files_are_read_at_a_ref(forge: Forge, site: Site) -> None:
     assert await forge.list_files(repo, "0" * 40) is None
 
 
+async def test_a_teams_members_are_read_when_the_team_is_visible(forge: Forge, site: Site) -> None:
+    """Issue 36 §5's `@org/team` reviewer groups: a team's logins, for the organisation's members (GitHub: a
+    team not visible is a 404, as one that does not exist; Gitea: 403 outside the organisation)."""
+    team = {"login": "acme-c", "members": {"steward-bot": "member"}, "teams": {"Security": ["carol", "dave"]}}
+    site.admin.post("/_sandbox/orgs", json=team).raise_for_status()
+    assert await forge.team_members("acme-c", "security") == ("carol", "dave")
+    with pytest.raises(NotFound):
+        await forge.team_members("acme-c", "nobody")
+    hidden = {"login": "acme-h", "members": {}, "teams": {"Security": ["carol"]}}
+    site.admin.post("/_sandbox/orgs", json=hidden).raise_for_status()
+    with pytest.raises(NotFound if site.kind == "github" else PermissionDenied):
+        await forge.team_members("acme-h", "Security")
+
+
 async def test_issue_relations(forge: Forge, site: Site) -> None:
     repo = site.new_repo()
     parent, blocker, other = (site.open_issue(repo, t) for t in ("parent", "blocker", "other"))

@@ -353,6 +353,14 @@ def github_repository_routes(check: OpenApiCheck, sandbox: SandboxServer, alice:
     httpx2.post(sandbox.url + "/_sandbox/orgs", json={"login": "movers", "members": {"alice": "admin"}})
     check(alice.post("/orgs/movers/repos", json={"name": "home"}))
     check(alice.post("/repos/alice/moving/transfer", json={"new_owner": "movers"}))
+    # A team's members (issue 36 §5: `@org/team` reviewer groups): visible to the organisation's members.
+    org = {"login": "guards", "members": {"alice": "member"}, "teams": {"Security": ["carol"]}}
+    httpx2.post(sandbox.url + "/_sandbox/orgs", json=org).raise_for_status()
+    members = check(alice.get("/orgs/guards/teams/security/members")).json()
+    assert [m["login"] for m in members] == ["carol"]
+    assert alice.get("/orgs/guards/teams/nobody/members").status_code == 404
+    with httpx2.Client(base_url=str(alice.base_url), headers={"Authorization": "token bob-token"}) as bob:
+        assert bob.get("/orgs/guards/teams/security/members").status_code == 404, "not a member: not visible"
 
 
 def gitea_repository_routes(check: GiteaApiCheck, sandbox: SandboxServer, g: httpx2.Client) -> None:
@@ -364,3 +372,13 @@ def gitea_repository_routes(check: GiteaApiCheck, sandbox: SandboxServer, g: htt
     check(g.get(f"/repositories/{ident}"))
     httpx2.post(sandbox.url + "/_sandbox/orgs", json={"login": "gmovers", "members": {"alice": "admin"}})
     check(g.post("/orgs/gmovers/repos", json={"name": "home"}))
+    # A team by name, then its members (routers/api/v1/org/team.go SearchTeam, GetTeamMembers): for the
+    # organisation's members only (403 otherwise).
+    org = {"login": "gguards", "members": {"alice": "member"}, "teams": {"Security": ["carol"]}}
+    httpx2.post(sandbox.url + "/_sandbox/orgs", json=org).raise_for_status()
+    found = check(g.get("/orgs/gguards/teams/search", params={"q": "secur"})).json()
+    assert found["ok"] is True and [t["name"] for t in found["data"]] == ["Security"]
+    team = found["data"][0]["id"]
+    assert [m["login"] for m in check(g.get(f"/teams/{team}/members")).json()] == ["carol"]
+    with httpx2.Client(base_url=str(g.base_url), headers={"Authorization": "token bob-token"}) as bob:
+        assert bob.get(f"/teams/{team}/members").status_code == 403

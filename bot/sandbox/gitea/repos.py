@@ -20,7 +20,7 @@ from bot.sandbox.shared.plumbing import ApiError, body_object, json_response
 from bot.sandbox.shared.state import Protection, Repo
 
 from .branches import protection_shape
-from .context import API, GCtx, unprocessable
+from .context import API, GCtx, gitea_page, unprocessable
 
 # modules/structs EditRepoOption `Name` is bound `AlphaDashDot`.
 _NAME = re.compile(r"[A-Za-z0-9._-]+")
@@ -80,6 +80,56 @@ async def create_org_repo(request: Request) -> Response:
         raise ApiError(409, "The repository with the same name already exists.")
     made = repo_ops.create_repo(ctx, name, body, "gitea", f"{ctx.login}@noreply.sandbox", owner=org.login)
     return json_response(request, ctx.shapes.repo(made, ctx.login), status=201)
+
+
+# routers/api/v1/api.go mounts `/orgs/{org}/teams/search` under reqOrgMembership() and
+# `/teams/{teamid}/members`
+# under reqOrgMembership() too: a caller outside the organisation is refused 403 "Must be an organization
+# member" (routers/api/v1/api.go reqOrgMembership). SearchTeam (routers/api/v1/org/team.go) answers
+# {"ok": true, "data": [Team]}, the teams whose name contains `q` (case-insensitively); GetTeamMembers the
+# team's users. An unknown team id is a 404.
+
+
+def _org_member(ctx: GCtx, org: str) -> None:
+    if ctx.forge.membership(org, ctx.login) is None:
+        raise ApiError(403, "Must be an organization member")
+
+
+async def search_teams(request: Request) -> Response:
+    ctx = GCtx(request)
+    org = ctx.forge.user(ctx.param("org"))
+    if org is None or org.type != "Organization":
+        raise ctx.not_found()
+    _org_member(ctx, org.login)
+    q = (request.query_params.get("q") or "").casefold()
+    data = [
+        {
+            "id": team_id,
+            "name": name,
+            "description": "",
+            "organization": ctx.shapes.user(org.login),
+            "includes_all_repositories": False,
+            "permission": "read",
+            "units": ["repo.code"],
+            "units_map": {"repo.code": "read"},
+            "can_create_org_repo": False,
+        }
+        for team_id, name, _ in org.teams.values()
+        if q in name.casefold()
+    ]
+    return json_response(request, {"ok": True, "data": data})
+
+
+async def team_members(request: Request) -> Response:
+    ctx = GCtx(request)
+    wanted = ctx.int_param("teamid")
+    for org in ctx.forge.users.values():
+        for team_id, _, members in org.teams.values():
+            if team_id == wanted:
+                _org_member(ctx, org.login)
+                chunk, headers = gitea_page(request, [ctx.shapes.user(login) for login in members])
+                return json_response(request, chunk, headers=headers)
+    raise ctx.not_found()
 
 
 # branch protections (repository admins: routers/api/v1/api.go mounts them under reqRepoAdmin) -------------
@@ -154,6 +204,8 @@ def routes() -> list[BaseRoute]:
         Route(r, edit_repo, methods=["PATCH"]),
         Route(API + "/repositories/{id:int}", repo_by_id, methods=["GET"]),
         Route(API + "/orgs/{org}/repos", create_org_repo, methods=["POST"]),
+        Route(API + "/orgs/{org}/teams/search", search_teams, methods=["GET"]),
+        Route(API + "/teams/{teamid}/members", team_members, methods=["GET"]),
         Route(r + "/branch_protections", create_protection, methods=["POST"]),
         Route(p, get_protection, methods=["GET"]),
         Route(p, edit_protection, methods=["PATCH"]),

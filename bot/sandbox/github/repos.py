@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from bot.sandbox.shared import rename_ops, repo_ops
-from bot.sandbox.shared.plumbing import ApiError, body_object, json_response, validation_failed
+from bot.sandbox.shared.plumbing import ApiError, body_object, json_response, paginate, validation_failed
 from bot.sandbox.shared.state import Repo
 
 from . import repo_settings
@@ -160,9 +160,25 @@ async def create_org_repo(request: Request) -> Response:
     return json_response(request, ctx.shapes.full_repo(repo, ctx.login), status=201)
 
 
+async def team_members(request: Request) -> Response:
+    """GET /orgs/{org}/teams/{team_slug}/members — docs.github.com REST "List team members": "the team must
+    be visible to the authenticated user"; the sandbox's teams are `closed` (visible to every member of the
+    organisation), so a caller outside it, an unknown team or organisation, all answer 404. Paginated."""
+    ctx = Ctx(request)
+    org = ctx.forge.user(ctx.param("org"))
+    if org is None or org.type != "Organization" or ctx.forge.membership(org.login, ctx.login) is None:
+        raise ctx.not_found()
+    team = org.teams.get(ctx.param("team_slug").casefold())
+    if team is None:
+        raise ctx.not_found()
+    chunk, headers = paginate(request, [ctx.shapes.user(login) for login in team[2]])
+    return json_response(request, chunk, headers=headers)
+
+
 def routes(r: str) -> list[BaseRoute]:
     return [
         Route(r, update_repo, methods=["PATCH"]),
         Route(r + "/transfer", transfer_repo, methods=["POST"]),
         Route("/orgs/{org}/repos", create_org_repo, methods=["POST"]),
+        Route("/orgs/{org}/teams/{team_slug}/members", team_members, methods=["GET"]),
     ]

@@ -34,6 +34,8 @@ class User(BaseModel):
     created_at: str = Field(default_factory=now_iso)
     # An organisation's people and their role in it ("admin": its owners; "member"); empty for a user.
     members: dict[str, Literal["admin", "member"]] = Field(default_factory=dict)
+    # An organisation's teams by slug (lowercased name, spaces as `-`): [id, name, members' logins].
+    teams: dict[str, tuple[int, str, list[str]]] = Field(default_factory=dict)
 
 
 class Token(BaseModel):
