@@ -26,6 +26,7 @@ from handlers.triage import bot as triage_bot
 from handlers.triage import closing_bot as triage_closing
 from handlers.triage import hold as triage_hold
 from handlers.triage import label_bot as triage_label
+from handlers.triage import overview_bot as triage_overview
 from handlers.triage import welcome_bot as triage_welcome
 
 CAPABILITIES: tuple[ModuleType, ...] = (
@@ -45,6 +46,7 @@ CAPABILITIES: tuple[ModuleType, ...] = (
     triage_label,
     triage_welcome,
     triage_hold,
+    triage_overview,
 )
 
 

@@ -69,3 +69,27 @@ class TriageSettings(BaseModel):
         "`steward/hold` status on its head; `/unhold` takes it off. Make `steward/hold` a required status "
         "check for the hold to block merging (`/steward config` says whether it is).",
     )
+    overview: bool = Field(
+        default=False,
+        description="Keep one issue that says what needs whom (the overview): the bugs waiting for their "
+        "reporter or for the maintainers, the refined and unclaimed ones, open design forks, bugfixes by "
+        "state, escalated root-cause boards, milestones and their gates, claims gone stale. Pinned where "
+        "the forge lets Steward pin it; rewritten when issues, pull requests or milestones change.",
+    )
+    overview_label: str = Field(
+        default="steward-overview", description="The label of the overview issue (Steward sets it)."
+    )
+    overview_refresh_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        le=3600,
+        description="How long Steward waits after a change before it rewrites the overview: the changes of "
+        "that time cost one refresh.",
+    )
+    stale_claim_days: int = Field(
+        default=7,
+        ge=1,
+        le=3650,
+        description="The overview lists a claim as gone stale after this many days without activity from "
+        "its claimant on the issue.",
+    )

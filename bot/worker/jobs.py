@@ -318,7 +318,7 @@ async def _handle(runtime: Runtime, event: Event, job_id: str, jlog: Any, job_tr
     if event.repo is not None:
         # For work that no event starts: Gitea's milestones (no webhooks), the catch-up after downtime.
         await runtime.seen.note(event.forge, event.repo)
-        if event.name == "repository":
+        if event.name == "repository" and not event.action.startswith("steward-"):
             # Renamed or transferred: what Steward keeps of it is keyed by its id (bot.forge.repo_key) and
             # follows it; noting it above put its new name in the list of repositories seen.
             jlog.info("repository renamed or transferred", renamed_from=event.extra.get("renamed_from", ""))

@@ -5,7 +5,10 @@ onboarding pull request); and a bug's regression test slot (section 7) and the t
 
 from __future__ import annotations
 
+from handlers.bugfix.gate import bug_of_pull_title as bug_of_pull_title
+from handlers.bugfix.record import EXHAUSTED_LABEL as EXHAUSTED_LABEL
 from handlers.bugfix.record import LABELS as _LABELS
+from handlers.bugfix.record import OPEN_LABEL as OPEN_LABEL
 from handlers.bugfix.regression_slot import case_names as case_names
 from handlers.bugfix.regression_slot import parse_slot as parse_slot
 from handlers.bugfix.required import Requirement as Requirement

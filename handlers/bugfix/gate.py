@@ -430,6 +430,16 @@ def bug_of_branch(prefix: str, branch: str) -> int | None:
 _TITLE_PREFIX = re.compile(r"^\s*(?:\[\s*bug\s*\]\s*[:\-–—]?|bug\s*[:\-–—])\s*", re.IGNORECASE)
 
 
+# ``pull_title``'s shape, read back (on Gitea behind a draft's WIP prefix): which bug a pull request fixes.
+_PULL_TITLE = re.compile(r"^\s*(?:(?:WIP:|\[WIP\])\s*)?Bugfix for #(\d{1,9}):", re.IGNORECASE)
+
+
+def bug_of_pull_title(title: str) -> int | None:
+    """The bug a pull request titled by ``pull_title`` fixes (the caller checks Steward opened it)."""
+    found = _PULL_TITLE.match(title or "")
+    return int(found.group(1)) if found else None
+
+
 def pull_title(number: int, title: str) -> str:
     # No closing keyword ("Fix #1" in the merge commit's message closes #1 on both forges): the bug is closed
     # by Steward, and only when the completion is honest (completion.py).

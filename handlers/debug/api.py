@@ -21,7 +21,7 @@ from typing import Literal
 from bot.commands.context import EventContext
 from bot.forge import RepoRef
 from handlers.debug.board import ROOT_CAUSE_NOT_EVIDENCED, Board, Refused, escalation_due, parse_id
-from handlers.debug.effects import LABELS, grounder, load, read_board, save
+from handlers.debug.effects import LABELS, NEEDS_HUMAN, grounder, load, read_board, save
 from handlers.debug.grounding import find_paths
 from handlers.debug.locations import find_locations
 
@@ -179,3 +179,5 @@ async def missing_places(ctx: EventContext, texts: Sequence[str]) -> tuple[str, 
 
 # The labels the root-cause board sets and removes itself (`debug:*`, `needs-human`).
 MANAGED_LABELS: tuple[str, ...] = tuple(LABELS)
+# The label of a bug whose investigation was handed to a person (the overview lists them).
+ESCALATED_LABEL: str = NEEDS_HUMAN

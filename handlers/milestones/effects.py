@@ -394,8 +394,9 @@ async def sync_milestone(
         if data.override is None or (data.override.by, data.override.reason) != (actor, reason):
             record_now = override_record(actor, reason, result, now)
             data = replace(data, override=replace(record_now, comment=comment, digest=digest))
+    counts, gate = (ms.open_issues, ms.closed_issues), (result.verdict, len(result.blockers))
     internal = is_internal(ms.description, settings.internal_marker)
-    data = replace(data, counts=(ms.open_issues, ms.closed_issues), internal=internal, names=names)
+    data = replace(data, counts=counts, internal=internal, names=names, gate=gate)
     decision = closure_decision(
         state=ms.state,
         closed_at=ms.closed_at,

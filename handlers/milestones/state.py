@@ -198,6 +198,17 @@ class Reopened:
         return cls(closed_at, _text(raw.get("by"), MAX_LOGIN), at)
 
 
+def _gate(raw: Any) -> tuple[Literal["pass", "blocked"], int] | None:
+    if not isinstance(raw, Mapping):
+        return None
+    verdict, blockers = raw.get("verdict"), _int(raw.get("blockers"))
+    if verdict == "pass" and blockers == 0:
+        return ("pass", 0)
+    if verdict == "blocked" and blockers is not None:
+        return ("blocked", blockers)
+    return None
+
+
 @dataclass(frozen=True)
 class Named:
     """The label (``id``) that carries a passing name, since ``since`` ("": since before Steward first
@@ -253,6 +264,9 @@ class DashboardData:
     promises: tuple[Promise, ...] | None = None
     # Gitea: which label carried each passing name at the last look (None: never looked, or not Gitea).
     names: LabelNames | None = None
+    # The gate's verdict at the last refresh and how many blockers it had (what the overview issue shows
+    # of the milestone); None: not recorded yet.
+    gate: tuple[Literal["pass", "blocked"], int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -268,6 +282,7 @@ class DashboardData:
             "internal_by": self.internal_by.to_json() if self.internal_by else None,
             "promises": [p.to_json() for p in self.promises] if self.promises is not None else None,
             **({"names": self.names.to_json()} if self.names is not None else {}),
+            "gate": {"verdict": self.gate[0], "blockers": self.gate[1]} if self.gate is not None else None,
         }
 
     @classmethod
@@ -293,6 +308,7 @@ class DashboardData:
             internal_by=Internal.from_json(raw.get("internal_by")),
             promises=promises_from_json(raw.get("promises")),
             names=LabelNames.from_json(raw.get("names")),
+            gate=_gate(raw.get("gate")),
         )
 
     def settled_closed(self, closed_at: str | None) -> bool:

@@ -32,6 +32,7 @@ def managed_labels(settings: HandlerSettings) -> frozenset[str]:
         gate.audit_ratified,
         gate.ratified,
         settings.triage.hold_label,
+        settings.triage.overview_label,
         *BUGFIX_LABELS,
         *DEBUG_LABELS,
         settings.triage.claimed_label,

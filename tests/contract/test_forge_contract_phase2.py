@@ -63,7 +63,7 @@ async def test_issues_are_listed_past_one_page_by_state_kind_milestone_and_label
 async def test_a_listing_says_who_is_assigned_and_which_pull_requests_are_drafts(
     forge: Forge, site: Site
 ) -> None:
-    """One listing is enough for the overview (docs/triage.md): each issue's assignees, and whether a pull
+    """One listing is enough for the overview (docs/overview.md): each issue's assignees, and whether a pull
     request is a draft (GitHub's `draft`, Gitea's `pull_request.draft`: the WIP prefix)."""
     repo = site.new_repo()
     number = site.open_issue(repo, "assigned")

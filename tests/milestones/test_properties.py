@@ -89,7 +89,9 @@ json_values = st.recursive(
 
 @given(
     st.dictionaries(
-        st.sampled_from(["state", "closed_at", "counts", "override", "closure", "reopened", "internal", "x"]),
+        st.sampled_from(
+            ["state", "closed_at", "counts", "override", "closure", "reopened", "internal", "gate", "x"]
+        ),
         json_values,
     )
     | json_values

@@ -421,7 +421,7 @@ def test_issue_listings_say_whether_a_pull_request_is_a_draft(
     """The issue objects of pull requests say draft: GitHub's `issue` schema has a `draft` property
     (tests/fixtures/github/openapi-2026-subset.json), Gitea's `pull_request` (PullRequestMeta) a `draft`
     that is the title's WIP prefix (tests/fixtures/gitea/openapi3.v1.json, services/convert/issue.go). The
-    overview reads a bugfix's state from the one listing (docs/triage.md)."""
+    overview reads a bugfix's state from the one listing (docs/overview.md)."""
     _github_branch(alice, repo, "od1")
     _github_branch(alice, repo, "od2")
     draft = alice.post(repo + "/pulls", json={"title": "t", "head": "od1", "base": "main", "draft": True})
