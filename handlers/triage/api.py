@@ -6,6 +6,9 @@ from typing import Final
 
 from bot.forge import Branch, ForgeKind
 from handlers.bugfix.api import requirement
+from handlers.triage.claims import Claim as Claim
+from handlers.triage.effects import ClaimedIssue as ClaimedIssue
+from handlers.triage.effects import list_claims as list_claims
 
 # The status `/hold` keeps on a pull request's head (handlers.triage.hold restores it when someone else
 # sets it, so the general `steward/*` rule in handlers.bugfix leaves this one to it).

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import replace
 from datetime import UTC, datetime
 
 from bot.commands.context import CommandContext, CommandError, EventContext
@@ -21,7 +20,7 @@ from bot.commands.permissions import check, who_may
 from bot.commands.registry import Registry
 from bot.forge import ForgeError
 from handlers.triage.claims import Claim, holds, parse_logins, stale, with_claim, without
-from handlers.triage.effects import read_claims, save_claims
+from handlers.triage.effects import dated_claims, read_claims, save_claims
 from handlers.triage.render import kept_text, not_held_text, release_text
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
@@ -167,14 +166,8 @@ async def release_claims(pctx: PeriodicContext) -> None:
 
 async def _release_stale(ctx: EventContext, number: int, days: int) -> None:
     found = await read_claims(ctx, number)
-    activity: dict[str, str] = {}
-    written: dict[int, str] = {}
-    for comment in found.comments:
-        key = comment.author.casefold()
-        activity[key] = max(activity.get(key, ""), comment.created_at or "")
-        written[comment.id] = comment.created_at or ""
     # A claim started when its command comment was written (the forge's time, which nobody can change).
-    dated = [replace(c, since=written.get(c.comment) or c.since) for c in found.claims]
+    dated, activity = dated_claims(found)
     gone = stale(dated, activity, time.time(), days)
     if not gone:
         return

@@ -8,7 +8,8 @@ commands in the thread, each counted only if its author may run it now.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 
 from bot.commands.context import EventContext
 from bot.commands.dispatch import setting_on
@@ -17,7 +18,7 @@ from bot.commands.permissions import PermissionsUnreadable, check
 from bot.config.settings import Permission
 from bot.forge import Comment, Issue
 from bot.records import sticky
-from handlers.triage.claims import Claim, from_data, parse_logins, to_data, with_claim, without
+from handlers.triage.claims import Claim, from_data, parse_logins, stale, to_data, with_claim, without
 from handlers.triage.render import claims_text
 
 CLAIMS_KIND = "triage-claims"
@@ -130,3 +131,46 @@ async def save_claims(ctx: EventContext, found: Claims, claims: list[Claim]) -> 
         await ctx.forge.add_labels(ctx.repo, found.issue.number, [label])
     elif not claims and found.issue.has_label(label):
         await ctx.forge.remove_label(ctx.repo, found.issue.number, label)
+
+
+@dataclass(frozen=True)
+class ClaimedIssue:
+    """An open issue someone holds a claim on (``list_claims``): its claims as Steward's verified record has
+    them, and those whose holder did nothing there for `triage.release_claims_after_days` (released by the
+    next `claim-release` run)."""
+
+    number: int
+    title: str
+    html_url: str
+    claims: tuple[Claim, ...]
+    stale: tuple[Claim, ...]
+
+
+async def list_claims(ctx: EventContext, now: float | None = None) -> list[ClaimedIssue]:
+    """Every open issue with a claim on this repository: one listing of the `triage.claimed_label` issues,
+    then each one's thread (its record, verified — rebuilt from the commands when it does not verify — and
+    its holders' latest comments). An issue the forge assigned without a claim is not listed: its
+    ``Issue.assignees`` say who has it."""
+    triage = ctx.settings.triage
+    found: list[ClaimedIssue] = []
+    moment = time.time() if now is None else now
+    for issue in await ctx.forge.list_issues(ctx.repo, labels=[triage.claimed_label]):
+        claims = await read_claims(ctx, issue.number, issue)
+        if not claims.claims:
+            continue
+        dated, activity = dated_claims(claims)
+        gone = stale(dated, activity, moment, triage.release_claims_after_days)
+        found.append(ClaimedIssue(issue.number, issue.title, issue.html_url, tuple(dated), tuple(gone)))
+    return found
+
+
+def dated_claims(found: Claims) -> tuple[list[Claim], dict[str, str]]:
+    """The claims, each dated by its command comment as the forge shows it now (nobody can change that
+    time), and each person's latest comment in the thread (casefolded login → ISO-8601)."""
+    activity: dict[str, str] = {}
+    written: dict[int, str] = {}
+    for comment in found.comments:
+        key = comment.author.casefold()
+        activity[key] = max(activity.get(key, ""), comment.created_at or "")
+        written[comment.id] = comment.created_at or ""
+    return [replace(c, since=written.get(c.comment) or c.since) for c in found.claims], activity
