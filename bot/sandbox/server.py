@@ -13,6 +13,7 @@ from typing import Self
 import uvicorn
 from starlette.applications import Starlette
 
+from bot.sandbox.serving import PromptServer
 from bot.sandbox.shared.runtime import Sandbox
 from bot.sandbox.shared.state import SandboxState
 
@@ -50,7 +51,7 @@ class SandboxServer:
         self.start_timeout = start_timeout
         self.url = ""
         self.port = 0
-        self._server: uvicorn.Server | None = None
+        self._server: PromptServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -72,7 +73,7 @@ class SandboxServer:
         config = uvicorn.Config(
             self.app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=1
         )
-        server = self._server = uvicorn.Server(config)
+        server = self._server = PromptServer(config)
         self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._thread.start()
         deadline = time.monotonic() + self.start_timeout
@@ -84,7 +85,7 @@ class SandboxServer:
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
+            self._server.exit_now()
         if self._thread is not None:
             self._thread.join(timeout=15)
         self._server = self._thread = None
