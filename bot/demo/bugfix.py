@@ -1,19 +1,31 @@
 """The `steward demo` scene of regression-first bugfix branches: `/bugfix` on a refined bug, CI red on the
-test alone, the fix, CI green, a refused self-review and an independent one, then a weakened test that fails
-the proof, and a merge that leaves the bug open as merged without its proof."""
+test alone, a fix beyond its evidence and its size budget accepted with `/scope`, a product decision that
+stops the loop until it is decided, CI green, a refused self-review, an independent one and the security
+group's, then a weakened test that fails the proof, and a merge that leaves the bug open as merged without
+its proof."""
 
 from __future__ import annotations
 
 import base64
 from typing import TYPE_CHECKING, Any
 
-from bot.demo.stage import add_collaborator, put_cart_code
+from bot.demo.stage import CONFIG_PATHS, DEMO_CONFIG, Person, add_collaborator, put_cart_code
 from bot.demo.texts import APPROVED_BUG
 
 if TYPE_CHECKING:
-    from bot.demo.stage import Person, Stage
+    from bot.demo.stage import Stage
 
 CONTEXT = "steward/regression-first"
+# The scene's settings (issue 36 §2, §5): a size budget the fix goes over, and a security reviewer group for
+# the cart's code.
+BUGFIX_CONFIG = """bugfix:
+  max_fix_lines: 3
+  sensitive_paths:
+    security:
+      paths: ["cart/**"]
+      reviewers: ["guard"]
+"""
+FORK = "\n\n## Open forks\n\n- [ ] F1: Round the discount before or after the currency conversion?\n"
 
 
 def _say(text: str) -> None:
@@ -58,6 +70,13 @@ def _status(stage: Stage, sha: str) -> str:
 
 def bugfix_scene(stage: Stage) -> None:
     _say("\n▶ Regression-first bugfix: the failing test first, then the fix, then an independent review")
+    path = CONFIG_PATHS[stage.flavor]
+    stage.put_file(path, DEMO_CONFIG + BUGFIX_CONFIG)
+    _say(
+        f"  @maintainer set in `{path}` a size budget for fixes (`bugfix.max_fix_lines: 3`; 400 by default) "
+        "and a `security` reviewer group for `cart/**` (`bugfix.sensitive_paths`: @guard)."
+    )
+    stage.settle()
     number = stage.issue(
         stage.maintainer, "Cart total ignores the discount after a currency switch", APPROVED_BUG
     )
@@ -107,16 +126,31 @@ def bugfix_scene(stage: Stage) -> None:
     stage.settle()
     _say(f"  @maintainer pushed the fix `{fix[:10]}` to `cart/rates.py`, a file the evidence does not name:")
     _say(f"    commit status {CONTEXT}: {_status(stage, fix)}")
+    sandbox = _root(stage.maintainer)
+    guard = Person(sandbox, "guard", stage.flavor)
+    add_collaborator(stage.maintainer, stage.repo, guard, "admin" if stage.flavor == "gitea" else "maintain")
     stage.comment(
-        stage.maintainer,
-        number,
-        "/steward evidence H1 for cart/rates.py:2 converts the total after the discount was dropped",
+        guard,
+        int(pr["number"]),
+        "/steward scope the discount is lost where the total is converted, in cart/rates.py",
+    )
+    _say(
+        "  @guard (maintain access, who wrote none of the fix) accepted both — the file and the size — with "
+        "`/steward scope <reason>`:"
     )
     stage.settle()
+    stage.show(int(pr["number"]), max_lines=2)
+    bug = stage.maintainer("GET", f"/repos/{stage.repo}/issues/{number}")
+    stage.maintainer("PATCH", f"/repos/{stage.repo}/issues/{number}", {"body": str(bug["body"]) + FORK})
+    stage.settle()
     _say(
-        "  @maintainer extended the evidence on the bug to `cart/rates.py:2` (a maintainer who did not write "
-        "the fix could have accepted it with `/steward scope <reason>` instead); CI then passed on the fix."
+        "\n  Then @maintainer raised a product question on the bug — a design fork, F1: round the discount "
+        "before or after the conversion? The loop stops for it:"
     )
+    _say(f"    commit status {CONTEXT}: {_status(stage, fix)}")
+    stage.comment(stage.maintainer, number, "/steward decide F1 after the conversion, as the price list does")
+    stage.settle()
+    _say("  @maintainer decided F1 (`/steward decide`); CI then passed on the fix.")
     _play_ci(stage, fix, "success")
     stage.settle()
     add_collaborator(
@@ -133,7 +167,15 @@ def bugfix_scene(stage: Stage) -> None:
     _say("  @outsider (a collaborator now, who committed nothing) reviewed the head: `review clean`.")
     stage.settle()
     stage.show(int(pr["number"]), max_lines=8)
-    _say(f"\n    commit status {CONTEXT}: {_status(stage, fix)}")
+    _say(
+        "\n  The fix touches `cart/**`, the security group's paths: the independent review is not enough."
+        f"\n    commit status {CONTEXT}: {_status(stage, fix)}"
+    )
+    approve = "APPROVE" if stage.flavor == "github" else "APPROVED"
+    guard("POST", f"/repos/{stage.repo}/pulls/{pr['number']}/reviews", {"event": approve, "body": "ok"})
+    _say("  @guard, of the security group, approved the head (the forge's own review).")
+    stage.settle()
+    _say(f"    commit status {CONTEXT}: {_status(stage, fix)}")
     weakened = (
         "import pytest\n\n\n@pytest.mark.skip\ndef test_discount_survives_a_currency_switch():\n"
         "    assert True\n"
@@ -155,3 +197,5 @@ def bugfix_scene(stage: Stage) -> None:
     )
     stage.settle()
     stage.show(number, max_lines=8)
+    stage.put_file(path, DEMO_CONFIG)
+    stage.settle()

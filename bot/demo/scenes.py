@@ -25,6 +25,13 @@ def commands_scene(stage: Stage) -> None:
 
 def backlog_scene(stage: Stage) -> None:
     say("\n▶ Backlog refinement: an interview, then a spec")
+    path = CONFIG_PATHS[stage.flavor]
+    stage.put_file(path, DEMO_CONFIG + "backlog:\n  round_cap: 1\n")
+    say(
+        f"  @maintainer allowed one round of questions here (`backlog.round_cap: 1` in `{path}`; 5 by "
+        "default)."
+    )
+    stage.settle()
     number = stage.issue(stage.maintainer, "Export orders as CSV", BACKLOG_ITEM, labels=["refine"])
     say("  @maintainer labelled a backlog item `refine`.")
     stage.settle()
@@ -36,23 +43,29 @@ def backlog_scene(stage: Stage) -> None:
         "written by orders/export.py.\n"
         "/steward answer g2 In: orders of the current year. Out: invoices and refunds.",
     )
-    say("\n  @maintainer answered two questions in one comment.")
-    stage.settle()
-    stage.show(number, max_lines=6)
-    stage.comment(stage.maintainer, number, "/steward enough")
-    say("\n  @maintainer ended the interview with `/steward enough`.")
+    say("\n  @maintainer answered two questions in one comment; that was the one round, with the acceptance "
+        "question still open, so the interview stopped degraded.")  # fmt: skip
     stage.settle()
     stage.show(number, max_lines=8)
     stage.comment(stage.maintainer, number, "/steward approve-spec")
-    say("\n  @maintainer tried to approve the spec, which cites `orders/export.py` — a file the repository "
-        "does not have.")  # fmt: skip
+    say("\n  @maintainer tried to approve the spec as it is.")
+    stage.settle()
+    stage.show(number, max_lines=3)
+    enough = "the acceptance is the file opening in a spreadsheet, checked by hand"
+    stage.comment(stage.maintainer, number, f"/steward approve-spec --accept-degraded {enough}")
+    say("\n  @maintainer approved it anyway, saying why — but the spec cites `orders/export.py`, a file the "
+        "repository does not have.")  # fmt: skip
     stage.settle()
     stage.show(number, max_lines=3)
     why = "orders/export.py is written by this work"
-    stage.comment(stage.maintainer, number, f"/steward approve-spec --ungrounded {why}")
+    stage.comment(
+        stage.maintainer, number, f"/steward approve-spec --accept-degraded {enough} --ungrounded {why}"
+    )
     say("\n  @maintainer approved it, saying why the file does not exist yet.")
     stage.settle()
     stage.show(number, max_lines=3)
+    stage.put_file(path, DEMO_CONFIG)
+    stage.settle()
 
 
 def config_scene(stage: Stage) -> None:

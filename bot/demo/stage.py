@@ -25,6 +25,8 @@ USERS = {
     "outsider": "demo-outsider-token",
     # Someone new to the repository (the welcome's scene, `bot.demo.newcomer`).
     "newcomer": "demo-newcomer-token",
+    # The security reviewer of the bugfix scene (`bot.demo.bugfix`): maintain access, writes no code.
+    "guard": "demo-guard-token",
     "steward-bot": "demo-bot-token",
 }
 

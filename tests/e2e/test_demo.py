@@ -83,7 +83,9 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     # Commands: who may run what, and a refusal that says why.
     assert "**Steward commands**" in out
     assert "`/steward refresh` can only be run by people with" in out
-    # Backlog refinement: the interview ends in an approved spec.
+    # Backlog refinement: the interview ends in an approved spec — degraded at its one round (issue 36 §7),
+    # approved with the reason.
+    assert "this spec stopped degraded" in out and "--accept-degraded <reason>" in out
     assert "## Spec v1 — Export orders as CSV (approved)" in out
     # Grounding before sign-off: the spec cites a file the repository lacks; approved with the reason.
     assert "the spec cites code that does not exist — `orders/export.py`: there is no file" in out
@@ -118,6 +120,11 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     assert "investigation is not finished: H2 is still pending" in out
     # A fix beyond its evidence waits until the evidence names its file (or a maintainer accepts it).
     assert "pending — fix out of scope: files the evidence does not name: cart/rates.py" in out
+    # Issue 36 §2, §5 in the tour: the size budget, `/scope`, a product decision, the specialist review.
+    assert "4 changed lines (at most 3)" in out
+    assert "`cart/rates.py`, the fix's size (4 changed lines) — accepted by @guard" in out
+    assert "pending — a product decision is pending: F1 on #" in out
+    assert "pending — awaiting the security group's review of the head (reviewers: guard)" in out
     assert "commit status steward/regression-first: success — proof in order, review clean" in out
     assert "commit status steward/regression-first: failure — the regression test" in out
     assert "is skipped or expected to fail at the head" in out
