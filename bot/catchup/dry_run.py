@@ -118,8 +118,8 @@ class DryRunForge:
     async def read_branch(self, repo: RepoRef, name: str) -> Branch | None:
         return await self.inner.read_branch(repo, name)
 
-    async def branch_pushes(self, repo: RepoRef, branch: str) -> list[Push]:
-        return await self.inner.branch_pushes(repo, branch)
+    async def branch_pushes(self, repo: RepoRef, branch: str, since: str = "") -> list[Push]:
+        return await self.inner.branch_pushes(repo, branch, since)
 
     async def ci_reports(self, repo: RepoRef, sha: str) -> list[CIReport]:
         return await self.inner.ci_reports(repo, sha)

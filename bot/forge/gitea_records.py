@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.forge import (
@@ -19,6 +20,7 @@ from bot.forge import (
     RepoRef,
     Review,
     ReviewVerdict,
+    TooManyItems,
 )
 from bot.forge.ci import latest_statuses
 from bot.forge.gitea_transport import GiteaCalls, seg
@@ -48,6 +50,37 @@ def _head_of(content: Any) -> str:
     if not isinstance(head, Mapping) and isinstance(commits, list) and commits:
         head = commits[0]
     return str(head.get("Sha1") or "") if isinstance(head, Mapping) else ""
+
+
+def _before_of(content: Any) -> str:
+    """The branch's head before a ``commit_repo`` push: the left side of its ``CompareURL``
+    (repo.ComposeCompareURL(old, new): ".../compare/<old>...<new>"); "" when it says none (a new branch)."""
+    try:
+        data = json.loads(content) if isinstance(content, str) and content else None
+    except ValueError:
+        return ""
+    url = data.get("CompareURL") if isinstance(data, Mapping) else None
+    if not isinstance(url, str) or "/compare/" not in url or "..." not in url:
+        return ""
+    return url.rsplit("/compare/", 1)[1].split("...", 1)[0]
+
+
+# The most days of a branch's life the feed is read for, a day at a time (past it: ``TooManyItems``).
+MAX_FEED_DAYS = 62
+
+
+def _days(since: str) -> list[str]:
+    """The days (YYYY-MM-DD) from the day before ``since`` to the day after today, UTC; [] when ``since``
+    is not a time or the span is longer than ``MAX_FEED_DAYS``."""
+    try:
+        start = datetime.fromisoformat(since.replace("Z", "+00:00")).astimezone(UTC).date()
+    except ValueError:
+        return []
+    first, last = start - timedelta(days=1), datetime.now(UTC).date() + timedelta(days=1)
+    count = (last - first).days + 1
+    if count > MAX_FEED_DAYS or count < 1:
+        return []
+    return [(first + timedelta(days=n)).isoformat() for n in range(count)]
 
 
 class GiteaRecords(GiteaCalls):
@@ -110,28 +143,50 @@ class GiteaRecords(GiteaCalls):
             if item.get("state") in _VERDICTS and not item.get("dismissed")
         ]
 
-    async def branch_pushes(self, repo: RepoRef, branch: str) -> list[Push]:
+    async def branch_pushes(self, repo: RepoRef, branch: str, since: str = "") -> list[Push]:
         """``GET /repos/{o}/{r}/activities/feeds`` (swagger ``repoListActivityFeeds``, newest first, paged):
         the ``commit_repo`` and ``delete_branch`` entries whose ``ref_name`` is the branch
         (services/feed/notifier.go PushCommits writes the full ref, older Gitea the bare name), ``act_user``
-        who pushed, ``created`` when. A Gitea without the route (before 1.21) answers 404: NotSupported."""
+        who pushed, ``created`` when, ``content`` the PushCommits JSON (``HeadCommit`` the new head,
+        ``CompareURL`` ".../compare/<before>...<after>", empty for a new branch). A Gitea without the route
+        (before 1.21) answers 404: NotSupported.
+
+        The feed is the whole repository's, and Gitea does not cap it (models/activities/action.go GetFeeds
+        pages it, X-Total-Count counts it all); Steward reads at most ``max_items`` entries. When it is
+        longer, and ``since`` says when the branch was made, it is read a day at a time (``date``, one day
+        either side of the branch's days, as Gitea's day may be another time zone's): ``TooManyItems`` only
+        when a day of its own is too long too."""
         try:
             items = await self._pages(
                 f"{self._r(repo)}/activities/feeds", f"activity feed of {repo}", limit=self._max_items
             )
         except NotFound:
             raise NotSupported(f"{repo}: this Gitea keeps no activity feed in its API") from None
+        except TooManyItems:
+            days = _days(since)
+            if not days:
+                raise
+            items = []
+            for day in days:
+                items += await self._pages(
+                    f"{self._r(repo)}/activities/feeds",
+                    f"activity feed of {repo} on {day}",
+                    {"date": day},
+                    limit=self._max_items,
+                )
         refs = (f"refs/heads/{branch}", branch)
-        return [
-            Push(
+        found = {
+            item.get("id", n): Push(
                 actor=str((item.get("act_user") or {}).get("login") or ""),
                 at=str(item.get("created") or ""),
                 after=_head_of(item.get("content")),
+                before=_before_of(item.get("content")),
                 kind="branch_deletion" if item.get("op_type") == "delete_branch" else "push",
             )
-            for item in items
+            for n, item in enumerate(items)
             if item.get("op_type") in ("commit_repo", "delete_branch") and item.get("ref_name") in refs
-        ]
+        }
+        return sorted(found.values(), key=lambda p: p.at, reverse=True)
 
     async def read_branch(self, repo: RepoRef, name: str) -> Branch | None:
         """``GET /branches/{b}`` (readers may): ``protected`` and, when status checks are on

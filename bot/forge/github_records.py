@@ -105,10 +105,10 @@ class GitHubRecords(GitHubCalls):
             if item.get("state") in _VERDICTS
         ]
 
-    async def branch_pushes(self, repo: RepoRef, branch: str) -> list[Push]:
+    async def branch_pushes(self, repo: RepoRef, branch: str, since: str = "") -> list[Push]:
         """``GET /repos/{o}/{r}/activity?ref=refs/heads/<b>`` ("List repository activities", newest first,
         cursor-paged through Link): each activity's ``actor`` (nullable), ``timestamp``, ``before``/``after``
-        and ``activity_type``."""
+        and ``activity_type``. The branch's own activity only, so ``since`` is not needed."""
         ref = quote(f"refs/heads/{branch}", safe="")
         items = await self._iter(
             f"/repos/{repo.full_name}/activity?ref={ref}&per_page=100",

@@ -131,6 +131,7 @@ def pull_from_json(raw: Mapping[str, Any], *, milestone_key: str) -> PullRequest
             for u in raw.get("requested_reviewers") or ()
             if isinstance(u, Mapping) and u.get("login")
         ),
+        created_at=str(raw.get("created_at") or ""),
     )
 
 

@@ -190,11 +190,15 @@ async def _check_independent(ctx: CommandContext, pull: PullRequest, ev: Evidenc
     without a sha written before the branch's latest push (it is leased to the head it was written on)."""
     short = pull.head_sha[:10]
     if ev.pushes is None:
+        cannot = (
+            f"{ev.push_gap} — nor that you did not modify the fix"
+            if ev.push_gap
+            else "the branch's push history could not be read (this forge keeps none in its API, or refused "
+            "it), so Steward cannot tell whether you modified the fix"
+        )
         raise CommandError(
             refused(
-                "the branch's push history could not be read (this forge keeps none in its API, refused "
-                "it, or it is longer than Steward reads), so Steward cannot tell whether you modified the "
-                "fix. Ask an administrator to let Steward read the repository's activity.",
+                f"{cannot}. Ask an administrator to let Steward read the repository's activity.",
                 "PUSH_HISTORY_UNREADABLE",
             )
         )
@@ -301,10 +305,15 @@ async def scope_command(ctx: CommandContext) -> None:
     done = recorded(ev.ledger.scopes, ctx.comment.id, ScopeAcceptance)
     if done is None:
         if ev.pushes is None:
+            cannot = (
+                f"{ev.push_gap} — nor that you did not modify the fix"
+                if ev.push_gap
+                else "the branch's push history could not be read, so Steward cannot tell whether you "
+                "modified the fix"
+            )
             raise CommandError(
                 refused(
-                    "the branch's push history could not be read, so Steward cannot tell whether you "
-                    "modified the fix. Ask an administrator to let Steward read the repository's activity.",
+                    f"{cannot}. Ask an administrator to let Steward read the repository's activity.",
                     "PUSH_HISTORY_UNREADABLE",
                 )
             )

@@ -30,7 +30,7 @@ from bot.forge import (
 )
 from bot.records import neutralise, sticky
 from handlers.bugfix import inputs
-from handlers.bugfix.independence import modifiers, void_rounds
+from handlers.bugfix.independence import modifiers, unaccounted, void_rounds
 from handlers.bugfix.ledger import Budgets, Event, Ledger, event_from_json, event_to_json, fold
 from handlers.bugfix.native_reviews import Conflict, judge
 from handlers.bugfix.proof import check_proof, head_report, red_names_test, red_not_vouched
@@ -109,6 +109,21 @@ class Evidence:
     excluded: dict[str, str] = field(default_factory=dict)
     # What in the fix goes beyond its evidence (None: not checked, the hypotheses board is off).
     scope: ScopeCheck | None = None
+    # Why the push history cannot show who moved the branch, in a reader's words ("": it can, or unreadable).
+    push_gap: str = ""
+
+
+LONG_FEED = (
+    "the repository's activity feed is longer than Steward reads (`STEWARD_MAX_LIST_ITEMS` entries), even a "
+    "day at a time, so Steward cannot verify who pushed to the branch"
+)
+
+
+def hidden_move(sha: str) -> str:
+    return (
+        f"the branch's move to `{sha[:10]}` is not in the forge's activity feed (Gitea leaves out the "
+        "activity of people who keep theirs private), so Steward cannot verify who pushed it"
+    )
 
 
 async def read_commits(ctx: EventContext, pull: PullRequest) -> list[BranchCommit]:
@@ -279,12 +294,23 @@ async def assess(
     native = tuple(await forge.list_reviews(repo, pull.number))
     conflicts = tuple(sources.conflicts)
     pushes: list[Push] | None = []
+    gap = ""
     if reviewing or ledger.rounds:
         try:
-            pushes = await forge.branch_pushes(repo, record.branch)
-        except (NotSupported, PermissionDenied, TooManyItems):
+            pushes = await forge.branch_pushes(repo, record.branch, pull.created_at)
+        except (NotSupported, PermissionDenied):
             pushes = None  # nobody can be shown not to have pushed: `/review` is refused, with the reason
+        except TooManyItems:
+            pushes, gap = None, LONG_FEED
+        missing = (
+            unaccounted(pushes, pull.head_sha, ctx.me.login)
+            if pushes and ctx.event.forge == "gitea"
+            else None
+        )
+        if missing is not None:
+            gap = hidden_move(missing)
     excluded = modifiers(commits, pushes or (), record.opened_by, ctx.me.login)
+    pushes = None if gap else pushes
     # A round whose reviewer made or moved the branch, then or later, is void (never counted as settled).
     ledger = void_rounds(ledger, excluded)
     bug = await forge.get_issue(repo, number)
@@ -352,6 +378,7 @@ async def assess(
         pushes,
         excluded,
         scope,
+        gap,
     )
 
 

@@ -8,6 +8,9 @@ forge's own push history (``Forge.branch_pushes``), not only the push deliveries
   bugfix"): it settles nothing, and it still counts against the budget (voiding never gives a round back).
 - A `/review` without a sha is leased to the head when it was written: a push after the comment's
   ``created_at`` refuses it ("the branch moved after your review").
+- The history must account for the head (``unaccounted``): walking back from it, every move down to
+  Steward's own push must be there. Gitea's feed leaves out people who keep their activity private (and a
+  day too long to read): a move nobody is shown to have made means nobody can be shown independent.
 """
 
 from __future__ import annotations
@@ -71,3 +74,23 @@ def moved_after(pushes: Iterable[Push], written_at: str) -> Push | None:
         return None
     later = [p for p in pushes if p.kind != "branch_deletion" and (at := _when(p.at)) and at > written]
     return max(later, key=lambda p: p.at) if later else None
+
+
+def unaccounted(pushes: Iterable[Push], head: str, me: str) -> str | None:
+    """The commit the branch was moved to by a push its history does not show, walking back from ``head``
+    along each push's ``before``, down to Steward's own push (``me``: the branch and its red commit) or one
+    that made the branch (no ``before``); None when every move is shown."""
+    by_after: dict[str, Push] = {}
+    for one in sorted(pushes, key=lambda p: p.at, reverse=True):
+        if one.kind != "branch_deletion" and one.after:
+            by_after.setdefault(one.after, one)
+    current, seen = head, set()
+    while current and current not in seen:
+        seen.add(current)
+        push = by_after.get(current)
+        if push is None:
+            return current
+        if push.actor.casefold() == me.casefold() or not push.before:
+            return None
+        current = push.before
+    return None

@@ -4,7 +4,7 @@ push voids, and the lease of a `/review` to the head it was written on."""
 from __future__ import annotations
 
 from bot.forge import ChangedFile, Push
-from handlers.bugfix.independence import modifiers, moved_after, void_rounds
+from handlers.bugfix.independence import modifiers, moved_after, unaccounted, void_rounds
 from handlers.bugfix.ledger import Budgets, Ledger, Round
 from handlers.bugfix.status import BranchCommit
 
@@ -56,3 +56,20 @@ def test_a_review_is_leased_to_the_head_when_it_was_written() -> None:
     assert moved_after(pushes, "2026-01-01T10:00:01Z") == pushes[2], "the latest push after it"
     assert moved_after(pushes, "2026-01-01T10:00:09Z") is None, "a push in the comment's second is not after"
     assert moved_after(pushes, "") is None
+
+
+def test_the_push_history_must_account_for_the_head_back_to_steward_s_own_push() -> None:
+    """Issue 35 ("Also"): Gitea's feed leaves out people who keep their activity private, so a move it does
+    not show is named (the commit moved to) and nobody can be shown independent."""
+    red, fix, hidden, later = "r" * 40, "f" * 40, "h" * 40, "l" * 40
+    shown = [
+        Push("maintainer", "2026-01-01T10:00:02Z", fix, red),
+        Push("steward-bot", "2026-01-01T10:00:00Z", red, "b" * 40),
+    ]
+    assert unaccounted(shown, fix, "steward-bot") is None
+    assert unaccounted(shown, hidden, "steward-bot") == hidden, "the head's own move is not shown"
+    after_hidden = [Push("maintainer", "2026-01-01T10:00:09Z", later, hidden), *shown]
+    assert unaccounted(after_hidden, later, "steward-bot") == hidden, "a move in the middle is not shown"
+    made = [Push("maintainer", "2026-01-01T10:00:02Z", fix, ""), *shown[1:]]
+    assert unaccounted(made, fix, "steward-bot") is None, "a push that made the branch ends the walk"
+    assert unaccounted([], fix, "steward-bot") == fix

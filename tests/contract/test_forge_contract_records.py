@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 
@@ -19,11 +20,12 @@ from bot.forge import (
     PermissionDenied,
     Push,
     RepoRef,
+    TooManyItems,
     ValidationFailed,
 )
 from bot.forge.github_transport import API_VERSION
 from bot.sandbox.server import SandboxServer
-from tests.contract.conftest import USERS, Site
+from tests.contract.conftest import USERS, MakeForge, Site
 
 
 @pytest.fixture
@@ -273,6 +275,7 @@ async def test_branch_pushes_name_who_moved_the_branch_whoever_the_commits_say_w
     pushes = await forge.branch_pushes(repo, "bugfix/1-x")
     assert [p.actor for p in pushes] == ["outsider", "owner", "owner"]
     assert pushes[0].after == head and pushes[1].after == first
+    assert pushes[0].before == first, "where the move started (Gitea: its CompareURL's left side)"
     assert all(isinstance(p, Push) and p.at for p in pushes)
     commit = await forge.get_commit(repo, head)
     assert (commit.author_login, commit.committer_login) == ("owner", "owner")
@@ -295,3 +298,23 @@ async def test_request_reviewers_asks_once_and_a_review_ends_the_request(
         await forge.request_reviewers(repo, number, ["owner"])
     reader.call("POST", f"/repos/{repo}/pulls/{number}/reviews", {"event": "COMMENT", "body": "looked"})
     assert (await forge.get_pull_request(repo, number)).requested_reviewers == ()
+
+
+async def test_a_push_history_longer_than_the_bound_is_refused_whole_even_a_day_at_a_time(
+    make_forge: MakeForge, site: Site
+) -> None:
+    """STEWARD_MAX_LIST_ITEMS: Gitea's feed is the whole repository's and Gitea does not cap it; past the
+    bound it is read a day at a time from the branch's day (``since``), and a day past the bound too is
+    refused whole, never cut short (all of the sandbox's pushes are today's). GitHub's activity is the
+    branch's own."""
+    forge = await make_forge(max_items=2)
+    repo = site.new_repo()
+    site.branch(repo, "bugfix/1-x", {"a.txt": b"a"})
+    for name in ("b", "c", "d"):
+        site.branch(repo, f"other-{name}", {f"{name}.txt": b"x"})
+    today = datetime.now(UTC).isoformat()
+    if site.kind == "gitea":
+        with pytest.raises(TooManyItems):
+            await forge.branch_pushes(repo, "bugfix/1-x", today)
+    else:
+        assert len(await forge.branch_pushes(repo, "bugfix/1-x", today)) == 2  # made, then its commit

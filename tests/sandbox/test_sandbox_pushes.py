@@ -85,6 +85,19 @@ def gitea_push_history(check: GiteaApiCheck, sandbox: SandboxServer, g: httpx2.C
     assert check(g.get(repo + "/activities/feeds", params={"limit": 1})).headers["x-total-count"] == str(
         len(found)
     )
+    # Someone who hides their activity (KeepActivityPrivate) leaves the feed, for everyone but themselves.
+    with gitea_client(sandbox, "bob-token") as gbob:
+        hidden = check(gbob.patch("/user/settings", json={"hide_activity": True})).json()
+        assert hidden["hide_activity"] is True
+        pushed = _put(gbob, repo, "b.txt", "fix", gitea=True)
+        theirs = [a["act_user"]["login"] for a in gbob.get(repo + "/activities/feeds").json()]
+        assert theirs.count("bob") == 2
+        gbob.patch("/user/settings", json={"hide_activity": False}).raise_for_status()
+        gbob.patch("/user/settings", json={"hide_activity": True}).raise_for_status()
+    seen = g.get(repo + "/activities/feeds").json()
+    assert [a["act_user"]["login"] for a in seen if a["ref_name"] == "refs/heads/fix"] == ["alice"]
+    assert all(json.loads(a["content"] or "{}").get("HeadCommit", {}).get("Sha1") != pushed for a in seen)
+    assert g.get(repo + "/branches/fix").json()["commit"]["id"] == pushed, "the branch moved all the same"
 
 
 def test_gitea_activity_feed_names_the_pusher_not_the_commit_s_author(

@@ -46,6 +46,31 @@ async def get_me(request: Request) -> Response:
     return json_response(request, ctx.shapes.user(ctx.login))
 
 
+async def update_settings(request: Request) -> Response:
+    """PATCH /api/v1/user/settings — swagger `updateUserSettings` (routers/api/v1/user/settings.go
+    UpdateUserSettings): `hide_activity` sets the caller's KeepActivityPrivate; answers the caller's
+    `UserSettings` as one object (convert.User2UserSettings; the swagger's response says an array)."""
+    ctx = GCtx(request)
+    user = ctx.forge.user(ctx.login)
+    if user is None:
+        raise ApiError(404, "user does not exist")
+    body = await body_object(request)
+    if isinstance(body.get("hide_activity"), bool):
+        user.hide_activity = body["hide_activity"]
+    settings = {
+        "full_name": user.name or "",
+        "website": "",
+        "description": "",
+        "location": "",
+        "language": "",
+        "theme": "gitea-auto",
+        "diff_view_style": "",
+        "hide_email": False,
+        "hide_activity": user.hide_activity,
+    }
+    return json_response(request, settings)
+
+
 async def get_user(request: Request) -> Response:
     ctx = GCtx(request)
     _ = ctx.login
@@ -285,6 +310,7 @@ def routes() -> list[BaseRoute]:
     return [
         *search.routes(),
         Route(API + "/user", get_me, methods=["GET"]),
+        Route(API + "/user/settings", update_settings, methods=["PATCH"]),
         Route(API + "/user/repos", create_repo, methods=["POST"]),
         Route(API + "/user/repos", list_my_repos, methods=["GET"]),
         Route(API + "/users/{login}", get_user, methods=["GET"]),

@@ -132,10 +132,20 @@ async def list_feeds(request: Request, ctx: GCtx, repo: Repo) -> Response:
     repo.go ListRepoActivityFeeds), newest first, paged (`page`/`limit`, X-Total-Count); `date` keeps one
     day. Branch moves only (services/feed/notifier.go PushCommits): `op_type` `commit_repo` (a deletion
     `delete_branch`), `act_user` the pusher, `ref_name` the full ref, `content` the PushCommits JSON,
-    `created`; services/convert/activity.go ToActivity gives the shape."""
+    `created`; services/convert/activity.go ToActivity gives the shape. The actions of people who hide their
+    activity (`hide_activity`, KeepActivityPrivate) are left out for anyone but themselves
+    (models/activities/action.go ActivityQueryCondition; a site admin would see them — the sandbox has
+    none). No cap on the feed's length (GetFeeds pages it; X-Total-Count counts it all)."""
     day = request.query_params.get("date")
+
+    def shown(actor: str) -> bool:
+        user = ctx.forge.user(actor)
+        return user is None or not user.hide_activity or actor == ctx.login
+
     found = [
-        p for p in reversed(repo.pushes) if p.ref.startswith("refs/heads/") and (not day or p.at[:10] == day)
+        p
+        for p in reversed(repo.pushes)
+        if p.ref.startswith("refs/heads/") and (not day or p.at[:10] == day) and shown(p.actor)
     ]
     chunk, headers = gitea_page(request, found)
     shaped = [

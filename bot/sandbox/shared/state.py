@@ -36,6 +36,9 @@ class User(BaseModel):
     members: dict[str, Literal["admin", "member"]] = Field(default_factory=dict)
     # An organisation's teams by slug (lowercased name, spaces as `-`): [id, name, members' logins].
     teams: dict[str, tuple[int, str, list[str]]] = Field(default_factory=dict)
+    # Gitea's "hide activity" (`PATCH /user/settings` `hide_activity`, the user's KeepActivityPrivate): their
+    # actions leave every activity feed but their own (models/activities/action.go ActivityQueryCondition).
+    hide_activity: bool = False
 
 
 class Token(BaseModel):
