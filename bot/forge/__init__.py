@@ -237,8 +237,7 @@ class PullRequest:
     # Whose review is requested and not yet given (logins; GitHub ``requested_reviewers``, Gitea's too): a
     # requested reviewer who submits a review leaves the list on both forges.
     requested_reviewers: tuple[str, ...] = ()
-    # When it was opened, as the forge says.
-    created_at: str = ""
+    created_at: str = ""  # when it was opened, as the forge says
 
     @property
     def from_fork(self) -> bool:
@@ -593,8 +592,7 @@ class Forge(Protocol):
         """Every move of ``branch`` the forge's own history records, newest first, with who made it:
         GitHub's repository activity (``GET /repos/{o}/{r}/activity?ref=refs/heads/<b>``), Gitea's
         activity feed (``GET /repos/{o}/{r}/activities/feeds``, ``commit_repo`` entries of the branch).
-        Not only the pushes Steward received webhooks for. ``NotSupported`` where the forge keeps none.
-        ``since``: when the branch was made (Gitea reads a feed too long day by day from then)."""
+        Not the webhooks'. ``NotSupported`` where it keeps none. ``since``: when the branch was made."""
         ...
 
 
