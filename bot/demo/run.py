@@ -23,6 +23,7 @@ from bot.demo.bugfix import bugfix_scene
 from bot.demo.debug import debug_scene
 from bot.demo.integrity import integrity_scene
 from bot.demo.newcomer import newcomer_scene
+from bot.demo.overview import overview_scene
 from bot.demo.rename import rename_scene
 from bot.demo.reports import reports_scene
 from bot.demo.scratch_redis import NoDatabase, base_of, claim
@@ -75,6 +76,7 @@ TOUR: tuple[Scene, ...] = (
     rename_scene,
     reports_scene,
     newcomer_scene,
+    overview_scene,
     shadow_scene,
 )
 

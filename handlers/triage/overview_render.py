@@ -17,6 +17,8 @@ TITLE = "Steward: what needs whom"
 STAMP_PREFIX = "<sub>Changed "
 MAX_LINES = 25
 MAX_TITLE = 120
+# An item quiet this long says so (a shorter wait is not worth a rewrite of the page each day).
+QUIET_DAYS = 7
 
 
 @dataclass(frozen=True)
@@ -91,8 +93,8 @@ def _item(line: Line) -> str:
         extra.append(", ".join(person(p) for p in line.people))
     if line.note:
         extra.append(neutralise.line(line.note, 200))
-    if line.idle_days is not None:
-        extra.append("active today" if line.idle_days == 0 else f"quiet {line.idle_days} d")
+    if line.idle_days is not None and line.idle_days >= QUIET_DAYS:
+        extra.append(f"quiet {line.idle_days} d")
     return f"- {link} {title}" + (f" — {' · '.join(extra)}" if extra else "")
 
 
@@ -108,7 +110,7 @@ def headline(overview: Overview) -> str:
     if not waiting:
         return "**Nothing waits on the maintainers.** What others are doing is below."
     parts = [
-        f"{len(overview.lines(name))} {_heads(Words())[name][0].lower()}"
+        f"{_heads(Words())[name][0].lower()} ({len(overview.lines(name))})"
         for name in overview.sections
         if name in ON_MAINTAINERS and overview.lines(name)
     ]

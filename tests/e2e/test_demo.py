@@ -144,6 +144,15 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     else:
         assert "Reopened at newcomer's request" in newcomer
     assert "Closed at newcomer's request (fixed in the docs repository)" in newcomer
+    # The overview (issue 39): pinned; a new report waiting for the maintainers moves its first line; a
+    # forged text is rebuilt, signed, with a note naming who changed it.
+    overview = out.split("▶ One issue that says what needs whom", 1)[1].split("\n▶ ", 1)[0]
+    assert "(pinned): Steward: what needs whom" in overview and "wait on the maintainers:**" in overview
+    before, after = (
+        line.split(": ", 1)[1] for line in overview.splitlines() if "The overview's first line" in line
+    )
+    assert before == after and "bugs waiting for the maintainers (" in after
+    assert "was changed by @maintainer; it was rebuilt. Nothing to do." in overview
     # Shadow mode: nothing written on the labelled bug; `/steward config` lists what would have been.
     shadowed = out.split("▶ Shadow mode", 1)[1].split("\n▶ ", 1)[0]
     assert "Steward wrote 0 comments and set no label." in shadowed

@@ -77,7 +77,8 @@ def test_switched_on_it_appears_once_pinned_and_says_what_needs_whom(steward: St
     assert "steward-overview" in [label["name"] for label in overview["labels"]]
     assert outcome(steward, repo, overview) == "verified"
     text = sticky.visible_text(body)
-    assert text.splitlines()[2] == "**1 item waits on the maintainers:** 1 bugs waiting for the maintainers."
+    headline = "**1 item waits on the maintainers:** bugs waiting for the maintainers (1)."
+    assert text.splitlines()[2] == headline
     assert text.index(f"#{waiting}]") < text.index(f"#{ready}]") < text.index(f"#{asked}]")
     assert f"[#{waiting}](" in text and "Export crashes on empty orders — @\u2060maintainer" in text
     assert "@maintainer" not in text.replace("@\u2060", ""), "people are shown, never mentioned"

@@ -113,7 +113,7 @@ def test_the_page_leads_with_what_waits_on_the_maintainers_and_links_every_line(
         overview_of(items, [ms], gates={3: Gate(dashboard, "blocked", 2)}), Words(), changed_at="T"
     )
     lines = text.splitlines()
-    assert lines[2] == "**1 item waits on the maintainers:** 1 bugs waiting for the maintainers."
+    assert lines[2] == "**1 item waits on the maintainers:** bugs waiting for the maintainers (1)."
     assert text.index("waiting for the maintainers (1)") < text.index("waiting for their reporter (1)")
     assert "- [#2](https://forge.example/o/r/issues/2) issue 2 — @\u2060alice" in text
     assert (
@@ -123,6 +123,16 @@ def test_the_page_leads_with_what_waits_on_the_maintainers_and_links_every_line(
     for line in lines:
         if line.startswith("- ") and "more" not in line:
             assert "](https://" in line, line
+
+
+def test_only_a_week_or_more_of_quiet_is_shown() -> None:
+    items = [
+        issue(1, "refinement:needs-triage", updated_at="2026-12-01T09:00:00Z"),
+        issue(2, "refinement:needs-triage", updated_at="2026-11-20T09:00:00Z"),
+    ]
+    text = render_overview(overview_of(items), Words(), changed_at="T")
+    assert "quiet 12 d" in text and text.count("quiet") == 1
+    assert text.index("#2]") < text.index("#1]"), "the longest wait first"
 
 
 def test_nothing_waiting_says_so_first() -> None:
