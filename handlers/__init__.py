@@ -23,6 +23,7 @@ from handlers.milestones import bot as milestones_bot
 from handlers.milestones import ratify as milestones_ratify
 from handlers.onboarding import bot as onboarding_bot
 from handlers.triage import bot as triage_bot
+from handlers.triage import cc as triage_cc
 from handlers.triage import closing_bot as triage_closing
 from handlers.triage import hold as triage_hold
 from handlers.triage import label_bot as triage_label
@@ -47,6 +48,7 @@ CAPABILITIES: tuple[ModuleType, ...] = (
     triage_welcome,
     triage_hold,
     triage_overview,
+    triage_cc,
 )
 
 

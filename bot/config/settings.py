@@ -35,6 +35,10 @@ PERMISSION_FLOORS: dict[str, tuple[Permission, str]] = {
     "ratify": ("write", "it ratifies a decision for everyone"),
     # The everyday commands (issue 39): assigning someone else is what the forge lets triage do.
     "assign": ("triage", "it assigns other people, which the forge lets only triage do"),
+    # `/hold` blocks a pull request where its status is required; `/cc` notifies people: never anyone's.
+    "hold": ("author", "it blocks merging a pull request"),
+    "unhold": ("author", "it lets a held pull request be merged"),
+    "cc": ("author", "it asks people for a review, and the forge notifies them"),
     # Closing and reopening as the forge lets people do it themselves: the author, or triage and more
     # (handlers/triage/closing.py adds the forge's own limit on an author's reopening).
     "close": ("author", "the forge lets only an issue's author or triage close it"),

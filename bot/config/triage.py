@@ -93,3 +93,10 @@ class TriageSettings(BaseModel):
         description="The overview lists a claim as gone stale after this many days without activity from "
         "its claimant on the issue.",
     )
+    cc_per_minute: int = Field(
+        default=3,
+        ge=0,
+        le=60,
+        description="How many people one person may ask for a review with `/cc` in a minute on this "
+        "repository (each person named counts; 0: no limit).",
+    )

@@ -16,6 +16,8 @@ from handlers.bugfix.required import read_requirement as read_requirement
 from handlers.bugfix.required import requirement as requirement
 from handlers.bugfix.required import requirement_lines as requirement_lines
 from handlers.bugfix.required import seen_contexts as seen_contexts
+from handlers.bugfix.reviewers import Independence as Independence
+from handlers.bugfix.reviewers import independence as independence
 
 # The labels Steward sets and removes itself on bugs and bugfix pull requests (nobody sets them by hand).
 MANAGED_LABELS: tuple[str, ...] = tuple(_LABELS)

@@ -54,6 +54,7 @@ INVOCATIONS = {
     "hold": "hold Waiting for the release.",
     "unhold": "unhold",
     "label": "label bug",
+    "cc": "cc @outsider",
 }
 
 
