@@ -10,13 +10,15 @@ that list forks or carry a forks label. Items with neither cost nothing more tha
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.commands.context import EventContext
 from bot.commands.permissions import PermissionsUnreadable, check, who_may
 from bot.config.settings import Permission
-from bot.forge import Issue, Milestone
+from bot.forge import Issue, Milestone, repo_key
 from handlers.forks.api import unresolved_forks
 from handlers.milestones.gate import Facts, GateLabels
 from handlers.milestones.provenance import (
@@ -104,7 +106,35 @@ async def look_at_names(
         top = max(top, label.id)
         if label.name.casefold() in passing:
             listing.setdefault(label.name.casefold(), label.id)
-    return look(known, listing, top, now, trusted=trusted)
+    if known is None:
+        # A new dashboard, or one re-derived: what Steward itself last saw in this repository (kept in
+        # Redis, which only Steward writes) is better than trusting the names as they are now — or, for a
+        # re-derived record, than trusting none (a writer editing a dashboard must not void every pass).
+        remembered = await _remembered_names(ctx)
+        if remembered is not None:
+            known, trusted = remembered, True
+    seen = look(known, listing, top, now, trusted=trusted)
+    if ctx.memo is not None:
+        await ctx.memo.redis.set(_names_key(ctx), json.dumps(seen.to_json()), ex=NAMES_TTL)
+    return seen
+
+
+NAMES_TTL = 400 * 86_400
+
+
+def _names_key(ctx: EventContext) -> str:
+    raw = repo_key(ctx.event.forge, ctx.repo)
+    return "steward:milestones:label-names:" + hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+async def _remembered_names(ctx: EventContext) -> LabelNames | None:
+    if ctx.memo is None:
+        return None
+    raw = await ctx.memo.redis.get(_names_key(ctx))
+    try:
+        return LabelNames.from_json(json.loads(raw)) if raw else None
+    except ValueError:
+        return None
 
 
 async def label_proofs(

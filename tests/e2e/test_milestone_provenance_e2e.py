@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -111,5 +112,26 @@ def test_renaming_a_label_a_maintainer_put_on_to_the_passing_name_passes_nothing
     m.remove_label(repo, scenario, "fieldtest:pass")
     steward.settle()
     m.add_labels(repo, scenario, ["fieldtest:pass"])
+    steward.settle()
+    assert "✅ **Ready to close:**" in board_of(steward, repo, key)["body"]
+
+
+def test_a_writer_editing_the_dashboard_does_not_void_the_passes(steward: Steward) -> None:
+    """A dashboard whose record does not verify is re-derived, and Gitea keeps no history of label names: the
+    names Steward itself last saw in the repository (kept in Redis) stand in, so editing the dashboard does
+    not make every pass count for nothing."""
+    m = steward.maintainer  # anyone with write may edit the body
+    repo = steward.new_repo()
+    key = m.create_milestone(repo, "v1.0")
+    scenario = m.open_issue(repo, "Scenario: export", labels=["fieldtest"], milestone=key)
+    m.edit_issue(repo, scenario, state="closed")
+    steward.settle()
+    m.add_labels(repo, scenario, ["fieldtest:pass"])
+    steward.settle()
+    board = board_of(steward, repo, key)
+    assert "✅ **Ready to close:**" in board["body"]
+    tampered = re.sub(r'"counts":\[\d+,\d+\]', '"counts":[9,9]', board["body"], count=1)
+    assert tampered != board["body"]
+    m.edit_issue(repo, board["number"], body=tampered)  # the signed data changed: re-derived
     steward.settle()
     assert "✅ **Ready to close:**" in board_of(steward, repo, key)["body"]
