@@ -24,6 +24,8 @@ from handlers.bug_refinement.effects import (
     note_foreign_edit,
     refine_issue,
     refinement_settings,
+    stamp_stories,
+    story_gate,
 )
 from handlers.bug_refinement.nudges import nudge_all, reopen_for_answer
 from handlers.bug_refinement.template_reads import forget_on_push
@@ -56,11 +58,21 @@ def _is_bug(ctx: EventContext, issue: Issue) -> bool:
     section="bug_refinement",
 )
 async def on_issue(ctx: EventContext) -> None:
-    """Refine labelled bugs; stamp a new bug ``refinement:pending``."""
+    """Refine labelled bugs; stamp a new bug ``refinement:pending``, and the stories a bug lists; check an
+    edited story again."""
     issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
-    if issue.state != "open" or not _is_bug(ctx, issue):
+    if issue.state != "open":
         return
     settings = refinement_settings(ctx)
+    if (
+        ctx.event.action == "edited"
+        and not issue.has_label(settings.refine_label)
+        and any(issue.has_label(n) for n in settings.verdict_labels())
+        and await _recheck_story(ctx, issue)
+    ):
+        return  # a story (whose RA9 sections would make it look like a bug) is checked with its bug
+    if not _is_bug(ctx, issue):
+        return
     if issue.has_label(settings.refine_label):
         other_label = (ctx.event.label or "").casefold() != settings.refine_label.casefold()
         if ctx.event.action == "labeled" and not ctx.event.labels_are_full_set and other_label:
@@ -70,6 +82,26 @@ async def on_issue(ctx: EventContext) -> None:
         return
     if ctx.event.action == "opened" and not any(issue.has_label(name) for name in settings.verdict_labels()):
         await mirror_labels(ctx, issue, "pending")
+    if ctx.event.action in ("opened", "edited"):
+        await stamp_stories(ctx, issue)  # its stories wait with it (issue 36 §4)
+
+
+async def _recheck_story(ctx: EventContext, story: Issue) -> bool:
+    """Whether ``story`` is a story Steward recorded; one whose verdict is not approved was edited, so it is
+    checked again with its bug, once the bug is approved (before, it waits with its pending stamp)."""
+    gate = await story_gate(ctx, story.number)
+    if gate is None:
+        return False
+    if gate.state not in ("rejected", "unverified"):
+        return True
+    try:
+        bug = await ctx.forge.get_issue(ctx.repo, gate.bug)
+    except NotFound:
+        return True
+    if bug.state == "open" and _is_bug(ctx, bug):
+        async with ctx.holding(bug.number):
+            await refine_issue(ctx, bug)
+    return True
 
 
 @plugin.on(

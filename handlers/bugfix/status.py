@@ -341,8 +341,8 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             f"The fix touches the paths the `{group.group}` reviewer group covers "
             "(`bugfix.sensitive_paths`): "
             + ", ".join(f"`{f}`" for f in group.files[:10])
-            + f". Besides the independent review, one of {who} reviews the head: `/review clean` (a "
-            "separate round is not needed when they gave the clean round) or an approval on the head."
+            + f". Besides the independent review, one of {who} approves the head (the forge's own review), "
+            "or gives its clean `/review` round themselves — a head reviewed already takes no second round."
             + unread,
         )
     word = "clean" if ledger.completion() == "CLEAN" else "clean, with accepted residuals"

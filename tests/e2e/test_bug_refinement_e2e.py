@@ -420,8 +420,7 @@ def test_work_on_a_story_waits_until_its_own_verdict_is_approved(steward: Stewar
     assert "`STORY_NOT_REFINED`" in reply and "its own refinement verdict is not approved" in reply, reply
     assert sticky_of(steward, repo, story, "debug-board") is None
 
-    m.edit_issue(repo, story, body=STORY)
-    m.comment(repo, bug, "/refine")  # the locked bug's stories are checked again
+    m.edit_issue(repo, story, body=STORY)  # an edited story is checked again with its (approved) bug
     steward.settle()
     assert refinement_labels(steward, repo, story) == ["refinement:approved"]
     approved = sticky_of(steward, repo, story, "ra9-story")
@@ -430,3 +429,12 @@ def test_work_on_a_story_waits_until_its_own_verdict_is_approved(steward: Stewar
     m.comment(repo, story, "/hypothesis Rounding: the total is rounded twice")
     steward.settle()
     assert sticky_of(steward, repo, story, "debug-board") is not None, "the investigation starts"
+
+    # A bug nobody asked to refine yet stamps the stories it lists as it is stamped itself.
+    later = m.open_issue(repo, "Story: the receipt", "## 1. Vision\n\nShow the discount.\n")
+    other = m.open_issue(
+        repo, "Receipt drops the discount", REJECTED + f"\n\n## Stories\n\n- [ ] #{later}\n", labels=["bug"]
+    )
+    steward.settle()
+    assert refinement_labels(steward, repo, other) == ["refinement:pending"]
+    assert refinement_labels(steward, repo, later) == ["refinement:pending"]
