@@ -41,6 +41,7 @@ from bot.demo.stage import (
     settle,
 )
 from bot.demo.threads import ThreadedServer, ThreadedWorker, run_periodic_now
+from bot.demo.triage import triage_scene
 from bot.telemetry import logs
 
 Scene = Callable[[Stage], None]
@@ -77,6 +78,7 @@ TOUR: tuple[Scene, ...] = (
     reports_scene,
     newcomer_scene,
     overview_scene,
+    triage_scene,
     shadow_scene,
 )
 

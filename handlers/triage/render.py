@@ -38,8 +38,8 @@ def kept_text(kept: Sequence[str], forge: ForgeKind) -> str:
     """The reply when the forge would not assign someone and Steward keeps their claim instead."""
     names = ", ".join(f"`@{login}`" for login in kept)
     return (
-        f"{WHO_THE_FORGE_ASSIGNS[forge]}, so Steward keeps the claim of {names} in its record on this issue "
-        "instead (the overview counts it). Nothing else to do."
+        f"Nothing to do: {WHO_THE_FORGE_ASSIGNS[forge]}, so Steward keeps the claim of {names} in its record "
+        "on this issue instead (above)."
     )
 
 

@@ -153,6 +153,21 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     )
     assert before == after and "bugs waiting for the maintainers (" in after
     assert "was changed by @maintainer; it was rebuilt. Nothing to do." in overview
+    # The everyday commands (issue 39): a claim the forge assigns (GitHub: a commenter) or Steward keeps
+    # (Gitea: write access only), a label refused with who may, a misspelt one and one of Steward's own
+    # refused, then labels and an assignment by a maintainer.
+    everyday = out.split("▶ Everyday commands", 1)[1].split("\n▶ ", 1)[0]
+    if forge == "github":
+        assert "`@newcomer`, since" in everyday and "(assigned)" in everyday
+        assert "assigned: @newcomer, @maintainer" in everyday
+    else:
+        assert "kept by Steward: Gitea assigns only people with write access" in everyday
+        assert "assigned: (nobody)" in everyday and "assigned: @maintainer" in everyday
+    access = "triage" if forge == "github" else "write"
+    assert f"`good first issue` may be set or removed here by people with {access} access or more" in everyday
+    assert "Did you mean `good first issue`?" in everyday
+    assert "`refinement:approved` is a label Steward sets and removes itself" in everyday
+    assert "labels: area/export, claimed, good first issue" in everyday
     # Shadow mode: nothing written on the labelled bug; `/steward config` lists what would have been.
     shadowed = out.split("▶ Shadow mode", 1)[1].split("\n▶ ", 1)[0]
     assert "Steward wrote 0 comments and set no label." in shadowed
