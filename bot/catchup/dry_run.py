@@ -238,6 +238,10 @@ class DryRunForge:
         self._write(f"create label {name!r} on {repo}")
         return Label(name, color, description)
 
+    async def set_label_description(self, repo: RepoRef, name: str, description: str) -> Label:
+        self._write(f"describe label {name!r} on {repo}: {_excerpt(description)}")
+        return Label(name, "", description)
+
     async def set_labels(self, repo: RepoRef, number: int, names: list[str]) -> tuple[str, ...]:
         self._write(f"set the labels of {repo}#{number} to {', '.join(names) or '(none)'}")
         return tuple(names)

@@ -346,13 +346,29 @@ class BugRefinementSettings(BaseModel):
         }
         return colors.get(state, self.approved_color)
 
-    def description_for(self, state: str) -> str:
-        return {
-            "pending": "Steward: this bug report awaits refinement",
-            "needs-info": "Steward: waiting for the reporter to answer the questions in the verdict",
-            "needs-triage": "Steward: the reporter's part is complete; waiting for the maintainers",
-            "rejected": "Steward: the reporter's part is complete; waiting for the maintainers",
-        }.get(state, "Steward: refinement approved")
+    def description_for(self, state: str, language: str = "en") -> str:
+        """The description of the label for ``state``, in the repository's language (``language``)."""
+        table = LABEL_DESCRIPTIONS.get(language, LABEL_DESCRIPTIONS["en"])
+        return table.get("needs-triage" if state == "rejected" else state, table["approved"])
+
+
+# Steward's labels' descriptions in each `language` a repository may choose (a verdict speaks its report's).
+LABEL_DESCRIPTIONS: Final[dict[str, dict[str, str]]] = {
+    "en": {
+        "pending": "Steward: this bug report awaits refinement",
+        "needs-info": "Steward: waiting for the reporter to answer the questions in the verdict",
+        "needs-triage": "Steward: the reporter's part is complete; waiting for the maintainers",
+        "approved": "Steward: refinement approved",
+        "refine": "Steward: refine this issue",
+    },
+    "pt": {
+        "pending": "Steward: este relato de bug aguarda o refinamento",
+        "needs-info": "Steward: aguardando o autor do relato responder às perguntas do veredito",
+        "needs-triage": "Steward: a parte do autor do relato está completa; aguardando os mantenedores",
+        "approved": "Steward: refinamento aprovado",
+        "refine": "Steward: refinar esta issue",
+    },
+}
 
 
 class ForkSettings(BaseModel):
@@ -544,6 +560,11 @@ class HandlerSettings(BaseModel):
         "regression-first bugfix branches and the everyday commands (`triage`: assign, claim, label …). "
         "`everything`: every capability, the milestone gate (every "
         "milestone then needs a passed field test) and backlog refinement too. Unset: every capability.",
+    )
+    language: Literal["en", "pt"] = Field(
+        default="en",
+        description="The repository's language (`en` or `pt`): the descriptions of the labels Steward "
+        "creates here, updated when it changes. A verdict speaks its report's language, whatever this says.",
     )
     mode: Literal["live", "shadow"] = Field(
         default="live",

@@ -288,6 +288,21 @@ class GiteaIssues(GiteaCalls):
             self._known_labels.remember(repo.full_name, label_from_json(raw))
         return int(raw["id"])
 
+    async def set_label_description(self, repo: RepoRef, name: str, description: str) -> Label:
+        async with self._label_lock:
+            label_id = self._label_ids.get(repo.full_name.casefold(), {}).get(name.casefold())
+            if label_id is None:
+                await self._fetch_labels(repo)
+                label_id = self._label_ids[repo.full_name.casefold()].get(name.casefold())
+        if label_id is None:
+            raise NotFound(f"label {name!r} of {repo}")
+        raw = await self._patch(
+            f"{self._r(repo)}/labels/{label_id}", f"label {name!r} of {repo}", {"description": description}
+        )
+        label = label_from_json(raw)
+        self._known_labels.remember(repo.full_name, label)
+        return label
+
     async def _label_ids_for(self, repo: RepoRef, names: list[str], *, refresh: bool = False) -> list[int]:
         """Ids for label names, creating the missing ones (as GitHub does when labels are set): an ensured
         label deleted since is recreated with the colour and description it had."""

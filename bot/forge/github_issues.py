@@ -269,6 +269,19 @@ class GitHubIssues(GitHubCalls):
         self._known_labels.remember(repo.full_name, label)
         return label
 
+    async def set_label_description(self, repo: RepoRef, name: str, description: str) -> Label:
+        """The label ``name`` described anew: ``PATCH /repos/{o}/{r}/labels/{name}`` (at most 100 characters;
+        Gitea's adapter patches ``…/labels/{id}``); ``NotFound`` when there is no such label."""
+        raw = await self._write(
+            "patch",
+            f"/repos/{repo.full_name}/labels/{quote(name, safe='')}",
+            f"label {name!r}",
+            {"description": description[:100]},
+        )
+        label = label_from_json(raw)
+        self._known_labels.remember(repo.full_name, label)
+        return label
+
     async def set_labels(self, repo: RepoRef, number: int, names: list[str]) -> tuple[str, ...]:
         raw = await self._write(
             "put",

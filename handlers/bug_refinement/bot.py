@@ -13,6 +13,7 @@ from dataclasses import replace
 from bot.commands.context import CommandContext, EventContext
 from bot.commands.periodic import PeriodicContext
 from bot.commands.registry import Registry
+from bot.config.settings import LABEL_DESCRIPTIONS
 from bot.forge import Issue, NotFound
 from bot.records import sticky
 from handlers.bug_refinement.bug_kind import is_bug_report
@@ -27,6 +28,7 @@ from handlers.bug_refinement.effects import (
     stamp_stories,
     story_gate,
 )
+from handlers.bug_refinement.labels import describe_labels, ensure_described
 from handlers.bug_refinement.nudges import nudge_all, reopen_for_answer
 from handlers.bug_refinement.template_reads import forget_on_push
 
@@ -106,11 +108,13 @@ async def _recheck_story(ctx: EventContext, story: Issue) -> bool:
 
 @plugin.on(
     "push",
-    checks="a push to the default branch that changes the issue templates: they are read again",
+    checks="a push to the default branch that changes the issue templates (they are read again) or the "
+    "configuration (the labels' descriptions follow its language)",
     section="bug_refinement",
 )
 async def on_push(ctx: EventContext) -> None:
     await forget_on_push(ctx)
+    await describe_labels(ctx)
 
 
 @plugin.on(
@@ -202,8 +206,11 @@ async def refine_command(ctx: CommandContext) -> None:
     issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
     settings = refinement_settings(ctx)
     if not issue.has_label(settings.refine_label):
-        await ctx.forge.ensure_label(
-            ctx.repo, settings.refine_label, color="c5def5", description="Steward: refine this issue"
+        await ensure_described(
+            ctx,
+            settings.refine_label,
+            color="c5def5",
+            description=LABEL_DESCRIPTIONS[ctx.settings.language]["refine"],
         )
         labels = await ctx.forge.add_labels(ctx.repo, issue.number, [settings.refine_label])
         issue = replace(issue, labels=labels)

@@ -24,6 +24,7 @@ from bot.forge import Comment, Issue, NotFound, permission_at_least
 from bot.records import sticky
 from bot.records.sticky import TEXT_KEY, find
 from handlers.bug_refinement.document import parse_document
+from handlers.bug_refinement.labels import ensure_described
 from handlers.bug_refinement.plan import body_digest, bug_id_of, label_plan, select_stories, story_numbers
 from handlers.bug_refinement.reading import Reply
 from handlers.bug_refinement.render import (
@@ -79,8 +80,11 @@ async def mirror_labels(ctx: EventContext, issue: Issue, verdict: str) -> None:
     settings = refinement_settings(ctx)
     plan = label_plan(issue.labels, verdict, settings)
     for name in plan.add:
-        await ctx.forge.ensure_label(
-            ctx.repo, name, color=settings.color_for(verdict), description=settings.description_for(verdict)
+        await ensure_described(
+            ctx,
+            name,
+            color=settings.color_for(verdict),
+            description=settings.description_for(verdict, ctx.settings.language),
         )
     if plan.add:
         await ctx.forge.add_labels(ctx.repo, issue.number, list(plan.add))

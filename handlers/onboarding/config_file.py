@@ -155,8 +155,8 @@ def config_text(
             if not live:  # (the all-live file sets every switch itself: no preset)
                 lines += ["", *_comment_lines(info.description or "", ""), f"preset: {PROPOSED_PRESET}"]
             continue
-        if name == "mode":  # live or shadow
-            lines += ["", *_comment_lines(info.description or "", ""), f"# mode: {info.default}"]
+        if name in ("mode", "language"):  # live or shadow; en or pt
+            lines += ["", *_comment_lines(info.description or "", ""), f"# {name}: {info.default}"]
             continue
         assert isinstance(annotation, type) and issubclass(annotation, BaseModel)
         lines.append("")

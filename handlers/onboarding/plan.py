@@ -21,7 +21,7 @@ from typing import Final
 from bot.commands.context import RegistryView
 from bot.commands.permissions import who_may
 from bot.config.repo_file import merge
-from bot.config.settings import HandlerSettings, Permission
+from bot.config.settings import LABEL_DESCRIPTIONS, HandlerSettings, Permission
 from bot.forge import ForgeKind, Issue
 from bot.records import neutralise
 from handlers.bug_refinement.api import (
@@ -111,9 +111,14 @@ def labels_for(settings: HandlerSettings, running: Sequence[str]) -> list[LabelS
     if "bug_refinement" in on:
         bug = settings.bug_refinement
         add(bug.bug_label, BUG_COLOR, "A bug report (Steward checks it against RA9)")
-        add(bug.refine_label, REFINE_COLOR, "Steward: refine this issue")
+        # Steward's own labels speak the repository's language (`language`), as their descriptions do later.
+        add(bug.refine_label, REFINE_COLOR, LABEL_DESCRIPTIONS[settings.language]["refine"])
         for verdict in ("pending", "needs-info", "needs-triage", "approved"):
-            add(bug.label_for(verdict), bug.color_for(verdict), bug.description_for(verdict))
+            add(
+                bug.label_for(verdict),
+                bug.color_for(verdict),
+                bug.description_for(verdict, settings.language),
+            )
     if "backlog" in on:
         backlog = settings.backlog
         colors = backlog.label_colors

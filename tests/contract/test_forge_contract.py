@@ -90,6 +90,18 @@ async def test_labels_are_created_when_missing(forge: Forge, site: Site) -> None
     assert labels["needs-info"]["color"].lstrip("#") == "fbca04"
 
 
+async def test_a_labels_description_is_changed(forge: Forge, site: Site) -> None:
+    repo = site.new_repo()
+    await forge.ensure_label(repo, "needs-info", color="fbca04", description="waiting on the reporter")
+    changed = await forge.set_label_description(repo, "needs-info", "aguardando o autor")
+    assert (changed.name, changed.description) == ("needs-info", "aguardando o autor")
+    assert site.repo_labels(repo)["needs-info"]["description"] == "aguardando o autor"
+    known = await forge.ensure_label(repo, "needs-info")
+    assert known.description == "aguardando o autor", "the adapter knows it as changed"
+    with pytest.raises(NotFound):
+        await forge.set_label_description(repo, "never-existed", "x")
+
+
 async def test_repo_labels_are_listed_past_one_page(forge: Forge, site: Site) -> None:
     repo = site.new_repo()
     names = [f"label-{i:03}" for i in range(120)]
