@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from bot.config.label_texts import LABEL_DESCRIPTIONS
 from bot.config.triage import TriageSettings
 from bot.queue.budgets import DEFAULT_EVENTS_PER_MINUTE
 
@@ -350,25 +351,6 @@ class BugRefinementSettings(BaseModel):
         """The description of the label for ``state``, in the repository's language (``language``)."""
         table = LABEL_DESCRIPTIONS.get(language, LABEL_DESCRIPTIONS["en"])
         return table.get("needs-triage" if state == "rejected" else state, table["approved"])
-
-
-# Steward's labels' descriptions in each `language` a repository may choose (a verdict speaks its report's).
-LABEL_DESCRIPTIONS: Final[dict[str, dict[str, str]]] = {
-    "en": {
-        "pending": "Steward: this bug report awaits refinement",
-        "needs-info": "Steward: waiting for the reporter to answer the questions in the verdict",
-        "needs-triage": "Steward: the reporter's part is complete; waiting for the maintainers",
-        "approved": "Steward: refinement approved",
-        "refine": "Steward: refine this issue",
-    },
-    "pt": {
-        "pending": "Steward: este relato de bug aguarda o refinamento",
-        "needs-info": "Steward: aguardando o autor do relato responder às perguntas do veredito",
-        "needs-triage": "Steward: a parte do autor do relato está completa; aguardando os mantenedores",
-        "approved": "Steward: refinamento aprovado",
-        "refine": "Steward: refinar esta issue",
-    },
-}
 
 
 class ForkSettings(BaseModel):

@@ -468,7 +468,6 @@ class Forge(Protocol):
         """Close the issue, with ``reason`` where the forge keeps one (GitHub's `state_reason`, and with
         `duplicate` the canonical issue's global id ``duplicate_of``: `duplicate_issue_id`); Gitea keeps no
         reason, so there it only closes."""
-        ...
 
     async def opened_before(self, repo: RepoRef, login: str, number: int) -> bool:
         """Whether ``login`` opened an issue or pull request in the repository before ``number`` (or more than
@@ -525,7 +524,6 @@ class Forge(Protocol):
     ) -> PullRequest | None:
         """The newest pull request of branch ``head`` of this repository in ``state`` (default: the open
         one), if there is one."""
-        ...
 
     async def list_pr_commits(self, repo: RepoRef, number: int) -> list[Commit]: ...
 

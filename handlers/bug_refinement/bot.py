@@ -13,7 +13,7 @@ from dataclasses import replace
 from bot.commands.context import CommandContext, EventContext
 from bot.commands.periodic import PeriodicContext
 from bot.commands.registry import Registry
-from bot.config.settings import LABEL_DESCRIPTIONS
+from bot.config.label_texts import LABEL_DESCRIPTIONS
 from bot.forge import Issue, NotFound
 from bot.records import sticky
 from handlers.bug_refinement.bug_kind import is_bug_report

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Final
 
 from bot.commands.context import EventContext
+from bot.config.label_texts import LABEL_DESCRIPTIONS
 from bot.config.repo_file import CONFIG_PATHS
-from bot.config.settings import LABEL_DESCRIPTIONS
 
 __all__ = ["STATES", "describe_labels", "ensure_described", "touches_config", "wanted_descriptions"]
 

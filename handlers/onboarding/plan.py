@@ -20,8 +20,9 @@ from typing import Final
 
 from bot.commands.context import RegistryView
 from bot.commands.permissions import who_may
+from bot.config.label_texts import LABEL_DESCRIPTIONS
 from bot.config.repo_file import merge
-from bot.config.settings import LABEL_DESCRIPTIONS, HandlerSettings, Permission
+from bot.config.settings import HandlerSettings, Permission
 from bot.forge import ForgeKind, Issue
 from bot.records import neutralise
 from handlers.bug_refinement.api import (

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.config.settings import LABEL_DESCRIPTIONS
+from bot.config.label_texts import LABEL_DESCRIPTIONS
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import TEST_CONFIG_PATHS
 
