@@ -54,6 +54,7 @@ DATA_KINDS: frozenset[str] = frozenset(
         "bugfix",
         "backlog-interview",
         "backlog-spec",
+        "triage-overview",
     }
 )
 

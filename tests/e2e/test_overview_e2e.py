@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from bot.records import signing, sticky
 from handlers.triage.overview import KEY, KIND
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import TEST_CONFIG_PATHS, reconcile, wait_for
+from tests.e2e.test_integrity_e2e import public_key, verify
 
 pytestmark = pytest.mark.handler_settings(
     milestones={"grace_period_seconds": 1, "refresh_debounce_seconds": 0.3}
@@ -128,7 +130,9 @@ def test_a_label_change_moves_an_issue_and_a_replay_or_a_reconcile_makes_no_seco
     )
 
 
-def test_an_edited_or_forged_body_is_rebuilt_signed_and_the_editor_named(steward: Steward) -> None:
+def test_an_edited_or_forged_body_is_rebuilt_signed_and_the_editor_named(
+    steward: Steward, tmp_path: Path
+) -> None:
     m = steward.maintainer
     repo = steward.new_repo()
     m.open_issue(repo, "Crash on save", labels=["bug", "refinement:needs-triage"])
@@ -151,6 +155,9 @@ def test_an_edited_or_forged_body_is_rebuilt_signed_and_the_editor_named(steward
     assert [o["number"] for o in overviews(steward, repo)] == [number]
     assert outcome(steward, repo, the_overview(steward, repo)) == "verified"
     assert "Crash on save" in the_overview(steward, repo)["body"]
+    # A reviewer checks it with the public key alone.
+    checked = verify(steward, f"{repo}#{number}", public_key(steward, tmp_path))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_an_overview_created_but_never_signed_is_taken_up_not_duplicated(steward: Steward) -> None:
