@@ -222,7 +222,9 @@ async def gate_command(ctx: CommandContext) -> None:
     record = await ctx.record_of_issue(dashboard, KIND, str(key)) if dashboard else None
     data = DashboardData.from_json(record.trusted, key) if record is not None and record.trusted else None
     known, trusted = (data.names if data else None), dashboard is None or data is not None
-    names = await look_at_names(ctx, gate_labels(ctx.settings), known, trusted=trusted, now=iso(now_utc()))
+    names = await look_at_names(
+        ctx, gate_labels(ctx.settings), known, trusted=trusted, now=iso(now_utc()), milestone=ms
+    )
     checked = with_ratifications(
         await gate_proof(ctx, seen, gate_labels(ctx.settings), ms, names), ratifications
     )

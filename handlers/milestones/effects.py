@@ -328,7 +328,9 @@ async def sync_milestone(
     decoded = record.trusted if record is not None else None
     known = DashboardData.from_json(decoded, key).names if isinstance(decoded, dict) else None
     trusted = current is None or isinstance(decoded, dict)  # else re-derived: no label's name is known
-    names = await look_at_names(ctx, gate_labels(ctx.settings), known, trusted=trusted, now=iso(now))
+    names = await look_at_names(
+        ctx, gate_labels(ctx.settings), known, trusted=trusted, now=iso(now), milestone=ms
+    )
     proof = await gate_proof(ctx, seen, gate_labels(ctx.settings), ms, names)
     checked = with_ratifications(proof, ratifications)
     if isinstance(decoded, dict):

@@ -27,6 +27,7 @@ from handlers.milestones.provenance import (
     carried,
     in_milestone,
     look,
+    look_titles,
     named_then,
     passing_labels,
     proof,
@@ -92,13 +93,26 @@ RENAMED = (
 
 
 async def look_at_names(
-    ctx: EventContext, labels: GateLabels, known: LabelNames | None, *, trusted: bool, now: str
-) -> LabelNames | None:
+    ctx: EventContext,
+    labels: GateLabels,
+    known: LabelNames | None,
+    *,
+    trusted: bool,
+    now: str,
+    milestone: Milestone,
+) -> LabelNames:
     """On Gitea, which label carries each passing name now (one read of the repository's labels), against
-    what the dashboard's record remembers (``provenance.look``); None on GitHub, whose label events keep
-    the name a label had."""
+    what the dashboard's record remembers (``provenance.look``). On GitHub, whose label events keep the name
+    a label had, the milestone's titles (``provenance.look_titles``): its events name it by title only."""
     if ctx.event.forge != "gitea":
-        return None
+        earlier = known.titles if known is not None else ()
+        if not earlier:
+            remembered = await _remembered_names(ctx, milestone.key)
+            if remembered is not None and remembered.titles:
+                earlier, trusted = remembered.titles, True
+        seen = LabelNames({}, 0, look_titles(earlier, milestone.title, now, trusted=trusted))
+        await _remember_names(ctx, seen, milestone.key)
+        return seen
     passing = {name.casefold() for name in passing_labels(labels)}
     listing: dict[str, int] = {}
     top = 0
@@ -114,23 +128,28 @@ async def look_at_names(
         if remembered is not None:
             known, trusted = remembered, True
     seen = look(known, listing, top, now, trusted=trusted)
-    if ctx.memo is not None:
-        await ctx.memo.redis.set(_names_key(ctx), json.dumps(seen.to_json()), ex=NAMES_TTL)
+    await _remember_names(ctx, seen)
     return seen
 
 
 NAMES_TTL = 400 * 86_400
 
 
-def _names_key(ctx: EventContext) -> str:
-    raw = repo_key(ctx.event.forge, ctx.repo)
+def _names_key(ctx: EventContext, milestone: int | None) -> str:
+    """Label names are the repository's (Gitea); titles are a milestone's (GitHub)."""
+    raw = repo_key(ctx.event.forge, ctx.repo) + (f"#{milestone}" if milestone is not None else "")
     return "steward:milestones:label-names:" + hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
-async def _remembered_names(ctx: EventContext) -> LabelNames | None:
+async def _remember_names(ctx: EventContext, seen: LabelNames, milestone: int | None = None) -> None:
+    if ctx.memo is not None:
+        await ctx.memo.redis.set(_names_key(ctx, milestone), json.dumps(seen.to_json()), ex=NAMES_TTL)
+
+
+async def _remembered_names(ctx: EventContext, milestone: int | None = None) -> LabelNames | None:
     if ctx.memo is None:
         return None
-    raw = await ctx.memo.redis.get(_names_key(ctx))
+    raw = await ctx.memo.redis.get(_names_key(ctx, milestone))
     try:
         return LabelNames.from_json(json.loads(raw)) if raw else None
     except ValueError:
@@ -155,13 +174,21 @@ async def label_proofs(
         event = applying(history.labels, name, ctx.me.login)
         by = event.actor if event is not None else None
         found = proof(name, by, await allowed(by) if by else False, needs)
-        if found.counts and event is not None and names is not None and not named_then(names, name, event):
+        gitea = ctx.event.forge == "gitea"
+        if (
+            gitea
+            and found.counts
+            and event is not None
+            and names is not None
+            and not named_then(names, name, event)
+        ):
             found = LabelProof(name, by, False, RENAMED)
+        titles = names.titles if names is not None and not gitea else ()
         if (
             found.counts
             and event is not None
             and name.casefold() == labels.fieldtest_pass.casefold()
-            and not in_milestone(history.milestones, event, milestone.key, milestone.title)
+            and not in_milestone(history.milestones, event, milestone.key, milestone.title, titles)
         ):
             found = LabelProof(name, by, False, ELSEWHERE)
         out.append(found)

@@ -28,7 +28,7 @@ from typing import Literal
 
 from bot.forge import LabelEvent, MilestoneEvent
 from handlers.milestones.gate import GateLabels
-from handlers.milestones.state import LabelNames, Named
+from handlers.milestones.state import MAX_TITLES, LabelNames, Named, Title
 
 
 @dataclass(frozen=True)
@@ -71,21 +71,59 @@ def applier(events: Sequence[LabelEvent], label: str, bot: str) -> str | None:
     return found.actor if found is not None else None
 
 
-def in_milestone(moves: Sequence[MilestoneEvent], event: LabelEvent, key: int, title: str) -> bool:
+def in_milestone(
+    moves: Sequence[MilestoneEvent],
+    event: LabelEvent,
+    key: int,
+    title: str,
+    titles: Sequence[Title] = (),
+) -> bool:
     """Whether the issue was in the milestone (``key``; on GitHub, whose events carry only a title, the one
-    titled ``title``) when ``event`` happened: its milestone changes before the event in the forge's own
-    order (``seq``; never by time — the forges keep whole seconds, and a move in the label's second must not
-    count as before it). No milestone event: in none."""
+    titled ``title`` — or, given ``titles``, under a title it had when the move was made) when ``event``
+    happened: its milestone changes before the event in the forge's own order (``seq``; never by time — the
+    forges keep whole seconds, and a move in the label's second must not count as before it). No milestone
+    event: in none."""
     inside = False
     for move in sorted(moves, key=lambda m: m.seq):
         if move.seq > event.seq:
             break
-        same = move.key == key if move.key is not None else move.title == title
+        if move.key is not None:
+            same = move.key == key
+        else:
+            same = titled(titles, move) if titles else move.title == title
         if move.joined:
             inside = same  # joining one milestone leaves any other
         elif same:
             inside = False
     return inside
+
+
+def titled(titles: Sequence[Title], move: MilestoneEvent) -> bool:
+    """Whether the milestone had ``move``'s title when the move was made, as Steward saw it (``titles``)."""
+    at = _when(move.at)
+    for known in titles:
+        if known.title != move.title:
+            continue
+        since, until = _when(known.since), _when(known.until)
+        if (not known.since or (at and since and at >= since)) and (
+            not known.until or (at and until and at <= until)
+        ):
+            return True
+    return False
+
+
+def look_titles(known: Sequence[Title], current: str, now: str, *, trusted: bool) -> tuple[Title, ...]:
+    """GitHub: the milestone's titles after looking at it now. A title Steward did not see it with counts
+    from ``now`` (a writer may have renamed another milestone away and this one to its title: the other's
+    old events must not count here); the first look of a record Steward trusts takes the title as always
+    held; a re-derived record knows no title's past."""
+    if not known:
+        return (Title(current, "" if trusted else now),)
+    last = known[-1]
+    if last.title == current and not last.until:
+        return tuple(known)
+    kept = list(known) if last.until else [*known[:-1], Title(last.title, last.since, now)]
+    return (*kept, Title(current, now))[-MAX_TITLES:]
 
 
 def last_change(events: Sequence[LabelEvent], label: str) -> int | None:

@@ -219,15 +219,43 @@ class Named:
 
 
 @dataclass(frozen=True)
+class Title:
+    """A title the milestone had (GitHub), from ``since`` to ``until`` ("" : from before Steward first
+    looked; until now)."""
+
+    title: str
+    since: str
+    until: str = ""
+
+
+MAX_TITLES = 10
+
+
+def titles_from_json(raw: Any) -> tuple[Title, ...]:
+    out = []
+    for entry in raw[-MAX_TITLES:] if isinstance(raw, list) else ():
+        if isinstance(entry, list) and len(entry) == 3 and all(isinstance(v, str) for v in entry):
+            out.append(Title(entry[0][:MAX_LINE], entry[1][:40], entry[2][:40]))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class LabelNames:
-    """Gitea's passing labels as Steward last looked: casefolded name → ``Named``, and ``top``, the highest
-    label id it saw (Gitea's ids only grow, so a higher one is a label created since)."""
+    """The names Steward has seen, as it last looked. Gitea's passing labels: casefolded name → ``Named``,
+    and ``top``, the highest label id it saw (Gitea's ids only grow, so a higher one is a label created
+    since). GitHub's milestone titles (``titles``, oldest first): its issue events name a milestone by the
+    title it had, so an event counts for this milestone only under a title it had then."""
 
     names: Mapping[str, Named]
     top: int
+    titles: tuple[Title, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"names": {n: [v.id, v.since] for n, v in sorted(self.names.items())}, "top": self.top}
+        return {
+            "names": {n: [v.id, v.since] for n, v in sorted(self.names.items())},
+            "top": self.top,
+            **({"titles": [[t.title, t.since, t.until] for t in self.titles]} if self.titles else {}),
+        }
 
     @classmethod
     def from_json(cls, raw: Any) -> LabelNames | None:
@@ -243,7 +271,7 @@ class LabelNames:
                 ident, since = _int(pair[0]), pair[1]
                 if ident is not None and isinstance(since, str) and len(since) <= 40:
                     names[name[:MAX_LINE]] = Named(ident, since)
-        return cls(names, raw["top"])
+        return cls(names, raw["top"], titles_from_json(raw.get("titles")))
 
 
 @dataclass(frozen=True)

@@ -135,3 +135,32 @@ def test_a_writer_editing_the_dashboard_does_not_void_the_passes(steward: Stewar
     m.edit_issue(repo, board["number"], body=tampered)  # the signed data changed: re-derived
     steward.settle()
     assert "✅ **Ready to close:**" in board_of(steward, repo, key)["body"]
+
+
+def test_renaming_milestones_does_not_carry_a_pass_into_another(steward: Steward) -> None:
+    """GitHub's `milestoned` events name a milestone by the title it had. A writer renames v0.9 (where the
+    scenario passed) away and v1.0 to `v0.9`, then moves the scenario in: the old events read "milestoned
+    v0.9", and after the first half of item 6 that was enough for v1.0. Steward now keeps each milestone's
+    titles with when it saw them (the dashboard's signed record), and an event counts under a title only
+    for the time the milestone had it. Gitea names milestones by id: the rename never mattered there."""
+    m, t = steward.maintainer, steward.triager
+    renamer = t if steward.forge == "gitea" else m  # anyone with write: GitHub's triage may not edit them
+    repo = steward.new_repo()
+    old = m.create_milestone(repo, "v0.9")
+    new = m.create_milestone(repo, "v1.0")
+    scenario = m.open_issue(repo, "Scenario: export", labels=["fieldtest"], milestone=old)
+    m.edit_issue(repo, scenario, state="closed")
+    work = m.open_issue(repo, "Work", milestone=new)
+    m.edit_issue(repo, work, state="closed")
+    steward.settle()
+    m.add_labels(repo, scenario, ["fieldtest:pass"])
+    steward.settle()
+    renamer.call("PATCH", f"/repos/{repo}/milestones/{old}", {"title": "v0.9-old"})
+    steward.settle()
+    renamer.call("PATCH", f"/repos/{repo}/milestones/{new}", {"title": "v0.9"})
+    steward.settle()
+    t.set_milestone(repo, scenario, new)
+    steward.settle()
+    body = board_of(steward, repo, new)["body"]
+    assert "❌ **Not ready to close: 1 blocker.**" in body, body
+    assert "it was put on while the scenario was not in this milestone" in body

@@ -12,13 +12,14 @@ from handlers.milestones.provenance import (
     in_milestone,
     last_change,
     look,
+    look_titles,
     named_then,
     passing_labels,
     proof,
     put_back_reply,
     undo_of,
 )
-from handlers.milestones.state import LabelNames, Named
+from handlers.milestones.state import LabelNames, Named, Title
 
 BOT = "steward-bot"
 NEEDS = "people with maintain access or more"
@@ -163,3 +164,25 @@ def test_a_label_renamed_to_a_passing_name_counts_only_from_when_steward_saw_it_
     assert not named_then(swapped, "fieldtest:pass", put_on(7, "2026-01-01T09:59:59Z")), "put on before"
     assert named_then(swapped, "fieldtest:pass", put_on(7, "2026-01-01T10:00:00+00:00"))
     assert not named_then(LabelNames({}, 0), "fieldtest:pass", put_on(5, now)), "no label has the name"
+
+
+def test_github_milestone_titles_count_for_the_time_the_milestone_had_them() -> None:
+    """GitHub's `milestoned` events carry the title a milestone had: one counts for this milestone only
+    under a title it had then, as Steward saw its titles (a rename it saw closes the old title's span)."""
+    t0, t1 = "2026-01-01T10:00:00Z", "2026-01-02T10:00:00Z"
+    first = look_titles((), "v1.0", t0, trusted=True)
+    assert first == (Title("v1.0", ""),)
+    assert look_titles(first, "v1.0", t1, trusted=True) == first
+    renamed = look_titles(first, "v0.9", t1, trusted=True)
+    assert renamed == (Title("v1.0", "", t1), Title("v0.9", t1))
+    assert look_titles((), "v0.9", t1, trusted=False) == (Title("v0.9", t1),), "re-derived: from now"
+
+    def joined(title: str, at: str) -> MilestoneEvent:
+        return MilestoneEvent(True, title, None, "w", at, 0)
+
+    label = LabelEvent("fieldtest:pass", True, "m", "2026-01-03T00:00:00Z", seq=1)
+    assert in_milestone([joined("v1.0", "2026-01-01T12:00:00Z")], label, 2, "v0.9", renamed), "its old title"
+    assert not in_milestone([joined("v0.9", "2026-01-01T12:00:00Z")], label, 2, "v0.9", renamed), (
+        "another milestone's v0.9, before this one took the title"
+    )
+    assert in_milestone([joined("v0.9", "2026-01-02T11:00:00Z")], label, 2, "v0.9", renamed)
