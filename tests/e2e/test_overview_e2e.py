@@ -160,6 +160,43 @@ def test_an_edited_or_forged_body_is_rebuilt_signed_and_the_editor_named(
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+def _bugfix_pull(steward: Steward, repo: str, bug: int, branch: str, *, draft: bool) -> int:
+    """A pull request as `/bugfix` opens it (by Steward's account, titled for its bug): a draft while it holds
+    the test alone (Gitea: the WIP prefix)."""
+    bot = steward.bot
+    bot.create_branch(repo, branch)
+    bot.put_file(repo, f"tests/test_{branch}.py", "def test_x():\n    assert False\n", branch=branch)
+    title = f"Bugfix for #{bug}: a crash"
+    body: dict[str, Any] = {"head": branch, "base": "main", "title": title, "body": ""}
+    if draft and steward.forge == "gitea":
+        body["title"] = f"WIP: {title}"
+    elif draft:
+        body["draft"] = True
+    return int(bot.call("POST", f"/repos/{repo}/pulls", body)["number"])
+
+
+def test_bugfixes_are_listed_by_state_read_from_the_one_listing(steward: Steward) -> None:
+    m = steward.maintainer
+    repo = steward.new_repo()
+    bug = m.open_issue(repo, "Crash on save", labels=["bug"])
+    red = _bugfix_pull(steward, repo, bug, "bugfix-red", draft=True)
+    review = _bugfix_pull(steward, repo, bug, "bugfix-review", draft=False)
+    m.open_pull(repo, f"Bugfix for #{bug}: not Steward's", "someone-else")
+    switch_on(steward, repo)
+    text = sticky.visible_text(the_overview(steward, repo)["body"])
+    waiting = text.split("### Bugfixes waiting for red proof (1)", 1)[1].split("###", 1)[0]
+    in_review = text.split("### Bugfixes in review (1)", 1)[1].split("###", 1)[0]
+    assert f"[#{red}](" in waiting and f"[#{review}](" in in_review
+    assert "not Steward's" not in text
+
+    m.add_labels(repo, review, ["do-not-merge/hold"])
+    steward.settle()
+    text = sticky.visible_text(the_overview(steward, repo)["body"])
+    held = text.split("### Bugfixes held (1)", 1)[1].split("###", 1)[0]
+    assert f"[#{review}](" in held and "`do-not-merge/hold`" in held
+    assert "Bugfixes in review (" not in text
+
+
 def test_an_overview_created_but_never_signed_is_taken_up_not_duplicated(steward: Steward) -> None:
     """A worker that died between creating the overview and signing it in leaves an issue with the marker
     and no record: the next refresh finds it by its label and marker, rebuilds and signs it."""
