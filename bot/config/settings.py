@@ -483,6 +483,16 @@ class BugfixSettings(BaseModel):
         "touches a group's paths also needs a clean `/review` round or an approval on its head from one of "
         "the group's reviewers.",
     )
+    request_reviewers: bool = Field(
+        default=False,
+        description="Ask independent reviewers for a bugfix pull request once its fix is pushed and it is "
+        "ready (again when its files change): code owners of the changed files, else `reviewer_pool`.",
+    )
+    reviewers: int = Field(default=1, ge=1, le=10, description="How many reviewers `request_reviewers` asks.")
+    reviewer_pool: tuple[str, ...] = Field(
+        default=(),
+        description="Logins (or `@org/team`) asked when no code owner of the changed files may review.",
+    )
     max_fix_lines: int = Field(
         default=400,
         ge=1,

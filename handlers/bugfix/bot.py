@@ -428,7 +428,16 @@ async def on_native_review(ctx: EventContext) -> None:
     await _sync(ctx, await ctx.forge.get_pull_request(ctx.repo, ctx.number))
 
 
-@plugin.on("pull_request", "opened", "reopened", "synchronize", "edited", "closed", section=SECTION)
+@plugin.on(
+    "pull_request",
+    "opened",
+    "reopened",
+    "synchronize",
+    "edited",
+    "ready_for_review",
+    "closed",
+    section=SECTION,
+)
 async def on_pull(ctx: EventContext) -> None:
     snapshot = ctx.event.pull
     if snapshot is None or not snapshot.head_ref.startswith(ctx.settings.bugfix.branch_prefix):

@@ -45,6 +45,7 @@ from handlers.bugfix.record import (
 )
 from handlers.bugfix.regression_slot import case_names, is_test_path
 from handlers.bugfix.render import exhausted_note, ledger_text
+from handlers.bugfix.reviewer_requests import forge_requested_excluded, request_reviewers
 from handlers.bugfix.scope import ScopeCheck, changed_lines, check_scope, regression_test_edited
 from handlers.bugfix.status import (
     CONTEXT,
@@ -443,6 +444,8 @@ async def sync_pull(
         head_ci=ev.head_ci or "",
         native=ev.native,
     )
+    if flagged := forge_requested_excluded(pull, {**ev.excluded, pull.author.casefold(): "opened it"}):
+        text += "\n\n" + "\n".join(f"- {line}" for line in flagged)
     written = await ctx.upsert_sticky(
         LEDGER_KIND,
         str(number),
@@ -454,6 +457,7 @@ async def sync_pull(
     await ctx.forge.set_commit_status(
         ctx.repo, pull.head_sha, CONTEXT, ev.status.state, ev.status.description, written.comment.html_url
     )
+    await request_reviewers(ctx, pull, number, record, ev.commits)
     # The copy on the bug: the events and budgets outlive the pull request and the record's list of them
     # (written once there is an event to keep).
     ledger = ev.ledger

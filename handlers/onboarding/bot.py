@@ -36,7 +36,7 @@ from bot.forge import (
     ValidationFailed,
 )
 from bot.records import sticky
-from handlers.bugfix.api import read_requirement, seen_contexts
+from handlers.bugfix.api import codeowners_files, read_requirement, seen_contexts
 from handlers.onboarding.plan import (
     BRANCH,
     TITLE,
@@ -160,7 +160,18 @@ async def branch_facts(ctx: EventContext, base: str, html_url: str) -> BranchFac
     except PermissionDenied as exc:
         why = f"the forge refused to show me its checks and statuses ({exc})"
         return BranchFacts(base, found, branch.sha, None, why, html_url)
-    return BranchFacts(base, found, branch.sha, tuple(seen_contexts(reports)), html_url=html_url)
+    owners = await codeowners_path(ctx, base)
+    return BranchFacts(
+        base, found, branch.sha, tuple(seen_contexts(reports)), html_url=html_url, codeowners=owners
+    )
+
+
+async def codeowners_path(ctx: EventContext, base: str) -> str:
+    """The CODEOWNERS file the forge reads on ``base`` ("" when none)."""
+    for path in codeowners_files(ctx.event.forge):
+        if await ctx.forge.read_file(ctx.repo, path, ref=base) is not None:
+            return path
+    return ""
 
 
 async def ensure_labels(ctx: EventContext, wanted: list[LabelSpec]) -> tuple[list[str], list[str]]:

@@ -187,9 +187,24 @@ class BranchFacts:
     contexts: tuple[str, ...] | None = None
     unread: str = ""
     html_url: str = ""
+    # The CODEOWNERS file the forge reads on the branch ("" when there is none).
+    codeowners: str = ""
 
 
 KEY_CONTEXTS: Final = "bugfix.required_contexts"
+KEY_REVIEWERS: Final = "bugfix.request_reviewers"
+
+
+def reviewers_note(facts: BranchFacts) -> Note | None:
+    """With code owners: proposed on (Steward asks an independent one once a bugfix's fix is pushed)."""
+    if not facts.codeowners:
+        return None
+    return Note(
+        f"Proposed: `{facts.codeowners}` names code owners, and neither forge asks them to review a bugfix "
+        "pull request (it opens as a draft): with this on, Steward asks an independent one once the fix is "
+        "pushed.",
+        True,
+    )
 
 
 def _at(facts: BranchFacts) -> str:
@@ -248,6 +263,15 @@ def _bugfix_lines(facts: BranchFacts, kind: ForgeKind, path: str) -> list[str]:
     ]
 
 
+def _notes(facts: BranchFacts | None) -> dict[str, Note] | None:
+    if facts is None:
+        return None
+    found = {KEY_CONTEXTS: contexts_note(facts)}
+    if (owners := reviewers_note(facts)) is not None:
+        found[KEY_REVIEWERS] = owners
+    return found
+
+
 def proposal(
     kind: ForgeKind,
     registry: RegistryView,
@@ -263,7 +287,7 @@ def proposal(
         commands={name: spec.permission for name, spec in registry.commands.items()},
         switches=[(c.section, c.what) for c in caps],
         path=path,
-        notes={KEY_CONTEXTS: contexts_note(facts)} if facts is not None else None,
+        notes=_notes(facts),
     )
     templates = template_files(kind, language, taken)
     files = {path: config, **templates}

@@ -93,3 +93,20 @@ def test_the_file_says_what_to_fill_in_when_no_ci_reported() -> None:
     text = _config(BranchFacts("main", Requirement("not_required", "main"), "b" * 40, ()))
     assert "#   required_contexts: []" in text.splitlines()
     assert "No CI had reported on `main`'s head" in text
+
+
+def test_the_file_proposes_reviewers_for_bugfixes_where_the_repository_has_code_owners() -> None:
+    """Issue 39: off by default, proposed (still commented out) when the forge finds a CODEOWNERS file."""
+    without = _config(BranchFacts("main", Requirement("not_required", "main"), "b" * 40, ()))
+    assert "#   request_reviewers: false" in without.splitlines()
+    facts = BranchFacts(
+        "main", Requirement("not_required", "main"), "b" * 40, (), codeowners=".github/CODEOWNERS"
+    )
+    text = _config(facts)
+    assert "#   request_reviewers: true" in text.splitlines()
+    assert "Proposed: `.github/CODEOWNERS` names code owners" in text
+    edited = text.replace("\n# bugfix:\n", "\nbugfix:\n").replace(
+        "#   request_reviewers: true", "  request_reviewers: true"
+    )
+    chosen = parse(edited, registry.configurable)
+    assert chosen.data is not None and chosen.data["bugfix"]["request_reviewers"] is True

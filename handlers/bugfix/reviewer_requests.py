@@ -1,0 +1,151 @@
+"""Reviewers for a bugfix pull request (issue 39). Bugfix pull requests open as drafts with only the
+regression test, and neither forge requests code owners on a draft; once the fix is pushed and the pull
+request is ready (and again whenever its files change), Steward asks `bugfix.reviewers` independent
+reviewers — code owners of the changed files, read with the forge's own rules (``codeowners``), else
+`bugfix.reviewer_pool`, plus one of each `bugfix.sensitive_paths` group the fix touches — least recently
+asked first, never the author, whoever ran `/bugfix`, made a commit or pushed (``reviewers.independence``).
+Paths without an eligible owner are named in a note. Off unless `bugfix.request_reviewers` is on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable, Sequence
+
+from bot.commands.context import EventContext
+from bot.forge import ForgeError, PullRequest, repo_key
+from handlers.bugfix import codeowners
+from handlers.bugfix.record import Record, settings_of
+from handlers.bugfix.regression_slot import is_test_path
+from handlers.bugfix.reviewers import independence
+from handlers.bugfix.status import BranchCommit, own_commits
+
+KIND = "bugfix-reviewers"
+MAX_FILES = 300
+_TTL = 180 * 86_400
+
+
+async def read_owners(ctx: EventContext) -> codeowners.CodeOwners | None:
+    """The repository's CODEOWNERS on its default branch, the first file the forge itself would read."""
+    flavor: codeowners.Flavor = "gitea" if ctx.event.forge == "gitea" else "github"
+    places = codeowners.GITEA_FILES if flavor == "gitea" else codeowners.GITHUB_FILES
+    branch = (await ctx.forge.get_repo(ctx.repo)).default_branch
+    for path in places:
+        found = await ctx.forge.read_file(ctx.repo, path, ref=branch)
+        if found is not None:
+            return codeowners.parse(flavor, found.content.decode("utf-8", "replace"))
+    return None
+
+
+async def _people(ctx: EventContext, names: Iterable[str]) -> list[str]:
+    """Logins, a team's members read from the forge (`org/team`, `@` optional)."""
+    out: dict[str, None] = {}
+    for name in names:
+        name = name.removeprefix("@")
+        if "@" in name:
+            continue  # an e-mail address names no account Steward can ask
+        if "/" in name:
+            org, _, team = name.partition("/")
+            try:
+                out.update(dict.fromkeys(await ctx.forge.team_members(org, team)))
+            except ForgeError:
+                continue
+        elif name:
+            out[name] = None
+    return list(out)
+
+
+async def _least_recent(ctx: EventContext, candidates: Sequence[str], count: int) -> list[str]:
+    """``count`` of ``candidates``, least recently asked here first (then by name)."""
+    redis = ctx.memo.redis if ctx.memo is not None else None
+    key = f"steward:bugfix-reviewers:{repo_key(ctx.event.forge, ctx.repo)}"
+    last: dict[str, float] = {}
+    if redis is not None and candidates:
+        found = await redis.zmscore(key, [c.casefold() for c in candidates])
+        last = {c.casefold(): score or 0.0 for c, score in zip(candidates, found, strict=True)}
+    return sorted(candidates, key=lambda c: (last.get(c.casefold(), 0.0), c.casefold()))[:count]
+
+
+async def _remember(ctx: EventContext, asked: Sequence[str]) -> None:
+    if ctx.memo is None or not asked:
+        return
+    key = f"steward:bugfix-reviewers:{repo_key(ctx.event.forge, ctx.repo)}"
+    await ctx.memo.redis.zadd(key, {a.casefold(): time.time() for a in asked})
+    await ctx.memo.redis.expire(key, _TTL)
+
+
+async def request_reviewers(ctx: EventContext, pull: PullRequest, number: int, record: Record,
+                            commits: Sequence[BranchCommit]) -> None:  # fmt: skip
+    settings = settings_of(ctx)
+    if not settings.request_reviewers or pull.draft or pull.state != "open" or len(own_commits(commits)) < 2:
+        return  # a draft, or only the regression test so far: nothing to review yet
+    files = sorted(f.path for f in (await ctx.forge.list_pr_files(ctx.repo, pull.number))[:MAX_FILES])
+    digest = hashlib.sha256("\0".join(files).encode()).hexdigest()[:16]
+    if not await ctx.once(f"bugfix-reviewers:{pull.number}:{digest}"):
+        return  # asked for these files already
+    fix = await independence(ctx, pull)
+    excluded = dict(fix.excluded) if fix is not None else {}
+    excluded.setdefault(pull.author.casefold(), "opened the pull request")
+    excluded.setdefault(ctx.me.login.casefold(), "")
+    owners = await read_owners(ctx)
+    owned: dict[str, list[str]] = {}
+    unowned: list[str] = []
+    for path in files:
+        named = owners.owners_of(path) if owners else ()
+        people = [p for p in await _people(ctx, named) if p.casefold() not in excluded]
+        if people:
+            owned[path] = people
+        else:
+            unowned.append(path)
+    candidates = list(dict.fromkeys(p for people in owned.values() for p in people))
+    source = "code owner of the changed files"
+    if not candidates:
+        candidates = [p for p in await _people(ctx, settings.reviewer_pool) if p.casefold() not in excluded]
+        source = "from `bugfix.reviewer_pool`"
+    have = [r for r in pull.requested_reviewers if r.casefold() not in excluded]
+    chosen = await _least_recent(
+        ctx, [c for c in candidates if c.casefold() not in {h.casefold() for h in have}],
+        max(settings.reviewers - len(have), 0),
+    )  # fmt: skip
+    specialists: list[tuple[str, str]] = []
+    fixed = {f.path for c in own_commits(commits)[1:] for f in c.files}
+    for name, group in sorted(settings.sensitive_paths.items()):
+        if not any(is_test_path(path, group.paths) for path in fixed):
+            continue
+        members = [m for m in await _people(ctx, group.reviewers) if m.casefold() not in excluded]
+        if any(m.casefold() in {c.casefold() for c in [*have, *chosen]} for m in members):
+            continue
+        picked = await _least_recent(ctx, members, 1)
+        specialists += [(p, name) for p in picked]
+    asked = [*chosen, *(p for p, _ in specialists)]
+    if asked:
+        await ctx.forge.request_reviewers(ctx.repo, pull.number, asked)
+        await _remember(ctx, asked)
+    lines: list[str] = []
+    if chosen:
+        lines.append(f"Asked {', '.join('@' + c for c in chosen)} to review the fix of #{number} ({source}).")
+    for person, group_name in specialists:
+        lines.append(f"Asked @{person} to review for the `{group_name}` group (`bugfix.sensitive_paths`).")
+    if unowned and owners is not None:
+        more = f" … {len(unowned) - 20} more" if len(unowned) > 20 else ""
+        shown = ", ".join(f"`{p}`" for p in unowned[:20]) + more
+        lines.append(f"No code owner who may review this fix owns {shown}: a maintainer asks someone.")
+    if not asked and not have:
+        lines.append(
+            "Nobody could be asked to review this fix: no code owner of its files may review it and "
+            "`bugfix.reviewer_pool` names nobody who may. A maintainer asks someone (`/steward cc @login`)."
+        )
+    if lines:
+        await ctx.upsert_sticky(KIND, str(number), "\n\n".join(lines), number=pull.number)
+
+
+def forge_requested_excluded(pull: PullRequest, excluded: dict[str, str]) -> list[str]:
+    """The ledger's line for each person the forge asked to review (its own code-owner request) whom the
+    independence rule excludes: their review will not count."""
+    return [
+        f"@{r} is asked to review this pull request, but {excluded[r.casefold()]}: their review will not "
+        "count."
+        for r in pull.requested_reviewers
+        if r.casefold() in excluded
+    ]
