@@ -139,6 +139,9 @@ class Settings(BaseSettings):
     job_timeout_backstop_seconds: int = Field(default=30, ge=1)
     # Runs of a job that keeps failing (the first run included) before it is parked as dead.
     job_tries: int = Field(default=5, ge=1)
+    # A failed job runs again after this × 2^(its failures so far) seconds, times 0.5–1 at random, at most a
+    # minute: 1–2 s after the first failure, 2–4 s after the second, …
+    job_retry_base_seconds: float = Field(default=1.0, gt=0, le=60)
     # The dead-letter list's cap in bytes (each entry keeps its event's JSON): past it the oldest go.
     dead_max_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     # Serve the worker's own Prometheus metrics on this port (the receiver serves /metrics).

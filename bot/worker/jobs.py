@@ -249,7 +249,8 @@ async def process_event(ctx: dict[str, Any], raw_event: str) -> str:
             except REDIS_ERRORS:
                 raise Retry(defer=1.0 + random.random()) from None
             if failures < runtime.settings.job_tries:
-                delay = min(60.0, 2.0**failures) * (0.5 + random.random() / 2)
+                base = runtime.settings.job_retry_base_seconds
+                delay = min(60.0, base * 2.0**failures) * (0.5 + random.random() / 2)
                 jlog.warning(
                     "job failed; it will run again",
                     error=_describe(exc),

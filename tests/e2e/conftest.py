@@ -116,6 +116,8 @@ def make_settings(sandbox_url: str, redis_url: str, **overrides: Any) -> Setting
         "write_budget_per_hour": 100_000,
         "retry_base_delay": 0.05,
         "retry_max_delay": 5.0,
+        # A failed job's next run: 0.05–0.1 s after its first failure, not 1–2 s (the same doubling).
+        "job_retry_base_seconds": 0.05,
         # The hourly catch-up would land in whichever test runs on the hour; its own tests ask for it.
         "reconcile_interval_seconds": 0,
         # The quota a catch-up sees is the sandbox's hourly one (each test starts a fresh window, see the
