@@ -201,12 +201,18 @@ def test_an_overview_created_but_never_signed_is_taken_up_not_duplicated(steward
     """A worker that died between creating the overview and signing it in leaves an issue with the marker
     and no record: the next refresh finds it by its label and marker, rebuilds and signs it."""
     repo = steward.new_repo()
+    # Found by its binding, never by its title: a person's issue with the title, label and marker is not it.
+    forged = sticky.fit(KIND, KEY, "Nothing waits on anyone.")
+    fake = steward.maintainer.open_issue(
+        repo, "Steward: what needs whom", forged, labels=["steward-overview"]
+    )
     half = steward.bot.open_issue(repo, "Steward: what needs whom", labels=["steward-overview"])
     steward.bot.edit_issue(repo, half, body=sticky.fit(KIND, KEY, "half-made"))
     steward.settle()
     switch_on(steward, repo)
     assert [o["number"] for o in overviews(steward, repo)] == [half]
     assert outcome(steward, repo, the_overview(steward, repo)) == "verified"
+    assert steward.maintainer.issue(repo, fake)["body"] == forged, "a person's issue is never written"
 
 
 def test_a_refresh_costs_a_listing_the_milestones_and_one_edit(steward: Steward) -> None:
