@@ -19,8 +19,9 @@ from bot.commands.periodic import PeriodicContext
 from bot.commands.permissions import check, who_may
 from bot.commands.registry import Registry
 from bot.forge import ForgeError
+from bot.records import sticky
 from handlers.triage.claims import Claim, holds, parse_logins, stale, with_claim, without
-from handlers.triage.effects import dated_claims, read_claims, save_claims
+from handlers.triage.effects import CLAIMS_KEY, CLAIMS_KIND, dated_claims, read_claims, rebuild, save_claims
 from handlers.triage.render import kept_text, not_held_text, release_text
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
@@ -134,6 +135,27 @@ async def unassign_command(ctx: CommandContext) -> None:
     claims = without(found.claims, logins)
     if claims != found.claims:
         await save_claims(ctx, found, claims)
+
+
+@plugin.on("issue_comment", "edited", "deleted", section=SECTION)
+async def on_record_changed(ctx: EventContext) -> None:
+    """Someone edited or deleted Steward's claims record: it is rebuilt from the thread's commands now, with
+    a note naming who changed it (a deleted one is written again)."""
+    comment, issue = ctx.event.comment, ctx.event.issue
+    me = ctx.me.login.casefold()
+    if (
+        comment is None
+        or issue is None
+        or comment.author.casefold() != me
+        or ctx.event.sender.casefold() == me
+    ):
+        return
+    if not comment.body.lstrip().startswith(sticky.marker(CLAIMS_KIND, CLAIMS_KEY)):
+        return
+    found = await read_claims(ctx, issue.number)
+    if found.comment is None:  # deleted: the commands say what it held
+        found.claims = await rebuild(ctx, found.issue, found.comments)
+    await save_claims(ctx, found, found.claims, force=True)
 
 
 @plugin.every(hours=1, name="claim-release")

@@ -110,10 +110,11 @@ async def rebuild(ctx: EventContext, issue: Issue, comments: list[Comment]) -> l
     return claims
 
 
-async def save_claims(ctx: EventContext, found: Claims, claims: list[Claim]) -> None:
-    """Write the record (only a change is written) and the label that says an issue is claimed."""
+async def save_claims(ctx: EventContext, found: Claims, claims: list[Claim], *, force: bool = False) -> None:
+    """Write the record (only a change is written) and the label that says an issue is claimed; ``force``:
+    write it even when nobody holds a claim (a record someone deleted)."""
     triage = ctx.settings.triage
-    if claims or found.comment is not None:
+    if claims or found.comment is not None or force:
         text = claims_text(claims, ctx.prefix, ctx.forge.kind, triage.release_claims_after_days)
         await ctx.upsert_sticky(
             CLAIMS_KIND,

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.records import sticky
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import TEST_CONFIG_PATHS, wait_for
+from tests.e2e.test_integrity_e2e import forge_data, rebuilt_notes
 
 RECORD = "steward:triage-claims:record"
 
@@ -142,3 +144,30 @@ def test_help_lists_the_everyday_commands_in_their_group(steward: Steward) -> No
     assert "**Everyday commands (assign, label …)**" in text
     assert "`/steward claim`" in text and "`/steward assign @login …`" in text
     assert "are off on this repository, so other bots' commands of those names are left to them" in text
+
+
+def test_a_hand_edited_claims_record_is_rebuilt_from_the_commands(steward: Steward) -> None:
+    """Only a record whose signature verifies counts (DESIGN §3.13): a claim written into the record by hand
+    is dropped when the record is rebuilt from the thread's commands, with a note naming who changed it."""
+    repo = steward.new_repo()
+    number = steward.maintainer.open_issue(repo, "Uploads over 2 GB fail")
+    steward.settle()
+    run(steward, steward.outsider, repo, number, "/steward claim")
+    [mine] = [c for c in steward.bot_comments(repo, number) if RECORD in c["body"]]
+    data = sticky.unverified_data(mine["body"])
+    assert isinstance(data, dict) and [c["login"] for c in data["claims"]] == ["outsider"]
+    forged = dict(data["claims"][0], login="maintainer", by="maintainer")
+    steward.maintainer.call(
+        "PATCH",
+        f"/repos/{repo}/issues/comments/{mine['id']}",
+        {"body": forge_data(mine["body"], {"claims": [*data["claims"], forged]})},
+    )
+    steward.settle()
+    [note] = rebuilt_notes(steward, repo, number)
+    assert "was changed by @maintainer; it was rebuilt. Nothing to do." in note
+    assert "`@outsider`, since" in record(steward, repo, number)
+    assert "`@maintainer`" not in record(steward, repo, number), "no command made the forged claim"
+    run(steward, steward.triager, repo, number, "/steward claim")
+    shown = record(steward, repo, number)
+    assert "`@outsider`, since" in shown and "`@triager`, since" in shown and "`@maintainer`" not in shown
+    assert len(rebuilt_notes(steward, repo, number)) == 1
