@@ -38,6 +38,9 @@ ACTIONS = (
     "deleted",
     "ready_for_review",
     "converted_to_draft",
+    # A push to a bugfix branch: Steward marks the pull request ready once the fix is in (its own write comes
+    # back as its own event, ignored), so the person's push asks for the refresh.
+    "synchronize",
 )
 
 
