@@ -264,6 +264,9 @@ class DryRunForge:
         have = {a.casefold() for a in issue.assignees}
         return (*issue.assignees, *(login for login in logins if login.casefold() not in have))
 
+    async def user_exists(self, login: str) -> bool:
+        return await self.inner.user_exists(login)
+
     async def remove_assignees(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
         issue = await self.get_issue(repo, number)
         self._write(f"unassign {', '.join(logins)} from {repo}#{number}")

@@ -374,6 +374,11 @@ class Forge(Protocol):
         """Unassign ``logins``; returns who is assigned afterwards."""
         ...
 
+    async def user_exists(self, login: str) -> bool:
+        """Whether the forge has an account ``login`` (GitHub `GET /users/{login}`, Gitea
+        `GET /api/v1/users/{username}`: 404 when not)."""
+        ...
+
     async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel: ...
 
     async def repo_admins(self, repo: RepoRef) -> tuple[str, ...]:

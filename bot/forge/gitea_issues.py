@@ -19,6 +19,7 @@ import contextlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 from bot.forge import (
     KEEP,
@@ -422,6 +423,13 @@ class GiteaIssues(GiteaCalls):
             f"{self._r(repo)}/issues/{number}", f"assignees of {repo}#{number}", {"assignees": keep}
         )
         return issue_from_json(raw, milestone_key="id").assignees
+
+    async def user_exists(self, login: str) -> bool:
+        try:
+            await self._get(f"/users/{quote(login, safe='')}", f"user {login}")
+        except NotFound:
+            return False
+        return True
 
     # --- issue relations ---------------------------------------------------------------------------
 

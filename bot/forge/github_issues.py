@@ -354,6 +354,13 @@ class GitHubIssues(GitHubCalls):
         )
         return (await self.get_issue(repo, number)).assignees  # gidgethub's delete returns no body
 
+    async def user_exists(self, login: str) -> bool:
+        try:
+            await self._get(f"/users/{quote(login, safe='')}", f"user {login}")
+        except NotFound:
+            return False
+        return True
+
     # --- issue relations ------------------------------------------------------------------------
 
     async def list_sub_issues(self, repo: RepoRef, number: int) -> list[Issue]:

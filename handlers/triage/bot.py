@@ -66,6 +66,13 @@ async def _may_assign_others(ctx: CommandContext, author: str) -> None:
 
 
 async def _assign(ctx: CommandContext, logins: list[str]) -> None:
+    others = [login for login in logins if login.casefold() != ctx.actor.casefold()]
+    missing = [login for login in others if not await ctx.forge.user_exists(login)]
+    if missing:
+        names = ", ".join(f"`@{login}`" for login in missing)
+        raise CommandError(
+            f"{names}: no such account on this forge, so nobody was assigned. Check the spelling."
+        )
     found = await read_claims(ctx, ctx.number)
     assigned = await ctx.forge.add_assignees(ctx.repo, ctx.number, logins)
     now = {a.casefold() for a in assigned}

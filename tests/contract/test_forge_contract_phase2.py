@@ -601,3 +601,10 @@ async def test_assignees_are_added_where_the_forge_assigns_them_and_removed(forg
     assert await forge.add_assignees(repo, number, ["steward-bot"]) == expected  # already: no change
     assert await forge.remove_assignees(repo, number, ["steward-bot"]) == expected[1:]
     assert (await forge.get_issue(repo, number)).assignees == expected[1:]
+
+
+async def test_whether_an_account_exists(forge: Forge) -> None:
+    """`/assign @x` checks the name before it assigns or records anyone (GitHub `GET /users/{login}`, Gitea
+    `GET /api/v1/users/{username}`: 404 when there is no such account)."""
+    assert await forge.user_exists("reader")
+    assert not await forge.user_exists("no-such-person-here")

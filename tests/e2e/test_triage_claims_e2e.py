@@ -71,6 +71,12 @@ def test_claim_assign_and_unassign_with_a_record_where_the_forge_will_not_assign
         for r in replies(steward, repo, number)
     )
 
+    typo = run(steward, steward.triager, repo, number, "/steward assign @maintainr")
+    assert "confused" in reactions(steward, repo, typo)
+    assert any(
+        "`@maintainr`: no such account on this forge, so nobody was assigned" in r
+        for r in replies(steward, repo, number)
+    )
     done = run(steward, steward.triager, repo, number, "/steward assign @maintainer me")
     assert "+1" in reactions(steward, repo, done)
     expected = (
