@@ -365,19 +365,13 @@ class Forge(Protocol):
     async def remove_label(self, repo: RepoRef, number: int, name: str) -> None: ...
 
     async def add_assignees(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
-        """Assign ``logins`` to the issue, those the forge will assign (GitHub: collaborators and whoever
-        commented on it; Gitea: write access — FORGE-FACTS "Assignees"); the others are left out without an
-        error. Returns who is assigned afterwards, so the caller sees who was left out."""
-        ...
+        """Assign those of ``logins`` the forge will (FORGE-FACTS "Assignees"); who is assigned afterwards."""
 
     async def remove_assignees(self, repo: RepoRef, number: int, logins: Sequence[str]) -> tuple[str, ...]:
-        """Unassign ``logins``; returns who is assigned afterwards."""
-        ...
+        """Unassign ``logins``; who is assigned afterwards."""
 
     async def user_exists(self, login: str) -> bool:
-        """Whether the forge has an account ``login`` (GitHub `GET /users/{login}`, Gitea
-        `GET /api/v1/users/{username}`: 404 when not)."""
-        ...
+        """Whether the forge has an account ``login`` (`GET /users/{login}`: 404 when not)."""
 
     async def permission_of(self, repo: RepoRef, login: str) -> PermissionLevel: ...
 
