@@ -34,7 +34,7 @@ from handlers.bugfix.api import EXHAUSTED_LABEL, OPEN_LABEL
 from handlers.debug.api import ESCALATED_LABEL
 from handlers.milestones.api import dashboard_gates
 from handlers.triage import claims as claim_records
-from handlers.triage.effects import CLAIMS_KEY, CLAIMS_KIND
+from handlers.triage.effects import CLAIMS_KEY, CLAIMS_KIND, Claims, dated_claims
 from handlers.triage.overview_render import TITLE, Words, render_overview, without_stamp
 from handlers.triage.overview_rules import Claim, Gate, OverviewLabels, classify
 
@@ -142,9 +142,13 @@ async def read_claims(ctx: EventContext, items: Sequence[Issue]) -> list[Claim]:
         record = await ctx.record(mine, CLAIMS_KIND, CLAIMS_KEY)
         if record.trusted is None:
             continue
-        for claim in claim_records.from_data(record.trusted):
-            spoke = [c.created_at for c in comments if c.author.casefold() == claim.login.casefold()]
-            found.append(Claim(issue.number, claim.login, max([claim.since, *spoke])))
+        # Dated as the claim-release job dates them: by their command comments, and each holder's latest
+        # comment in the thread.
+        held_now = Claims(issue, claim_records.from_data(record.trusted), comments, mine)
+        dated, activity = dated_claims(held_now)
+        for claim in dated:
+            last = max(claim.since, activity.get(claim.login.casefold(), ""))
+            found.append(Claim(issue.number, claim.login, last))
     return found
 
 
