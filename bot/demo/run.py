@@ -21,6 +21,7 @@ from bot.demo import onboarding as demo_onboarding
 from bot.demo import scenes as demo_scenes
 from bot.demo.bugfix import bugfix_scene
 from bot.demo.debug import debug_scene
+from bot.demo.hold import hold_scene
 from bot.demo.integrity import integrity_scene
 from bot.demo.newcomer import newcomer_scene
 from bot.demo.overview import overview_scene
@@ -79,6 +80,7 @@ TOUR: tuple[Scene, ...] = (
     newcomer_scene,
     overview_scene,
     triage_scene,
+    hold_scene,
     shadow_scene,
 )
 

@@ -168,6 +168,18 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     assert "Did you mean `good first issue`?" in everyday
     assert "`refinement:approved` is a label Steward sets and removes itself" in everyday
     assert "labels: area/export, claimed, good first issue" in everyday
+    # A pull request held (issue 39): the failing steward/hold status on each head, a review asked for, then
+    # released.
+    held = out.split("▶ A pull request held", 1)[1].split("\n▶ ", 1)[0]
+    statuses = [line.strip() for line in held.splitlines() if "steward/hold on `" in line]
+    assert [s.split(": ", 1)[1] for s in statuses] == [
+        "failure — Held by @maintainer: until the 2.0 release is out",
+        "failure — Held by @maintainer: until the 2.0 release is out",
+        "success — Not held (released by @maintainer)",
+    ]
+    assert (
+        "review requested from: @outsider" in held and "Asked @outsider to review this pull request." in held
+    )
     # Shadow mode: nothing written on the labelled bug; `/steward config` lists what would have been.
     shadowed = out.split("▶ Shadow mode", 1)[1].split("\n▶ ", 1)[0]
     assert "Steward wrote 0 comments and set no label." in shadowed
