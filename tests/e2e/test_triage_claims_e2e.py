@@ -6,9 +6,20 @@ released with a note; the bare `/claim` is another bot's until `triage.short_com
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import structlog
+
+import handlers
+from bot.commands.context import EventContext
+from bot.config.settings import HandlerSettings
+from bot.events.event import Event
+from bot.forge import RepoRef
+from bot.queue.jobs import make_redis
 from bot.records import sticky
+from bot.worker.jobs import build_runtime
+from handlers.triage.api import ClaimedIssue, list_claims
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import TEST_CONFIG_PATHS, wait_for
 from tests.e2e.test_integrity_e2e import forge_data, rebuilt_notes
@@ -27,6 +38,33 @@ def record(steward: Steward, repo: str, number: int) -> str:
 
 def replies(steward: Steward, repo: str, number: int) -> list[str]:
     return [c["body"] for c in steward.bot_comments(repo, number) if "steward:reply:" in c["body"]]
+
+
+def claims_listed(steward: Steward, repo: str) -> list[ClaimedIssue]:
+    """What the overview is told (``handlers.triage.api.list_claims``), through the real adapter."""
+
+    async def run() -> list[ClaimedIssue]:
+        redis = make_redis(steward.redis_url)
+        registry = handlers.build_registry()
+        runtime = build_runtime(steward.settings, redis, registry)
+        try:
+            ref = RepoRef.parse(repo)
+            forge = await runtime.forge("github" if steward.forge == "github" else "gitea", ref)
+            event = Event(forge=forge.kind, delivery_id="t", name="reconcile", action="", sender="", repo=ref)
+            ctx = EventContext(
+                event=event,
+                forge=forge,
+                me=await forge.whoami(),
+                settings=HandlerSettings(),
+                registry=registry,
+                log=structlog.get_logger(),
+            )
+            return await list_claims(ctx)
+        finally:
+            await runtime.aclose()
+            await redis.aclose()
+
+    return asyncio.run(run())
 
 
 def reactions(steward: Steward, repo: str, comment: int) -> list[str]:
@@ -109,7 +147,11 @@ def test_a_claim_nobody_works_on_is_released_with_a_note(steward: Steward) -> No
     steward.run_periodic("claim-release")
     steward.settle()
     assert "`@outsider`, since" in record(steward, repo, number), "29 days: not yet"
+    [listed] = claims_listed(steward, repo)
+    assert (listed.number, [c.login for c in listed.claims], listed.stale) == (number, ["outsider"], ())
     age(2)
+    [listed] = claims_listed(steward, repo)
+    assert [c.login for c in listed.stale] == ["outsider"], "the overview sees it gone stale"
     steward.run_periodic("claim-release")
     steward.settle()
     notes = [c["body"] for c in steward.bot_comments(repo, number) if "steward:triage-released:" in c["body"]]
@@ -118,6 +160,7 @@ def test_a_claim_nobody_works_on_is_released_with_a_note(steward: Steward) -> No
     assert "**No claims**" in record(steward, repo, number)
     assert "claimed" not in steward.maintainer.labels_of(repo, number)
     assert assignees(steward, repo, number) == []
+    assert claims_listed(steward, repo) == []
     steward.run_periodic("claim-release")
     steward.settle()
     assert len([c for c in steward.bot_comments(repo, number) if "triage-released" in c["body"]]) == 1
