@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.records import sticky
 from tests.e2e.stack import SECRET, ForgeUser, settle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,6 +97,14 @@ def bot_replies(user: ForgeUser, repo: str, number: int) -> list[dict[str, Any]]
     return [c for c in user.comments(repo, number) if c["user"]["login"] == "steward-bot"]
 
 
+def answers(body: str, comment_id: int) -> bool:
+    """Whether a comment of Steward's is its answer to the command comment ``comment_id``: keyed by it,
+    whatever its kind — a plain reply (`reply`), or one that is also a signed record (`/close` answers with
+    its `closed` record, which `/reopen` reads back)."""
+    found = sticky.marker_of(body)
+    return found is not None and found[1].startswith(f"{comment_id}-")
+
+
 def unanswered(
     user: ForgeUser, repo: str, posted: dict[str, tuple[int, int]], replies: list[dict[str, Any]]
 ) -> dict[str, str]:
@@ -103,7 +112,7 @@ def unanswered(
     problems = {}
     for name, (number, comment_id) in posted.items():
         reactions = user.reactions(repo, comment_id)
-        own = [r["body"] for r in replies if f"<!-- steward:reply:{comment_id}-" in r["body"]]
+        own = [r["body"] for r in replies if answers(r["body"], comment_id)]
         if not {"eyes", "+1", "confused"} & set(reactions):
             problems[name] = f"no reaction on #{number}'s comment {comment_id} (reactions: {reactions})"
         elif not own and "+1" not in reactions:
