@@ -129,6 +129,10 @@ async def catch_up_comments(
         return
     keys = [comment_done_key(kind, repo, c.id) for c in pending]
     done = await cast(Awaitable[list[Any]], runtime.redis.mget(keys))
+    # A comment whose job is parked in the dead-letter list waits for `steward dead retry` or `drop`: the
+    # operator's call, not the catch-up's (it would park the same command a second time).
+    parked = await runtime.dead.parked(keys)
+    done = [d or p for d, p in zip(done, parked, strict=True)]
     issues: dict[int, Issue | None] = {}
     enqueuer = Enqueuer(runtime.redis, dedupe_ttl=runtime.settings.dedupe_ttl_seconds)
     for comment, handled in zip(pending, done, strict=True):

@@ -30,14 +30,28 @@ from bot.telemetry import metrics
 DEAD_KEY = "steward:dead"
 DEAD_ORDER_KEY = "steward:dead:order"
 DEAD_BYTES_KEY = "steward:dead:bytes"
+# The job last parked for a subject (``DeadLetters.add``); a pointer to an entry dropped since is ignored,
+# and it expires after as long as a catch-up can find the same comment again (``COMMENT_DONE_TTL``).
+DEAD_SUBJECT_KEY = "steward:dead:subject"
+SUBJECT_TTL = 7 * 24 * 3600
 # The list is for a person to read and replay; beyond this many entries the oldest are dropped.
 MAX_ENTRIES = 10_000
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 MAX_ERROR_CHARS = 500
 
-# KEYS: the hash, the order, the byte count, the delivery's dedupe key. ARGV: job id, entry, failed at,
-# max entries, max bytes. Returns {dropped for entries, dropped for bytes, entries, bytes}.
+# KEYS: the hash, the order, the byte count, the delivery's dedupe key, the subject's key (see ``add``).
+# ARGV: job id, entry, failed at, max entries, max bytes, the subject key's lifetime (0: no subject).
+# Returns {dropped for entries, dropped for bytes, entries, bytes}.
 _ADD = """
+if tonumber(ARGV[6]) > 0 then
+  local before = redis.call('GET', KEYS[5])
+  if before and before ~= ARGV[1] and redis.call('HEXISTS', KEYS[1], before) == 1 then
+    redis.call('DECRBY', KEYS[3], redis.call('HSTRLEN', KEYS[1], before))
+    redis.call('HDEL', KEYS[1], before)
+    redis.call('ZREM', KEYS[2], before)
+  end
+  redis.call('SET', KEYS[5], ARGV[1], 'EX', ARGV[6])
+end
 local old = redis.call('HSTRLEN', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('INCRBY', KEYS[3], string.len(ARGV[2]) - old)
@@ -100,8 +114,20 @@ class DeadLetters:
         self._remove: Any = redis.register_script(_REMOVE)
 
     async def add(
-        self, *, job_id: str, event: Event, raw_event: str, exc: BaseException, tries: int
+        self,
+        *,
+        job_id: str,
+        event: Event,
+        raw_event: str,
+        exc: BaseException,
+        tries: int,
+        subject: str = "",
+        subject_ttl: int = SUBJECT_TTL,
     ) -> DeadJob:
+        """Park a job. ``subject``: what the job does, when two jobs may do the same (a comment's commands,
+        run by its delivery and by a catch-up that found the comment unanswered while that delivery was
+        still running or already parked): a job parked for a subject replaces the one parked for it before,
+        so one command is one dead letter, with its newest failure."""
         entry = DeadJob(
             job_id=job_id,
             delivery_id=event.delivery_id,
@@ -116,8 +142,21 @@ class DeadLetters:
         )
         await self._repair()
         by_entries, by_bytes, count, size = await self._add(
-            keys=[DEAD_KEY, DEAD_ORDER_KEY, DEAD_BYTES_KEY, dedupe_key(event.forge, event.delivery_id)],
-            args=[job_id, json.dumps(asdict(entry)), repr(entry.failed_at), self.max_entries, self.max_bytes],
+            keys=[
+                DEAD_KEY,
+                DEAD_ORDER_KEY,
+                DEAD_BYTES_KEY,
+                dedupe_key(event.forge, event.delivery_id),
+                f"{DEAD_SUBJECT_KEY}:{subject}",
+            ],
+            args=[
+                job_id,
+                json.dumps(asdict(entry)),
+                repr(entry.failed_at),
+                self.max_entries,
+                self.max_bytes,
+                subject_ttl if subject else 0,
+            ],
         )
         if by_entries:
             metrics.DEAD_DROPPED.labels("entries").inc(by_entries)
@@ -126,6 +165,19 @@ class DeadLetters:
         metrics.DEAD_JOBS.set(int(count))
         metrics.DEAD_BYTES.set(int(size))
         return entry
+
+    async def parked(self, subjects: list[str]) -> list[bool]:
+        """Whether a job is parked for each subject (``add``)."""
+        if not subjects:
+            return []
+        pointers = await cast(
+            Awaitable[list[bytes | None]], self._redis.mget([f"{DEAD_SUBJECT_KEY}:{s}" for s in subjects])
+        )
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for job_id in pointers:
+                pipe.hexists(DEAD_KEY, (job_id or b"").decode())
+            found = await pipe.execute()
+        return [bool(p) and bool(f) for p, f in zip(pointers, found, strict=True)]
 
     async def _repair(self) -> None:
         """Entries written before the order and the byte count existed (or a count gone astray): rebuild

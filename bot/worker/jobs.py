@@ -400,7 +400,11 @@ async def _dead(
 ) -> str:
     # ``runs``: counted already (a failure that may pass); else the earlier failures and this run.
     tries = runs if runs is not None else int(await runtime.redis.get(f"steward:failures:{job_id}") or 0) + 1
-    await runtime.dead.add(job_id=job_id, event=event, raw_event=raw_event, exc=exc, tries=tries)
+    # A comment's commands are one subject whichever job ran them (its delivery, a catch-up, a retry).
+    subject = done_key_of(event) or ""
+    await runtime.dead.add(
+        job_id=job_id, event=event, raw_event=raw_event, exc=exc, tries=tries, subject=subject
+    )
     await runtime.redis.delete(f"steward:failures:{job_id}")
     metrics.child(metrics.JOBS, "-", "dead").inc()
     jlog.error(

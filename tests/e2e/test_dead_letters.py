@@ -12,7 +12,7 @@ import pytest
 from bot.cli import main as cli_main
 from bot.cli.main import main
 from tests.e2e.conftest import Steward
-from tests.e2e.stack import wait_for
+from tests.e2e.stack import reconcile, wait_for
 
 
 def steward_cli(monkeypatch: pytest.MonkeyPatch, steward: Steward, *argv: str) -> tuple[int, str]:
@@ -77,3 +77,18 @@ def test_after_a_job_is_parked_the_forges_redeliver_is_accepted(steward: Steward
 def test_dead_retry_of_an_unknown_id_says_so(steward: Steward, monkeypatch: pytest.MonkeyPatch) -> None:
     code, _ = steward_cli(monkeypatch, steward, "dead", "retry", "no-such-job")
     assert code == 1
+
+
+def test_a_catch_up_leaves_a_parked_command_to_the_operator(
+    steward: Steward, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A comment whose job is parked is not one "no job handled yet": a catch-up (`steward reconcile`, or a
+    worker's start-up one) does not run it again behind the operator's back, nor park it a second time."""
+    repo, number, _ = park_a_ping(steward)
+    done = reconcile(steward.settings, "--repo", f"{steward.forge}:{repo}", "--since", "1h")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "run the commands of comment" not in done.stdout + done.stderr
+    steward.settle()
+    code, listing = steward_cli(monkeypatch, steward, "dead", "list")
+    assert code == 0 and "1 dead job(s)" in listing, listing
+    assert steward.bot_comments(repo, number) == []

@@ -81,3 +81,56 @@ def test_a_list_without_its_byte_count_is_repaired_and_capped_by_entries(redis_u
             await redis.aclose()
 
     asyncio.run(run())
+
+
+def test_one_command_is_one_dead_letter_whichever_jobs_ran_it(redis_url: str) -> None:
+    """A comment's commands run by its delivery and again by a catch-up that found the comment unanswered
+    (while the delivery was still running, or already parked) are one subject: the job parked last replaces
+    the one parked before, with its bytes; another comment, or an event without a subject, is kept apart. A
+    pointer to an entry dropped since replaces nothing."""
+
+    async def run() -> None:
+        redis = make_redis(redis_url)
+        dead = DeadLetters(redis)
+        try:
+            subject = "steward:comment-done:github:o/r:7"
+            for job_id in ("delivery:github:d-1", "delivery:github:catch-up:github:o/r:7"):
+                await dead.add(
+                    job_id=job_id,
+                    event=_event(1),
+                    raw_event="{}",
+                    exc=RuntimeError(),
+                    tries=1,
+                    subject=subject,
+                )
+            await dead.add(job_id="other", event=_event(2), raw_event="{}", exc=RuntimeError(), tries=1)
+            await dead.add(
+                job_id="another-comment",
+                event=_event(3),
+                raw_event="{}",
+                exc=RuntimeError(),
+                tries=1,
+                subject="steward:comment-done:github:o/r:8",
+            )
+            kept = [e.job_id for e in await dead.list()]
+            assert kept == ["delivery:github:catch-up:github:o/r:7", "other", "another-comment"], kept
+            assert await dead.count() == 3
+            assert await dead.parked([subject, "steward:comment-done:github:o/r:9"]) == [True, False]
+            size = int(await redis.get(DEAD_BYTES_KEY))
+            assert size == sum(len(v) for v in (await redis.hgetall(DEAD_KEY)).values())
+
+            assert await dead.drop("delivery:github:catch-up:github:o/r:7")
+            assert await dead.parked([subject]) == [False], "dropped: the catch-up may run it again"
+            await dead.add(
+                job_id="retried",
+                event=_event(1),
+                raw_event="{}",
+                exc=RuntimeError(),
+                tries=1,
+                subject=subject,
+            )
+            assert sorted(e.job_id for e in await dead.list()) == ["another-comment", "other", "retried"]
+        finally:
+            await redis.aclose()
+
+    asyncio.run(run())
