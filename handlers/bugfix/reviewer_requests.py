@@ -14,7 +14,8 @@ import time
 from collections.abc import Iterable, Sequence
 
 from bot.commands.context import EventContext
-from bot.forge import ForgeError, PullRequest, repo_key
+from bot.forge import ForgeError, NotFound, PullRequest, ValidationFailed, repo_key
+from bot.records import neutralise
 from handlers.bugfix import codeowners
 from handlers.bugfix.record import Record, settings_of
 from handlers.bugfix.regression_slot import is_test_path
@@ -82,7 +83,8 @@ async def request_reviewers(ctx: EventContext, pull: PullRequest, number: int, r
         return  # a draft, or only the regression test so far: nothing to review yet
     files = sorted(f.path for f in (await ctx.forge.list_pr_files(ctx.repo, pull.number))[:MAX_FILES])
     digest = hashlib.sha256("\0".join(files).encode()).hexdigest()[:16]
-    if not await ctx.once(f"bugfix-reviewers:{pull.number}:{digest}"):
+    asked_for = f"bugfix-reviewers:{pull.number}:{digest}"
+    if await ctx.was_once(asked_for):
         return  # asked for these files already
     fix = await independence(ctx, pull)
     excluded = dict(fix.excluded) if fix is not None else {}
@@ -119,10 +121,18 @@ async def request_reviewers(ctx: EventContext, pull: PullRequest, number: int, r
         picked = await _least_recent(ctx, members, 1)
         specialists += [(p, name) for p in picked]
     asked = [*chosen, *(p for p, _ in specialists)]
-    if asked:
-        await ctx.forge.request_reviewers(ctx.repo, pull.number, asked)
-        await _remember(ctx, asked)
     lines: list[str] = []
+    refused = False
+    if asked:
+        try:
+            await ctx.forge.request_reviewers(ctx.repo, pull.number, asked)
+        except (ValidationFailed, NotFound) as exc:  # someone the forge will not ask (no access, gone)
+            lines.append(
+                f"The forge would not ask {', '.join('@' + a for a in asked)} to review: "
+                f"{neutralise.line(str(exc), 300)}. A maintainer asks someone (`/steward cc @login`)."
+            )
+            chosen, specialists, asked, refused = [], [], [], True
+        await _remember(ctx, asked)
     if chosen:
         lines.append(f"Asked {', '.join('@' + c for c in chosen)} to review the fix of #{number} ({source}).")
     for person, group_name in specialists:
@@ -131,13 +141,14 @@ async def request_reviewers(ctx: EventContext, pull: PullRequest, number: int, r
         more = f" … {len(unowned) - 20} more" if len(unowned) > 20 else ""
         shown = ", ".join(f"`{p}`" for p in unowned[:20]) + more
         lines.append(f"No code owner who may review this fix owns {shown}: a maintainer asks someone.")
-    if not asked and not have:
+    if not asked and not have and not refused:
         lines.append(
             "Nobody could be asked to review this fix: no code owner of its files may review it and "
             "`bugfix.reviewer_pool` names nobody who may. A maintainer asks someone (`/steward cc @login`)."
         )
     if lines:
         await ctx.upsert_sticky(KIND, str(number), "\n\n".join(lines), number=pull.number)
+    await ctx.once(asked_for)
 
 
 def forge_requested_excluded(pull: PullRequest, excluded: dict[str, str]) -> list[str]:

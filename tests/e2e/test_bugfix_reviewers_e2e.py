@@ -59,3 +59,24 @@ def test_an_independent_code_owner_is_asked_once_the_fix_is_pushed(steward: Stew
     steward.maintainer.comment(repo, pr, "/steward refresh")
     steward.settle()
     assert [u["login"] for u in pull(steward, repo, pr)["requested_reviewers"]] == ["maintainer", "triager"]
+
+
+def test_without_code_owners_the_pool_is_asked_leaving_out_whoever_ran_bugfix(steward: Steward) -> None:
+    repo = repo_with_ci(steward)
+    config = "bugfix:\n  request_reviewers: true\n  reviewer_pool: [maintainer, triager]\n"
+    steward.maintainer.put_file(repo, TEST_CONFIG_PATHS[steward.forge], config)
+    if steward.forge == "github":
+        steward.maintainer.client.patch(
+            f"{steward.sandbox.url}/_sandbox/repos/{repo}", json={"drafts": False}
+        )
+    bug, pr, branch, _ = opened(steward, repo)
+    if steward.forge == "gitea":
+        title = pull(steward, repo, pr)["title"].removeprefix("WIP: ")
+        steward.maintainer.call("PATCH", f"/repos/{repo}/pulls/{pr}", {"title": title})
+    push(steward, repo, branch, "src/cart/total.py", FIX)
+    steward.settle()
+    assert [u["login"] for u in pull(steward, repo, pr)["requested_reviewers"]] == ["triager"]
+    [note] = [
+        c["body"] for c in steward.bot_comments(repo, pr) if "<!-- steward:bugfix-reviewers:" in c["body"]
+    ]
+    assert note.strip().endswith(f"Asked @triager to review the fix of #{bug} (from `bugfix.reviewer_pool`).")
