@@ -20,6 +20,7 @@ from bot.commands.permissions import check, who_may
 from bot.commands.registry import Registry
 from bot.forge import ForgeError
 from bot.records import sticky
+from bot.records.neutralise import code
 from handlers.triage.claims import Claim, holds, parse_logins, stale, with_claim, without
 from handlers.triage.effects import CLAIMS_KEY, CLAIMS_KIND, dated_claims, read_claims, rebuild, save_claims
 from handlers.triage.render import kept_text, not_held_text, release_text
@@ -44,7 +45,7 @@ def _now() -> str:
 def _logins(ctx: CommandContext) -> list[str]:
     logins, bad = parse_logins(ctx.command.args, ctx.actor)
     if bad:
-        shown = ", ".join(f"`{word[:40]}`" for word in bad[:3])
+        shown = ", ".join(code(word, 40) for word in bad[:3])
         raise CommandError(
             f"{shown} is not a login. Name people as `@login`, e.g. "
             f"`/{ctx.prefix} {ctx.command.name} @octocat`."

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.forge import ForgeKind
+from bot.records.neutralise import code
 from handlers.triage.claims import Claim
 
 # What each forge will assign (FORGE-FACTS "Assignees"), for the record and the replies.
@@ -68,16 +69,16 @@ def label_refusals(
     manages, or that the asker may not set (with who may)."""
     lines = ["no label was changed:"]
     for name, close in unknown:
-        hint = f" Did you mean {', '.join(f'`{c}`' for c in close)}?" if close else ""
-        lines.append(f"- `{name}` is not a label of this repository.{hint}")
+        hint = f" Did you mean {', '.join(code(c, 60) for c in close)}?" if close else ""
+        lines.append(f"- {code(name, 60)} is not a label of this repository.{hint}")
     for name in managed:
         lines.append(
-            f"- `{name}` is a label Steward sets and removes itself (it mirrors Steward's own record), so "
-            "it is never changed with `/label`."
+            f"- {code(name, 60)} is a label Steward sets and removes itself (it mirrors Steward's own "
+            "record), so it is never changed with `/label`."
         )
     for name, who in denied:
-        lines.append(f"- `{name}` may be set or removed here by {who} (`triage.labels`).")
+        lines.append(f"- {code(name, 60)} may be set or removed here by {who} (`triage.labels`).")
     for word in bad:
-        lines.append(f"- `{word}` names no label.")
+        lines.append(f"- {code(word, 60)} names no label.")
     lines.append(f"Write e.g. `/{prefix} label bug -wontfix` (quote a name with spaces).")
     return "\n".join(lines)

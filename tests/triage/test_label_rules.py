@@ -52,3 +52,13 @@ def test_the_nearest_existing_names() -> None:
     assert nearest("bgu", existing) == ["bug"]
     assert nearest("docs", existing) == ["documentation"]
     assert nearest("zzzz", existing) == []
+
+
+def test_refusals_quote_peoples_words_inert() -> None:
+    """A label name is someone's text: a backtick in it cannot close the code span and ping a team."""
+    from bot.records.neutralise import live_parts
+    from handlers.triage.render import label_refusals
+
+    text = label_refusals([("x` @org/team `y", [])], [], [], ["`@everyone`"], "steward")
+    assert "``" in text, "a longer backtick run delimits the name"
+    assert not any(live_parts(text).values()), live_parts(text)
