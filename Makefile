@@ -57,10 +57,12 @@ typecheck: install
 # The whole suite, in a random order (pytest-randomly; the seed is printed at the end, and
 # `-p randomly --randomly-seed=N` repeats an order) on $(JOBS) processes (pytest-xdist; each claims a Redis
 # database of its own among 1-15, see bot/demo/scratch_redis.py). JOBS=0 runs it in this one process.
-# The 25 slowest tests are listed at the end: where to look first when the suite's time grows.
+# The 25 slowest tests are listed at the end: where to look first when the suite's time grows. Python may
+# cache compiled modules even where the environment says not to (PYTHONDONTWRITEBYTECODE): the suite starts
+# a few hundred `steward` processes, and each would compile Steward again (docs/performance.md).
 JOBS ?= 2
 unit: install redis
-	$(PY) -m pytest -n $(JOBS) --dist worksteal --durations=25
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(JOBS) --dist worksteal --durations=25
 
 # The tests that need neither Redis nor a forge: rules, parsers and their properties (hypothesis), the
 # registry and the README's generated parts. `make check` is these with lint and types, for the inner loop.
