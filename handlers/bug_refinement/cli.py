@@ -19,7 +19,9 @@ from typing import TextIO
 from bot.cli.help import epilog
 
 from . import sections
+from .document import parse_document
 from .render import questions
+from .report import report_of
 from .rules import (
     BugVerdict,
     StoryVerdict,
@@ -226,7 +228,8 @@ def refine_stories(bug_id: str, folder: Path, refined_at: str) -> list[StoryVerd
             loaded = load(path)
         except (OSError, UnicodeDecodeError) as exc:
             raise _unreadable(path, exc) from exc
-        recorded = read_verdict_block(loaded.text)
+        doc = parse_document(loaded.text)  # once: the verdict block, the rules, the new verdict
+        recorded = read_verdict_block(doc)
         name = path.name[:-3]
         if is_locked(recorded):
             assert recorded is not None
@@ -234,8 +237,8 @@ def refine_stories(bug_id: str, folder: Path, refined_at: str) -> list[StoryVerd
                 StoryVerdict(bug_id, name, "approved", recorded.verdict_hash, recorded.refined_at, ())
             )
             continue
-        verdict = refine_story(loaded.text, bug_id=bug_id, story=name, refined_at=refined_at)
-        new_text, transition = apply_verdict(loaded.text, verdict)
+        verdict = refine_story(doc, bug_id=bug_id, story=name, refined_at=refined_at)
+        new_text, transition = apply_verdict(doc, verdict)
         verdict = replace(verdict, status_transition=transition)
         data = encode(new_text, loaded)
         if data != encode(loaded.text, loaded):
@@ -324,18 +327,19 @@ def run(options: Options, cwd: Path, now: datetime, out: TextIO) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         raise _unreadable(path, exc) from exc
 
-    if is_locked(read_verdict_block(loaded.text)):
+    doc = parse_document(loaded.text)  # once: the verdict block, the rules, the new verdict
+    if is_locked(read_verdict_block(doc)):
         _emit({"bugId": bug_id, "verdict": "approved", "idempotent": True, "storyVerdicts": []}, out)
         return EXIT_OK
 
     refined_at = format_refined_at(now)
-    verdict = refine_bug(loaded.text, bug_id=bug_id, refined_at=refined_at)
+    verdict = refine_bug(report_of(loaded.text, parsed=doc), bug_id=bug_id, refined_at=refined_at)
     if options.check:
         if options.interactive and not options.json_only and out.isatty():
             out.write(render_report(verdict, None, [], _language(verdict)))
         _emit(result_json(verdict, None, []), out)
         return EXIT_OK if verdict.verdict == "approved" else EXIT_NOT_APPROVED
-    new_text, transition = apply_verdict(loaded.text, verdict)
+    new_text, transition = apply_verdict(doc, verdict)
     try:
         write_atomically(path, encode(new_text, loaded))
     except OSError as exc:

@@ -48,13 +48,17 @@ def _then(doc: Document, text: str) -> Document:
     return doc if text == doc.source else parse_document(text)
 
 
-def report_of(text: str, templates: RepoTemplates | None = None) -> Report:
+def report_of(text: str, templates: RepoTemplates | None = None, *, parsed: Document | None = None) -> Report:
     """``text`` read as a bug report (the module docstring): one parse, two when the report is in a common
-    format (three for a form numbered as RA9's sections)."""
+    format (three for a form numbered as RA9's sections); none more when ``parsed`` is ``text`` parsed and
+    no step changes it."""
     text, cut = clip_report(text)
     renamed: dict[str, str] = {}
     if templates is not None:
         text, renamed = templates.apply(text)
-    # ``from_issue_form`` parses ``text`` only for a form numbered as RA9 numbers its sections.
-    form = parse_document(strip_placeholders(from_issue_form(text)))
+    # ``from_issue_form`` parses ``text`` only for a form numbered as RA9 numbers its sections; ``parsed``
+    # (``text`` parsed already, as `steward refine` parses it for its verdict block) is used where it is.
+    known = parsed if parsed is not None and parsed.source == text else None
+    form_text = strip_placeholders(from_issue_form(text, known))
+    form = known if known is not None and form_text == text else parse_document(form_text)
     return Report(text, cut, form, _then(form, common_format_text(form)), renamed)

@@ -217,9 +217,10 @@ def _verdict_span(doc: Document) -> tuple[int, int, int, int] | None:
     return None
 
 
-def read_verdict_block(text: str) -> RecordedVerdict | None:
-    """The verdict recorded in `text` (a bug file, a story file or a bot comment), if it has a valid one."""
-    doc = parse_document(text)
+def read_verdict_block(text: str | Document) -> RecordedVerdict | None:
+    """The verdict recorded in `text` (a bug file, a story file or a bot comment; parsed already, or its
+    text), if it has a valid one."""
+    doc = text if isinstance(text, Document) else parse_document(text)
     span = _verdict_span(doc)
     if span is None or span[2] < 0:
         return None
@@ -272,13 +273,14 @@ def _transition_status(doc: Document, lines: list[str]) -> str | None:
     return None
 
 
-def apply_verdict(text: str, verdict: BugVerdict | StoryVerdict) -> tuple[str, str | None]:
+def apply_verdict(text: str | Document, verdict: BugVerdict | StoryVerdict) -> tuple[str, str | None]:
     """`text` with its verdict block replaced (or appended) and, for an approved bug or story,
     `**Status:** Pendente` turned into `**Status:** Refinada` (`Pending` into `Refined`: the file's language
     is kept). Returns the new text (with `\\n` newlines) and the status transition (`"Pendente→Refinada"`,
-    `"Pending→Refined"` or None). Extra verdict blocks after the first are left alone.
+    `"Pending→Refined"` or None). Extra verdict blocks after the first are left alone. ``text`` may be
+    parsed already.
     """
-    doc = parse_document(text)
+    doc = text if isinstance(text, Document) else parse_document(text)
     lines = list(doc.lines)
     block = _render(verdict).split("\n")
     span = _verdict_span(doc)

@@ -12,7 +12,7 @@ import handlers.bug_refinement.document as document
 from handlers.bug_refinement.reading import Reply
 from handlers.bug_refinement.render import template
 from handlers.bug_refinement.report import report_of
-from handlers.bug_refinement.rules import blockers_for, refine_bug
+from handlers.bug_refinement.rules import apply_verdict, blockers_for, read_verdict_block, refine_bug
 from handlers.bugfix.inputs import hypothesis_of
 from handlers.bugfix.regression_slot import bug_document, parse_slot, recipe_part
 
@@ -70,3 +70,21 @@ def test_the_bugfix_reads_the_bug_once(scans: list[int]) -> None:
     parse_slot(bug), recipe_part(bug, "5.2"), recipe_part(bug, "5.3"), hypothesis_of(bug)
     assert scans[0] == read
     assert "Remove one" in recipe_part(bug, "5.2")
+
+
+RA9 = """**Status:** Pending
+
+## 1. Vision
+
+Checkout users see a wrong total.
+"""
+
+
+def test_steward_refine_reads_its_file_once(scans: list[int]) -> None:
+    doc = document.parse_document(RA9)
+    read = scans[0]
+    assert read_verdict_block(doc) is None
+    verdict = refine_bug(report_of(RA9, parsed=doc), bug_id="o/r#1", refined_at=AT)
+    new_text, _ = apply_verdict(doc, verdict)
+    assert scans[0] == read, "the rules, the verdict block and the new text read the one parse"
+    assert "## Refinement Verdict" in new_text
