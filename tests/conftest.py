@@ -76,14 +76,21 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         terminalreporter.write_line(f"tests ran in random order; the same order: --randomly-seed={seed}")
 
 
-# The tests that take 15 s or more each (measured with `--durations`, docs/performance.md "The test suite's
-# time"), with their seconds on a quiet machine: run first, so that no worker starts one while the other
-# has nothing left to do (a 60 s test drawn last by the random order kept one core idle for up to a minute).
+# The tests that take about 10 s or more each (measured with `--durations`, docs/performance.md "The test
+# suite's time"), with their seconds on a quiet machine (those from the loaded machine's sample halved): run
+# first, so that no worker starts one while the other has nothing left to do (a 60 s test drawn last by the
+# random order kept one core idle for up to a minute).
 SLOW_FIRST: dict[str, float] = {
     "tests/faults/test_forge_stalls.py::test_a_forge_that_rate_limits_every_write_for_30_seconds": 60,
     "tests/e2e/test_rename_e2e.py::test_steward_follows_a_renamed_and_transferred_repository": 24,
     "tests/e2e/test_demo.py::test_the_full_tour_shows_each_scene_outcome": 19,
     "tests/faults/test_forge_errors.py::test_forge_requests_failing_at_random": 17,
+    "tests/e2e/test_ops_catchup.py::test_reconcile_is_incremental_between_full_passes": 14,
+    "tests/e2e/test_ratify_e2e.py::test_a_hand_edited_ratification_record_is_rebuilt": 11,
+    "tests/e2e/test_integrity_e2e.py::test_a_hand_edited_forks_record_is_reported": 10,
+    "tests/e2e/test_ops_catchup.py::test_a_milestone_closed_during_downtime_before": 9,
+    "tests/e2e/test_ops_catchup.py::test_redeliveries_wait_for_a_receiver": 9,
+    "tests/e2e/test_ops_catchup.py::test_paced_redeliveries_never_stop_the_run": 8,
 }
 
 
