@@ -64,6 +64,16 @@ def check_forge_state(steward: Steward, repo: str, expected: Expected) -> list[s
     return problems
 
 
+def killed_mid_verdict(owner: Any, repo: str, number: int, label: str) -> bool:
+    """Whether the job refining issue ``number`` stopped in its middle: the forge applied the bot's verdict
+    comment, and the verdict's label — put on after the comment is written — is not there. Read from the
+    forge, as a person sees it: the worker's log cannot say it (the issue has other events, opened and one
+    per label, and one with nothing to do may end before the kill; a SIGKILL loses the last log lines)."""
+    comments = [c for c in owner.comments(repo, number) if c["user"]["login"] == "steward-bot"]
+    labels = [x["name"] for x in owner.call("GET", f"/repos/{repo}/issues/{number}")["labels"]]
+    return any(c["body"].startswith(VERDICT) for c in comments) and label not in labels
+
+
 def steward_cli(redis_url: str, *argv: str) -> tuple[int, str]:
     """`steward ARGV` in this process, against ``redis_url`` (the dead-letter commands need nothing else).
     The command's log set-up is left out, as in tests/e2e/test_dead_letters.py: it would reconfigure this
