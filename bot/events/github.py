@@ -47,6 +47,8 @@ GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
             "unlabeled",
             "milestoned",
             "demilestoned",
+            # A draft marked ready (octokit/webhooks pull_request/ready_for_review): bugfix reviewers.
+            "ready_for_review",
         }
     ),
     "milestone": frozenset({"created", "opened", "closed", "edited", "deleted"}),

@@ -17,6 +17,27 @@ CODEOWNERS = {
 }
 
 
+READY = (
+    "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { clientMutationId } }"
+)
+
+
+def ready(steward: Steward, repo: str, pr: int) -> None:
+    """The maintainer marks the draft ready: GitHub through GraphQL (its REST API cannot), Gitea by taking
+    the WIP prefix off the title."""
+    found = pull(steward, repo, pr)
+    if steward.forge == "github":
+        answer = steward.maintainer.call(
+            "POST", "/graphql", {"query": READY, "variables": {"id": found["node_id"]}}
+        )
+        assert "errors" not in answer, answer
+    else:
+        steward.maintainer.call(
+            "PATCH", f"/repos/{repo}/pulls/{pr}", {"title": found["title"].removeprefix("WIP: ")}
+        )
+    assert pull(steward, repo, pr)["draft"] is False
+
+
 def test_an_independent_code_owner_is_asked_once_the_fix_is_pushed(steward: Steward) -> None:
     repo = repo_with_ci(steward)
     steward.maintainer.put_file(
@@ -65,15 +86,12 @@ def test_without_code_owners_the_pool_is_asked_leaving_out_whoever_ran_bugfix(st
     repo = repo_with_ci(steward)
     config = "bugfix:\n  request_reviewers: true\n  reviewer_pool: [maintainer, triager]\n"
     steward.maintainer.put_file(repo, TEST_CONFIG_PATHS[steward.forge], config)
-    if steward.forge == "github":
-        steward.maintainer.client.patch(
-            f"{steward.sandbox.url}/_sandbox/repos/{repo}", json={"drafts": False}
-        )
     bug, pr, branch, _ = opened(steward, repo)
-    if steward.forge == "gitea":
-        title = pull(steward, repo, pr)["title"].removeprefix("WIP: ")
-        steward.maintainer.call("PATCH", f"/repos/{repo}/pulls/{pr}", {"title": title})
+    # The fix first, while still a draft: nobody is asked until the pull request is marked ready.
     push(steward, repo, branch, "src/cart/total.py", FIX)
+    steward.settle()
+    assert pull(steward, repo, pr)["requested_reviewers"] == []
+    ready(steward, repo, pr)
     steward.settle()
     assert [u["login"] for u in pull(steward, repo, pr)["requested_reviewers"]] == ["triager"]
     [note] = [

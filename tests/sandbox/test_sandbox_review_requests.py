@@ -15,7 +15,7 @@ import pytest
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import OpenApiCheck, client, collaborate
+from .helpers import CaptureServer, OpenApiCheck, client, collaborate, idle, schema_errors
 from .test_sandbox_gitea import GiteaApiCheck, gitea_client
 from .test_sandbox_records import gitea_pull, github_pull
 
@@ -135,3 +135,46 @@ def test_gitea_refuses_the_poster_unknown_people_and_outsiders_choosing(
     with gitea_client(sandbox, "dave-token") as dave:
         chooser = dave.post(f"/repos/alice/rp/pulls/{n2}/requested_reviewers", json={"reviewers": ["carol"]})
     assert chooser.status_code == 422 and "Doer can't choose reviewer" in chooser.json()["message"]
+
+
+READY = (
+    "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) "
+    "{ pullRequest { number isDraft } } }"
+)
+
+
+def test_github_marks_a_draft_ready_through_graphql_and_says_so_in_a_webhook(
+    sandbox: SandboxServer, alice: httpx2.Client, bob: httpx2.Client, repo: str, capture: CaptureServer
+) -> None:
+    """GitHub turns a draft into a pull request ready for review only through GraphQL
+    (``markPullRequestReadyForReview``: REST's "Update a pull request" has no `draft`), then sends
+    `pull_request` `ready_for_review` (octokit/webhooks schema). Its author or a writer may; others get
+    FORBIDDEN and the draft stays."""
+    hook = {
+        "config": {"url": capture.hook_url, "content_type": "json", "secret": "s"},
+        "events": ["pull_request"],
+    }
+    alice.post(repo + "/hooks", json=hook).raise_for_status()
+    head = alice.get(repo + "/git/ref/heads/main").json()["object"]["sha"]
+    alice.post(repo + "/git/refs", json={"ref": "refs/heads/wip", "sha": head}).raise_for_status()
+    put = {"message": "wip", "content": "d2lwCg==", "branch": "wip"}
+    alice.put(f"{repo}/contents/wip.txt", json=put).raise_for_status()
+    made = alice.post(
+        repo + "/pulls", json={"title": "WIP", "head": "wip", "base": "main", "draft": True}
+    ).json()
+    assert made["draft"] is True
+    denied = bob.post("/graphql", json={"query": READY, "variables": {"id": made["node_id"]}}).json()
+    assert (
+        denied["errors"][0]["type"] == "FORBIDDEN"
+        and alice.get(f"{repo}/pulls/{made['number']}").json()["draft"]
+    )
+    answer = alice.post("/graphql", json={"query": READY, "variables": {"id": made["node_id"]}}).json()
+    assert answer["data"]["markPullRequestReadyForReview"]["pullRequest"] == {
+        "number": made["number"],
+        "isDraft": False,
+    }
+    assert alice.get(f"{repo}/pulls/{made['number']}").json()["draft"] is False
+    idle(sandbox)
+    [ready] = [r for r in capture.capture.received if r.payload.get("action") == "ready_for_review"]
+    assert ready.payload["pull_request"]["draft"] is False
+    assert schema_errors("pull_request", "ready_for_review", ready.payload) == []

@@ -52,7 +52,7 @@ from starlette.routing import BaseRoute, Route
 
 from bot.sandbox.shared import issue_ops, pin_ops
 from bot.sandbox.shared.plumbing import body_json, dumps
-from bot.sandbox.shared.state import Issue, Repo
+from bot.sandbox.shared.state import Issue, Repo, now_iso
 
 from .context import Ctx
 from .graphql_doc import GraphQLSyntaxError, Operation, Selection, parse, substitute
@@ -76,6 +76,9 @@ SCHEMA: dict[str, dict[str, FieldType]] = {
     "Mutation": {
         "pinIssue": FieldType("PinIssuePayload", required=("input",), accepts=("input",)),
         "unpinIssue": FieldType("UnpinIssuePayload", required=("input",), accepts=("input",)),
+        "markPullRequestReadyForReview": FieldType(
+            "MarkPullRequestReadyForReviewPayload", required=("input",), accepts=("input",)
+        ),
     },
     "Repository": {
         "id": FieldType("ID"),
@@ -112,6 +115,11 @@ SCHEMA: dict[str, dict[str, FieldType]] = {
     },
     "Actor": {"login": FieldType("String")},
     "PinIssuePayload": {"issue": FieldType("Issue"), "clientMutationId": FieldType("String")},
+    "PullRequest": {"id": FieldType("ID"), "number": FieldType("Int"), "isDraft": FieldType("Boolean")},
+    "MarkPullRequestReadyForReviewPayload": {
+        "pullRequest": FieldType("PullRequest"),
+        "clientMutationId": FieldType("String"),
+    },
     "UnpinIssuePayload": {
         "issue": FieldType("Issue"),
         "id": FieldType("ID"),
@@ -325,12 +333,49 @@ def _edit(item: tuple[Found, int]) -> Any:
     return found.issue.body_edits[index]
 
 
+def _ready_for_review(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
+    """``markPullRequestReadyForReview(input: {pullRequestId})`` (docs.github.com GraphQL "Mutations"): the
+    draft becomes ready — the only way GitHub offers (REST's "Update a pull request" cannot) — and GitHub
+    sends `pull_request` `ready_for_review` (octokit/webhooks schema). Its author or someone with write
+    access; a pull request that is not a draft stays as it is."""
+    given = args.get("input")
+    ident = given.get("pullRequestId") if isinstance(given, dict) else None
+    refused = FieldError("NOT_FOUND", f"Could not resolve to a node with the global id of '{ident}'")
+    try:
+        decoded = base64.b64decode(str(ident), validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise refused from None
+    match = re.fullmatch(r"0:PullRequest(\d+)", decoded)
+    found = issue_ops.by_id(ctx.forge, int(match.group(1))) if match else None
+    if found is None or found[1].pull is None or not _readable(ctx, found[0]):
+        raise refused
+    repo, issue = found
+    assert issue.pull is not None
+    if issue.user != ctx.login and not ctx.allowed(repo, "push"):
+        mutation = "MarkPullRequestReadyForReview"
+        raise FieldError(
+            "FORBIDDEN", f"{ctx.login} does not have the correct permissions to execute `{mutation}`"
+        )
+    if issue.pull.draft:
+        issue.pull.draft = False
+        issue.updated_at = now_iso()
+        ctx.events.issue(repo, issue, "ready_for_review")
+    assert isinstance(given, dict)
+    return {"pullRequest": Found(repo, issue), "clientMutationId": given.get("clientMutationId")}
+
+
 Resolver = Callable[[Ctx, Any, dict[str, Any]], Any]
 
 RESOLVERS: dict[tuple[str, str], Resolver] = {
     ("Query", "repository"): lambda ctx, _, args: _repository(ctx, args),
     ("Mutation", "pinIssue"): lambda ctx, _, args: _pin(ctx, args),
     ("Mutation", "unpinIssue"): lambda ctx, _, args: _unpin(ctx, args),
+    ("Mutation", "markPullRequestReadyForReview"): lambda ctx, _, args: _ready_for_review(ctx, args),
+    ("MarkPullRequestReadyForReviewPayload", "pullRequest"): lambda ctx, payload, _: payload["pullRequest"],
+    ("MarkPullRequestReadyForReviewPayload", "clientMutationId"): lambda ctx, p, _: p["clientMutationId"],
+    ("PullRequest", "id"): lambda ctx, f, _: node_id("PullRequest", f.issue.id),
+    ("PullRequest", "number"): lambda ctx, f, _: f.issue.number,
+    ("PullRequest", "isDraft"): lambda ctx, f, _: bool(f.issue.pull and f.issue.pull.draft),
     ("Repository", "id"): lambda ctx, repo, _: node_id("Repository", repo.id),
     ("Repository", "name"): lambda ctx, repo, _: repo.name,
     ("Repository", "nameWithOwner"): lambda ctx, repo, _: repo.full_name,
