@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.commands.registry import Registry
-from bot.forge import Comment, PullRequest, StatusState
+from bot.forge import Comment, PullRequest, StatusState, repo_key
 from bot.records import neutralise, sticky
 from handlers.triage.api import HOLD_CONTEXT
 
@@ -33,6 +33,8 @@ CONTEXT: Final = HOLD_CONTEXT
 KIND: Final = "hold"
 LABEL_COLOR: Final = "e11d21"
 MAX_REASON: Final = 300
+# How long whether a branch requires `steward/hold` is remembered.
+REQUIRED_TTL: Final = 300
 # Open pull requests looked at for the head a foreign `steward/hold` status names.
 MAX_OPEN_PULLS: Final = 50
 
@@ -229,8 +231,17 @@ async def sync(ctx: EventContext, pull: PullRequest, *, new_head: bool) -> None:
 
 
 async def _required(ctx: EventContext, pull: PullRequest) -> bool:
+    """Whether the base branch requires `steward/hold`: read from the forge, remembered five minutes per
+    branch (every new head of every pull request asks)."""
+    redis = ctx.memo.redis if ctx.memo is not None else None
+    key = f"steward:hold-required:{repo_key(ctx.event.forge, ctx.repo)}:{pull.base_ref}"
+    if redis is not None and (known := await redis.get(key)) is not None:
+        return bool(known == b"1")
     branch = await ctx.forge.read_branch(ctx.repo, pull.base_ref)
-    return branch is not None and CONTEXT in (branch.required_contexts or ())
+    required = branch is not None and CONTEXT in (branch.required_contexts or ())
+    if redis is not None:
+        await redis.set(key, "1" if required else "0", ex=REQUIRED_TTL)
+    return required
 
 
 @plugin.on("status", section=SECTION)
