@@ -5,7 +5,7 @@ onboarding pull request); and a bug's regression test slot (section 7) and the t
 
 from __future__ import annotations
 
-from handlers.bugfix.codeowners import GITEA_FILES, GITHUB_FILES
+from bot.forge.codeowners import GITEA_FILES, GITHUB_FILES
 from handlers.bugfix.gate import bug_of_pull_title as bug_of_pull_title
 from handlers.bugfix.record import EXHAUSTED_LABEL as EXHAUSTED_LABEL
 from handlers.bugfix.record import LABELS as _LABELS
@@ -25,5 +25,5 @@ MANAGED_LABELS: tuple[str, ...] = tuple(_LABELS)
 
 
 def codeowners_files(kind: str) -> tuple[str, ...]:
-    """Where each forge looks for CODEOWNERS, in its order (``handlers.bugfix.codeowners``)."""
+    """Where each forge looks for CODEOWNERS, in its order (``bot.forge.codeowners``)."""
     return GITEA_FILES if kind == "gitea" else GITHUB_FILES

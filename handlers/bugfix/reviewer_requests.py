@@ -14,9 +14,8 @@ import time
 from collections.abc import Iterable, Sequence
 
 from bot.commands.context import EventContext
-from bot.forge import ForgeError, NotFound, PullRequest, ValidationFailed, repo_key
+from bot.forge import ForgeError, NotFound, PullRequest, ValidationFailed, codeowners, repo_key
 from bot.records import neutralise
-from handlers.bugfix import codeowners
 from handlers.bugfix.record import Record, settings_of
 from handlers.bugfix.regression_slot import is_test_path
 from handlers.bugfix.reviewers import independence

@@ -1,4 +1,4 @@
-"""The CODEOWNERS readers (handlers/bugfix/codeowners.py): each forge's rules, checked against examples from
+"""The CODEOWNERS readers (bot/forge/codeowners.py): each forge's rules, checked against examples from
 the forges' documentation and source, against Python's own matchers as oracles (hypothesis), and against
 adversarial patterns whose cost a backtracking matcher would make exponential."""
 
@@ -11,7 +11,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from handlers.bugfix.codeowners import (
+from bot.forge.codeowners import (
     Unsupported,
     compile_gitea,
     github_match,

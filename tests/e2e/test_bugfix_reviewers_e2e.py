@@ -98,3 +98,34 @@ def test_without_code_owners_the_pool_is_asked_leaving_out_whoever_ran_bugfix(st
         c["body"] for c in steward.bot_comments(repo, pr) if "<!-- steward:bugfix-reviewers:" in c["body"]
     ]
     assert note.strip().endswith(f"Asked @triager to review the fix of #{bug} (from `bugfix.reviewer_pool`).")
+
+
+def test_when_the_forge_itself_asks_an_excluded_code_owner_the_ledger_says_it_will_not_count(
+    steward: Steward,
+) -> None:
+    """Marked ready after the fix, the forge requests every code owner of the changed files itself — here
+    @maintainer too, who ran `/bugfix`: the ledger says that review will not count, and Steward asks nobody
+    more (@triager, an independent owner, is asked already)."""
+    repo = repo_with_ci(steward)
+    steward.maintainer.put_file(
+        repo, TEST_CONFIG_PATHS[steward.forge], "bugfix:\n  request_reviewers: true\n"
+    )
+    path, text = CODEOWNERS[steward.forge]
+    steward.maintainer.put_file(repo, path, text)
+    _, pr, branch, _ = opened(steward, repo)
+    push(steward, repo, branch, "src/cart/total.py", FIX)
+    steward.settle()
+    ready(steward, repo, pr)
+    steward.settle()
+    assert [u["login"] for u in pull(steward, repo, pr)["requested_reviewers"]] == ["maintainer", "triager"]
+    [ledger] = [
+        c["body"] for c in steward.bot_comments(repo, pr) if "<!-- steward:bugfix-ledger:" in c["body"]
+    ]
+    assert (
+        "@maintainer is asked to review this pull request, but ran `/bugfix`: their review will not count."
+        in (ledger)
+    )
+    notes = [
+        c["body"] for c in steward.bot_comments(repo, pr) if "<!-- steward:bugfix-reviewers:" in c["body"]
+    ]
+    assert not any("Asked @" in note for note in notes)

@@ -178,3 +178,38 @@ def test_github_marks_a_draft_ready_through_graphql_and_says_so_in_a_webhook(
     [ready] = [r for r in capture.capture.received if r.payload.get("action") == "ready_for_review"]
     assert ready.payload["pull_request"]["draft"] is False
     assert schema_errors("pull_request", "ready_for_review", ready.payload) == []
+
+
+def test_both_forges_ask_code_owners_when_a_pull_request_opens_ready_and_not_on_a_draft(
+    alice: httpx2.Client, g: httpx2.Client, repo: str
+) -> None:
+    """GitHub (docs "About code owners": owners are requested when a pull request that changes their code
+    opens, not for drafts, and when a draft is marked ready) and Gitea (services/issue/pull.go
+    PullRequestCodeOwnersReview: none while WIP; on IssueChangeTitle when the WIP prefix comes off; never the
+    poster)."""
+    collaborate(alice, repo, "bob", "push")
+    alice.put(
+        f"{repo}/contents/.github/CODEOWNERS",
+        json={"message": "owners", "content": "c3JjLyBAYm9iIEBhbGljZQo="},  # "src/ @bob @alice"
+    ).raise_for_status()
+    n, _ = github_pull(alice, repo, "owned")  # changes src/owned.py
+    assert _logins(alice.get(f"{repo}/pulls/{n}").json()["requested_reviewers"]) == ["bob"]  # not the author
+    g.post("/user/repos", json={"name": "go"}).raise_for_status()
+    g.put("/repos/alice/go/collaborators/bob", json={"permission": "write"}).raise_for_status()
+    g.post(
+        "/repos/alice/go/contents/CODEOWNERS",
+        json={"message": "owners", "content": "c3JjLy4qIEBib2IK"},  # "src/.* @bob"
+    ).raise_for_status()
+    g.post(
+        "/repos/alice/go/branches", json={"new_branch_name": "wip", "old_ref_name": "main"}
+    ).raise_for_status()
+    g.post(
+        "/repos/alice/go/contents/src/wip.py",
+        json={"message": "wip", "content": "d2lwCg==", "branch": "wip"},
+    ).raise_for_status()
+    made = g.post(
+        "/repos/alice/go/pulls", json={"title": "WIP: change", "head": "wip", "base": "main"}
+    ).json()
+    assert made["draft"] is True and made["requested_reviewers"] == []
+    g.patch(f"/repos/alice/go/pulls/{made['number']}", json={"title": "change"}).raise_for_status()
+    assert _logins(g.get(f"/repos/alice/go/pulls/{made['number']}").json()["requested_reviewers"]) == ["bob"]

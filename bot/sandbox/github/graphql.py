@@ -50,7 +50,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from bot.sandbox.shared import issue_ops, pin_ops
+from bot.sandbox.shared import issue_ops, pin_ops, pull_ops
 from bot.sandbox.shared.plumbing import body_json, dumps
 from bot.sandbox.shared.state import Issue, Repo, now_iso
 
@@ -359,6 +359,7 @@ def _ready_for_review(ctx: Ctx, args: dict[str, Any]) -> dict[str, Any]:
     if issue.pull.draft:
         issue.pull.draft = False
         issue.updated_at = now_iso()
+        pull_ops.request_code_owners(ctx, repo, issue)
         ctx.events.issue(repo, issue, "ready_for_review")
     assert isinstance(given, dict)
     return {"pullRequest": Found(repo, issue), "clientMutationId": given.get("clientMutationId")}

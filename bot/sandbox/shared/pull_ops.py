@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.sandbox.shared import ci_ops, closing_refs, fork_ops, gitmodel, issue_ops
+from bot.sandbox.shared import ci_ops, closing_refs, codeowners, fork_ops, gitmodel, issue_ops
 
 from .caller import Caller
 from .plumbing import ApiError
-from .pulls import branch_head, open_pulls
+from .pulls import branch_head, changes_of, is_draft, open_pulls
 from .state import GitCommit, Issue, PullData, PushRecord, Repo, Signature, now_iso
 
 # writing --------------------------------------------------------------------------------------------------
@@ -55,6 +55,7 @@ def open_pull(
         ),
     )
     repo.issues[number] = issue
+    request_code_owners(caller, repo, issue)
     caller.events.issue(repo, issue, "opened")
     return issue
 
@@ -82,7 +83,10 @@ def edit_pull(caller: Caller, repo: Repo, issue: Issue, body: dict[str, Any], in
         else:
             caller.events.issue(repo, issue, "edited", changes)
     else:
+        was_draft = is_draft(repo, issue)
         issue_ops.edit_text(caller, repo, issue, text)
+        if was_draft and not is_draft(repo, issue):  # Gitea: the WIP prefix came off
+            request_code_owners(caller, repo, issue)
     if state is not None and not issue.pull.merged:
         issue_ops.set_state(caller, repo, issue, state)
 
@@ -100,6 +104,42 @@ def request_reviews(repo: Repo, issue: Issue, logins: list[str], *, add: bool) -
             have.append(login)
         elif not add and found is not None:
             have.remove(found)
+
+
+def request_code_owners(caller: Caller, repo: Repo, issue: Issue) -> None:
+    """What both forges do when a pull request is opened ready or a draft is made ready: ask every code owner
+    of its changed files for a review, read on the base repository's default branch with the forge's own
+    rules (``codeowners``) — never on a draft, never its author, never someone without access
+    (GitHub docs "About code owners": "Code owners are automatically requested for review when someone opens
+    a pull request that modifies code that they own … not … for draft pull requests"; Gitea
+    services/issue/pull.go PullRequestCodeOwnersReview: none while WIP, not the poster, and on
+    IssueChangeTitle when the WIP prefix comes off). Teams are not modelled."""
+    assert issue.pull is not None
+    if issue.state != "open" or is_draft(repo, issue):
+        return
+    flavor = "gitea" if repo.flavor == "gitea" else "github"
+    head = branch_head(repo, repo.default_branch)
+    tree = repo.commits[head].tree if head in repo.commits else None
+    text = None
+    for path in codeowners.GITEA if flavor == "gitea" else codeowners.GITHUB:
+        entry = gitmodel.lookup(repo, tree, path) if tree else None
+        if entry is not None and entry.type == "blob":
+            text = gitmodel.blob_bytes(repo, entry.sha).decode("utf-8", "replace")
+            break
+    if text is None:
+        return
+    added, removed, modified = changes_of(repo, issue)
+    wanted: list[str] = []
+    for path in [*added, *removed, *modified]:
+        for name in codeowners.owners(flavor, text, path):
+            user = caller.forge.user(name) if "/" not in name and "@" not in name else None
+            if user is None or user.login.casefold() == issue.user.casefold():
+                continue
+            if caller.forge.role_of(repo, user.login) is None and (flavor == "github" or repo.private):
+                continue
+            if user.login not in wanted:
+                wanted.append(user.login)
+    request_reviews(repo, issue, wanted, add=True)
 
 
 def review_submitted(issue: Issue, reviewer: str) -> None:
