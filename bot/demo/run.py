@@ -20,6 +20,7 @@ from bot.demo import forks as demo_forks
 from bot.demo import onboarding as demo_onboarding
 from bot.demo import scenes as demo_scenes
 from bot.demo.bugfix import bugfix_scene
+from bot.demo.bugfix_reviewers import bugfix_reviewers_scene
 from bot.demo.debug import debug_scene
 from bot.demo.hold import hold_scene
 from bot.demo.integrity import integrity_scene
@@ -74,6 +75,7 @@ TOUR: tuple[Scene, ...] = (
     demo_forks.forks_scene,
     debug_scene,
     bugfix_scene,
+    bugfix_reviewers_scene,
     integrity_scene,
     rename_scene,
     reports_scene,

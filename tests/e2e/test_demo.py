@@ -168,6 +168,13 @@ def test_the_full_tour_shows_each_scene_outcome(forge: str) -> None:
     assert "Did you mean `good first issue`?" in everyday
     assert "`refinement:approved` is a label Steward sets and removes itself" in everyday
     assert "labels: area/export, claimed, good first issue" in everyday
+    # Reviewers for a bugfix pull request (issue 39, `bugfix.request_reviewers`): nobody while it holds only
+    # the test; once the fix is pushed, an independent code owner, and the file nobody eligible owns.
+    asked = out.split("▶ Reviewers for a bugfix pull request", 1)[1].split("\n▶ ", 1)[0]
+    requested = [line.strip() for line in asked.splitlines() if "review requested from:" in line]
+    assert requested == ["review requested from: (nobody)", "review requested from: @guard"]
+    assert "Asked @guard to review the fix of #" in asked and "(code owner of the changed files)." in asked
+    assert "No code owner who may review this fix owns `tests/" in asked
     # A pull request held (issue 39): the failing steward/hold status on each head, a review asked for, then
     # released.
     held = out.split("▶ A pull request held", 1)[1].split("\n▶ ", 1)[0]
