@@ -8,7 +8,9 @@ services/issue/assignee.go isValidReviewRequest (see bot/sandbox/*/review_reques
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -18,6 +20,8 @@ from bot.sandbox.server import SandboxServer
 from .helpers import CaptureServer, OpenApiCheck, client, collaborate, idle, schema_errors
 from .test_sandbox_gitea import GiteaApiCheck, gitea_client
 from .test_sandbox_records import gitea_pull, github_pull
+
+GITEA_HOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "gitea" / "webhooks"
 
 
 @pytest.fixture
@@ -213,3 +217,61 @@ def test_both_forges_ask_code_owners_when_a_pull_request_opens_ready_and_not_on_
     assert made["draft"] is True and made["requested_reviewers"] == []
     g.patch(f"/repos/alice/go/pulls/{made['number']}", json={"title": "change"}).raise_for_status()
     assert _logins(g.get(f"/repos/alice/go/pulls/{made['number']}").json()["requested_reviewers"]) == ["bob"]
+
+
+def test_a_review_requested_or_withdrawn_sends_its_webhook_on_both_forges(
+    sandbox: SandboxServer, alice: httpx2.Client, g: httpx2.Client, repo: str, capture: CaptureServer
+) -> None:
+    """One webhook per reviewer asked or no longer asked. GitHub: `pull_request` `review_requested` /
+    `review_request_removed` with `requested_reviewer` (octokit webhook schemas). Gitea
+    (services/webhook/notifier.go PullRequestReviewRequest; modules/webhook/type.go): X-Gitea-Event
+    `pull_request`, X-Gitea-Event-Type `pull_request_review_request`, the same actions and
+    `requested_reviewer`. Asking someone already asked sends nothing."""
+    hook = {
+        "config": {"url": capture.hook_url, "content_type": "json", "secret": "s"},
+        "events": ["pull_request"],
+    }
+    alice.post(repo + "/hooks", json=hook).raise_for_status()
+    collaborate(alice, repo, "bob", "push")
+    n, _ = github_pull(alice, repo, "asked")
+    url = f"{repo}/pulls/{n}/requested_reviewers"
+    alice.post(url, json={"reviewers": ["bob"]}).raise_for_status()
+    alice.post(url, json={"reviewers": ["bob"]}).raise_for_status()
+    alice.request("DELETE", url, json={"reviewers": ["bob"]}).raise_for_status()
+    idle(sandbox)
+    got = [
+        r for r in capture.capture.received if str(r.payload.get("action", "")).startswith("review_request")
+    ]
+    assert [(r.payload["action"], r.payload["requested_reviewer"]["login"]) for r in got] == [
+        ("review_requested", "bob"),
+        ("review_request_removed", "bob"),
+    ]
+    assert got[0].payload["pull_request"]["requested_reviewers"][0]["login"] == "bob"
+    for r in got:
+        assert r.headers["x-github-event"] == "pull_request"
+        assert schema_errors("pull_request", r.payload["action"], r.payload) == []
+    capture.capture.received.clear()
+    g.post("/user/repos", json={"name": "rw"}).raise_for_status()
+    g.put("/repos/alice/rw/collaborators/bob", json={"permission": "write"}).raise_for_status()
+    g.post(
+        "/repos/alice/rw/hooks",
+        json={"type": "gitea", "config": {"url": capture.hook_url, "content_type": "json", "secret": "s"},
+              "events": ["pull_request_review_request"], "active": True},
+    ).raise_for_status()  # fmt: skip
+    m, _ = gitea_pull(g, "/repos/alice/rw", "asked")
+    gurl = f"/repos/alice/rw/pulls/{m}/requested_reviewers"
+    g.post(gurl, json={"reviewers": ["bob"]}).raise_for_status()
+    g.post(gurl, json={"reviewers": ["bob"]}).raise_for_status()
+    g.request("DELETE", gurl, json={"reviewers": ["bob"]}).raise_for_status()
+    idle(sandbox)
+    seen = [
+        (r.headers["x-gitea-event"], r.headers["x-gitea-event-type"], r.payload["action"],
+         r.payload["requested_reviewer"]["login"], r.payload["number"])
+        for r in capture.capture.received
+    ]  # fmt: skip
+    recorded = json.loads((GITEA_HOOKS / "woodpecker" / "HookPullRequestAddReviewRequest.json").read_text())
+    assert set(capture.capture.received[0].payload) == set(recorded)
+    assert seen == [
+        ("pull_request", "pull_request_review_request", "review_requested", "bob", m),
+        ("pull_request", "pull_request_review_request", "review_request_removed", "bob", m),
+    ]

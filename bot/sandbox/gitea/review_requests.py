@@ -8,8 +8,9 @@ CanDoerChangeReviewRequests):
   must be the poster, the owner or a collaborator (else 422 "Doer can't choose reviewer").
 - `DELETE` the same path: 204.
 - The pull request's `requested_reviewers` lists them; a submitted review takes its reviewer off.
-No webhook is sent for a request here (Gitea's `pull_request_review_request` is not modelled:
-docs/forge-port.md).
+Each reviewer added or taken off sends X-Gitea-Event `pull_request`, X-Gitea-Event-Type
+`pull_request_review_request`, action `review_requested` / `review_request_removed` with
+`requested_reviewer` (services/webhook/notifier.go PullRequestReviewRequest; ``pull_ops.request_reviews``).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ async def request_reviewers(request: Request, ctx: GCtx, repo: Repo) -> Response
     issue = _pull(ctx, repo)
     assert issue.pull is not None
     chosen = _chosen(ctx, repo, issue, await body_object(request), add=True)
-    pull_ops.request_reviews(repo, issue, chosen, add=True)
+    pull_ops.request_reviews(ctx, repo, issue, chosen, add=True)
     html = ctx.shapes.issue_html(repo, issue.number)
     stamp = now_iso()
     answer = [
@@ -96,7 +97,7 @@ async def request_reviewers(request: Request, ctx: GCtx, repo: Repo) -> Response
 async def remove_requested(request: Request, ctx: GCtx, repo: Repo) -> Response:
     issue = _pull(ctx, repo)
     chosen = _chosen(ctx, repo, issue, await body_object(request), add=False)
-    pull_ops.request_reviews(repo, issue, chosen, add=False)
+    pull_ops.request_reviews(ctx, repo, issue, chosen, add=False)
     return Response(status_code=204)
 
 

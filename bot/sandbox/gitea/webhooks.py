@@ -309,6 +309,30 @@ class Emitter:
         }
         self._deliver(repo, f"pull_request_{kind}", f"pull_request_review_{kind}", "reviewed", fields)
 
+    def review_request(self, repo: Repo, issue: Issue, reviewer: str, action: str) -> None:
+        """A review requested (`review_requested`) or withdrawn (`review_request_removed`), one webhook per
+        reviewer. GitHub: `pull_request` with `requested_reviewer` (octokit webhook schemas
+        pull_request/review_requested, review_request_removed; the team form is not modelled). Gitea
+        (services/webhook/notifier.go PullRequestReviewRequest): X-Gitea-Event `pull_request`,
+        X-Gitea-Event-Type `pull_request_review_request` (modules/webhook/type.go), a PullRequestPayload
+        with `requested_reviewer` (the keys of the recorded HookPullRequestAddReviewRequest fixture)."""
+        if repo.flavor == "github":
+            self.pull(
+                repo,
+                issue,
+                action,
+                "pull_request",
+                {"requested_reviewer": self._github().shapes.user(reviewer)},
+            )
+            return
+        fields: dict[str, Any] = {
+            "number": issue.number,
+            "pull_request": self.shapes.pull(repo, issue),
+            "requested_reviewer": self.shapes.user(reviewer),
+            "review": None,
+        }  # no commit_id: as tests/fixtures/gitea/webhooks/woodpecker/HookPullRequestAddReviewRequest.json
+        self._deliver(repo, "pull_request", "pull_request_review_request", action, fields)
+
     def from_github(self, repo: Repo, event: str, action: str | None, fields: dict[str, Any]) -> None:
         """A GitHub-API change on a Gitea-flavoured repository, delivered the way Gitea would."""
         _from_github(self, repo, event, action, fields)

@@ -7,8 +7,9 @@ collaborators. One or more of the users or teams you specified is not a collabor
 repository." (api.github.com's words, as quoted in peter-evans/create-pull-request#4138);
 the caller needs triage access (an App: Pull requests write). "List
 requested reviewers" answers `{"users": [...], "teams": [...]}`, "Remove requested reviewers" (`DELETE`)
-200 with the pull request. A submitted review takes its reviewer off (``pull_ops.review_submitted``). The
-`pull_request` `review_requested` webhook is not sent (Steward does not read it; docs/forge-port.md).
+200 with the pull request. A submitted review takes its reviewer off (``pull_ops.review_submitted``). Each
+reviewer added or taken off sends `pull_request` `review_requested` / `review_request_removed` with
+`requested_reviewer` (octokit webhook schemas; ``pull_ops.request_reviews``).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ async def request_reviewers(request: Request, ctx: Ctx, repo: Repo) -> Response:
                 f"specified is not a collaborator of the {repo.full_name} repository.",
             )
         chosen.append(known.login)
-    pull_ops.request_reviews(repo, issue, chosen, add=True)
+    pull_ops.request_reviews(ctx, repo, issue, chosen, add=True)
     return json_response(request, pull(ctx.shapes, repo, issue, full=False), status=201)
 
 
@@ -74,7 +75,7 @@ async def list_requested(request: Request, ctx: Ctx, repo: Repo) -> Response:
 async def remove_requested(request: Request, ctx: Ctx, repo: Repo) -> Response:
     issue = _pull(ctx, repo)
     ctx.require(repo, "triage")
-    pull_ops.request_reviews(repo, issue, _logins(await body_object(request)), add=False)
+    pull_ops.request_reviews(ctx, repo, issue, _logins(await body_object(request)), add=False)
     return json_response(request, pull(ctx.shapes, repo, issue, full=False))
 
 

@@ -91,19 +91,27 @@ def edit_pull(caller: Caller, repo: Repo, issue: Issue, body: dict[str, Any], in
         issue_ops.set_state(caller, repo, issue, state)
 
 
-def request_reviews(repo: Repo, issue: Issue, logins: list[str], *, add: bool) -> None:
+def request_reviews(caller: Caller, repo: Repo, issue: Issue, logins: list[str], *, add: bool) -> None:
     """Add or withdraw review requests (the caller has checked who may and whom). Someone already requested
     stays once: both forges keep one request per reviewer (GitHub's requested_reviewers is a set; Gitea keeps
     one ReviewTypeRequest review per user, models/issues/review.go AddReviewRequest returns early when the
-    latest review is already a request)."""
+    latest review is already a request). Each request made or withdrawn sends its webhook, one per reviewer:
+    GitHub `pull_request` `review_requested` / `review_request_removed` with `requested_reviewer` (octokit
+    webhook schemas pull_request/review_requested, review_request_removed); Gitea X-Gitea-Event
+    `pull_request`, type `pull_request_review_request`, the same actions (services/webhook/notifier.go
+    PullRequestReviewRequest; modules/structs/hook.go HookIssueReviewRequested,
+    HookIssueReviewRequestRemoved).
+    """
     assert issue.pull is not None
     have = issue.pull.requested_reviewers
     for login in logins:
         found = next((r for r in have if r.casefold() == login.casefold()), None)
         if add and found is None:
             have.append(login)
+            caller.events.review_request(repo, issue, login, "review_requested")
         elif not add and found is not None:
             have.remove(found)
+            caller.events.review_request(repo, issue, found, "review_request_removed")
 
 
 def request_code_owners(caller: Caller, repo: Repo, issue: Issue) -> None:
@@ -139,7 +147,7 @@ def request_code_owners(caller: Caller, repo: Repo, issue: Issue) -> None:
                 continue
             if user.login not in wanted:
                 wanted.append(user.login)
-    request_reviews(repo, issue, wanted, add=True)
+    request_reviews(caller, repo, issue, wanted, add=True)
 
 
 def review_submitted(issue: Issue, reviewer: str) -> None:
