@@ -9,7 +9,7 @@ import pytest
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import Capture, CaptureServer, OpenApiCheck, client
+from .helpers import Capture, CaptureServer, OpenApiCheck, client, gitea_client
 
 USERS = {"alice": "alice-token", "bob": "bob-token", "carol": "carol-token", "dave": "dave-token"}
 
@@ -23,6 +23,13 @@ def sandbox() -> Iterator[SandboxServer]:
 @pytest.fixture
 def alice(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
     with client(sandbox, "alice-token") as c:
+        yield c
+
+
+@pytest.fixture
+def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
+    """alice's client of the Gitea API (`/api/v1`)."""
+    with gitea_client(sandbox, "alice-token") as c:
         yield c
 
 

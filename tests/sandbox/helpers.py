@@ -258,6 +258,12 @@ def _literal(template: str) -> int:
     return len(re.sub(r"\{\w+\}", "", template))
 
 
+def gitea_client(server: SandboxServer, token: str | None) -> httpx2.Client:
+    """A client of the sandbox's Gitea API (`/api/v1`) as the holder of ``token``."""
+    headers = {"Authorization": f"token {token}"} if token else {}
+    return httpx2.Client(base_url=server.url + "/api/v1", headers=headers, timeout=10)
+
+
 def client(server: SandboxServer, token: str | None) -> httpx2.Client:
     headers = {"Accept": "application/vnd.github+json"}
     if token is not None:

@@ -12,8 +12,7 @@ import httpx2
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import FIXTURES, OpenApiCheck
-from .test_sandbox_gitea import gitea_client
+from .helpers import FIXTURES, OpenApiCheck, gitea_client
 
 # githubkit-schemas-2026-03-10 26.10.21 — its Label model, generated from GitHub's description of version
 # 2026-03-10 (tests/fixtures/PROVENANCE.md): the second oracle for that version.

@@ -7,23 +7,12 @@ with 500 (services/issue/assignee.go ``validateAssignee``, routers/api/v1/repo/i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx2
-import pytest
 
 from bot.sandbox.server import SandboxServer
 
 from .helpers import OpenApiCheck, client, collaborate
 from .test_sandbox_gitea import GiteaApiCheck
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with httpx2.Client(
-        base_url=sandbox.url + "/api/v1", headers={"Authorization": "token alice-token"}, timeout=10
-    ) as c:
-        yield c
 
 
 def github_assignee_routes(check: OpenApiCheck, alice: httpx2.Client) -> None:

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Iterator
 
 import httpx2
-import pytest
 
 from bot.events.gitea import normalise_gitea
 from bot.events.github import GITHUB_HANDLED, normalise_github
@@ -21,14 +19,6 @@ from .helpers import CaptureServer, client, idle, schema_errors
 
 def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with httpx2.Client(
-        base_url=sandbox.url + "/api/v1", headers={"Authorization": "token alice-token"}, timeout=10
-    ) as c:
-        yield c
 
 
 def test_github_pull_request_and_ci_webhooks_are_schema_valid(

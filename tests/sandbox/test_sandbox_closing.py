@@ -4,21 +4,12 @@ Steward's welcome reads)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx2
-import pytest
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import OpenApiCheck, client, collaborate
-from .test_sandbox_gitea import GiteaApiCheck, gitea_client
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with gitea_client(sandbox, "alice-token") as c:
-        yield c
+from .helpers import OpenApiCheck, client, collaborate, gitea_client
+from .test_sandbox_gitea import GiteaApiCheck
 
 
 def test_github_author_reopens_only_what_they_closed(

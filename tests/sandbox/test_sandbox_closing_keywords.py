@@ -6,26 +6,16 @@ neutraliser, not a bare reference, not a merge into another branch."""
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 
 import httpx2
 import pytest
 
 from bot.records.neutralise import inert
-from bot.sandbox.server import SandboxServer
 from bot.sandbox.shared.closing_refs import closed_by
 
 
 def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with httpx2.Client(
-        base_url=sandbox.url + "/api/v1", headers={"Authorization": "token alice-token"}, timeout=10
-    ) as c:
-        yield c
 
 
 BODY = "Closes #1, fixes #3. See #4. FIXED: alice/demo#5, resolves other/repo#2, Resolves https://x/alice/demo/issues/6"

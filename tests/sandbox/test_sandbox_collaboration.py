@@ -11,8 +11,8 @@ import pytest
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import OpenApiCheck, client, recorded
-from .test_sandbox_gitea import GiteaApiCheck, gitea_client
+from .helpers import OpenApiCheck, client, gitea_client, recorded
+from .test_sandbox_gitea import GiteaApiCheck
 from .test_sandbox_records import _app_token
 
 

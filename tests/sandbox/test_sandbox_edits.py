@@ -5,22 +5,14 @@ Gitea's draft as the WIP title prefix), Gitea's single-file contents writes with
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 
 import httpx2
-import pytest
 
 from bot.sandbox.server import SandboxServer
 
 from .helpers import CaptureServer, OpenApiCheck, client, idle
-from .test_sandbox_gitea import GiteaApiCheck, gitea_client
+from .test_sandbox_gitea import GiteaApiCheck
 from .test_sandbox_records import github_pull
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with gitea_client(sandbox, "alice-token") as c:
-        yield c
 
 
 def _b64(text: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import threading
 import time
-from collections.abc import Iterator
 
 import httpx2
 import pytest
@@ -22,14 +21,6 @@ from bot.sandbox.server import SandboxServer
 from .helpers import CaptureServer, client, collaborate, idle, schema_errors
 
 SECRET = "facts-secret"
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with httpx2.Client(
-        base_url=sandbox.url + "/api/v1", headers={"Authorization": "token alice-token"}, timeout=10
-    ) as c:
-        yield c
 
 
 @pytest.fixture

@@ -11,14 +11,8 @@ import pytest
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import CaptureServer, OpenApiCheck, client, idle, schema_errors
-from .test_sandbox_gitea import SECRET, GiteaApiCheck, gitea_client
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with gitea_client(sandbox, "alice-token") as c:
-        yield c
+from .helpers import CaptureServer, OpenApiCheck, client, gitea_client, idle, schema_errors
+from .test_sandbox_gitea import SECRET, GiteaApiCheck
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from bot.events.gitea import normalise_gitea
 from bot.receiver.signatures import verify_gitea, verify_github
 from bot.sandbox.server import SandboxServer
 
-from .helpers import CaptureServer, _OARequest, _OAResponse, idle, served_operations
+from .helpers import CaptureServer, _OARequest, _OAResponse, gitea_client, idle, served_operations
 
 GITEA = Path(__file__).resolve().parent.parent / "fixtures" / "gitea"
 SECRET = "gitea-hook-secret"
@@ -108,17 +107,6 @@ class GiteaApiCheck:
 @pytest.fixture(scope="session")
 def gitea_api() -> GiteaApiCheck:
     return GiteaApiCheck.load()
-
-
-def gitea_client(server: SandboxServer, token: str | None) -> httpx2.Client:
-    headers = {"Authorization": f"token {token}"} if token else {}
-    return httpx2.Client(base_url=server.url + "/api/v1", headers=headers, timeout=10)
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with gitea_client(sandbox, "alice-token") as c:
-        yield c
 
 
 @pytest.fixture

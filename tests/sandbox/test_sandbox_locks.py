@@ -3,25 +3,25 @@ comment, edit comments, react and label there."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx2
-import pytest
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import CaptureServer, OpenApiCheck, client, collaborate, idle, recorded, schema_errors
-from .test_sandbox_gitea import GiteaApiCheck, gitea_client
+from .helpers import (
+    CaptureServer,
+    OpenApiCheck,
+    client,
+    collaborate,
+    gitea_client,
+    idle,
+    recorded,
+    schema_errors,
+)
+from .test_sandbox_gitea import GiteaApiCheck
 from .test_sandbox_records import _app_token
 from .test_sandbox_webhooks import _hook
 
 LOCKED = "Unable to create comment because issue is locked."
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with gitea_client(sandbox, "alice-token") as c:
-        yield c
 
 
 def test_github_locks_answer_204_show_the_reason_and_announce_it(

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx2
@@ -36,14 +35,6 @@ def _issues(alice: httpx2.Client, repo: str, count: int) -> list[dict[str, Any]]
 def _pinned_on_github(alice: httpx2.Client) -> list[int]:
     nodes = _gql(alice, PINNED, owner="alice", name="demo")["data"]["repository"]["pinnedIssues"]["nodes"]
     return [node["issue"]["number"] for node in nodes]
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with httpx2.Client(
-        base_url=sandbox.url + "/api/v1", headers={"Authorization": "token alice-token"}, timeout=10
-    ) as c:
-        yield c
 
 
 @pytest.fixture

@@ -6,21 +6,13 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 
 import httpx2
-import pytest
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import OpenApiCheck, client, collaborate
-from .test_sandbox_gitea import GiteaApiCheck, gitea_client
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with gitea_client(sandbox, "alice-token") as c:
-        yield c
+from .helpers import OpenApiCheck, client, collaborate, gitea_client
+from .test_sandbox_gitea import GiteaApiCheck
 
 
 def _put(who: httpx2.Client, repo: str, path: str, branch: str, *, author: str = "", gitea: bool) -> str:

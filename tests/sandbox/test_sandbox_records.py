@@ -16,15 +16,9 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import CaptureServer, OpenApiCheck, client, collaborate, idle, schema_errors
-from .test_sandbox_gitea import SECRET, GiteaApiCheck, gitea_client
+from .helpers import CaptureServer, OpenApiCheck, client, collaborate, gitea_client, idle, schema_errors
+from .test_sandbox_gitea import SECRET, GiteaApiCheck
 from .test_sandbox_pushes import gitea_push_history, github_push_history
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with gitea_client(sandbox, "alice-token") as c:
-        yield c
 
 
 @pytest.fixture

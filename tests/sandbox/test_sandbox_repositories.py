@@ -4,7 +4,6 @@ routes by id, renames and transfers with their redirects and webhooks, and GitHu
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
 from typing import Any
 
 import httpx2
@@ -12,15 +11,9 @@ import pytest
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import CaptureServer, OpenApiCheck, client, idle, recorded, schema_errors
-from .test_sandbox_gitea import GiteaApiCheck, gitea_client
+from .helpers import CaptureServer, OpenApiCheck, client, gitea_client, idle, recorded, schema_errors
+from .test_sandbox_gitea import GiteaApiCheck
 from .test_sandbox_webhooks import _hook
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with gitea_client(sandbox, "alice-token") as c:
-        yield c
 
 
 @pytest.fixture(scope="module")

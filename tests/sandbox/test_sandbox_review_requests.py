@@ -17,8 +17,8 @@ import pytest
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import CaptureServer, OpenApiCheck, client, collaborate, idle, schema_errors
-from .test_sandbox_gitea import GiteaApiCheck, gitea_client
+from .helpers import CaptureServer, OpenApiCheck, client, collaborate, gitea_client, idle, schema_errors
+from .test_sandbox_gitea import GiteaApiCheck
 from .test_sandbox_records import gitea_pull, github_pull
 
 GITEA_HOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "gitea" / "webhooks"
@@ -27,12 +27,6 @@ GITEA_HOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "gitea" / "webh
 @pytest.fixture
 def bob(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
     with client(sandbox, "bob-token") as c:
-        yield c
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with gitea_client(sandbox, "alice-token") as c:
         yield c
 
 

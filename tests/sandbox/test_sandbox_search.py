@@ -4,7 +4,6 @@ lags behind the issues."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx2
@@ -12,8 +11,8 @@ import pytest
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import OpenApiCheck, client, recorded
-from .test_sandbox_gitea import GiteaApiCheck, gitea_client
+from .helpers import OpenApiCheck, client, gitea_client, recorded
+from .test_sandbox_gitea import GiteaApiCheck
 
 
 def _lag(sandbox: SandboxServer, seconds: float) -> None:
@@ -143,12 +142,6 @@ def test_github_search_sees_only_what_the_caller_may_read(
     with client(sandbox, "carol-token") as carol:
         assert _found(carol, "hidden") == []
     assert alice.get("/search/issues").status_code == 422, "q is required"
-
-
-@pytest.fixture
-def g(sandbox: SandboxServer) -> Iterator[httpx2.Client]:
-    with gitea_client(sandbox, "alice-token") as c:
-        yield c
 
 
 def test_gitea_searches_issues_across_repositories(sandbox: SandboxServer, g: httpx2.Client) -> None:
