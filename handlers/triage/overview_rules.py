@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 
 from bot.forge import Issue, Milestone
 from handlers.bugfix.api import bug_of_pull_title
@@ -82,6 +82,8 @@ class MilestoneLine:
     blockers: int = 0
 
 
+# The reader's next action first (DESIGN §8): what waits on the maintainers, then what someone may take,
+# then what waits on others. SECTIONS keeps this order.
 Section = Literal[
     "waiting_maintainers",
     "escalated",
@@ -93,19 +95,7 @@ Section = Literal[
     "red_proof",
     "waiting_reporter",
 ]
-# The reader's next action first (DESIGN §8): what waits on the maintainers, then what someone may take,
-# then what waits on others.
-SECTIONS: tuple[Section, ...] = (
-    "waiting_maintainers",
-    "escalated",
-    "in_review",
-    "held",
-    "forks_open",
-    "stale_claims",
-    "unclaimed",
-    "red_proof",
-    "waiting_reporter",
-)
+SECTIONS: tuple[Section, ...] = get_args(Section)
 # The sections that wait on the maintainers (the headline counts them).
 ON_MAINTAINERS: frozenset[Section] = frozenset(
     {"waiting_maintainers", "escalated", "in_review", "held", "forks_open", "stale_claims"}
