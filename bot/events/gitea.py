@@ -46,7 +46,8 @@ from bot.forge import RepoRef
 #                                                         issue_milestone / pull_request_milestone);
 #                                                         ``milestone.number`` is the milestone's id
 #                                                         (Gitea milestones have no number)
-#   assigned                             same             issues only
+#   assigned, unassigned                 same             issues (type issue_assign) and pull_request (type
+#                                                         pull_request_assign); the payload names no assignee
 #   created, edited, deleted             same             issue_comment, on issues and on pull requests
 #                                                         (X-Gitea-Event-Type pull_request_comment)
 #   reviewed                             submitted        a native review: X-Gitea-Event
@@ -78,6 +79,7 @@ GITEA_HANDLED: dict[str, frozenset[str] | None] = {
             "milestoned",
             "demilestoned",
             "assigned",
+            "unassigned",
         }
     ),
     "issue_comment": frozenset({"created", "edited", "deleted"}),
@@ -92,6 +94,8 @@ GITEA_HANDLED: dict[str, frozenset[str] | None] = {
             "label_cleared",
             "milestoned",
             "demilestoned",
+            "assigned",
+            "unassigned",
         }
     ),
     "push": None,

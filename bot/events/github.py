@@ -33,7 +33,19 @@ from bot.forge import RepoRef
 # What Steward handles, per GitHub event: the actions it accepts (None = any action).
 GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
     "issues": frozenset(
-        {"opened", "edited", "labeled", "unlabeled", "closed", "reopened", "milestoned", "demilestoned"}
+        {
+            "opened",
+            "edited",
+            "labeled",
+            "unlabeled",
+            "closed",
+            "reopened",
+            "milestoned",
+            "demilestoned",
+            # Assignees changed (octokit/webhooks issues/{assigned,unassigned}): the overview refreshes.
+            "assigned",
+            "unassigned",
+        }
     ),
     "issue_comment": frozenset({"created", "edited", "deleted"}),
     "pull_request": frozenset(
@@ -49,6 +61,8 @@ GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
             "demilestoned",
             # A draft marked ready (octokit/webhooks pull_request/ready_for_review): bugfix reviewers.
             "ready_for_review",
+            "assigned",
+            "unassigned",
         }
     ),
     "milestone": frozenset({"created", "opened", "closed", "edited", "deleted"}),

@@ -1,7 +1,9 @@
 """Webhooks Steward does not act on are answered quietly, on both forges (issue 39's leftovers): a review
 requested and withdrawn (GitHub `pull_request` `review_requested` / `review_request_removed`; Gitea
 `pull_request` of type `pull_request_review_request`) — delivered by the sandbox as each forge sends them,
-acknowledged with 202, and nothing written back."""
+acknowledged with 202, and nothing written back; and an issue's assignees changed (both forges' `issues`
+`assigned` / `unassigned`), accepted and handled (the overview refreshes on them where it is switched on) —
+without it, nothing written either."""
 
 from __future__ import annotations
 
@@ -33,4 +35,21 @@ def test_a_review_requested_and_withdrawn_is_acknowledged_and_nothing_is_written
     ]
     assert all("ignored" in str(d["response_body"]) for d in got)
     assert len(steward.bot_comments(repo, pr)) == before
+    assert [r for r in steward.bot_requests(repo) if r["method"] != "GET"] == []
+
+
+def test_an_assignee_added_and_removed_is_handled_quietly(steward: Steward) -> None:
+    repo = steward.new_repo()
+    steward.maintainer.add_collaborator(repo, "triager", "triage" if steward.forge == "github" else "write")
+    number = steward.maintainer.open_issue(repo, "Export the report as CSV")
+    steward.settle()
+    steward.clear_requests()
+    before = len(steward.bot_comments(repo, number))
+    steward.maintainer.call("PATCH", f"/repos/{repo}/issues/{number}", {"assignees": ["triager"]})
+    steward.maintainer.call("PATCH", f"/repos/{repo}/issues/{number}", {"assignees": []})
+    steward.settle()
+    got = deliveries(steward, repo, "issues", {"assigned", "unassigned"})
+    assert [(d["action"], d["status_code"]) for d in got] == [("assigned", 202), ("unassigned", 202)]
+    assert not any("ignored" in str(d["response_body"]) or "error" in str(d["response_body"]) for d in got)
+    assert len(steward.bot_comments(repo, number)) == before
     assert [r for r in steward.bot_requests(repo) if r["method"] != "GET"] == []

@@ -110,7 +110,9 @@ def test_a_payload_missing_its_fields_is_refused_with_400(receiver: ThreadedServ
     ("event", "fixture"),
     [
         ("check_run", "check_run/created.json"),
-        ("issues", "issues/assigned.json"),
+        # Assignees changed are handled now (the overview refreshes); a review requested is not.
+        ("pull_request", "pull_request/review_requested.json"),
+        ("pull_request", "pull_request/review_request_removed.json"),
         # GitHub announces the pins Steward makes (the configuration error issue); nothing handles them.
         ("issues", "issues/pinned.json"),
         ("issues", "issues/unpinned.json"),

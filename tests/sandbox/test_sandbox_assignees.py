@@ -7,11 +7,14 @@ with 500 (services/issue/assignee.go ``validateAssignee``, routers/api/v1/repo/i
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import httpx2
 
 from bot.sandbox.server import SandboxServer
 
-from .helpers import OpenApiCheck, client, collaborate
+from .helpers import CaptureServer, OpenApiCheck, client, collaborate, idle, schema_errors
 from .test_sandbox_gitea import GiteaApiCheck
 
 
@@ -67,3 +70,61 @@ def test_gitea_assigns_only_people_with_write_access_and_fails_the_whole_edit_ot
     assert g.post(repo + "/issues", json={"title": "u", "assignees": ["carol"]}).status_code == 422
     done = g.patch(f"{repo}/issues/{number}", json={"assignees": ["bob"]})
     assert done.status_code == 201 and [a["login"] for a in done.json()["assignees"]] == ["bob"]
+
+
+GITEA_HOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "gitea" / "webhooks"
+
+
+def test_an_assignee_added_or_removed_sends_its_webhook_on_both_forges(
+    sandbox: SandboxServer, alice: httpx2.Client, g: httpx2.Client, repo: str, capture: CaptureServer
+) -> None:
+    """One webhook per person assigned or no longer assigned. GitHub: `issues` `assigned` / `unassigned`
+    with `assignee` (octokit webhook schemas), whichever route changed them. Gitea
+    (services/webhook/notifier.go IssueChangeAssignee; modules/webhook/type.go): X-Gitea-Event `issues`,
+    type `issue_assign`, an IssuePayload without the assignee (the recorded go-playground fixture's keys).
+    Assigning someone already assigned sends nothing."""
+    hook = {"config": {"url": capture.hook_url, "content_type": "json", "secret": "s"}, "events": ["issues"]}
+    alice.post(repo + "/hooks", json=hook).raise_for_status()
+    collaborate(alice, repo, "bob", "push")
+    number = alice.post(repo + "/issues", json={"title": "t"}).json()["number"]
+    assignees = f"{repo}/issues/{number}/assignees"
+    alice.post(assignees, json={"assignees": ["bob"]}).raise_for_status()
+    alice.post(assignees, json={"assignees": ["bob"]}).raise_for_status()
+    alice.request("DELETE", assignees, json={"assignees": ["bob"]}).raise_for_status()
+    alice.patch(f"{repo}/issues/{number}", json={"assignees": ["alice"]}).raise_for_status()
+    idle(sandbox)
+    got = [r for r in capture.capture.received if r.payload.get("action") in ("assigned", "unassigned")]
+    assert [(r.payload["action"], r.payload["assignee"]["login"]) for r in got] == [
+        ("assigned", "bob"),
+        ("unassigned", "bob"),
+        ("assigned", "alice"),
+    ]
+    for r in got:
+        assert r.headers["x-github-event"] == "issues"
+        assert schema_errors("issues", r.payload["action"], r.payload) == []
+    capture.capture.received.clear()
+    assert g.post("/user/repos", json={"name": "assigned"}).status_code == 201
+    grepo = "/repos/alice/assigned"
+    collaborate(alice, grepo, "bob", "write")
+    g.post(
+        grepo + "/hooks",
+        json={"type": "gitea", "config": {"url": capture.hook_url, "content_type": "json", "secret": "s"},
+              "events": ["issue_assign"], "active": True},
+    ).raise_for_status()  # fmt: skip
+    n = g.post(grepo + "/issues", json={"title": "t"}).json()["number"]
+    g.patch(f"{grepo}/issues/{n}", json={"assignees": ["bob"]}).raise_for_status()
+    g.patch(f"{grepo}/issues/{n}", json={"assignees": ["bob"]}).raise_for_status()
+    g.patch(f"{grepo}/issues/{n}", json={"assignees": ["alice"]}).raise_for_status()
+    idle(sandbox)
+    seen = [
+        (r.headers["x-gitea-event"], r.headers["x-gitea-event-type"], r.payload["action"],
+         [a["login"] for a in r.payload["issue"]["assignees"] or []])
+        for r in capture.capture.received
+    ]  # fmt: skip
+    assert seen == [
+        ("issues", "issue_assign", "assigned", ["bob"]),
+        ("issues", "issue_assign", "unassigned", ["alice"]),
+        ("issues", "issue_assign", "assigned", ["alice"]),
+    ]
+    recorded = json.loads((GITEA_HOOKS / "go-playground" / "issue-assign-event.json").read_text())
+    assert set(recorded) <= set(capture.capture.received[0].payload)

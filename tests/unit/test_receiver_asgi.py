@@ -20,7 +20,7 @@ from bot.receiver.signatures import sign_sha256
 
 SECRET = "s3cret"
 WEBHOOKS = Path(__file__).parent.parent / "fixtures" / "github" / "webhooks"
-UNHANDLED = orjson.dumps({"action": "assigned", "sender": {"login": "alice"}})
+UNHANDLED = orjson.dumps({"action": "locked", "sender": {"login": "alice"}})
 
 
 def _receiver(**settings: Any) -> Receiver:
@@ -78,7 +78,7 @@ def test_a_body_in_several_messages_is_read_whole() -> None:
     body = UNHANDLED
     status, headers, answer = _call(_receiver(), _github(b"issues", body), [body[:5], body[5:20], body[20:]])
     assert status == 202
-    assert orjson.loads(answer) == {"ignored": "action issues.assigned is not handled"}
+    assert orjson.loads(answer) == {"ignored": "action issues.locked is not handled"}
     assert headers == [(b"content-length", str(len(answer)).encode()), (b"content-type", b"application/json")]
 
 

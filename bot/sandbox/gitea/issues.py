@@ -10,6 +10,7 @@ from starlette.routing import BaseRoute, Route
 
 from bot.sandbox.shared import issue_ops as ops
 from bot.sandbox.shared import repo_ops
+from bot.sandbox.shared.assignee_ops import set_assignees
 from bot.sandbox.shared.plumbing import ApiError, body_json, body_object, json_response
 from bot.sandbox.shared.state import REACTIONS, Comment, Issue, Label, Milestone, Reaction, Repo, now_iso
 
@@ -125,7 +126,8 @@ async def edit_issue(request: Request, ctx: GCtx, repo: Repo) -> Response:
     if "milestone" in body and ctx.allowed(repo, "push"):
         ops.set_milestone(ctx, repo, issue, _milestone_number(repo, body["milestone"]))
     if "assignees" in body and ctx.allowed(repo, "push"):
-        issue.assignees = check_assignees(ctx.forge, repo, [str(a) for a in body["assignees"] or []])
+        wanted = check_assignees(ctx.forge, repo, [str(a) for a in body["assignees"] or []])
+        set_assignees(ctx, repo, issue, wanted)
     ops.set_state(ctx, repo, issue, state)
     return json_response(request, ctx.shapes.issue(repo, issue), status=201)
 

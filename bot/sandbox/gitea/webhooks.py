@@ -309,6 +309,27 @@ class Emitter:
         }
         self._deliver(repo, f"pull_request_{kind}", f"pull_request_review_{kind}", "reviewed", fields)
 
+    def assignment(self, repo: Repo, issue: Issue, login: str, action: str) -> None:
+        """Someone assigned (`assigned`) or no longer assigned (`unassigned`), one webhook per person.
+        GitHub: `issues` with `assignee` (octokit webhook schemas issues/assigned, unassigned), of a pull
+        request `pull_request` with `assignee`. Gitea (services/webhook/notifier.go IssueChangeAssignee,
+        modules/webhook/type.go): X-Gitea-Event `issues`, type `issue_assign`, an IssuePayload without the
+        assignee (tests/fixtures/gitea/webhooks/go-playground/issue-assign-event.json); of a pull request
+        X-Gitea-Event `pull_request`, type `pull_request_assign`."""
+        if repo.flavor == "github":
+            gh = self._github()
+            user = gh.shapes.user(login)
+            if issue.pull is not None:
+                self.pull(repo, issue, action, "pull_request", {"assignee": user})
+            else:
+                gh.emit(repo, "issues", action, issue=gh.shapes.issue(repo, issue), assignee=user)
+            return
+        if issue.pull is not None:
+            self.pull(repo, issue, action, "pull_request_assign", {})
+            return
+        fields = {"number": issue.number, "issue": self.shapes.issue(repo, issue), "commit_id": ""}
+        self._deliver(repo, "issues", "issue_assign", action, fields)
+
     def review_request(self, repo: Repo, issue: Issue, reviewer: str, action: str) -> None:
         """A review requested (`review_requested`) or withdrawn (`review_request_removed`), one webhook per
         reviewer. GitHub: `pull_request` with `requested_reviewer` (octokit webhook schemas

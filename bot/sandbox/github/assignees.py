@@ -8,9 +8,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from bot.sandbox.shared.assignee_ops import MAX_ASSIGNEES, canonical, github_assignable
+from bot.sandbox.shared.assignee_ops import MAX_ASSIGNEES, canonical, github_assignable, set_assignees
 from bot.sandbox.shared.plumbing import body_object, json_response, no_content
-from bot.sandbox.shared.state import Issue, Repo, now_iso
+from bot.sandbox.shared.state import Issue, Repo
 
 from .context import Ctx
 
@@ -30,14 +30,14 @@ async def add_assignees(request: Request, ctx: Ctx, repo: Repo) -> Response:
     issue = _issue(ctx, repo)
     wanted = _logins((await body_object(request)).get("assignees"))
     if ctx.allowed(repo, "triage"):
-        have = {a.casefold() for a in issue.assignees}
+        have = list(issue.assignees)
         for login in wanted:
-            if len(issue.assignees) >= MAX_ASSIGNEES:
+            if len(have) >= MAX_ASSIGNEES:
                 break
-            if login.casefold() not in have and github_assignable(ctx.forge, repo, issue, login):
-                issue.assignees.append(canonical(ctx.forge, login))
-                have.add(login.casefold())
-                issue.updated_at = now_iso()
+            known = {a.casefold() for a in have}
+            if login.casefold() not in known and github_assignable(ctx.forge, repo, issue, login):
+                have.append(canonical(ctx.forge, login))
+        set_assignees(ctx, repo, issue, have)
     return json_response(request, ctx.shapes.rest_issue(repo, issue), status=201)
 
 
@@ -45,9 +45,8 @@ async def add_assignees(request: Request, ctx: Ctx, repo: Repo) -> Response:
 async def remove_assignees(request: Request, ctx: Ctx, repo: Repo) -> Response:
     issue = _issue(ctx, repo)
     gone = {a.casefold() for a in _logins((await body_object(request)).get("assignees"))}
-    if ctx.allowed(repo, "triage") and gone & {a.casefold() for a in issue.assignees}:
-        issue.assignees = [a for a in issue.assignees if a.casefold() not in gone]
-        issue.updated_at = now_iso()
+    if ctx.allowed(repo, "triage"):
+        set_assignees(ctx, repo, issue, [a for a in issue.assignees if a.casefold() not in gone])
     return json_response(request, ctx.shapes.rest_issue(repo, issue))
 
 

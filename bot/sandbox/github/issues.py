@@ -11,6 +11,7 @@ from starlette.routing import BaseRoute, Route
 
 from bot.sandbox.shared import issue_ops as ops
 from bot.sandbox.shared import label_sets, repo_ops
+from bot.sandbox.shared.assignee_ops import set_assignees
 from bot.sandbox.shared.plumbing import (
     ApiError,
     body_json,
@@ -145,7 +146,7 @@ async def update_issue(request: Request, ctx: Ctx, repo: Repo) -> Response:
             raise validation_failed("Issue", "milestone", "invalid")
         ops.set_milestone(ctx, repo, issue, number)
     if triage and "assignees" in body:
-        issue.assignees = [str(a) for a in body["assignees"] or []]
+        set_assignees(ctx, repo, issue, [str(a) for a in body["assignees"] or []])
     reason = (body.get("state_reason") or "completed") if state == "closed" else "reopened"
     if state == "closed" and issue.state == "open" and reason == "duplicate" and "duplicate_issue_id" in body:
         _check_duplicate_of(ctx, issue, body["duplicate_issue_id"])

@@ -15,7 +15,9 @@ tests/sandbox/test_sandbox_assignees.py).
 
 from __future__ import annotations
 
-from bot.sandbox.shared.state import ROLE_ORDER, Issue, Repo, SandboxState
+from bot.sandbox.shared.state import ROLE_ORDER, Issue, Repo, SandboxState, now_iso
+
+from .caller import Caller
 
 MAX_ASSIGNEES = 10
 
@@ -39,3 +41,25 @@ def gitea_assignable(state: SandboxState, repo: Repo, login: str) -> bool:
 def canonical(state: SandboxState, login: str) -> str:
     user = state.user(login)
     return user.login if user is not None else login
+
+
+def set_assignees(caller: Caller, repo: Repo, issue: Issue, logins: list[str]) -> None:
+    """Make ``logins`` the issue's assignees (the caller has checked whom), and send one webhook per person
+    assigned or no longer assigned, those taken off first. GitHub: `issues` (of a pull request
+    `pull_request`) `assigned` / `unassigned` with `assignee` (octokit webhook schemas issues/assigned,
+    unassigned). Gitea (services/webhook/notifier.go IssueChangeAssignee): X-Gitea-Event `issues`, type
+    `issue_assign`, an IssuePayload (no assignee field); of a pull request X-Gitea-Event `pull_request`,
+    type `pull_request_assign` (modules/webhook/type.go). Both send them on a change of assignees only; an
+    issue opened with assignees is not modelled to send them."""
+    before = {a.casefold(): a for a in issue.assignees}
+    after = {a.casefold(): a for a in logins}
+    if list(before) == list(after):
+        return
+    issue.assignees = list(after.values())
+    issue.updated_at = now_iso()
+    for key, login in before.items():
+        if key not in after:
+            caller.events.assignment(repo, issue, login, "unassigned")
+    for key, login in after.items():
+        if key not in before:
+            caller.events.assignment(repo, issue, login, "assigned")
