@@ -17,6 +17,7 @@ from arq.constants import in_progress_key_prefix, result_key_prefix
 
 from bot.config.settings import Settings
 from bot.queue.jobs import QUEUE_NAME, make_redis
+from bot.records.signing import Keyring, installed, restore
 from bot.sandbox.serving import PromptServer
 
 
@@ -92,6 +93,7 @@ class ThreadedWorker:
         self.worker: Any = None
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.error: BaseException | None = None
+        self._keyring_before: Keyring | None = None
 
     def _run(self) -> None:
         from bot.worker.jobs import create_worker
@@ -118,6 +120,7 @@ class ThreadedWorker:
             self.error = exc
 
     def start(self, timeout: float = 10.0) -> ThreadedWorker:
+        self._keyring_before = installed()
         self.thread.start()
         deadline = time.monotonic() + timeout
         while self.worker is None:
@@ -131,3 +134,8 @@ class ThreadedWorker:
         if self.worker is not None and self.thread.is_alive():
             self.loop.call_soon_threadsafe(self.worker.handle_sig_wait_for_completion, signal.SIGTERM)
         self.thread.join(timeout=30)
+        # The keyring this worker installed reads its Redis, which may be gone after it (a test's own Redis):
+        # the process's keyring goes back to the one found at the start.
+        mine = getattr(self.worker, "ctx", None) or {}
+        if isinstance(mine.get("keyring"), Keyring):
+            restore(mine["keyring"], self._keyring_before)

@@ -356,6 +356,19 @@ def install(keyring: Keyring) -> None:
     _current = keyring
 
 
+def installed() -> Keyring | None:
+    """The keyring installed in this process, if any (``current`` without making one)."""
+    return _current
+
+
+def restore(mine: Keyring, previous: Keyring | None) -> None:
+    """Put ``previous`` back if ``mine`` is still the process's keyring: what a worker running in a thread
+    (the demo, the tests) installed does not outlive it, nor does the Redis its keyring reads."""
+    global _current
+    if _current is mine:
+        _current = previous
+
+
 def current() -> Keyring:
     """The keyring this process signs with. Without one installed (unit tests, tools that only render), an
     ephemeral key is made once: nothing it signs verifies after the process ends."""

@@ -500,7 +500,7 @@ def create_worker(
         ctx["runtime"] = runtime
         if await check_redis(redis, runtime.state, process="worker", catch_up=settings.reconcile_on_start):
             await redis.set(ALIVE_KEY, "starting", ex=ALIVE_SECONDS)  # that catch-up is the start's too
-        await install_from_settings(settings, redis)
+        ctx["keyring"] = await install_from_settings(settings, redis)
         # The receiver exempts from the event budget only comments with one of these (issue 35 item 10).
         registry = runtime.registry
         await publish_command_names(
