@@ -485,8 +485,11 @@ def create_worker(
     registry: Registry | None = None,
     burst: bool = False,
     handler_settings: HandlerSettings | None = None,
+    clock: bool = True,
 ) -> Worker:
-    """``handler_settings``: the defaults every repository starts from (tests and the demo lift limits)."""
+    """``handler_settings``: the defaults every repository starts from (tests and the demo lift limits).
+    ``clock``: run the periodic jobs at their slots (``steward worker``); without it they run only when queued
+    (``run_periodic_now``: the demo and the tests, whose request counts a slot passing mid-test changes)."""
     redis = make_redis(settings.redis_url)
     runtime = build_runtime(settings, redis, registry)
     if handler_settings is not None:
@@ -558,17 +561,24 @@ def create_worker(
             )
         )
     watch.on_back.append(redis_back)
-    worker = ResilientWorker(
-        functions=[
-            func(process_event, name=JOB_FUNCTION, max_tries=JOB_MAX_TRIES),
+    functions = [
+        func(process_event, name=JOB_FUNCTION, max_tries=JOB_MAX_TRIES),
+        func(reconcile_job, name=RECONCILE_FUNCTION, max_tries=1, timeout=settings.reconcile_timeout_seconds),
+    ]
+    if not clock:
+        functions += [
             func(
-                reconcile_job,
-                name=RECONCILE_FUNCTION,
+                job.coroutine,
+                name=job.name,
+                timeout=job.timeout_s,
+                keep_result=job.keep_result_s,
                 max_tries=1,
-                timeout=settings.reconcile_timeout_seconds,
-            ),
-        ],
-        cron_jobs=periodic,
+            )
+            for job in periodic
+        ]
+    worker = ResilientWorker(
+        functions=functions,
+        cron_jobs=periodic if clock else [],
         redis_pool=redis,
         queue_name=QUEUE_NAME,
         on_startup=startup,

@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 from bot.commands.periodic import PeriodicContext
 from bot.commands.registry import Registry
 from bot.config.settings import Settings
-from bot.demo.threads import ThreadedWorker
+from bot.demo.threads import ThreadedWorker, run_periodic_now
 from bot.worker.cron import schedule
 from tests.e2e.stack import wait_for
 
@@ -48,7 +48,7 @@ def test_each_slot_runs_once_across_two_workers(redis_url: str) -> None:
         await asyncio.sleep(0)
 
     settings = Settings(redis_url=redis_url)
-    workers = [ThreadedWorker(settings, registry).start() for _ in range(2)]
+    workers = [ThreadedWorker(settings, registry, clock=True).start() for _ in range(2)]
     sync = redis.Redis.from_url(redis_url)
     try:
         wait_for(lambda: sync.llen(key) >= 4, timeout=20, what="four periodic slots")
@@ -59,3 +59,32 @@ def test_each_slot_runs_once_across_two_workers(redis_url: str) -> None:
     sync.close()
     assert len(runs) >= 4
     assert all(count == 1 for count in runs.values()), f"a slot ran twice: {runs}"
+
+
+def test_a_worker_off_the_clock_runs_its_periodic_jobs_only_when_queued(redis_url: str) -> None:
+    """The demo's and the tests' workers (``ThreadedWorker`` without ``clock``): a slot passing mid-test would
+    add its requests to what a test counts (the minute's milestone look did, in
+    tests/e2e/test_overview_e2e.py); queued by hand, the job runs, once per request."""
+    key = "steward-test:periodic-queued"
+    registry = Registry()
+
+    @registry.every(seconds=1, name="tick")
+    async def tick(ctx: PeriodicContext) -> None:
+        client = Redis.from_url(redis_url)
+        try:
+            await client.rpush(key, ctx.slot.isoformat())
+        finally:
+            await client.aclose()
+
+    sync = redis.Redis.from_url(redis_url)
+    sync.delete(key)
+    worker = ThreadedWorker(Settings(redis_url=redis_url), registry).start()
+    try:
+        assert worker.worker.cron_jobs == []
+        for n in (1, 2):
+            run_periodic_now(redis_url, "tick")
+            wait_for(lambda n=n: sync.llen(key) >= n, timeout=20, what=f"queued run {n}")
+    finally:
+        worker.stop()
+    assert sync.llen(key) == 2
+    sync.close()
