@@ -23,13 +23,14 @@ from pathlib import Path
 import httpx2
 import pytest
 import redis
+from pydantic import SecretStr
 
 from bot.config.settings import Settings
 from bot.demo.threads import ThreadedWorker
 from bot.sandbox.server import SandboxServer
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import ROOT, ForgeUser, app_key, settle, wait_for
-from tests.e2e.test_reconcile_e2e import _steward_down
+from tests.e2e.test_reconcile_e2e import REJECTED, _steward_down, _verdicts_by_anyone
 
 
 def _reconcile(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -70,6 +71,14 @@ def test_a_quiet_repository_is_caught_up(steward: Steward) -> None:
     repo = steward.new_repo()
     login, token = _quiet_bot(steward)
     m.add_collaborator(repo, login, "admin" if steward.forge == "gitea" else "push")
+    # The worker (and the receiver, once back) are the same bot as the operator's `steward reconcile`: what
+    # the run writes is Steward's own, not a person's event for the worker to answer again.
+    steward.settings = steward.settings.model_copy(
+        update={"github_token": SecretStr(token), "gitea_token": SecretStr(token), "bot_login": login}
+    )
+    for worker in steward.workers:
+        worker.stop()
+    steward.workers = [ThreadedWorker(steward.settings).start()]
     readonly = steward.new_repo()
     m.add_collaborator(readonly, login, "pull")  # listed, but Steward may not write there: left out
     number = m.open_issue(repo, "a question")
@@ -78,6 +87,7 @@ def test_a_quiet_repository_is_caught_up(steward: Steward) -> None:
     redis.Redis.from_url(steward.redis_url).delete(f"steward:repos:{steward.forge}")
     with _steward_down(steward):
         m.comment(repo, number, "/steward ping")
+        bug = m.open_issue(repo, "Login button does nothing", REJECTED, labels=["bug", "refine"])
         wait_for(
             lambda: m.call("GET", f"{steward.sandbox.url}/_sandbox/deliveries/idle").get("idle"),
             what="the sandbox's deliveries",
@@ -91,10 +101,14 @@ def test_a_quiet_repository_is_caught_up(steward: Steward) -> None:
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert "No repository to reconcile" not in run.stdout, run.stdout
     assert "Reconciling 1 repository" in run.stdout, run.stdout
-    # The job the comment's delivery would have queued runs on the worker (as steward-bot).
+    # The job the comment's delivery would have queued runs on the worker.
     wait_for(lambda: _pongs(m.comments(repo, number)), timeout=60, what="the answer to the ping")
     steward.settle(60)
     assert len(_pongs(m.comments(repo, number))) == 1
+    # The bug labelled for refinement meanwhile is refined by the run itself, once.
+    [verdict] = _verdicts_by_anyone(steward, repo, bug)
+    assert "status: rejected" in verdict
+    assert "refinement:needs-info" in m.labels_of(repo, bug)
 
 
 APP_ID = 7301

@@ -25,7 +25,7 @@ from bot.receiver.app import create_app
 from bot.telemetry import metrics
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import reconcile, wait_for
-from tests.e2e.test_reconcile_e2e import _steward_down
+from tests.e2e.test_reconcile_e2e import REJECTED, _steward_down, _verdicts_by_anyone
 
 
 def _delivered(steward: Steward) -> None:
@@ -60,6 +60,7 @@ def test_a_redis_that_comes_back_empty_is_noticed_and_caught_up_on(steward: Stew
     repo = steward.new_repo()
     m.add_collaborator(repo, bot, "admin" if steward.forge == "gitea" else "push")
     number = m.open_issue(repo, "a question")
+    bug = m.open_issue(repo, "Login button does nothing", REJECTED)  # not labelled for refinement yet
     steward.settle()
     settings = steward.settings.model_copy(
         update={
@@ -81,6 +82,7 @@ def test_a_redis_that_comes_back_empty_is_noticed_and_caught_up_on(steward: Stew
     for worker in steward.workers:
         worker.stop()
     m.comment(repo, number, "/steward ping")
+    m.add_labels(repo, bug, ["bug", "refine"])
     _delivered(steward)
     # Redis comes back with nothing of Steward's (the test run's own claim on the database aside).
     r = redis.Redis.from_url(steward.redis_url)
@@ -89,8 +91,12 @@ def test_a_redis_that_comes_back_empty_is_noticed_and_caught_up_on(steward: Stew
     steward.workers = [ThreadedWorker(settings).start()]
     steward.receiver = ThreadedServer(create_app(settings), port=port).start()
     wait_for(lambda: _pongs(steward, repo, number, bot), timeout=90, what="the answer to the ping")
+    wait_for(lambda: _verdicts_by_anyone(steward, repo, bug), timeout=30, what="the bug's verdict")
     steward.settle(60)
     assert len(_pongs(steward, repo, number, bot)) == 1
+    [verdict] = _verdicts_by_anyone(steward, repo, bug)
+    assert "status: rejected" in verdict
+    assert "refinement:needs-info" in m.labels_of(repo, bug)
     assert _emptied() == before + 1, "noticed once, as steward_redis_emptied_total"
 
 

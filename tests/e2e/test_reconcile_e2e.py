@@ -51,6 +51,12 @@ def _verdicts(steward: Steward, repo: str, number: int) -> list[str]:
     return [c["body"] for c in steward.bot_comments(repo, number) if "steward:ra9-verdict:" in c["body"]]
 
 
+def _verdicts_by_anyone(steward: Steward, repo: str, number: int) -> list[str]:
+    """The verdict comments on the issue, whoever wrote them (a test's Steward may be a bot of its own)."""
+    comments = steward.maintainer.comments(repo, number)
+    return [c["body"] for c in comments if "steward:ra9-verdict:" in c["body"]]
+
+
 def _reconcile(steward: Steward, *args: str) -> subprocess.CompletedProcess[str]:
     return reconcile(steward.settings, *args)
 
