@@ -5,6 +5,8 @@ owns, and the ledger says when someone asked to review is excluded by the indepe
 
 from __future__ import annotations
 
+import uuid
+
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import TEST_CONFIG_PATHS
 from tests.e2e.test_bugfix_e2e import FIX, opened, pull, push, repo_with_ci
@@ -129,3 +131,127 @@ def test_when_the_forge_itself_asks_an_excluded_code_owner_the_ledger_says_it_wi
         c["body"] for c in steward.bot_comments(repo, pr) if "<!-- steward:bugfix-reviewers:" in c["body"]
     ]
     assert not any("Asked @" in note for note in notes)
+
+
+# --- sensitive paths, files that change, teams ---------------------------------------------------------
+
+# `src/cart/` belongs to @triager, `src/pay/` to @outsider, each forge in its own CODEOWNERS syntax.
+SPLIT_OWNERS = {
+    "github": (".github/CODEOWNERS", "src/cart/ @triager\nsrc/pay/ @outsider\n"),
+    "gitea": ("CODEOWNERS", "src/cart/.* @triager\nsrc/pay/.* @outsider\n"),
+}
+GROUP_LINE = "Asked @{} to review for the `security` group (`bugfix.sensitive_paths`)."
+
+
+def requested(steward: Steward, repo: str, pr: int) -> list[str]:
+    """Whom the pull request asks for a review, as the forge shows it."""
+    return sorted(u["login"] for u in pull(steward, repo, pr)["requested_reviewers"])
+
+
+def reviewers_note(steward: Steward, repo: str, pr: int) -> str:
+    [note] = [
+        c["body"] for c in steward.bot_comments(repo, pr) if "<!-- steward:bugfix-reviewers:" in c["body"]
+    ]
+    return str(note)
+
+
+def configured(steward: Steward, config: str, owners: tuple[str, str] | None = None) -> str:
+    """A repository with CI, Steward's configuration ``config``, CODEOWNERS ``owners`` (path, text), and
+    @outsider a collaborator (GitHub asks only collaborators to review)."""
+    repo = repo_with_ci(steward)
+    steward.maintainer.put_file(repo, TEST_CONFIG_PATHS[steward.forge], config)
+    if owners is not None:
+        steward.maintainer.put_file(repo, *owners)
+    steward.maintainer.add_collaborator(repo, "outsider", "push")
+    return repo
+
+
+def organisation(steward: Steward, teams: dict[str, list[str]], *, bot_member: bool = True) -> str:
+    """A new organisation with ``teams``; Steward's account is a member (both forges show a team's members
+    only to the organisation's members) unless ``bot_member`` is False."""
+    org = f"org-{uuid.uuid4().hex[:8]}"
+    members = {"steward-bot": "member"} if bot_member else {}
+    body = {"login": org, "members": members, "teams": teams}
+    steward.maintainer.call("POST", f"{steward.sandbox.url}/_sandbox/orgs", body)
+    return org
+
+
+SENSITIVE = "  sensitive_paths:\n    security: {{paths: ['src/cart/**'], reviewers: [{}]}}\n"
+
+
+def test_a_fix_in_a_sensitive_path_also_asks_one_of_the_group_s_reviewers(steward: Steward) -> None:
+    """Besides the independent code owner (@triager owns `src/cart/`), a fix touching the `security` group's
+    paths asks one of the group's reviewers (@outsider); the note names each and why."""
+    config = "bugfix:\n  request_reviewers: true\n" + SENSITIVE.format("outsider")
+    repo = configured(steward, config, SPLIT_OWNERS[steward.forge])
+    bug, pr, branch, _ = opened(steward, repo)
+    ready(steward, repo, pr)  # only the test in the diff: nobody owns it, nobody is asked
+    steward.settle()
+    assert requested(steward, repo, pr) == []
+    push(steward, repo, branch, "src/cart/total.py", FIX)
+    steward.settle()
+    assert requested(steward, repo, pr) == ["outsider", "triager"]
+    note = reviewers_note(steward, repo, pr)
+    assert f"Asked @triager to review the fix of #{bug} (code owner of the changed files)." in note
+    assert GROUP_LINE.format("outsider") in note
+
+
+def test_with_no_code_owner_or_pool_the_group_s_reviewer_is_asked_alone(steward: Steward) -> None:
+    """No CODEOWNERS and no `bugfix.reviewer_pool`: one of the `security` group's reviewers is asked instead
+    — @triager, as @maintainer, the group's other reviewer, ran `/bugfix` — and the note says only that (not
+    that nobody could be asked)."""
+    config = "bugfix:\n  request_reviewers: true\n" + SENSITIVE.format("maintainer, triager")
+    repo = configured(steward, config)
+    _, pr, branch, _ = opened(steward, repo)
+    ready(steward, repo, pr)
+    steward.settle()
+    push(steward, repo, branch, "src/cart/total.py", FIX)
+    steward.settle()
+    assert requested(steward, repo, pr) == ["triager"]
+    assert reviewers_note(steward, repo, pr).strip().endswith(GROUP_LINE.format("triager"))
+    assert "Nobody could be asked" not in reviewers_note(steward, repo, pr)
+
+
+def test_when_the_fix_s_files_change_their_owners_are_asked_and_nobody_twice(steward: Steward) -> None:
+    """`bugfix.reviewers: 2`. The fix first touches `src/cart/` only: its one owner, @triager, is asked. A
+    later push touches `src/pay/` too: Steward looks again and asks that path's owner, @outsider — and not
+    @triager, who is asked already (the note of that push names @outsider alone)."""
+    config = "bugfix:\n  request_reviewers: true\n  reviewers: 2\n"
+    repo = configured(steward, config, SPLIT_OWNERS[steward.forge])
+    bug, pr, branch, _ = opened(steward, repo)
+    ready(steward, repo, pr)
+    steward.settle()
+    push(steward, repo, branch, "src/cart/total.py", FIX)
+    steward.settle()
+    assert requested(steward, repo, pr) == ["triager"]
+    assert f"Asked @triager to review the fix of #{bug} (code owner of the changed files)." in (
+        reviewers_note(steward, repo, pr)
+    )
+    push(steward, repo, branch, "src/pay/rate.py", "RATE = 0.765\n")
+    steward.settle()
+    assert requested(steward, repo, pr) == ["outsider", "triager"]
+    note = reviewers_note(steward, repo, pr)
+    assert f"Asked @outsider to review the fix of #{bug} (code owner of the changed files)." in note
+    assert "@triager" not in note
+
+
+def test_a_team_stands_for_its_members_as_code_owner_and_as_a_group_s_reviewers(steward: Steward) -> None:
+    """`@org/cart` owns `src/` and `@org/security` reviews `src/cart/**`: Steward reads each team's members
+    from the forge and asks them by login — @triager for the owners (@maintainer, also in the team, ran
+    `/bugfix`), @outsider for the group."""
+    org = organisation(steward, {"cart": ["maintainer", "triager"], "security": ["outsider"]})
+    owners = {
+        "github": (".github/CODEOWNERS", f"src/ @{org}/cart\n"),
+        "gitea": ("CODEOWNERS", f"src/.* @{org}/cart\n"),
+    }
+    config = "bugfix:\n  request_reviewers: true\n" + SENSITIVE.format(f"'@{org}/security'")
+    repo = configured(steward, config, owners[steward.forge])
+    bug, pr, branch, _ = opened(steward, repo)
+    ready(steward, repo, pr)
+    steward.settle()
+    push(steward, repo, branch, "src/cart/total.py", FIX)
+    steward.settle()
+    assert requested(steward, repo, pr) == ["outsider", "triager"]
+    note = reviewers_note(steward, repo, pr)
+    assert f"Asked @triager to review the fix of #{bug} (code owner of the changed files)." in note
+    assert GROUP_LINE.format("outsider") in note
