@@ -4,7 +4,8 @@ request is ready (and again whenever its files change), Steward asks `bugfix.rev
 reviewers — code owners of the changed files, read with the forge's own rules (``codeowners``), else
 `bugfix.reviewer_pool`, plus one of each `bugfix.sensitive_paths` group the fix touches — least recently
 asked first, never the author, whoever ran `/bugfix`, made a commit or pushed (``reviewers.independence``).
-Paths without an eligible owner are named in a note. Off unless `bugfix.request_reviewers` is on.
+Paths without an eligible owner, and teams whose members the forge will not show, are named in a note. Off
+unless `bugfix.request_reviewers` is on.
 """
 
 from __future__ import annotations
@@ -14,7 +15,16 @@ import time
 from collections.abc import Iterable, Sequence
 
 from bot.commands.context import EventContext
-from bot.forge import ForgeError, NotFound, PullRequest, ValidationFailed, codeowners, repo_key
+from bot.forge import (
+    NotFound,
+    NotSupported,
+    PermissionDenied,
+    PullRequest,
+    TooManyItems,
+    ValidationFailed,
+    codeowners,
+    repo_key,
+)
 from bot.records import neutralise
 from handlers.bugfix.record import Record, settings_of
 from handlers.bugfix.regression_slot import is_test_path
@@ -38,22 +48,38 @@ async def read_owners(ctx: EventContext) -> codeowners.CodeOwners | None:
     return None
 
 
-async def _people(ctx: EventContext, names: Iterable[str]) -> list[str]:
-    """Logins, a team's members read from the forge (`org/team`, `@` optional)."""
-    out: dict[str, None] = {}
-    for name in names:
-        name = name.removeprefix("@")
-        if "@" in name:
-            continue  # an e-mail address names no account Steward can ask
-        if "/" in name:
-            org, _, team = name.partition("/")
-            try:
-                out.update(dict.fromkeys(await ctx.forge.team_members(org, team)))
-            except ForgeError:
-                continue
-        elif name:
-            out[name] = None
-    return list(out)
+class _People:
+    """Logins from names as CODEOWNERS, `bugfix.reviewer_pool` and `bugfix.sensitive_paths` give them: a login
+    as it is, `org/team` (`@` optional) as the team's members read from the forge — each team once per
+    request, however many paths it owns. A team the forge will not show (it does not exist, Steward may not
+    see it, or it is longer than Steward reads a list) counts as nobody and is remembered in ``unreadable``
+    for the note; any other error (the forge down, a rate limit) is raised, so the job runs again rather than
+    ask someone else for good."""
+
+    def __init__(self, ctx: EventContext) -> None:
+        self.ctx = ctx
+        self.teams: dict[str, tuple[str, ...]] = {}
+        self.unreadable: dict[str, None] = {}
+
+    async def __call__(self, names: Iterable[str]) -> list[str]:
+        out: dict[str, None] = {}
+        for name in names:
+            name = name.strip().removeprefix("@")
+            if "@" in name:
+                continue  # an e-mail address names no account Steward can ask
+            if "/" in name:
+                key = name.casefold()
+                if key not in self.teams:
+                    org, _, team = name.partition("/")
+                    try:
+                        self.teams[key] = await self.ctx.forge.team_members(org, team)
+                    except (NotFound, PermissionDenied, NotSupported, TooManyItems):
+                        self.teams[key] = ()
+                        self.unreadable[name] = None
+                out.update(dict.fromkeys(self.teams[key]))
+            elif name:
+                out[name] = None
+        return list(out)
 
 
 async def _least_recent(ctx: EventContext, candidates: Sequence[str], count: int) -> list[str]:
@@ -90,11 +116,12 @@ async def request_reviewers(ctx: EventContext, pull: PullRequest, number: int, r
     excluded.setdefault(pull.author.casefold(), "opened the pull request")
     excluded.setdefault(ctx.me.login.casefold(), "")
     owners = await read_owners(ctx)
+    logins_of = _People(ctx)
     owned: dict[str, list[str]] = {}
     unowned: list[str] = []
     for path in files:
         named = owners.owners_of(path) if owners else ()
-        people = [p for p in await _people(ctx, named) if p.casefold() not in excluded]
+        people = [p for p in await logins_of(named) if p.casefold() not in excluded]
         if people:
             owned[path] = people
         else:
@@ -102,7 +129,7 @@ async def request_reviewers(ctx: EventContext, pull: PullRequest, number: int, r
     candidates = list(dict.fromkeys(p for people in owned.values() for p in people))
     source = "code owner of the changed files"
     if not candidates:
-        candidates = [p for p in await _people(ctx, settings.reviewer_pool) if p.casefold() not in excluded]
+        candidates = [p for p in await logins_of(settings.reviewer_pool) if p.casefold() not in excluded]
         source = "from `bugfix.reviewer_pool`"
     have = [r for r in pull.requested_reviewers if r.casefold() not in excluded]
     chosen = await _least_recent(
@@ -114,7 +141,7 @@ async def request_reviewers(ctx: EventContext, pull: PullRequest, number: int, r
     for name, group in sorted(settings.sensitive_paths.items()):
         if not any(is_test_path(path, group.paths) for path in fixed):
             continue
-        members = [m for m in await _people(ctx, group.reviewers) if m.casefold() not in excluded]
+        members = [m for m in await logins_of(group.reviewers) if m.casefold() not in excluded]
         if any(m.casefold() in {c.casefold() for c in [*have, *chosen]} for m in members):
             continue
         picked = await _least_recent(ctx, members, 1)
@@ -136,6 +163,13 @@ async def request_reviewers(ctx: EventContext, pull: PullRequest, number: int, r
         lines.append(f"Asked {', '.join('@' + c for c in chosen)} to review the fix of #{number} ({source}).")
     for person, group_name in specialists:
         lines.append(f"Asked @{person} to review for the `{group_name}` group (`bugfix.sensitive_paths`).")
+    if logins_of.unreadable:
+        teams = ", ".join(neutralise.code(t, 100) for t in list(logins_of.unreadable)[:6])
+        lines.append(
+            f"The members of {teams} could not be read (the team does not exist, or Steward may not see it: "
+            "on GitHub it needs the organisation's members read permission, on Gitea membership of the "
+            "organisation; or it is too large to list), so none of them was asked."
+        )
     if unowned and owners is not None:
         more = f" … {len(unowned) - 20} more" if len(unowned) > 20 else ""
         shown = ", ".join(f"`{p}`" for p in unowned[:20]) + more

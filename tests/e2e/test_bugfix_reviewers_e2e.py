@@ -255,3 +255,57 @@ def test_a_team_stands_for_its_members_as_code_owner_and_as_a_group_s_reviewers(
     note = reviewers_note(steward, repo, pr)
     assert f"Asked @triager to review the fix of #{bug} (code owner of the changed files)." in note
     assert GROUP_LINE.format("outsider") in note
+
+
+def team_owners(org: str) -> dict[str, tuple[str, str]]:
+    return {
+        "github": (".github/CODEOWNERS", f"src/ @{org}/cart\n"),
+        "gitea": ("CODEOWNERS", f"src/.* @{org}/cart\n"),
+    }
+
+
+POOL = "bugfix:\n  request_reviewers: true\n  reviewer_pool: [outsider]\n"
+
+
+def test_a_team_steward_may_not_see_is_named_and_the_pool_asked_instead(steward: Steward) -> None:
+    """Steward is outside the organisation, so the forge will not show `@org/cart`'s members (GitHub 404,
+    Gitea 403): nobody of the team is asked, the note names the team and why, and the pool is asked. Before,
+    the note said only that no code owner who may review owns `src/cart/total.py`."""
+    org = organisation(steward, {"cart": ["triager"]}, bot_member=False)
+    repo = configured(steward, POOL, team_owners(org)[steward.forge])
+    bug, pr, branch, _ = opened(steward, repo)
+    ready(steward, repo, pr)
+    steward.settle()
+    push(steward, repo, branch, "src/cart/total.py", FIX)
+    steward.settle()
+    assert requested(steward, repo, pr) == ["outsider"]
+    note = reviewers_note(steward, repo, pr)
+    assert f"Asked @outsider to review the fix of #{bug} (from `bugfix.reviewer_pool`)." in note
+    assert f"The members of `{org}/cart` could not be read (the team does not exist" in note
+
+
+def test_a_team_the_forge_cannot_show_for_a_moment_is_read_again_not_replaced_by_the_pool(
+    steward: Steward,
+) -> None:
+    """The forge answers 502 to every read of `@org/cart`'s members for one whole call (each of its retries):
+    the job runs again and asks the team's member, @triager. Before, the error counted the team as nobody,
+    the pool's @outsider was asked in its place, and these files were never looked at again."""
+    org = organisation(steward, {"cart": ["maintainer", "triager"]})
+    repo = configured(steward, POOL, team_owners(org)[steward.forge])
+    bug, pr, branch, _ = opened(steward, repo)
+    ready(steward, repo, pr)
+    steward.settle()
+    steward.faults(
+        {
+            "path": f"/orgs/{org}/teams/",
+            "status": 502,
+            "times": steward.settings.retry_attempts + 1,
+            "login": "steward-bot",
+        }
+    )
+    push(steward, repo, branch, "src/cart/total.py", FIX)
+    steward.settle()
+    assert requested(steward, repo, pr) == ["triager"]
+    note = reviewers_note(steward, repo, pr)
+    assert f"Asked @triager to review the fix of #{bug} (code owner of the changed files)." in note
+    assert "could not be read" not in note
