@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from arq.cron import CronJob, cron
+from arq.worker import Function, func
 
 from bot.catchup.dry_run import DryRunForge
 from bot.commands.periodic import ForgeFinder, PeriodicContext, PeriodicSpec, Schedule
@@ -96,3 +97,11 @@ def cron_jobs(
             )
         )
     return jobs
+
+
+def off_the_clock(jobs: list[CronJob]) -> list[Function]:
+    """The periodic jobs as plain functions: run when queued (``run_periodic_now``), never at a slot."""
+    return [
+        func(job.coroutine, name=job.name, timeout=job.timeout_s, keep_result=job.keep_result_s, max_tries=1)
+        for job in jobs
+    ]

@@ -74,7 +74,7 @@ from bot.records.signing import install_from_settings
 from bot.telemetry import logs, metrics
 from bot.worker import forge_auth
 from bot.worker.claims import ALIVE_KEY, ALIVE_SECONDS, ResilientWorker
-from bot.worker.cron import cron_jobs, schedule
+from bot.worker.cron import cron_jobs, off_the_clock, schedule
 from bot.worker.health import serve as serve_status
 from bot.worker.redis_watch import RedisWatch
 from bot.worker.state_file import BEAT_SECONDS, StateFile, check_redis
@@ -566,16 +566,7 @@ def create_worker(
         func(reconcile_job, name=RECONCILE_FUNCTION, max_tries=1, timeout=settings.reconcile_timeout_seconds),
     ]
     if not clock:
-        functions += [
-            func(
-                job.coroutine,
-                name=job.name,
-                timeout=job.timeout_s,
-                keep_result=job.keep_result_s,
-                max_tries=1,
-            )
-            for job in periodic
-        ]
+        functions += off_the_clock(periodic)
     worker = ResilientWorker(
         functions=functions,
         cron_jobs=periodic if clock else [],
