@@ -152,6 +152,9 @@ def steward(sandbox: SandboxServer, redis_url: str, request: pytest.FixtureReque
     users = {login: ForgeUser(sandbox.url, login, token, request.param) for login, token in USERS.items()}
     sandbox.maintainer_client = users["maintainer"].client  # type: ignore[attr-defined]
     users["maintainer"].client.delete(f"{sandbox.url}/_sandbox/faults")
+    # Each test reads the requests of its own time: the session's sandbox logs every earlier test's too (a
+    # bugfix reviewer test's refused review request failed tests/e2e/test_comment_limits.py, drawn after it).
+    users["maintainer"].client.delete(f"{sandbox.url}/_sandbox/requests")
     # Each test has an hour's quota of its own: the session's sandbox otherwise counts every request of
     # `tok-bot` since it started, and once 5000 are spent (a run of the e2e tests in one process), each
     # 403 carries `X-RateLimit-Remaining: 0` and reads as a spent primary limit (an hour's wait).
