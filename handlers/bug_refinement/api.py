@@ -1,8 +1,9 @@
 """What other capabilities ask of bug refinement (RA9), in one place: whether an issue is refined and its
 recorded verdict (``/bugfix``, the root-cause board), whether it is a story and its gate (``story_gate``,
-``STORY_NOT_REFINED``), the RA9 document as its author wrote it (the
-regression-test slot of section 7, the onboarding's preview of a verdict), and the sections' names in each
-language (the onboarding's issue templates)."""
+``STORY_NOT_REFINED``), the bug as its verdict reads it (``bug_as_read``: the description and the reporter's
+answers in comments, for the bugfix pull request and the hypothesis it quotes), the RA9 document as its
+author wrote it (the regression-test slot of section 7, the onboarding's preview of a verdict), and the
+sections' names in each language (the onboarding's issue templates)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from handlers.bug_refinement.effects import trusted_verdict as trusted_verdict
 from handlers.bug_refinement.formats import is_common_bug_report as is_common_bug_report
 from handlers.bug_refinement.formats import read_report as read_report
 from handlers.bug_refinement.render import questions as questions
+from handlers.bug_refinement.replies import bug_as_read as bug_as_read
 from handlers.bug_refinement.report import Report as Report
 from handlers.bug_refinement.report import report_of as report_of
 from handlers.bug_refinement.rules import BugVerdict as BugVerdict

@@ -20,9 +20,7 @@ from handlers.bug_refinement.bug_kind import is_bug_report
 from handlers.bug_refinement.effects import (
     STORY_KIND,
     VERDICT_KIND,
-    may_answer,
     mirror_labels,
-    note_foreign_edit,
     refine_issue,
     refinement_settings,
     stamp_stories,
@@ -30,6 +28,7 @@ from handlers.bug_refinement.effects import (
 )
 from handlers.bug_refinement.labels import describe_labels, ensure_described
 from handlers.bug_refinement.nudges import nudge_all, reopen_for_answer
+from handlers.bug_refinement.replies import may_answer, note_foreign_edit
 from handlers.bug_refinement.template_reads import forget_on_push
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).

@@ -20,13 +20,13 @@ from typing import Any
 
 from bot.commands.context import EventContext
 from bot.config.settings import BugRefinementSettings
-from bot.forge import Comment, Issue, NotFound, permission_at_least
+from bot.forge import Comment, Issue, NotFound
 from bot.records import sticky
 from bot.records.sticky import TEXT_KEY, find
 from handlers.bug_refinement.document import parse_document
 from handlers.bug_refinement.labels import ensure_described
+from handlers.bug_refinement.merged import merged_document
 from handlers.bug_refinement.plan import body_digest, bug_id_of, label_plan, select_stories, story_numbers
-from handlers.bug_refinement.reading import Reply
 from handlers.bug_refinement.render import (
     StoryNote,
     notice_text,
@@ -37,6 +37,7 @@ from handlers.bug_refinement.render import (
     template,
     verdict_notice_line,
 )
+from handlers.bug_refinement.replies import answers, reporter_of
 from handlers.bug_refinement.report import report_of
 from handlers.bug_refinement.rules import (
     BugVerdict,
@@ -275,27 +276,24 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
         )
         return "locked"
     now = datetime.now(UTC)
-    replies = await reporter_replies(ctx, issue, comments)
     report = report_of(issue.body, await repo_templates(ctx))  # read once for the job
+    replies, reading = await answers(ctx, issue, comments, report)
     verdict = refine_bug(report, bug_id=bug_id, refined_at=now, replies=replies)
-    others = any(
-        c.author.casefold() not in (issue.author.casefold(), ctx.me.login.casefold()) for c in comments
-    )
-    if blockers_for(verdict, "reporter") and others:
-        # Someone with triage access may have answered for the reporter: read their comments too.
-        replies = await reporter_replies(ctx, issue, comments, triage=True)
-        verdict = refine_bug(report, bug_id=bug_id, refined_at=now, replies=replies)
     language: Language = "pt" if verdict.language == "pt" else "en"  # the report's, by its words
     if not same_outcome(recorded, verdict) or unpinned:
         notes = await _refine_stories(ctx, issue) if verdict.verdict == "approved" else []
         text = render_bug_comment(
             verdict,
             language=language,
-            template_text=template(report, issue.title) if verdict.verdict == "rejected" else None,
+            template_text=(
+                template(merged_document(report, reading), issue.title)
+                if verdict.verdict == "rejected"
+                else None
+            ),
             stories=_notes_for_comment(notes),
-            reporter=_reporter(ctx, issue),
+            reporter=reporter_of(ctx, issue),
         )
-        author = _reporter(ctx, issue)
+        author = reporter_of(ctx, issue)
         ask = _ask_digest(verdict) if author is not None else None
         # The reporter's ask rides in the verdict when the verdict is created now, or when this verdict
         # already made this very ask; otherwise a separate notice asks (``_notify_author``). A mention in a
@@ -353,55 +351,6 @@ async def refine_issue(ctx: EventContext, issue: Issue) -> str:
     return verdict.verdict
 
 
-FOREIGN_EDIT = "ra9-foreign-edit"
-MAX_REPLIES = 20
-
-
-def foreign_edit_key(comment_id: int) -> str:
-    return f"{FOREIGN_EDIT}:{comment_id}"
-
-
-async def reporter_replies(
-    ctx: EventContext, issue: Issue, comments: Sequence[Comment], *, triage: bool = False
-) -> tuple[Reply, ...]:
-    """The comments on a bug whose answers count (issue 34 §1): the reporter's — and, with ``triage``, those
-    of people with triage access or more (one permission read per person) — not Steward's, not a command, and
-    never edited by someone else since (an edit by another person is remembered when its event arrives:
-    ``note_foreign_edit``). The latest ``MAX_REPLIES``, oldest first."""
-    author = _reporter(ctx, issue)
-    me = ctx.me.login.casefold()
-    candidates = [
-        c
-        for c in comments
-        if c.author.casefold() != me and not sticky.marker_of(c.body) and not c.body.lstrip().startswith("/")
-    ]
-    levels: dict[str, bool] = {}
-    out = []
-    for comment in candidates:
-        who = comment.author.casefold()
-        if author is None or who != author.casefold():
-            if not triage:
-                continue
-            if who not in levels:
-                levels[who] = await may_answer(ctx, comment.author)
-            if not levels[who]:
-                continue
-        if await ctx.was_once(foreign_edit_key(comment.id)):
-            continue
-        out.append(Reply(comment.id, comment.author, comment.html_url, comment.body))
-    return tuple(out[-MAX_REPLIES:])
-
-
-async def may_answer(ctx: EventContext, login: str) -> bool:
-    """Whether someone other than the reporter answers for the report: triage access or more."""
-    return permission_at_least(await ctx.forge.permission_of(ctx.repo, login), "triage")
-
-
-async def note_foreign_edit(ctx: EventContext, comment_id: int) -> None:
-    """Someone other than its author edited a comment: it no longer counts as the reporter's answer."""
-    await ctx.once(foreign_edit_key(comment_id), ttl=5 * 365 * 86_400)
-
-
 def _language(data: Mapping[str, Any]) -> Language:
     return "pt" if data.get("language") == "pt" else "en"
 
@@ -417,20 +366,13 @@ def _ask_digest(verdict: BugVerdict) -> str | None:
     return hashlib.sha256("\n".join(codes).encode()).hexdigest()[:12] if codes else None
 
 
-def _reporter(ctx: EventContext, issue: Issue) -> str | None:
-    """Who reported the bug, when a person other than Steward did."""
-    if not issue.author or issue.author.casefold() == ctx.me.login.casefold():
-        return None
-    return issue.author
-
-
 async def _notify_author(
     ctx: EventContext, issue: Issue, verdict: BugVerdict, sticky: Comment, comments: list[Comment]
 ) -> None:
     """One short new comment that mentions the reporter (editing the verdict notifies nobody), once per set
     of what is asked of them: a replayed or repeated refinement with the same outcome writes nothing. Only
     for a verdict that is edited: a verdict created in this event carries the ask itself."""
-    author = _reporter(ctx, issue)
+    author = reporter_of(ctx, issue)
     digest = _ask_digest(verdict)
     if author is None or digest is None:
         return
@@ -461,7 +403,7 @@ async def _settle_notices(
     (``asked_in_verdict``: its signed data says so; the verdict, re-rendered, no longer carries the ask): a
     report complete from the start needs none. Level-triggered: a replay finds the texts already there and
     writes nothing."""
-    author = _reporter(ctx, issue)
+    author = reporter_of(ctx, issue)
     if author is None or (verdict is not None and blockers_for(verdict, "reporter")):
         return
     asked = [

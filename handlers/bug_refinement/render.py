@@ -465,11 +465,15 @@ def _hint(text: str, language: Language) -> str:
     return text.format(**{key: sections.field(key, language) for key in sections.FIELDS})
 
 
-def template(body: Report | str, title: str = "") -> str:
+def template(body: Report | Document | str, title: str = "") -> str:
     """An RA9 bug report with every section, pre-filled with what ``body`` already has: its RA9 sections
     (and recipe sub-sections) as written, and any text outside them under 1. Vision. Empty sections carry
-    a short hint. Headings follow the document's language (English for a casual report)."""
-    doc = (body if isinstance(body, Report) else report_of(body)).document
+    a short hint. Headings follow the document's language (English for a casual report). ``body``: the
+    report, its text, or the bug as its verdict reads it (``merged``: with the reporter's comment answers)."""
+    if isinstance(body, Document):
+        doc = body
+    else:
+        doc = (body if isinstance(body, Report) else report_of(body)).document
     language = document_language(doc)
     found = find_sections(doc, BUG_SECTION_NAMES)
     first = min((s.heading_line for s in found.values()), default=len(doc.lines))

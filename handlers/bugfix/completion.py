@@ -18,7 +18,7 @@ from handlers.bugfix.record import (
     opened_of,
     write_record,
 )
-from handlers.bugfix.regression_slot import bug_document, recipe_part
+from handlers.bugfix.regression_slot import recipe_part
 from handlers.bugfix.render import Summary, summary_text
 from handlers.bugfix.status import CONTEXT
 
@@ -45,8 +45,9 @@ async def close_bug(ctx: EventContext, pull: PullRequest, number: int, record: R
     required check passed: then the bug gets the summary, `bugfix:merged`, and is closed. Otherwise it stays
     open, labelled `bugfix:merged-unproven`, with a comment that lists exactly what was missing."""
     ev = await assess(ctx, pull, number, record)
-    body = bug_document(ev.bug.body)  # read once, as RA9 read it
-    root = await inputs.root_cause(ctx, ctx.repo, ev.bug, record.hypothesis or None)
+    # Read once, as its verdict reads it: an answer the reporter gave in a comment is in.
+    body = await inputs.bug_read(ctx, ev.bug, ev.comments.get(number))
+    root = await inputs.root_cause(ctx, ctx.repo, ev.bug, record.hypothesis or None, body)
     missing = missing_proof(ev, pull.head_sha)
     summary = Summary(
         number=number,

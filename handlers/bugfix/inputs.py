@@ -3,6 +3,8 @@
 - ``refinement_verdict``: the RA9 verdict Steward recorded on the bug (``handlers.bug_refinement``);
 - ``story``: whether the issue is a story of a bug, and its own verdict's gate (``handlers.bug_refinement``);
 - ``unresolved_forks``: the bug's design forks that are not resolved (``handlers.forks``' juror);
+- ``bug_read``: the bug as its RA9 verdict reads it, the reporter's answers in comments in
+  (``handlers.bug_refinement``);
 - ``root_cause``: whether the root cause is evidenced on the hypotheses board, and which hypothesis the fix
   follows (``handlers.debug``). With the board switched off (``debug.enabled: false``) every bug counts as
   evidenced and the fix quotes section 6 of the bug, as before the board existed.
@@ -18,6 +20,7 @@ from handlers.bug_refinement.api import (
     BUG_SECTION_NAMES,
     Document,
     RecordedVerdict,
+    bug_as_read,
     find_sections,
     story_gate,
     story_refusal,
@@ -58,9 +61,17 @@ async def unresolved_forks(ctx: EventContext, repo: RepoRef, number: int) -> tup
     return await forks_api.unresolved_forks(ctx, repo, number)
 
 
+async def bug_read(ctx: EventContext, bug: Issue, comments: Sequence[Comment] | None = None) -> Document:
+    """The bug as its RA9 verdict reads it: the description read with the repository's issue templates, and
+    the answers its reporter gave in comments (``handlers.bug_refinement.api.bug_as_read``). What the pull
+    request and the fix's summary quote of the bug is read from this, so an answer given only in a comment
+    (what happened, say) reaches them."""
+    return await bug_as_read(ctx, bug, comments)
+
+
 def hypothesis_of(body: str | Document) -> str:
-    """Section 6 of the bug (the root-cause hypothesis) as written, without its HTML comments; read from the
-    same document as the verdict (``regression_slot.bug_document``)."""
+    """Section 6 of the bug (the root-cause hypothesis) as written, without its HTML comments; from the bug as
+    its verdict reads it (``bug_read``) where the caller has it, else from the description."""
     doc = bug_document(body)
     section = find_sections(doc, BUG_SECTION_NAMES).get(6)
     if section is None:
@@ -70,14 +81,21 @@ def hypothesis_of(body: str | Document) -> str:
     return "\n".join(lines).strip()[:2000]
 
 
-async def root_cause(ctx: EventContext, repo: RepoRef, bug: Issue, choice: str | None = None) -> RootCause:
+async def root_cause(
+    ctx: EventContext,
+    repo: RepoRef,
+    bug: Issue,
+    choice: str | None = None,
+    document: Document | None = None,
+) -> RootCause:
     """Whether the bug's root cause is evidenced, and the hypothesis the fix follows (``choice``: the one
     `/bugfix H2` names): no confirmed hypothesis, an escalation, several confirmed and none chosen, or a
     chosen one that is not confirmed give ``RootCause(False, detail=…)``; the confirmed one gives its id,
-    title, statement and `path:line` references."""
+    title, statement and `path:line` references. With the board off, the hypothesis is section 6 of
+    ``document`` (the bug as its verdict reads it, ``bug_read``) when given, else of the description."""
     answer = await debug_api.root_cause(ctx, repo, bug.number, choice)
     if answer.outcome == "off":
-        return RootCause(True, hypothesis_of(bug.body))
+        return RootCause(True, hypothesis_of(document if document is not None else bug.body))
     if not answer.allowed:
         return RootCause(False, detail=answer.message)
     where = ", ".join(f"`{loc}`" for loc in answer.locations)

@@ -110,8 +110,10 @@ def _dedent(line: str, indent: int) -> str:
 
 
 def bug_document(body: str | Document | None) -> Document:
-    """The bug as RA9 read it (a bug filed through the issue form, a common format): ``body`` itself when it
-    is that document already (a job reads its bug once and passes it down)."""
+    """The bug's description as RA9 reads it (a bug filed through the issue form, a common format): ``body``
+    itself when it is a document already (a job reads its bug once and passes it down: the bug as its verdict
+    reads it, comment answers in, is ``inputs.bug_read``'s). Section 7 is always read from the description
+    (``parse_slot``): test code is never taken from a comment, and what is vouched for is the body's."""
     return body if isinstance(body, Document) else report_of(body or "").document
 
 

@@ -37,7 +37,6 @@ from handlers.bugfix.record import (
 )
 from handlers.bugfix.regression_slot import (
     RegressionSlot,
-    bug_document,
     code_digest,
     parse_slot,
     recipe_part,
@@ -99,7 +98,8 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
     slot = parse_slot(issue.body)
     verdict = await inputs.refinement_verdict(ctx, comments, number=number)
     is_story, story_refused = await inputs.story(ctx, comments, number=number, prefix=ctx.prefix)
-    root = await inputs.root_cause(ctx, repo, issue, request.hypothesis)
+    bug = await inputs.bug_read(ctx, issue, comments)  # as its verdict reads it, comment answers in
+    root = await inputs.root_cause(ctx, repo, issue, request.hypothesis, bug)
     shown = await shown_code(ctx, comments, request.trust_digest) if request.trust_digest else None
     author_can_write = await _author_can_write(ctx, issue.author)
     # Who wrote section 7, for the refusal to say, read only when an outsider's code will be refused.
@@ -210,7 +210,7 @@ async def _resume(
             title=pull_title(number, issue.title),
             body=pull_body(
                 number,
-                recipe_part(bug := bug_document(issue.body), "5.3"),
+                recipe_part(bug := await inputs.bug_read(ctx, issue, comments), "5.3"),
                 inputs.hypothesis_of(bug) if hypothesis is None else hypothesis,
                 record.path,
             ),

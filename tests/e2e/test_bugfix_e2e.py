@@ -246,6 +246,34 @@ def test_a_bug_filed_through_the_issue_form_gets_its_pull_request_with_observed_
     assert file_text(steward, repo, "tests/test_currency_switch.py", red["sha"]) == TEST_CODE
 
 
+OBSERVED_LINE = "**Observed:** the total shows 90.00 EUR and the discount line disappears.\n"
+
+
+def test_what_happened_answered_only_in_a_comment_is_in_the_pull_request(steward: Steward) -> None:
+    """Issue 34 §1: the bugfix pull request reads the bug as its verdict read it. The report gives what was
+    expected but not what happened; its reporter answers that in a comment, the verdict reads the answer and
+    approves. Before: the pull request read the description alone, and its "Observed vs expected" had the
+    expectation only — the answer the verdict approved on never reached it."""
+    repo = repo_with_ci(steward)
+    assert OBSERVED_LINE in BUG
+    number = refined_bug(steward, repo, BUG.replace(OBSERVED_LINE, ""), investigate=False)
+    assert "refinement:needs-info" in steward.maintainer.labels_of(repo, number), "what happened is asked"
+    answer = steward.maintainer.comment(
+        repo, number, "Sorry, forgot that.\n\nActual behaviour: the total shows 90.00 EUR, no discount line."
+    )
+    steward.settle()
+    assert "refinement:approved" in steward.maintainer.labels_of(repo, number)
+    for command in (HYPOTHESIS, CONFIRM, "/bugfix"):
+        steward.maintainer.comment(repo, number, command)
+        steward.settle()
+    [pr] = pulls(steward, repo)
+    observed = pr["body"].split("### Observed vs expected", 1)[1].split("###", 1)[0]
+    assert "**Observed:** the total shows 90.00 EUR, no discount line." in observed, observed
+    assert "**Expected:** the total shows 76.50 EUR and the discount line is kept." in observed
+    assert "comment](" in observed and f"#issuecomment-{answer})" in observed, "linked to the answer"
+    assert "Sorry, forgot that" not in observed, "the answer, not the whole comment"
+
+
 @pytest.mark.parametrize("steward", ["github"], indirect=True)  # Gitea's drafts are a title prefix already
 def test_without_draft_pull_requests_the_title_says_wip(steward: Steward) -> None:
     """GitHub refuses drafts where the plan has none (FORGE-FACTS "Draft PRs"): a `[WIP] ` title instead."""
