@@ -44,7 +44,6 @@ from handlers.bug_refinement.rules import (
     RecordedVerdict,
     StoryVerdict,
     blockers_for,
-    document_language,
     format_refined_at,
     is_locked,
     is_refined,
@@ -52,6 +51,7 @@ from handlers.bug_refinement.rules import (
     refine_bug,
     refine_story,
     same_outcome,
+    story_language,
     story_verdict_hash,
     warning_for,
 )
@@ -460,14 +460,18 @@ async def stamp_stories(ctx: EventContext, bug: Issue) -> None:
             bug_id = bug_id_of(ctx.repo, bug.number)
             name = f"#{story.number}"
             pending = StoryVerdict(
-                bug_id, name, "pending", story_verdict_hash(bug_id, name, "pending", at), at, ()
+                bug_id,
+                name,
+                "pending",
+                story_verdict_hash(bug_id, name, "pending", at),
+                at,
+                (),
+                language=story_language(parse_document(story.body)),
             )
             await ctx.upsert_sticky(
                 STORY_KIND,
                 str(bug.number),
-                render_story_comment(
-                    pending, f"#{bug.number}", document_language(parse_document(story.body))
-                ),
+                render_story_comment(pending, f"#{bug.number}"),
                 data={"bugId": bug_id, "story": story.number},
                 number=story.number,
                 comments=comments,
@@ -517,7 +521,7 @@ async def _refine_story(ctx: EventContext, bug: Issue, story: Issue) -> StoryNot
         written = await ctx.upsert_sticky(
             STORY_KIND,
             str(bug.number),
-            render_story_comment(verdict, f"#{bug.number}", document_language(doc)),
+            render_story_comment(verdict, f"#{bug.number}"),
             data={"bugId": bug_id_of(ctx.repo, bug.number), "story": story.number},
             number=story.number,
             comments=comments,

@@ -47,7 +47,6 @@ __all__ = [
     "verdict_notice_line",
 ]
 
-_ICON: Final = {"approved": "✅", "rejected": "❌", "pending": "⏳"}
 # The template repeats what the author wrote; bounded so the comment stays far below GitHub's limit.
 SECTION_CHARS: Final = 2_000
 TEMPLATE_CHARS: Final = 16_000
@@ -62,12 +61,16 @@ class StoryNote:
     verdict: str | None = None
     skipped: str | None = None
 
-    def line(self) -> str:
+    def line(self, language: Language = "en") -> str:
+        """The story's line in its bug's verdict: its state as its own comment's heading says it (a story that
+        does not check out waits for the maintainers: no ❌), in the verdict's language."""
         if self.number <= 0:  # a summary line ("… and 12 more")
             return f"- {self.skipped}"
         if self.skipped is not None:
             return f"- #{self.number} was not refined as a story: {self.skipped}."
-        return f"- #{self.number}: {_ICON.get(self.verdict or '', '')} {self.verdict} (see its comment)"
+        w = _WORDS[language]
+        state = w["story_states"].get(self.verdict or "", self.verdict or "")
+        return f"- #{self.number}: {state} ({w['see_story']})"
 
 
 def _fence(text: str, info: str = "") -> str:
@@ -94,7 +97,8 @@ def _missing_sections(verdict: BugVerdict) -> list[int]:
     ]
 
 
-def _blocker_lines(blockers: Sequence[Blocker], language: Language) -> list[str]:
+def _blocker_lines(blockers: Sequence[Blocker], language: Language, *, story: bool = False) -> list[str]:
+    """Each blocker as what to write and where, its code after the words (a story's sections by its names)."""
     out = []
     missing = [n for b in blockers if b.code.startswith("MISSING_SECTION_") and (n := section_of(b.code))]
     if len(missing) >= MANY_MISSING:
@@ -110,7 +114,7 @@ def _blocker_lines(blockers: Sequence[Blocker], language: Language) -> list[str]
         if len(missing) >= MANY_MISSING and blocker.code.startswith("MISSING_SECTION_"):
             continue
         n = section_of(blocker.code)
-        where = f"**{n}. {sections.name(n, language)}** — " if n is not None else ""
+        where = f"**{n}. {sections.name(n, language, story=story)}** — " if n is not None else ""
         out.append(f"- {where}{neutralise.inert(blocker.message)} <sub>`{blocker.code}`</sub>")
     return out
 
@@ -188,6 +192,29 @@ _WORDS: Final[dict[Language, dict[str, Any]]] = {
             "change an approved one."
         ),
         "stories": "Stories",
+        "the_maintainers": "the maintainers",
+        "story_states": {
+            "approved": "✅ approved",
+            "rejected": "waiting for the maintainers",
+            "pending": "⏳ waiting for its bug",
+        },
+        "see_story": "see its comment",
+        "story_next": (
+            "This issue is a story of the approved bug {bug}: before work on it starts, the maintainers add "
+            "to its description what the list below names. I check it again each time the description is "
+            "edited."
+        ),
+        "story_fold": "For the maintainers: {things} to add before work on this story starts",
+        "story_refined": (
+            "Nothing to do: this story of the approved bug {bug} checks out, so work on it can start. "
+            "**Status:** Refined."
+        ),
+        "story_pending": "## ⏳ Story waiting for its bug",
+        "story_wait": (
+            "Nothing to do here yet: this issue is a story of {bug}, and it is checked once {bug}'s "
+            "refinement is approved. Until this story's own verdict is approved, work on it (`/bugfix`, "
+            "`/hypothesis`, `/evidence`) waits. **Status:** Pending."
+        ),
     },
     "pt": {
         "field": "(campo **{label}** do modelo)",
@@ -229,11 +256,36 @@ _WORDS: Final[dict[Language, dict[str, Any]]] = {
             "relato para mudar um aprovado."
         ),
         "stories": "Histórias",
+        "the_maintainers": "os mantenedores",
+        "story_states": {
+            "approved": "✅ aprovada",
+            "rejected": "aguardando os mantenedores",
+            "pending": "⏳ aguardando seu bug",
+        },
+        "see_story": "veja o comentário dela",
+        "story_next": (
+            "Esta issue é uma história do bug aprovado {bug}: antes de começar o trabalho nela, os "
+            "mantenedores acrescentam à descrição o que a lista abaixo indica. Eu a verifico de novo sempre "
+            "que a descrição é editada."
+        ),
+        "story_fold": (
+            "Para os mantenedores: {things} a acrescentar antes de começar o trabalho nesta história"
+        ),
+        "story_refined": (
+            "Nada a fazer: esta história do bug aprovado {bug} está completa, o trabalho nela pode começar. "
+            "**Status:** Refinada."
+        ),
+        "story_pending": "## ⏳ História aguardando seu bug",
+        "story_wait": (
+            "Nada a fazer aqui por enquanto: esta issue é uma história de {bug}, e ela é verificada quando o "
+            "refinamento de {bug} for aprovado. Até o veredito desta história ser aprovado, o trabalho nela "
+            "(`/bugfix`, `/hypothesis`, `/evidence`) espera. **Status:** Pendente."
+        ),
     },
 }
 
 
-def _lang(verdict: BugVerdict, language: Language | None = None) -> Language:
+def _lang(verdict: BugVerdict | StoryVerdict, language: Language | None = None) -> Language:
     chosen = language or verdict.language
     return "pt" if chosen == "pt" else "en"
 
@@ -332,7 +384,7 @@ def render_bug_comment(
         lines += _not_ready(verdict, lang, template_text, reporter)
     if stories:
         lines += ["", f"### {w['stories']}", ""]
-        lines += [note.line() for note in stories]
+        lines += [note.line(lang) for note in stories]
     if changed_after_approval:
         lines += ["", "> [!NOTE]", "> " + w["changed"]]
     record = render_verdict_block(verdict.verdict, verdict.verdict_hash, verdict.refined_at, verdict.blockers)
@@ -341,35 +393,32 @@ def render_bug_comment(
     return "\n".join(lines)
 
 
-def render_story_comment(verdict: StoryVerdict, bug_ref: str, language: Language = "en") -> str:
+def render_story_comment(verdict: StoryVerdict, bug_ref: str, language: Language | None = None) -> str:
+    """A story's sticky verdict comment (without its marker), by the bug verdict's rules (issue 34 §2-§3): in
+    the story's language (``verdict.language``, by its words); a heading that says who acts next and never ❌
+    — a story that does not check out waits for the maintainers, who write its sections (its label says
+    `needs-triage`); their list folded under one line, each blocker's code after its words."""
+    lang = _lang(verdict, language)
+    w = _WORDS[lang]
     if verdict.verdict == "approved":
-        lines = [
-            f"## {_ICON['approved']} Story refined: approved",
-            "",
-            f"Nothing to do: this story of the approved bug {bug_ref} checks out. "
-            f"**Status:** {'Refinada' if language == 'pt' else 'Refined'}.",
-        ]
+        lines = [w["refined"], "", w["story_refined"].format(bug=bug_ref)]
     elif verdict.verdict == "pending":
-        lines = [
-            f"## {_ICON['pending']} Story waiting for its bug",
-            "",
-            f"Nothing to do here yet: this issue is a story of {bug_ref}, and it is checked once "
-            f"{bug_ref}'s refinement is approved. Until this story's own verdict is approved, work on it "
-            "(`/bugfix`, `/hypothesis`, `/evidence`) waits. "
-            f"**Status:** {'Pendente' if language == 'pt' else 'Pending'}.",
-        ]
+        lines = [w["story_pending"], "", w["story_wait"].format(bug=bug_ref)]
     else:
+        things = _things(len(verdict.blockers), lang)
         lines = [
-            f"## {_ICON['rejected']} Story not ready: {len(verdict.blockers)} thing(s) to fix",
+            w["waiting"].format(who=w["the_maintainers"], n=things),
             "",
-            f"**Next step:** this issue is a story of the approved bug {bug_ref}; edit its description "
-            "and fix what is listed below.",
-            "",
+            w["story_next"].format(bug=bug_ref),
         ]
-        lines += [f"- {neutralise.inert(b.message)} <sub>`{b.code}`</sub>" for b in verdict.blockers]
+        lines += [""]
+        lines += _details(
+            w["story_fold"].format(things=things),
+            "\n".join(_blocker_lines(verdict.blockers, lang, story=True)),
+        )
     record = render_verdict_block(verdict.verdict, verdict.verdict_hash, verdict.refined_at, verdict.blockers)
     lines += [""]
-    lines += _details(f"Verdict record (refined at {verdict.refined_at})", record)
+    lines += _details(w["record"].format(at=verdict.refined_at), record)
     return "\n".join(lines)
 
 

@@ -37,7 +37,7 @@ from .document import (
     parse_document,
     strip_html_comments,
 )
-from .reading import ITEMS, Reading, Reply, read
+from .reading import ITEMS, Reading, Reply, read, report_language
 from .repo_templates import CANONICAL, RepoTemplates
 from .report import Report, report_of
 from .sections import Language
@@ -90,6 +90,7 @@ __all__ = [
     "render_verdict_block",
     "same_outcome",
     "section_of",
+    "story_language",
     "story_verdict_hash",
     "verdict_hash",
     "warning_for",
@@ -164,6 +165,31 @@ def _story_messages(lang: Language) -> dict[str, str]:
     }
 
 
+def _story_messages_pt() -> dict[str, str]:
+    """The same, in Portuguese: a story's verdict speaks its language as a bug's does (issue 34 §2)."""
+    h = {n: f"`{sections.heading(n, 'pt', story=True)}`" for n in sections.STORY_SECTIONS}
+    return {
+        "STORY_VISION_EMPTY": (
+            f"Na história, acrescente {h[1]} com ao menos uma linha sobre o que ela entrega."
+        ),
+        "STORY_AC_MISSING_GHERKIN": (
+            f"Na história, acrescente {h[4]} com uma linha `Dado`, depois uma `Quando`, depois uma `Então`."
+        ),
+        "STORY_RECIPE_INCOMPLETE": (
+            f"Na história, acrescente {h[5]} com as subseções `{sections.subsection('5.1', 'pt')}` "
+            f"e `{sections.subsection('5.3', 'pt')}`."
+        ),
+        "STORY_DEPS_MISSING": (
+            f"Na história, acrescente {h[7]} com uma linha `**Bloqueado Por:**` que nomeie o bloqueio, "
+            "ou `—` se não houver."
+        ),
+        "STORY_STATUS_INVALID": (
+            "Na história, deixe a linha de status como `**Status:** Pendente` (ela passa a `Refinada` quando "
+            "a história é aprovada)."
+        ),
+    }
+
+
 def _bug_messages_pt() -> dict[str, str]:
     """The same, in Portuguese: one language per verdict (issue 34 §2)."""
     h = {n: f"`{sections.heading(n, 'pt')}`" for n in sections.BUG_SECTIONS}
@@ -201,7 +227,7 @@ def _bug_messages_pt() -> dict[str, str]:
 
 
 _BUG_MESSAGES: dict[Language, dict[str, str]] = {"en": _bug_messages("en"), "pt": _bug_messages_pt()}
-_STORY_MESSAGES: dict[Language, dict[str, str]] = {lang: _story_messages(lang) for lang in ("en", "pt")}
+_STORY_MESSAGES: dict[Language, dict[str, str]] = {"en": _story_messages("en"), "pt": _story_messages_pt()}
 
 _WARNING_MESSAGES: dict[str, str] = {
     "SEVERITY_MISSING": "Set `severity:` in the front matter or add a `**Severity:**` line (not required).",
@@ -268,6 +294,12 @@ def document_language(doc: Document) -> Language:
     """The language the document's RA9 headings are written in (English when it has none)."""
     found = find_sections(doc, BUG_SECTION_NAMES)
     return sections.language_of(section.title for section in found.values())
+
+
+def story_language(doc: Document) -> Language:
+    """The language of a story, by its words as a bug report's (``reading.report_language``), its RA9
+    headings' language breaking a tie."""
+    return report_language(doc.source, document_language(doc))
 
 
 def section_of(code: str) -> int | None:
@@ -455,11 +487,13 @@ def refine_story(
         codes.append("STORY_STATUS_INVALID")
     verdict: Verdict = "rejected" if codes else "approved"
     at = format_refined_at(refined_at)
+    language = story_language(doc)
     return StoryVerdict(
         bug_id,
         name,
         verdict,
         story_verdict_hash(bug_id, name, verdict, at),
         at,
-        tuple(blocker_for(code, document_language(doc)) for code in codes),
+        tuple(blocker_for(code, language) for code in codes),
+        language=language,
     )

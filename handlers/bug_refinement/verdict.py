@@ -88,6 +88,7 @@ class StoryVerdict:
     refined_at: str
     blockers: tuple[Blocker, ...]
     status_transition: str | None = None  # a story file's `Pendente→Refinada` when its approval wrote it
+    language: str = "en"  # the story's language, by its words (as a bug report's)
 
     @property
     def blocker_codes(self) -> tuple[str, ...]:

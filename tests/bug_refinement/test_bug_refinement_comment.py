@@ -189,3 +189,69 @@ def test_the_notices_speak_the_reports_language() -> None:
     assert ready_text("ana", verdict).startswith("@ana: obrigado — ")
     assert ready_text("ana", None, "pt").startswith("@ana: obrigado — ")
     assert resolved_text("pt").startswith("✅ Resolvido")
+
+
+STORY_EN = "## 1. Vision\n\nMake it work.\n"
+STORY_PT = "## 1. Visão\n\nManter o desconto quando a moeda muda.\n"
+
+
+def test_a_story_that_waits_on_the_maintainers_says_so_in_english_with_no_red() -> None:
+    """Issue 34 §2-§3, as the bug verdict: the heading says who acts next (a story's sections are the
+    maintainers' to write; its label is `needs-triage`), never ❌ or "not ready"; their list is folded under
+    one line, each blocker's code after its words, the story's own section names. Before: "## ❌ Story not
+    ready: 3 thing(s) to fix" and the list in the open."""
+    from handlers.bug_refinement.render import render_story_comment
+    from handlers.bug_refinement.rules import refine_story
+
+    verdict = refine_story(STORY_EN, bug_id="o/r#1", story="#2", refined_at=AT)
+    assert verdict.language == "en" and len(verdict.blockers) == 3
+    text = render_story_comment(verdict, "#1")
+    lines = text.splitlines()
+    assert lines[0] == "## Waiting for the maintainers: 3 things"
+    assert lines[2].startswith("This issue is a story of the approved bug #1: before work on it starts, the ")
+    for word in ("❌", "not ready", "thing(s)"):
+        assert word not in text, word
+    assert "STORY_" not in text[: text.index("<details>")], "codes only in the fold"
+    assert "<details><summary>For the maintainers: 3 things to add before work on this story starts" in text
+    deps = next(line for line in lines if "STORY_DEPS_MISSING" in line)
+    assert deps.startswith("- **7. Dependencies** — In the story, add `## 7. Dependencies`"), deps
+    assert deps.index("**Blocked By:**") < deps.index("`STORY_DEPS_MISSING`"), "the words before the code"
+    assert "<details><summary>Verdict record (refined at " in text
+    recorded = read_verdict_block(text)
+    assert recorded is not None and recorded.status == "rejected"
+    assert recorded.blockers == verdict.blocker_codes
+
+
+def test_a_portuguese_story_is_answered_in_portuguese_whatever_its_state() -> None:
+    """Issue 34 §2: one language per verdict, the story's by its words — the heading, the framing, the fold,
+    the blockers' words and the record. Before: English framing around Portuguese section names."""
+    from handlers.bug_refinement.render import StoryNote, render_story_comment
+    from handlers.bug_refinement.rules import refine_story, story_verdict_hash
+    from handlers.bug_refinement.verdict import StoryVerdict
+
+    verdict = refine_story(STORY_PT, bug_id="o/r#1", story="#2", refined_at=AT)
+    assert verdict.language == "pt"
+    text = render_story_comment(verdict, "#1")
+    lines = text.splitlines()
+    assert lines[0] == "## Aguardando os mantenedores: 3 itens"
+    assert lines[2].startswith("Esta issue é uma história do bug aprovado #1: antes de começar o trabalho")
+    assert "<summary>Para os mantenedores: 3 itens a acrescentar antes de começar o trabalho nesta " in text
+    deps = next(line for line in lines if "STORY_DEPS_MISSING" in line)
+    assert deps.startswith("- **7. Dependências** — Na história, acrescente `## 7. Dependências`"), deps
+    assert "**Bloqueado Por:**" in deps
+    assert "<details><summary>Registro do veredito (refinado em " in text
+    for english in ("Waiting", "story of", "For the maintainers", "In the story", "Verdict record", "❌"):
+        assert english not in text, english
+
+    hashed = story_verdict_hash("o/r#1", "#2", "pending", AT)
+    pending = StoryVerdict("o/r#1", "#2", "pending", hashed, AT, (), language="pt")
+    stamp = render_story_comment(pending, "#1")
+    assert stamp.startswith("## ⏳ História aguardando seu bug\n") and "**Status:** Pendente." in stamp
+    assert "this issue is a story" not in stamp
+    approved = StoryVerdict("o/r#1", "#2", "approved", "h", AT, (), language="pt")
+    assert render_story_comment(approved, "#1").startswith("## ✅ Refinado\n\nNada a fazer: esta história")
+    assert "**Status:** Refinada." in render_story_comment(approved, "#1")
+    # The bug's verdict lists its stories in its language, with no ❌ for one that waits on the maintainers.
+    waiting = StoryNote(2, verdict="rejected")
+    assert waiting.line("pt") == "- #2: aguardando os mantenedores (veja o comentário dela)"
+    assert waiting.line() == "- #2: waiting for the maintainers (see its comment)"

@@ -100,6 +100,11 @@ def test_stories_of_an_approved_bug_get_their_own_verdicts(steward: Steward) -> 
     assert refinement_labels(steward, repo, bad) == ["refinement:needs-triage"]
     [story_comment] = [c for c in steward.bot_comments(repo, bad) if "steward:ra9-story:" in c["body"]]
     assert "STORY_AC_MISSING_GHERKIN" in story_comment["body"] and f"#{bug}" in story_comment["body"]
+    # Issue 34 §3: the story waits for the maintainers (its label says so), and its heading says the same.
+    assert "## Waiting for the maintainers: 3 things" in story_comment["body"]
+    assert "❌" not in story_comment["body"] and "not ready" not in story_comment["body"]
+    [verdict] = verdict_comments(steward, repo, bug)
+    assert f"- #{bad}: waiting for the maintainers (see its comment)" in str(verdict["body"])
 
 
 def test_refine_command_is_for_the_author_or_triage(steward: Steward) -> None:
