@@ -1,11 +1,12 @@
 """Two benchmarks of what other people's text costs Steward's parsers.
 
 1. Growth (issue 35 item 4): every parser that reads other people's text — the RA9 document, issue forms and
-   common formats, the command grammar, forks, debug locations, the neutraliser, the backlog's gaps — is fed
-   adversarial inputs (long runs of every kind of opener: `[`, `![`, `*`, `_`, `` ` ``, `<`, `#`, `>`,
-   list markers, blanks, `**Label:`, ` / `) at growing sizes, and the growth of its time is printed as a
-   ratio: each size is 4× the last, so a linear parser shows about ×4 and a quadratic one ×16. The worst
-   ratio of each parser is its line; over ×8 is flagged. (``--growth`` runs only this part.)
+   common formats, the command grammar, forks, debug locations, the neutraliser, the backlog's gaps, the test
+   case names read from a bug's regression test — is fed adversarial inputs (long runs of every kind of
+   opener: `[`, `![`, `*`, `_`, `` ` ``, `<`, `#`, `>`, list markers, blanks, blank lines, `**Label:`,
+   ` / `, `@Test`) at growing sizes, and the growth of its time is printed as a ratio: each size is 4× the
+   last, so a linear parser shows about ×4 and a quadratic one ×16. The worst ratio of each parser is its
+   line; over ×8 is flagged. (``--growth`` runs only this part.)
 
 2. The pathological thread (issue 25 §2, CPU): an outsider posts 12 comments of
 ``"x " + "![" * 30000 + "\\n/decide F1 y](u)"`` on an issue listing forks, and each comment is an event that
@@ -39,6 +40,7 @@ from handlers.bug_refinement.bug_kind import is_bug_report
 from handlers.bug_refinement.formats import from_common_format
 from handlers.bug_refinement.forms import from_issue_form
 from handlers.bug_refinement.rules import refine_bug
+from handlers.bugfix.regression_slot import case_names
 from handlers.debug.locations import find_locations
 from handlers.forks.juror import COMMANDS, requests_in, requests_of
 from handlers.forks.parse import parse_forks
@@ -121,6 +123,8 @@ OPENERS: dict[str, object] = {
     " / ": lambda n: "x / " * (n // 4),
     "path/": lambda n: "a/" * (n // 2) + ":1x",
     "resolved": lambda n: "- [ ] F1: q" + " \t" * (n // 2) + "resolvedx",
+    "blank lines": lambda n: "def test_x():\n" + "\n" * n + "x",
+    "@Test ": lambda n: "@Test " * (n // 6),
 }
 
 
@@ -139,8 +143,12 @@ PARSERS: dict[str, object] = {
     "debug locations": find_locations,
     "neutraliser": lambda t: (neutralise.inert(t), neutralise.line(t, 10_000), neutralise.quote(t)),
     "backlog gaps": lambda t: backlog_scan("title", t),
+    # A bug's section 7 (an outsider's test code), by each language's finder.
+    "test case names": lambda t: [case_names(path, t) for path in TEST_PATHS],
 }
 SIZES = (2_000, 8_000, 32_000)
+# One path per language ``case_names`` tells apart, and one it does not (every finder then).
+TEST_PATHS = ("t/test_x.py", "t/x_spec.rb", "t/XTest.java", "t/x.test.js", "t/x_test.go", "t/x.rs", "t/x")
 
 
 def _seconds(parse: object, text: str) -> float:

@@ -153,6 +153,16 @@ def test_test_names_by_language() -> None:
         "keeps it",
     }
     assert case_names("x.rs", "#[test]\nfn keeps() {}\nfn other() {}") == {"keeps"}
+    java = (
+        "@Test void a() {} @Test public void b() { }\n"
+        "@ParameterizedTest @ValueSource(ints = 1) void c(int x) {}\n"
+        "@Test int x; void helper() {}\n@Testing void d() {}\n@Test @Test void e() {}"
+    )
+    assert case_names("src/test/CartTest.java", java) == {"a", "b", "c", "e"}
+    assert case_names("CartTest.kt", "@Test\nfun keeps() {}\nfun other() {}") == {"keeps"}
+    assert case_names("spec/cart_spec.rb", "it 'keeps' do\nend\n  def test_b\nend\n") == {"keeps", "test_b"}
+    # Indentation is spaces and tabs: a name on the line after its `def` is not a Python definition.
+    assert case_names("tests/test_a.py", "\tdef test_a():\n  def\ntest_b():\n") == {"test_a"}
 
 
 # The names exclude the one the test adds (`test_new`): a case named so would be kept by the addition.

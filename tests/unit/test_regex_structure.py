@@ -8,6 +8,9 @@ parsed with ``re._parser`` and must not hold
 
 - an unbounded repetition inside another one (``(a+)+``, ``(?:x*y)*``) — unless one of them is possessive
   (``*+``, ``++``) or atomic, so that it never gives back what it took;
+- with ``re.MULTILINE``, an unbounded repetition right after ``^`` that can take a line break
+  (``(?m)^\\s*def``): at each line start it takes all the blank lines after it again, so a run of them
+  costs its length squared — possessive or not;
 - two unbounded repetitions in a row whose characters overlap (``\\s*:?\\s*``, ``.+?[ \\t]*$``), with only
   optional items or characters the first could also take between them — the quadratic shape: the first gives
   back one character at a time and the second takes them all again each time — unless a mandatory character
@@ -57,6 +60,17 @@ def _flat(items: Any) -> list[tuple[Any, Any]]:
     return out
 
 
+def _leading(items: Any) -> list[tuple[Any, Any]]:
+    """The items a match of ``items`` can begin with (through groups and each alternative of a branch)."""
+    for op, av in _flat(items):
+        if op == c.AT:
+            continue
+        if op == c.BRANCH:
+            return [first for branch in av[1] for first in _leading(branch)]
+        return [(op, av)]
+    return []
+
+
 def problems(pattern: re.Pattern[str]) -> list[str]:
     """The shapes that can backtrack without bound in `pattern` (empty when there are none)."""
     tree = parser.parse(pattern.pattern, pattern.flags)
@@ -84,6 +98,10 @@ def problems(pattern: re.Pattern[str]) -> list[str]:
                 walk(av[1], depth)
                 if av[2] is not None:
                     walk(av[2], depth)
+            if op == c.AT and av == c.AT_BEGINNING and flags & re.MULTILINE:
+                for nop, nav in _leading(seq[k + 1 :]):
+                    if nop in _REPEATS and nav[1] == _UNBOUNDED and "\n" in _chars(state, nav[2], flags):
+                        found.append("a repetition after a line start that takes line breaks")
             if op in _BACKTRACKING and av[1] == _UNBOUNDED:
                 mine = _chars(state, av[2], flags)
                 walls: list[set[str]] = []  # mandatory single characters passed on the way
@@ -167,6 +185,11 @@ def test_the_analysis_finds_the_shapes_that_backtrack_without_bound() -> None:
         r"\s*:?\s*$",
         r"^#+ (.+?)[ \t]*#*[ \t]*$",
         r"(\w+)\w*!",
+        # At every line start the repetition takes the blank lines after it too, then fails: a test of
+        # 19,800 blank lines took `/hypothesis` 13 s to read (possessive or not).
+        r"(?m)^\s*def\s+(test\w*)",
+        r"(?m)^\s*+class",
+        r"(?m)^(?:\s*def|\s*class)",
     )
     for bad in bad_ones:
         assert problems(re.compile(bad)), bad
@@ -176,6 +199,8 @@ def test_the_analysis_finds_the_shapes_that_backtrack_without_bound() -> None:
         r"[^,\s]+,[^,\s]+",
         r"(.*?\S),?\s++when",
         r"(?>a*)a*",
+        r"(?m)^[ \t]*def[ \t]+(test\w*)",
+        r"^\s*def",
     ):
         assert not problems(re.compile(fine)), fine
 
