@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
@@ -410,6 +410,7 @@ async def keyring_from(
     public = [key for key, _ in entries]
     if signing_key:
         private = load_private(signing_key)
+        await _forget_kept(redis, private)
     else:
         if await redis.exists(LEGACY_REDIS_KEY):
             # Kept by an earlier version: the same key under its new name.
@@ -437,6 +438,43 @@ async def keyring_from(
     keyring.until = {key_id(key): until for key, until in entries if until is not None}
     log.info("signing records", key=keyring.fingerprint, since=start)
     return keyring
+
+
+def _kept_key(raw: Any) -> Ed25519PrivateKey | None:
+    """A private key as Redis keeps it (PEM), or None when the value is not one (never read as a path)."""
+    text = raw.decode() if isinstance(raw, bytes) else str(raw)
+    try:
+        key = serialization.load_pem_private_key(text.encode(), password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        return None
+    return key if isinstance(key, Ed25519PrivateKey) else None
+
+
+async def _forget_kept(redis: Any, pinned: Ed25519PrivateKey) -> None:
+    """With a pinned key no key stays in Redis (docs/deploy.md). Pinning copies the key a worker kept there
+    (docs/integrity.md: ``redis-cli GET steward-secret:signing-key``), and an earlier version kept it as
+    ``steward:signing:key``, inside the receiver's ``steward:*``: the copy of the pinned key is deleted under
+    either name. Another key is not Steward's to destroy (its records may need its public half in
+    ``STEWARD_VERIFY_KEYS``): it is moved out of the receiver's reach and named in the log."""
+    mine = key_id(pinned.public_key())
+    for name in (REDIS_KEY, LEGACY_REDIS_KEY):
+        raw = await redis.get(name)
+        if raw is None:
+            continue
+        kept = _kept_key(raw)
+        if kept is not None and key_id(kept.public_key()) == mine:
+            await redis.delete(name)
+            log.info("deleted the copy of the pinned signing key kept in Redis", redis_key=name)
+            continue
+        if name == LEGACY_REDIS_KEY and await redis.renamenx(LEGACY_REDIS_KEY, REDIS_KEY):
+            name = REDIS_KEY
+        log.warning(
+            "Redis keeps a signing key other than the pinned one: list its public half in "
+            "STEWARD_VERIFY_KEYS if records it signed should still verify, then delete it "
+            f"(`redis-cli DEL {name}`)",
+            redis_key=name,
+            key=fingerprint(kept.public_key()) if kept is not None else None,
+        )
 
 
 async def _float(redis: Any, key: str) -> float | None:
@@ -480,7 +518,8 @@ async def verifying_keyring(settings: Any, public_key_file: str | None = None, r
     signature reads as signed by an unknown key."""
     if public_key_file:
         return Keyring(None, [load_public(public_key_file)])
-    public = [verify_key(value)[0] for value in settings.verify_keys]
+    entries = [verify_key(value) for value in settings.verify_keys]
+    public = [key for key, _ in entries]
     if settings.signing_key is not None:
         public.append(load_private(settings.signing_key.get_secret_value()).public_key())
     elif redis is not None:
@@ -492,4 +531,7 @@ async def verifying_keyring(settings: Any, public_key_file: str | None = None, r
             public.append(
                 load_private(stored.decode() if isinstance(stored, bytes) else str(stored)).public_key()
             )
-    return Keyring(None, public)
+    keyring = Keyring(None, public)
+    # An earlier key past its end date verifies nothing here either, as in the workers (``keyring_from``).
+    keyring.until = {key_id(key): until for key, until in entries if until is not None}
+    return keyring

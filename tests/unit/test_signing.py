@@ -283,3 +283,41 @@ async def test_an_earlier_key_past_its_end_date_is_no_longer_trusted(tmp_path: o
     keyring.until = {signing.key_id(key): time.time() + 3600}
     assert (await read(keyring, body)).outcome == "verified"
     assert verify_key(str(path))[1] is None
+
+
+async def test_a_retired_key_s_end_date_is_read_on_the_clock_not_from_the_sequence_it_signed() -> None:
+    """After its end date nothing a retired key signed is trusted, whatever sequence number the signature
+    carries: the number is the signer's to choose, and whoever holds a leaked retired key could write one
+    from before the end date."""
+    old = Ed25519PrivateKey.generate()
+    until = time.time() - 60
+    seq = int((until - 3600) * 1_000_000)  # "signed" an hour before the end
+    data = {"x": 1}
+    signed_text = sticky.encode_data(data).removeprefix("<!-- steward:data ").removesuffix(" -->")
+    kid = key_id(old.public_key())
+    signature = Signature(kid, seq, old.sign(signing.message(PLACE, signed_text, seq, kid)))
+    body = sticky.fit(PLACE.kind, PLACE.key, "the board", data, signature=signature.line())
+    assert (await read(Keyring(None, [old.public_key()]), body)).outcome == "verified", "a valid signature"
+    keyring = Keyring(Ed25519PrivateKey.generate(), [old.public_key()])
+    keyring.until = {key_id(old.public_key()): until}
+    assert (await read(keyring, body)).outcome == "unknown-key"
+
+
+async def test_the_verifier_the_operator_s_settings_give_keeps_the_end_dates(tmp_path: object) -> None:
+    """`steward verify`, `steward forks` and the debug report build their keyring from the settings
+    (`verifying_keyring`): a key past its end date verifies nothing there either, as in the workers."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from pydantic import SecretStr
+
+    old, new = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+    path = Path(str(tmp_path)) / "old.pub"
+    path.write_text(public_pem(old.public_key()))
+    body = signed(Keyring(old), {"x": 1})
+    for until, outcome in (("2020-01-01T00:00:00Z", "unknown-key"), ("2999-01-01T00:00:00Z", "verified")):
+        settings = SimpleNamespace(
+            verify_keys=[f"{path};until={until}"], signing_key=SecretStr(private_pem(new))
+        )
+        keyring = await signing.verifying_keyring(settings)
+        assert keyring.private is None and (await read(keyring, body)).outcome == outcome
