@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx2
 import pytest
+import redis
 
 from bot.demo.texts import APPROVED_BUG
 from bot.demo.threads import free_port
@@ -86,6 +87,15 @@ def _acknowledged_triggers(sandbox_url: str, deliveries: list[dict[str, Any]]) -
     return found
 
 
+def _published_limits(redis_url: str) -> set[bytes]:
+    """The event limits workers published to the receiver (this test's Redis holds one repository's)."""
+    client = redis.Redis.from_url(redis_url)
+    try:
+        return {client.get(key) or b"" for key in client.scan_iter("steward:events-limit:*")}
+    finally:
+        client.close()
+
+
 def _verdicts(owner: ForgeUser, repo: str, number: int) -> int:
     return sum(
         1
@@ -111,7 +121,13 @@ def test_a_redis_outage_mid_burst_loses_nothing_acknowledged_and_kills_no_proces
         owner.put_file(repo, TEST_CONFIG_PATHS["github"], "limits:\n  events_per_minute: 0\n")
         owner.add_collaborator(repo, "steward-bot", "push")
         owner.add_hook(repo, f"{receiver}/webhooks/github")
+        # The receiver paces a person's events at Steward's default until a worker has read the
+        # repository's file and published its limit (bot.queue.budgets): the hook came after the file's
+        # push, so an issue makes the worker read it before the burst (else, on a loaded machine, the
+        # burst's 31st event could arrive first and the rest wait one every 2 s).
+        owner.open_issue(repo, "Before the burst", "Nothing to refine.")
         settle(sandbox.url, own_redis.url)
+        wait_for(lambda: _published_limits(own_redis.url) == {b"0"}, what="the repository's event limit")
         worker_status = f"http://127.0.0.1:{metrics_port}"
         numbers: list[int] = []
         for i in range(BUGS):
