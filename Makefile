@@ -13,17 +13,19 @@ LOCK   := requirements.lock
 # Two stamps: the runtime alone (what `make demo`, `run`, `serve`, `worker` and `sandbox` need: seconds), and
 # the runtime with the test toolchain (the `test` extra: pytest, hypothesis, schemathesis, mypy, ruff,
 # hadolint, kubernetes-validate), which every other target installs the first time it needs it.
+# pip installs without compiling every module it installs (--no-compile: about 10 s of a fresh clone's
+# install); Python compiles a module the first time it is imported.
 RUNTIME := $(VENV)/.installed-runtime
 
 $(RUNTIME): pyproject.toml $(LOCK)
 	@PYBIN=$$(scripts/find-python) || exit 1; \
 	  if [ ! -x $(PY) ]; then echo "creating $(VENV) with $$PYBIN"; "$$PYBIN" -m venv $(VENV) || exit 1; fi
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e . -c $(LOCK)
+	$(PY) -m pip install --quiet --no-compile -e . -c $(LOCK)
 	@touch $(RUNTIME)
 
 $(STAMP): $(RUNTIME)
-	$(PY) -m pip install --quiet -e '.[test]' -c $(LOCK)
+	$(PY) -m pip install --quiet --no-compile -e '.[test]' -c $(LOCK)
 	@touch $(STAMP)
 
 install-runtime: $(RUNTIME)
@@ -57,10 +59,12 @@ typecheck: install
 # The whole suite, in a random order (pytest-randomly; the seed is printed at the end, and
 # `-p randomly --randomly-seed=N` repeats an order) on $(JOBS) processes (pytest-xdist; each claims a Redis
 # database of its own among 1-15, see bot/demo/scratch_redis.py). JOBS=0 runs it in this one process.
+# Three processes on two cores: on two, the cores were busy 57 % of the time (the end-to-end tests wait on
+# sockets, subprocesses and the forge's pace); three took pytest from 731 s to 566 s (docs/performance.md).
 # The 25 slowest tests are listed at the end: where to look first when the suite's time grows. Python may
 # cache compiled modules even where the environment says not to (PYTHONDONTWRITEBYTECODE): the suite starts
 # a few hundred `steward` processes, and each would compile Steward again (docs/performance.md).
-JOBS ?= 2
+JOBS ?= 3
 unit: install redis
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(JOBS) --dist worksteal --durations=25
 

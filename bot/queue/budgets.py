@@ -13,12 +13,13 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Final
-
-from redis.asyncio import Redis
+from typing import TYPE_CHECKING, Any, Final
 
 from bot.events.event import Event
 from bot.forge import repo_key
+
+if TYPE_CHECKING:  # only annotations: `steward`'s start-up, which reads the settings, skips redis.asyncio
+    from redis.asyncio import Redis
 
 _TAKE_COMMAND = """
 local now, window, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])

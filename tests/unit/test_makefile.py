@@ -26,11 +26,11 @@ def _plan(target: str, tmp_path: Path) -> str:
 @pytest.mark.parametrize("target", ["demo", "demo-all", "run", "serve", "worker", "sandbox"])
 def test_running_steward_installs_the_runtime_only(target: str, tmp_path: Path) -> None:
     plan = _plan(target, tmp_path)
-    assert "pip install --quiet -e . -c requirements.lock" in plan
+    assert "pip install --quiet --no-compile -e . -c requirements.lock" in plan
     assert "[test]" not in plan
 
 
 @pytest.mark.parametrize("target", ["test", "unit", "fast", "lint", "typecheck"])
 def test_testing_installs_the_test_toolchain_too(target: str, tmp_path: Path) -> None:
     plan = _plan(target, tmp_path)
-    assert "pip install --quiet -e '.[test]' -c requirements.lock" in plan
+    assert "pip install --quiet --no-compile -e '.[test]' -c requirements.lock" in plan
