@@ -219,8 +219,11 @@ def test_upgrading_from_unsigned_records_reopens_nothing(steward: Steward) -> No
     steward.bot.edit_comment(repo, record["id"], sticky.unsigned(record["body"]))
     store = redis.Redis.from_url(steward.redis_url)
     store.delete("steward:signing:seq")
-    # The new version starts signing after that closure: the forges give whole seconds, so after its second.
-    since = (parse_time(closed_at) or 0.0) + 1.0
+    # The new version starts signing after what the previous one wrote: the closure and the record's last
+    # edit (a comment changed after signing started is not legacy). The forges give whole seconds, so after
+    # the later one's second — on a loaded machine the edit may fall a second or more after the closure.
+    [edited] = [c for c in steward.bot_comments(repo, number) if c["id"] == record["id"]]
+    since = max(parse_time(closed_at) or 0.0, parse_time(edited["updated_at"]) or 0.0) + 1.0
     wait_for(lambda: time.time() > since or None, what="the second after the closure")
     store.set("steward:signing:since", str(since))
     steward.workers.append(
