@@ -166,6 +166,17 @@ def configured(steward: Steward, config: str, owners: tuple[str, str] | None = N
     return repo
 
 
+def fix_ready(steward: Steward, repo: str) -> tuple[int, int, str]:
+    """`/bugfix` on a bug in ``repo``, the draft marked ready with only the test in its diff, then the fix
+    pushed to ``src/cart/total.py``: (bug, pull request, branch), settled."""
+    bug, pr, branch, _ = opened(steward, repo)
+    ready(steward, repo, pr)
+    steward.settle()
+    push(steward, repo, branch, "src/cart/total.py", FIX)
+    steward.settle()
+    return bug, pr, branch
+
+
 def organisation(steward: Steward, teams: dict[str, list[str]], *, bot_member: bool = True) -> str:
     """A new organisation with ``teams``; Steward's account is a member (both forges show a team's members
     only to the organisation's members) unless ``bot_member`` is False."""
@@ -202,11 +213,7 @@ def test_with_no_code_owner_or_pool_the_group_s_reviewer_is_asked_alone(steward:
     that nobody could be asked)."""
     config = "bugfix:\n  request_reviewers: true\n" + SENSITIVE.format("maintainer, triager")
     repo = configured(steward, config)
-    _, pr, branch, _ = opened(steward, repo)
-    ready(steward, repo, pr)
-    steward.settle()
-    push(steward, repo, branch, "src/cart/total.py", FIX)
-    steward.settle()
+    _, pr, _ = fix_ready(steward, repo)
     assert requested(steward, repo, pr) == ["triager"]
     assert reviewers_note(steward, repo, pr).strip().endswith(GROUP_LINE.format("triager"))
     assert "Nobody could be asked" not in reviewers_note(steward, repo, pr)
@@ -218,11 +225,7 @@ def test_when_the_fix_s_files_change_their_owners_are_asked_and_nobody_twice(ste
     @triager, who is asked already (the note of that push names @outsider alone)."""
     config = "bugfix:\n  request_reviewers: true\n  reviewers: 2\n"
     repo = configured(steward, config, SPLIT_OWNERS[steward.forge])
-    bug, pr, branch, _ = opened(steward, repo)
-    ready(steward, repo, pr)
-    steward.settle()
-    push(steward, repo, branch, "src/cart/total.py", FIX)
-    steward.settle()
+    bug, pr, branch = fix_ready(steward, repo)
     assert requested(steward, repo, pr) == ["triager"]
     assert f"Asked @triager to review the fix of #{bug} (code owner of the changed files)." in (
         reviewers_note(steward, repo, pr)
@@ -246,11 +249,7 @@ def test_a_team_stands_for_its_members_as_code_owner_and_as_a_group_s_reviewers(
     }
     config = "bugfix:\n  request_reviewers: true\n" + SENSITIVE.format(f"'@{org}/security'")
     repo = configured(steward, config, owners[steward.forge])
-    bug, pr, branch, _ = opened(steward, repo)
-    ready(steward, repo, pr)
-    steward.settle()
-    push(steward, repo, branch, "src/cart/total.py", FIX)
-    steward.settle()
+    bug, pr, _ = fix_ready(steward, repo)
     assert requested(steward, repo, pr) == ["outsider", "triager"]
     note = reviewers_note(steward, repo, pr)
     assert f"Asked @triager to review the fix of #{bug} (code owner of the changed files)." in note
@@ -273,11 +272,7 @@ def test_a_team_steward_may_not_see_is_named_and_the_pool_asked_instead(steward:
     the note said only that no code owner who may review owns `src/cart/total.py`."""
     org = organisation(steward, {"cart": ["triager"]}, bot_member=False)
     repo = configured(steward, POOL, team_owners(org)[steward.forge])
-    bug, pr, branch, _ = opened(steward, repo)
-    ready(steward, repo, pr)
-    steward.settle()
-    push(steward, repo, branch, "src/cart/total.py", FIX)
-    steward.settle()
+    bug, pr, _ = fix_ready(steward, repo)
     assert requested(steward, repo, pr) == ["outsider"]
     note = reviewers_note(steward, repo, pr)
     assert f"Asked @outsider to review the fix of #{bug} (from `bugfix.reviewer_pool`)." in note
