@@ -143,6 +143,47 @@ def test_a_duplicate_of_itself_of_a_duplicate_or_of_what_steward_cannot_read_is_
     assert steward.maintainer.issue(repo, third)["state"] == "open"
 
 
+def test_a_duplicate_of_another_repositorys_issue_is_closed_and_linked_back_by_the_forge(
+    steward: Steward,
+) -> None:
+    repo, other = steward.new_repo(), steward.new_repo()
+    original = steward.maintainer.open_issue(other, "Login fails with SSO")
+    again = steward.outsider.open_issue(repo, "Cannot log in (SSO)")
+    steward.outsider.comment(repo, again, f"/steward duplicate {other}#{original}")
+    steward.settle()
+
+    issue = steward.maintainer.issue(repo, again)
+    assert issue["state"] == "closed"
+    if steward.forge == "github":
+        assert issue["state_reason"] == "duplicate"
+    else:
+        assert "duplicate" in steward.maintainer.labels_of(repo, again)
+    assert f"Closed as a duplicate of {other}#{original} at outsider's request" in last_reply(
+        steward, repo, again
+    )
+    # Nothing from Steward on the other repository's issue: the forge's own cross-reference (a mention in that
+    # issue's timeline, on both forges) is the link back. The sandbox does not model that mention.
+    assert bodies(steward, other, original) == []
+    assert steward.maintainer.issue(other, original)["state"] == "open"
+
+
+def test_a_public_issue_is_not_marked_a_duplicate_of_a_private_repositorys_issue(steward: Steward) -> None:
+    repo, hidden = steward.new_repo(), steward.new_repo()
+    # Made private after new_repo(), so Steward stays a collaborator there and can read its issues.
+    steward.maintainer.call("PATCH", f"/repos/{hidden}", {"private": True})
+    original = steward.maintainer.open_issue(hidden, "Login fails with SSO")
+    again = steward.outsider.open_issue(repo, "Cannot log in (SSO)")
+    steward.outsider.comment(repo, again, f"/steward duplicate {hidden}#{original}")
+    steward.settle()
+
+    refusal = last_reply(steward, repo, again)
+    assert f"{hidden}#{original} is in a private repository and this one is public" in refusal
+    assert "Close this issue with `close` and a reason instead" in refusal
+    assert steward.maintainer.issue(repo, again)["state"] == "open"
+    assert "duplicate" not in steward.maintainer.labels_of(repo, again)
+    assert bodies(steward, hidden, original) == []
+
+
 def test_the_bare_forms_run_only_where_the_repository_switched_them_on(steward: Steward) -> None:
     repo = steward.new_repo()
     number = steward.outsider.open_issue(repo, "Typo in the README")
