@@ -187,8 +187,8 @@ async def duplicate_command(ctx: CommandContext) -> None:
         raise CommandError(f"{ref} is a pull request; name the issue this one repeats.")
     if await _private_leak(ctx, target_repo):
         raise CommandError(
-            f"{ref} is in a private repository and this one is public: a link here would show its name. "
-            "Close this issue with `close` and a reason instead."
+            "The issue you named is in a private repository and this one is public: a link here would show "
+            "its name (so this reply does not repeat it). Close this issue with `close` and a reason instead."
         )
     issue = await ctx.forge.get_issue(ctx.repo, ctx.number)
     label = ctx.settings.triage.duplicate_label

@@ -177,7 +177,8 @@ def test_a_public_issue_is_not_marked_a_duplicate_of_a_private_repositorys_issue
     steward.settle()
 
     refusal = last_reply(steward, repo, again)
-    assert f"{hidden}#{original} is in a private repository and this one is public" in refusal
+    assert "The issue you named is in a private repository and this one is public" in refusal
+    assert hidden not in refusal, "the reply does not repeat the private repository's name"
     assert "Close this issue with `close` and a reason instead" in refusal
     assert steward.maintainer.issue(repo, again)["state"] == "open"
     assert "duplicate" not in steward.maintainer.labels_of(repo, again)
