@@ -42,7 +42,7 @@ from bot.queue.deferred import SeenRepositories
 from bot.queue.gauges import clear_outages, outages
 from bot.queue.jobs import REDIS_ERRORS
 from bot.queue.locks import Busy, IssueLocks, issue_key, issue_lock
-from bot.queue.memo import Memo
+from bot.queue.once_across_workers import Memo
 from bot.queue.repo_keys import repo_slot
 from bot.telemetry import logs, metrics
 

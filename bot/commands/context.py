@@ -35,7 +35,7 @@ from bot.forge import (
 from bot.queue.budgets import CommandBudget
 from bot.queue.deferred import Deferred
 from bot.queue.locks import Busy, IssueLocks, issue_key
-from bot.queue.memo import Memo
+from bot.queue.once_across_workers import Memo
 from bot.records import signing, sticky
 from bot.records.citations import Citations
 

@@ -69,7 +69,7 @@ from bot.queue.jobs import (
     queue_catch_up,
 )
 from bot.queue.locks import Busy, IssueLocks, issue_lock
-from bot.queue.memo import Memo
+from bot.queue.once_across_workers import Memo
 from bot.records.signing import install_from_settings
 from bot.telemetry import logs, metrics
 from bot.worker import forge_auth

@@ -7,5 +7,5 @@ Pure rules: ``slot`` (section 7 of the bug: the test's path and code, the digest
 names), ``gate`` (`/bugfix`'s refusals, its arguments, the names it gives), ``ledger`` (review rounds,
 dispositions, gaps and budgets as a state machine), ``native`` (native reviews and reviewers in conflict) and
 ``status`` (the commit status as a function of commits,
-CI and the ledger). ``inputs`` computes what other capabilities decide (open forks, the root cause).
+CI and the ledger). ``other_capabilities`` reads what other capabilities decide (open forks, the root cause).
 """

@@ -12,11 +12,11 @@ from handlers.bugfix.record import LABELS as _LABELS
 from handlers.bugfix.record import OPEN_LABEL as OPEN_LABEL
 from handlers.bugfix.regression_slot import case_names as case_names
 from handlers.bugfix.regression_slot import parse_slot as parse_slot
-from handlers.bugfix.required import Requirement as Requirement
-from handlers.bugfix.required import read_requirement as read_requirement
-from handlers.bugfix.required import requirement as requirement
-from handlers.bugfix.required import requirement_lines as requirement_lines
-from handlers.bugfix.required import seen_contexts as seen_contexts
+from handlers.bugfix.required_check import Requirement as Requirement
+from handlers.bugfix.required_check import read_requirement as read_requirement
+from handlers.bugfix.required_check import requirement as requirement
+from handlers.bugfix.required_check import requirement_lines as requirement_lines
+from handlers.bugfix.required_check import seen_contexts as seen_contexts
 from handlers.bugfix.reviewers import Independence as Independence
 from handlers.bugfix.reviewers import independence as independence
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from bot.commands.context import EventContext
 from bot.forge import PullRequest
-from handlers.bugfix import inputs
+from handlers.bugfix import other_capabilities
 from handlers.bugfix.effects import Evidence, assess
 from handlers.bugfix.record import (
     MERGED_LABEL,
@@ -46,8 +46,8 @@ async def close_bug(ctx: EventContext, pull: PullRequest, number: int, record: R
     open, labelled `bugfix:merged-unproven`, with a comment that lists exactly what was missing."""
     ev = await assess(ctx, pull, number, record)
     # Read once, as its verdict reads it: an answer the reporter gave in a comment is in.
-    body = await inputs.bug_read(ctx, ev.bug, ev.comments.get(number))
-    root = await inputs.root_cause(ctx, ctx.repo, ev.bug, record.hypothesis or None, body)
+    body = await other_capabilities.bug_read(ctx, ev.bug, ev.comments.get(number))
+    root = await other_capabilities.root_cause(ctx, ctx.repo, ev.bug, record.hypothesis or None, body)
     missing = missing_proof(ev, pull.head_sha)
     summary = Summary(
         number=number,
@@ -55,7 +55,9 @@ async def close_bug(ctx: EventContext, pull: PullRequest, number: int, record: R
         steps=recipe_part(body, "5.2"),
         observed_expected=recipe_part(body, "5.3"),
         # The confirmed hypothesis the branch was opened for, as the hypotheses board states it.
-        hypothesis=root.hypothesis if root.evidenced and root.hypothesis else inputs.hypothesis_of(body),
+        hypothesis=(
+            root.hypothesis if root.evidenced and root.hypothesis else other_capabilities.hypothesis_of(body)
+        ),
         path=record.path,
         red_sha=ev.red_sha,
         red_ci=ev.red_ci or "—",

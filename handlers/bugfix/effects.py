@@ -29,7 +29,7 @@ from bot.forge import (
     repo_key,
 )
 from bot.records import neutralise, sticky
-from handlers.bugfix import inputs
+from handlers.bugfix import other_capabilities
 from handlers.bugfix.independence import modifiers, unaccounted, void_rounds
 from handlers.bugfix.ledger import Budgets, Event, Ledger, event_from_json, event_to_json, fold
 from handlers.bugfix.native_reviews import Conflict, judge
@@ -315,7 +315,7 @@ async def assess(
     # A round whose reviewer made or moved the branch, then or later, is void (never counted as settled).
     ledger = void_rounds(ledger, excluded)
     bug = await forge.get_issue(repo, number)
-    root = await inputs.root_cause(ctx, repo, bug, record.hypothesis or None)
+    root = await other_capabilities.root_cause(ctx, repo, bug, record.hypothesis or None)
     decisions = await open_decisions(ctx, bug, pull)
     later = own_commits(commits)[1:]
     fixed = sorted({f.path for c in later for f in c.files})
@@ -390,7 +390,7 @@ async def open_decisions(ctx: EventContext, bug: Issue, pull: PullRequest) -> tu
     found: list[tuple[str, str]] = []
     for number, url in ((bug.number, bug.html_url), (pull.number, pull.html_url)):
         try:
-            names = await inputs.unresolved_forks(ctx, ctx.repo, number)
+            names = await other_capabilities.unresolved_forks(ctx, ctx.repo, number)
         except PermissionsUnreadable:
             names = ("(who may decide cannot be read)",)
         found += [(f"{name} on #{number}", url) for name in names]

@@ -1,8 +1,8 @@
 """`/bugfix`'s gate and the names it gives: pure rules over what the caller read from the forge.
 
 Each refusal has a code (stable, for tests and scripts) and a message that says what to do. The root-cause
-and open-forks inputs come from other capabilities (``handlers.bugfix.inputs`` computes them); the gate only
-judges them.
+and open-forks inputs come from other capabilities (``handlers.bugfix.other_capabilities`` computes them); the
+gate only judges them.
 """
 
 from __future__ import annotations

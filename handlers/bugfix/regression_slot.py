@@ -112,8 +112,9 @@ def _dedent(line: str, indent: int) -> str:
 def bug_document(body: str | Document | None) -> Document:
     """The bug's description as RA9 reads it (a bug filed through the issue form, a common format): ``body``
     itself when it is a document already (a job reads its bug once and passes it down: the bug as its verdict
-    reads it, comment answers in, is ``inputs.bug_read``'s). Section 7 is always read from the description
-    (``parse_slot``): test code is never taken from a comment, and what is vouched for is the body's."""
+    reads it, comment answers in, is ``other_capabilities.bug_read``'s). Section 7 is always read from the
+    description (``parse_slot``): test code is never taken from a comment, and what is vouched for is the
+    body's."""
     return body if isinstance(body, Document) else report_of(body or "").document
 
 

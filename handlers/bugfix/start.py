@@ -10,7 +10,7 @@ from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.commands.permissions import PermissionsUnreadable
 from bot.forge import Comment, FileChange, Issue, PermissionDenied, permission_at_least
 from bot.records import sticky
-from handlers.bugfix import inputs
+from handlers.bugfix import other_capabilities
 from handlers.bugfix.effects import sync_pull
 from handlers.bugfix.gate import (
     SHOWS_CODE,
@@ -96,10 +96,11 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
         await _resume(ctx, issue, record, repository.html_url, comments)
         return
     slot = parse_slot(issue.body)
-    verdict = await inputs.refinement_verdict(ctx, comments, number=number)
-    is_story, story_refused = await inputs.story(ctx, comments, number=number, prefix=ctx.prefix)
-    bug = await inputs.bug_read(ctx, issue, comments)  # as its verdict reads it, comment answers in
-    root = await inputs.root_cause(ctx, repo, issue, request.hypothesis, bug)
+    verdict = await other_capabilities.refinement_verdict(ctx, comments, number=number)
+    is_story, story_refused = await other_capabilities.story(ctx, comments, number=number, prefix=ctx.prefix)
+    # The bug as its verdict reads it, comment answers in.
+    bug = await other_capabilities.bug_read(ctx, issue, comments)
+    root = await other_capabilities.root_cause(ctx, repo, issue, request.hypothesis, bug)
     shown = await shown_code(ctx, comments, request.trust_digest) if request.trust_digest else None
     author_can_write = await _author_can_write(ctx, issue.author)
     # Who wrote section 7, for the refusal to say, read only when an outsider's code will be refused.
@@ -115,7 +116,7 @@ async def start_bugfix(ctx: CommandContext, request: BugfixRequest) -> None:
             author=issue.author,
             author_can_write=author_can_write,
             trust_digest=request.trust_digest,
-            unresolved_forks=await inputs.unresolved_forks(ctx, repo, number),
+            unresolved_forks=await other_capabilities.unresolved_forks(ctx, repo, number),
             root_cause=root,
             prefix=ctx.prefix,
             shown=shown,
@@ -210,8 +211,8 @@ async def _resume(
             title=pull_title(number, issue.title),
             body=pull_body(
                 number,
-                recipe_part(bug := await inputs.bug_read(ctx, issue, comments), "5.3"),
-                inputs.hypothesis_of(bug) if hypothesis is None else hypothesis,
+                recipe_part(bug := await other_capabilities.bug_read(ctx, issue, comments), "5.3"),
+                other_capabilities.hypothesis_of(bug) if hypothesis is None else hypothesis,
                 record.path,
             ),
             draft=True,

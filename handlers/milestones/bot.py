@@ -63,7 +63,7 @@ from handlers.milestones.ratifications import (
 )
 from handlers.milestones.render import gate_reply
 from handlers.milestones.state import DashboardData, Promise
-from handlers.milestones.watch import last_poll, note_poll, note_watching, watching_since
+from handlers.milestones.watch_times import last_poll, note_poll, note_watching, watching_since
 
 # This module's commands and events; `handlers.build_registry()` includes them (importing registers nothing).
 plugin = Registry()
@@ -386,7 +386,7 @@ async def watch_repository(pctx: PeriodicContext, kind: ForgeKind, repo: RepoRef
     me = await forge.whoami()
     polled_at = now_utc()
     # Since when a closed milestone without a dashboard is one to check: closed after Steward's last look
-    # (or, before the first, after it began watching) — see ``handlers.milestones.watch``.
+    # (or, before the first, after it began watching) — see ``handlers.milestones.watch_times``.
     since = await last_poll(pctx.deferred, kind, repo) or await watching_since(pctx.deferred, kind, repo)
     opened = await forge.list_milestones(repo, state="open")
     untracked = [

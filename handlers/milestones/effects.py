@@ -73,7 +73,7 @@ from handlers.milestones.state import (
     Promise,
     Reopened,
 )
-from handlers.milestones.watch import watching_since
+from handlers.milestones.watch_times import watching_since
 
 REFRESH = "steward-refresh"
 GATE = "steward-gate"

@@ -5,7 +5,7 @@
   configuration file and the issue templates (``plan.proposal``), unless the repository already has a
   configuration file or the pull request is open already. While `/bugfix` is on, it first reads the default
   branch (``branch_facts``): the CI contexts on its head, proposed for ``bugfix.required_contexts``, and
-  whether `steward/regression-first` is a required check there (``handlers.bugfix.required``).
+  whether `steward/regression-first` is a required check there (``handlers.bugfix.required_check``).
 - Closing it unmerged means "not now": the forge keeps the closed pull request of ``steward/configure``, and
   that is what Steward reads to never open it again on its own (only ``/steward init`` does). Nothing is kept
   in Redis: flushing it forgets no decision.

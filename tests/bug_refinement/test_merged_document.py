@@ -10,7 +10,7 @@ from handlers.bug_refinement.reading import Reply, read
 from handlers.bug_refinement.render import template
 from handlers.bug_refinement.report import report_of
 from handlers.bug_refinement.rules import refine_bug
-from handlers.bugfix.inputs import hypothesis_of
+from handlers.bugfix.other_capabilities import hypothesis_of
 from handlers.bugfix.regression_slot import parse_slot, recipe_part
 from tests.bugfix.bodies import BUG
 

@@ -13,7 +13,7 @@ from handlers.bug_refinement.reading import Reply
 from handlers.bug_refinement.render import template
 from handlers.bug_refinement.report import report_of
 from handlers.bug_refinement.rules import apply_verdict, blockers_for, read_verdict_block, refine_bug
-from handlers.bugfix.inputs import hypothesis_of
+from handlers.bugfix.other_capabilities import hypothesis_of
 from handlers.bugfix.regression_slot import bug_document, parse_slot, recipe_part
 
 DEFAULT_TEMPLATE = """**Describe the bug**

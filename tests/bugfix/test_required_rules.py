@@ -1,6 +1,7 @@
-"""Pure rules of what Steward says about a default branch for bugfix branches (handlers/bugfix/required.py,
-handlers/onboarding/plan.py): whether `steward/regression-first` is required — three answers, never
-"required" unless it was read — and the `bugfix.required_contexts` the onboarding file proposes."""
+"""Pure rules of what Steward says about a default branch for bugfix branches
+(handlers/bugfix/required_check.py, handlers/onboarding/plan.py): whether `steward/regression-first` is
+required — three answers, never "required" unless it was read — and the `bugfix.required_contexts` the
+onboarding file proposes."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from bot.config.settings import HandlerSettings
 from bot.forge import Branch
 from bot.forge.records import CIReport
 from handlers import build_registry
-from handlers.bugfix.required import Requirement, requirement, requirement_lines, seen_contexts
+from handlers.bugfix.required_check import Requirement, requirement, requirement_lines, seen_contexts
 from handlers.onboarding.plan import BranchFacts, proposal
 
 CONTEXT = "steward/regression-first"

@@ -64,7 +64,7 @@ async def test_a_claim_is_first_come_and_lapses(redis_url: str) -> None:
 
 
 async def test_a_marked_time_is_kept_replaced_or_kept_first(redis_url: str) -> None:
-    """The milestone gate's "last poll" and "watching since" (``handlers.milestones.watch``)."""
+    """The milestone gate's "last poll" and "watching since" (``handlers.milestones.watch_times``)."""
     client = make_redis(redis_url)
     try:
         deferred = Deferred(client)
