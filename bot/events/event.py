@@ -56,8 +56,9 @@ _FORMAT = "_format"
 # The longest text a queued event keeps (an issue's body, a comment's, the body before an edit): Gitea takes
 # bodies of 25 MB, and a job's JSON is copied several times between the receiver, Redis, arq and the worker
 # (a worker held 3.7 GiB with ten 24 MiB deliveries in flight: issue 40 item 5). Every reader of Steward's
-# reads less than this (commands 128 KiB, a report 64 Ki characters); a worker re-reads a cut issue or
-# comment from the forge before it runs the job (``CUT``), so digests and records see the whole text.
+# reads less than this (commands 128 KiB; a report, a forks list, a backlog body 64 Ki characters); a worker
+# re-reads a cut issue or comment from the forge before it runs the job (``CUT``), so digests and records see
+# the whole text.
 MAX_EVENT_TEXT = 256 * 1024
 CUT = "_cut"
 

@@ -43,6 +43,9 @@ The rules, per dimension (English and Portuguese):
   numbers may follow); ``Dependencies: none`` (``nenhuma``, ``n/a``, ``nothing``, ``nada``); ``No
   dependencies`` / ``Sem dependências``; or a DEPS section (Dependencies, Depends on, Blocked by /
   Dependências, Depende de, Bloqueado por) with text.
+
+Only the first :data:`MAX_BODY_CHARS` characters of a body are read (cut at the end of a line, as a bug
+report is); the interview says so when a body was longer.
 """
 
 from __future__ import annotations
@@ -54,10 +57,12 @@ from enum import StrEnum
 from typing import Final
 
 from handlers.backlog.text import Line, fold, language_of, prose_lines, sentences, strip_item, words
+from handlers.bug_refinement.api import clip_report
 
 __all__ = [
     "CORE",
     "DIMENSIONS",
+    "MAX_BODY_CHARS",
     "SECTION_KEYWORDS",
     "WHAT_PROSE_WORDS",
     "BodyScan",
@@ -83,6 +88,10 @@ class Dimension(StrEnum):
 DIMENSIONS: Final = tuple(Dimension)
 CORE: Final = frozenset({Dimension.WHAT, Dimension.SCOPE, Dimension.ACCEPTANCE})
 WHAT_PROSE_WORDS: Final = 15
+# How much of an issue's body the gap scan, the dependency references and the spec read: GitHub holds a body
+# to 65,536 characters, Gitea holds none. Every reader here is linear; this bound keeps the cost of one body,
+# read at every event, small (issue 35 item 4).
+MAX_BODY_CHARS: Final = 65_536
 
 # Heading and label keywords (folded words), the more specific dimensions first.
 SECTION_KEYWORDS: Final[tuple[tuple[Dimension, tuple[str, ...]], ...]] = (
@@ -268,6 +277,8 @@ class BodyScan:
     evidence: tuple[Evidence, ...]
     blocked_by: tuple[int, ...]
     language: str
+    # (characters read, characters in all) when the body was longer than ``MAX_BODY_CHARS``.
+    cut: tuple[int, int] | None = None
 
     def of(self, dimension: Dimension) -> list[Evidence]:
         return [e for e in self.evidence if e.dimension == dimension]
@@ -364,10 +375,16 @@ def _is_placeholder(text: str) -> bool:
     return not words(text) or " ".join(words(text)) in _PLACEHOLDERS
 
 
+def clip_body(body: str) -> tuple[str, tuple[int, int] | None]:
+    """``body``'s first ``MAX_BODY_CHARS`` characters (at a line's end); (read, in all) when it was cut."""
+    return clip_report(body or "", MAX_BODY_CHARS)
+
+
 def blocked_by_refs(text: str) -> list[int]:
-    """Issue numbers named after ``Blocked by`` / ``Depends on`` (and Portuguese) in ``text``, in order."""
+    """Issue numbers named after ``Blocked by`` / ``Depends on`` (and Portuguese) in ``text``'s first
+    ``MAX_BODY_CHARS`` characters, in order."""
     found: list[int] = []
-    for match in _DEPS_REF.finditer(fold(text)):
+    for match in _DEPS_REF.finditer(fold(clip_body(text)[0])):
         for number in re.findall(r"#(\d{1,9})", match.group("refs")):
             if int(number) not in found:
                 found.append(int(number))
@@ -427,8 +444,10 @@ def clause_evidence(text: str) -> list[Evidence]:
 
 
 def scan(title: str, body: str) -> BodyScan:
-    """Which dimensions ``body`` has evidence for, by the rules in the module docstring."""
-    lines = prose_lines(body or "")
+    """Which dimensions ``body`` has evidence for, by the rules in the module docstring (its first
+    ``MAX_BODY_CHARS`` characters)."""
+    body, cut = clip_body(body)
+    lines = prose_lines(body)
     evidence: list[Evidence] = []
     prose: list[str] = []
     section: Dimension | None = None
@@ -483,6 +502,7 @@ def scan(title: str, body: str) -> BodyScan:
         blocked_by=tuple(blocked_by_refs("\n".join(line.text for line in lines if not line.in_code))),
         # The title is never evidence, but it helps tell the language.
         language=language_of(f"{title}\n{body}"),
+        cut=cut,
     )
 
 

@@ -15,7 +15,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from handlers.backlog.gaps import Dimension, blocked_by_refs, question_for, scan
+from handlers.backlog.gaps import Dimension, blocked_by_refs, clip_body, question_for, scan
 from handlers.backlog.gate import GateResult, Verdict, verdict
 from handlers.backlog.ledger import GapLedger, GapRow, raised_source
 from handlers.backlog.probe import probe_answer
@@ -86,6 +86,8 @@ class Interview(BaseModel):
     applied: tuple[str, ...] = ()
     handled: tuple[str, ...] = ()
     deps: tuple[DepRecord, ...] = ()
+    # (characters read, characters in all) when the last scan read the body in part (``gaps.MAX_BODY_CHARS``).
+    cut: tuple[int, int] | None = None
 
     @property
     def last_probe(self) -> Literal["new_gaps", "no_new_gaps"]:
@@ -148,7 +150,7 @@ def start(title: str, body: str, *, cap: int, limit: int) -> tuple[Interview, Ga
     found = scan(title, body)
     ledger = _rows_for_missing(GapLedger(), found.missing, found.language)
     described = tuple(f"{d.value} ({'; '.join(found.rules(d))})" for d in found.present if found.rules(d))
-    interview = Interview(language=found.language, ledger=ledger, found=described)
+    interview = Interview(language=found.language, ledger=ledger, found=described, cut=found.cut)
     if not ledger.open_rows:
         gate = verdict(ledger, round=0, last_probe="no_new_gaps", cap=cap)
         return _stop(interview, gate), gate
@@ -200,7 +202,9 @@ def record_answers(
     for row_id in scanned:
         row = ledger.row(row_id)
         assert row is not None and row.answer is not None
-        context = "\n".join([title, body, *(r.answer or "" for r in ledger.rows if r.id != row_id)])
+        context = "\n".join(
+            [title, clip_body(body)[0], *(r.answer or "" for r in ledger.rows if r.id != row_id)]
+        )
         for finding in probe_answer(row_id, row.answer, context, interview.language):
             if len(ledger.rows) >= MAX_ROWS:
                 notes.append(f"{row_id}: {', '.join(finding.terms)} (not added: the ledger is full)")
@@ -271,6 +275,7 @@ def reopen(interview: Interview, *, title: str, body: str, limit: int) -> Interv
             "ledger": ledger,
             "gate": None,
             "gate_reason": "",
+            "cut": found.cut,
         }
     )
     return _ask(reopened, limit, None)

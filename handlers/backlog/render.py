@@ -13,6 +13,7 @@ from handlers.backlog.command_hints import Hints
 from handlers.backlog.gate import plain
 from handlers.backlog.interview import DepRecord, Interview
 from handlers.backlog.spec import Spec, SpecRecord
+from handlers.bug_refinement.api import cut_note
 
 __all__ = ["render_interview", "render_spec"]
 
@@ -83,7 +84,7 @@ def render_interview(
 ) -> str:
     hints = hints or Hints(prefix=prefix)
     cycle_round = interview.round - interview.cycle_start + 1
-    lines: list[str] = []
+    lines: list[str] = cut_note(interview.cut, interview.language)
     if interview.status == "interviewing":
         lines += [
             f"## Backlog refinement — round {cycle_round} of at most {cap}",

@@ -29,7 +29,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from handlers.backlog.gaps import BodyScan, Dimension, Evidence, is_limit, scope_items
+from handlers.backlog.gaps import BodyScan, Dimension, Evidence, clip_body, is_limit, scope_items
 from handlers.backlog.ledger import GapLedger, GapRow
 from handlers.backlog.text import fold, prose_lines, sentences, strip_item, urls
 
@@ -354,7 +354,7 @@ def synthesize(
     requirements.extend(_why_limits(ledger))
     order = ("REQ:", "AC:", "SCOPE(IN):", "SCOPE(OUT):", "CONSTRAINT:", "EDGE:")
     requirements.sort(key=lambda line: next(i for i, p in enumerate(order) if line.startswith(p)))
-    visible_body = "\n".join(line.text for line in prose_lines(body))
+    visible_body = "\n".join(line.text for line in prose_lines(clip_body(body)[0]))
     texts = [title, visible_body, *(r.answer or "" for r in ledger.rows)]
     for url in urls("\n".join(texts)):
         requirements.append(f"SOURCE: {url}")

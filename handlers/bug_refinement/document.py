@@ -55,13 +55,14 @@ _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 MAX_REPORT_CHARS = 65_536
 
 
-def clip_report(text: str) -> tuple[str, tuple[int, int] | None]:
-    """`text` cut to at most ``MAX_REPORT_CHARS`` characters, at a line's end where there is one, and
-    (characters kept, characters in all) when it was cut."""
-    if len(text) <= MAX_REPORT_CHARS:
+def clip_report(text: str, limit: int = MAX_REPORT_CHARS) -> tuple[str, tuple[int, int] | None]:
+    """`text` cut to at most `limit` characters (``MAX_REPORT_CHARS``), at a line's end where there is one,
+    and (characters kept, characters in all) when it was cut. The design forks and the backlog cut an issue's
+    body with it too (``api.clip_report``), and ``render.cut_note`` tells the reader."""
+    if len(text) <= limit:
         return text, None
-    end = text.rfind("\n", 0, MAX_REPORT_CHARS + 1)
-    kept = text[: end if end > 0 else MAX_REPORT_CHARS]
+    end = text.rfind("\n", 0, limit + 1)
+    kept = text[: end if end > 0 else limit]
     return kept, (len(kept), len(text))
 
 

@@ -290,6 +290,17 @@ def _lang(verdict: BugVerdict | StoryVerdict, language: Language | None = None) 
     return "pt" if chosen == "pt" else "en"
 
 
+def cut_note(cut: tuple[int, int] | None, language: str = "en") -> list[str]:
+    """The note that opens a comment built from a text read only in part (``clip_report``'s second value:
+    characters read, characters in all), in English or Portuguese; nothing when nothing was cut. The RA9
+    verdict, the design-forks comment and the backlog interview say it alike (issue 35 item 4)."""
+    if cut is None:
+        return []
+    read, total = cut
+    words = _WORDS["pt" if language == "pt" else "en"]
+    return ["> [!NOTE]", "> " + words["cut"].format(total=f"{total:,}", read=f"{read:,}"), ""]
+
+
 def questions(verdict: BugVerdict, language: Language | None = None) -> list[str]:
     """What the verdict asks the reporter, one plain question per missing item, in the report's language,
     naming the field of their template they left empty."""
@@ -369,9 +380,7 @@ def render_bug_comment(
     lang = _lang(verdict, language)
     w = _WORDS[lang]
     lines: list[str] = []
-    if verdict.cut is not None:
-        read, total = verdict.cut
-        lines += ["> [!NOTE]", "> " + w["cut"].format(total=f"{total:,}", read=f"{read:,}"), ""]
+    lines += cut_note(verdict.cut, lang)
     if verdict.verdict == "approved":
         lines += [w["refined"], "", w["locked"]]
         if verdict.warnings:

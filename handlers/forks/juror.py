@@ -336,7 +336,7 @@ def fork_status(
     statuses += _removed(forks, remembered, records)
     known_ids = set(forks.ids) | set(remembered)
     stray = tuple(r for r in records if r.state == "ignored" or (r.fork not in known_ids))
-    return Verdict(tuple(statuses), forks.duplicates, stray, tuple(records))
+    return Verdict(tuple(statuses), forks.duplicates, stray, tuple(records), forks.cut)
 
 
 def _listed_status(fork: Fork, records: Sequence[Record]) -> ForkStatus:

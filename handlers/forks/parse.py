@@ -4,7 +4,7 @@ An issue lists its forks in a level-2 section (``## Open forks``, ``## Forks``, 
 ``## Decisões em aberto`` by default: ``forks.headings``) as task items ``- [ ] F1: <question>``. A checked
 item ``- [x] F1: … — resolved: <choice>`` is a *claim* (the REST APIs do not say reliably who edited a body),
 never a record. Ids are ``F<n>``, unique per issue: a repeated id is reported and its first item used.
-Items inside code fences do not count.
+Items inside code fences do not count. Only the first ``MAX_BODY_CHARS`` characters of a body are read.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.records import neutralise
+from handlers.bug_refinement.api import clip_report
 
 __all__ = [
+    "MAX_BODY_CHARS",
     "DecideArgs",
     "Fork",
     "ForkList",
@@ -42,6 +44,10 @@ _ITEM = re.compile(
 _RESOLVED = re.compile(r"\b(?:resolved|resolvido|resolvida|decided)\b[ \t]*+:[ \t]*+", re.I)
 _ID = re.compile(r"^[Ff](\d{1,4})$")
 MAX_FORKS = 50
+# How much of a body `parse_forks` reads: GitHub holds an issue or pull request body to 65,536 characters,
+# Gitea holds none. The parse is linear, and this bound keeps its cost at every event small; a body is cut
+# at the end of a line as a bug report is (``clip_report``), and the reconciliation comment says so.
+MAX_BODY_CHARS = 65_536
 
 
 class UsageError(ValueError):
@@ -63,6 +69,8 @@ class ForkList:
     forks: tuple[Fork, ...] = ()
     # Ids listed more than once (the first item counts).
     duplicates: tuple[str, ...] = ()
+    # (characters read, characters in all) when the body was longer than ``MAX_BODY_CHARS``.
+    cut: tuple[int, int] | None = None
 
     def get(self, fork_id: str) -> Fork | None:
         return next((f for f in self.forks if f.id == fork_id), None)
@@ -88,14 +96,16 @@ def _heading_key(text: str) -> str:
 
 
 def parse_forks(body: str | None, headings: Sequence[str]) -> ForkList:
-    """The forks listed under any of ``headings`` (level-2 sections, case-insensitive)."""
+    """The forks listed under any of ``headings`` (level-2 sections, case-insensitive), in the body's first
+    ``MAX_BODY_CHARS`` characters."""
+    text, cut = clip_report(body or "", MAX_BODY_CHARS)
     wanted = {_heading_key(h) for h in headings}
     forks: list[Fork] = []
     seen: set[str] = set()
     duplicates: list[str] = []
     inside = False
     fence: str | None = None
-    for line in (body or "").splitlines():
+    for line in text.splitlines():
         fenced = _FENCE.match(line)
         if fence is not None:
             if fenced and fenced.group(1)[0] == fence[0] and len(fenced.group(1)) >= len(fence):
@@ -130,7 +140,7 @@ def parse_forks(body: str | None, headings: Sequence[str]) -> ForkList:
         if split is not None:
             question, claimed = rest[: split[0]].strip(), rest[split[1] :].strip().rstrip(")").strip()
         forks.append(Fork(fork_id, question, item.group("mark") != " ", claimed))
-    return ForkList(tuple(forks), tuple(duplicates))
+    return ForkList(tuple(forks), tuple(duplicates), cut)
 
 
 def _resolved(rest: str) -> tuple[int, int] | None:

@@ -145,6 +145,8 @@ class Verdict:
     # Records naming a fork the issue does not list (refused as such), and ignored ones.
     stray: tuple[Record, ...] = ()
     records: tuple[Record, ...] = field(default=(), repr=False)
+    # (characters read, characters in all) when the body was read in part (``parse.MAX_BODY_CHARS``).
+    cut: tuple[int, int] | None = None
 
     @property
     def unresolved(self) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.records import neutralise
+from handlers.bug_refinement.api import cut_note
 from handlers.forks.juror import ForkStatus, Record, RecordedRecord, Verdict
 from handlers.forks.records import QUESTION_CHARS
 
@@ -152,7 +153,7 @@ def headline(verdict: Verdict, hints: Hints) -> str:
 
 
 def render_comment(verdict: Verdict, hints: Hints) -> str:
-    lines = [headline(verdict, hints), ""]
+    lines = [*cut_note(verdict.cut), headline(verdict, hints), ""]
     if verdict.forks:
         lines += [
             "| Fork | Question | Status | Resolution | Quote | Decided by | Where | When |",

@@ -261,3 +261,51 @@ def test_a_one_line_in_and_out_scope_answer_is_split(answer: str, wanted: list[s
         title="t", body="", found=scan("t", ""), ledger=ledger, verdict="STOP-CLEAN", version=1, origin="o"
     )
     assert [r for r in spec.requirements if r.startswith("SCOPE")] == wanted
+
+
+def _padded(head: str, tail: str) -> str:
+    from handlers.backlog.gaps import MAX_BODY_CHARS
+
+    return head + ("Lorem ipsum dolor sit amet consectetur.\n" * (MAX_BODY_CHARS // 40 + 1)) + tail
+
+
+def test_a_body_is_read_only_up_to_its_cap_and_the_interview_says_so() -> None:
+    """GitHub holds a body to 65,536 characters, Gitea to none: the scan, the dependency references and
+    the spec read the first ``MAX_BODY_CHARS``; the interview opens with the bug verdict's note."""
+    from handlers.backlog.gaps import MAX_BODY_CHARS, blocked_by_refs
+    from handlers.backlog.render import render_interview
+
+    tail = "## Why\n\nSo that people can sign in.\n\nBlocked by #7\n"
+    body = _padded("## What\n\nA login form for the app.\n\n", tail)
+    found = scan("Add login", body)
+    assert found.cut is not None and found.cut[1] == len(body) and found.cut[0] <= MAX_BODY_CHARS
+    assert not found.has(Dimension.WHY) and not found.has(Dimension.DEPS) and found.blocked_by == ()
+    assert blocked_by_refs(body) == [] and blocked_by_refs(tail) == [7]
+    interview, _ = iv.start("Add login", body, cap=5, limit=4)
+    assert interview.cut == found.cut
+    text = render_interview(interview, author="alice", cap=5, spec_version=0)
+    read, total = found.cut
+    assert text.startswith(
+        f"> [!NOTE]\n> This report is {total:,} characters long: I read only its first {read:,} "
+    )
+    spec = synthesize(
+        title="Add login", body=body + "https://example.com/late\n", found=found,
+        ledger=interview.ledger, verdict="STOP-CLEAN", version=1, origin="c1r1",
+    )  # fmt: skip
+    assert not any("example.com/late" in line for line in spec.requirements)
+    short, _ = iv.start("Add login", "## What\n\nA login form.\n\n" + tail, cap=5, limit=4)
+    assert short.cut is None
+    assert not render_interview(short, author="alice", cap=5, spec_version=0).startswith("> [!NOTE]")
+
+
+def test_a_portuguese_body_read_in_part_is_told_in_portuguese() -> None:
+    from handlers.backlog.render import render_interview
+
+    body = _padded(
+        "## O que\n\nUm formulário de login para o aplicativo, porque os usuários precisam.\n\n", ""
+    )
+    body = body.replace("Lorem ipsum dolor sit amet consectetur.", "Os usuários precisam entrar no sistema.")
+    interview, _ = iv.start("Adicionar login", body, cap=5, limit=4)
+    assert interview.language == "pt" and interview.cut is not None
+    text = render_interview(interview, author="alice", cap=5, spec_version=0)
+    assert text.startswith(f"> [!NOTE]\n> Este relato tem {len(body):,} caracteres: li só os primeiros ")

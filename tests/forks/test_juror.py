@@ -236,3 +236,21 @@ def test_times_with_an_offset_compare_as_instants() -> None:
     assert judge([same]).forks[0].status == "resolved", "11:05+01:00 is 10:05Z: not edited"
     later = c(10, "maria", "/decide F1 Postgres", made, updated="2026-01-01T11:06:00+01:00")
     assert judge([later]).forks[0].status == "invalid"
+
+
+def test_a_body_read_in_part_is_said_before_the_forks() -> None:
+    """A fork listed past ``MAX_BODY_CHARS`` is not seen: the comment opens with the bug verdict's note."""
+    from handlers.forks.parse import MAX_BODY_CHARS, parse_forks
+
+    body = BODY + "x" * 79 + "\n" + ("y" * 99 + "\n") * (MAX_BODY_CHARS // 100) + "- [ ] F3: late\n"
+    issue = Issue(1, "Storage", body, "open", "alice")
+    forks = parse_forks(body, ("Open forks",))
+    verdict = judge([], issue, forks=forks)
+    assert [f.id for f in verdict.forks] == ["F1", "F2"]
+    text = render_comment(verdict, Hints())
+    read = forks.cut[0] if forks.cut else 0
+    assert text.startswith(
+        f"> [!NOTE]\n> This report is {len(body):,} characters long: I read only its first {read:,} "
+    )
+    assert "F3" not in text
+    assert not render_comment(judge([]), Hints()).startswith("> [!NOTE]")

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from handlers.forks.parse import (
+    MAX_BODY_CHARS,
     Fork,
     UsageError,
     normalise,
@@ -122,3 +123,19 @@ def test_decide_never_fails_otherwise_than_with_a_usage_error(text: str) -> None
     except UsageError:
         return
     assert args.resolution and args.fork.startswith("F")
+
+
+def test_a_body_is_read_only_up_to_its_cap_and_the_cut_is_reported() -> None:
+    """GitHub holds a body to 65,536 characters, Gitea to none: a fork listed past the cap is not read,
+    and the fork list says how much was read of how much (the reconciliation comment tells the reader)."""
+    head = "## Open forks\n- [ ] F1: Postgres or SQLite?\n"
+    padding = ("padding " * 9 + "\n") * (MAX_BODY_CHARS // 73 + 1)
+    body = head + padding + "- [ ] F2: REST or gRPC?\n"
+    assert len(body) > MAX_BODY_CHARS
+    found = parse_forks(body, HEADINGS)
+    assert found.ids == ("F1",)
+    assert found.cut is not None
+    read, total = found.cut
+    assert total == len(body) and read <= MAX_BODY_CHARS and body[read] == "\n"
+    short = parse_forks(head + "- [ ] F2: REST or gRPC?\n", HEADINGS)
+    assert short.ids == ("F1", "F2") and short.cut is None
