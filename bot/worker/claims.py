@@ -435,6 +435,7 @@ class ResilientWorker(Worker):
 
     async def close(self) -> None:
         self.watch.stop()
+        await self._let_cut_off_jobs_end()
         with contextlib.suppress(*REDIS_UNAVAILABLE):
             await liveness.retire(self._pool, self.worker_id)
         try:
@@ -447,3 +448,17 @@ class ResilientWorker(Worker):
             if self._pool is not None:
                 await self._pool.close(close_connection_pool=True)
                 self._pool = None
+
+    async def _let_cut_off_jobs_end(self, within: float = 10.0) -> None:
+        """A shutdown that cut jobs off (SIGTERM: arq cancels what is still running after
+        ``job_completion_wait``, then stops the worker) leaves their tasks ending: each still writes its
+        re-queue and gives its in-progress mark back. arq's ``close()`` would cancel them a second time
+        there, and re-raise that CancelledError before closing anything: the Redis pool stayed open and
+        ``on_shutdown`` (the forge sessions) never ran. They are let end first (up to ``within`` seconds);
+        a task that ended cancelled has nothing left for ``close()`` to await."""
+        ending = [task for task in self.tasks.values() if not task.done() and task.cancelling()]
+        if ending:
+            await asyncio.wait(ending, timeout=within)
+        for job_id, task in list(self.tasks.items()):
+            if task.done() and task.cancelled():
+                del self.tasks[job_id]

@@ -330,6 +330,10 @@ def test_a_job_cut_off_by_shutdown_runs_again_on_the_next_worker(
     ):
         worker.worker._job_completion_wait = 0.2  # cut the running job off
         worker.stop()
+        # The cut-off job's task was still writing its re-queue when the worker closed: a second cancel
+        # there aborted the close (its CancelledError), leaving Redis's pool and the forge sessions open.
+        assert worker.error is None, f"the worker closed cleanly: {worker.error!r}"
+        assert worker.worker._pool is None, "its Redis pool is closed"
         second = ThreadedWorker(settings).start()
         try:
             settle(sandbox.url, redis_url, timeout=60)
