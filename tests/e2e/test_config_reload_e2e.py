@@ -30,6 +30,9 @@ def test_a_missed_push_is_read_after_config_reload(steward: Steward) -> None:
     number = m.open_issue(repo, "what are the settings?")
     m.comment(repo, number, "/steward config")
     assert "commands_per_minute" not in _config_reply(steward, repo, number, 1).split("<details>")[0]
+    # Every job done before the push: a job still reading the file (the opened issue's, on a loaded machine)
+    # could read it after the push and cache the new copy, and no copy would be stale.
+    steward.settle()
     with _steward_down(steward):
         m.put_file(repo, TEST_CONFIG_PATHS[steward.forge], "limits:\n  commands_per_minute: 7\n")
         wait_for(
