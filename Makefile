@@ -125,6 +125,7 @@ bench: install redis
 	$(PY) bench/outsider_flood.py
 	$(PY) bench/client_overhead.py
 	$(PY) bench/cpu_per_event.py
+	$(PY) bench/worker_memory.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
