@@ -141,7 +141,7 @@ checksum/secret: {{ .Values.secrets.existingSecretVersion | toString | sha256sum
 {{- $body := .Values.config.maxBodyBytes | default 26214400 | int64 }}
 {{- $jobs := .Values.config.maxJobs | default 10 | int64 }}
 {{- $bodyMi := div (add $body 1048575) 1048576 }}
-{{- $_ := set $limits "memory" (printf "%dMi" (add $w.memoryBaseMi (mul $jobs $bodyMi 3))) }}
+{{- $_ := set $limits "memory" (printf "%dMi" (add $w.memoryBaseMi (mul $jobs $bodyMi 8))) }}
 {{- end }}
 {{- $_ := set $res "limits" $limits }}
 {{- toYaml $res }}
