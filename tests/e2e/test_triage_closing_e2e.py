@@ -85,6 +85,16 @@ def test_the_author_reopens_only_where_the_forge_would_let_them(steward: Steward
     assert "Reopened at outsider's request" in last_reply(steward, repo, number)
 
 
+def assert_closed_as_duplicate(steward: Steward, repo: str, number: int) -> None:
+    """Closed as each forge marks a duplicate: GitHub's `state_reason`, Gitea's `duplicate` label."""
+    issue = steward.maintainer.issue(repo, number)
+    assert issue["state"] == "closed"
+    if steward.forge == "github":
+        assert issue["state_reason"] == "duplicate"
+    else:
+        assert "duplicate" in steward.maintainer.labels_of(repo, number)
+
+
 def test_a_duplicate_is_closed_with_a_link_both_ways_once(steward: Steward) -> None:
     repo = steward.new_repo()
     original = steward.maintainer.open_issue(repo, "Login fails with SSO")
@@ -92,12 +102,7 @@ def test_a_duplicate_is_closed_with_a_link_both_ways_once(steward: Steward) -> N
     steward.outsider.comment(repo, again, f"/steward duplicate #{original}")
     steward.settle()
 
-    issue = steward.maintainer.issue(repo, again)
-    assert issue["state"] == "closed"
-    if steward.forge == "github":
-        assert issue["state_reason"] == "duplicate"
-    else:
-        assert "duplicate" in steward.maintainer.labels_of(repo, again)
+    assert_closed_as_duplicate(steward, repo, again)
     assert f"Closed as a duplicate of #{original}" in last_reply(steward, repo, again)
     [backlink] = bodies(steward, repo, original)
     assert f"#{again} was closed as a duplicate of this issue" in backlink
@@ -152,12 +157,7 @@ def test_a_duplicate_of_another_repositorys_issue_is_closed_and_linked_back_by_t
     steward.outsider.comment(repo, again, f"/steward duplicate {other}#{original}")
     steward.settle()
 
-    issue = steward.maintainer.issue(repo, again)
-    assert issue["state"] == "closed"
-    if steward.forge == "github":
-        assert issue["state_reason"] == "duplicate"
-    else:
-        assert "duplicate" in steward.maintainer.labels_of(repo, again)
+    assert_closed_as_duplicate(steward, repo, again)
     assert f"Closed as a duplicate of {other}#{original} at outsider's request" in last_reply(
         steward, repo, again
     )
