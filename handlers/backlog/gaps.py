@@ -57,7 +57,7 @@ from enum import StrEnum
 from typing import Final
 
 from handlers.backlog.text import Line, fold, language_of, prose_lines, sentences, strip_item, words
-from handlers.bug_refinement.api import clip_report
+from handlers.bug_refinement.api import MAX_REPORT_CHARS, clip_report
 
 __all__ = [
     "CORE",
@@ -91,7 +91,7 @@ WHAT_PROSE_WORDS: Final = 15
 # How much of an issue's body the gap scan, the dependency references and the spec read: GitHub holds a body
 # to 65,536 characters, Gitea holds none. Every reader here is linear; this bound keeps the cost of one body,
 # read at every event, small (issue 35 item 4).
-MAX_BODY_CHARS: Final = 65_536
+MAX_BODY_CHARS: Final = MAX_REPORT_CHARS
 
 # Heading and label keywords (folded words), the more specific dimensions first.
 SECTION_KEYWORDS: Final[tuple[tuple[Dimension, tuple[str, ...]], ...]] = (

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.records import neutralise
-from handlers.bug_refinement.api import clip_report
+from handlers.bug_refinement.api import MAX_REPORT_CHARS, clip_report
 
 __all__ = [
     "MAX_BODY_CHARS",
@@ -47,7 +47,7 @@ MAX_FORKS = 50
 # How much of a body `parse_forks` reads: GitHub holds an issue or pull request body to 65,536 characters,
 # Gitea holds none. The parse is linear, and this bound keeps its cost at every event small; a body is cut
 # at the end of a line as a bug report is (``clip_report``), and the reconciliation comment says so.
-MAX_BODY_CHARS = 65_536
+MAX_BODY_CHARS = MAX_REPORT_CHARS
 
 
 class UsageError(ValueError):
