@@ -251,7 +251,7 @@ class LimitSettings(BaseModel):
         default=20,
         ge=0,
         le=200,
-        description="`Blocked by #N` references handled per issue; the rest are skipped.",
+        description="`Blocked by #N` references and forge-linked blockers handled per issue; rest skipped.",
     )
     stories_per_bug: int = Field(default=20, ge=0, le=200, description="Stories refined per bug, at most.")
 

@@ -440,7 +440,14 @@ class GiteaIssues(GiteaCalls):
         items = await self._pages(
             f"{self._r(repo)}/issues/{number}/dependencies", f"dependencies of {repo}#{number}"
         )
-        return [int(item["number"]) for item in items]
+        # A blocker may live in another repository (each item carries its `repository`); its number is not
+        # a "#N" of this one.
+        here = repo.full_name.casefold()
+        return [
+            int(item["number"])
+            for item in items
+            if str((item.get("repository") or {}).get("full_name") or here).casefold() == here
+        ]
 
     async def add_blocked_by(self, repo: RepoRef, number: int, blocker: int) -> None:
         await self._post(

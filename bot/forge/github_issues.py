@@ -378,7 +378,13 @@ class GitHubIssues(GitHubCalls):
             f"/repos/{repo.full_name}/issues/{number}/dependencies/blocked_by?per_page=100",
             f"dependencies of {repo}#{number}",
         )
-        return [int(item["number"]) for item in items]
+        # A blocker may live in another repository; its number is not a "#N" of this one.
+        here = f"/repos/{repo.full_name}".casefold()
+        return [
+            int(item["number"])
+            for item in items
+            if str(item.get("repository_url") or here).casefold().endswith(here)
+        ]
 
     async def add_blocked_by(self, repo: RepoRef, number: int, blocker: int) -> None:
         blocking = await self.get_issue(repo, blocker)

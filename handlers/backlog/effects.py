@@ -218,31 +218,29 @@ async def sync_dependencies(
     ctx: EventContext, issue: Issue, wanted: Sequence[int], known: Sequence[iv.DepRecord]
 ) -> list[iv.DepRecord]:
     """Declare each wanted blocker on the forge (adding only what is missing), refusing cycles; on a forge
-    without issue dependencies, the blockers are only listed in the spec."""
+    without issue dependencies, the blockers are only listed in the spec. The blockers linked on the forge
+    itself (its "blocked by", which no text names) are recorded too, as ``linked`` — all of them read for
+    what they delivered (:func:`with_prior_work`). One list of the issue's blockers a job."""
     recorded = {d.number for d in known}
     todo = [n for n in dict.fromkeys(wanted) if n not in recorded]
-    if not todo:
-        return []
     # DESIGN §3.9: what a body names is bounded. Each reference may cost a walk of the dependency graph and
-    # a write; past the limit the rest are listed as skipped (a few by number, the others counted).
+    # a write; past the limit the rest are listed as skipped (a few by number, the others counted). The
+    # forge's own links share the bound: each may cost the reads of what it delivered.
     limit = ctx.settings.limits.references_per_issue
     room = max(0, limit - sum(1 for d in known if d.state != "skipped"))
-    todo, over = todo[:room], todo[room:]
-    skipped = [
-        iv.DepRecord(number=n, state="skipped", note=f"more than {limit} references in one issue")
-        for n in over[:MAX_SKIPPED_SHOWN]
-    ]
-    if len(over) > MAX_SKIPPED_SHOWN:
-        more = len(over) - MAX_SKIPPED_SHOWN
-        skipped.append(iv.DepRecord(number=0, state="skipped", note=f"{more} more references were skipped"))
-    if not todo:
-        return skipped
     try:
-        existing = set(await ctx.forge.list_blocked_by(ctx.repo, issue.number))
+        existing = await ctx.forge.list_blocked_by(ctx.repo, issue.number)
     except (NotFound, PermissionDenied, ValidationFailed):
+        # No issue dependencies here (Gitea answers 404 when a repository turned them off): none linked.
+        todo, over = todo[:room], todo[room:]
         listed = [iv.DepRecord(number=n, state="listed", note="no issue dependencies here") for n in todo]
-        return await with_prior_work(ctx, listed + skipped)
-    out: list[iv.DepRecord] = list(skipped)
+        return await with_prior_work(ctx, listed + _skipped(over, limit))
+    linked = [n for n in dict.fromkeys(existing) if n not in recorded and n not in todo and n != issue.number]
+    todo, over = todo[:room], todo[room:]
+    room -= len(todo)
+    linked, over = linked[: max(0, room)], over + linked[max(0, room) :]
+    out: list[iv.DepRecord] = _skipped(over, limit)
+    out += [iv.DepRecord(number=n, state="linked", note="linked on the forge") for n in linked]
     for number in todo:
         if number in existing:
             out.append(iv.DepRecord(number=number, state="declared"))
@@ -266,6 +264,17 @@ async def sync_dependencies(
     return await with_prior_work(ctx, out)
 
 
+def _skipped(over: Sequence[int], limit: int) -> list[iv.DepRecord]:
+    skipped = [
+        iv.DepRecord(number=n, state="skipped", note=f"more than {limit} references in one issue")
+        for n in over[:MAX_SKIPPED_SHOWN]
+    ]
+    if len(over) > MAX_SKIPPED_SHOWN:
+        more = len(over) - MAX_SKIPPED_SHOWN
+        skipped.append(iv.DepRecord(number=0, state="skipped", note=f"{more} more references were skipped"))
+    return skipped
+
+
 MAX_PRIOR_PULLS = 10
 
 
@@ -275,7 +284,7 @@ async def with_prior_work(ctx: EventContext, deps: list[iv.DepRecord]) -> list[i
     pulls: list[Issue] | None = None
     out: list[iv.DepRecord] = []
     for dep in deps:
-        if dep.state not in ("declared", "listed") or not dep.number:
+        if dep.state not in ("declared", "listed", "linked") or not dep.number:
             out.append(dep)
             continue
         try:

@@ -57,12 +57,13 @@ class ProbeRecord(BaseModel):
 
 
 class DepRecord(BaseModel):
-    """A ``Blocked by #N`` the refinement found: declared on the forge, only listed, or refused."""
+    """A blocker the refinement found: a ``Blocked by #N`` declared on the forge, only listed, or refused; or
+    one the forge itself links as blocking the issue (``linked``: its "blocked by", named in no text)."""
 
     model_config = ConfigDict(frozen=True)
 
     number: int
-    state: Literal["declared", "listed", "refused", "skipped"]
+    state: Literal["declared", "listed", "linked", "refused", "skipped"]
     note: str = ""
     # What the closed blocker delivered (seed 002's prior context): the merged pull request that names it, its
     # description's start and the files it changed; "" when it is open or nothing merged names it.

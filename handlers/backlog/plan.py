@@ -107,7 +107,9 @@ def _draft(thread: Thread, interview: iv.Interview) -> SpecRecord:
         update={
             "level": level.level,
             "level_reasons": level.reasons,
-            "blocked_by": tuple(d.number for d in interview.deps if d.state in ("declared", "listed")),
+            "blocked_by": tuple(
+                d.number for d in interview.deps if d.state in ("declared", "listed", "linked")
+            ),
         }
     )
     return record.with_new(spec)

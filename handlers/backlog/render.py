@@ -42,6 +42,8 @@ def render_deps(deps: Sequence[DepRecord]) -> str:
     for dep in deps:
         if dep.state == "declared":
             parts.append(f"#{dep.number} (declared as blocking this issue)")
+        elif dep.state == "linked":
+            parts.append(f"#{dep.number} (linked on the forge as blocking this issue)")
         elif dep.state == "listed":
             parts.append(f"#{dep.number} (listed here: {dep.note or 'this forge has no issue dependencies'})")
         elif dep.state == "skipped":

@@ -26,6 +26,9 @@ class FakeForge:
     issue: Issue
     comments: list[Comment] = field(default_factory=list)
     blocked_by: dict[int, list[int]] = field(default_factory=dict)
+    # What listing an issue's blockers raises (a forge without issue dependencies); how often it was asked.
+    blocked_by_error: Exception | None = None
+    blocked_by_lists: int = 0
     # Called before each list_comments: lets a test play "another job" between reads.
     on_list: Callable[[FakeForge, int], None] | None = None
     lists: int = 0
@@ -84,6 +87,9 @@ class FakeForge:
         return []
 
     async def list_blocked_by(self, repo: RepoRef, number: int) -> list[int]:
+        self.blocked_by_lists += 1
+        if self.blocked_by_error is not None:
+            raise self.blocked_by_error
         return list(self.blocked_by.get(number, []))
 
     async def add_blocked_by(self, repo: RepoRef, number: int, blocker: int) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 import handlers.core.refine as router
 from bot.commands.context import CommandContext
-from bot.forge import Comment, Issue
+from bot.forge import Comment, Issue, NotFound, PermissionDenied
 from handlers.backlog import bot as backlog
 from tests.backlog.fakes import FakeForge, command_context, event_context
 
@@ -166,3 +166,38 @@ async def test_references_past_the_limit_are_listed_as_skipped_not_walked() -> N
     assert [d.number for d in skipped] == [120, 121, 122, 123, 124, 0]
     assert skipped[-1].note == "75 more references were skipped"
     assert "#120 — skipped: more than 20 references in one issue" in thread.interview_body  # type: ignore[operator]
+
+
+async def test_blockers_linked_on_the_forge_are_recorded_within_the_same_bound() -> None:
+    """Issue 36 §7: the forge's own "blocked by" links, named in no text, are recorded as linked (one list of
+    them a job), bounded by `limits.references_per_issue` like the ones a body names."""
+    fake = forge()
+    fake.issue = replace(fake.issue, body=BODY + "\nBlocked by #7\n")
+    fake.blocked_by = {5: [7, *range(100, 130)]}
+    await backlog.on_refine_label(event_context(fake))
+    thread = await backlog.load(event_context(fake))
+    assert thread.interview is not None
+    deps = thread.interview.deps
+    assert [d.number for d in deps if d.state == "declared"] == [7], "the body's blocker, already linked"
+    assert [d.number for d in deps if d.state == "linked"] == list(range(100, 119))
+    assert [d.number for d in deps if d.state == "skipped"] == [119, 120, 121, 122, 123, 0]
+    assert fake.writes.count("blocked 5<-7") == 0, "nothing written for what the forge already links"
+    assert fake.blocked_by_lists == 1
+    assert "#100 (linked on the forge as blocking this issue)" in thread.interview_body  # type: ignore[operator]
+    await backlog.on_refine_label(event_context(fake))  # a replay lists once more and records nothing new
+    assert fake.blocked_by_lists == 2
+    assert (await backlog.load(event_context(fake))).interview == thread.interview
+
+
+@pytest.mark.parametrize("error", [NotFound("dependencies are off"), PermissionDenied("no access")])
+async def test_a_forge_without_dependencies_links_none(error: Exception) -> None:
+    """Gitea answers 404 for an issue's dependencies when the repository turned them off: that means none
+    are linked, and the blockers a body names are only listed."""
+    fake = forge()
+    fake.issue = replace(fake.issue, body=BODY + "\nBlocked by #7\n")
+    fake.blocked_by_error = error
+    await backlog.on_refine_label(event_context(fake))
+    thread = await backlog.load(event_context(fake))
+    assert thread.interview is not None and thread.interview.status == "interviewing"
+    assert [(d.number, d.state) for d in thread.interview.deps] == [(7, "listed")]
+    assert fake.blocked_by_lists == 1

@@ -203,6 +203,16 @@ async def test_issue_relations(forge: Forge, site: Site) -> None:
     await forge.add_blocked_by(repo, parent, other)
     await forge.add_blocked_by(repo, parent, blocker)
     assert sorted(await forge.list_blocked_by(repo, parent)) == sorted([blocker, other])
+    # A blocker in another repository is not a "#N" of this one: it is left out, not mistaken for one here.
+    elsewhere = site.new_repo()
+    far = site.open_issue(elsewhere, "far away")
+    if site.kind == "github":
+        body: dict[str, object] = {"issue_id": site.issue_id(elsewhere, far)}
+        site.call("POST", f"/repos/{repo}/issues/{parent}/dependencies/blocked_by", body)
+    else:
+        body = {"owner": elsewhere.owner, "repo": elsewhere.name, "index": far}
+        site.call("POST", f"/repos/{repo}/issues/{parent}/dependencies", body)
+    assert sorted(await forge.list_blocked_by(repo, parent)) == sorted([blocker, other])
     if site.kind == "github":
         child = site.open_issue(repo, "child")
         site.call(

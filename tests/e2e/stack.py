@@ -216,7 +216,9 @@ class ForgeUser:
 
     # --- pull requests ------------------------------------------------------------------------------------
 
-    def open_pull(self, repo: str, title: str, branch: str, *, milestone: int | None = None) -> int:
+    def open_pull(
+        self, repo: str, title: str, branch: str, *, milestone: int | None = None, body: str = ""
+    ) -> int:
         """A pull request of a new branch with one new file into main (optionally in a milestone)."""
         if self.flavor == "gitea":
             self.call("POST", f"/repos/{repo}/branches", {"new_branch_name": branch, "old_ref_name": "main"})
@@ -227,7 +229,7 @@ class ForgeUser:
         self.call(
             "POST" if self.flavor == "gitea" else "PUT", f"/repos/{repo}/contents/{branch}.txt", content
         )
-        pull = {"head": branch, "base": "main", "title": title, "body": ""}
+        pull = {"head": branch, "base": "main", "title": title, "body": body}
         number = int(self.call("POST", f"/repos/{repo}/pulls", pull)["number"])
         if milestone is not None:
             self.set_milestone(repo, number, milestone)
@@ -246,6 +248,17 @@ class ForgeUser:
         """The issues this one is declared blocked by (GitHub's and Gitea's dependency APIs)."""
         path = "dependencies" if self.flavor == "gitea" else "dependencies/blocked_by"
         return [int(item["number"]) for item in self.call("GET", f"/repos/{repo}/issues/{number}/{path}")]
+
+    def link_blocker(self, repo: str, number: int, blocker: int) -> None:
+        """Marks `blocker` as blocking `number` in the forge's own dependency links (as a person does in the
+        issue's sidebar), without a word in any text."""
+        if self.flavor == "gitea":
+            owner, name = repo.split("/")
+            body: dict[str, object] = {"owner": owner, "repo": name, "index": blocker}
+            self.call("POST", f"/repos/{repo}/issues/{number}/dependencies", body)
+        else:
+            body = {"issue_id": self.call("GET", f"/repos/{repo}/issues/{blocker}")["id"]}
+            self.call("POST", f"/repos/{repo}/issues/{number}/dependencies/blocked_by", body)
 
     def comment(self, repo: str, number: int, body: str) -> int:
         return int(self.call("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})["id"])

@@ -59,3 +59,38 @@ def test_a_closed_blocker_shows_what_it_delivered(steward: Steward) -> None:
     spec = next(c["body"] for c in steward.bot_comments(repo, number) if "backlog-spec" in c["body"][:60])
     assert "**Prior work** (what the closed blockers delivered):" in spec
     assert f"- #{blocker}: closed; delivered by #{pr}" in spec
+
+
+def test_a_blocker_linked_only_on_the_forge_shows_what_it_delivered(steward: Steward) -> None:
+    """The forge's own dependency links count as declared dependencies (issue 36 §7): a blocker linked in the
+    issue's sidebar, named in no text, is read like one the description names — the merged pull request
+    that delivered it, the start of its description and the files it changed, in the interview and the
+    spec."""
+    m = steward.maintainer
+    repo = steward.new_repo()
+    blocker = m.open_issue(repo, "Session storage", "Keep sessions server side.")
+    said = "Sessions live in Redis, keyed by a signed cookie; they expire after a day."
+    pr = m.open_pull(repo, "Session store", "session-store", body=f"{said}\n\nPart of #{blocker}.")
+    m.merge_pull(repo, pr)
+    m.edit_issue(repo, blocker, state="closed")
+    number = m.open_issue(repo, "Add login", FEATURE)
+    m.link_blocker(repo, number, blocker)
+    steward.settle()
+    m.add_labels(repo, number, ["refine"])
+    steward.settle()
+    interview = next(
+        c["body"] for c in steward.bot_comments(repo, number) if "backlog-interview" in c["body"][:60]
+    )
+    line = next(x for x in interview.splitlines() if x.startswith("**Blocked by:**"))
+    assert f"#{blocker} (linked on the forge as blocking this issue)" in line
+    assert f"prior work: closed; delivered by #{pr} “Session store”: {said}" in line
+    assert "files: `session-store.txt`" in line
+    steward.maintainer.comment(repo, number, "/enough")
+    steward.settle()
+    spec_comment = next(
+        c["body"] for c in steward.bot_comments(repo, number) if "backlog-spec" in c["body"][:60]
+    )
+    assert "**Prior work** (what the closed blockers delivered):" in spec_comment
+    assert f"- #{blocker}: closed; delivered by #{pr} “Session store”: {said}" in spec_comment
+    assert "files: `session-store.txt`" in spec_comment
+    assert data_of(steward, repo, number, "backlog-spec")["current"]["blocked_by"] == [blocker]

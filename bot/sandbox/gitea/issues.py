@@ -397,6 +397,13 @@ def _answer(request: Request, ctx: GCtx, found: list[tuple[Repo, Issue]]) -> Res
     return json_response(request, [ctx.shapes.issue(r, i) for r, i in chunk], headers=headers)
 
 
+# GET /repos/{owner}/{repo}/issues/{index}/dependencies: the issues that block this one, each a whole issue
+# with its `repository` (a blocker may live in another repository), paged by `page`/`limit` — Gitea's
+# routers/api/v1/repo/issue_dependency.go `GetIssueDependencies` (operation issueListIssueDependencies in
+# tests/fixtures/gitea/openapi3.v1.json: 200 IssueList, 404). Real Gitea answers 404 when the
+# repository has issue dependencies turned off; the sandbox's repositories always have them on
+# (`enable_issue_dependencies` in shapes.py), so Steward's "404 means none" is pinned by
+# tests/backlog/test_effects.py. Pinned here by tests/contract/test_forge_contract.py (issue relations).
 @GCtx.on_repo()
 async def list_dependencies(request: Request, ctx: GCtx, repo: Repo) -> Response:
     return _answer(request, ctx, ops.all_by_id(ctx.forge, _issue(ctx, repo).blocked_by))
