@@ -6,7 +6,7 @@ The work itself is in ``start`` (`/bugfix`), ``evidence`` (the status and the le
 
 from __future__ import annotations
 
-import hashlib
+from datetime import UTC, datetime
 from typing import cast
 
 from bot.commands.context import CommandContext, CommandError, EventContext
@@ -40,6 +40,7 @@ from handlers.bugfix.record import (
     record_reply,
     recorded,
 )
+from handlers.bugfix.restorations import Restoration
 from handlers.bugfix.scope import MAX_ITEMS as MAX_SCOPE_ITEMS
 from handlers.bugfix.scope import ScopeAcceptance, item_words
 from handlers.bugfix.start import start_bugfix
@@ -399,7 +400,8 @@ async def on_ledger_touched(ctx: EventContext) -> None:
 # --- events -------------------------------------------------------------------------------------------------
 
 
-async def _sync(ctx: EventContext, pull: PullRequest) -> None:
+async def _sync(ctx: EventContext, pull: PullRequest, restored: Restoration | None = None) -> None:
+    """``restored``: the ledger records that Steward set its own result again over someone else's."""
     if pull.from_fork:
         # A fork's branch named like the bug's (or a deleted fork's) never joins the bug.
         return
@@ -414,7 +416,7 @@ async def _sync(ctx: EventContext, pull: PullRequest) -> None:
         return
     record = await adopt(ctx, number, record, pull)
     async with ctx.holding(pull.number):
-        await sync_pull(ctx, pull, number, record)
+        await sync_pull(ctx, pull, number, record, restored=restored)
 
 
 @plugin.on("pull_request_review", "submitted", "edited", "dismissed", section=SECTION)
@@ -517,15 +519,11 @@ def same_login(a: str, b: str) -> bool:
 async def restore_own_status(ctx: EventContext, report: ReportSnapshot) -> None:
     """Someone other than Steward set a ``steward/*`` status (every such context is Steward's: a required
     check must not pass on a writer's word). Steward posts its own state again at once: on a bugfix pull
-    request's head, the state it computes; elsewhere the last state Steward itself set for that context there,
-    or a failure when it never set one. Said once in the pull request's thread, beside its ledger."""
-    who = ctx.event.sender
+    request's head, the state it computes, and its ledger records who set what (``restorations``); elsewhere
+    the last state Steward itself set for that context there, or a failure when it never set one."""
     sha, context = report.sha, report.context
     pulls = [p for p in await _pulls_holding(ctx, report) if p.head_sha == sha and p.state == "open"]
-    if context.casefold() == CONTEXT and pulls:
-        for pull in pulls:
-            await _sync(ctx, pull)
-    else:
+    if context.casefold() != CONTEXT or not pulls:
         statuses = await ctx.forge.commit_statuses(ctx.repo, sha)
         mine = [s for s in statuses if s.context == context and same_login(s.creator, ctx.me.login)]
         own = max(mine, key=lambda s: (s.updated_at, s.id)) if mine else None
@@ -539,15 +537,10 @@ async def restore_own_status(ctx: EventContext, report: ReportSnapshot) -> None:
                 ctx.repo, sha, context, "failure", f"Not Steward's: {context} is set by Steward only"[:140]
             )
     ctx.log.warning("a steward/* status set by someone else; Steward's own posted again", context=context)
+    at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    restored = Restoration(ctx.event.sender or "", context, report.state or "", sha, at)
     for pull in pulls:
-        await ctx.upsert_sticky(
-            "status-restored",
-            f"{pull.number}-{sha[:12]}-{hashlib.sha256(f'{who}{context}'.encode()).hexdigest()[:8]}",
-            f"The ledger stands: `{context}` on `{sha[:10]}` was set to {report.state or 'a state'} by "
-            f"@{who}, and only Steward sets `{OWN_PREFIX}*` statuses, so it posted its own state again. A "
-            "required status cannot tell who set it (docs/bugfix.md).",
-            number=pull.number,
-        )
+        await _sync(ctx, pull, restored)
 
 
 # --- catching up --------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from bot.forge import (
     repo_key,
 )
 from bot.records import neutralise, sticky
-from handlers.bugfix import other_capabilities
+from handlers.bugfix import other_capabilities, restorations
 from handlers.bugfix.independence import modifiers, unaccounted, void_rounds
 from handlers.bugfix.ledger import Budgets, Event, Ledger, event_from_json, event_to_json, fold
 from handlers.bugfix.native_reviews import Conflict, judge
@@ -45,6 +45,7 @@ from handlers.bugfix.record import (
 )
 from handlers.bugfix.regression_slot import case_names, is_test_path
 from handlers.bugfix.render import exhausted_note, ledger_text
+from handlers.bugfix.restorations import Restoration
 from handlers.bugfix.reviewer_requests import forge_requested_excluded, request_reviewers
 from handlers.bugfix.scope import ScopeCheck, changed_lines, check_scope, regression_test_edited
 from handlers.bugfix.status import (
@@ -112,6 +113,8 @@ class Evidence:
     scope: ScopeCheck | None = None
     # Why the push history cannot show who moved the branch, in a reader's words ("": it can, or unreadable).
     push_gap: str = ""
+    # Steward's own results someone else set, and Steward restored (the ledger's last few).
+    restored: tuple[Restoration, ...] = ()
 
 
 LONG_FEED = (
@@ -159,6 +162,8 @@ class LedgerSources:
     events: list[Event]
     budgets: Budgets
     conflicts: list[Conflict] = field(default_factory=list)
+    # Steward's own results someone else set, as the ledger comments recorded them (``restorations``).
+    restored: list[Restoration] = field(default_factory=list)
 
 
 def _lowest(a: Budgets, b: Budgets) -> Budgets:
@@ -179,6 +184,7 @@ async def ledger_events(
     Steward's own comments count."""
     found: list[Event] = []
     conflicts: dict[int, Conflict] = {}
+    restored: list[Restoration] = []
     budgets = record.budgets
     ledger_head = sticky.marker(LEDGER_KIND, str(number))
     newest = await ctx.forge.find_pull_request(ctx.repo, record.branch, state="all")
@@ -213,6 +219,7 @@ async def ledger_events(
                 for raw in raw_conflicts if isinstance(raw_conflicts, list) else ():
                     if (conflict := Conflict.from_json(raw)) is not None:
                         conflicts.setdefault(conflict.comment_id, conflict)
+                restored += restorations.from_data(data.get("restored"))
                 continue
             event = event_from_json(data.get("bugfix"))
             if event is not None:
@@ -221,12 +228,15 @@ async def ledger_events(
                 conflicts.setdefault(conflict.comment_id, conflict)
     if blocks and not trusted:
         budgets = Budgets(0, 0, 0)  # nothing Steward wrote verifies: the budgets count as spent
-    return LedgerSources(found, budgets, sorted(conflicts.values(), key=lambda c: c.comment_id))
+    ordered = sorted(conflicts.values(), key=lambda c: c.comment_id)
+    return LedgerSources(found, budgets, ordered, [*restorations.merged(restored)])
 
 
-def ledger_data(number: int, ledger: Ledger, conflicts: tuple[Conflict, ...] = ()) -> dict[str, Any] | None:
-    """The ledger comment's data block: the budgets, every event and conflict (only the budgets when it
-    would not fit)."""
+def ledger_data(
+    number: int, ledger: Ledger, conflicts: tuple[Conflict, ...] = (), restored: Sequence[Restoration] = ()
+) -> dict[str, Any] | None:
+    """The ledger comment's data block: the budgets, every event and conflict, the last restorations of
+    Steward's own results (only the budgets and those when it would not fit)."""
     events = [
         *(event_to_json(e) for e in ledger.rounds),
         *(event_to_json(e) for e in ledger.dispositions),
@@ -237,11 +247,12 @@ def ledger_data(number: int, ledger: Ledger, conflicts: tuple[Conflict, ...] = (
     data: dict[str, Any] = {"bug": number, "budgets": ledger.budgets.to_json(), "events": events}
     if conflicts:
         data["conflicts"] = [c.to_json() for c in conflicts]
-    return (
-        data
-        if len(sticky.encode_data(data)) < MAX_LEDGER_DATA
-        else {"bug": number, "budgets": data["budgets"]}
-    )
+    kept = [r.to_json() for r in restored]
+    if kept:
+        data["restored"] = kept
+    if len(sticky.encode_data(data)) < MAX_LEDGER_DATA:
+        return data
+    return {"bug": number, "budgets": data["budgets"], **({"restored": kept} if kept else {})}
 
 
 async def assess(
@@ -380,6 +391,7 @@ async def assess(
         excluded,
         scope,
         gap,
+        tuple(sources.restored),
     )
 
 
@@ -429,11 +441,16 @@ async def sync_pull(
     number: int,
     record: Record,
     cache: dict[int, list[Comment]] | None = None,
+    restored: Restoration | None = None,
 ) -> Evidence:
-    """Recompute the status of the pull request's head, its ledger comment, and the labels they mirror."""
+    """Recompute the status of the pull request's head, its ledger comment, and the labels they mirror.
+    ``restored``: someone else set one of Steward's results on the head and Steward set its own again; the
+    ledger records it."""
     ev = await assess(ctx, pull, number, record, cache)
     if pull.state != "open":
         return ev
+    if restored is not None:
+        ev.restored = restorations.merged(ev.restored, [restored])
     text = ledger_text(
         number=number,
         status=ev.status,
@@ -443,6 +460,7 @@ async def sync_pull(
         red_ci=ev.red_ci or "",
         head_ci=ev.head_ci or "",
         native=ev.native,
+        restored=ev.restored,
     )
     if flagged := forge_requested_excluded(pull, {**ev.excluded, pull.author.casefold(): "opened it"}):
         text += "\n\n" + "\n".join(f"- {line}" for line in flagged)
@@ -450,7 +468,7 @@ async def sync_pull(
         LEDGER_KIND,
         str(number),
         text,
-        data=ledger_data(number, ev.ledger, ev.conflicts),
+        data=ledger_data(number, ev.ledger, ev.conflicts, ev.restored),
         number=pull.number,
         comments=ev.comments.get(pull.number),
     )
@@ -461,14 +479,22 @@ async def sync_pull(
     # The copy on the bug: the events and budgets outlive the pull request and the record's list of them
     # (written once there is an event to keep).
     ledger = ev.ledger
-    kept = (ledger.rounds, ledger.dispositions, ledger.gaps, ledger.red_proofs, ledger.scopes, ev.conflicts)
+    kept = (
+        ledger.rounds,
+        ledger.dispositions,
+        ledger.gaps,
+        ledger.red_proofs,
+        ledger.scopes,
+        ev.conflicts,
+        ev.restored,
+    )
     if any(kept):
         await ctx.upsert_sticky(
             LEDGER_KIND,
             str(number),
             f"The review ledger of this bug's fix is on #{pull.number} "
             f"([ledger]({written.comment.html_url})); this copy keeps its events and budgets with the bug.",
-            data=ledger_data(number, ev.ledger, ev.conflicts),
+            data=ledger_data(number, ev.ledger, ev.conflicts, ev.restored),
             number=number,
             comments=ev.comments.get(number),
         )

@@ -13,6 +13,8 @@ from handlers.bugfix.gate import Refusal
 from handlers.bugfix.ledger import Ledger
 from handlers.bugfix.native_reviews import Conflict, shown
 from handlers.bugfix.regression_slot import fence_info
+from handlers.bugfix.restorations import Restoration
+from handlers.bugfix.restorations import lines as restoration_lines
 from handlers.bugfix.scope import ScopeAcceptance, item_words
 from handlers.bugfix.status import CONTEXT, RegressionStatus
 
@@ -150,6 +152,7 @@ def ledger_text(
     red_ci: str,
     head_ci: str,
     native: Sequence[Review] = (),
+    restored: Sequence[Restoration] = (),
 ) -> str:
     icon = _ICON[status.state]
     lines = [f"{icon} **Regression-first: {status.description}**", ""]
@@ -209,6 +212,7 @@ def ledger_text(
             "|---|---|---|---|",
             *rows,
         ]
+    lines += restoration_lines(restored)
     lines += [
         "",
         "<details><summary>Commands</summary>",

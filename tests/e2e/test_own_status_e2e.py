@@ -3,15 +3,23 @@
 Before: Steward ignored every `steward/*` status event, whoever posted it, so a writer who posted
 `steward/regression-first` = success on a bugfix pull request's head made a required status check pass (the
 forge keeps the latest status of a context, whoever set it). Now Steward posts its own state again at once and
-says so in the pull request's thread; on a commit it never judged, a forged `steward/*` status is answered
-with a failure.
+its ledger records who set which context to what, on which commit (an entry of the ledger's signed record: it
+outlives the ledger's re-renders); on a commit it never judged, a forged `steward/*` status is answered with
+a failure.
 """
 
 from __future__ import annotations
 
+from bot.records import neutralise
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import wait_for
-from tests.e2e.test_bugfix_e2e import CONTEXT, head_of, opened, repo_with_ci, state_of
+from tests.e2e.test_bugfix_e2e import CONTEXT, head_of, opened, repo_with_ci, state_of, sticky_of
+
+
+def ledger_of(steward: Steward, repo: str, pr: int) -> str:
+    ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
+    assert ledger is not None, "no ledger on the pull request"
+    return str(ledger["body"])
 
 
 def test_a_writer_s_steward_status_is_overwritten_with_steward_s_own(steward: Steward) -> None:
@@ -25,12 +33,26 @@ def test_a_writer_s_steward_status_is_overwritten_with_steward_s_own(steward: St
     steward.outsider.call("POST", f"/repos/{repo}/statuses/{head}", forged)
     steward.settle()
     wait_for(lambda: state_of(steward, repo, pr) == before or None, what="Steward's own state again")
-    [note] = [
-        c["body"]
-        for c in steward.bot_comments(repo, pr)
-        if c["body"].startswith("<!-- steward:status-restored:")
-    ]
-    assert f"`{CONTEXT}` on `{head[:10]}` was set to success by @outsider" in note
+    entry = f"| @outsider | `{CONTEXT}` (status) | success | `{head[:10]}` |"
+    wait_for(lambda: entry in ledger_of(steward, repo, pr) or None, what="the forgery in the ledger")
+    assert "Steward's own results set by someone else" in ledger_of(steward, repo, pr)
+    assert not any("status-restored" in c["body"] for c in steward.bot_comments(repo, pr)), "no second note"
+    # The entry is in the ledger's signed record: the ledger edited to drop it is rewritten with it, once.
+    ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
+    assert ledger is not None
+    steward.maintainer.edit_comment(repo, int(ledger["id"]), ledger["body"].replace(entry, "| |"))
+    steward.settle()
+    wait_for(
+        lambda: entry in ledger_of(steward, repo, pr) or None, what="the ledger rewritten with the entry"
+    )
+    assert ledger_of(steward, repo, pr).count(entry) == 1
+    # A context that names someone is quoted inert in the ledger: no live mention, no markup.
+    named = "steward/@maintainer <b>x</b>"
+    steward.outsider.call("POST", f"/repos/{repo}/statuses/{head}", {"state": "success", "context": named})
+    steward.settle()
+    shown = neutralise.code(named, 100, in_table=True)
+    wait_for(lambda: shown in ledger_of(steward, repo, pr) or None, what="the named context in the ledger")
+    assert "@maintainer" not in ledger_of(steward, repo, pr) and "<b>" not in ledger_of(steward, repo, pr)
     # A steward/* context on a commit Steward never judged: answered with a failure.
     other = {"state": "success", "context": "steward/config", "description": "valid"}
     steward.outsider.call("POST", f"/repos/{repo}/statuses/{red}", other)
