@@ -68,11 +68,14 @@ class ThreadedServer:
         self.server = PromptServer(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
-    def start(self, timeout: float = 10.0) -> ThreadedServer:
+    def start(self, timeout: float = 60.0) -> ThreadedServer:
+        """Start serving and wait until the port answers (a long deadline: a loaded machine is slow, not
+        broken); past it, the server is told to stop before it takes a request."""
         self.thread.start()
         deadline = time.monotonic() + timeout
         while not self.server.started:
             if not self.thread.is_alive() or time.monotonic() > deadline:
+                self.server.exit_now()
                 raise RuntimeError(f"the server on port {self.port} did not start")
             time.sleep(0.005)
         return self
@@ -99,6 +102,9 @@ class ThreadedWorker:
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.error: BaseException | None = None
         self._keyring_before: Keyring | None = None
+        # Set when ``start`` gave up waiting: the thread must not go on to run a worker nobody stops, which
+        # would take later tests' jobs from the shared Redis with this test's registry.
+        self._abandoned = threading.Event()
 
     def _run(self) -> None:
         from bot.worker.jobs import create_worker
@@ -113,6 +119,9 @@ class ThreadedWorker:
                 handler_settings=self.handler_settings,
                 clock=self.clock,
             )
+            if self._abandoned.is_set():
+                await self.worker.close()
+                return
             try:
                 await self.worker.async_run()
             except asyncio.CancelledError:
@@ -125,15 +134,24 @@ class ThreadedWorker:
         except BaseException as exc:  # kept for the caller to inspect
             self.error = exc
 
-    def start(self, timeout: float = 10.0) -> ThreadedWorker:
+    def start(self, timeout: float = 60.0) -> ThreadedWorker:
+        """Start the worker and wait until it exists. The first worker of a process imports every handler
+        (seconds on a loaded machine), hence the long deadline; past it, the thread is told to stop before it
+        runs a single job."""
         self._keyring_before = installed()
         self.thread.start()
         deadline = time.monotonic() + timeout
-        while self.worker is None:
+        while True:
             if not self.thread.is_alive() or time.monotonic() > deadline:
+                # Told before the worker is looked at: either the thread sees it once it has made the worker,
+                # or the worker is there to be stopped here.
+                self._abandoned.set()
+                if self.worker is not None:
+                    self.stop()
                 raise RuntimeError(f"the worker did not start: {self.error!r}")
+            if self.worker is not None:
+                return self
             time.sleep(0.005)
-        return self
 
     def stop(self) -> None:
         """Like SIGTERM: stop picking jobs, let running ones finish, re-queue what is cut off."""

@@ -88,3 +88,31 @@ def test_a_worker_off_the_clock_runs_its_periodic_jobs_only_when_queued(redis_ur
         worker.stop()
     assert sync.llen(key) == 2
     sync.close()
+
+
+def test_a_worker_that_did_not_start_in_time_never_runs(redis_url: str) -> None:
+    """A test whose worker was slow to start fails, and its worker must not start later and take the
+    following tests' jobs from the shared Redis (a loaded machine once turned one slow start into a run of
+    failures: replies made with another test's commands). ``start`` past its deadline stops the thread
+    before the worker runs anything."""
+    key = "steward-test:abandoned-runs"
+    registry = Registry()
+
+    @registry.every(seconds=1, name="tick")
+    async def tick(ctx: PeriodicContext) -> None:
+        client = Redis.from_url(redis_url)
+        try:
+            await client.rpush(key, ctx.slot.isoformat())
+        finally:
+            await client.aclose()
+
+    late = ThreadedWorker(Settings(redis_url=redis_url), registry, clock=True)
+    with pytest.raises(RuntimeError, match="did not start"):
+        late.start(timeout=-1)
+    late.thread.join(timeout=30)
+    assert not late.thread.is_alive(), "the abandoned worker's thread is still running"
+    sync = redis.Redis.from_url(redis_url)
+    try:
+        assert sync.llen(key) == 0
+    finally:
+        sync.close()
