@@ -34,3 +34,13 @@ def test_running_steward_installs_the_runtime_only(target: str, tmp_path: Path) 
 def test_testing_installs_the_test_toolchain_too(target: str, tmp_path: Path) -> None:
     plan = _plan(target, tmp_path)
     assert "pip install --quiet --no-compile -e '.[test]' -c requirements.lock" in plan
+
+
+def test_make_test_checks_types_beside_the_tests_and_fails_on_either(tmp_path: Path) -> None:
+    """mypy runs while pytest does (issue 37: a fresh clone's mypy is 20-25 s of one core, and pytest leaves
+    part of the two cores idle), and `make test` still fails when either fails."""
+    plan = _plan("test", tmp_path)
+    recipe = plan[plan.index("/mypy > ") :]
+    assert recipe.index("& types=$!") < recipe.index("-m pytest -n 3")
+    assert "wait $types; typed=$?" in recipe
+    assert "if [ $tests -ne 0 ] || [ $typed -ne 0 ]; then exit 1; fi" in recipe
