@@ -106,7 +106,7 @@ async def _reconcile(args: argparse.Namespace, settings: Any) -> int:
     try:
         kinds = runtime.forge_kinds
         try:
-            await install_from_settings(settings, redis)
+            await install_from_settings(settings, redis, runtime.state)
             seen = await seen_repos(runtime.seen, kinds)
         except (RedisError, OSError) as exc:
             print(_no_redis(settings.redis_url, exc), file=sys.stderr)

@@ -199,17 +199,17 @@ async def _public_key(settings: Settings) -> int:
 
     from bot.cli.operator import redacted
     from bot.queue.jobs import make_redis
-    from bot.records.signing import fingerprint, keyring_from, load_private, public_pem
+    from bot.records.signing import fingerprint, load_private, public_pem, signing_key_of
 
     if settings.signing_key is not None:
         public = load_private(settings.signing_key.get_secret_value()).public_key()
     else:
         redis = make_redis(settings.redis_url)
         try:
-            # The key the workers sign with (made now, as a worker would, when none exists yet).
-            keyring = await keyring_from(None, (), redis, warn=False)
-            assert keyring.private is not None
-            public = keyring.private.public_key()
+            # The key the workers sign with (made now, as a worker would, when none exists yet). When Steward
+            # started signing is left to the workers: this command may run without their state file.
+            private, _ = await signing_key_of(None, redis)
+            public = private.public_key()
         except (RedisError, OSError) as exc:
             print(
                 "steward public-key: no STEWARD_SIGNING_KEY, and Redis (where Steward keeps its key) is not "

@@ -94,8 +94,8 @@ class Settings(BaseSettings):
     # before a rotation.
     verify_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # When Steward started signing (an ISO-8601 time): an unsigned record in a comment or issue created before
-    # it is legacy, one created after it was tampered with. Kept in Redis too; set here it survives losing
-    # Redis (docs/integrity.md). `steward public-key` prints the value Redis holds.
+    # it is legacy, one created after it was tampered with. Kept in Redis and in the workers' state file too
+    # (the earliest of the three counts); set here it survives losing both (docs/integrity.md).
     signing_since: str | None = None
 
     # The bot's own login; discovered from the forge when empty.
@@ -154,9 +154,9 @@ class Settings(BaseSettings):
     # token's repositories, the App's installations: bot.catchup.installed); false: only those that sent an
     # event in the last 30 days (a token that reaches many repositories Steward should leave alone).
     reconcile_installed: bool = True
-    # A small JSON file on a volume that outlives Redis (and the pod): the workers' heartbeat and the end of
-    # the last completed catch-up, so a Redis that comes back empty is noticed and caught up on over the
-    # whole window (bot.worker.state_file). Unset: such a loss cannot be told from a first start.
+    # A small JSON file on a volume that outlives Redis (and the pod): the workers' heartbeat, the end of the
+    # last completed catch-up and when Steward started signing, so a Redis that comes back empty is noticed
+    # and caught up on (bot.worker.state_file). Unset: such a loss cannot be told from a first start.
     state_file: Path | None = None
     reconcile_timeout_seconds: int = Field(default=1800, ge=60)
     # Nothing acts until invited (DESIGN §3.15): a repository without a valid Steward configuration file

@@ -108,7 +108,7 @@ def _reconcile_with(settings: Settings) -> Callable[[str, str], list[str]]:
             patient = settings.model_copy(update={"budget_max_wait_seconds": 65.0})
             runtime = build_runtime(patient, redis_client)
             try:
-                await install_from_settings(settings, redis_client)
+                await install_from_settings(settings, redis_client, runtime.state)
                 kind: ForgeKind = "gitea" if flavor == "gitea" else "github"
                 report = await reconcile_all(runtime, [(kind, RepoRef.parse(repo))], say=lines.append)
                 lines.append(f"re-checked {report.issues} issue(s); {len(report.errors)} error(s)")

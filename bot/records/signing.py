@@ -45,6 +45,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from bot.queue.locks import LuaScript
+from bot.records.signing_since import StartMemory, signing_start
 from bot.telemetry import logs
 
 log = logs.get("steward.signing")
@@ -64,7 +65,6 @@ SIG_RE = re.compile(
 # (docs/deploy.md, "A Redis ACL for the receiver"); where an earlier version kept it (moved at a start).
 REDIS_KEY = "steward-secret:signing-key"
 LEGACY_REDIS_KEY = "steward:signing:key"
-REDIS_SINCE = "steward:signing:since"
 REDIS_SEQ = "steward:signing:seq"
 
 
@@ -273,6 +273,7 @@ class Keyring:
         # Earlier keys' end dates (key id -> seconds since the epoch): after it, what that key signed is no
         # longer trusted — it reads as signed by an unknown key, and is re-derived and re-signed quietly.
         self.until: dict[str, float] = {}
+        # 0: not known (a verifier: an unsigned block reads as legacy anywhere); ``NO_LEGACY``: nowhere.
         self.since = since
         # The operator pinned the signing key (``STEWARD_SIGNING_KEY``); False: Steward keeps it in Redis.
         self.pinned = False
@@ -398,46 +399,43 @@ async def keyring_from(
     redis: Any,
     *,
     since: float | None = None,
+    state: StartMemory | None = None,
     warn: bool = True,
 ) -> Keyring:
     """The keyring of a worker: ``STEWARD_SIGNING_KEY`` when set, else the key kept in Redis (made at the
-    first start, the same for every worker sharing that Redis).
-
-    When Steward started signing (what makes an unsigned block ``legacy``) is the earliest of ``since``
-    (``STEWARD_SIGNING_SINCE``: the operator's, it survives losing Redis) and what Redis remembers; Redis
-    keeps the earliest known, so a value set later never moves it forward."""
+    first start, the same for every worker sharing that Redis), signing since ``signing_start``."""
     entries = [verify_key(value) for value in verify_keys]
     public = [key for key, _ in entries]
-    if signing_key:
-        private = load_private(signing_key)
-        await _forget_kept(redis, private)
-    else:
-        if await redis.exists(LEGACY_REDIS_KEY):
-            # Kept by an earlier version: the same key under its new name.
-            await redis.renamenx(LEGACY_REDIS_KEY, REDIS_KEY)
-        made = private_pem(Ed25519PrivateKey.generate())
-        if await redis.set(REDIS_KEY, made, nx=True):
-            log.warning(
-                "no STEWARD_SIGNING_KEY: generated a signing key and kept it in Redis. Pin it: "
-                "`redis-cli GET steward-secret:signing-key > steward-signing.pem`, then set "
-                "STEWARD_SIGNING_KEY=/path/to/steward-signing.pem (losing Redis would otherwise mean a new "
-                "key, and records signed with the old one no longer verify)"
-            )
-        stored = await redis.get(REDIS_KEY)
-        private = load_private(stored.decode() if isinstance(stored, bytes) else str(stored))
-    remembered = await _float(redis, REDIS_SINCE)
-    start = min(x for x in (since, remembered, time.time()) if x is not None and x > 0)
-    if remembered is None or start < remembered:
-        await redis.set(REDIS_SINCE, repr(start))
-    if since is None and warn:
-        log.warning(
-            "no STEWARD_SIGNING_SINCE: when Steward started signing is kept only in Redis. Pin it: set "
-            f"STEWARD_SIGNING_SINCE={start!r} (docs/integrity.md)"
-        )
+    private, _ = await signing_key_of(signing_key, redis)
+    # Redis remembers the sequence numbers of records Steward signed: it signed before.
+    signed_before = await redis.exists(REDIS_SEQ) > 0
+    start = await signing_start(redis, since, state, signed_before=signed_before, warn=warn)
     keyring = Keyring(private, public, since=start, memory=RedisMemory(redis))
     keyring.until = {key_id(key): until for key, until in entries if until is not None}
     log.info("signing records", key=keyring.fingerprint, since=start)
     return keyring
+
+
+async def signing_key_of(signing_key: str | None, redis: Any) -> tuple[Ed25519PrivateKey, bool]:
+    """The key to sign with: ``STEWARD_SIGNING_KEY`` when set, else the one kept in Redis (made now when none
+    is: then the second value is True)."""
+    if signing_key:
+        private = load_private(signing_key)
+        await _forget_kept(redis, private)
+        return private, False
+    if await redis.exists(LEGACY_REDIS_KEY):
+        # Kept by an earlier version: the same key under its new name.
+        await redis.renamenx(LEGACY_REDIS_KEY, REDIS_KEY)
+    made = await redis.set(REDIS_KEY, private_pem(Ed25519PrivateKey.generate()), nx=True)
+    if made:
+        log.warning(
+            "no STEWARD_SIGNING_KEY: generated a signing key and kept it in Redis. Pin it: "
+            "`redis-cli GET steward-secret:signing-key > steward-signing.pem`, then set "
+            "STEWARD_SIGNING_KEY=/path/to/steward-signing.pem (losing Redis would otherwise mean a new "
+            "key, and records signed with the old one no longer verify)"
+        )
+    stored = await redis.get(REDIS_KEY)
+    return load_private(stored.decode() if isinstance(stored, bytes) else str(stored)), bool(made)
 
 
 def _kept_key(raw: Any) -> Ed25519PrivateKey | None:
@@ -477,24 +475,14 @@ async def _forget_kept(redis: Any, pinned: Ed25519PrivateKey) -> None:
         )
 
 
-async def _float(redis: Any, key: str) -> float | None:
-    raw = await redis.get(key)
-    if raw is None:
-        return None
-    try:
-        return float(raw.decode() if isinstance(raw, bytes) else raw)
-    except ValueError:
-        return None
-
-
-async def install_from_settings(settings: Any, redis: Any) -> Keyring:
+async def install_from_settings(settings: Any, redis: Any, state: StartMemory | None = None) -> Keyring:
     """Install the keyring a worker (or `steward reconcile`) signs with, from
-    ``bot.config.settings.Settings``."""
+    ``bot.config.settings.Settings``; ``state``: the workers' state file (``signing_start``)."""
     from bot.telemetry import metrics
 
     secret = settings.signing_key.get_secret_value() if settings.signing_key is not None else None
     since = since_of(getattr(settings, "signing_since", None))
-    keyring = await keyring_from(secret, settings.verify_keys, redis, since=since)
+    keyring = await keyring_from(secret, settings.verify_keys, redis, since=since, state=state)
     keyring.pinned = bool(secret)
     metrics.SIGNING_KEY_PINNED.set(1 if secret else 0)
     if not secret:

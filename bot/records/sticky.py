@@ -220,7 +220,7 @@ async def verify(
 def _before_signing(keyring: Keyring, created_at: str, changed_at: str) -> bool:
     """Whether the forge's own times put a place before Steward started signing (a verifier that does not
     know when that was — ``steward verify`` — cannot tell, and reports it legacy)."""
-    if keyring.since <= 0:
+    if keyring.since == 0:
         return True
     created, changed = parse_time(created_at), parse_time(changed_at)
     if created is None or created >= keyring.since:

@@ -70,7 +70,8 @@ from bot.queue.jobs import (
 )
 from bot.queue.locks import Busy, IssueLocks, issue_lock
 from bot.queue.once_across_workers import Memo
-from bot.records.signing import install_from_settings
+from bot.records.signing import Keyring, install_from_settings
+from bot.records.signing_since import signing_start
 from bot.telemetry import logs, metrics
 from bot.worker import forge_auth
 from bot.worker.claims import ALIVE_KEY, ALIVE_SECONDS, ResilientWorker
@@ -497,13 +498,15 @@ def create_worker(
     watch = RedisWatch(redis, name="worker")
     started: list[object] = []
     beating: list[asyncio.Task[None]] = []
+    keyrings: list[Keyring] = []
 
     async def startup(ctx: dict[str, Any]) -> None:
         # Runs again when the worker starts over after Redis went away before its polling loop.
         ctx["runtime"] = runtime
         if await check_redis(redis, runtime.state, process="worker", catch_up=settings.reconcile_on_start):
             await redis.set(ALIVE_KEY, "starting", ex=ALIVE_SECONDS)  # that catch-up is the start's too
-        ctx["keyring"] = await install_from_settings(settings, redis)
+        ctx["keyring"] = await install_from_settings(settings, redis, runtime.state)
+        keyrings[:] = [ctx["keyring"]]
         # The receiver exempts from the event budget only comments with one of these (issue 35 item 10).
         registry = runtime.registry
         await publish_command_names(
@@ -527,7 +530,10 @@ def create_worker(
 
     async def redis_back() -> None:
         if await check_redis(redis, runtime.state, process="worker", catch_up=settings.reconcile_on_start):
-            return  # it came back empty: that catch-up reaches back to the last one completed
+            # Emptied: that catch-up reaches back to the last one completed; Redis learns the signing start.
+            for keyring in (k for k in keyrings if k.since > 0):  # a start known, never made up
+                await signing_start(redis, keyring.since, runtime.state, warn=False)
+            return
         if settings.reconcile_on_start:
             await queue_catch_up(redis, "redis-back")  # the receiver answered 503 meanwhile
 

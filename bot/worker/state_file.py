@@ -5,7 +5,9 @@ Redis holds the catch-up's window (``steward:reconcile:last``), the workers' hea
 that comes back empty — flushed, replaced, restarted without persistence — took all of it: the catch-up had
 no window and nothing to walk, and what was acknowledged or written meanwhile was never answered. So the
 workers also keep a small JSON file (``STEWARD_STATE_FILE``, on a volume that outlives the pod): their
-heartbeat (every ``BEAT_SECONDS``) and, per forge, the end of the last completed catch-up's window.
+heartbeat (every ``BEAT_SECONDS``), the first one (``first_seen``), per forge the end of the last completed
+catch-up's window, and when Steward started signing (``signing_since``: what makes an unsigned record legacy,
+bot.records.signing ``signing_start``).
 
 And Redis carries a mark of its own (``EPOCH_KEY``, set once, never expiring). A worker that starts, or sees
 Redis come back, and finds no mark while the file says Steward ran before knows Redis came back empty: it
@@ -75,6 +77,7 @@ class StateFile:
             return
         self._last_beat = now
         data = self.read()
+        data["first_seen"] = _earliest(data, now)
         data["heartbeat"] = now
         self._write(data)
 
@@ -87,7 +90,28 @@ class StateFile:
         done: dict[str, Any] = dict(kept) if isinstance(kept, dict) else {}
         done[kind] = until
         data["catch_up"] = done
+        data["first_seen"] = _earliest(data, time.time())
         data["heartbeat"] = max(float(data.get("heartbeat") or 0), time.time())
+        self._write(data)
+
+    def first_seen(self) -> float | None:
+        """The earliest time the file knows a worker ran: its first heartbeat (in a file kept before that was
+        noted, the earliest heartbeat or catch-up it holds). None: it knows none."""
+        return _earliest(self.read())
+
+    def signing_since(self) -> float | None:
+        """When Steward started signing, as the file keeps it."""
+        return _positive(self.read().get("signing_since"))
+
+    def keep_signing_since(self, start: float) -> None:
+        """Keep when Steward started signing: never moved later than the value the file holds."""
+        if self.path is None or not start > 0:
+            return
+        data = self.read()
+        kept = _positive(data.get("signing_since"))
+        if kept is not None and kept <= start:
+            return
+        data["signing_since"] = start
         self._write(data)
 
     def since(self) -> float | None:
@@ -99,6 +123,27 @@ class StateFile:
             return min(ends)
         beat = data.get("heartbeat")
         return float(beat) if beat else None
+
+
+def _positive(value: Any) -> float | None:
+    try:
+        found = float(value)
+    except (TypeError, ValueError):
+        return None
+    return found if found > 0 and found != float("inf") else None
+
+
+def _earliest(data: dict[str, Any], now: float | None = None) -> float | None:
+    """The earliest run ``data`` knows (``first_seen``; in a file kept before that was noted, its heartbeat or
+    a catch-up's end), or ``now`` when that is earlier or none is known."""
+    first = _positive(data.get("first_seen"))
+    if first is None:
+        done = data.get("catch_up")
+        ends = list(done.values()) if isinstance(done, dict) else []
+        found = [x for v in (data.get("heartbeat"), *ends) if (x := _positive(v)) is not None]
+        first = min(found) if found else None
+    known = [x for x in (first, now) if x is not None]
+    return min(known) if known else None
 
 
 async def check_redis(redis: Any, state: StateFile, *, process: str, catch_up: bool) -> bool:
