@@ -233,10 +233,17 @@ async def ledger_events(
 
 
 def ledger_data(
-    number: int, ledger: Ledger, conflicts: tuple[Conflict, ...] = (), restored: Sequence[Restoration] = ()
+    number: int,
+    ledger: Ledger,
+    conflicts: tuple[Conflict, ...] = (),
+    restored: Sequence[Restoration] = (),
+    *,
+    status: RegressionStatus | None = None,
 ) -> dict[str, Any] | None:
     """The ledger comment's data block: the budgets, every event and conflict, the last restorations of
-    Steward's own results (only the budgets and those when it would not fit)."""
+    Steward's own results (only the budgets and those when it would not fit); on the pull request's copy,
+    the status's state and the code of the rule that decided it (``status.py``; ``INFRA_ERROR`` when a check
+    could not be made), for tools."""
     events = [
         *(event_to_json(e) for e in ledger.rounds),
         *(event_to_json(e) for e in ledger.dispositions),
@@ -250,9 +257,12 @@ def ledger_data(
     kept = [r.to_json() for r in restored]
     if kept:
         data["restored"] = kept
+    if status is not None:
+        data["status"] = {"state": status.state, "code": status.code}
     if len(sticky.encode_data(data)) < MAX_LEDGER_DATA:
         return data
-    return {"bug": number, "budgets": data["budgets"], **({"restored": kept} if kept else {})}
+    short = {"bug": number, "budgets": data["budgets"], **({"restored": kept} if kept else {})}
+    return short | ({"status": data["status"]} if status is not None else {})
 
 
 async def assess(
@@ -327,7 +337,7 @@ async def assess(
     ledger = void_rounds(ledger, excluded)
     bug = await forge.get_issue(repo, number)
     root = await other_capabilities.root_cause(ctx, repo, bug, record.hypothesis or None)
-    decisions = await open_decisions(ctx, bug, pull)
+    decisions, unchecked = await open_decisions(ctx, bug, pull)
     later = own_commits(commits)[1:]
     fixed = sorted({f.path for c in later for f in c.files})
     scope = (
@@ -367,6 +377,7 @@ async def assess(
             conflicts=conflicts,
             scope=scope,
             decisions=decisions,
+            unchecked=unchecked,
             specialists=tuple(
                 [
                     Specialists(name, group.reviewers, matched, *await group_logins(ctx, group.reviewers))
@@ -395,18 +406,23 @@ async def assess(
     )
 
 
-async def open_decisions(ctx: EventContext, bug: Issue, pull: PullRequest) -> tuple[tuple[str, str], ...]:
+async def open_decisions(
+    ctx: EventContext, bug: Issue, pull: PullRequest
+) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
     """The design forks of the bug and of its pull request that are not decided (a fork open on the bug when
-    `/bugfix` ran refused it, so these were opened since), each as ("F2 on #12", the issue's address). When
-    the forge will not say who may decide, the decision counts as pending (it cannot be shown decided)."""
+    `/bugfix` ran refused it, so these were opened since), each as ("F2 on #12", the issue's address); and
+    the issues ("#12", its address) whose forks the juror cannot check because the forge will not say who
+    may decide — their decisions count as not made (fail closed: ``INFRA_ERROR``)."""
     found: list[tuple[str, str]] = []
+    unchecked: list[tuple[str, str]] = []
     for number, url in ((bug.number, bug.html_url), (pull.number, pull.html_url)):
         try:
             names = await other_capabilities.unresolved_forks(ctx, ctx.repo, number)
         except PermissionsUnreadable:
-            names = ("(who may decide cannot be read)",)
+            unchecked.append((f"#{number}", url))
+            continue
         found += [(f"{name} on #{number}", url) for name in names]
-    return tuple(found)
+    return tuple(found), tuple(unchecked)
 
 
 async def fix_size(ctx: EventContext, red: str, head: str, paths: Sequence[str]) -> int:
@@ -468,7 +484,7 @@ async def sync_pull(
         LEDGER_KIND,
         str(number),
         text,
-        data=ledger_data(number, ev.ledger, ev.conflicts, ev.restored),
+        data=ledger_data(number, ev.ledger, ev.conflicts, ev.restored, status=ev.status),
         number=pull.number,
         comments=ev.comments.get(pull.number),
     )

@@ -16,7 +16,7 @@ from handlers.bugfix.regression_slot import fence_info
 from handlers.bugfix.restorations import Restoration
 from handlers.bugfix.restorations import lines as restoration_lines
 from handlers.bugfix.scope import ScopeAcceptance, item_words
-from handlers.bugfix.status import CONTEXT, RegressionStatus
+from handlers.bugfix.status import CONTEXT, INFRA_ERROR, RegressionStatus
 
 MAX_TABLE_ROWS = 60
 _ICON = {"success": "✅", "failure": "❌", "pending": "⏳"}
@@ -226,8 +226,21 @@ def ledger_text(
         "made or moved the branch)",
         "",
         "</details>",
+        "",
+        "<details><summary>Status record</summary>",
+        "",
+        f"`steward/regression-first`: {status.state}, by the rule `{status.code}`{_meaning(status.code)} "
+        "(docs/bugfix.md lists the rules).",
+        "",
+        "</details>",
     ]
     return "\n".join(lines)
+
+
+def _meaning(code: str) -> str:
+    if code == INFRA_ERROR:
+        return " — a check Steward could not make, so the status stays closed until it can"
+    return ""
 
 
 def _scope_line(accepted: ScopeAcceptance) -> str:

@@ -6,7 +6,9 @@ The rules, in order; the first that applies decides (issue 13):
 1. failure: the red commit touches a non-test file or no longer adds the regression test, or the head lost
    the regression test file or a test case;
    (then, from the root-cause discipline: pending while the root cause is not evidenced; then pending while
-   a design fork opened on the bug or its pull request is not decided: ``DECISION_PENDING``)
+   the juror cannot check the design forks — the forge will not say who may decide: ``INFRA_ERROR``, they
+   count as undecided —, and while a design fork opened on the bug or its pull request is not decided:
+   ``DECISION_PENDING``)
 2. pending while CI on the red commit runs or is inconclusive; failure when it is green (the test does not
    reproduce the bug) — unless a gap was disclosed with `/accept-gap`;
 3. pending until a later commit touches non-test files (the fix);
@@ -39,6 +41,8 @@ from handlers.bugfix.scope import FIX_OUT_OF_SCOPE, ScopeCheck
 
 CONTEXT = "steward/regression-first"
 DECISION_PENDING = "DECISION_PENDING"
+# A check Steward could not make (the forge would not answer what it needs): the gate stays closed.
+INFRA_ERROR = "INFRA_ERROR"
 SPECIALIST_REVIEW_NEEDED = "SPECIALIST_REVIEW_NEEDED"
 DESCRIPTION_LIMIT = 140
 State = Literal["pending", "success", "failure"]
@@ -92,6 +96,9 @@ class StatusInput:
     # Design forks opened on the bug or its pull request since `/bugfix` and not decided yet ("F2 on #12"),
     # each with where it is: a product decision stops the loop (``DECISION_PENDING``).
     decisions: tuple[tuple[str, str], ...] = ()
+    # The issues ("#12", its address) whose design forks the juror could not check (the forge would not say
+    # who may decide): their decisions count as not made (``INFRA_ERROR``).
+    unchecked: tuple[tuple[str, str], ...] = ()
     # The reviewer groups whose paths the fix touches.
     specialists: tuple[Specialists, ...] = ()
 
@@ -205,6 +212,19 @@ def evaluate(given: StatusInput) -> RegressionStatus:
             "ROOT_CAUSE_NOT_EVIDENCED",
             "pending: root cause not evidenced",
             given.root_cause_note or "The root cause has no evidence yet.",
+        )
+    if given.unchecked:
+        where = ", ".join(name for name, _ in given.unchecked[:6])
+        links = "; ".join(f"{name}: {url}" for name, url in given.unchecked[:6] if url)
+        return RegressionStatus(
+            "pending",
+            INFRA_ERROR,
+            f"pending: a repository admin must let Steward read who may decide — decisions on {where} "
+            "cannot be checked",
+            "A repository admin gives Steward's account the access to read who may decide (on Gitea that is "
+            "repository admin; on GitHub, a token that may read collaborators' permissions). Until then the "
+            "design forks there count as undecided and the review loop waits; the next sync (a push, CI, a "
+            f"command, the periodic catch-up) checks again. {links}",
         )
     if given.decisions:
         named = ", ".join(name for name, _ in given.decisions[:6])

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from bot.config.settings import BugfixSettings
 from bot.forge import ChangedFile, CIOutcome
+from handlers.bugfix.effects import ledger_data
 from handlers.bugfix.gate import UsageError
 from handlers.bugfix.ledger import (
     Budgets,
@@ -120,6 +121,31 @@ def test_root_cause_not_evidenced_comes_right_after_rule_1() -> None:
     assert (status.state, status.description) == ("pending", "pending: root cause not evidenced")
     mixed = commit("r", TEST, "src/cart.py")
     assert evaluate(given_status([mixed, FIX], root_cause_evidenced=False)).code == "RED_TOUCHES_CODE"
+
+
+def test_forks_the_juror_cannot_check_keep_the_status_pending_with_infra_error() -> None:
+    """Issue 36 §8: a juror that cannot check (the forge will not say who may decide) fails closed — pending,
+    even over a clean review and an undecided fork elsewhere; the code `INFRA_ERROR` is for the record (the
+    ledger's data and its folded part), people read who must act."""
+    url = "https://forge.example/o/r/issues/12"
+    unchecked = given_status(ledger=CLEAN_ON_F, unchecked=(("#12", url),), decisions=(("F1 on #13", ""),))
+    status = evaluate(unchecked)
+    assert (status.state, status.code) == ("pending", "INFRA_ERROR")
+    assert status.description == (
+        "pending: a repository admin must let Steward read who may decide — decisions on #12 cannot be "
+        "checked"
+    )
+    assert "INFRA_ERROR" not in status.description + status.detail and url in status.detail
+    data = ledger_data(12, CLEAN_ON_F, status=status)
+    assert data is not None and data["status"] == {"state": "pending", "code": "INFRA_ERROR"}
+    assert "status" not in (ledger_data(12, CLEAN_ON_F) or {}), "the bug's copy carries no status"
+    text = ledger_text(
+        number=12, status=status, ledger=CLEAN_ON_F, red_sha="r", head_sha="f", red_ci="red", head_ci="green"
+    )
+    shown, folded = text.split("<details><summary>Status record</summary>")
+    assert "INFRA_ERROR" not in shown
+    assert "by the rule `INFRA_ERROR` — a check Steward could not make" in folded
+    assert evaluate(replace(unchecked, unchecked=())).code == "DECISION_PENDING"
 
 
 def test_an_exhausted_budget_fails_the_status() -> None:

@@ -6,7 +6,7 @@ gate needs, the gate does not open.
 - permissions the forge will not show: a command that needs them is refused and runs nothing (`/bugfix`
   opens no branch);
 - the decision juror cannot check a fork (the forge will not say who may decide): the fork counts as
-  undecided, and the fix's status stays pending (`DECISION_PENDING`);
+  undecided, and the fix's status stays pending with the code `INFRA_ERROR` in its record;
 - no record of Steward's verifies (a writer edited the ledger to raise the budget): the budgets count as
   spent, and `/review` is refused;
 - the level choice at approval: a plain `/approve-spec` never changes or accepts a level the spec does not
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.records import sticky
 from tests.e2e.conftest import Steward
 from tests.e2e.test_bugfix_e2e import (
     FIX,
@@ -31,6 +32,7 @@ from tests.e2e.test_bugfix_e2e import (
     repo_with_ci,
     run,
     state_of,
+    sticky_of,
 )
 
 
@@ -82,10 +84,21 @@ def test_a_juror_that_cannot_check_keeps_the_decision_pending(steward: Steward) 
     assert state_of(steward, repo, pr)[1].startswith("awaiting a review round on the head"), "decided"
 
     # Now the forge will not say who may decide: the decision cannot be checked, so it is not taken as made.
+    # People read what to do; the record (the ledger's data, and its folded status part) says INFRA_ERROR.
     steward.faults(refuse(repo, r"collaborators/[^/]+/permission"))
     play_ci(steward, repo, head, "success", context="ci/other")
     state = state_of(steward, repo, pr)
-    assert state[0] == "pending" and "(who may decide cannot be read)" in state[1], state
+    assert state[0] == "pending", state
+    assert state[1].startswith("pending: a repository admin must let Steward read who may decide"), state
+    assert f"decisions on #{number} cannot be checked" in state[1], state
+    assert "INFRA_ERROR" not in state[1]
+    ledger = sticky_of(steward, repo, pr, "bugfix-ledger")
+    assert ledger is not None
+    assert sticky.unverified_data(ledger["body"])["status"] == {"state": "pending", "code": "INFRA_ERROR"}
+    visible = "\n".join(x for x in ledger["body"].splitlines() if not x.startswith("<!-- steward:"))
+    shown, folded = visible.split("<details><summary>Status record</summary>")
+    assert "INFRA_ERROR" not in shown and "A repository admin gives Steward's account the access" in shown
+    assert "by the rule `INFRA_ERROR` — a check Steward could not make" in folded
 
 
 # --- backlog: the level choice at approval and /cancel-refine -----------------------------------------------
