@@ -31,6 +31,9 @@ EventName = Literal[
     # A repository renamed or transferred (GitHub; Gitea sends no webhook for either): ``extra`` has
     # ``renamed_from``, the full name it had.
     "repository",
+    # A sub-issue attached to an issue (GitHub's `sub_issues`, action `sub_issue_added`; Gitea has no
+    # sub-issues): ``issue`` is the parent, ``extra`` has ``sub_issue`` (its number) and ``sub_issue_repo``.
+    "sub_issues",
     # Not a webhook: `steward reconcile` (and its periodic job) re-deriving a repository's state.
     "reconcile",
 ]

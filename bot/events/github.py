@@ -78,6 +78,11 @@ GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
     # A repository renamed or moved to another owner (octokit/webhooks repository/{renamed,transferred}):
     # its id stays, Steward's state with it; ``extra["renamed_from"]`` is the name it had.
     "repository": frozenset({"renamed", "transferred"}),
+    # A sub-issue attached to an issue (docs.github.com/en/webhooks/webhook-events-and-payloads#sub_issues,
+    # schema `webhook-sub-issues-sub-issue-added`): the parent's side of the link. GitHub describes the same
+    # link from the child's side too (`parent_issue_added`); one of the two is enough, and the parent — a bug
+    # whose stories wait with it — is what Steward looks at (issue 36 §4). Gitea has no sub-issues.
+    "sub_issues": frozenset({"sub_issue_added"}),
 }
 
 
@@ -220,6 +225,8 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
         return push_event(payload, common)
     if event_name == "repository":
         return Event(**common, extra=_renamed_from(payload, common["repo"]))
+    if event_name == "sub_issues":
+        return _sub_issue_added(payload, common)
     if event_name == "installation_repositories":
         return Event(**common, repos=_installed_repos(payload.get("repositories_added")))
     # installation
@@ -245,6 +252,22 @@ def _renamed_from(payload: Mapping[str, Any], repo: RepoRef | None) -> dict[str,
         owner = login_of(account) or owner
     old = f"{owner}/{name}"
     return {"renamed_from": old} if old != repo.full_name else {}
+
+
+def _sub_issue_added(payload: Mapping[str, Any], common: dict[str, Any]) -> Event:
+    """``sub_issue_added``: the event is the parent's (``issue``, so it runs under the parent's lock);
+    ``extra`` names the sub-issue (``sub_issue``, its number) and its repository (``sub_issue_repo``, which
+    GitHub allows to differ from the parent's within one owner)."""
+    if common["repo"] is None:
+        raise MalformedPayload("a sub_issues payload must name its repository")
+    child = as_object(payload, "sub_issue")
+    if not isinstance(child.get("number"), int):
+        raise MalformedPayload("the sub-issue has no number")
+    where = payload.get("sub_issue_repo")
+    name = where.get("full_name") if isinstance(where, Mapping) else None
+    extra = {"sub_issue": str(child["number"])}
+    extra["sub_issue_repo"] = name if isinstance(name, str) else common["repo"].full_name
+    return Event(**common, issue=_github_issue(as_object(payload, "parent_issue")), extra=extra)
 
 
 # An installation on "all repositories" of a large account lists every one; past this many, the rest are

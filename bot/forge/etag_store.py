@@ -43,11 +43,12 @@ TTL_SECONDS = 12 * 3600
 MAX_BYTES = 512 * 1024
 # The headers gidgethub reads from a page besides the rate limit: how to decode it and where the next is.
 _KEPT_HEADERS = ("content-type", "link")
-# A repository's collections: issues (by label, by state, since), comments, milestones, hooks.
+# A repository's collections: issues (by label, by state, since), comments, milestones, hooks, and an issue's
+# sub-issues (the refinement's catch-up lists each refined bug's: handlers.bug_refinement.bot).
 # And what Steward is installed on (``bot.catchup.installed``): the token's repositories, the App's
 # installations and each installation's repositories.
 _LISTING = re.compile(
-    r"^(?:/api/v3)?(?:/repos/[^/]+/[^/]+/(?:issues|issues/comments|milestones|hooks)"
+    r"^(?:/api/v3)?(?:/repos/[^/]+/[^/]+/(?:issues|issues/comments|issues/[0-9]+/sub_issues|milestones|hooks)"
     r"|/user/repos|/app/installations|/installation/repositories)$"
 )
 # Set while the catch-up runs (``catching_up``): every listing it reads is kept, not only the `since` ones —

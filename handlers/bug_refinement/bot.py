@@ -28,6 +28,7 @@ from handlers.bug_refinement.effects import (
 )
 from handlers.bug_refinement.labels import describe_labels, ensure_described
 from handlers.bug_refinement.nudges import nudge_all, reopen_for_answer
+from handlers.bug_refinement.plan import in_repo
 from handlers.bug_refinement.replies import may_answer, note_foreign_edit
 from handlers.bug_refinement.template_reads import forget_on_push
 
@@ -85,6 +86,81 @@ async def on_issue(ctx: EventContext) -> None:
         await mirror_labels(ctx, issue, "pending")
     if ctx.event.action in ("opened", "edited"):
         await stamp_stories(ctx, issue)  # its stories wait with it (issue 36 §4)
+
+
+@plugin.on(
+    "sub_issues",
+    "sub_issue_added",
+    checks="a sub-issue attached to a bug: one of its stories, stamped `refinement:pending` with it (GitHub)",
+    section="bug_refinement",
+)
+async def on_sub_issue_added(ctx: EventContext) -> None:
+    """Issue 36 §4: a sub-issue attached to a bug Steward has stamped or is refining is one of its stories
+    from then on, as if the bug had listed it — stamped ``refinement:pending`` with its own story record
+    while the bug is not approved, refined with it once it is (and the bug's verdict lists it). The bug is
+    read again as an edit of it would be (``on_issue``): the same choice of stories, the same stamping; a
+    replay finds the story's record there and writes nothing. A sub-issue in another repository is not a
+    story here."""
+    if ctx.event.extra.get("sub_issue_repo", "").casefold() != ctx.repo.full_name.casefold():
+        return
+    await _with_its_stories(ctx, await ctx.forge.get_issue(ctx.repo, ctx.number))
+
+
+# The refined bugs whose sub-issues one catch-up looks at, per repository (one listing each; the rest wait for
+# the next run, or for the daily full pass that re-derives every bug with its stories).
+MAX_BUGS_SWEPT = 100
+
+
+@plugin.reconcile(
+    "stories",
+    checks="the sub-issues attached to a refined bug while Steward was not listening (GitHub)",
+    section="bug_refinement",
+)
+async def reconcile_sub_issues(ctx: EventContext) -> None:
+    """The catch-up's part of ``on_sub_issue_added``: attaching a sub-issue leaves its parent's `updated_at`
+    as it was (neomjs/neo#7947), so a catch-up that re-derives only the issues updated since its window
+    would not find the bug. Each open bug Steward refines or has stamped has its sub-issues listed (one
+    request); one with a sub-issue that carries none of the refinement labels — a story not stamped yet — is
+    read again as its webhook would have it. Gitea has no sub-issues."""
+    if ctx.event.forge != "github":
+        return
+    settings = refinement_settings(ctx)
+    found: dict[int, Issue] = {}
+    for label in (settings.refine_label, settings.pending_label):
+        for issue in await ctx.forge.list_issues(ctx.repo, labels=[label]):
+            found.setdefault(issue.number, issue)
+    for bug in sorted(found.values(), key=lambda i: i.number, reverse=True)[:MAX_BUGS_SWEPT]:
+        if bug.state != "open" or not _is_bug(ctx, bug):
+            continue
+        stories = await ctx.forge.list_sub_issues(ctx.repo, bug.number)
+        if not any(_unstamped(ctx, story) for story in stories):
+            continue
+        async with ctx.holding_unless_busy(bug.number) as held:
+            if held:
+                await _with_its_stories(ctx, await ctx.forge.get_issue(ctx.repo, bug.number))
+
+
+def _unstamped(ctx: EventContext, story: Issue) -> bool:
+    """A sub-issue that would be one of its bug's stories and carries no refinement label yet."""
+    labels = refinement_settings(ctx).verdict_labels()
+    return (
+        story.state == "open"
+        and not story.is_pull_request
+        and in_repo(story, ctx.repo)
+        and not any(story.has_label(name) for name in labels)
+    )
+
+
+async def _with_its_stories(ctx: EventContext, bug: Issue) -> None:
+    """Read ``bug`` again with its stories, as an edit of it would: refined when it is labelled for it,
+    else its stories stamped when Steward has stamped it (``on_issue``)."""
+    if bug.state != "open" or not _is_bug(ctx, bug):
+        return
+    settings = refinement_settings(ctx)
+    if bug.has_label(settings.refine_label):
+        await refine_issue(ctx, bug)
+    elif any(bug.has_label(name) for name in settings.verdict_labels()):
+        await stamp_stories(ctx, bug)
 
 
 async def _recheck_story(ctx: EventContext, story: Issue) -> bool:

@@ -26,7 +26,14 @@ from bot.records.sticky import TEXT_KEY, find
 from handlers.bug_refinement.document import parse_document
 from handlers.bug_refinement.labels import ensure_described
 from handlers.bug_refinement.merged import merged_document
-from handlers.bug_refinement.plan import body_digest, bug_id_of, label_plan, select_stories, story_numbers
+from handlers.bug_refinement.plan import (
+    body_digest,
+    bug_id_of,
+    in_repo,
+    label_plan,
+    select_stories,
+    story_numbers,
+)
 from handlers.bug_refinement.render import (
     StoryNote,
     notice_text,
@@ -432,7 +439,7 @@ async def _stories_of(ctx: EventContext, bug: Issue) -> tuple[list[Issue], list[
     """The stories of ``bug`` Steward may refine (its sub-issues, and the issues its ``## Stories`` list names
     that its author opened), and those it skips with why (``plan.select_stories``)."""
     limit = ctx.settings.limits.stories_per_bug
-    sub_issues = await ctx.forge.list_sub_issues(ctx.repo, bug.number)
+    sub_issues = [s for s in await ctx.forge.list_sub_issues(ctx.repo, bug.number) if in_repo(s, ctx.repo)]
     listed = [n for n in story_numbers(bug.body) if n != bug.number]
     found: dict[int, Issue | None] = {}
     subs = {s.number for s in sub_issues}

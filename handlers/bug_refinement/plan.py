@@ -27,6 +27,17 @@ def body_digest(body: str) -> str:
     return hashlib.sha256(body.replace("\r\n", "\n").strip().encode()).hexdigest()[:16]
 
 
+def in_repo(issue: Issue, repo: RepoRef) -> bool:
+    """Whether ``issue``, as a sub-issue listing gives it, is in ``repo``: GitHub lets a sub-issue be in
+    another repository of the same owner ("must belong to the same repository owner as the parent issue":
+    `sub_issue_id` in tests/fixtures/github/openapi-2026-subset.json), and its page says which
+    (``…/owner/name/issues/N``). Its number means another issue here, so it is no story of a bug here. One
+    whose page is not given counts as here."""
+    if not issue.html_url:
+        return True
+    return issue.html_url.casefold().endswith(f"/{repo.full_name}/issues/{issue.number}".casefold())
+
+
 def story_numbers(body: str) -> list[int]:
     """Issues linked from a ``## Stories`` task list (``- [ ] #124``), in order, without repeats."""
     heading = _STORIES_HEADING.search(body or "")

@@ -167,6 +167,21 @@ def test_only_sub_issues_and_the_bug_authors_own_issues_are_refined_as_stories()
     ]
 
 
+def test_a_sub_issue_in_another_repository_is_no_story_here() -> None:
+    """GitHub lets a sub-issue be in another repository of the same owner: its number names another issue
+    here, so it is left out of the bug's stories (``plan.in_repo``, by the page the listing gives)."""
+    from dataclasses import replace
+
+    from bot.forge import RepoRef
+    from handlers.bug_refinement.plan import in_repo
+
+    here = RepoRef("Octo", "Shop")
+    assert in_repo(replace(_issue(7, "a"), html_url="https://github.com/octo/shop/issues/7"), here)
+    assert not in_repo(replace(_issue(7, "a"), html_url="https://github.com/octo/api/issues/7"), here)
+    assert not in_repo(replace(_issue(7, "a"), html_url="https://github.com/octo/shop/issues/8"), here)
+    assert in_repo(_issue(7, "a"), here), "no page given: counted as here"
+
+
 @pytest.mark.parametrize("limit", [0, 1, 3])
 def test_stories_are_capped(limit: int) -> None:
     bug = _issue(1, "a")

@@ -44,6 +44,8 @@ def test_only_the_catch_ups_listings_are_kept() -> None:
         assert persisted("GET", labelled), "while the catch-up runs, every repository listing is kept"
         assert persisted("GET", "https://api.github.com/repos/o/r/milestones?state=all&per_page=100")
         assert not persisted("GET", "https://api.github.com/repos/o/r/issues/3"), "not a listing"
+        assert persisted("GET", "https://api.github.com/repos/o/r/issues/3/sub_issues?per_page=100")
+    assert not persisted("GET", "https://api.github.com/repos/o/r/issues/3/sub_issues?per_page=100")
     assert not persisted("GET", labelled), "event handlers keep only the in-memory cache"
 
 

@@ -227,3 +227,40 @@ def test_the_schema_check_accepts_githubs_own_examples_and_rejects_a_missing_fie
     assert schema_errors("issue_comment", "created", example) == []
     del example["comment"]["node_id"]
     assert schema_errors("issue_comment", "created", example) != []
+
+
+def test_attaching_a_sub_issue_announces_the_link_from_each_side(
+    sandbox: SandboxServer, alice: httpx2.Client, repo: str, capture: CaptureServer
+) -> None:
+    """GitHub's `sub_issues` webhook (docs.github.com/en/webhooks/webhook-events-and-payloads#sub_issues):
+    `sub_issue_added` names the sub-issue's repository, `parent_issue_added` the parent's, each with both
+    issues and their ids — the keys of GitHub's schemas, as the fixture built from them has
+    (tests/fixtures/github/webhooks/sub_issues/). Attaching it again announces nothing; the parent's
+    `updated_at` stays (neomjs/neo#7947)."""
+    _hook(alice, repo, capture)
+    parent = alice.post(repo + "/issues", json={"title": "Cart total ignores discount"}).json()
+    child = alice.post(repo + "/issues", json={"title": "Story: keep promotions"}).json()
+    for _ in range(2):
+        added = alice.post(f"{repo}/issues/{parent['number']}/sub_issues", json={"sub_issue_id": child["id"]})
+        assert added.status_code == 201 and added.json()["number"] == parent["number"]
+    idle(sandbox)
+    assert capture.capture.events()[-2:] == [
+        ("sub_issues", "sub_issue_added"),
+        ("sub_issues", "parent_issue_added"),
+    ]
+    sides = [r.payload for r in capture.capture.received if r.event == "sub_issues"]
+    assert len(sides) == 2
+    for payload in sides:
+        example = json.loads(
+            (FIXTURES / "webhooks" / "sub_issues" / f"{payload['action']}.json").read_bytes()
+        )
+        assert set(payload) == set(example), payload["action"]
+        assert (payload["parent_issue_id"], payload["sub_issue_id"]) == (parent["id"], child["id"])
+        assert payload["parent_issue"]["number"] == parent["number"]
+        assert payload["sub_issue"]["number"] == child["number"]
+        assert payload["sender"]["login"] == "alice"
+        assert payload["repository"]["full_name"] == "alice/demo"
+    assert (
+        sides[0]["sub_issue_repo"]["full_name"] == sides[1]["parent_issue_repo"]["full_name"] == "alice/demo"
+    )
+    assert alice.get(f"{repo}/issues/{parent['number']}").json()["updated_at"] == parent["updated_at"]

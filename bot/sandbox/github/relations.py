@@ -6,7 +6,7 @@ Relations are stored by global issue id, as GitHub's API takes them: ``sub_issue
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Literal
+from typing import Any, Literal
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -50,11 +50,41 @@ def _adder(relation: Relation, field: str) -> Handler:
         other = ops.by_id(ctx.forge, (await body_object(request)).get(field))
         if other is None or other[1].id == issue.id:
             raise validation_failed("Issue", field, "invalid")
-        ops.relate(getattr(issue, relation), issue, other[1].id)
+        ids: list[int] = getattr(issue, relation)
+        new = other[1].id not in ids
+        # A parent's `updated_at` stays as it was when a sub-issue is attached (observed on github.com:
+        # neomjs/neo#7947, "adding a sub-issue on GitHub does not update the parent issue's updatedAt"), so
+        # a catch-up that lists the issues updated since its window does not find the parent by it.
+        ops.relate(ids, issue, other[1].id, touch=relation != "sub_issues")
+        if relation == "sub_issues" and new:
+            _announce_sub_issue(ctx, (repo, issue), other)
         answered = (repo, issue) if relation == "sub_issues" else other
         return json_response(request, ctx.shapes.rest_issue(*answered), status=201)
 
     return handle
+
+
+def _announce_sub_issue(ctx: Ctx, parent: tuple[Repo, Issue], child: tuple[Repo, Issue]) -> None:
+    """GitHub's `sub_issues` webhook (docs.github.com/en/webhooks/webhook-events-and-payloads#sub_issues:
+    "This event occurs when there is activity relating to sub-issues"), which describes the link from each
+    side: `sub_issue_added` ("A sub-issue was added to an issue") to the parent's repository, with
+    `sub_issue_repo`, and `parent_issue_added` ("A parent issue was added to an issue") to the sub-issue's,
+    with `parent_issue_repo` — the schemas `webhook-sub-issues-sub-issue-added` and
+    `webhook-sub-issues-parent-issue-added` of GitHub's REST description (octokit/openapi-webhooks
+    `packages/openapi-webhooks-types/types.d.ts`); issues and repositories in their REST shapes
+    (tests/fixtures/github/webhooks/sub_issues/). A Gitea-flavoured repository sends nothing: Gitea has no
+    sub-issues."""
+    (parent_repo, parent_issue), (child_repo, child_issue) = parent, child
+    link: dict[str, Any] = {
+        "sub_issue_id": child_issue.id,
+        "sub_issue": ctx.shapes.rest_issue(child_repo, child_issue),
+        "parent_issue_id": parent_issue.id,
+        "parent_issue": ctx.shapes.rest_issue(parent_repo, parent_issue),
+    }
+    ctx.emit(parent_repo, "sub_issues", "sub_issue_added", **link, sub_issue_repo=ctx.shapes.repo(child_repo))
+    ctx.emit(
+        child_repo, "sub_issues", "parent_issue_added", **link, parent_issue_repo=ctx.shapes.repo(parent_repo)
+    )
 
 
 @Ctx.on_repo()

@@ -33,11 +33,13 @@ def blocked_by(forge: SandboxState, blocker: Issue) -> list[tuple[Repo, Issue]]:
     return [(r, i) for r in forge.repos.values() for i in r.issues.values() if blocker.id in i.blocked_by]
 
 
-def relate(ids: list[int], issue: Issue, other: int) -> None:
-    """Add `other` to one of `issue`'s relation lists (its blockers, its sub-issues)."""
+def relate(ids: list[int], issue: Issue, other: int, *, touch: bool = True) -> None:
+    """Add `other` to one of `issue`'s relation lists (its blockers, its sub-issues); ``touch``: the issue's
+    `updated_at` moves with it."""
     if other not in ids:
         ids.append(other)
-        issue.updated_at = now_iso()
+        if touch:
+            issue.updated_at = now_iso()
 
 
 # issues ---------------------------------------------------------------------------------------------------
