@@ -31,6 +31,7 @@ from handlers.bug_refinement.effects import story_refusal as story_refusal
 from handlers.bug_refinement.effects import trusted_verdict as trusted_verdict
 from handlers.bug_refinement.formats import is_common_bug_report as is_common_bug_report
 from handlers.bug_refinement.formats import read_report as read_report
+from handlers.bug_refinement.merged import observed_text as observed_text
 from handlers.bug_refinement.render import cut_note as cut_note
 from handlers.bug_refinement.render import questions as questions
 from handlers.bug_refinement.replies import bug_as_read as bug_as_read

@@ -34,7 +34,7 @@ from .report import Report
 from .sections import Language
 from .text import fold
 
-__all__ = ["ANSWER_CHARS", "answer_lines", "merged_document"]
+__all__ = ["ANSWER_CHARS", "answer_lines", "merged_document", "observed_text"]
 
 # A reply quoted whole (it gives an item without a label RA9 reads) is quoted up to this many characters.
 ANSWER_CHARS: Final = 4_000
@@ -64,6 +64,22 @@ def _field(text: str, item: str) -> str:
         return ""
     end = next((j for j in range(start + 1, len(lines)) if other.match(fold(lines[j]))), len(lines))
     return "\n".join(lines[start:end])
+
+
+def observed_text(report: Report) -> str:
+    """What the report says happened — the symptom: 5.3's observed field as RA9 reads it (a common format's
+    "Actual behaviour", an issue form's field, mapped there by ``report_of``), without its label; "" when it
+    says none."""
+    doc = report.document
+    found = find_sections(doc, BUG_SECTION_NAMES)
+    sub = find_subsections(doc, found[5], RECIPE_SUBSECTION_NAMES).get("5.3") if 5 in found else None
+    if sub is None:
+        return ""
+    lines = _trimmed(_field(doc.section_text(sub), "5.3o"))
+    label = OBSERVED.match(fold(lines[0])) if lines else None
+    if label is not None:
+        lines[0] = label.group("value").lstrip("*_ \t")
+    return "\n".join(lines).strip()
 
 
 def answer_lines(reply: Reply, item: str, language: Language = "en") -> list[str]:

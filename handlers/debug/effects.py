@@ -27,6 +27,7 @@ from bot.forge import (
 )
 from bot.forge.ci import latest_statuses
 from bot.records import sticky
+from handlers.bug_refinement import api as refinement_api
 from handlers.bugfix import api as bugfix_api
 from handlers.debug.board import (
     Board,
@@ -452,7 +453,8 @@ async def find_symptoms(ctx: EventContext, issue: Issue) -> tuple[str, ...]:
 
 async def find_related(ctx: EventContext, issue: Issue, board: Board) -> tuple[Related, ...]:
     """Seed 004's related sessions, looked for once, when the board is made: other boards (any state) and
-    closed bugs citing the same files or sharing the title's words. A repository with more issues than
+    closed bugs citing the same files or whose symptom (the report's observed behaviour) shares words with
+    this bug's. A repository with more issues than
     the port lists gets none (``TooManyItems``)."""
     candidates: dict[int, Issue] = {}
     try:
@@ -465,7 +467,12 @@ async def find_related(ctx: EventContext, issue: Issue, board: Board) -> tuple[R
     except TooManyItems:
         return ()
     cited = {ref.rsplit(":", 1)[0] for h in board.hypotheses for ref in h.locations}
-    return related(issue, cited, list(candidates.values()))
+    return related(issue, cited, list(candidates.values()), _observed)
+
+
+def _observed(body: str) -> str:
+    """What a bug report says happened, as bug refinement reads a report (its observed behaviour)."""
+    return refinement_api.observed_text(refinement_api.report_of(body))
 
 
 def wanted_labels(board: Board) -> tuple[set[str], set[str]]:

@@ -1,11 +1,12 @@
 """Seed 004's related sessions: when a board opens, the earlier boards and closed bugs that cite the same
-files or share the symptom's words. Pure, no I/O (``effects`` lists the candidates once, when the board is
-made)."""
+files or share the symptom's words — what each report says happened (its observed behaviour, read by bug
+refinement's report parser, which ``effects`` hands in), not its title. Pure, no I/O (``effects`` lists the
+candidates once, when the board is made)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -15,6 +16,10 @@ from handlers.debug.locations import find_locations
 
 MAX_RELATED: Final = 5
 MIN_SHARED_WORDS: Final = 2
+# A bounded read: each candidate's report is read for its symptom up to this many characters, and at most
+# MAX_READ candidates are read (newest first) — a repository's closed bugs may be many.
+SYMPTOM_CHARS: Final = 16_384
+MAX_READ: Final = 200
 _WORD: Final = re.compile(r"[a-zà-ÿ0-9]{4,}")
 # Words that say nothing about a symptom (English and Portuguese report templates use them).
 _COMMON: Final = frozenset(
@@ -63,6 +68,15 @@ _COMMON: Final = frozenset(
         "works",
         "work",
         "working",
+        # The labels of a report's observed-behaviour field (and of the expected one, on the same line).
+        "observed",
+        "observado",
+        "expected",
+        "esperado",
+        "actual",
+        "behavior",
+        "behaviour",
+        "comportamento",
     )
 )
 
@@ -92,21 +106,29 @@ def words_of(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.casefold()) if w not in _COMMON}
 
 
-def related(bug: Issue, cited: Iterable[str], candidates: Sequence[Issue]) -> tuple[Related, ...]:
+def symptom_words(issue: Issue, observed: Callable[[str], str]) -> set[str]:
+    """The words of what ``issue``'s report says happened (``observed``: its observed behaviour, "" when the
+    report says none, read from its first ``SYMPTOM_CHARS`` characters); its title's when it says none."""
+    return words_of(observed(issue.body[:SYMPTOM_CHARS]) or issue.title)
+
+
+def related(
+    bug: Issue, cited: Iterable[str], candidates: Sequence[Issue], observed: Callable[[str], str]
+) -> tuple[Related, ...]:
     """Up to ``MAX_RELATED`` of ``candidates`` (other boards, closed bugs) that cite a file ``bug`` or its
-    board cites (``cited``), or share at least two of its title's words; newest first."""
-    files = set(cited) | files_of(bug.body)
-    words = words_of(bug.title)
+    board cites (``cited``), or whose symptom shares at least two words with its symptom
+    (``symptom_words``); newest first, at most ``MAX_READ`` read."""
+    files = set(cited) | files_of(bug.body[:SYMPTOM_CHARS])
+    words = symptom_words(bug, observed)
     found: list[Related] = []
-    for other in sorted(candidates, key=lambda i: -i.number):
-        if other.number == bug.number or other.is_pull_request:
-            continue
-        same = sorted(files & files_of(other.body))
-        shared = sorted(words & words_of(other.title))
+    others = [o for o in candidates if o.number != bug.number and not o.is_pull_request]
+    for other in sorted(others, key=lambda i: -i.number)[:MAX_READ]:
+        same = sorted(files & files_of(other.body[:SYMPTOM_CHARS]))
+        shared = sorted(words & symptom_words(other, observed))
         if same:
             why = "cites " + ", ".join(f"`{f}`" for f in same[:2])
         elif len(shared) >= MIN_SHARED_WORDS:
-            why = "shares the words " + ", ".join(shared[:4])
+            why = "the same symptom: " + ", ".join(shared[:4])
         else:
             continue
         found.append(Related(other.number, other.title[:120], why))

@@ -394,9 +394,17 @@ def test_hypotheses_are_ranked_in_the_order_people_give(steward: Steward) -> Non
 
 def test_a_new_board_links_related_bugs(steward: Steward) -> None:
     """Seed 004's related sessions (issue 36 §3): when a board opens, the closed bugs and earlier boards that
-    cite the same files or share the title's words are linked, once."""
+    cite the same files or share the symptom's words are linked, once (tests/debug/test_related.py: the
+    symptom is the report's observed behaviour, not its title)."""
     m = steward.maintainer
     repo = repo_with_code(steward)
+    # The refined bug's report says "the total shows 90.00 EUR and the discount line disappears".
+    symptom = "**Actual behavior**\nThe discount line disappears.\n\n**Expected behavior**\nKept."
+    same_symptom = m.open_issue(repo, "Receipt drops the promotion", symptom, labels=["bug"])
+    m.edit_issue(repo, same_symptom, state="closed")
+    other_symptom = "**Actual behavior**\nThe avatar is blurry.\n\n**Expected behavior**\nIt is sharp."
+    same_title = m.open_issue(repo, "Session survives logout", other_symptom, labels=["bug"])
+    m.edit_issue(repo, same_title, state="closed")
     cites = "The store in src/auth/cache.py:88 never forgets."
     earlier = m.open_issue(repo, "Tokens outlive their user", cites, labels=["bug"])
     m.edit_issue(repo, earlier, state="closed")
@@ -409,6 +417,8 @@ def test_a_new_board_links_related_bugs(steward: Steward) -> None:
     line = next(x for x in text.splitlines() if x.startswith("**Related earlier investigations and bugs:**"))
     assert f"#{earlier} Tokens outlive their user (cites `src/auth/cache.py`)" in line
     assert f"#{unrelated} " not in line
+    assert f"#{same_symptom} Receipt drops the promotion (the same symptom: " in line, line
+    assert f"#{same_title} " not in line, "the same title, another symptom"
     data = sticky.unverified_data(text)
     assert isinstance(data, dict) and data["related"][0][0] == earlier
 
