@@ -20,6 +20,7 @@ from bot.forge import (
     BodyVersion,
     Branch,
     ChangedFile,
+    CheckRun,
     CIReport,
     CIState,
     CloseReason,
@@ -392,6 +393,18 @@ class DryRunForge:
     ) -> CommitStatus:
         self._write(f"set status {context}={state} on {repo}@{sha[:10]}: {description}")
         return CommitStatus(context, state, description[:140], target_url)
+
+    async def set_check_run(
+        self,
+        repo: RepoRef,
+        sha: str,
+        name: str,
+        state: StatusState,
+        description: str = "",
+        target_url: str = "",
+    ) -> CheckRun:
+        self._write(f"post check run {name}={state} on {repo}@{sha[:10]}: {description}")
+        return CheckRun(name, "in_progress" if state == "pending" else "completed", title=description[:140])
 
     async def redeliver(self, repo: RepoRef | None, delivery: HookDelivery) -> None:
         self._write(f"redeliver {delivery.guid}")

@@ -146,6 +146,8 @@ class ReportSnapshot:
     conclusion: str | None = None
     target_url: str = ""
     pulls: tuple[int, ...] = ()
+    # The app that posted a check run or suite (its slug; "" for a status).
+    app: str = ""
 
 
 @dataclass(frozen=True)

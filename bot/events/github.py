@@ -69,9 +69,10 @@ GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
     "push": None,
     "installation": None,
     "installation_repositories": frozenset({"added"}),
-    # CI: a commit status (no action), and check runs and suites once they complete.
+    # CI: a commit status (no action), and check runs and suites once they complete (a check run also when
+    # it is created: one named like Steward's own, from another app, is answered at once).
     "status": None,
-    "check_run": frozenset({"completed"}),
+    "check_run": frozenset({"created", "completed"}),
     "check_suite": frozenset({"completed"}),
     # Native reviews (octokit payload-schemas pull_request_review/{submitted,edited,dismissed}).
     "pull_request_review": frozenset({"submitted", "edited", "dismissed"}),
@@ -134,6 +135,7 @@ def _check_report(raw: Mapping[str, Any], kind: str) -> ReportSnapshot:
         conclusion=raw.get("conclusion") if isinstance(raw.get("conclusion"), str) else None,
         target_url=str(raw.get("details_url") or ""),
         pulls=pulls,
+        app=str(app.get("slug") or ""),
     )
 
 

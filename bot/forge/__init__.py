@@ -26,12 +26,15 @@ from bot.forge.errors import Unauthorized as Unauthorized
 from bot.forge.errors import ValidationFailed as ValidationFailed
 from bot.forge.errors import locked_refusal as locked_refusal
 
-# Re-exported: the values of label_events, list_reviews, read_branch, ci_reports, body_versions, read_file.
+# Re-exported: the values of label_events, list_reviews, read_branch, ci_reports, body_versions, read_file,
+# commit_statuses and set_check_run.
 from bot.forge.records import Annotation as Annotation
 from bot.forge.records import AnnotationLevel as AnnotationLevel
 from bot.forge.records import BodyVersion as BodyVersion
 from bot.forge.records import Branch as Branch
+from bot.forge.records import CheckRun as CheckRun
 from bot.forge.records import CIReport as CIReport
+from bot.forge.records import CommitStatus as CommitStatus
 from bot.forge.records import FileContent as FileContent
 from bot.forge.records import IssueHistory as IssueHistory
 from bot.forge.records import LabelEvent as LabelEvent
@@ -273,31 +276,6 @@ class FileChange:
 
     path: str
     content: bytes | None
-
-
-@dataclass(frozen=True)
-class CommitStatus:
-    context: str
-    # The forge's word: pending, success, failure, error (and Gitea's warning, skipped).
-    state: str
-    description: str = ""
-    target_url: str = ""
-    creator: str = ""
-    id: int = 0
-    updated_at: str = ""
-
-
-@dataclass(frozen=True)
-class CheckRun:
-    """A GitHub check run (GitHub Actions jobs are check runs). ``status`` is queued, in_progress,
-    completed, …; ``conclusion`` is set once it is completed."""
-
-    name: str
-    status: str
-    conclusion: str | None = None
-    id: int = 0
-    app: str = ""
-    completed_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -544,6 +522,21 @@ class Forge(Protocol):
         target_url: str = "",
     ) -> CommitStatus:
         """Sets a status (description cut to 140 characters); an equal latest status is not written again."""
+        ...
+
+    async def set_check_run(
+        self,
+        repo: RepoRef,
+        sha: str,
+        name: str,
+        state: StatusState,
+        description: str = "",
+        target_url: str = "",
+    ) -> CheckRun:
+        """Steward's own result as a check run of ``name``: ``pending`` in progress, ``success`` a success,
+        ``failure`` and ``error`` a failure; the description is its title. Only a GitHub App may post one
+        (else ``NotSupported``: a GitHub token, Gitea); an equal latest run of that name is not written again
+        — unless another app's run of that name is the latest."""
         ...
 
     async def ci_state(self, repo: RepoRef, sha: str, required_contexts: Sequence[str] = ()) -> CIState: ...

@@ -11,6 +11,7 @@ from urllib.parse import quote
 from bot.forge import (
     MAX_TREE_FILES,
     ChangedFile,
+    CheckRun,
     CIState,
     Commit,
     CommitStatus,
@@ -19,6 +20,7 @@ from bot.forge import (
     ForgeError,
     ListState,
     NotFound,
+    NotSupported,
     PullRequest,
     RepoRef,
     StatusState,
@@ -230,6 +232,18 @@ class GiteaCode(GiteaCalls):
 
     async def commit_statuses(self, repo: RepoRef, sha: str) -> list[CommitStatus]:
         return await self._statuses(repo, sha)
+
+    async def set_check_run(
+        self,
+        repo: RepoRef,
+        sha: str,
+        name: str,
+        state: StatusState,
+        description: str = "",
+        target_url: str = "",
+    ) -> CheckRun:
+        """Gitea has commit statuses only: no check runs (its API, swagger v1, has no check-runs route)."""
+        raise NotSupported("Gitea has no check runs: Steward's results are commit statuses there")
 
     async def set_commit_status(
         self,

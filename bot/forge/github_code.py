@@ -19,6 +19,7 @@ from bot.forge import (
     FileContent,
     ListState,
     NotFound,
+    NotSupported,
     PullRequest,
     RepoRef,
     StatusState,
@@ -262,6 +263,56 @@ class GitHubCode(GitHubCalls):
 
         return await once(find, write)
 
+    async def set_check_run(
+        self,
+        repo: RepoRef,
+        sha: str,
+        name: str,
+        state: StatusState,
+        description: str = "",
+        target_url: str = "",
+    ) -> CheckRun:
+        """POST /repos/{o}/{r}/check-runs (docs.github.com REST "Create a check run"): GitHub Apps only — any
+        other token gets 403 "You must authenticate via a GitHub App." (FORGE-FACTS), so a token is not
+        asked."""
+        if self._app is None:
+            raise NotSupported("check runs are posted by a GitHub App only; Steward runs with a token")
+        title = description[:STATUS_DESCRIPTION_LIMIT] or name
+        status, conclusion = ("in_progress", None) if state == "pending" else ("completed", CONCLUSION[state])
+        own_app = (await self.whoami()).login.removesuffix("[bot]")
+
+        async def find() -> CheckRun | None:
+            runs = await self._iter(
+                f"/repos/{repo.full_name}/commits/{quote(sha)}/check-runs?per_page=100&filter=all"
+                f"&check_name={quote(name, safe='')}",
+                f"check runs {name} of {sha}",
+                iterable_key="check_runs",
+            )
+            named = [check_from_json(r) for r in runs if r.get("name") == name]
+            latest = max(named, key=lambda r: r.id, default=None)
+            if latest is None:
+                return None
+            # Without a details URL of Steward's, GitHub shows its own there (the App's page): not compared.
+            said = (latest.app, latest.status, latest.conclusion, latest.title)
+            same = said == (own_app, status, conclusion, title)
+            return latest if same and (not target_url or latest.details_url == target_url) else None
+
+        async def write() -> CheckRun:
+            data: dict[str, Any] = {
+                "name": name,
+                "head_sha": sha,
+                "status": status,
+                "output": {"title": title, "summary": description or title},
+            }
+            if conclusion is not None:
+                data["conclusion"] = conclusion
+            if target_url:
+                data["details_url"] = target_url
+            url = f"/repos/{repo.full_name}/check-runs"
+            return check_from_json(await self._write("post", url, f"check run {name} of {sha}", data))
+
+        return await once(find, write)
+
     async def ci_state(self, repo: RepoRef, sha: str, required_contexts: Sequence[str] = ()) -> CIState:
         """Commit statuses and check runs both (GitHub Actions reports as check runs: FORGE-FACTS)."""
         statuses = await self._statuses(repo, sha)
@@ -270,18 +321,25 @@ class GitHubCode(GitHubCalls):
             f"check runs of {sha}",
             iterable_key="check_runs",
         )
-        checks = [
-            CheckRun(
-                name=str(run["name"]),
-                status=str(run.get("status") or ""),
-                conclusion=run.get("conclusion"),
-                id=int(run.get("id") or 0),
-                app=str((run.get("app") or {}).get("slug") or ""),
-                completed_at=run.get("completed_at"),
-            )
-            for run in runs
-        ]
-        return judge_ci(sha, statuses, checks, required_contexts)
+        return judge_ci(sha, statuses, [check_from_json(run) for run in runs], required_contexts)
+
+
+# The conclusion of Steward's own check run for each state it sets (an error fails closed).
+CONCLUSION: Mapping[str, str] = {"success": "success", "failure": "failure", "error": "failure"}
+
+
+def check_from_json(run: Mapping[str, Any]) -> CheckRun:
+    output = run.get("output") if isinstance(run.get("output"), Mapping) else {}
+    return CheckRun(
+        name=str(run["name"]),
+        status=str(run.get("status") or ""),
+        conclusion=run.get("conclusion"),
+        id=int(run.get("id") or 0),
+        app=str((run.get("app") or {}).get("slug") or ""),
+        completed_at=run.get("completed_at"),
+        title=str((output or {}).get("title") or ""),
+        details_url=str(run.get("details_url") or ""),
+    )
 
 
 def _files_in(raw: object) -> list[str] | None:

@@ -1,6 +1,6 @@
 """What a forge records about who did what, what guards a branch and what CI said: the port's values for
 ``label_events``, ``issue_history``, ``list_reviews``, ``read_branch``, ``ci_reports``, ``branch_pushes``,
-``body_versions`` and ``read_file`` (re-exported by ``bot.forge``)."""
+``body_versions``, ``read_file``, ``commit_statuses`` and ``set_check_run`` (re-exported by ``bot.forge``)."""
 
 from __future__ import annotations
 
@@ -136,3 +136,31 @@ class Push:
     after: str = ""
     before: str = ""
     kind: PushKind = "push"
+
+
+@dataclass(frozen=True)
+class CommitStatus:
+    context: str
+    # The forge's word: pending, success, failure, error (and Gitea's warning, skipped).
+    state: str
+    description: str = ""
+    target_url: str = ""
+    creator: str = ""
+    id: int = 0
+    updated_at: str = ""
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """A GitHub check run (GitHub Actions jobs are check runs). ``status`` is queued, in_progress,
+    completed, …; ``conclusion`` is set once it is completed."""
+
+    name: str
+    status: str
+    conclusion: str | None = None
+    id: int = 0
+    app: str = ""
+    completed_at: str | None = None
+    # Its output's title and its details link (what ``set_check_run`` compares before writing again).
+    title: str = ""
+    details_url: str = ""

@@ -6,14 +6,11 @@ The work itself is in ``start`` (`/bugfix`), ``evidence`` (the status and the le
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import cast
-
 from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.commands.periodic import PeriodicContext
 from bot.commands.registry import Registry
 from bot.events.event import ReportSnapshot
-from bot.forge import Comment, ForgeError, PullRequest, StatusState
+from bot.forge import Comment, ForgeError, PullRequest
 from bot.forge.ci import OWN_PREFIX
 from handlers.bugfix.completion import close_bug
 from handlers.bugfix.effects import Evidence, assess, sync_pull
@@ -29,6 +26,7 @@ from handlers.bugfix.ledger import (
     parse_review,
 )
 from handlers.bugfix.native_reviews import Conflict, blocking, clean_round
+from handlers.bugfix.own_results import forged, restore_own_result
 from handlers.bugfix.record import (
     GAP_LABEL,
     OPEN_LABEL,
@@ -44,7 +42,7 @@ from handlers.bugfix.restorations import Restoration
 from handlers.bugfix.scope import MAX_ITEMS as MAX_SCOPE_ITEMS
 from handlers.bugfix.scope import ScopeAcceptance, item_words
 from handlers.bugfix.start import start_bugfix
-from handlers.bugfix.status import CONTEXT, committers_of
+from handlers.bugfix.status import committers_of
 from handlers.triage.api import HOLD_CONTEXT
 
 
@@ -474,19 +472,22 @@ async def on_push(ctx: EventContext) -> None:
 
 
 @plugin.on("status", section=SECTION)
-@plugin.on("check_run", "completed", section=SECTION)
+@plugin.on("check_run", "created", "completed", section=SECTION)
 @plugin.on("check_suite", "completed", section=SECTION)
 async def on_ci(ctx: EventContext) -> None:
-    """CI reported on a commit: the bugfix pull requests that hold it (its head, or its red commit)."""
+    """CI reported on a commit: the bugfix pull requests that hold it (its head, or its red commit). A
+    ``steward/*`` result someone else set is answered with Steward's own (``own_results``)."""
     report = ctx.event.report
     if report is None:
         return
     if report.context.casefold().startswith(OWN_PREFIX):
-        if report.context.casefold() == HOLD_CONTEXT:
-            return  # the hold's own handler restores it (handlers.triage.hold)
-        if ctx.event.name == "status" and ctx.event.sender and not same_login(ctx.event.sender, ctx.me.login):
-            await restore_own_status(ctx, report)
+        if forged(ctx, report) and (ctx.event.name != "status" or report.context.casefold() != HOLD_CONTEXT):
+            # (A forged `steward/hold` status: the hold's own handler restores it, handlers.triage.hold.)
+            held = await _pulls_holding(ctx, report)
+            await restore_own_result(ctx, report, [p for p in held if p.head_sha == report.sha], _sync)
         return
+    if ctx.event.name == "check_run" and ctx.event.action == "created":
+        return  # another CI's run started: nothing to judge until it completes
     for pull in await _pulls_holding(ctx, report):
         await _sync(ctx, pull)
 
@@ -510,37 +511,6 @@ async def _pulls_holding(ctx: EventContext, report: ReportSnapshot) -> list[Pull
         ):
             found.append(pull)
     return found
-
-
-def same_login(a: str, b: str) -> bool:
-    return a.casefold() == b.casefold()
-
-
-async def restore_own_status(ctx: EventContext, report: ReportSnapshot) -> None:
-    """Someone other than Steward set a ``steward/*`` status (every such context is Steward's: a required
-    check must not pass on a writer's word). Steward posts its own state again at once: on a bugfix pull
-    request's head, the state it computes, and its ledger records who set what (``restorations``); elsewhere
-    the last state Steward itself set for that context there, or a failure when it never set one."""
-    sha, context = report.sha, report.context
-    pulls = [p for p in await _pulls_holding(ctx, report) if p.head_sha == sha and p.state == "open"]
-    if context.casefold() != CONTEXT or not pulls:
-        statuses = await ctx.forge.commit_statuses(ctx.repo, sha)
-        mine = [s for s in statuses if s.context == context and same_login(s.creator, ctx.me.login)]
-        own = max(mine, key=lambda s: (s.updated_at, s.id)) if mine else None
-        if own is not None:
-            state = own.state if own.state in ("pending", "success", "failure", "error") else "failure"
-            await ctx.forge.set_commit_status(
-                ctx.repo, sha, context, cast(StatusState, state), own.description, own.target_url
-            )
-        else:
-            await ctx.forge.set_commit_status(
-                ctx.repo, sha, context, "failure", f"Not Steward's: {context} is set by Steward only"[:140]
-            )
-    ctx.log.warning("a steward/* status set by someone else; Steward's own posted again", context=context)
-    at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    restored = Restoration(ctx.event.sender or "", context, report.state or "", sha, at)
-    for pull in pulls:
-        await _sync(ctx, pull, restored)
 
 
 # --- catching up --------------------------------------------------------------------------------------------

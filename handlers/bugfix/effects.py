@@ -28,6 +28,8 @@ from bot.forge import (
     TooManyItems,
     repo_key,
 )
+from bot.forge.ci import is_own
+from bot.forge.own_results import set_own_result
 from bot.records import neutralise, sticky
 from handlers.bugfix import other_capabilities, restorations
 from handlers.bugfix.independence import modifiers, unaccounted, void_rounds
@@ -300,7 +302,9 @@ async def assess(
     )
     vouched = vouched or ""
     regression_cases = sorted(case_names(record.path, vouched)) if vouched else []
+    # Steward's own results (statuses, and check runs as an App) never count as CI's word on the test.
     reports = await forge.ci_reports(repo, pull.head_sha) if regression_cases else []
+    reports = [r for r in reports if not is_own(r.context)]
     at_head = head_report(reports, regression_cases) if regression_cases else None
     named: bool | None = None
     if red_state is not None and red_ci == "red" and regression_cases:
@@ -488,8 +492,14 @@ async def sync_pull(
         number=pull.number,
         comments=ev.comments.get(pull.number),
     )
-    await ctx.forge.set_commit_status(
-        ctx.repo, pull.head_sha, CONTEXT, ev.status.state, ev.status.description, written.comment.html_url
+    await set_own_result(
+        ctx.forge,
+        ctx.repo,
+        pull.head_sha,
+        CONTEXT,
+        ev.status.state,
+        ev.status.description,
+        written.comment.html_url,
     )
     await request_reviewers(ctx, pull, number, record, ev.commits)
     # The copy on the bug: the events and budgets outlive the pull request and the record's list of them

@@ -23,6 +23,7 @@ from bot.config import shadow
 from bot.config.repo_file import CONFIG_PATHS, ConfigError, dump_value, parse, sources
 from bot.config.repo_settings import RepoSettings
 from bot.forge import Issue, NotFound, PermissionDenied, StatusState
+from bot.forge.own_results import set_own_result
 from bot.records import neutralise
 from handlers.bugfix.api import read_requirement, requirement_lines
 from handlers.triage.api import hold_lines
@@ -282,9 +283,7 @@ async def on_push(ctx: EventContext) -> None:
             break
     errors = parse(found.content, ctx.registry.configurable).errors if found is not None else ()
     state: StatusState = "failure" if errors else "success"
-    await ctx.forge.set_commit_status(
-        ctx.repo, event.after, STATUS_CONTEXT, state, status_description(errors)
-    )
+    await set_own_result(ctx.forge, ctx.repo, event.after, STATUS_CONTEXT, state, status_description(errors))
     repo = await ctx.forge.get_repo(ctx.repo)
     if branch != repo.default_branch:
         return

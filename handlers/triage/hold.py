@@ -17,6 +17,7 @@ from typing import Any, Final
 from bot.commands.context import CommandContext, CommandError, EventContext
 from bot.commands.registry import Registry
 from bot.forge import Comment, PullRequest, StatusState, repo_key
+from bot.forge.own_results import set_own_result
 from bot.records import neutralise, sticky
 from handlers.triage.api import HOLD_CONTEXT
 
@@ -141,8 +142,8 @@ async def apply(ctx: EventContext, pull: PullRequest, hold: Hold, comments: list
         comments=comments,
     )
     state, description = describe(hold)
-    await ctx.forge.set_commit_status(
-        ctx.repo, pull.head_sha, CONTEXT, state, description, written.comment.html_url
+    await set_own_result(
+        ctx.forge, ctx.repo, pull.head_sha, CONTEXT, state, description, written.comment.html_url
     )
 
 
@@ -224,7 +225,7 @@ async def sync(ctx: EventContext, pull: PullRequest, *, new_head: bool) -> None:
         if found is None:
             if new_head and await _required(ctx, pull):
                 state, description = describe(Hold(False))
-                await ctx.forge.set_commit_status(ctx.repo, pull.head_sha, CONTEXT, state, description)
+                await set_own_result(ctx.forge, ctx.repo, pull.head_sha, CONTEXT, state, description)
             return
     hold, _, comments = await current_hold(ctx, pull)
     await apply(ctx, pull, hold, comments)
@@ -264,11 +265,11 @@ async def on_foreign_status(ctx: EventContext) -> None:
             hold, found, comments = await current_hold(ctx, pull)
             if found is None and not hold.held:
                 state, description = describe(hold)
-                await ctx.forge.set_commit_status(ctx.repo, pull.head_sha, CONTEXT, state, description)
+                await set_own_result(ctx.forge, ctx.repo, pull.head_sha, CONTEXT, state, description)
             else:
                 await apply(ctx, pull, hold, comments)
         restored = True
     if not restored:
         # On no open pull request's head: Steward never holds such a commit.
         state, description = describe(Hold(False))
-        await ctx.forge.set_commit_status(ctx.repo, report.sha, CONTEXT, state, description)
+        await set_own_result(ctx.forge, ctx.repo, report.sha, CONTEXT, state, description)

@@ -10,6 +10,8 @@ a failure.
 
 from __future__ import annotations
 
+import pytest
+
 from bot.records import neutralise
 from tests.e2e.conftest import Steward
 from tests.e2e.stack import wait_for
@@ -60,3 +62,22 @@ def test_a_writer_s_steward_status_is_overwritten_with_steward_s_own(steward: St
     latest = next(s for s in steward.maintainer.statuses(repo, red) if s["context"] == "steward/config")
     assert (latest.get("state") or latest["status"]) == "failure"
     assert latest["creator"]["login"] == "steward-bot"
+
+
+def test_another_app_s_check_run_named_like_steward_s_is_in_the_ledger(steward: Steward) -> None:
+    """GitHub: a check run of Steward's name from another app (here the sandbox's CI app; Steward runs with a
+    token and posts none) is answered — Steward's own status stands on the head — and the ledger records it.
+    Gitea has no check runs."""
+    if steward.forge != "github":
+        pytest.skip("Gitea has no check runs")
+    repo = repo_with_ci(steward)
+    _, pr, _, _ = opened(steward, repo)
+    head = head_of(steward, repo, pr)
+    before = state_of(steward, repo, pr)
+    body = {"repo": repo, "sha": head, "kind": "check_run", "context": CONTEXT, "conclusion": "success"}
+    steward.maintainer.client.post(f"{steward.sandbox.url}/_sandbox/ci", json=body).raise_for_status()
+    steward.settle()
+    entry = f"`{CONTEXT}` (check run) | success | `{head[:10]}` |"
+    wait_for(lambda: entry in ledger_of(steward, repo, pr) or None, what="the check run in the ledger")
+    assert state_of(steward, repo, pr) == before, "Steward's own status is unchanged"
+    assert ledger_of(steward, repo, pr).count(entry) == 1, "its created and completed webhooks: one entry"

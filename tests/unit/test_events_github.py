@@ -94,7 +94,8 @@ def test_handled_examples_normalise(event_name: str, path: Path) -> None:
     if event_name in ("check_run", "check_suite"):
         raw = payload[event_name]
         assert event.report is not None and event.report.sha == raw["head_sha"]
-        assert (event.report.state, event.report.conclusion) == ("completed", raw["conclusion"])
+        assert (event.report.state, event.report.conclusion) == (raw["status"], raw["conclusion"])
+        assert event.report.app == (raw["app"].get("slug") or ""), "whose run it is (Steward's, or not)"
         assert event.report.pulls == tuple(p["number"] for p in raw["pull_requests"])
         if event_name == "check_run":
             assert event.report.context == raw["name"]
