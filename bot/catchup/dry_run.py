@@ -41,6 +41,7 @@ from bot.forge import (
     LabelEvent,
     ListState,
     Milestone,
+    NotSupported,
     PermissionLevel,
     PullRequest,
     Push,
@@ -403,6 +404,8 @@ class DryRunForge:
         description: str = "",
         target_url: str = "",
     ) -> CheckRun:
+        if not getattr(self.inner, "as_app", False):  # a token, or Gitea: the forge would post none
+            raise NotSupported("check runs are posted by a GitHub App only")
         self._write(f"post check run {name}={state} on {repo}@{sha[:10]}: {description}")
         return CheckRun(name, "in_progress" if state == "pending" else "completed", title=description[:140])
 

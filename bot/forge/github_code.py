@@ -275,7 +275,7 @@ class GitHubCode(GitHubCalls):
         """POST /repos/{o}/{r}/check-runs (docs.github.com REST "Create a check run"): GitHub Apps only — any
         other token gets 403 "You must authenticate via a GitHub App." (FORGE-FACTS), so a token is not
         asked."""
-        if self._app is None:
+        if not self.as_app:
             raise NotSupported("check runs are posted by a GitHub App only; Steward runs with a token")
         title = description[:STATUS_DESCRIPTION_LIMIT] or name
         status, conclusion = ("in_progress", None) if state == "pending" else ("completed", CONCLUSION[state])

@@ -405,6 +405,11 @@ class GitHubCalls:
         self._app = app
         self._identity = identity
 
+    @property
+    def as_app(self) -> bool:
+        """Whether this is an App installation (only an App may post check runs)."""
+        return self._app is not None
+
     async def whoami(self) -> User:
         if self._identity is None:
             raw = await self._get("/user", "who am I")
