@@ -45,7 +45,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from bot.queue.locks import LuaScript
-from bot.records.signing_since import StartMemory, signing_start
+from bot.records.signing_since import StartMemory, remembered_start, signing_start
 from bot.telemetry import logs
 
 log = logs.get("steward.signing")
@@ -503,9 +503,17 @@ async def verifying_keyring(settings: Any, public_key_file: str | None = None, r
     """A keyring that only verifies (for `steward verify` and the report commands): the public key in
     ``public_key_file``, else the keys the settings name (``STEWARD_SIGNING_KEY``'s public half and
     ``STEWARD_VERIFY_KEYS``), else the key kept in Redis when ``redis`` is given and answers. With none, every
-    signature reads as signed by an unknown key."""
+    signature reads as signed by an unknown key.
+
+    When Steward started signing (``signing_start``) is read, never written: ``STEWARD_SIGNING_SINCE``, and
+    what Redis remembers when ``redis`` is given. Known, an unsigned block in a place created after it reads
+    as tampered; unknown, as legacy anywhere (``Keyring.since`` 0)."""
+    try:
+        since = since_of(getattr(settings, "signing_since", None))
+    except ValueError:  # a worker refuses to start with it; here it would only name unsigned blocks
+        since = None
     if public_key_file:
-        return Keyring(None, [load_public(public_key_file)])
+        return Keyring(None, [load_public(public_key_file)], since=since or 0.0)
     entries = [verify_key(value) for value in settings.verify_keys]
     public = [key for key, _ in entries]
     if settings.signing_key is not None:
@@ -519,7 +527,14 @@ async def verifying_keyring(settings: Any, public_key_file: str | None = None, r
             public.append(
                 load_private(stored.decode() if isinstance(stored, bytes) else str(stored)).public_key()
             )
-    keyring = Keyring(None, public)
+    if redis is not None:
+        try:
+            remembered = await remembered_start(redis)
+        except Exception:  # Redis not answering: what the settings say
+            remembered = None
+        if remembered is not None and remembered > 0 and (since is None or remembered < since):
+            since = remembered
+    keyring = Keyring(None, public, since=since or 0.0)
     # An earlier key past its end date verifies nothing here either, as in the workers (``keyring_from``).
     keyring.until = {key_id(key): until for key, until in entries if until is not None}
     return keyring

@@ -50,7 +50,7 @@ async def signing_start(
     start takes now — but when Steward evidently signed before (``signed_before``: Redis remembers sequence
     numbers), no place counts as before signing (``NO_LEGACY``) until the operator sets
     ``STEWARD_SIGNING_SINCE``."""
-    remembered = await _float(redis, REDIS_SINCE)
+    remembered = await remembered_start(redis)
     kept = state.signing_since() if state is not None else None
     ran = state.first_seen() if state is not None else None
     recorded = [x for x in (since, remembered, kept) if x is not None and x > 0]
@@ -84,8 +84,9 @@ async def signing_start(
     return start
 
 
-async def _float(redis: Any, key: str) -> float | None:
-    raw = await redis.get(key)
+async def remembered_start(redis: Any) -> float | None:
+    """When Steward started signing, as Redis remembers it (``steward:signing:since``)."""
+    raw = await redis.get(REDIS_SINCE)
     if raw is None:
         return None
     try:

@@ -219,7 +219,8 @@ async def verify(
 
 def _before_signing(keyring: Keyring, created_at: str, changed_at: str) -> bool:
     """Whether the forge's own times put a place before Steward started signing (a verifier that does not
-    know when that was — ``steward verify`` — cannot tell, and reports it legacy)."""
+    know when that was — ``steward verify`` without ``STEWARD_SIGNING_SINCE`` — cannot tell, and reports it
+    legacy)."""
     if keyring.since == 0:
         return True
     created, changed = parse_time(created_at), parse_time(changed_at)

@@ -132,6 +132,22 @@ async def test_signatures_remembered_without_a_start_make_nothing_legacy(redis: 
     assert "STEWARD_SIGNING_SINCE" in error["event"]
 
 
+async def test_the_verifier_reads_the_start_redis_remembers_and_writes_nothing(redis: Any) -> None:
+    """`steward verify`, `steward forks` and the debug report read when signing started from Redis (beside
+    `STEWARD_SIGNING_SINCE`), as the workers do, and never keep one of their own."""
+    from types import SimpleNamespace
+
+    from bot.records.signing import verifying_keyring
+
+    settings = SimpleNamespace(verify_keys=[], signing_key=None, signing_since=None)
+    assert (await verifying_keyring(settings, redis=redis)).since == 0.0
+    assert await redis.get(REDIS_SINCE) is None, "nothing written"
+    start = (await _start(redis, None)).since
+    verifier = await verifying_keyring(settings, redis=redis)
+    assert verifier.since == start
+    assert await _outcome(verifier, start + 60) == "tampered"
+
+
 async def test_a_first_start_takes_now(redis: Any, tmp_path: Path) -> None:
     state = StateFile(tmp_path / "steward-state.json")
     before = time.time()

@@ -321,3 +321,16 @@ async def test_the_verifier_the_operator_s_settings_give_keeps_the_end_dates(tmp
         )
         keyring = await signing.verifying_keyring(settings)
         assert keyring.private is None and (await read(keyring, body)).outcome == outcome
+
+
+async def test_the_verifier_knows_when_signing_started_from_the_operator_s_setting() -> None:
+    """`steward verify` with `STEWARD_SIGNING_SINCE`: an unsigned block in a place created after it was
+    tampered with; without the setting (or with one that is no time) it cannot tell, and says legacy."""
+    from types import SimpleNamespace
+
+    unsigned = sticky.fit("debug-board", "5", "the board", {"log": []})
+    for since, outcome in (("2026-01-01T00:00:00Z", "tampered"), (None, "legacy"), ("soon", "legacy")):
+        settings = SimpleNamespace(verify_keys=[], signing_key=None, signing_since=since)
+        keyring = await signing.verifying_keyring(settings, public_key_file=None)
+        assert (await read(keyring, unsigned, created_at="2026-06-01T00:00:00Z")).outcome == outcome
+        assert (await read(keyring, unsigned, created_at="2025-06-01T00:00:00Z")).outcome == "legacy"
