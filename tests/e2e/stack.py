@@ -4,13 +4,15 @@ sandbox forge over HTTP, and polling helpers with deadlines (no sleeps to wait f
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -416,6 +418,81 @@ def past_this_second() -> None:
 
 def dumps(payload: Any) -> bytes:
     return json.dumps(payload).encode()
+
+
+_CLI_LOCK = threading.Lock()
+
+
+class _ThreadsOwnStream:
+    """``sys.stdout`` (or ``sys.stderr``) while a command runs in a thread: what that thread writes is the
+    command's output; what the test's other threads write (the receiver's and the worker's logs) goes where
+    it went before."""
+
+    def __init__(self, before: Any, thread: threading.Thread) -> None:
+        self.before, self.thread, self.captured = before, thread, io.StringIO()
+
+    def _target(self) -> Any:
+        return self.captured if threading.current_thread() is self.thread else self.before
+
+    def write(self, text: str) -> int:
+        return int(self._target().write(text))
+
+    def flush(self) -> None:
+        self._target().flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.before, name)
+
+
+def steward_in_process(
+    argv: Sequence[str], env: Mapping[str, str], *, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`steward ARGV` with the environment ``env`` (every other ``STEWARD_*`` variable unset), answered as
+    ``subprocess.run(..., capture_output=True, text=True)`` answers, but in this process: a new `steward`
+    process costs about a second of a core to start (imports), and the suite ran some hundred of them where
+    the test is about what a command says and finds, not about the process (tests/smoke starts the installed
+    `steward` for every command of the README, and tests/unit/test_cli_help each one's --help).
+
+    The command runs in a thread of its own (its ``asyncio.run`` leaves this thread's event loop alone),
+    with ``sys.stdout`` and ``sys.stderr`` captured and its log set-up left out (``logs_to_stderr`` would
+    reconfigure this process's logging; a test that reads a command's log lines starts the process). Only
+    for commands that install nothing process-wide: ``verify`` and ``public-key`` (``reconcile`` installs
+    the signing keyring the test's own worker uses)."""
+    from unittest import mock
+
+    from bot.cli import main as cli_main
+
+    assert argv and argv[0] in ("verify", "public-key"), f"run `steward {argv[0]}` as a process"
+    answer: list[int] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            answer.append(cli_main.main(list(argv)))
+        except SystemExit as exc:  # argparse's answer to bad arguments
+            answer.append(exc.code if isinstance(exc.code, int) else 1)
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name=f"steward {argv[0]}", daemon=True)
+    out, err = _ThreadsOwnStream(sys.stdout, thread), _ThreadsOwnStream(sys.stderr, thread)
+    kept = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
+    with (
+        _CLI_LOCK,
+        mock.patch.dict(os.environ, {**kept, **env}, clear=True),
+        mock.patch.object(cli_main, "logs_to_stderr", lambda: None),
+        mock.patch.object(sys, "stdout", out),
+        mock.patch.object(sys, "stderr", err),
+    ):
+        thread.start()
+        thread.join(timeout)
+    if thread.is_alive():
+        raise subprocess.TimeoutExpired(["steward", *argv], timeout)
+    if failure:
+        raise failure[0]
+    return subprocess.CompletedProcess(
+        ["steward", *argv], answer[0], out.captured.getvalue(), err.captured.getvalue()
+    )
 
 
 def reconcile(settings: Any, *args: str) -> subprocess.CompletedProcess[str]:

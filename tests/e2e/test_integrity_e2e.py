@@ -6,9 +6,7 @@ with only the public key reports the hand-edited record."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,7 @@ from bot.demo.threads import ThreadedWorker
 from bot.records import sticky
 from bot.records.signing import parse_time
 from tests.e2e.conftest import Steward
-from tests.e2e.stack import ROOT, reconcile, wait_for
+from tests.e2e.stack import reconcile, steward_in_process, wait_for
 
 FAST = {"grace_period_seconds": 1, "refresh_debounce_seconds": 0.3, "notify": ["maintainer"]}
 pytestmark = pytest.mark.handler_settings(milestones=FAST)
@@ -55,9 +53,9 @@ def writer(steward: Steward, repo: str) -> None:
 
 
 def verify(steward: Steward, target: str, key_file: Path) -> subprocess.CompletedProcess[str]:
-    """`steward verify` as a reviewer runs it: the forge's API with a read token, and only the public key."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
-    env.update(
+    """`steward verify` as a reviewer runs it: the forge's API with a read token, and only the public key
+    (in this process: tests/smoke runs the installed command)."""
+    env = dict(
         STEWARD_REDIS_URL="redis://127.0.0.1:1/0",  # no Redis: the public key is all it has
         STEWARD_GITHUB_API_URL=steward.settings.github_api_url,
         STEWARD_GITHUB_TOKEN="tok-maintainer",
@@ -65,35 +63,13 @@ def verify(steward: Steward, target: str, key_file: Path) -> subprocess.Complete
         STEWARD_GITEA_TOKEN="tok-maintainer",
         STEWARD_LOG_LEVEL="warning",
     )
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bot.cli",
-            "verify",
-            target,
-            "--forge",
-            steward.forge,
-            "--json",
-            "--bot",
-            "steward-bot",
-            "--public-key",
-            str(key_file),
-        ],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    argv = ["verify", target, "--forge", steward.forge, "--json", "--bot", "steward-bot"]
+    return steward_in_process([*argv, "--public-key", str(key_file)], env)
 
 
 def public_key(steward: Steward, tmp_path: Path) -> Path:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
-    env.update(STEWARD_REDIS_URL=steward.redis_url, STEWARD_LOG_LEVEL="warning")
-    done = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "public-key"], env=env, cwd=ROOT, capture_output=True, text=True
-    )
+    env = {"STEWARD_REDIS_URL": steward.redis_url, "STEWARD_LOG_LEVEL": "warning"}
+    done = steward_in_process(["public-key"], env)
     assert done.returncode == 0, done.stderr
     assert "BEGIN PUBLIC KEY" in done.stdout and "PRIVATE" not in done.stdout
     path = tmp_path / "steward.pub"

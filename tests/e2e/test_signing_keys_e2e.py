@@ -17,9 +17,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -43,12 +41,11 @@ from bot.records.signing import (
     public_pem,
 )
 from tests.e2e.conftest import Steward
-from tests.e2e.stack import ROOT
+from tests.e2e.stack import steward_in_process
 from tests.e2e.test_integrity_e2e import FORKS, rebuilt_notes, verify, writer
 
 MARK = "<!-- steward:forks:reconciliation -->"
 RECORD = "forks:reconciliation"
-VERIFY = (sys.executable, "-m", "bot.cli", "verify")
 F1_RESOLVED = "| **F1** | Postgres or SQLite? | ✅ resolved | Postgres |"
 
 
@@ -151,9 +148,9 @@ def test_a_pinned_signing_key_leaves_no_private_key_in_redis(
 def operator_verify(
     steward: Steward, target: str, *, signing_key: Path, verify_keys: str
 ) -> subprocess.CompletedProcess[str]:
-    """`steward verify` as the operator runs it: the keys from the workers' settings, no --public-key."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
-    env.update(
+    """`steward verify` as the operator runs it: the keys from the workers' settings, no --public-key (in this
+    process: tests/smoke runs the installed command)."""
+    env = dict(
         STEWARD_REDIS_URL="redis://127.0.0.1:1/0",  # the settings name the keys: Redis is not asked
         STEWARD_SIGNING_KEY=str(signing_key),
         STEWARD_VERIFY_KEYS=verify_keys,
@@ -163,14 +160,8 @@ def operator_verify(
         STEWARD_GITEA_TOKEN="tok-maintainer",
         STEWARD_LOG_LEVEL="warning",
     )
-    return subprocess.run(
-        [*VERIFY, target, "--forge", steward.forge, "--json", "--bot", "steward-bot"],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    argv = ["verify", target, "--forge", steward.forge, "--json", "--bot", "steward-bot"]
+    return steward_in_process(argv, env)
 
 
 def _rows(done: subprocess.CompletedProcess[str]) -> list[tuple[str, str, str]]:
