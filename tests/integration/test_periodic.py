@@ -34,8 +34,8 @@ def test_intervals_must_line_up_on_the_clock() -> None:
         registry.every(minutes=5, name="gate")(poll)
 
 
-def test_each_slot_runs_once_across_two_workers(redis_url: str) -> None:
-    key = "steward-test:periodic-runs"
+def ticking(redis_url: str, key: str) -> Registry:
+    """A registry whose one periodic job, each second, appends its slot to the Redis list ``key``."""
     registry = Registry()
 
     @registry.every(seconds=1, name="tick")
@@ -47,6 +47,12 @@ def test_each_slot_runs_once_across_two_workers(redis_url: str) -> None:
             await client.aclose()
         await asyncio.sleep(0)
 
+    return registry
+
+
+def test_each_slot_runs_once_across_two_workers(redis_url: str) -> None:
+    key = "steward-test:periodic-runs"
+    registry = ticking(redis_url, key)
     settings = Settings(redis_url=redis_url)
     workers = [ThreadedWorker(settings, registry, clock=True).start() for _ in range(2)]
     sync = redis.Redis.from_url(redis_url)
@@ -96,16 +102,7 @@ def test_a_worker_that_did_not_start_in_time_never_runs(redis_url: str) -> None:
     failures: replies made with another test's commands). ``start`` past its deadline stops the thread
     before the worker runs anything."""
     key = "steward-test:abandoned-runs"
-    registry = Registry()
-
-    @registry.every(seconds=1, name="tick")
-    async def tick(ctx: PeriodicContext) -> None:
-        client = Redis.from_url(redis_url)
-        try:
-            await client.rpush(key, ctx.slot.isoformat())
-        finally:
-            await client.aclose()
-
+    registry = ticking(redis_url, key)
     late = ThreadedWorker(Settings(redis_url=redis_url), registry, clock=True)
     with pytest.raises(RuntimeError, match="did not start"):
         late.start(timeout=-1)
