@@ -16,8 +16,9 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
-from typing import Any
+from typing import IO, Any
 
 import pytest
 import redis
@@ -114,8 +115,9 @@ def test_a_milestone_closed_during_downtime_before_its_dashboard_is_gated_and_dr
     assert len(_notices(steward, repo, board["number"])) == 1, "a second run writes nothing new"
 
 
-def reconcile_with(steward: Steward, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """`steward reconcile` as an operator runs it, with settings of its own (``env``)."""
+def _reconcile_command(steward: Steward, env: dict[str, str], *args: str) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of `steward reconcile` as an operator runs it, with settings of its
+    own (``env``)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
     base.update(
         STEWARD_REDIS_URL=steward.redis_url,
@@ -129,14 +131,13 @@ def reconcile_with(steward: Steward, env: dict[str, str], *args: str) -> subproc
         STEWARD_RECONCILE_INSTALLED="false",
         **env,
     )
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", "reconcile", *args],
-        env=base,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    return [sys.executable, "-m", "bot.cli", "reconcile", *args], base
+
+
+def reconcile_with(steward: Steward, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`steward reconcile` as an operator runs it, with settings of its own (``env``)."""
+    argv, base = _reconcile_command(steward, env, *args)
+    return subprocess.run(argv, env=base, cwd=ROOT, capture_output=True, text=True, timeout=180)
 
 
 def _redelivered(out: str) -> int:
@@ -292,6 +293,53 @@ def test_redeliveries_wait_for_a_receiver_and_an_unreadable_hook_is_noted_once_a
     assert _redelivered(up.stdout) == 2, up.stdout
 
 
+def _reconcile_against_a_spent_budget(
+    steward: Steward, env: dict[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    """`steward reconcile` (as ``reconcile_with``) while the minute's write budget stays spent — its
+    ``STEWARD_WRITE_BUDGET_PER_MINUTE`` writes made 50 s ago — until the run says it waits for the budget (or
+    ends). Spent once, before the run, those writes would leave the minute 10 s later: a run that took longer
+    than that to reach its first write (a process starting and reading the forge on a loaded machine) found
+    the budget free, and never had to wait."""
+    argv, base = _reconcile_command(steward, env, *args)
+    writes = int(base["STEWARD_WRITE_BUDGET_PER_MINUTE"])
+    log = f"steward:budget:{budget_key(steward.forge, 'tok-bot')}:60000"
+    r = redis.Redis.from_url(steward.redis_url)
+    proc = subprocess.Popen(
+        argv, env=base, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    out: list[str] = []
+    err: list[str] = []
+
+    def read(stream: IO[str] | None, into: list[str]) -> None:
+        for line in stream or ():
+            into.append(line)
+
+    readers = [
+        threading.Thread(target=read, args=pair, daemon=True)
+        for pair in ((proc.stdout, out), (proc.stderr, err))
+    ]
+    for reader in readers:
+        reader.start()
+
+    def spent_until_it_waits() -> bool:
+        if any("for the write budget" in line for line in list(err)) or proc.poll() is not None:
+            return True
+        ago = int((time.time() - 50) * 1000)
+        r.zadd(log, {f"w{n}": ago for n in range(writes)})
+        return False
+
+    try:
+        wait_for(spent_until_it_waits, timeout=180, what="steward reconcile to need a write")
+        proc.wait(timeout=180)
+    finally:
+        proc.kill()
+        r.close()
+    for reader in readers:
+        reader.join(timeout=10)
+    return subprocess.CompletedProcess(argv, proc.returncode, "".join(out), "".join(err))
+
+
 def test_reconcile_waits_for_a_spent_write_budget_instead_of_failing(steward: Steward) -> None:
     """Issue 40 item 1: `steward reconcile` exited 1 when people's commands had spent the write budget. Now
     it waits for the budget (saying how long on standard error) and writes what it must."""
@@ -300,14 +348,10 @@ def test_reconcile_waits_for_a_spent_write_budget_instead_of_failing(steward: St
     with _steward_down(steward):
         number = m.open_issue(repo, "Login button does nothing", REJECTED, labels=["bug", "refine"])
         _delivered(steward)
-    # People's commands spent the minute's budget (10 writes here) 50 s ago: the next write waits ~10 s, past
-    # the 5 s a job would wait before it is deferred, and then the whole budget is free for what the catch-up
-    # writes (with a budget smaller than that, the run waits a second minute).
-    key = budget_key(steward.forge, "tok-bot")
-    r = redis.Redis.from_url(steward.redis_url)
-    spent = int((time.time() - 50) * 1000)
-    r.zadd(f"steward:budget:{key}:60000", {f"w{n}": spent for n in range(10)})
-    run = reconcile_with(
+    # People's commands spent the minute's budget (10 writes here) 50 s before the catch-up's first write:
+    # that write waits ~10 s, past the 5 s a job would wait before it is deferred, and then the whole budget
+    # is free for what the catch-up writes (with a budget smaller than that, the run waits a second minute).
+    run = _reconcile_against_a_spent_budget(
         steward,
         {"STEWARD_WRITE_BUDGET_PER_MINUTE": "10"},
         "--repo",
