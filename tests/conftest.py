@@ -12,15 +12,17 @@ from collections.abc import Iterator
 import pytest
 import redis
 import structlog
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from bot.demo.scratch_redis import Claim, NoDatabase, claim
 
 # Speed is measured by bench/, never asserted by a test: hypothesis's own 200 ms deadline per example is a
 # timed test, and it failed property tests on a loaded two-core machine (a parser's second reading took
 # 337 ms). The parsers' cost on adversarial input is bounded by bench/pathological.py and by the tests of
-# their expressions' structure.
-settings.register_profile("steward", deadline=None)
+# their expressions' structure. HealthCheck.too_slow is the same kind of check (the first examples' data took
+# longer than a number of seconds to draw): it is off for every test here, so no test repeats it (a test's
+# own suppress_health_check replaces this list: one that needs another check off names too_slow again).
+settings.register_profile("steward", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("steward")
 
 BASE_URL = os.environ.get("STEWARD_TEST_REDIS_URL", "redis://127.0.0.1:6379")

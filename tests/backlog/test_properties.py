@@ -7,7 +7,7 @@ import io
 import json
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handlers.backlog import interview as iv
@@ -40,7 +40,7 @@ ROW = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(title=st.text(max_size=50), body=MARKDOWNISH)
 def test_scan_never_crashes(title: str, body: str) -> None:
     found = scan(title, body)

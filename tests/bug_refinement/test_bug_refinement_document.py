@@ -156,7 +156,7 @@ def markdown_it_headings(text: str) -> list[tuple[int, str, int]]:
     ]
 
 
-@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600)
 @given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=30))
 def test_top_level_headings_match_markdown_it(lines: list[str]) -> None:
     text = "x\n" + "\n".join(lines)  # never front matter, which markdown-it does not know
@@ -236,9 +236,7 @@ def bug_chunks(draw: st.DrawFn) -> str:
     return "\n\n".join(parts) + "\n\n"
 
 
-@settings(
-    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
+@settings(max_examples=5, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(bug_chunks())
 def test_a_one_mebibyte_document_parses_in_well_under_100_ms(chunk: str) -> None:
     text = (chunk * (2**20 // len(chunk) + 1))[: 2**20]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from handlers.bug_refinement import apply_verdict, refine_bug
@@ -256,7 +256,7 @@ def reports(draw: st.DrawFn) -> tuple[str, list[str]]:
     return "\n".join(parts), content
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(reports())
 def test_mapping_never_loses_a_line_and_is_idempotent(report: tuple[str, list[str]]) -> None:
     text, content = report

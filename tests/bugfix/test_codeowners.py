@@ -82,7 +82,7 @@ glob_segment = st.text(alphabet="ab.*?", min_size=1, max_size=4).filter(
 )  # `**` alone: its own test
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(glob_segment, min_size=1, max_size=3), st.lists(segment, min_size=1, max_size=4))
 def test_github_anchored_file_patterns_agree_with_a_segmentwise_fnmatch(
     pattern: list[str], path: list[str]
@@ -97,7 +97,7 @@ def test_github_anchored_file_patterns_agree_with_a_segmentwise_fnmatch(
     assert github_match(glob, "/".join(path)) == expected
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(glob_segment, st.lists(segment, min_size=1, max_size=4))
 def test_github_a_pattern_without_a_slash_matches_at_any_depth(name: str, path: list[str]) -> None:
     literal = not any(c in name for c in "*?")
@@ -163,17 +163,28 @@ def _python_fullmatch(pattern: str, path: str) -> bool:
 Oracle = Callable[[str, str], "bool | None"]
 
 
+# The longest a new reference process may take to start (a spawned Python imports this module): a deadline for
+# a process that never starts, not a measure of speed.
+STARTUP_SECONDS = 120
+
+
 @pytest.fixture(scope="module")
 def python_re() -> Iterator[Oracle]:
     """Python's `re` as the reference, run in a process of its own: it backtracks, and some patterns of this
     grammar take it exponential time on eight characters (e.g. `(?:/*|(?:[^a]?|[^a]*a*){0,2}(b?)*\\.*)*?\\d`
     on `ba1ax1.x` ran for minutes and stalled a whole `make test`). An answer not given within two seconds is
-    no answer: the process is replaced and the example left out. The matcher under test never backtracks."""
+    no answer: the process is replaced and the example left out. The matcher under test never backtracks.
+
+    The two seconds count from a process that is up (it has answered a first question), not from its start.
+    When they counted its start, a new process on a loaded machine took longer than that to start, so every
+    answer timed out, each replacement's too, and hypothesis failed the property test for filtering out every
+    input."""
     pools: list[Pool] = []
 
     def ask(pattern: str, path: str) -> bool | None:
         if not pools:
             pools.append(multiprocessing.get_context("spawn").Pool(1))
+            pools[0].apply_async(_python_fullmatch, ("", "")).get(timeout=STARTUP_SECONDS)
         try:
             return bool(pools[0].apply_async(_python_fullmatch, (pattern, path)).get(timeout=2))
         except multiprocessing.TimeoutError:
@@ -185,7 +196,7 @@ def python_re() -> Iterator[Oracle]:
         pool.terminate()
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(pattern=regexes(), path=st.text(alphabet="ab./x1", max_size=8))
 def test_gitea_matcher_agrees_with_pythons_re_on_the_common_syntax(
     python_re: Oracle, pattern: str, path: str
@@ -217,22 +228,23 @@ def test_gitea_refuses_what_go_refuses() -> None:
 
 def test_adversarial_patterns_cost_time_linear_in_the_path() -> None:
     """Patterns that make a backtracking matcher exponential (nested and overlapping repetition) or
-    polynomial of a high degree run in well under a second on long paths here."""
+    polynomial of a high degree run in well under a second on long paths here. Counted in this process's CPU
+    seconds, not the clock's: on a loaded machine other processes' work is not the matcher's."""
     long_path = "a" * 4000
-    started = time.perf_counter()
+    started = time.process_time()
     for pattern in ("(a*)*b", "(a|a)*b", "(a|aa)+b", "a*a*a*a*a*a*a*a*a*a*b", "(.*){10}b", ".*.*.*.*.*x"):
         assert compile_gitea(pattern).fullmatch(long_path) is False
-    gitea_seconds = time.perf_counter() - started
-    started = time.perf_counter()
+    gitea_seconds = time.process_time() - started
+    started = time.process_time()
     name = "a" * 250
     deep = "/".join([name] * 16)
     for pattern in ("*a*a*a*a*a*a*a*a*a*a*b", "**/**/**/**/**/**/*b", "/**/a*a*a*a*a*b/**"):
         assert github_match(pattern, deep) is False
-    github_seconds = time.perf_counter() - started
+    github_seconds = time.process_time() - started
     assert gitea_seconds < 5 and github_seconds < 2, (gitea_seconds, github_seconds)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.text(max_size=60), st.text(max_size=60))
 def test_no_input_breaks_the_readers(text: str, path: str) -> None:
     """Any CODEOWNERS text and any path: an answer, never an exception."""

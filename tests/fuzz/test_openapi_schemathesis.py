@@ -75,7 +75,7 @@ def test_generated_requests_get_a_described_answer_and_never_a_500(operations: l
     assert len(operations) >= 5  # schemathesis leaves out the description itself
     for operation in operations:
 
-        @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+        @settings(max_examples=40, suppress_health_check=list(HealthCheck), database=None)
         @given(case=operation.as_strategy())
         def unsigned(case: Any) -> None:
             case.call_and_validate()
@@ -88,7 +88,7 @@ def test_signed_generated_deliveries_get_a_described_answer_and_never_a_500(oper
     assert len(webhooks) == 2
     for operation in webhooks:
 
-        @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+        @settings(max_examples=60, suppress_health_check=list(HealthCheck), database=None)
         @given(case=operation.as_strategy())
         def signed(case: Any) -> None:
             if not isinstance(case.body, dict):

@@ -29,7 +29,7 @@ from handlers.bug_refinement.document import parse_document
 from handlers.bug_refinement.rules import refine_bug
 
 KNOWN = {"ping", "help", "answer", "gate", "refresh"}
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+FUZZ = settings(max_examples=300, suppress_health_check=list(HealthCheck), database=None)
 
 # Markdown built from the pieces that change how a line is read, and the command lines themselves.
 pieces = st.sampled_from(
@@ -109,9 +109,9 @@ def test_the_configuration_loader_refuses_a_billion_laughs_quickly() -> None:
         previous = "abcdefgh"[i]
         lines.append(f"{name}: &{name} [" + ",".join([f"*{previous}"] * 9) + "]")
     lines.append("limits: *i")
-    started = time.perf_counter()
+    started = time.process_time()  # this process's CPU seconds: other processes' work is not the loader's
     parsed = parse_config("\n".join(lines))
-    assert time.perf_counter() - started < 5.0
+    assert time.process_time() - started < 5.0
     assert parsed.errors
 
 
@@ -166,7 +166,7 @@ def test_each_reader_takes_a_mib_in_bounded_time_growing_at_most_linearly() -> N
     assert _seconds(READERS["commands"], _body(4 * mib)) < 2 * head + 0.05
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=5, suppress_health_check=list(HealthCheck), database=None)
 @given(st.integers(0, 40), st.sampled_from(["`\n/steward help\n`\n\n", "``\n/steward help x\n``\n\n"]))
 def test_the_scan_limit_never_cuts_code_open_into_a_command(shift: int, unit: str) -> None:
     """Past the limit the body is cut at a blank line: a cut inside a code span would leave it unclosed and

@@ -134,7 +134,7 @@ def _post(client: TestClient, forge: str, event: str | bytes, body: bytes, deliv
     return client.post(f"/webhooks/{forge}", content=body, headers=headers).status_code
 
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+FUZZ = settings(max_examples=150, suppress_health_check=list(HealthCheck), database=None)
 
 
 def test_hostile_deliveries_never_get_a_500_and_never_crash_a_worker(

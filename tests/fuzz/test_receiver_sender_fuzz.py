@@ -57,7 +57,7 @@ SENDERS = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=300, suppress_health_check=list(HealthCheck), database=None)
 @given(forge=st.sampled_from(["github", "gitea"]), data=st.data())
 def test_hostile_senders_and_payloads(forge: str, data: st.DataObject) -> None:
     event, body = data.draw(mutated(GITHUB_PAYLOADS if forge == "github" else GITEA_PAYLOADS))

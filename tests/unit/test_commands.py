@@ -338,7 +338,7 @@ def _code_lines(body: str) -> set[int]:
     return lines
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400)
 @given(body=any_text)
 def test_parsing_never_raises_and_never_reads_code(body: str) -> None:
     commands = parse(body)
@@ -353,7 +353,7 @@ def test_parsing_never_raises_and_never_reads_code(body: str) -> None:
     assert [c.line for c in commands] == sorted({c.line for c in commands})
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200)
 @given(old=any_text, new=any_text)
 def test_added_commands_are_a_sub_multiset_of_the_new_commands(old: str, new: str) -> None:
     added = added_commands(old, new, known=KNOWN)
@@ -449,7 +449,7 @@ span_pieces = st.sampled_from(
 span_markdown = st.lists(span_pieces, max_size=40).map("".join)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=400, suppress_health_check=list(HealthCheck), database=None)
 @given(span_markdown, st.integers(0, 12))
 def test_the_opener_bound_only_ever_removes_commands_and_changes_nothing_below_it(
     body: str, bound: int
@@ -498,7 +498,7 @@ def test_could_hold_command_is_false_only_when_the_parser_finds_nothing() -> Non
     assert could_hold_command(PATHOLOGICAL, known=FORK_KNOWN)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@settings(max_examples=300, suppress_health_check=list(HealthCheck), database=None)
 @given(span_markdown)
 def test_could_hold_command_never_hides_a_command(body: str) -> None:
     if parse(body):

@@ -141,7 +141,7 @@ RENDERERS: dict[str, Callable[[str], str]] = {
 
 
 @given(st.sampled_from(sorted(RENDERERS)), PEOPLES_TEXT)
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=600)
 def test_no_renderer_lets_peoples_text_act(name: str, text: str) -> None:
     assert_inert(RENDERERS[name], text)
 

@@ -112,7 +112,7 @@ def test_yaml_tags_that_build_objects_are_not_honoured() -> None:
     assert not parsed.valid and "not valid YAML" in parsed.errors[0].message
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text(max_size=400))
 def test_parse_never_raises(text: str) -> None:
     parsed = parse(text, COMMANDS)
@@ -144,7 +144,7 @@ _section_values = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(_section_values)
 def test_any_valid_settings_survive_a_yaml_round_trip(values: dict[str, object]) -> None:
     parsed = parse(yaml.safe_dump(values), COMMANDS)
