@@ -17,6 +17,7 @@ from bot.events.event import (
     MilestoneSnapshot,
     ReportSnapshot,
     ReviewSnapshot,
+    Unhandled,
 )
 from bot.events.payload import (
     as_object,
@@ -29,6 +30,7 @@ from bot.events.payload import (
     repo_of,
 )
 from bot.forge import RepoRef
+from bot.forge.ci import OWN_PREFIX
 
 # What Steward handles, per GitHub event: the actions it accepts (None = any action).
 GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
@@ -214,10 +216,12 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
         )
         return Event(**common, report=report, after=sha)
     if event_name in ("check_run", "check_suite"):
-        return Event(
-            **common,
-            report=_check_report(as_object(payload, event_name), event_name),
-        )
+        report = _check_report(as_object(payload, event_name), event_name)
+        if action == "created" and not report.context.casefold().startswith(OWN_PREFIX):
+            # Every CI run announces its start: only one named like Steward's own is looked at then (issue 35
+            # item 7); the others wait for `completed`. Dropped here, so a busy CI queues no job for them.
+            raise Unhandled(f"check_run.created ({report.context or 'unnamed'}): only its completion counts")
+        return Event(**common, report=report)
     if event_name == "milestone":
         milestone = _github_milestone(as_object(payload, "milestone"))
         if milestone is None:

@@ -109,6 +109,7 @@ def test_a_payload_missing_its_fields_is_refused_with_400(receiver: ThreadedServ
 @pytest.mark.parametrize(
     ("event", "fixture"),
     [
+        # Another CI's run starting (its name is not Steward's): only its completion counts.
         ("check_run", "check_run/created.json"),
         # Assignees changed are handled now (the overview refreshes); a review requested is not.
         ("pull_request", "pull_request/review_requested.json"),

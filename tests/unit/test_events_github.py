@@ -21,6 +21,9 @@ def _examples(handled: bool) -> list[tuple[str, Path]]:
         action = json.loads(path.read_bytes()).get("action")
         allowed = GITHUB_HANDLED.get(event, frozenset())
         is_handled = event in GITHUB_HANDLED and (allowed is None or action in allowed)
+        if event == "check_run" and action == "created":
+            # A run's start counts only for a run named like Steward's own (issue 35 item 7).
+            is_handled = json.loads(path.read_bytes())["check_run"]["name"].startswith("steward/")
         if is_handled == handled:
             cases.append((event, path))
     return cases
@@ -271,3 +274,16 @@ def test_a_locked_issue_says_so_and_an_unlocked_one_queues_as_before() -> None:
     opened = normalise_github("issues", "d-2", json.loads((WEBHOOKS / "issues" / "opened.json").read_bytes()))
     assert opened.issue is not None and opened.issue.locked is False
     assert "locked" not in json.loads(opened.to_json())["issue"]
+
+
+def test_a_check_run_starting_counts_only_when_named_like_steward_s_own() -> None:
+    """Another app's run named `steward/…` is answered when it starts (it may be created completed); any
+    other run's start is dropped by the receiver (a busy CI queues no job for it), its completion is not."""
+    payload = json.loads((WEBHOOKS / "check_run" / "created.json").read_bytes())
+    with pytest.raises(Unhandled, match="only its completion counts"):
+        normalise_github("check_run", "d-1", payload)
+    payload["check_run"]["name"] = "steward/regression-first"
+    event = normalise_github("check_run", "d-2", payload)
+    assert event.report is not None and event.report.context == "steward/regression-first"
+    payload["action"], payload["check_run"]["name"] = "completed", "build"
+    assert normalise_github("check_run", "d-3", payload).report is not None
