@@ -104,6 +104,12 @@ def line(text: str, limit: int = 200) -> str:
     return _cut(inert(" ".join(_HIDDEN.sub("", text or "").split())), limit)
 
 
+def name(login: str, limit: int = 60) -> str:
+    """``@login`` shown, never a mention (safe in a table cell too): where Steward names people it does not
+    ask to act — a board's log, a dashboard, a ledger's entries — an edit of that comment notifies nobody."""
+    return cell(f"@{login}", limit)
+
+
 def cell(text: str, limit: int = 200) -> str:
     """People's text as one inert markdown table cell: `line` with the pipes escaped, ``limit`` in all."""
     return _cut(inert(" ".join(_HIDDEN.sub("", text or "").split())).replace("|", "\\|"), limit)

@@ -76,7 +76,8 @@ def from_data(raw: Any) -> list[Restoration]:
 
 
 def who_text(login: str) -> str:
-    return f"@{login}" if _LOGIN.match(login) else neutralise.code(login, 60, in_table=True)
+    """Who set it, named without a mention (nobody is asked to act); a login no forge allows, as code."""
+    return neutralise.name(login) if _LOGIN.match(login) else neutralise.code(login, 60, in_table=True)
 
 
 def lines(restorations: Iterable[Restoration]) -> list[str]:

@@ -198,9 +198,9 @@ def _row(
 
 
 def _name(login: str) -> str:
-    """``@login`` shown, never a mention: the board's table and log name people; only its next step (an
-    escalation) mentions whom it asks to act."""
-    return neutralise.line(f"@{login}", 60)
+    """The board's table and log name people (``neutralise.name``); only its next step (an escalation)
+    mentions whom it asks to act."""
+    return neutralise.name(login)
 
 
 def _fix_row(fix: FixAttempt) -> str:

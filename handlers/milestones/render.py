@@ -88,7 +88,7 @@ class Columns:
 
 def handle(login: str) -> str:
     """``@login`` shown, never a mention (the dashboard's edits notify nobody, and must not start to)."""
-    return neutralise.line(f"@{login}", 60)
+    return neutralise.name(login)
 
 
 def label_by(name: str, proofs: Sequence[LabelProof]) -> str:

@@ -35,7 +35,7 @@ def test_a_writer_s_steward_status_is_overwritten_with_steward_s_own(steward: St
     steward.outsider.call("POST", f"/repos/{repo}/statuses/{head}", forged)
     steward.settle()
     wait_for(lambda: state_of(steward, repo, pr) == before or None, what="Steward's own state again")
-    entry = f"| @outsider | `{CONTEXT}` (status) | success | `{head[:10]}` |"
+    entry = f"| {neutralise.name('outsider')} | `{CONTEXT}` (status) | success | `{head[:10]}` |"
     wait_for(lambda: entry in ledger_of(steward, repo, pr) or None, what="the forgery in the ledger")
     assert "Steward's own results set by someone else" in ledger_of(steward, repo, pr)
     assert not any("status-restored" in c["body"] for c in steward.bot_comments(repo, pr)), "no second note"
