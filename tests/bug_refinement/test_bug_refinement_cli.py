@@ -326,6 +326,25 @@ def test_an_existing_file_that_cannot_be_read_is_unreadable_not_missing(
     assert proc.stdout == ""
 
 
+def test_refining_a_file_loads_no_service_of_the_bot() -> None:
+    """A file on disk needs the rules, not Redis, the forge clients or the settings: a CI job that runs
+    `python -m handlers.bug_refinement.cli` on every bug file starts in a fraction of what the bot does."""
+    modules = ("redis", "bot.config.settings", "bot.forge", "bot.commands.registry", "structlog")
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, handlers.bug_refinement.cli; "
+            f"print(' '.join(m for m in {modules!r} if m in sys.modules))",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert loaded == []
+
+
 def test_steward_version_and_every_option_has_help() -> None:
     import argparse
 

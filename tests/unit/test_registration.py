@@ -1,6 +1,6 @@
-"""Registration is explicit: what `steward run` serves is `handlers.CAPABILITIES`, never what a test happened
-to import. (`/refine` once vanished from `steward run` while every in-process test stayed green, because
-test modules imported the router and it registered itself into a process-wide registry.)"""
+"""Registration is explicit: what `steward run` serves is `handlers.capabilities()`, never what a test
+happened to import. (`/refine` once vanished from `steward run` while every in-process test stayed green,
+because test modules imported the router and it registered itself into a process-wide registry.)"""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _tables(module_name: str) -> list[Registry]:
 
 
 def test_every_module_that_declares_commands_or_events_is_in_the_list() -> None:
-    listed = {module.__name__ for module in handlers.CAPABILITIES}
+    listed = {module.__name__ for module in handlers.capabilities()}
     missing = []
     for name in _handler_modules():
         for table in _tables(name):
@@ -41,7 +41,7 @@ def test_every_module_that_declares_commands_or_events_is_in_the_list() -> None:
             if declares and name not in listed:
                 missing.append(name)
     assert missing == [], (
-        f"declare these in handlers.CAPABILITIES, or `steward run` will not serve them: {missing}"
+        f"declare these in handlers.capabilities(), or `steward run` will not serve them: {missing}"
     )
 
 
