@@ -444,25 +444,57 @@ class _ThreadsOwnStream:
         return getattr(self.before, name)
 
 
+# The commands a test may run in its own process (``steward_in_process``): each installs nothing process-wide
+# but what that function keeps to the command's thread (its signing keyring, its log set-up).
+IN_PROCESS = ("verify", "public-key", "reconcile")
+
+
+def _threads_own_keyring(thread: threading.Thread) -> Any:
+    """While ``thread`` runs a command: the signing keyring it installs (``steward reconcile`` installs one,
+    as a worker does) is that thread's alone. The test's own worker keeps signing with its keyring, whose
+    Redis client belongs to the worker's event loop (the command's belongs to the command's, and is closed
+    when the command ends)."""
+    from unittest import mock
+
+    from bot.records import signing
+
+    mine: list[signing.Keyring] = []
+    real_install, real_current = signing.install, signing.current
+
+    def install(keyring: signing.Keyring) -> None:
+        if threading.current_thread() is thread:
+            mine[:] = [keyring]
+        else:
+            real_install(keyring)
+
+    def current() -> signing.Keyring:
+        if threading.current_thread() is thread and mine:
+            return mine[0]
+        return real_current()
+
+    return mock.patch.multiple(signing, install=install, current=current)
+
+
 def steward_in_process(
     argv: Sequence[str], env: Mapping[str, str], *, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     """`steward ARGV` with the environment ``env`` (every other ``STEWARD_*`` variable unset), answered as
     ``subprocess.run(..., capture_output=True, text=True)`` answers, but in this process: a new `steward`
     process costs about a second of a core to start (imports), and the suite ran some hundred of them where
-    the test is about what a command says and finds, not about the process (tests/smoke starts the installed
+    the test is about what a command says and does, not about the process (tests/smoke starts the installed
     `steward` for every command of the README, and tests/unit/test_cli_help each one's --help).
 
     The command runs in a thread of its own (its ``asyncio.run`` leaves this thread's event loop alone),
-    with ``sys.stdout`` and ``sys.stderr`` captured and its log set-up left out (``logs_to_stderr`` would
-    reconfigure this process's logging; a test that reads a command's log lines starts the process). Only
-    for commands that install nothing process-wide: ``verify`` and ``public-key`` (``reconcile`` installs
-    the signing keyring the test's own worker uses)."""
+    with ``sys.stdout`` and ``sys.stderr`` captured, its signing keyring its own (``_threads_own_keyring``)
+    and its log set-up left out (``logs_to_stderr`` and ``logs.configure`` would reconfigure this process's
+    logging): what it prints is captured, what it logs is not — a test that reads a command's log lines, or
+    is about successive processes, starts the process. Only for the commands in ``IN_PROCESS``."""
     from unittest import mock
 
     from bot.cli import main as cli_main
+    from bot.telemetry import logs
 
-    assert argv and argv[0] in ("verify", "public-key"), f"run `steward {argv[0]}` as a process"
+    assert argv and argv[0] in IN_PROCESS, f"run `steward {argv[0]}` as a process"
     answer: list[int] = []
     failure: list[BaseException] = []
 
@@ -481,6 +513,8 @@ def steward_in_process(
         _CLI_LOCK,
         mock.patch.dict(os.environ, {**kept, **env}, clear=True),
         mock.patch.object(cli_main, "logs_to_stderr", lambda: None),
+        mock.patch.object(logs, "configure", lambda *_, **__: None),
+        _threads_own_keyring(thread),
         mock.patch.object(sys, "stdout", out),
         mock.patch.object(sys, "stderr", err),
     ):
@@ -495,25 +529,37 @@ def steward_in_process(
     )
 
 
-def reconcile(settings: Any, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run `steward reconcile ARGS` as an operator would, against the sandbox and Redis of `settings`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
-    env.update(
-        STEWARD_REDIS_URL=settings.redis_url,
-        STEWARD_GITHUB_API_URL=settings.github_api_url,
-        STEWARD_GITHUB_TOKEN="tok-bot",
-        STEWARD_GITEA_URL=str(settings.gitea_url),
-        STEWARD_GITEA_TOKEN="tok-bot",
-        STEWARD_RETRY_BASE_DELAY="0.05",
-        STEWARD_LOG_LEVEL="warning",
-        STEWARD_RECONCILE_QUOTA_FLOOR="0",  # the sandbox's hourly quota is shared by the whole session
-        STEWARD_RECONCILE_INSTALLED="false",  # the session's sandbox holds every test's repositories
-    )
+def reconcile_env(settings: Any, **extra: str) -> dict[str, str]:
+    """The environment `steward reconcile` runs with against the sandbox and Redis of ``settings``."""
+    return {
+        "STEWARD_REDIS_URL": settings.redis_url,
+        "STEWARD_GITHUB_API_URL": settings.github_api_url,
+        "STEWARD_GITHUB_TOKEN": "tok-bot",
+        "STEWARD_GITEA_URL": str(settings.gitea_url),
+        "STEWARD_GITEA_TOKEN": "tok-bot",
+        "STEWARD_RETRY_BASE_DELAY": "0.05",
+        "STEWARD_LOG_LEVEL": "warning",
+        "STEWARD_RECONCILE_QUOTA_FLOOR": "0",  # the sandbox's hourly quota is shared by the whole session
+        "STEWARD_RECONCILE_INSTALLED": "false",  # the session's sandbox holds every test's repositories
+        **extra,
+    }
+
+
+def reconcile(
+    settings: Any, *args: str, env: Mapping[str, str] | None = None, process: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`steward reconcile ARGS` as an operator runs it, against the sandbox and Redis of ``settings`` (with
+    ``env`` over its environment): in this process (``steward_in_process``), or as a process of its own with
+    ``process`` — for a test that reads the command's log lines or is about successive processes."""
+    wanted = reconcile_env(settings, **(env or {}))
+    if not process:
+        return steward_in_process(["reconcile", *args], wanted, timeout=180)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", "reconcile", *args],
-        env=env,
+        env={**clean, **wanted},
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=180,
     )

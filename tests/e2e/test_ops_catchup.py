@@ -29,7 +29,7 @@ from bot.queue.gauges import RECEIVER_HEARTBEAT_KEY
 from bot.queue.jobs import QUEUE_NAME
 from bot.receiver.app import create_app
 from tests.e2e.conftest import Steward
-from tests.e2e.stack import ROOT, reconcile, wait_for
+from tests.e2e.stack import ROOT, reconcile, reconcile_env, wait_for
 from tests.e2e.test_reconcile_e2e import REJECTED, _steward_down, _verdicts
 
 # The worker refreshes dashboards quickly; the grace period is the default minute, so the reconcile below
@@ -61,7 +61,8 @@ def test_reconcile_with_a_milestone_closed_inside_its_grace_period_ends_and_queu
     _delivered(steward)  # not settled: on GitHub the closure's gate job waits out the grace period
 
     steward.clear_requests()
-    run = reconcile(steward.settings, "--repo", f"{steward.forge}:{repo}")
+    # A process of its own: a RecursionError would be in its log lines.
+    run = reconcile(steward.settings, "--repo", f"{steward.forge}:{repo}", process=True)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert "RecursionError" not in run.stdout + run.stderr
     reads = _milestone_reads(steward.bot_requests(repo), repo)
@@ -119,25 +120,13 @@ def _reconcile_command(steward: Steward, env: dict[str, str], *args: str) -> tup
     """The command line and environment of `steward reconcile` as an operator runs it, with settings of its
     own (``env``)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
-    base.update(
-        STEWARD_REDIS_URL=steward.redis_url,
-        STEWARD_GITHUB_API_URL=steward.settings.github_api_url,
-        STEWARD_GITHUB_TOKEN="tok-bot",
-        STEWARD_GITEA_URL=str(steward.settings.gitea_url),
-        STEWARD_GITEA_TOKEN="tok-bot",
-        STEWARD_RETRY_BASE_DELAY="0.05",
-        STEWARD_LOG_LEVEL="warning",
-        STEWARD_RECONCILE_QUOTA_FLOOR="0",
-        STEWARD_RECONCILE_INSTALLED="false",
-        **env,
-    )
+    base.update(reconcile_env(steward.settings, **env))
     return [sys.executable, "-m", "bot.cli", "reconcile", *args], base
 
 
 def reconcile_with(steward: Steward, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """`steward reconcile` as an operator runs it, with settings of its own (``env``)."""
-    argv, base = _reconcile_command(steward, env, *args)
-    return subprocess.run(argv, env=base, cwd=ROOT, capture_output=True, text=True, timeout=180)
+    return reconcile(steward.settings, *args, env=env)
 
 
 def _redelivered(out: str) -> int:
