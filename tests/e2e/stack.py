@@ -446,7 +446,7 @@ class _ThreadsOwnStream:
 
 # The commands a test may run in its own process (``steward_in_process``): each installs nothing process-wide
 # but what that function keeps to the command's thread (its signing keyring, its log set-up).
-IN_PROCESS = ("verify", "public-key", "reconcile")
+IN_PROCESS = ("verify", "public-key", "reconcile", "forks", "debug-report")
 
 
 def _threads_own_keyring(thread: threading.Thread) -> Any:

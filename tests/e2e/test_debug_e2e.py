@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ from bot.records import neutralise, sticky
 from bot.worker.jobs import build_runtime
 from handlers.debug.api import RootCauseAnswer, root_cause
 from tests.e2e.conftest import Steward
-from tests.e2e.stack import ROOT, wait_for
+from tests.e2e.stack import steward_in_process, wait_for
 
 REGISTRY = handlers.build_registry()
 
@@ -106,17 +104,16 @@ def ask(steward: Steward, repo: str, number: int, chosen: str | None = None) -> 
 
 
 def debug_report(steward: Steward, target: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """`steward debug-report` as an operator runs it, against the sandbox."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
-    env.update(
-        STEWARD_REDIS_URL=steward.redis_url,
-        STEWARD_GITHUB_API_URL=steward.settings.github_api_url,
-        STEWARD_GITHUB_TOKEN="tok-bot",
-        STEWARD_GITEA_URL=str(steward.settings.gitea_url),
-        STEWARD_GITEA_TOKEN="tok-bot",
-    )
-    command = [sys.executable, "-m", "bot.cli", "debug-report", target, "--forge", steward.forge, *args]
-    return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    """`steward debug-report` as an operator runs it, against the sandbox (in the test's process:
+    ``steward_in_process``)."""
+    env = {
+        "STEWARD_REDIS_URL": steward.redis_url,
+        "STEWARD_GITHUB_API_URL": steward.settings.github_api_url,
+        "STEWARD_GITHUB_TOKEN": "tok-bot",
+        "STEWARD_GITEA_URL": str(steward.settings.gitea_url),
+        "STEWARD_GITEA_TOKEN": "tok-bot",
+    }
+    return steward_in_process(["debug-report", target, "--forge", steward.forge, *args], env)
 
 
 def say(steward: Steward, repo: str, number: int, body: str) -> int:

@@ -7,9 +7,7 @@ while a fork is open; `steward forks` exit codes."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 import uuid
 from typing import Any
@@ -19,7 +17,7 @@ import redis
 from bot.demo.threads import ThreadedWorker
 from bot.records import sticky
 from tests.e2e.conftest import Steward
-from tests.e2e.stack import ROOT
+from tests.e2e.stack import steward_in_process
 
 BODY = "What we store.\n\n## Open forks\n\n- [ ] F1: Postgres or SQLite?\n- [ ] F2: REST or gRPC?\n"
 MARK = "<!-- steward:forks:reconciliation -->"
@@ -223,20 +221,13 @@ def test_approve_spec_is_refused_while_a_fork_is_open(steward: Steward) -> None:
 
 
 def _forks_cli(steward: Steward, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
-    env.update(STEWARD_REDIS_URL=steward.redis_url, STEWARD_LOG_LEVEL="warning")
+    """`steward forks ARGS` against the sandbox, in the test's process (``steward_in_process``)."""
+    env = {"STEWARD_REDIS_URL": steward.redis_url, "STEWARD_LOG_LEVEL": "warning"}
     if steward.forge == "github":
         env.update(STEWARD_GITHUB_API_URL=steward.settings.github_api_url, STEWARD_GITHUB_TOKEN="tok-bot")
     else:
         env.update(STEWARD_GITEA_URL=str(steward.settings.gitea_url), STEWARD_GITEA_TOKEN="tok-bot")
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", "forks", *args],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return steward_in_process(["forks", *args], env, timeout=60)
 
 
 def test_steward_forks_exit_codes(steward: Steward) -> None:
