@@ -18,6 +18,7 @@ packages; `from a.b import c` is an arrow to `a.b.c` when that is a module, else
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,18 +103,36 @@ def _is_import_module(func: ast.expr) -> bool:
     return name in ("import_module", "__import__")
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """``path`` parsed, once for all the tests of this file (each reads every module)."""
+    return ast.parse(path.read_text())
+
+
+@functools.cache
+def _imports(path: Path) -> tuple[tuple[ast.AST, bool], ...]:
+    """The statements and calls of ``path`` that import, each with whether it is at the module's top level
+    (walked once: every test of this file asks for them)."""
+    tree = _tree(path)
+    top = _top_level_nodes(tree.body)
+    return tuple(
+        (node, id(node) in top)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        or (isinstance(node, ast.Call) and _is_import_module(node.func))
+    )
+
+
 def arrows(name: str, path: Path, modules: dict[str, Path]) -> list[Arrow]:
     """What module ``name`` imports of bot/ and handlers/, each with its line and whether it is at the top."""
-    tree = ast.parse(path.read_text())
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    top = _top_level_nodes(tree.body)
     found = []
-    for node in ast.walk(tree):
+    for node, at_top in _imports(path):
         for target in _named(node, package, modules):
             while target and target not in modules:
                 target = target.rpartition(".")[0]
             if target and target != name:
-                found.append(Arrow(target, getattr(node, "lineno", 0), id(node) in top))
+                found.append(Arrow(target, getattr(node, "lineno", 0), at_top))
     return found
 
 
@@ -121,10 +140,8 @@ def dynamic_imports(path: Path) -> list[int]:
     """The lines where ``path`` imports a module by a name computed at run time."""
     return [
         node.lineno
-        for node in ast.walk(ast.parse(path.read_text()))
-        if isinstance(node, ast.Call)
-        and _is_import_module(node.func)
-        and not (node.args and isinstance(node.args[0], ast.Constant))
+        for node, _ in _imports(path)
+        if isinstance(node, ast.Call) and not (node.args and isinstance(node.args[0], ast.Constant))
     ]
 
 
