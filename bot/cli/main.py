@@ -10,13 +10,19 @@ import signal
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.config.settings import Settings
 from bot.telemetry import logs
+
+if TYPE_CHECKING:
+    from bot.config.settings import Settings
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    # Imported here: the settings (pydantic) are a third of the start-up, and `steward refine`, `version`
+    # and every `--help` read none.
+    from bot.config.settings import Settings
+
     settings = Settings()
     overrides = {k: getattr(args, k) for k in ("host", "port") if getattr(args, k, None) is not None}
     return settings.model_copy(update=overrides) if overrides else settings
@@ -411,11 +417,13 @@ def build_parser() -> argparse.ArgumentParser:
 def environment_problem(exc: Exception) -> str | None:
     """A ``STEWARD_*`` variable that does not read (pydantic's ``ValidationError`` raised by ``Settings()``),
     as one sentence naming it; None for any other error."""
-    from pydantic import ValidationError
-
+    pydantic = sys.modules.get("pydantic")  # not loaded: no settings were read, so none failed
+    if pydantic is None or not isinstance(exc, pydantic.ValidationError):
+        return None
     from bot.config.repo_file import plain_message
+    from bot.config.settings import Settings
 
-    if not isinstance(exc, ValidationError) or exc.title != Settings.__name__:
+    if exc.title != Settings.__name__:
         return None
     errors = exc.errors()
     first = errors[0]
@@ -427,18 +435,16 @@ def environment_problem(exc: Exception) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from pydantic import ValidationError
-
-    from bot.cli.preflight import EXIT_REFUSED
-
     try:
         return _dispatch(list(sys.argv[1:] if argv is None else argv))
-    except ValidationError as exc:
+    except Exception as exc:
         problem = environment_problem(exc)
         if problem is None:
             raise
         import json
         import os
+
+        from bot.cli.preflight import EXIT_REFUSED
 
         if os.environ.get("STEWARD_LOG_FORMAT", "").lower() == "json":
             # One JSON line, as every other line of a process with JSON logs (issue 40 item 5).

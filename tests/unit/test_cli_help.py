@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -73,3 +75,29 @@ def test_the_top_level_help_lists_every_command_and_the_shared_meaning_of_the_co
     for name in BY_NAME:
         assert name in done.stdout
     assert "4  the environment is wrong" in done.stdout and "5  the issue or pull request" in done.stdout
+
+
+def test_help_version_and_refine_start_without_the_settings_redis_or_a_forge(tmp_path: Path) -> None:
+    """The settings (pydantic), Redis and the forge clients are most of a `steward` process's start-up; the
+    commands that read none of them — every `--help`, `version`, `refine` on a file (a CI job runs it on
+    each bug file) — load none of them."""
+    bug = tmp_path / "bug.md"
+    bug.write_text("# A bug\n\nIt breaks.\n")
+    script = (
+        "import sys\n"
+        "from bot.cli.main import main\n"
+        "commands = (['--help'], ['reconcile', '--help'], ['version'], ['refine', sys.argv[1], '--check'])\n"
+        "for argv in commands:\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "heavy = ('pydantic', 'bot.config.settings', 'redis', 'arq', 'gidgethub', 'gitea', 'aiohttp')\n"
+        "print('LOADED', *[m for m in heavy if m in sys.modules], file=sys.stderr)\n"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(bug)], env=clean, capture_output=True, text=True, timeout=60
+    )
+    [loaded] = [line for line in done.stderr.splitlines() if line.startswith("LOADED")]
+    assert loaded.split()[1:] == [], done.stderr[-2000:]
