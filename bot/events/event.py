@@ -47,6 +47,18 @@ class MalformedPayload(Exception):
     """The payload lacks fields that its event must have (answered 400)."""
 
 
+# The events about an App's installation, not one repository (GitHub's `installation` and
+# `installation_repositories`): every other event Steward handles happens in a repository and must name it.
+REPOSITORY_LESS = frozenset({"installation", "installation_repositories"})
+
+
+def require_repository(name: str, repo: object) -> None:
+    """A payload of an event that happens in a repository (a milestone, a push, a status, …) but names none
+    is malformed: answered 400 by the receiver, never queued for a job that cannot act."""
+    if repo is None and name not in REPOSITORY_LESS:
+        raise MalformedPayload(f"a {name} payload must name its repository")
+
+
 # The format of a queued event (``Event.to_json``), carried in ``extra`` (``_FORMAT``) where a worker of any
 # version takes an unknown key (issue 40 item 5): bump it when a job of the new format must not be run by a
 # worker that would read it wrongly. A worker refuses an event of a newer format (``NewerEventFormat``: the

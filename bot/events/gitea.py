@@ -15,6 +15,7 @@ from bot.events.event import (
     MilestoneSnapshot,
     ReportSnapshot,
     ReviewSnapshot,
+    require_repository,
 )
 from bot.events.payload import (
     as_object,
@@ -194,8 +195,7 @@ def normalise_gitea(event_name: str, delivery_id: str, payload: Any, *, event_ty
         "repo": _gitea_repo(payload),
         "extra": extra,
     }
-    if name in ("issues", "issue_comment", "pull_request", "pull_request_review") and common["repo"] is None:
-        raise MalformedPayload(f"a {name} payload must name its repository")
+    require_repository(name, common["repo"])
     full_set = action in ("label_updated", "label_cleared")
     if name == "issues":
         issue = _gitea_issue(as_object(payload, "issue"), number=payload.get("number"))

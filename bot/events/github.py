@@ -18,6 +18,7 @@ from bot.events.event import (
     ReportSnapshot,
     ReviewSnapshot,
     Unhandled,
+    require_repository,
 )
 from bot.events.payload import (
     as_object,
@@ -158,11 +159,7 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
         "repo": _github_repo(payload),
         "installation_id": installation.get("id") if isinstance(installation, (dict, Mapping)) else None,
     }
-    if (
-        event_name in ("issues", "issue_comment", "pull_request", "pull_request_review")
-        and common["repo"] is None
-    ):
-        raise MalformedPayload(f"a {event_name} payload must name its repository")
+    require_repository(event_name, common["repo"])
     if event_name == "issues":
         label = payload.get("label")
         return Event(

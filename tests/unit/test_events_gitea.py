@@ -119,6 +119,16 @@ def test_handled_payloads_normalise(entry: dict[str, Any]) -> None:
 LABEL_ENTRIES = [e for e in HANDLED if e["action"] in ("label_updated", "label_cleared")]
 
 
+@pytest.mark.parametrize("entry", HANDLED, ids=[e["file"] for e in HANDLED])
+def test_an_event_that_names_no_repository_is_refused(entry: dict[str, Any]) -> None:
+    """Every event Gitea sends happens in a repository: one whose payload names none is malformed (answered
+    400), never queued for a job that cannot act (tests/fuzz/test_receiver_fuzz.py found it on GitHub)."""
+    payload = _payload(entry)
+    payload.pop("repository", None)
+    with pytest.raises(MalformedPayload, match="must name its repository"):
+        normalise_gitea(entry["x_gitea_event"], "d-1", payload, event_type=entry["x_gitea_event_type"])
+
+
 @pytest.mark.parametrize("entry", LABEL_ENTRIES, ids=[e["file"] for e in LABEL_ENTRIES])
 def test_label_events_say_they_carry_the_whole_set(entry: dict[str, Any]) -> None:
     """Gitea sends the labels now on the issue, not the one that changed: handlers see `labeled`,

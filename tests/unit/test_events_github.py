@@ -142,6 +142,20 @@ def test_malformed_payloads_are_refused(payload: object) -> None:
         )
 
 
+@pytest.mark.parametrize(("event_name", "path"), HANDLED, ids=[f"{e}/{p.name}" for e, p in HANDLED])
+def test_an_event_in_a_repository_that_names_none_is_refused(event_name: str, path: Path) -> None:
+    """Found by tests/fuzz/test_receiver_fuzz.py: a `milestone.deleted` without its `repository` was queued,
+    and its job failed for good ("this event names no repository"). Every event Steward handles happens in
+    a repository, but an installation's: without the repository it is malformed (answered 400)."""
+    payload = json.loads(path.read_bytes())
+    payload.pop("repository", None)
+    if event_name in ("installation", "installation_repositories"):
+        assert normalise_github(event_name, "d-1", payload).repo is None
+        return
+    with pytest.raises(MalformedPayload, match="must name its repository"):
+        normalise_github(event_name, "d-1", payload)
+
+
 def test_issue_key_serialises_per_issue() -> None:
     payload = json.loads((WEBHOOKS / "issue_comment" / "created.json").read_bytes())
     event = normalise_github("issue_comment", "d", payload)
