@@ -452,8 +452,8 @@ IN_PROCESS = ("verify", "public-key", "reconcile", "forks", "debug-report")
 def _threads_own_keyring(thread: threading.Thread) -> Any:
     """While ``thread`` runs a command: the signing keyring it installs (``steward reconcile`` installs one,
     as a worker does) is that thread's alone. The test's own worker keeps signing with its keyring, whose
-    Redis client belongs to the worker's event loop (the command's belongs to the command's, and is closed
-    when the command ends)."""
+    Redis client belongs to the worker's event loop (the command's belongs to the command's loop, and is
+    closed when the command ends)."""
     from unittest import mock
 
     from bot.records import signing
@@ -475,57 +475,43 @@ def _threads_own_keyring(thread: threading.Thread) -> Any:
     return mock.patch.multiple(signing, install=install, current=current)
 
 
-def steward_in_process(
-    argv: Sequence[str], env: Mapping[str, str], *, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
+def steward_in_process(argv: Sequence[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
     """`steward ARGV` with the environment ``env`` (every other ``STEWARD_*`` variable unset), answered as
     ``subprocess.run(..., capture_output=True, text=True)`` answers, but in this process: a new `steward`
     process costs about a second of a core to start (imports), and the suite ran some hundred of them where
     the test is about what a command says and does, not about the process (tests/smoke starts the installed
     `steward` for every command of the README, and tests/unit/test_cli_help each one's --help).
 
-    The command runs in a thread of its own (its ``asyncio.run`` leaves this thread's event loop alone),
-    with ``sys.stdout`` and ``sys.stderr`` captured, its signing keyring its own (``_threads_own_keyring``)
-    and its log set-up left out (``logs_to_stderr`` and ``logs.configure`` would reconfigure this process's
-    logging): what it prints is captured, what it logs is not — a test that reads a command's log lines, or
-    is about successive processes, starts the process. Only for the commands in ``IN_PROCESS``."""
+    The command runs on the test's own thread, which runs no event loop (the receiver and the worker run
+    theirs on threads of their own), with ``sys.stdout`` and ``sys.stderr`` captured for this thread only,
+    its signing keyring its own (``_threads_own_keyring``) and its log set-up left out (``logs_to_stderr``
+    and ``logs.configure`` would reconfigure this process's logging): what it prints is captured, what it
+    logs is not — a test that reads a command's log lines, or is about successive processes, starts the
+    process. The test's timeout bounds it. Only for the commands in ``IN_PROCESS``."""
     from unittest import mock
 
     from bot.cli import main as cli_main
     from bot.telemetry import logs
 
     assert argv and argv[0] in IN_PROCESS, f"run `steward {argv[0]}` as a process"
-    answer: list[int] = []
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            answer.append(cli_main.main(list(argv)))
-        except SystemExit as exc:  # argparse's answer to bad arguments
-            answer.append(exc.code if isinstance(exc.code, int) else 1)
-        except BaseException as exc:
-            failure.append(exc)
-
-    thread = threading.Thread(target=run, name=f"steward {argv[0]}", daemon=True)
-    out, err = _ThreadsOwnStream(sys.stdout, thread), _ThreadsOwnStream(sys.stderr, thread)
+    here = threading.current_thread()
+    out, err = _ThreadsOwnStream(sys.stdout, here), _ThreadsOwnStream(sys.stderr, here)
     kept = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
     with (
         _CLI_LOCK,
         mock.patch.dict(os.environ, {**kept, **env}, clear=True),
         mock.patch.object(cli_main, "logs_to_stderr", lambda: None),
         mock.patch.object(logs, "configure", lambda *_, **__: None),
-        _threads_own_keyring(thread),
+        _threads_own_keyring(here),
         mock.patch.object(sys, "stdout", out),
         mock.patch.object(sys, "stderr", err),
     ):
-        thread.start()
-        thread.join(timeout)
-    if thread.is_alive():
-        raise subprocess.TimeoutExpired(["steward", *argv], timeout)
-    if failure:
-        raise failure[0]
+        try:
+            code = cli_main.main(list(argv))
+        except SystemExit as exc:  # argparse's answer to bad arguments
+            code = exc.code if isinstance(exc.code, int) else 1
     return subprocess.CompletedProcess(
-        ["steward", *argv], answer[0], out.captured.getvalue(), err.captured.getvalue()
+        ["steward", *argv], code, out.captured.getvalue(), err.captured.getvalue()
     )
 
 
@@ -553,7 +539,7 @@ def reconcile(
     ``process`` — for a test that reads the command's log lines or is about successive processes."""
     wanted = reconcile_env(settings, **(env or {}))
     if not process:
-        return steward_in_process(["reconcile", *args], wanted, timeout=180)
+        return steward_in_process(["reconcile", *args], wanted)
     clean = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", "reconcile", *args],

@@ -227,7 +227,7 @@ def _forks_cli(steward: Steward, *args: str) -> subprocess.CompletedProcess[str]
         env.update(STEWARD_GITHUB_API_URL=steward.settings.github_api_url, STEWARD_GITHUB_TOKEN="tok-bot")
     else:
         env.update(STEWARD_GITEA_URL=str(steward.settings.gitea_url), STEWARD_GITEA_TOKEN="tok-bot")
-    return steward_in_process(["forks", *args], env, timeout=60)
+    return steward_in_process(["forks", *args], env)
 
 
 def test_steward_forks_exit_codes(steward: Steward) -> None:
