@@ -531,21 +531,23 @@ def reconcile_env(settings: Any, **extra: str) -> dict[str, str]:
     }
 
 
+def reconcile_command(
+    settings: Any, *args: str, env: Mapping[str, str] | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The command line and whole environment of `steward reconcile ARGS` started as a process of its own
+    (``reconcile_env`` with ``env`` over it, no other ``STEWARD_*`` variable)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
+    argv = [sys.executable, "-m", "bot.cli", "reconcile", *args]
+    return argv, {**clean, **reconcile_env(settings, **(env or {}))}
+
+
 def reconcile(
     settings: Any, *args: str, env: Mapping[str, str] | None = None, process: bool = False
 ) -> subprocess.CompletedProcess[str]:
     """`steward reconcile ARGS` as an operator runs it, against the sandbox and Redis of ``settings`` (with
     ``env`` over its environment): in this process (``steward_in_process``), or as a process of its own with
     ``process`` — for a test that reads the command's log lines or is about successive processes."""
-    wanted = reconcile_env(settings, **(env or {}))
     if not process:
-        return steward_in_process(["reconcile", *args], wanted)
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
-    return subprocess.run(
-        [sys.executable, "-m", "bot.cli", "reconcile", *args],
-        env={**clean, **wanted},
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+        return steward_in_process(["reconcile", *args], reconcile_env(settings, **(env or {})))
+    argv, whole = reconcile_command(settings, *args, env=env)
+    return subprocess.run(argv, env=whole, cwd=ROOT, capture_output=True, text=True, timeout=180)

@@ -12,10 +12,8 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 import threading
 import time
 from typing import IO, Any
@@ -29,7 +27,7 @@ from bot.queue.gauges import RECEIVER_HEARTBEAT_KEY
 from bot.queue.jobs import QUEUE_NAME
 from bot.receiver.app import create_app
 from tests.e2e.conftest import Steward
-from tests.e2e.stack import ROOT, reconcile, reconcile_env, wait_for
+from tests.e2e.stack import ROOT, reconcile, reconcile_command, wait_for
 from tests.e2e.test_reconcile_e2e import REJECTED, _steward_down, _verdicts
 
 # The worker refreshes dashboards quickly; the grace period is the default minute, so the reconcile below
@@ -114,14 +112,6 @@ def test_a_milestone_closed_during_downtime_before_its_dashboard_is_gated_and_dr
     steward.settle()
     assert m.milestone(repo, key)["state"] == "open"
     assert len(_notices(steward, repo, board["number"])) == 1, "a second run writes nothing new"
-
-
-def _reconcile_command(steward: Steward, env: dict[str, str], *args: str) -> tuple[list[str], dict[str, str]]:
-    """The command line and environment of `steward reconcile` as an operator runs it, with settings of its
-    own (``env``)."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("STEWARD_")}
-    base.update(reconcile_env(steward.settings, **env))
-    return [sys.executable, "-m", "bot.cli", "reconcile", *args], base
 
 
 def reconcile_with(steward: Steward, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -290,7 +280,7 @@ def _reconcile_against_a_spent_budget(
     ends). Spent once, before the run, those writes would leave the minute 10 s later: a run that took longer
     than that to reach its first write (a process starting and reading the forge on a loaded machine) found
     the budget free, and never had to wait."""
-    argv, base = _reconcile_command(steward, env, *args)
+    argv, base = reconcile_command(steward.settings, *args, env=env)
     writes = int(base["STEWARD_WRITE_BUDGET_PER_MINUTE"])
     log = f"steward:budget:{budget_key(steward.forge, 'tok-bot')}:60000"
     r = redis.Redis.from_url(steward.redis_url)
