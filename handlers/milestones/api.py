@@ -9,7 +9,7 @@ from typing import Literal
 
 from bot.commands.context import EventContext
 from bot.forge import Issue
-from handlers.milestones.effects import dashboard_of
+from handlers.milestones.boards import dashboard_of
 from handlers.milestones.plan import KIND
 from handlers.milestones.state import DashboardData
 

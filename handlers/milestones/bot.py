@@ -21,17 +21,15 @@ from bot.commands.periodic import PeriodicContext
 from bot.commands.permissions import check, who_may
 from bot.commands.registry import Registry
 from bot.forge import ForgeError, ForgeKind, Milestone, NotFound, RepoRef
+from handlers.milestones.boards import dashboard_of, find_dashboards, milestone_items
 from handlers.milestones.effects import (
     GATE,
     OVERRIDE_NAME,
     REFRESH,
-    dashboard_of,
-    find_dashboards,
     gate_labels,
     holding_milestone,
     internal_holds,
     label_permission,
-    milestone_items,
     now_utc,
     override_permission,
     promise_holds,

@@ -21,7 +21,6 @@ from bot.commands.permissions import check, who_may
 from bot.config.settings import HandlerSettings, MilestoneSettings, Permission
 from bot.events.event import Event, MilestoneSnapshot
 from bot.forge import (
-    Forge,
     ForgeError,
     ForgeUnavailable,
     Issue,
@@ -29,10 +28,10 @@ from bot.forge import (
     NotFound,
     PermissionDenied,
     RateLimited,
-    RepoRef,
     repo_key,
 )
 from bot.records import sticky
+from handlers.milestones.boards import dashboard_now, find_dashboards, milestone_items
 from handlers.milestones.gate import GateLabels, GateResult, Promised, evaluate, is_internal
 from handlers.milestones.gate_facts import gate_proof, look_at_names
 from handlers.milestones.plan import (
@@ -40,7 +39,6 @@ from handlers.milestones.plan import (
     NOTICE_KIND,
     closed_since,
     closure_decision,
-    dashboard_key,
     gate_delay,
     gate_due,
     iso,
@@ -119,49 +117,6 @@ def _ms(ctx: EventContext) -> MilestoneSettings:
 
 def now_utc() -> datetime:
     return datetime.now(UTC)
-
-
-# --- finding dashboards and items --------------------------------------------------------------------------
-
-
-def dashboard_of(issue: Issue, bot_login: str) -> int | None:
-    """The milestone key of a Steward dashboard (written by the bot, with the hidden marker), else None."""
-    if issue.is_pull_request or issue.author.casefold() != bot_login.casefold():
-        return None
-    return dashboard_key(issue.body)
-
-
-async def find_dashboards(
-    forge: Forge, repo: RepoRef, bot_login: str, label: str, *, verifier: sticky.Verifier | None = None
-) -> dict[int, Issue]:
-    """Every dashboard of the repository by milestone key (open or closed).
-
-    A milestone is bound to its dashboard by the dashboard's signed record: the signature names the issue's
-    id and the milestone's key together, so another Steward issue whose body a writer gave this milestone's
-    marker (an older dashboard, the configuration error issue) never verifies as it. Should two issues carry
-    one milestone's marker, the one whose record verifies is the dashboard (``verifier``); only when none
-    does, the oldest."""
-    candidates: dict[int, list[Issue]] = {}
-    for issue in await forge.list_issues(repo, labels=[label], state="all", kind="issues"):
-        key = dashboard_of(issue, bot_login)
-        if key is not None:
-            candidates.setdefault(key, []).append(issue)
-    found: dict[int, Issue] = {}
-    for key, issues in candidates.items():
-        issues.sort(key=lambda issue: issue.number)
-        found[key] = issues[0]
-        if len(issues) > 1 and verifier is not None:
-            for issue in issues:
-                if (await verifier.issue(issue, KIND, str(key))).outcome == "verified":
-                    found[key] = issue
-                    break
-    return found
-
-
-async def milestone_items(forge: Forge, repo: RepoRef, key: int, bot_login: str) -> list[Issue]:
-    """Every issue and pull request in the milestone, dashboards left out (Steward never puts one there)."""
-    items = await forge.list_issues(repo, milestone=key, state="all", kind="all")
-    return [item for item in items if dashboard_of(item, bot_login) is None]
 
 
 def milestone_lock_key(ctx: EventContext, key: int) -> str:
@@ -311,11 +266,12 @@ async def sync_milestone(
         ms = milestone or await ctx.forge.get_milestone(ctx.repo, key)
     except NotFound:
         return await _close_orphan(ctx, key)
+    snapshot = dashboards is not None  # read by the caller, perhaps before it held the lock
     if dashboards is None:
         dashboards = await find_dashboards(
             ctx.forge, ctx.repo, ctx.me.login, settings.labels.dashboard, verifier=await ctx.verifier()
         )
-    current = dashboards.get(key)
+    current, record = await dashboard_now(ctx, key, dashboards, snapshot=snapshot)
     items = await milestone_items(ctx.forge, ctx.repo, key, ctx.me.login)
     # A milestone is tracked once it has a dashboard: opened for its first item (or by `/gate`).
     if current is None and not (create or bool(items)):
@@ -324,7 +280,6 @@ async def sync_milestone(
     # as the ratifier's (handlers.milestones.ratifications).
     ratifications = await read_ratifications(ctx, items, gate_labels(ctx.settings))
     seen = without_void(items, ratifications)
-    record = await ctx.record_of_issue(current, KIND, str(key)) if current is not None else None
     decoded = record.trusted if record is not None else None
     known = DashboardData.from_json(decoded, key).names if isinstance(decoded, dict) else None
     trusted = current is None or isinstance(decoded, dict)  # else re-derived: no label's name is known

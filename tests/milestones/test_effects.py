@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -519,3 +520,32 @@ async def _upgraded(forge: FakeForge, board: int) -> None:
     assert not any("rebuilt" in c.body for c in forge.comments.get(board, []))
     await reconcile_milestones(context(forge, milestone_event("steward-refresh", sender="")))
     assert forge.milestones[1].state == "closed"
+
+
+async def test_a_dashboard_another_job_wrote_after_the_catch_up_listed_it_is_read_again() -> None:
+    """The catch-up lists every dashboard, then holds each milestone's lock in turn; an item's refresh may
+    write a dashboard in between. Under the lock, the listed copy is older than the record Steward last
+    signed: it is read again, not reported as "replaced by an older version" and rebuilt from the stale copy
+    (seen on Gitea: a second, false note after a writer's edit)."""
+    forge = FakeForge()
+    forge.milestone(1)
+    number = forge.add("work", "open")
+    board = await opened_dashboard(forge)
+    listed = forge.list_milestones
+
+    async def another_job_writes_meanwhile(repo: Any, state: str = "open") -> Any:
+        forge.set(number, labels=("fieldtest",))
+        await on_item(context(forge, item_event(forge, number)))
+        return await listed(repo, state)
+
+    forge.list_milestones = another_job_writes_meanwhile  # type: ignore[method-assign]
+    before = forge.issues[board].body
+    reconcile = replace(
+        milestone_event("steward-refresh", sender=""), name="reconcile", action="", milestone=None
+    )
+    forge.writes.clear()
+    await reconcile_milestones(context(forge, reconcile))
+    assert forge.issues[board].body != before, "the item's refresh wrote the dashboard"
+    assert forge.writes == ["edit issue 2 ['body']"], "the catch-up found it current and wrote nothing"
+    assert forge.comments.get(board, []) == [], "no note: nobody replaced the dashboard"
+    assert f"issue {board}" in forge.reads, "the listed copy was read again under the lock"
