@@ -48,7 +48,8 @@ class MalformedPayload(Exception):
 
 
 # The events about an App's installation, not one repository (GitHub's `installation` and
-# `installation_repositories`): every other event Steward handles happens in a repository and must name it.
+# `installation_repositories`): every other event Steward handles happens in a repository and must name it, as
+# both forges' payloads do (docs/forge-port.md, "More forge facts, with sources").
 REPOSITORY_LESS = frozenset({"installation", "installation_repositories"})
 
 
