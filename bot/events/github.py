@@ -82,11 +82,12 @@ GITHUB_HANDLED: dict[str, frozenset[str] | None] = {
     # A repository renamed or moved to another owner (octokit/webhooks repository/{renamed,transferred}):
     # its id stays, Steward's state with it; ``extra["renamed_from"]`` is the name it had.
     "repository": frozenset({"renamed", "transferred"}),
-    # A sub-issue attached to an issue (docs.github.com/en/webhooks/webhook-events-and-payloads#sub_issues,
-    # schema `webhook-sub-issues-sub-issue-added`): the parent's side of the link. GitHub describes the same
-    # link from the child's side too (`parent_issue_added`); one of the two is enough, and the parent — a bug
-    # whose stories wait with it — is what Steward looks at (issue 36 §4). Gitea has no sub-issues.
-    "sub_issues": frozenset({"sub_issue_added"}),
+    # A sub-issue attached to an issue or removed from it (docs.github.com/en/webhooks/webhook-events-and-
+    # payloads#sub_issues, schemas `webhook-sub-issues-sub-issue-added` and `-removed`): the parent's side
+    # of the link. GitHub describes the same link from the child's side too (`parent_issue_added`, …);
+    # one of the two is enough, and the parent — a bug whose stories wait with it — is what Steward looks at
+    # (issue 36 §4). Gitea has no sub-issues.
+    "sub_issues": frozenset({"sub_issue_added", "sub_issue_removed"}),
 }
 
 
@@ -229,7 +230,7 @@ def normalise_github(event_name: str, delivery_id: str, payload: Any) -> Event:
     if event_name == "repository":
         return Event(**common, extra=_renamed_from(payload, common["repo"]))
     if event_name == "sub_issues":
-        return _sub_issue_added(payload, common)
+        return _sub_issue_link(payload, common)
     if event_name == "installation_repositories":
         return Event(**common, repos=_installed_repos(payload.get("repositories_added")))
     # installation
@@ -257,10 +258,10 @@ def _renamed_from(payload: Mapping[str, Any], repo: RepoRef | None) -> dict[str,
     return {"renamed_from": old} if old != repo.full_name else {}
 
 
-def _sub_issue_added(payload: Mapping[str, Any], common: dict[str, Any]) -> Event:
-    """``sub_issue_added``: the event is the parent's (``issue``, so it runs under the parent's lock);
-    ``extra`` names the sub-issue (``sub_issue``, its number) and its repository (``sub_issue_repo``, which
-    GitHub allows to differ from the parent's within one owner)."""
+def _sub_issue_link(payload: Mapping[str, Any], common: dict[str, Any]) -> Event:
+    """``sub_issue_added`` and ``sub_issue_removed``: the event is the parent's (``issue``, so it runs under
+    the parent's lock); ``extra`` names the sub-issue (``sub_issue``, its number) and its repository
+    (``sub_issue_repo``, which GitHub allows to differ from the parent's within one owner)."""
     if common["repo"] is None:
         raise MalformedPayload("a sub_issues payload must name its repository")
     child = as_object(payload, "sub_issue")

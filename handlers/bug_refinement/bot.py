@@ -29,6 +29,7 @@ from handlers.bug_refinement.effects import (
 from handlers.bug_refinement.labels import describe_labels, ensure_described
 from handlers.bug_refinement.nudges import nudge_all, reopen_for_answer
 from handlers.bug_refinement.plan import in_repo
+from handlers.bug_refinement.release import release_story
 from handlers.bug_refinement.replies import may_answer, note_foreign_edit
 from handlers.bug_refinement.template_reads import forget_on_push
 
@@ -91,19 +92,25 @@ async def on_issue(ctx: EventContext) -> None:
 @plugin.on(
     "sub_issues",
     "sub_issue_added",
-    checks="a sub-issue attached to a bug: one of its stories, stamped `refinement:pending` with it (GitHub)",
+    "sub_issue_removed",
+    checks="a sub-issue attached to a bug: one of its stories, stamped `refinement:pending` with it; "
+    "removed from it: released (GitHub)",
     section="bug_refinement",
 )
-async def on_sub_issue_added(ctx: EventContext) -> None:
+async def on_sub_issue(ctx: EventContext) -> None:
     """Issue 36 §4: a sub-issue attached to a bug Steward has stamped or is refining is one of its stories
     from then on, as if the bug had listed it — stamped ``refinement:pending`` with its own story record
     while the bug is not approved, refined with it once it is (and the bug's verdict lists it). The bug is
     read again as an edit of it would be (``on_issue``): the same choice of stories, the same stamping; a
-    replay finds the story's record there and writes nothing. A sub-issue in another repository is not a
-    story here."""
+    replay finds the story's record there and writes nothing. A sub-issue removed from the bug is released
+    (``release_story``) unless the bug still lists it, and the bug's verdict no longer counts it. A
+    sub-issue in another repository is not a story here."""
     if ctx.event.extra.get("sub_issue_repo", "").casefold() != ctx.repo.full_name.casefold():
         return
-    await _with_its_stories(ctx, await ctx.forge.get_issue(ctx.repo, ctx.number))
+    bug = await ctx.forge.get_issue(ctx.repo, ctx.number)
+    if ctx.event.action == "sub_issue_removed" and ctx.event.extra.get("sub_issue", "").isdigit():
+        await release_story(ctx, bug, int(ctx.event.extra["sub_issue"]))
+    await _with_its_stories(ctx, bug)
 
 
 # The refined bugs whose sub-issues one catch-up looks at, per repository (one listing each; the rest wait for
@@ -117,9 +124,9 @@ MAX_BUGS_SWEPT = 100
     section="bug_refinement",
 )
 async def reconcile_sub_issues(ctx: EventContext) -> None:
-    """The catch-up's part of ``on_sub_issue_added``: attaching a sub-issue leaves its parent's `updated_at`
-    as it was (neomjs/neo#7947), so a catch-up that re-derives only the issues updated since its window
-    would not find the bug. Each open bug Steward refines or has stamped has its sub-issues listed (one
+    """The catch-up's part of ``on_sub_issue`` (attached): attaching a sub-issue leaves its parent's
+    `updated_at` as it was (neomjs/neo#7947), so a catch-up that re-derives only the issues updated since its
+    window would not find the bug. Each open bug Steward refines or has stamped has its sub-issues listed (one
     request); one with a sub-issue that carries none of the refinement labels — a story not stamped yet — is
     read again as its webhook would have it. Gitea has no sub-issues."""
     if ctx.event.forge != "github":

@@ -435,7 +435,7 @@ async def _settle_notices(
     )
 
 
-async def _stories_of(ctx: EventContext, bug: Issue) -> tuple[list[Issue], list[StoryNote]]:
+async def stories_of(ctx: EventContext, bug: Issue) -> tuple[list[Issue], list[StoryNote]]:
     """The stories of ``bug`` Steward may refine (its sub-issues, and the issues its ``## Stories`` list names
     that its author opened), and those it skips with why (``plan.select_stories``)."""
     limit = ctx.settings.limits.stories_per_bug
@@ -456,7 +456,7 @@ async def stamp_stories(ctx: EventContext, bug: Issue) -> None:
     """Issue 36 §4: the stories of a bug not yet approved are stamped ``refinement:pending``, as the bug is,
     with a signed story record that names the bug (what ``story_gate`` reads). A story that has a record for
     this bug already is left as it is; an approved bug's stories are refined instead (``_refine_stories``)."""
-    chosen, _ = await _stories_of(ctx, bug)
+    chosen, _ = await stories_of(ctx, bug)
     for story in chosen:
         async with ctx.holding(story.number):
             comments = await ctx.forge.list_comments(ctx.repo, story.number)
@@ -489,7 +489,7 @@ async def stamp_stories(ctx: EventContext, bug: Issue) -> None:
 
 async def _refine_stories(ctx: EventContext, bug: Issue) -> list[StoryNote]:
     """Refine the stories of an approved bug; returns a note per story (refined or skipped, and why)."""
-    chosen, skipped = await _stories_of(ctx, bug)
+    chosen, skipped = await stories_of(ctx, bug)
     notes: list[StoryNote] = []
     for story in chosen:
         async with ctx.holding(story.number):

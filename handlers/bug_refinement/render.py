@@ -215,6 +215,12 @@ _WORDS: Final[dict[Language, dict[str, Any]]] = {
             "refinement is approved. Until this story's own verdict is approved, work on it (`/bugfix`, "
             "`/hypothesis`, `/evidence`) waits. **Status:** Pending."
         ),
+        "story_released": "## Story released",
+        "story_free": (
+            "Nothing to do: this issue is no longer a story of {bug} (it was removed from {bug}'s "
+            "sub-issues), so it no longer waits for {bug}'s refinement. To have it refined as a bug report "
+            "of its own, add the `{refine}` label."
+        ),
     },
     "pt": {
         "field": "(campo **{label}** do modelo)",
@@ -280,6 +286,12 @@ _WORDS: Final[dict[Language, dict[str, Any]]] = {
             "Nada a fazer aqui por enquanto: esta issue é uma história de {bug}, e ela é verificada quando o "
             "refinamento de {bug} for aprovado. Até o veredito desta história ser aprovado, o trabalho nela "
             "(`/bugfix`, `/hypothesis`, `/evidence`) espera. **Status:** Pendente."
+        ),
+        "story_released": "## História liberada",
+        "story_free": (
+            "Nada a fazer: esta issue não é mais uma história de {bug} (foi removida das sub-issues de "
+            "{bug}), então ela não aguarda mais o refinamento de {bug}. Para refiná-la como um relato de bug "
+            "próprio, adicione o rótulo `{refine}`."
         ),
     },
 }
@@ -429,6 +441,12 @@ def render_story_comment(verdict: StoryVerdict, bug_ref: str, language: Language
     lines += [""]
     lines += _details(w["record"].format(at=verdict.refined_at), record)
     return "\n".join(lines)
+
+
+def render_story_released(bug_ref: str, refine_label: str, language: str) -> str:
+    """What a story's comment becomes when the story leaves its bug (``handlers.bug_refinement.release``)."""
+    w = _WORDS["pt" if language == "pt" else "en"]
+    return "\n".join([w["story_released"], "", w["story_free"].format(bug=bug_ref, refine=refine_label)])
 
 
 def notice_text(author: str, verdict: BugVerdict, link: str) -> str:

@@ -127,3 +127,83 @@ def test_a_sub_issue_attached_while_steward_was_down_is_stamped_by_the_catch_up(
     assert refinement_labels(steward, repo, story) == ["refinement:pending"]
     stamp = sticky_of(steward, repo, story, "ra9-story")
     assert stamp is not None and f"this issue is a story of #{bug}" in stamp["body"]
+
+
+def _detach(steward: Steward, repo: str, parent: int, child: int) -> None:
+    child_id = steward.maintainer.call("GET", f"/repos/{repo}/issues/{child}")["id"]
+    steward.maintainer.call("DELETE", f"/repos/{repo}/issues/{parent}/sub_issue", {"sub_issue_id": child_id})
+
+
+def test_a_sub_issue_removed_from_its_bug_is_released_once(steward: Steward) -> None:
+    """GitHub's `sub_issue_removed`: the story no longer waits for the bug. Before, nothing listened: it kept
+    `refinement:pending` and its story comment, and `/bugfix` on it was refused as a story's for as long as
+    the bug was not approved. Now its labels go, its story comment says it was released (and how to have it
+    refined on its own), and a replay writes nothing."""
+    repo = steward.new_repo()
+    m = steward.maintainer
+    bug = m.open_issue(repo, "Cart total ignores discount", REJECTED, labels=["bug", "refine"])
+    story = m.open_issue(repo, "Keep promotions when the currency changes", "Keep the applied promotions.")
+    _attach(steward, repo, bug, story)
+    steward.settle()
+    assert refinement_labels(steward, repo, story) == ["refinement:pending"]
+    stamp = sticky_of(steward, repo, story, "ra9-story")
+    assert stamp is not None
+
+    _detach(steward, repo, bug, story)
+    steward.settle()
+    assert refinement_labels(steward, repo, story) == [], "its refinement label is gone"
+    assert sticky_of(steward, repo, story, "ra9-story") is None, "no story record is left"
+    note = sticky_of(steward, repo, story, "ra9-story-released")
+    assert note is not None and note["id"] == stamp["id"], "the story comment became the note"
+    assert "## Story released" in note["body"]
+    assert f"no longer a story of #{bug} (it was removed from #{bug}'s sub-issues)" in note["body"]
+    assert "add the `refine` label" in note["body"]
+
+    delivered = _delivery(steward, repo, "sub_issue_removed")
+    steward.clear_requests()
+    body = json.dumps(delivered["payload"]).encode()
+    assert steward.deliver("sub_issues", body, delivery=str(uuid.uuid4())).status_code == 202
+    steward.settle()
+    assert _writes(steward) == [], "a replay writes nothing"
+
+    reply = run(steward, repo, story, "/bugfix")
+    assert "`STORY_NOT_REFINED`" not in reply and f"a story of #{bug}" not in reply, reply
+
+
+def test_a_removed_sub_issue_the_bug_still_lists_stays_its_story(steward: Steward) -> None:
+    """A bug whose `## Stories` list (by its author) names the issue keeps it as a story when the sub-issue
+    link goes: nothing is released, and the approved bug's verdict still lists it."""
+    repo = steward.new_repo()
+    m = steward.maintainer
+    story = m.open_issue(repo, "Story: keep promotions", STORY)
+    listed = f"{APPROVED.rstrip()}\n\n## Stories\n\n- [ ] #{story}\n"
+    bug = m.open_issue(repo, "Cart total ignores discount", listed, labels=["bug", "refine"])
+    _attach(steward, repo, bug, story)
+    steward.settle()
+    assert refinement_labels(steward, repo, story) == ["refinement:approved"]
+    own = sticky_of(steward, repo, story, "ra9-story")
+
+    _detach(steward, repo, bug, story)
+    steward.settle()
+    assert refinement_labels(steward, repo, story) == ["refinement:approved"]
+    assert sticky_of(steward, repo, story, "ra9-story") == own
+    assert sticky_of(steward, repo, story, "ra9-story-released") is None
+    [verdict] = verdict_comments(steward, repo, bug)
+    assert f"- #{story}: ✅ approved (see its comment)" in str(verdict["body"])
+
+
+def test_a_released_story_of_an_approved_bug_leaves_the_bugs_verdict(steward: Steward) -> None:
+    repo = steward.new_repo()
+    m = steward.maintainer
+    bug = m.open_issue(repo, "Cart total ignores discount", APPROVED, labels=["bug", "refine"])
+    story = m.open_issue(repo, "Story: keep promotions", STORY)
+    _attach(steward, repo, bug, story)
+    steward.settle()
+    assert refinement_labels(steward, repo, story) == ["refinement:approved"]
+
+    _detach(steward, repo, bug, story)
+    steward.settle()
+    assert refinement_labels(steward, repo, story) == []
+    assert refinement_labels(steward, repo, bug) == ["refinement:approved"], "the bug keeps its verdict"
+    [verdict] = verdict_comments(steward, repo, bug)
+    assert f"#{story}" not in str(verdict["body"]), "its verdict no longer lists the story"

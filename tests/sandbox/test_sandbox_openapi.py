@@ -121,6 +121,12 @@ def _issues(check: OpenApiCheck, alice: httpx2.Client, repo: str) -> None:
     child = alice.post(repo + "/issues", json={"title": "child"}).json()
     check(alice.post(f"{repo}/issues/{n}/sub_issues", json={"sub_issue_id": child["id"]}))
     check(alice.get(f"{repo}/issues/{n}/sub_issues"))
+    detach = {"sub_issue_id": child["id"]}
+    removed = check(alice.request("DELETE", f"{repo}/issues/{n}/sub_issue", json=detach))
+    assert removed.status_code == 200 and removed.json()["number"] == n
+    again = check(alice.request("DELETE", f"{repo}/issues/{n}/sub_issue", json=detach))
+    assert again.status_code == 404, "no longer a sub-issue"
+    check(alice.post(f"{repo}/issues/{n}/sub_issues", json={"sub_issue_id": child["id"]}))
     check(alice.post(f"{repo}/issues/{n}/dependencies/blocked_by", json={"issue_id": child["id"]}))
     check(alice.get(f"{repo}/issues/{n}/dependencies/blocked_by"))
     check(alice.get(f"{repo}/issues/{child['number']}/dependencies/blocking"))

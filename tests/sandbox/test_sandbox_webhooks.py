@@ -264,3 +264,32 @@ def test_attaching_a_sub_issue_announces_the_link_from_each_side(
         sides[0]["sub_issue_repo"]["full_name"] == sides[1]["parent_issue_repo"]["full_name"] == "alice/demo"
     )
     assert alice.get(f"{repo}/issues/{parent['number']}").json()["updated_at"] == parent["updated_at"]
+
+
+def test_removing_a_sub_issue_announces_it_from_each_side(
+    sandbox: SandboxServer, alice: httpx2.Client, repo: str, capture: CaptureServer
+) -> None:
+    """`sub_issue_removed` and `parent_issue_removed` (GitHub's schemas `webhook-sub-issues-sub-issue-removed`
+    and `-parent-issue-removed`: the same keys as the added pair). Removing it again is 404 and announces
+    nothing; the parent's `updated_at` stays."""
+    _hook(alice, repo, capture)
+    parent = alice.post(repo + "/issues", json={"title": "Cart total ignores discount"}).json()
+    child = alice.post(repo + "/issues", json={"title": "Story: keep promotions"}).json()
+    alice.post(f"{repo}/issues/{parent['number']}/sub_issues", json={"sub_issue_id": child["id"]})
+    url = f"{repo}/issues/{parent['number']}/sub_issue"
+    removed = alice.request("DELETE", url, json={"sub_issue_id": child["id"]})
+    assert removed.status_code == 200 and removed.json()["number"] == parent["number"]
+    assert alice.request("DELETE", url, json={"sub_issue_id": child["id"]}).status_code == 404
+    assert alice.get(f"{repo}/issues/{parent['number']}/sub_issues").json() == []
+    idle(sandbox)
+    assert capture.capture.events()[-2:] == [
+        ("sub_issues", "sub_issue_removed"),
+        ("sub_issues", "parent_issue_removed"),
+    ]
+    sides = [r.payload for r in capture.capture.received if r.event == "sub_issues"][-2:]
+    example = json.loads((FIXTURES / "webhooks" / "sub_issues" / "sub_issue_removed.json").read_bytes())
+    assert set(sides[0]) == set(example)
+    child_side = json.loads((FIXTURES / "webhooks" / "sub_issues" / "parent_issue_added.json").read_bytes())
+    assert set(sides[1]) == set(child_side)
+    assert (sides[0]["parent_issue_id"], sides[0]["sub_issue_id"]) == (parent["id"], child["id"])
+    assert alice.get(f"{repo}/issues/{parent['number']}").json()["updated_at"] == parent["updated_at"]

@@ -186,13 +186,15 @@ def test_a_renamed_or_transferred_repository_is_handled_and_says_its_old_name() 
             assert event.extra == {"renamed_from": f"{owner}/{repo['name']}"}
 
 
-def test_a_sub_issue_added_is_the_parents_event_naming_the_sub_issue() -> None:
+@pytest.mark.parametrize("action", ["sub_issue_added", "sub_issue_removed"])
+def test_a_sub_issue_added_or_removed_is_the_parents_event_naming_the_sub_issue(action: str) -> None:
     """GitHub's `sub_issues` (tests/fixtures/github/webhooks/sub_issues/, built from its schema): the parent's
-    side, `sub_issue_added`, is handled as an event on the parent (its lock, its snapshot) that names the
-    sub-issue and its repository; the child's side of the same link, `parent_issue_added`, is not."""
-    payload = json.loads((WEBHOOKS / "sub_issues" / "sub_issue_added.json").read_bytes())
+    side, `sub_issue_added` or `sub_issue_removed`, is handled as an event on the parent (its lock, its
+    snapshot) that names the sub-issue and its repository; the child's side of the same link,
+    `parent_issue_added`, is not."""
+    payload = json.loads((WEBHOOKS / "sub_issues" / f"{action}.json").read_bytes())
     event = normalise_github("sub_issues", "d", payload)
-    assert event.kind == "sub_issues.sub_issue_added"
+    assert event.kind == f"sub_issues.{action}"
     assert event.issue is not None and event.issue.number == payload["parent_issue"]["number"] == 1
     assert event.issue_key == f"github:#{payload['repository']['id']}#1"
     assert event.extra == {"sub_issue": "2", "sub_issue_repo": "Codertocat/Hello-World"}

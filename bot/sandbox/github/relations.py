@@ -13,7 +13,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from bot.sandbox.shared import issue_ops as ops
-from bot.sandbox.shared.plumbing import body_object, json_response, paginate, validation_failed
+from bot.sandbox.shared.plumbing import body_object, json_response, not_found, paginate, validation_failed
 from bot.sandbox.shared.state import Issue, Repo
 
 from .context import Ctx
@@ -64,7 +64,24 @@ def _adder(relation: Relation, field: str) -> Handler:
     return handle
 
 
-def _announce_sub_issue(ctx: Ctx, parent: tuple[Repo, Issue], child: tuple[Repo, Issue]) -> None:
+@Ctx.on_repo("triage")
+async def remove_sub_issue(request: Request, ctx: Ctx, repo: Repo) -> Response:
+    """DELETE …/issues/{number}/sub_issue with `sub_issue_id`: the sub-issue leaves the path's issue, which is
+    answered (200, the parent issue: `issues/remove-sub-issue` in tests/fixtures/github/openapi-2026-
+    subset.json); an issue that is not one of its sub-issues is 404 (a documented answer of the operation).
+    The parent's `updated_at` stays, as when one is attached."""
+    issue = ctx.lookup(repo.issues, ctx.int_param("number"))
+    other = ops.by_id(ctx.forge, (await body_object(request)).get("sub_issue_id"))
+    if other is None or other[1].id not in issue.sub_issues:
+        raise not_found()
+    issue.sub_issues.remove(other[1].id)
+    _announce_sub_issue(ctx, (repo, issue), other, added=False)
+    return json_response(request, ctx.shapes.rest_issue(repo, issue))
+
+
+def _announce_sub_issue(
+    ctx: Ctx, parent: tuple[Repo, Issue], child: tuple[Repo, Issue], *, added: bool = True
+) -> None:
     """GitHub's `sub_issues` webhook (docs.github.com/en/webhooks/webhook-events-and-payloads#sub_issues:
     "This event occurs when there is activity relating to sub-issues"), which describes the link from each
     side: `sub_issue_added` ("A sub-issue was added to an issue") to the parent's repository, with
@@ -73,18 +90,20 @@ def _announce_sub_issue(ctx: Ctx, parent: tuple[Repo, Issue], child: tuple[Repo,
     `webhook-sub-issues-parent-issue-added` of GitHub's REST description (octokit/openapi-webhooks
     `packages/openapi-webhooks-types/types.d.ts`); issues and repositories in their REST shapes
     (tests/fixtures/github/webhooks/sub_issues/). A Gitea-flavoured repository sends nothing: Gitea has no
-    sub-issues."""
+    sub-issues. ``added``: False for the same pair when the link is removed (`sub_issue_removed`,
+    `parent_issue_removed`: the schemas `webhook-sub-issues-sub-issue-removed` and
+    `webhook-sub-issues-parent-issue-removed`, the same fields)."""
     (parent_repo, parent_issue), (child_repo, child_issue) = parent, child
+    how = "added" if added else "removed"
     link: dict[str, Any] = {
         "sub_issue_id": child_issue.id,
         "sub_issue": ctx.shapes.rest_issue(child_repo, child_issue),
         "parent_issue_id": parent_issue.id,
         "parent_issue": ctx.shapes.rest_issue(parent_repo, parent_issue),
     }
-    ctx.emit(parent_repo, "sub_issues", "sub_issue_added", **link, sub_issue_repo=ctx.shapes.repo(child_repo))
-    ctx.emit(
-        child_repo, "sub_issues", "parent_issue_added", **link, parent_issue_repo=ctx.shapes.repo(parent_repo)
-    )
+    parent_side, child_side = ctx.shapes.repo(parent_repo), ctx.shapes.repo(child_repo)
+    ctx.emit(parent_repo, "sub_issues", f"sub_issue_{how}", **link, sub_issue_repo=child_side)
+    ctx.emit(child_repo, "sub_issues", f"parent_issue_{how}", **link, parent_issue_repo=parent_side)
 
 
 @Ctx.on_repo()
@@ -98,6 +117,7 @@ def routes(r: str) -> list[BaseRoute]:
     return [
         Route(i + "/sub_issues", _lister("sub_issues"), methods=["GET"]),
         Route(i + "/sub_issues", _adder("sub_issues", "sub_issue_id"), methods=["POST"]),
+        Route(i + "/sub_issue", remove_sub_issue, methods=["DELETE"]),
         Route(i + "/dependencies/blocked_by", _lister("blocked_by"), methods=["GET"]),
         Route(i + "/dependencies/blocked_by", _adder("blocked_by", "issue_id"), methods=["POST"]),
         Route(i + "/dependencies/blocking", list_blocking, methods=["GET"]),
