@@ -168,6 +168,7 @@ def test_a_sub_issue_removed_from_its_bug_is_released_once(steward: Steward) -> 
 
     reply = run(steward, repo, story, "/bugfix")
     assert "`STORY_NOT_REFINED`" not in reply and f"a story of #{bug}" not in reply, reply
+    assert "`BUG_NOT_REFINED`" in reply, "gated as an issue of its own: it has no verdict of its own yet"
 
 
 def test_a_removed_sub_issue_the_bug_still_lists_stays_its_story(steward: Steward) -> None:
