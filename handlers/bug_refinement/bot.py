@@ -28,7 +28,7 @@ from handlers.bug_refinement.effects import (
 )
 from handlers.bug_refinement.labels import describe_labels, ensure_described
 from handlers.bug_refinement.nudges import nudge_all, reopen_for_answer
-from handlers.bug_refinement.plan import in_repo
+from handlers.bug_refinement.plan import in_repo, story_numbers
 from handlers.bug_refinement.release import release_story
 from handlers.bug_refinement.replies import may_answer, note_foreign_edit
 from handlers.bug_refinement.template_reads import forget_on_push
@@ -120,7 +120,8 @@ MAX_BUGS_SWEPT = 100
 
 @plugin.reconcile(
     "stories",
-    checks="the sub-issues attached to a refined bug while Steward was not listening (GitHub)",
+    checks="the sub-issues attached to a refined bug, or removed from it, while Steward was not listening "
+    "(GitHub)",
     section="bug_refinement",
 )
 async def reconcile_sub_issues(ctx: EventContext) -> None:
@@ -128,7 +129,8 @@ async def reconcile_sub_issues(ctx: EventContext) -> None:
     `updated_at` as it was (neomjs/neo#7947), so a catch-up that re-derives only the issues updated since its
     window would not find the bug. Each open bug Steward refines or has stamped has its sub-issues listed (one
     request); one with a sub-issue that carries none of the refinement labels — a story not stamped yet — is
-    read again as its webhook would have it. Gitea has no sub-issues."""
+    read again as its webhook would have it. A story still stamped pending whose bug no longer has it is
+    released (``_release_if_removed``). Gitea has no sub-issues."""
     if ctx.event.forge != "github":
         return
     settings = refinement_settings(ctx)
@@ -136,8 +138,13 @@ async def reconcile_sub_issues(ctx: EventContext) -> None:
     for label in (settings.refine_label, settings.pending_label):
         for issue in await ctx.forge.list_issues(ctx.repo, labels=[label]):
             found.setdefault(issue.number, issue)
+    sub_issues: dict[int, set[int]] = {}
     for bug in sorted(found.values(), key=lambda i: i.number, reverse=True)[:MAX_BUGS_SWEPT]:
-        if bug.state != "open" or not _is_bug(ctx, bug):
+        if bug.state != "open":
+            continue
+        if not _is_bug(ctx, bug):
+            if bug.has_label(settings.pending_label):
+                await _release_if_removed(ctx, bug, sub_issues)
             continue
         stories = await ctx.forge.list_sub_issues(ctx.repo, bug.number)
         if not any(_unstamped(ctx, story) for story in stories):
@@ -145,6 +152,28 @@ async def reconcile_sub_issues(ctx: EventContext) -> None:
         async with ctx.holding_unless_busy(bug.number) as held:
             if held:
                 await _with_its_stories(ctx, await ctx.forge.get_issue(ctx.repo, bug.number))
+
+
+async def _release_if_removed(ctx: EventContext, story: Issue, sub_issues: dict[int, set[int]]) -> None:
+    """The catch-up's part of ``on_sub_issue`` (removed): an issue stamped `refinement:pending` as a story of
+    a bug that no longer has it as a sub-issue, nor lists it, was removed while Steward was not listening; it
+    is released as the webhook would have it. ``sub_issues``: each bug's sub-issues, read once a run."""
+    gate = await story_gate(ctx, story.number)
+    if gate is None:
+        return
+    try:
+        if gate.bug not in sub_issues:
+            sub_issues[gate.bug] = {s.number for s in await ctx.forge.list_sub_issues(ctx.repo, gate.bug)}
+        if story.number in sub_issues[gate.bug]:
+            return
+        bug = await ctx.forge.get_issue(ctx.repo, gate.bug)
+    except NotFound:
+        return
+    if story.number in story_numbers(bug.body):
+        return  # listed: still its story (``release_story`` would keep it too, at more reads)
+    async with ctx.holding_unless_busy(bug.number) as held:
+        if held and await release_story(ctx, bug, story.number):
+            await _with_its_stories(ctx, bug)
 
 
 def _unstamped(ctx: EventContext, story: Issue) -> bool:

@@ -208,3 +208,40 @@ def test_a_released_story_of_an_approved_bug_leaves_the_bugs_verdict(steward: St
     assert refinement_labels(steward, repo, bug) == ["refinement:approved"], "the bug keeps its verdict"
     [verdict] = verdict_comments(steward, repo, bug)
     assert f"#{story}" not in str(verdict["body"]), "its verdict no longer lists the story"
+
+
+def test_a_sub_issue_removed_while_steward_was_down_is_released_by_the_catch_up(steward: Steward) -> None:
+    """Removing a sub-issue leaves its parent's `updated_at` as it was, as attaching one does: the
+    refinement's reconciler reads each story still stamped pending, and releases one whose bug no longer has
+    it."""
+    from tests.e2e.test_catchup_edited import _delivered
+    from tests.e2e.test_reconcile_e2e import _steward_down
+
+    repo = steward.new_repo()
+    m = steward.maintainer
+    bug = m.open_issue(repo, "Cart total ignores discount", REJECTED, labels=["bug", "refine"])
+    story = m.open_issue(repo, "Keep promotions when the currency changes", "Keep the applied promotions.")
+    kept = m.open_issue(repo, "Keep coupons when the cart is shared", "Keep the coupons.")
+    _attach(steward, repo, bug, story)
+    _attach(steward, repo, bug, kept)
+    steward.settle(then_next_second=True)
+    assert (
+        refinement_labels(steward, repo, story)
+        == refinement_labels(steward, repo, kept)
+        == ["refinement:pending"]
+    )
+    target = f"github:{repo}"
+    first = reconcile(steward.settings, "--repo", target)  # the full pass of the day
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    with _steward_down(steward):
+        _detach(steward, repo, bug, story)
+        _delivered(steward)
+    assert refinement_labels(steward, repo, story) == ["refinement:pending"], "Steward heard nothing"
+
+    again = reconcile(steward.settings, "--repo", target)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    steward.settle()
+    assert refinement_labels(steward, repo, story) == [], "released"
+    assert sticky_of(steward, repo, story, "ra9-story-released") is not None
+    assert refinement_labels(steward, repo, kept) == ["refinement:pending"], "still attached: still a story"
+    assert sticky_of(steward, repo, kept, "ra9-story") is not None
