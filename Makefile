@@ -130,6 +130,7 @@ bench: install redis
 	$(PY) bench/pathological.py
 	$(PY) bench/parse_per_job.py
 	$(PY) bench/reporters.py
+	$(PY) bench/related.py
 	$(PY) bench/fairness.py
 	$(PY) bench/outsider_flood.py
 	$(PY) bench/client_overhead.py

@@ -467,10 +467,10 @@ async def find_related(ctx: EventContext, issue: Issue, board: Board) -> tuple[R
     except TooManyItems:
         return ()
     cited = {ref.rsplit(":", 1)[0] for h in board.hypotheses for ref in h.locations}
-    return related(issue, cited, list(candidates.values()), _observed)
+    return related(issue, cited, list(candidates.values()), observed_of)
 
 
-def _observed(body: str) -> str:
+def observed_of(body: str) -> str:
     """What a bug report says happened, as bug refinement reads a report (its observed behaviour)."""
     return refinement_api.observed_text(refinement_api.report_of(body))
 

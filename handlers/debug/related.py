@@ -21,6 +21,7 @@ MIN_SHARED_WORDS: Final = 2
 SYMPTOM_CHARS: Final = 16_384
 MAX_READ: Final = 200
 _WORD: Final = re.compile(r"[a-zà-ÿ0-9]{4,}")
+_ACRONYM: Final = re.compile(r"\b[A-Z]{3,5}\b")
 # Words that say nothing about a symptom (English and Portuguese report templates use them).
 _COMMON: Final = frozenset(
     (
@@ -58,6 +59,38 @@ _COMMON: Final = frozenset(
         "been",
         "being",
         "into",
+        # Words of any report about anything (measured on tests/debug/data/related/corpus.yaml: they made
+        # most of the false links): where, when and how often, not what happened.
+        "again",
+        "every",
+        "even",
+        "says",
+        "said",
+        "never",
+        "none",
+        "instead",
+        "still",
+        "some",
+        "each",
+        "only",
+        "also",
+        "just",
+        "like",
+        "same",
+        "other",
+        "back",
+        "first",
+        "shown",
+        "seen",
+        "while",
+        "what",
+        "which",
+        "page",
+        "pages",
+        "time",
+        "times",
+        "happens",
+        "happened",
         "bug",
         "bugs",
         "report",
@@ -103,7 +136,25 @@ def files_of(text: str) -> set[str]:
 
 
 def words_of(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.casefold()) if w not in _COMMON}
+    """The words of ``text`` that may say what happened: four letters or more, and the short capitalised
+    names a symptom often is (PDF, CSV, OOM); the everyday words of any report (``_COMMON``) left out."""
+    words = {w for w in _WORD.findall(text.casefold()) if w not in _COMMON}
+    return words | {a.casefold() for a in _ACRONYM.findall(text) if a.casefold() not in _COMMON}
+
+
+def stem(word: str) -> str:
+    """``word`` without the endings its other forms add (images, exported, exporting → imag, export), so
+    two reports of one symptom match in whichever form each used. Crude and language-blind on purpose: a
+    stem only ever meets another stem."""
+    if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 4 and word.endswith("e"):
+        word = word[:-1]
+    return word
 
 
 def symptom_words(issue: Issue, observed: Callable[[str], str]) -> set[str]:
@@ -119,16 +170,16 @@ def related(
     board cites (``cited``), or whose symptom shares at least two words with its symptom
     (``symptom_words``); newest first, at most ``MAX_READ`` read."""
     files = set(cited) | files_of(bug.body[:SYMPTOM_CHARS])
-    words = symptom_words(bug, observed)
+    words = {stem(w): w for w in sorted(symptom_words(bug, observed))}
     found: list[Related] = []
     others = [o for o in candidates if o.number != bug.number and not o.is_pull_request]
     for other in sorted(others, key=lambda i: -i.number)[:MAX_READ]:
         same = sorted(files & files_of(other.body[:SYMPTOM_CHARS]))
-        shared = sorted(words & symptom_words(other, observed))
+        shared = sorted(words[w] for w in words.keys() & {stem(o) for o in symptom_words(other, observed)})
         if same:
             why = "cites " + ", ".join(f"`{f}`" for f in same[:2])
         elif len(shared) >= MIN_SHARED_WORDS:
-            why = "the same symptom: " + ", ".join(shared[:4])
+            why = "a similar symptom: " + ", ".join(shared[:4])
         else:
             continue
         found.append(Related(other.number, other.title[:120], why))

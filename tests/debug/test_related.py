@@ -76,7 +76,7 @@ def test_titles_differ_but_the_symptom_is_the_same() -> None:
     [found] = related(bug, (), [earlier], observed)
     assert found.number == 12
     assert (
-        found.why.startswith("the same symptom: ") and "discount" in found.why and "disappears" in found.why
+        found.why.startswith("a similar symptom: ") and "discount" in found.why and "disappears" in found.why
     )
 
 

@@ -414,7 +414,7 @@ def test_a_new_board_links_related_bugs(steward: Steward) -> None:
     line = next(x for x in text.splitlines() if x.startswith("**Related earlier investigations and bugs:**"))
     assert f"#{earlier} Tokens outlive their user (cites `src/auth/cache.py`)" in line
     assert f"#{unrelated} " not in line
-    assert f"#{same_symptom} Receipt drops the promotion (the same symptom: " in line, line
+    assert f"#{same_symptom} Receipt drops the promotion (a similar symptom: " in line, line
     assert f"#{same_title} " not in line, "the same title, another symptom"
     data = sticky.unverified_data(text)
     assert isinstance(data, dict) and data["related"][0][0] == earlier
