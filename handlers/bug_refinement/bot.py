@@ -163,7 +163,8 @@ async def _release_if_removed(ctx: EventContext, story: Issue, sub_issues: dict[
         return
     try:
         if gate.bug not in sub_issues:
-            sub_issues[gate.bug] = {s.number for s in await ctx.forge.list_sub_issues(ctx.repo, gate.bug)}
+            listed = await ctx.forge.list_sub_issues(ctx.repo, gate.bug)
+            sub_issues[gate.bug] = {s.number for s in listed if in_repo(s, ctx.repo)}
         if story.number in sub_issues[gate.bug]:
             return
         bug = await ctx.forge.get_issue(ctx.repo, gate.bug)
