@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -27,6 +28,26 @@ pytestmark = pytest.mark.parametrize("steward", ["github"], indirect=True)
 def _attach(steward: Steward, repo: str, parent: int, child: int) -> None:
     child_id = steward.maintainer.call("GET", f"/repos/{repo}/issues/{child}")["id"]
     steward.maintainer.call("POST", f"/repos/{repo}/issues/{parent}/sub_issues", {"sub_issue_id": child_id})
+
+
+def _while_steward_is_down(steward: Steward, repo: str, change: Callable[[], None]) -> None:
+    """The day's full catch-up pass, then ``change`` made while no receiver or worker runs (its deliveries
+    fail; the bot has no admin access here, so GitHub shows it none to redeliver)."""
+    from tests.e2e.test_catchup_edited import _delivered
+    from tests.e2e.test_reconcile_e2e import _steward_down
+
+    first = reconcile(steward.settings, "--repo", f"github:{repo}")
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    with _steward_down(steward):
+        change()
+        _delivered(steward)
+
+
+def _catch_up(steward: Steward, repo: str) -> None:
+    """The next catch-up (incremental), and what it queued, done."""
+    again = reconcile(steward.settings, "--repo", f"github:{repo}")
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    steward.settle()
 
 
 def _delivery(steward: Steward, repo: str, action: str) -> dict[str, Any]:
@@ -105,25 +126,14 @@ def test_a_sub_issue_attached_while_steward_was_down_is_stamped_by_the_catch_up(
     incremental pass, which re-derives the issues updated since its window, does not list the bug; the
     refinement's own reconciler looks at each refined bug's sub-issues. (The bot has no admin access here:
     GitHub shows it no failed delivery to redeliver.)"""
-    from tests.e2e.test_catchup_edited import _delivered
-    from tests.e2e.test_reconcile_e2e import _steward_down
-
     repo = steward.new_repo()
     m = steward.maintainer
     bug = m.open_issue(repo, "Cart total ignores discount", REJECTED, labels=["bug", "refine"])
     story = m.open_issue(repo, "Keep promotions when the currency changes", "Keep the applied promotions.")
     steward.settle(then_next_second=True)
-    target = f"github:{repo}"
-    first = reconcile(steward.settings, "--repo", target)  # the full pass of the day
-    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
-    with _steward_down(steward):
-        _attach(steward, repo, bug, story)
-        _delivered(steward)
+    _while_steward_is_down(steward, repo, lambda: _attach(steward, repo, bug, story))
     assert refinement_labels(steward, repo, story) == [], "Steward heard nothing"
-
-    again = reconcile(steward.settings, "--repo", target)
-    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
-    steward.settle()
+    _catch_up(steward, repo)
     assert refinement_labels(steward, repo, story) == ["refinement:pending"]
     stamp = sticky_of(steward, repo, story, "ra9-story")
     assert stamp is not None and f"this issue is a story of #{bug}" in stamp["body"]
@@ -214,9 +224,6 @@ def test_a_sub_issue_removed_while_steward_was_down_is_released_by_the_catch_up(
     """Removing a sub-issue leaves its parent's `updated_at` as it was, as attaching one does: the
     refinement's reconciler reads each story still stamped pending, and releases one whose bug no longer has
     it."""
-    from tests.e2e.test_catchup_edited import _delivered
-    from tests.e2e.test_reconcile_e2e import _steward_down
-
     repo = steward.new_repo()
     m = steward.maintainer
     bug = m.open_issue(repo, "Cart total ignores discount", REJECTED, labels=["bug", "refine"])
@@ -230,17 +237,9 @@ def test_a_sub_issue_removed_while_steward_was_down_is_released_by_the_catch_up(
         == refinement_labels(steward, repo, kept)
         == ["refinement:pending"]
     )
-    target = f"github:{repo}"
-    first = reconcile(steward.settings, "--repo", target)  # the full pass of the day
-    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
-    with _steward_down(steward):
-        _detach(steward, repo, bug, story)
-        _delivered(steward)
+    _while_steward_is_down(steward, repo, lambda: _detach(steward, repo, bug, story))
     assert refinement_labels(steward, repo, story) == ["refinement:pending"], "Steward heard nothing"
-
-    again = reconcile(steward.settings, "--repo", target)
-    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
-    steward.settle()
+    _catch_up(steward, repo)
     assert refinement_labels(steward, repo, story) == [], "released"
     assert sticky_of(steward, repo, story, "ra9-story-released") is not None
     assert refinement_labels(steward, repo, kept) == ["refinement:pending"], "still attached: still a story"
