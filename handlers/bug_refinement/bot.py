@@ -76,6 +76,12 @@ async def on_issue(ctx: EventContext) -> None:
         return  # a story (whose RA9 sections would make it look like a bug) is checked with its bug
     if not _is_bug(ctx, issue):
         return
+    if ctx.event.action == "edited" and ctx.event.previous_body:
+        # A story the edit took off the bug's `## Stories` list no longer waits with it (unless it is a
+        # sub-issue): released before the bug is read with its stories.
+        unlisted = set(story_numbers(ctx.event.previous_body)) - set(story_numbers(issue.body))
+        for number in sorted(unlisted - {issue.number}):
+            await release_story(ctx, issue, number, why="unlisted")
     if issue.has_label(settings.refine_label):
         other_label = (ctx.event.label or "").casefold() != settings.refine_label.casefold()
         if ctx.event.action == "labeled" and not ctx.event.labels_are_full_set and other_label:
@@ -109,7 +115,7 @@ async def on_sub_issue(ctx: EventContext) -> None:
         return
     bug = await ctx.forge.get_issue(ctx.repo, ctx.number)
     if ctx.event.action == "sub_issue_removed" and ctx.event.extra.get("sub_issue", "").isdigit():
-        await release_story(ctx, bug, int(ctx.event.extra["sub_issue"]))
+        await release_story(ctx, bug, int(ctx.event.extra["sub_issue"]), why="sub-issue")
     await _with_its_stories(ctx, bug)
 
 
@@ -173,7 +179,7 @@ async def _release_if_removed(ctx: EventContext, story: Issue, sub_issues: dict[
     if story.number in story_numbers(bug.body):
         return  # listed: still its story (``release_story`` would keep it too, at more reads)
     async with ctx.holding_unless_busy(bug.number) as held:
-        if held and await release_story(ctx, bug, story.number):
+        if held and await release_story(ctx, bug, story.number, why="sub-issue"):
             await _with_its_stories(ctx, bug)
 
 

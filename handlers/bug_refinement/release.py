@@ -1,7 +1,8 @@
 """A story that leaves its bug: GitHub's `sub_issue_removed` on a bug whose sub-issue Steward stamped or
-refined as one of its stories (issue 36 §4 gave a sub-issue attached to a bug the bug's stories' place).
+refined as one of its stories (issue 36 §4 gave a sub-issue attached to a bug the bug's stories' place), or
+an edit of the bug that takes it off the bug's ``## Stories`` list (both forges).
 
-Unless the bug still names it as a story (its ``## Stories`` list, by the bug's author:
+Unless it is still one of the bug's stories (a sub-issue, or listed by the bug's author:
 ``plan.select_stories``), the issue is released: Steward's refinement labels leave it, and its story comment
 for that bug becomes a short note that it is no longer a story of the bug — so ``story_gate`` no longer finds
 a story record there, and work on it is no longer held back as a story's. The labels go first: a job cut
@@ -17,15 +18,16 @@ from bot.records import sticky
 from bot.records.sticky import find
 from handlers.bug_refinement.document import parse_document
 from handlers.bug_refinement.effects import STORY_KIND, refinement_settings, stories_of
-from handlers.bug_refinement.render import render_story_released
+from handlers.bug_refinement.render import Released, render_story_released
 from handlers.bug_refinement.rules import story_language
 
 RELEASED_KIND = "ra9-story-released"
 
 
-async def release_story(ctx: EventContext, bug: Issue, number: int) -> bool:
-    """Release issue ``number`` from ``bug``'s stories, unless it is still one of them. Returns whether
-    anything was left to release (the story comment, or labels after a cut-short run)."""
+async def release_story(ctx: EventContext, bug: Issue, number: int, *, why: Released) -> bool:
+    """Release issue ``number`` from ``bug``'s stories, unless it is still one of them; ``why``: it was
+    removed from the bug's sub-issues, or from its ``## Stories`` list. Returns whether anything was left to
+    release (the story comment, or labels after a cut-short run)."""
     chosen, _ = await stories_of(ctx, bug)
     if any(story.number == number for story in chosen):
         return False
@@ -45,6 +47,7 @@ async def release_story(ctx: EventContext, bug: Issue, number: int) -> bool:
             f"#{bug.number}",
             refinement_settings(ctx).refine_label,
             story_language(parse_document(story.body)),
+            why,
         )
         try:
             await ctx.forge.edit_comment(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from bot.records import neutralise
 from handlers.bug_refinement import sections
@@ -217,9 +217,11 @@ _WORDS: Final[dict[Language, dict[str, Any]]] = {
         ),
         "story_released": "## Story released",
         "story_free": (
-            "Nothing to do: this issue is no longer a story of {bug} (it was removed from {bug}'s "
-            "sub-issues), so it no longer waits for {bug}'s refinement. To have it refined as a bug report "
-            "of its own, add the `{refine}` label."
+            "Nothing to do: this issue is no longer a story of {bug} ({why}), so it no longer waits for "
+            "{bug}'s refinement. To have it refined as a bug report of its own, add the `{refine}` label."
+        ),
+        "story_why": (
+            {"sub-issue": "it was removed from {bug}'s sub-issues", "unlisted": "{bug} no longer lists it"}
         ),
     },
     "pt": {
@@ -289,9 +291,12 @@ _WORDS: Final[dict[Language, dict[str, Any]]] = {
         ),
         "story_released": "## História liberada",
         "story_free": (
-            "Nada a fazer: esta issue não é mais uma história de {bug} (foi removida das sub-issues de "
-            "{bug}), então ela não aguarda mais o refinamento de {bug}. Para refiná-la como um relato de bug "
-            "próprio, adicione o rótulo `{refine}`."
+            "Nada a fazer: esta issue não é mais uma história de {bug} ({why}), então ela não aguarda mais o "
+            "refinamento de {bug}. Para refiná-la como um relato de bug próprio, adicione o rótulo "
+            "`{refine}`."
+        ),
+        "story_why": (
+            {"sub-issue": "foi removida das sub-issues de {bug}", "unlisted": "{bug} não a lista mais"}
         ),
     },
 }
@@ -443,10 +448,16 @@ def render_story_comment(verdict: StoryVerdict, bug_ref: str, language: Language
     return "\n".join(lines)
 
 
-def render_story_released(bug_ref: str, refine_label: str, language: str) -> str:
-    """What a story's comment becomes when the story leaves its bug (``handlers.bug_refinement.release``)."""
+Released = Literal["sub-issue", "unlisted"]
+
+
+def render_story_released(bug_ref: str, refine_label: str, language: str, why: Released) -> str:
+    """What a story's comment becomes when the story leaves its bug (``handlers.bug_refinement.release``):
+    ``why``, it was removed from the bug's sub-issues or from its ``## Stories`` list."""
     w = _WORDS["pt" if language == "pt" else "en"]
-    return "\n".join([w["story_released"], "", w["story_free"].format(bug=bug_ref, refine=refine_label)])
+    reason = w["story_why"][why].format(bug=bug_ref)
+    free = w["story_free"].format(bug=bug_ref, refine=refine_label, why=reason)
+    return "\n".join([w["story_released"], "", free])
 
 
 def notice_text(author: str, verdict: BugVerdict, link: str) -> str:

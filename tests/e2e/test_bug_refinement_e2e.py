@@ -443,3 +443,39 @@ def test_work_on_a_story_waits_until_its_own_verdict_is_approved(steward: Stewar
     steward.settle()
     assert refinement_labels(steward, repo, other) == ["refinement:pending"]
     assert refinement_labels(steward, repo, later) == ["refinement:pending"]
+
+
+def test_a_story_taken_off_the_bugs_list_is_released(steward: Steward) -> None:
+    """A story the bug's author takes off its `## Stories` list no longer waits with the bug: its pending
+    label goes and its story comment says it was released (both forges; on GitHub a sub-issue stays a story
+    whatever the list says). Another story still listed keeps its stamp, and saving the same text again
+    writes nothing. Before, the story kept `refinement:pending` and was refused as a story's."""
+    from tests.e2e.test_bugfix_e2e import run, sticky_of
+
+    repo = steward.new_repo()
+    m = steward.maintainer
+    story = m.open_issue(repo, "Story: keep promotions", "## 1. Vision\n\nMake it work.\n")
+    kept = m.open_issue(repo, "Story: keep coupons", "## 1. Vision\n\nKeep them.\n")
+    both = f"\n\n## Stories\n\n- [ ] #{story}\n- [ ] #{kept}\n"
+    bug = m.open_issue(repo, "Cart total ignores discount", REJECTED + both, labels=["bug", "refine"])
+    steward.settle()
+    assert refinement_labels(steward, repo, story) == refinement_labels(steward, repo, kept)
+    assert refinement_labels(steward, repo, story) == ["refinement:pending"]
+    stamp = sticky_of(steward, repo, story, "ra9-story")
+    assert stamp is not None
+
+    m.edit_issue(repo, bug, body=REJECTED + f"\n\n## Stories\n\n- [ ] #{kept}\n")
+    steward.settle()
+    assert refinement_labels(steward, repo, story) == [], "released"
+    assert sticky_of(steward, repo, story, "ra9-story") is None
+    note = sticky_of(steward, repo, story, "ra9-story-released")
+    assert note is not None and note["id"] == stamp["id"]
+    assert f"no longer a story of #{bug} (#{bug} no longer lists it)" in note["body"]
+    assert refinement_labels(steward, repo, kept) == ["refinement:pending"], "still listed: still waiting"
+    reply = run(steward, repo, story, "/bugfix")
+    assert "`STORY_NOT_REFINED`" not in reply, reply
+
+    steward.clear_requests()
+    m.edit_issue(repo, bug, body=REJECTED + f"\n\n## Stories\n\n- [ ] #{kept}\n")  # the same text again
+    steward.settle()
+    assert [r for r in steward.bot_requests(repo) if r["method"] not in ("GET", "HEAD")] == []
