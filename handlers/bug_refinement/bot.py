@@ -126,19 +126,18 @@ MAX_BUGS_SWEPT = 100
 
 @plugin.reconcile(
     "stories",
-    checks="the sub-issues attached to a refined bug, or removed from it, while Steward was not listening "
-    "(GitHub)",
+    checks="the sub-issues attached to a refined bug while Steward was not listening (GitHub), and the "
+    "stories that left their bug meanwhile",
     section="bug_refinement",
 )
 async def reconcile_sub_issues(ctx: EventContext) -> None:
     """The catch-up's part of ``on_sub_issue`` (attached): attaching a sub-issue leaves its parent's
     `updated_at` as it was (neomjs/neo#7947), so a catch-up that re-derives only the issues updated since its
     window would not find the bug. Each open bug Steward refines or has stamped has its sub-issues listed (one
-    request); one with a sub-issue that carries none of the refinement labels — a story not stamped yet — is
-    read again as its webhook would have it. A story still stamped pending whose bug no longer has it is
-    released (``_release_if_removed``). Gitea has no sub-issues."""
-    if ctx.event.forge != "github":
-        return
+    request; none on Gitea, which has no sub-issues); one with a sub-issue that carries none of the refinement
+    labels — a story not stamped yet — is read again as its webhook would have it. And a story still stamped
+    pending whose bug no longer has it (removed from its sub-issues, taken off its list: the edit's
+    webhook, which says what the list was, is gone) is released (``_release_if_removed``)."""
     settings = refinement_settings(ctx)
     found: dict[int, Issue] = {}
     for label in (settings.refine_label, settings.pending_label):
@@ -161,9 +160,9 @@ async def reconcile_sub_issues(ctx: EventContext) -> None:
 
 
 async def _release_if_removed(ctx: EventContext, story: Issue, sub_issues: dict[int, set[int]]) -> None:
-    """The catch-up's part of ``on_sub_issue`` (removed): an issue stamped `refinement:pending` as a story of
-    a bug that no longer has it as a sub-issue, nor lists it, was removed while Steward was not listening; it
-    is released as the webhook would have it. ``sub_issues``: each bug's sub-issues, read once a run."""
+    """The catch-up's part of a story's release: an issue stamped `refinement:pending` as a story of a bug
+    that no longer has it as a sub-issue, nor lists it, left it while Steward was not listening; it is
+    released as the webhook would have it. ``sub_issues``: each bug's sub-issues, read once a run."""
     gate = await story_gate(ctx, story.number)
     if gate is None:
         return
@@ -179,7 +178,7 @@ async def _release_if_removed(ctx: EventContext, story: Issue, sub_issues: dict[
     if story.number in story_numbers(bug.body):
         return  # listed: still its story (``release_story`` would keep it too, at more reads)
     async with ctx.holding_unless_busy(bug.number) as held:
-        if held and await release_story(ctx, bug, story.number, why="sub-issue"):
+        if held and await release_story(ctx, bug, story.number, why="gone"):
             await _with_its_stories(ctx, bug)
 
 

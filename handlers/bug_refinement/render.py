@@ -220,9 +220,9 @@ _WORDS: Final[dict[Language, dict[str, Any]]] = {
             "Nothing to do: this issue is no longer a story of {bug} ({why}), so it no longer waits for "
             "{bug}'s refinement. To have it refined as a bug report of its own, add the `{refine}` label."
         ),
-        "story_why": (
-            {"sub-issue": "it was removed from {bug}'s sub-issues", "unlisted": "{bug} no longer lists it"}
-        ),
+        "why_sub-issue": "it was removed from {bug}'s sub-issues",
+        "why_unlisted": "{bug} no longer lists it",
+        "why_gone": "{bug} no longer has it as a story",
     },
     "pt": {
         "field": "(campo **{label}** do modelo)",
@@ -295,9 +295,9 @@ _WORDS: Final[dict[Language, dict[str, Any]]] = {
             "refinamento de {bug}. Para refiná-la como um relato de bug próprio, adicione o rótulo "
             "`{refine}`."
         ),
-        "story_why": (
-            {"sub-issue": "foi removida das sub-issues de {bug}", "unlisted": "{bug} não a lista mais"}
-        ),
+        "why_sub-issue": "foi removida das sub-issues de {bug}",
+        "why_unlisted": "{bug} não a lista mais",
+        "why_gone": "{bug} não a tem mais como história",
     },
 }
 
@@ -448,14 +448,15 @@ def render_story_comment(verdict: StoryVerdict, bug_ref: str, language: Language
     return "\n".join(lines)
 
 
-Released = Literal["sub-issue", "unlisted"]
+Released = Literal["sub-issue", "unlisted", "gone"]
 
 
 def render_story_released(bug_ref: str, refine_label: str, language: str, why: Released) -> str:
     """What a story's comment becomes when the story leaves its bug (``handlers.bug_refinement.release``):
-    ``why``, it was removed from the bug's sub-issues or from its ``## Stories`` list."""
+    ``why``, it was removed from the bug's sub-issues or from its ``## Stories`` list, or it is gone from both
+    (how, the catch-up cannot tell)."""
     w = _WORDS["pt" if language == "pt" else "en"]
-    reason = w["story_why"][why].format(bug=bug_ref)
+    reason = w[f"why_{why}"].format(bug=bug_ref)
     free = w["story_free"].format(bug=bug_ref, refine=refine_label, why=reason)
     return "\n".join([w["story_released"], "", free])
 

@@ -479,3 +479,30 @@ def test_a_story_taken_off_the_bugs_list_is_released(steward: Steward) -> None:
     m.edit_issue(repo, bug, body=REJECTED + f"\n\n## Stories\n\n- [ ] #{kept}\n")  # the same text again
     steward.settle()
     assert [r for r in steward.bot_requests(repo) if r["method"] not in ("GET", "HEAD")] == []
+
+
+def test_a_story_taken_off_the_list_while_steward_was_down_is_released_by_the_catch_up(
+    steward: Steward,
+) -> None:
+    """The edit's webhook says what the list was; once it is lost (Steward down), the catch-up reads each
+    story still stamped pending and releases one its bug no longer has (both forges)."""
+    from tests.e2e.test_bugfix_e2e import sticky_of
+    from tests.e2e.test_story_sub_issues_e2e import catch_up, while_steward_is_down
+
+    repo = steward.new_repo()
+    m = steward.maintainer
+    story = m.open_issue(repo, "Story: keep promotions", "## 1. Vision\n\nMake it work.\n")
+    kept = m.open_issue(repo, "Story: keep coupons", "## 1. Vision\n\nKeep them.\n")
+    both = f"\n\n## Stories\n\n- [ ] #{story}\n- [ ] #{kept}\n"
+    bug = m.open_issue(repo, "Cart total ignores discount", REJECTED + both, labels=["bug", "refine"])
+    steward.settle(then_next_second=True)
+    assert refinement_labels(steward, repo, story) == ["refinement:pending"]
+
+    unlist = f"\n\n## Stories\n\n- [ ] #{kept}\n"
+    while_steward_is_down(steward, repo, lambda: m.edit_issue(repo, bug, body=REJECTED + unlist))
+    assert refinement_labels(steward, repo, story) == ["refinement:pending"], "Steward heard nothing"
+    catch_up(steward, repo)
+    assert refinement_labels(steward, repo, story) == [], "released"
+    note = sticky_of(steward, repo, story, "ra9-story-released")
+    assert note is not None and f"(#{bug} no longer has it as a story)" in note["body"]
+    assert refinement_labels(steward, repo, kept) == ["refinement:pending"]

@@ -30,22 +30,22 @@ def _attach(steward: Steward, repo: str, parent: int, child: int) -> None:
     steward.maintainer.call("POST", f"/repos/{repo}/issues/{parent}/sub_issues", {"sub_issue_id": child_id})
 
 
-def _while_steward_is_down(steward: Steward, repo: str, change: Callable[[], None]) -> None:
+def while_steward_is_down(steward: Steward, repo: str, change: Callable[[], None]) -> None:
     """The day's full catch-up pass, then ``change`` made while no receiver or worker runs (its deliveries
     fail; the bot has no admin access here, so GitHub shows it none to redeliver)."""
     from tests.e2e.test_catchup_edited import _delivered
     from tests.e2e.test_reconcile_e2e import _steward_down
 
-    first = reconcile(steward.settings, "--repo", f"github:{repo}")
+    first = reconcile(steward.settings, "--repo", f"{steward.forge}:{repo}")
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
     with _steward_down(steward):
         change()
         _delivered(steward)
 
 
-def _catch_up(steward: Steward, repo: str) -> None:
+def catch_up(steward: Steward, repo: str) -> None:
     """The next catch-up (incremental), and what it queued, done."""
-    again = reconcile(steward.settings, "--repo", f"github:{repo}")
+    again = reconcile(steward.settings, "--repo", f"{steward.forge}:{repo}")
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     steward.settle()
 
@@ -131,9 +131,9 @@ def test_a_sub_issue_attached_while_steward_was_down_is_stamped_by_the_catch_up(
     bug = m.open_issue(repo, "Cart total ignores discount", REJECTED, labels=["bug", "refine"])
     story = m.open_issue(repo, "Keep promotions when the currency changes", "Keep the applied promotions.")
     steward.settle(then_next_second=True)
-    _while_steward_is_down(steward, repo, lambda: _attach(steward, repo, bug, story))
+    while_steward_is_down(steward, repo, lambda: _attach(steward, repo, bug, story))
     assert refinement_labels(steward, repo, story) == [], "Steward heard nothing"
-    _catch_up(steward, repo)
+    catch_up(steward, repo)
     assert refinement_labels(steward, repo, story) == ["refinement:pending"]
     stamp = sticky_of(steward, repo, story, "ra9-story")
     assert stamp is not None and f"this issue is a story of #{bug}" in stamp["body"]
@@ -237,9 +237,9 @@ def test_a_sub_issue_removed_while_steward_was_down_is_released_by_the_catch_up(
         == refinement_labels(steward, repo, kept)
         == ["refinement:pending"]
     )
-    _while_steward_is_down(steward, repo, lambda: _detach(steward, repo, bug, story))
+    while_steward_is_down(steward, repo, lambda: _detach(steward, repo, bug, story))
     assert refinement_labels(steward, repo, story) == ["refinement:pending"], "Steward heard nothing"
-    _catch_up(steward, repo)
+    catch_up(steward, repo)
     assert refinement_labels(steward, repo, story) == [], "released"
     assert sticky_of(steward, repo, story, "ra9-story-released") is not None
     assert refinement_labels(steward, repo, kept) == ["refinement:pending"], "still attached: still a story"
