@@ -445,6 +445,18 @@ def test_work_on_a_story_waits_until_its_own_verdict_is_approved(steward: Stewar
     assert refinement_labels(steward, repo, later) == ["refinement:pending"]
 
 
+def _bug_with_two_stories(steward: Steward) -> tuple[str, int, int, int]:
+    """A new repository with a bug (not yet approved) whose `## Stories` lists two issues its author opened:
+    (repository, bug, first story, second story)."""
+    repo = steward.new_repo()
+    m = steward.maintainer
+    story = m.open_issue(repo, "Story: keep promotions", "## 1. Vision\n\nMake it work.\n")
+    kept = m.open_issue(repo, "Story: keep coupons", "## 1. Vision\n\nKeep them.\n")
+    both = f"\n\n## Stories\n\n- [ ] #{story}\n- [ ] #{kept}\n"
+    bug = m.open_issue(repo, "Cart total ignores discount", REJECTED + both, labels=["bug", "refine"])
+    return repo, bug, story, kept
+
+
 def test_a_story_taken_off_the_bugs_list_is_released(steward: Steward) -> None:
     """A story the bug's author takes off its `## Stories` list no longer waits with the bug: its pending
     label goes and its story comment says it was released (both forges; on GitHub a sub-issue stays a story
@@ -452,12 +464,8 @@ def test_a_story_taken_off_the_bugs_list_is_released(steward: Steward) -> None:
     writes nothing. Before, the story kept `refinement:pending` and was refused as a story's."""
     from tests.e2e.test_bugfix_e2e import run, sticky_of
 
-    repo = steward.new_repo()
+    repo, bug, story, kept = _bug_with_two_stories(steward)
     m = steward.maintainer
-    story = m.open_issue(repo, "Story: keep promotions", "## 1. Vision\n\nMake it work.\n")
-    kept = m.open_issue(repo, "Story: keep coupons", "## 1. Vision\n\nKeep them.\n")
-    both = f"\n\n## Stories\n\n- [ ] #{story}\n- [ ] #{kept}\n"
-    bug = m.open_issue(repo, "Cart total ignores discount", REJECTED + both, labels=["bug", "refine"])
     steward.settle()
     assert refinement_labels(steward, repo, story) == refinement_labels(steward, repo, kept)
     assert refinement_labels(steward, repo, story) == ["refinement:pending"]
@@ -489,12 +497,8 @@ def test_a_story_taken_off_the_list_while_steward_was_down_is_released_by_the_ca
     from tests.e2e.test_bugfix_e2e import sticky_of
     from tests.e2e.test_story_sub_issues_e2e import catch_up, while_steward_is_down
 
-    repo = steward.new_repo()
+    repo, bug, story, kept = _bug_with_two_stories(steward)
     m = steward.maintainer
-    story = m.open_issue(repo, "Story: keep promotions", "## 1. Vision\n\nMake it work.\n")
-    kept = m.open_issue(repo, "Story: keep coupons", "## 1. Vision\n\nKeep them.\n")
-    both = f"\n\n## Stories\n\n- [ ] #{story}\n- [ ] #{kept}\n"
-    bug = m.open_issue(repo, "Cart total ignores discount", REJECTED + both, labels=["bug", "refine"])
     steward.settle(then_next_second=True)
     assert refinement_labels(steward, repo, story) == ["refinement:pending"]
 
