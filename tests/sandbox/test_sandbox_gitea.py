@@ -426,6 +426,24 @@ def test_gitea_webhooks_are_signed_and_shaped_like_giteas(
     assert edited.previous_body == "/steward ping" and edited.comment.body == "/steward help"  # type: ignore[union-attr]
 
 
+def test_an_issue_edit_says_what_the_body_was(
+    sandbox: SandboxServer, g: httpx2.Client, grepo: str, capture: CaptureServer
+) -> None:
+    """Gitea's `issues` `edited` webhook carries the body before the edit, `changes.body.from`
+    (go-gitea/gitea `services/webhook/notifier.go` `IssueChangeContent`: `Changes: &api.ChangesPayload{Body:
+    &api.ChangesFromPayload{From: oldContent}}`), which Steward reads as the event's previous body (a story
+    taken off a bug's list is released by it)."""
+    _hook(g, grepo, capture.hook_url, ["issues"])
+    n = g.post(grepo + "/issues", json={"title": "t", "body": "## Stories\n\n- [ ] #7\n"}).json()["number"]
+    g.patch(f"{grepo}/issues/{n}", json={"body": "## Stories\n"})
+    received = capture.capture.wait_for(2)
+    idle(sandbox)
+    assert received[1].payload["action"] == "edited"
+    assert received[1].payload["changes"] == {"body": {"from": "## Stories\n\n- [ ] #7\n"}}
+    edited = normalise_gitea("issues", "d", received[1].payload)
+    assert edited.previous_body == "## Stories\n\n- [ ] #7\n" and edited.issue.body == "## Stories\n"  # type: ignore[union-attr]
+
+
 def test_hooks_only_get_the_events_they_chose(
     sandbox: SandboxServer, g: httpx2.Client, grepo: str, capture: CaptureServer
 ) -> None:
