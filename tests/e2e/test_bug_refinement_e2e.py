@@ -510,3 +510,22 @@ def test_a_story_taken_off_the_list_while_steward_was_down_is_released_by_the_ca
     note = sticky_of(steward, repo, story, "ra9-story-released")
     assert note is not None and f"(#{bug} no longer has it as a story)" in note["body"]
     assert refinement_labels(steward, repo, kept) == ["refinement:pending"]
+
+
+def test_an_outsider_cannot_release_a_story_of_a_maintainers_bug(steward: Steward) -> None:
+    """Security: an edit releases only a story Steward recorded for the edited bug. An outsider's bug that
+    lists a story of a maintainer's bug, then drops it, leaves that story waiting with its own bug (its
+    label, its story comment); Steward writes nothing on it."""
+    repo, bug, story, kept = _bug_with_two_stories(steward)
+    steward.settle()
+    assert refinement_labels(steward, repo, story) == ["refinement:pending"]
+    stamp = steward.bot_comments(repo, story)
+    listing = REJECTED + f"\n\n## Stories\n\n- [ ] #{story}\n- [ ] #{kept}\n"
+    theirs = steward.outsider.open_issue(repo, "Cart total ignores discount too", listing)
+    steward.outsider.comment(repo, theirs, "/refine")
+    steward.settle()
+    steward.outsider.edit_issue(repo, theirs, body=REJECTED)
+    steward.settle()
+    assert refinement_labels(steward, repo, story) == refinement_labels(steward, repo, kept)
+    assert refinement_labels(steward, repo, story) == ["refinement:pending"], f"still a story of #{bug}"
+    assert steward.bot_comments(repo, story) == stamp, "its story comment is untouched"
