@@ -29,7 +29,7 @@ from handlers.bug_refinement.effects import (
 from handlers.bug_refinement.labels import describe_labels, ensure_described
 from handlers.bug_refinement.nudges import nudge_all, reopen_for_answer
 from handlers.bug_refinement.plan import in_repo, story_numbers
-from handlers.bug_refinement.release import release_story
+from handlers.bug_refinement.release import release_stories
 from handlers.bug_refinement.replies import may_answer, note_foreign_edit
 from handlers.bug_refinement.template_reads import forget_on_push
 
@@ -80,8 +80,8 @@ async def on_issue(ctx: EventContext) -> None:
         # A story the edit took off the bug's `## Stories` list no longer waits with it (unless it is a
         # sub-issue): released before the bug is read with its stories.
         unlisted = set(story_numbers(ctx.event.previous_body)) - set(story_numbers(issue.body))
-        for number in sorted(unlisted - {issue.number}):
-            await release_story(ctx, issue, number, why="unlisted")
+        if unlisted - {issue.number}:
+            await release_stories(ctx, issue, sorted(unlisted - {issue.number}), why="unlisted")
     if issue.has_label(settings.refine_label):
         other_label = (ctx.event.label or "").casefold() != settings.refine_label.casefold()
         if ctx.event.action == "labeled" and not ctx.event.labels_are_full_set and other_label:
@@ -109,13 +109,13 @@ async def on_sub_issue(ctx: EventContext) -> None:
     while the bug is not approved, refined with it once it is (and the bug's verdict lists it). The bug is
     read again as an edit of it would be (``on_issue``): the same choice of stories, the same stamping; a
     replay finds the story's record there and writes nothing. A sub-issue removed from the bug is released
-    (``release_story``) unless the bug still lists it, and the bug's verdict no longer counts it. A
+    (``release_stories``) unless the bug still lists it, and the bug's verdict no longer counts it. A
     sub-issue in another repository is not a story here."""
     if ctx.event.extra.get("sub_issue_repo", "").casefold() != ctx.repo.full_name.casefold():
         return
     bug = await ctx.forge.get_issue(ctx.repo, ctx.number)
     if ctx.event.action == "sub_issue_removed" and ctx.event.extra.get("sub_issue", "").isdigit():
-        await release_story(ctx, bug, int(ctx.event.extra["sub_issue"]), why="sub-issue")
+        await release_stories(ctx, bug, [int(ctx.event.extra["sub_issue"])], why="sub-issue")
     await _with_its_stories(ctx, bug)
 
 
@@ -176,9 +176,9 @@ async def _release_if_removed(ctx: EventContext, story: Issue, sub_issues: dict[
     except NotFound:
         return
     if story.number in story_numbers(bug.body):
-        return  # listed: still its story (``release_story`` would keep it too, at more reads)
+        return  # listed: still its story (``release_stories`` would keep it too, at more reads)
     async with ctx.holding_unless_busy(bug.number) as held:
-        if held and await release_story(ctx, bug, story.number, why="gone"):
+        if held and await release_stories(ctx, bug, [story.number], why="gone"):
             await _with_its_stories(ctx, bug)
 
 

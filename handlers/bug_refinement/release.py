@@ -12,6 +12,8 @@ only the note, and writes nothing. Attached again, it is stamped again with a ne
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from bot.commands.context import EventContext
 from bot.forge import Issue, ThreadLocked
 from bot.records import sticky
@@ -24,13 +26,20 @@ from handlers.bug_refinement.rules import story_language
 RELEASED_KIND = "ra9-story-released"
 
 
-async def release_story(ctx: EventContext, bug: Issue, number: int, *, why: Released) -> bool:
-    """Release issue ``number`` from ``bug``'s stories, unless it is still one of them; ``why``: it was
-    removed from the bug's sub-issues, or from its ``## Stories`` list. Returns whether anything was left to
-    release (the story comment, or labels after a cut-short run)."""
+async def release_stories(
+    ctx: EventContext, bug: Issue, numbers: Iterable[int], *, why: Released
+) -> list[int]:
+    """Release each issue of ``numbers`` from ``bug``'s stories, unless it is still one of them (the bug's
+    stories are read once for all); ``why``: it was removed from the bug's sub-issues, from its ``## Stories``
+    list, or both (the catch-up cannot tell). Returns those that had something left to release (the story
+    comment, or labels after a cut-short run)."""
     chosen, _ = await stories_of(ctx, bug)
-    if any(story.number == number for story in chosen):
-        return False
+    still = {story.number for story in chosen}
+    return [n for n in numbers if n not in still and await _release(ctx, bug, n, why)]
+
+
+async def _release(ctx: EventContext, bug: Issue, number: int, why: Released) -> bool:
+    settings = refinement_settings(ctx)
     async with ctx.holding(number):
         comments = await ctx.forge.list_comments(ctx.repo, number)
         me, key = ctx.me.login, str(bug.number)
@@ -38,21 +47,15 @@ async def release_story(ctx: EventContext, bug: Issue, number: int, *, why: Rele
         if story_comment is None and find(comments, bot_login=me, kind=RELEASED_KIND, key=key) is None:
             return False  # never a story of this bug here
         story = await ctx.forge.get_issue(ctx.repo, number)
-        for name in refinement_settings(ctx).verdict_labels():
+        for name in settings.verdict_labels():
             if story.has_label(name):
                 await ctx.forge.remove_label(ctx.repo, number, name)
         if story_comment is None:
             return True
-        text = render_story_released(
-            f"#{bug.number}",
-            refinement_settings(ctx).refine_label,
-            story_language(parse_document(story.body)),
-            why,
-        )
+        language = story_language(parse_document(story.body))
+        text = render_story_released(f"#{bug.number}", settings.refine_label, language, why)
         try:
-            await ctx.forge.edit_comment(
-                ctx.repo, story_comment.id, sticky.render(RELEASED_KIND, str(bug.number), text)
-            )
+            await ctx.forge.edit_comment(ctx.repo, story_comment.id, sticky.render(RELEASED_KIND, key, text))
         except ThreadLocked as exc:
             ctx.note_locked(number, exc)
     ctx.log.info("story released", bug=bug.number, story=number)
